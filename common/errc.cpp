@@ -1,0 +1,58 @@
+// Names and renders actorps errors.
+#include "common/errc.hpp"
+
+#include <caf/deep_to_string.hpp>
+#include <caf/message.hpp>
+
+namespace actorps {
+
+const char* to_string(errc x) {
+  switch (x) {
+    case errc::none: return "none";
+    case errc::invalid_config: return "invalid_config";
+    case errc::file_error: return "file_error";
+    case errc::corrupt_data: return "corrupt_data";
+    case errc::shape_mismatch: return "shape_mismatch";
+    case errc::invalid_argument: return "invalid_argument";
+    case errc::device_unavailable: return "device_unavailable";
+    case errc::device_error: return "device_error";
+    case errc::out_of_memory: return "out_of_memory";
+    case errc::non_finite: return "non_finite";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Joins the string elements of a context message; other elements are rendered by CAF.
+std::string context_text(const caf::message& msg) {
+  std::string out;
+  for (size_t i = 0; i < msg.size(); ++i) {
+    if (!out.empty())
+      out += ' ';
+    if (msg.match_element<std::string>(i))
+      out += msg.get_as<std::string>(i);
+    else
+      out += msg.cvals()->stringify(i);
+  }
+  return out;
+}
+
+} // namespace
+
+std::string render_errc(uint8_t code, const std::string& context) {
+  std::string out = to_string(static_cast<errc>(code));
+  if (!context.empty())
+    out += ": " + context;
+  return out;
+}
+
+std::string describe(const caf::error& err) {
+  if (!err)
+    return "no error";
+  if (err.category() == caf::atom("actorps"))
+    return render_errc(err.code(), context_text(err.context()));
+  return caf::to_string(err);
+}
+
+} // namespace actorps

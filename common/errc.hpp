@@ -1,0 +1,39 @@
+// The one error enum of actorps and helpers to make and describe its errors.
+// Errors are values (caf::error / caf::expected); nothing in actorps throws them across an API.
+#pragma once
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+#include <caf/make_message.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace actorps {
+
+/// Error codes of every actorps component; category atom "actorps".
+enum class errc : uint8_t {
+  none = 0,
+  invalid_config,     ///< unknown key, wrong type or bad value in a config file or command line
+  file_error,         ///< a file could not be opened, read or written
+  corrupt_data,       ///< a data file is malformed (magic, dimensions, counts, sizes)
+  shape_mismatch,     ///< tensor dimensions do not fit the operation
+  invalid_argument,   ///< any other bad argument
+  device_unavailable, ///< a GPU was demanded but none is usable
+  device_error,       ///< a CUDA or cuBLAS call failed
+  out_of_memory,      ///< an allocation (host, device or memory cap) failed
+  non_finite,         ///< NaN or Inf where finite values are required
+};
+
+/// Returns the enumerator's name, e.g. "invalid_config".
+const char* to_string(errc x);
+
+/// Renders an error made with make_error(errc, ...) as "code: context"; other errors via CAF.
+std::string describe(const caf::error& err);
+
+/// Renderer for actor_system_config::add_error_category(caf::atom("actorps"), ...).
+std::string render_errc(uint8_t code, const std::string& context);
+
+} // namespace actorps
+
+CAF_ERROR_CODE_ENUM(actorps::errc, "actorps")

@@ -1,0 +1,26 @@
+// Implements the log line writer.
+#include "common/log.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+
+namespace actorps {
+
+namespace {
+const auto process_start = std::chrono::steady_clock::now();
+std::mutex log_mutex;
+} // namespace
+
+double uptime_seconds() {
+  auto dt = std::chrono::steady_clock::now() - process_start;
+  return std::chrono::duration<double>(dt).count();
+}
+
+void log_line(const std::string& tag, const std::string& text) {
+  std::lock_guard<std::mutex> guard{log_mutex};
+  std::fprintf(stderr, "[%9.3fs] %s: %s\n", uptime_seconds(), tag.c_str(), text.c_str());
+  std::fflush(stderr);
+}
+
+} // namespace actorps

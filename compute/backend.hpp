@@ -1,0 +1,94 @@
+// The compute backend interface every model computation goes through (CPU on OpenBLAS, CUDA on cuBLAS).
+//
+// Threading: a backend is used by one thread at a time (its owning worker). Pointers passed to the
+// ops live in the backend's own memory (allocate()); host memory crosses only through upload() and
+// download(). Ops may run asynchronously (CUDA queues them on one stream): they report failures
+// (bad shapes, device errors) by recording the first one, which sync() returns and clears. No op
+// throws, aborts or exits.
+#pragma once
+
+#include "compute/activation.hpp"
+#include "compute/optimizer_rules.hpp"
+#include "compute/tensor.hpp"
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include <cstddef>
+#include <string>
+
+namespace actorps {
+
+class backend {
+public:
+  virtual ~backend();
+
+  /// Returns a one-line description, e.g. "cpu (OpenBLAS, 1 thread)".
+  virtual std::string name() const = 0;
+
+  /// Returns whether the backend computes on a GPU.
+  virtual bool is_gpu() const = 0;
+
+  // -- memory -----------------------------------------------------------------
+
+  /// Allocates n zero-initialised floats in backend memory, or fails with out_of_memory.
+  virtual caf::expected<buffer> allocate(size_t n) = 0;
+
+  /// Copies n floats from host memory to backend memory at dst.
+  virtual void upload(const float* host, size_t n, float* dst) = 0;
+
+  /// Copies n floats from backend memory to host memory; returns after the copy completed
+  /// (and all work queued before it), or with the first recorded error.
+  virtual caf::error download(const float* src, size_t n, float* host) = 0;
+
+  /// Copies n floats within backend memory.
+  virtual void copy(const float* src, size_t n, float* dst) = 0;
+
+  /// Waits for all queued work; returns and clears the first error recorded since the last sync.
+  virtual caf::error sync() = 0;
+
+  // -- linear algebra -----------------------------------------------------------
+
+  /// c = alpha * op(a) * op(b) + beta * c, op(x) = x or its transpose. All row-major.
+  virtual void gemm(bool trans_a, bool trans_b, float alpha, matrix a, matrix b, float beta,
+                    matrix c) = 0;
+
+  /// y[i][j] += bias[j] for every row i.
+  virtual void add_bias(matrix y, const float* bias) = 0;
+
+  /// out[j] = sum_i x[i][j] (the bias gradient).
+  virtual void sum_rows(matrix x, float* out) = 0;
+
+  /// y += alpha * x over n elements.
+  virtual void axpy(size_t n, float alpha, const float* x, float* y) = 0;
+
+  /// x *= alpha over n elements.
+  virtual void scale(size_t n, float alpha, float* x) = 0;
+
+  // -- activations and loss -----------------------------------------------------
+
+  /// y = f(x) elementwise; y may alias x.
+  virtual void activate(activation f, matrix x, matrix y) = 0;
+
+  /// dx = dy * f'(x), computed from the forward output y = f(x); dx may alias dy.
+  virtual void activate_backward(activation f, matrix y, matrix dy, matrix dx) = 0;
+
+  /// Softmax cross-entropy over rows of logits with class indices labels[i] (stored as floats):
+  /// *loss = mean over rows of -log softmax(logits)[label], grad = (softmax - onehot) / rows.
+  /// loss points to one float in backend memory.
+  virtual void softmax_xent(matrix logits, const float* labels, matrix grad, float* loss) = 0;
+
+  /// *count = number of rows whose arg-max logit equals the label (one float in backend memory).
+  virtual void count_correct(matrix logits, const float* labels, float* count) = 0;
+
+  // -- optimizers ---------------------------------------------------------------
+
+  /// Applies update number t of the optimizer p to n weights w with gradient g and its slots.
+  virtual void apply_update(const optimizer_params& p, long t, size_t n, float* w, const float* g,
+                            float* slot0, float* slot1) = 0;
+};
+
+/// Returns an error if op(a) * op(b) does not fit c; shared by every backend's gemm.
+caf::error check_gemm_shapes(bool trans_a, bool trans_b, matrix a, matrix b, matrix c);
+
+} // namespace actorps

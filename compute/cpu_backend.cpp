@@ -1,0 +1,228 @@
+// CPU backend: cblas_sgemm for matrix products, vectorisable loops for everything else.
+#include "compute/cpu_backend.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "compute/fast_math.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+extern "C" void openblas_set_num_threads(int num_threads);
+
+namespace actorps {
+
+namespace {
+
+void free_host(float* p) {
+  std::free(p);
+}
+
+class cpu_backend final : public backend {
+public:
+  explicit cpu_backend(int threads) : threads_(std::max(1, threads)) {
+    openblas_set_num_threads(threads_);
+  }
+
+  std::string name() const override {
+    return cat("cpu (OpenBLAS, ", threads_, threads_ == 1 ? " thread)" : " threads)");
+  }
+
+  bool is_gpu() const override {
+    return false;
+  }
+
+  caf::expected<buffer> allocate(size_t n) override {
+    size_t bytes = std::max<size_t>(64, (n * sizeof(float) + 63) / 64 * 64);
+    auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+    if (p == nullptr)
+      return caf::make_error(errc::out_of_memory, cat("cpu: cannot allocate ", bytes, " bytes"));
+    std::memset(p, 0, bytes);
+    return buffer{p, n, &free_host};
+  }
+
+  void upload(const float* host, size_t n, float* dst) override {
+    std::memcpy(dst, host, n * sizeof(float));
+  }
+
+  caf::error download(const float* src, size_t n, float* host) override {
+    std::memcpy(host, src, n * sizeof(float));
+    return sync();
+  }
+
+  void copy(const float* src, size_t n, float* dst) override {
+    std::memmove(dst, src, n * sizeof(float));
+  }
+
+  caf::error sync() override {
+    return std::exchange(first_error_, caf::error{});
+  }
+
+  void gemm(bool trans_a, bool trans_b, float alpha, matrix a, matrix b, float beta,
+            matrix c) override {
+    if (auto err = check_gemm_shapes(trans_a, trans_b, a, b, c))
+      return record(std::move(err));
+    int k = trans_a ? a.rows : a.cols;
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, c.rows, c.cols, k, alpha, a.data, a.cols,
+                b.data, b.cols, beta, c.data, c.cols);
+  }
+
+  void add_bias(matrix y, const float* bias) override {
+    for (int i = 0; i < y.rows; ++i) {
+      float* row = y.data + static_cast<size_t>(i) * y.cols;
+      for (int j = 0; j < y.cols; ++j)
+        row[j] += bias[j];
+    }
+  }
+
+  void sum_rows(matrix x, float* out) override {
+    std::fill(out, out + x.cols, 0.0f);
+    for (int i = 0; i < x.rows; ++i) {
+      const float* row = x.data + static_cast<size_t>(i) * x.cols;
+      for (int j = 0; j < x.cols; ++j)
+        out[j] += row[j];
+    }
+  }
+
+  void axpy(size_t n, float alpha, const float* x, float* y) override {
+    for (size_t i = 0; i < n; ++i)
+      y[i] += alpha * x[i];
+  }
+
+  void scale(size_t n, float alpha, float* x) override {
+    for (size_t i = 0; i < n; ++i)
+      x[i] *= alpha;
+  }
+
+  void activate(activation f, matrix x, matrix y) override {
+    if (!same_shape("activate", x, y))
+      return;
+    const size_t n = x.size();
+    const float* in = x.data;
+    float* out = y.data;
+    switch (f) {
+      case activation::relu:
+        for (size_t i = 0; i < n; ++i)
+          out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+        break;
+      case activation::elu:
+        for (size_t i = 0; i < n; ++i) {
+          float v = in[i];
+          float e = detail::fast_exp(v < 0.0f ? v : 0.0f) - 1.0f;
+          out[i] = v > 0.0f ? v : e;
+        }
+        break;
+      case activation::sigmoid:
+        for (size_t i = 0; i < n; ++i)
+          out[i] = 1.0f / (1.0f + detail::fast_exp(-in[i]));
+        break;
+    }
+  }
+
+  void activate_backward(activation f, matrix y, matrix dy, matrix dx) override {
+    if (!same_shape("activate_backward", y, dy) || !same_shape("activate_backward", dy, dx))
+      return;
+    const size_t n = y.size();
+    const float* out = y.data;
+    const float* g = dy.data;
+    float* d = dx.data;
+    switch (f) {
+      case activation::relu:
+        for (size_t i = 0; i < n; ++i)
+          d[i] = out[i] > 0.0f ? g[i] : 0.0f;
+        break;
+      case activation::elu:
+        for (size_t i = 0; i < n; ++i)
+          d[i] = g[i] * (out[i] > 0.0f ? 1.0f : out[i] + 1.0f);
+        break;
+      case activation::sigmoid:
+        for (size_t i = 0; i < n; ++i)
+          d[i] = g[i] * out[i] * (1.0f - out[i]);
+        break;
+    }
+  }
+
+  void softmax_xent(matrix logits, const float* labels, matrix grad, float* loss) override {
+    if (!same_shape("softmax_xent", logits, grad) || !labels_valid("softmax_xent", logits, labels))
+      return;
+    double total = 0.0;
+    const float inv_rows = 1.0f / static_cast<float>(logits.rows);
+    for (int i = 0; i < logits.rows; ++i) {
+      const float* z = logits.data + static_cast<size_t>(i) * logits.cols;
+      float* g = grad.data + static_cast<size_t>(i) * grad.cols;
+      float zmax = *std::max_element(z, z + logits.cols);
+      float sum = 0.0f;
+      for (int j = 0; j < logits.cols; ++j) {
+        g[j] = std::exp(z[j] - zmax);
+        sum += g[j];
+      }
+      auto label = static_cast<int>(labels[i]);
+      total += std::log(sum) - (z[label] - zmax);
+      const float inv_sum = 1.0f / sum;
+      for (int j = 0; j < logits.cols; ++j)
+        g[j] = (g[j] * inv_sum - (j == label ? 1.0f : 0.0f)) * inv_rows;
+    }
+    *loss = static_cast<float>(total / logits.rows);
+  }
+
+  void count_correct(matrix logits, const float* labels, float* count) override {
+    if (!labels_valid("count_correct", logits, labels))
+      return;
+    int correct = 0;
+    for (int i = 0; i < logits.rows; ++i) {
+      const float* z = logits.data + static_cast<size_t>(i) * logits.cols;
+      auto best = std::max_element(z, z + logits.cols) - z;
+      correct += best == static_cast<int>(labels[i]) ? 1 : 0;
+    }
+    *count = static_cast<float>(correct);
+  }
+
+  void apply_update(const optimizer_params& p, long t, size_t n, float* w, const float* g,
+                    float* slot0, float* slot1) override {
+    apply_update_host(p, t, n, w, g, slot0, slot1);
+  }
+
+private:
+  void record(caf::error err) {
+    if (!first_error_)
+      first_error_ = std::move(err);
+  }
+
+  bool same_shape(const char* op, matrix a, matrix b) {
+    if (a.rows == b.rows && a.cols == b.cols)
+      return true;
+    record(caf::make_error(errc::shape_mismatch, cat(op, ": ", a.rows, "x", a.cols, " vs ",
+                                                     b.rows, "x", b.cols)));
+    return false;
+  }
+
+  bool labels_valid(const char* op, matrix logits, const float* labels) {
+    for (int i = 0; i < logits.rows; ++i) {
+      auto label = static_cast<int>(labels[i]);
+      if (label < 0 || label >= logits.cols || static_cast<float>(label) != labels[i]) {
+        record(caf::make_error(errc::invalid_argument,
+                               cat(op, ": label ", labels[i], " of row ", i, " is not a class in [0, ",
+                                   logits.cols, ")")));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  int threads_;
+  caf::error first_error_;
+};
+
+} // namespace
+
+std::unique_ptr<backend> make_cpu_backend(int threads) {
+  return std::make_unique<cpu_backend>(threads);
+}
+
+} // namespace actorps

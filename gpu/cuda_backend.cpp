@@ -1,0 +1,230 @@
+// The CUDA backend: cuBLAS sgemm and the kernels of gpu/*.cu, queued on one stream per backend.
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "gpu/bias.cuh"
+#include "gpu/cuda_check.hpp"
+#include "gpu/device_select.hpp"
+#include "gpu/elementwise.cuh"
+#include "gpu/optimizer.cuh"
+#include "gpu/softmax_xent.cuh"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+namespace actorps {
+
+caf::expected<int> cuda_device_count() {
+  int count = 0;
+  auto status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError(); // clear the sticky error so later calls are not poisoned
+    return gpu::to_error(status, "cudaGetDeviceCount");
+  }
+  if (count == 0)
+    return caf::make_error(errc::device_unavailable, "cudaGetDeviceCount found no CUDA device");
+  return count;
+}
+
+namespace {
+
+using gpu::to_error;
+
+class cuda_backend final : public backend {
+public:
+  // REQUIRES: init() succeeded before any other call.
+  caf::error init(const device_options& opts) {
+    device_ = opts.gpu_index;
+    if (auto err = to_error(cudaSetDevice(device_), "cudaSetDevice"))
+      return err;
+    cudaDeviceProp prop;
+    if (auto err = to_error(cudaGetDeviceProperties(&prop, device_), "cudaGetDeviceProperties"))
+      return err;
+    device_name_ = prop.name;
+    size_t free_bytes = 0, total_bytes = 0;
+    if (auto err = to_error(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo"))
+      return err;
+    cap_bytes_ = static_cast<size_t>(opts.gpu_memory_fraction * static_cast<double>(total_bytes));
+    if (auto err = to_error(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+                            "cudaStreamCreate"))
+      return err;
+    if (auto err = to_error(cublasCreate(&blas_), "cublasCreate"))
+      return err;
+    if (auto err = to_error(cublasSetStream(blas_, stream_), "cublasSetStream"))
+      return err;
+    // FP32 math, no TF32: results stay comparable with the CPU backend.
+    return to_error(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  }
+
+  ~cuda_backend() override {
+    scratch_ = buffer{};
+    if (blas_ != nullptr)
+      cublasDestroy(blas_);
+    if (stream_ != nullptr)
+      cudaStreamDestroy(stream_);
+  }
+
+  std::string name() const override {
+    return cat("cuda:", device_, " (", device_name_, ", cap ", cap_bytes_ >> 20, " MiB)");
+  }
+
+  bool is_gpu() const override {
+    return true;
+  }
+
+  caf::expected<buffer> allocate(size_t n) override {
+    size_t bytes = std::max<size_t>(n, 1) * sizeof(float);
+    if (allocated_bytes_ + bytes > cap_bytes_)
+      return caf::make_error(errc::out_of_memory,
+                             cat(name(), ": allocating ", bytes, " bytes exceeds the cap (",
+                                 allocated_bytes_, " bytes in use); raise compute.gpu-memory-fraction"));
+    void* p = nullptr;
+    if (auto err = to_error(cudaMalloc(&p, bytes), "cudaMalloc"))
+      return caf::make_error(errc::out_of_memory, describe(err));
+    auto* data = static_cast<float*>(p);
+    if (auto err = to_error(cudaMemsetAsync(data, 0, bytes, stream_), "cudaMemsetAsync")) {
+      cudaFree(p);
+      return err;
+    }
+    allocated_bytes_ += bytes;
+    return buffer{data, n, [this, bytes](float* ptr) {
+                    cudaFree(ptr);
+                    allocated_bytes_ -= bytes;
+                  }};
+  }
+
+  void upload(const float* host, size_t n, float* dst) override {
+    // Synchronous with respect to the host buffer: the caller may reuse it on return.
+    ACTORPS_CUDA_CHECK(cudaMemcpyAsync(dst, host, n * sizeof(float), cudaMemcpyHostToDevice, stream_));
+    ACTORPS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  caf::error download(const float* src, size_t n, float* host) override {
+    ACTORPS_CUDA_CHECK(cudaMemcpyAsync(host, src, n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    return sync();
+  }
+
+  void copy(const float* src, size_t n, float* dst) override {
+    ACTORPS_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  caf::error sync() override {
+    ACTORPS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return std::exchange(first_error_, caf::error{});
+  }
+
+  void gemm(bool trans_a, bool trans_b, float alpha, matrix a, matrix b, float beta,
+            matrix c) override {
+    if (auto err = check_gemm_shapes(trans_a, trans_b, a, b, c))
+      return record(std::move(err));
+    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+    int k = trans_a ? a.rows : a.cols;
+    ACTORPS_CUDA_CHECK(cublasSgemm(blas_, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                   trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, c.cols, c.rows, k, &alpha,
+                                   b.data, b.cols, a.data, a.cols, &beta, c.data, c.cols));
+  }
+
+  void add_bias(matrix y, const float* bias) override {
+    ACTORPS_CUDA_CHECK(gpu::launch_add_bias(y.data, bias, y.rows, y.cols, stream_));
+  }
+
+  void sum_rows(matrix x, float* out) override {
+    ACTORPS_CUDA_CHECK(gpu::launch_sum_rows(x.data, out, x.rows, x.cols, stream_));
+  }
+
+  void axpy(size_t n, float alpha, const float* x, float* y) override {
+    ACTORPS_CUDA_CHECK(gpu::launch_axpy(n, alpha, x, y, stream_));
+  }
+
+  void scale(size_t n, float alpha, float* x) override {
+    ACTORPS_CUDA_CHECK(gpu::launch_scale(n, alpha, x, stream_));
+  }
+
+  void activate(activation f, matrix x, matrix y) override {
+    if (same_shape("activate", x, y))
+      ACTORPS_CUDA_CHECK(gpu::launch_activate(f, x.data, y.data, x.size(), stream_));
+  }
+
+  void activate_backward(activation f, matrix y, matrix dy, matrix dx) override {
+    if (same_shape("activate_backward", y, dy) && same_shape("activate_backward", dy, dx))
+      ACTORPS_CUDA_CHECK(
+        gpu::launch_activate_backward(f, y.data, dy.data, dx.data, y.size(), stream_));
+  }
+
+  void softmax_xent(matrix logits, const float* labels, matrix grad, float* loss) override {
+    if (!same_shape("softmax_xent", logits, grad))
+      return;
+    if (float* scratch = scratch_for(logits.rows))
+      ACTORPS_CUDA_CHECK(gpu::launch_softmax_xent(logits.data, labels, grad.data, loss, scratch,
+                                                  logits.rows, logits.cols, stream_));
+  }
+
+  void count_correct(matrix logits, const float* labels, float* count) override {
+    if (float* scratch = scratch_for(logits.rows))
+      ACTORPS_CUDA_CHECK(gpu::launch_count_correct(logits.data, labels, count, scratch,
+                                                   logits.rows, logits.cols, stream_));
+  }
+
+  void apply_update(const optimizer_params& p, long t, size_t n, float* w, const float* g,
+                    float* slot0, float* slot1) override {
+    ACTORPS_CUDA_CHECK(gpu::launch_apply_update(p, t, n, w, g, slot0, slot1, stream_));
+  }
+
+private:
+  void record(caf::error err) {
+    if (err && !first_error_)
+      first_error_ = std::move(err);
+  }
+
+  bool same_shape(const char* op, matrix a, matrix b) {
+    if (a.rows == b.rows && a.cols == b.cols)
+      return true;
+    record(caf::make_error(errc::shape_mismatch, cat(op, ": ", a.rows, "x", a.cols, " vs ",
+                                                     b.rows, "x", b.cols)));
+    return false;
+  }
+
+  // Returns device scratch space for `rows` floats, growing it when needed; nullptr on failure.
+  float* scratch_for(int rows) {
+    if (scratch_.size() < static_cast<size_t>(rows)) {
+      scratch_ = buffer{};
+      auto fresh = allocate(static_cast<size_t>(rows));
+      if (!fresh) {
+        record(std::move(fresh.error()));
+        return nullptr;
+      }
+      scratch_ = std::move(*fresh);
+    }
+    return scratch_.data();
+  }
+
+  int device_ = 0;
+  std::string device_name_;
+  size_t cap_bytes_ = 0;
+  size_t allocated_bytes_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  buffer scratch_;
+  caf::error first_error_;
+};
+
+} // namespace
+
+caf::expected<std::unique_ptr<backend>> make_cuda_backend(const device_options& opts) {
+  auto count = cuda_device_count();
+  if (!count)
+    return std::move(count.error());
+  if (opts.gpu_index < 0 || opts.gpu_index >= *count)
+    return caf::make_error(errc::device_unavailable,
+                           cat("compute.gpu-index = ", opts.gpu_index, " but this machine has ",
+                               *count, " CUDA device(s)"));
+  if (!(opts.gpu_memory_fraction > 0.0 && opts.gpu_memory_fraction <= 1.0))
+    return caf::make_error(errc::invalid_config, cat("compute.gpu-memory-fraction must be in (0, 1], got ",
+                                                     opts.gpu_memory_fraction));
+  auto be = std::make_unique<cuda_backend>();
+  if (auto err = be->init(opts))
+    return err;
+  return std::unique_ptr<backend>{std::move(be)};
+}
+
+} // namespace actorps

@@ -1,0 +1,31 @@
+// The one place CUDA and cuBLAS status codes become actorps errors (errc::device_error).
+// Host-compiled only (g++); kernels report through their launchers' cudaError_t.
+#pragma once
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+namespace actorps::gpu {
+
+/// Returns none for cudaSuccess, else device_error naming the call and CUDA's message.
+inline caf::error to_error(cudaError_t status, const char* what) {
+  if (status == cudaSuccess)
+    return caf::none;
+  return caf::make_error(errc::device_error, cat(what, ": ", cudaGetErrorName(status), " (",
+                                                 cudaGetErrorString(status), ")"));
+}
+
+/// Returns none for CUBLAS_STATUS_SUCCESS, else device_error naming the call and status.
+inline caf::error to_error(cublasStatus_t status, const char* what) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return caf::none;
+  return caf::make_error(errc::device_error, cat(what, ": ", cublasGetStatusString(status)));
+}
+
+} // namespace actorps::gpu
+
+/// Evaluates a CUDA/cuBLAS call and hands a failure to the enclosing object's record(caf::error).
+#define ACTORPS_CUDA_CHECK(call) record(::actorps::gpu::to_error((call), #call))

@@ -1,0 +1,44 @@
+// Chooses the compute backend for a worker: compute.device = auto | cpu | gpu.
+#pragma once
+
+#include "compute/backend.hpp"
+
+#include <caf/expected.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace actorps {
+
+/// Where a worker computes.
+enum class device_mode { auto_select, cpu, gpu };
+
+/// Returns "auto", "cpu" or "gpu".
+const char* to_string(device_mode m);
+
+/// Parses "auto", "cpu" or "gpu"; nullopt for anything else.
+std::optional<device_mode> parse_device_mode(const std::string& name);
+
+/// The compute.* options.
+struct device_options {
+  device_mode mode = device_mode::auto_select;
+  int gpu_index = 0;               ///< CUDA device ordinal
+  double gpu_memory_fraction = 1.0; ///< cap on what the backend allocates, of the device's total
+  int cpu_threads = 1;             ///< OpenBLAS threads of the CPU backend
+};
+
+/// Returns the number of usable CUDA devices, or an error saying why there is none
+/// (built without CUDA, no driver, no device). Never aborts.
+caf::expected<int> cuda_device_count();
+
+/// Creates the CUDA backend on opts.gpu_index, capping its allocations at
+/// opts.gpu_memory_fraction of the device memory. Fails with device_unavailable or device_error.
+caf::expected<std::unique_ptr<backend>> make_cuda_backend(const device_options& opts);
+
+/// Creates the backend opts ask for. auto: the GPU if usable, else one log line (tag `who`)
+/// and the CPU backend; gpu: the GPU or a device_unavailable error; cpu: the CPU backend.
+caf::expected<std::unique_ptr<backend>> select_backend(const device_options& opts,
+                                                       const std::string& who);
+
+} // namespace actorps

@@ -1,0 +1,84 @@
+// The MLP's forward and backward passes on a compute backend, with its parameters, gradients and
+// workspace in that backend's memory. Used by the single-process trainer and by worker replicas.
+#pragma once
+
+#include "compute/backend.hpp"
+#include "model/mlp_spec.hpp"
+
+#include <caf/expected.hpp>
+
+#include <memory>
+#include <vector>
+
+namespace actorps {
+
+/// Mean loss and accuracy over the rows accumulated since the last take_metrics().
+struct batch_metrics {
+  double loss = 0.0;     ///< mean softmax cross-entropy over trained and scored rows
+  double accuracy = 0.0; ///< fraction of scored rows classified correctly (0 if none scored)
+  long rows = 0;         ///< rows that contributed to loss
+};
+
+/// Threading: like its backend, used by one thread at a time.
+class mlp {
+public:
+  /// Allocates parameters (zero), gradients and workspace for batches of up to max_batch rows.
+  static caf::expected<std::unique_ptr<mlp>> make(backend& be, const mlp_spec& spec, int max_batch);
+
+  const mlp_spec& spec() const { return spec_; }
+  backend& compute() { return be_; }
+  int max_batch() const { return max_batch_; }
+
+  /// The variables' values and gradients in backend memory, in creation order.
+  std::vector<buffer>& parameters() { return params_; }
+  std::vector<buffer>& gradients() { return grads_; }
+
+  /// Uploads every variable from host values in creation order; fails on a size mismatch.
+  caf::error set_parameters(const std::vector<std::vector<float>>& values);
+
+  /// Downloads every variable into host vectors (resized) in creation order.
+  caf::error get_parameters(std::vector<std::vector<float>>& values);
+
+  /// Downloads every gradient into host vectors (resized) in creation order.
+  caf::error get_gradients(std::vector<std::vector<float>>& values);
+
+  /// Copies rows examples (row-major images, labels as floats) into the backend.
+  /// REQUIRES: 0 < rows <= max_batch().
+  void load_batch(const float* images, const float* labels, int rows);
+
+  /// Computes the logits of the loaded batch.
+  void forward();
+
+  /// After forward(): gradients of the batch's mean loss into gradients(); adds the loss to the
+  /// running metrics.
+  void backward();
+
+  /// After forward(): adds the batch's loss and correct predictions to the running metrics.
+  void score();
+
+  /// Returns the metrics accumulated since the last call and resets them (waits for the backend).
+  caf::expected<batch_metrics> take_metrics();
+
+private:
+  mlp(backend& be, const mlp_spec& spec, int max_batch);
+  caf::error allocate_all();
+  matrix layer_input(int l) const;
+  matrix activations(int l) const;
+
+  backend& be_;
+  mlp_spec spec_;
+  std::vector<variable_spec> vars_;
+  int max_batch_;
+  int rows_ = 0;
+  long rows_loss_ = 0;
+  long rows_scored_ = 0;
+  std::vector<buffer> params_;
+  std::vector<buffer> grads_;
+  buffer input_;
+  buffer labels_;
+  std::vector<buffer> acts_;   // per layer: rows x outputs (post-activation for hidden layers)
+  buffer delta_[2];            // ping-pong backward buffers, max_batch x widest layer
+  buffer scalars_;             // [loss, correct, loss_sum, correct_sum]
+};
+
+} // namespace actorps

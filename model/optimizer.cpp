@@ -1,0 +1,31 @@
+// Slot allocation and update dispatch of the optimizer.
+#include "model/optimizer.hpp"
+
+namespace actorps {
+
+caf::expected<optimizer> optimizer::make(backend& be, const optimizer_params& params,
+                                         const std::vector<size_t>& sizes) {
+  optimizer out{be, params};
+  const int per_var = slot_count(params.kind);
+  for (size_t n : sizes)
+    for (int s = 0; s < per_var; ++s) {
+      auto slot = be.allocate(n);
+      if (!slot)
+        return std::move(slot.error());
+      out.slots_.push_back(std::move(*slot));
+    }
+  return out;
+}
+
+void optimizer::apply(std::vector<buffer>& variables, const std::vector<buffer>& gradients) {
+  ++step_;
+  const size_t per_var = static_cast<size_t>(slot_count(params_.kind));
+  for (size_t i = 0; i < variables.size(); ++i) {
+    float* slot0 = per_var > 0 ? slots_[i * per_var].data() : nullptr;
+    float* slot1 = per_var > 1 ? slots_[i * per_var + 1].data() : nullptr;
+    be_->apply_update(params_, step_, variables[i].size(), variables[i].data(),
+                      gradients[i].data(), slot0, slot1);
+  }
+}
+
+} // namespace actorps

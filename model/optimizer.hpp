@@ -1,0 +1,37 @@
+// An optimizer's slots for a list of variables in backend memory, applying updates on the backend.
+#pragma once
+
+#include "compute/backend.hpp"
+#include "compute/optimizer_rules.hpp"
+
+#include <caf/expected.hpp>
+
+#include <vector>
+
+namespace actorps {
+
+/// Threading: used by the thread that owns its backend.
+class optimizer {
+public:
+  /// Allocates zeroed slots for variables of the given sizes.
+  static caf::expected<optimizer> make(backend& be, const optimizer_params& params,
+                                       const std::vector<size_t>& sizes);
+
+  const optimizer_params& params() const { return params_; }
+
+  /// Returns how many updates were applied so far.
+  long steps() const { return step_; }
+
+  /// Applies one update: variable i -= rule(gradient i). REQUIRES: the sizes given to make().
+  void apply(std::vector<buffer>& variables, const std::vector<buffer>& gradients);
+
+private:
+  optimizer(backend& be, const optimizer_params& params) : be_(&be), params_(params) {}
+
+  backend* be_;
+  optimizer_params params_;
+  long step_ = 0;
+  std::vector<buffer> slots_; // slot_count(kind) per variable, variable-major
+};
+
+} // namespace actorps

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs from Debian only the build and run dependencies that are missing; quiet when none are.
+set -euo pipefail
+
+packages=(g++ cmake libcaf-dev libssl-dev libcereal-dev libboost-test-dev libopenblas-dev
+          zlib1g-dev dataset-fashion-mnist)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/actorps-apt.log 2>&1; then
+  $sudo apt-get update -qq >>/tmp/actorps-apt.log 2>&1
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >>/tmp/actorps-apt.log 2>&1 \
+    || { echo "install-deps: apt-get failed, see /tmp/actorps-apt.log" >&2; tail -20 /tmp/actorps-apt.log >&2; exit 1; }
+fi
+echo "install-deps: done"
