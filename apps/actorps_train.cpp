@@ -1,0 +1,42 @@
+// actorps-train: the single-process baseline trainer (same model and options as the cluster).
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "config/train_options.hpp"
+#include "train/trainer.hpp"
+
+#include <cstdio>
+
+namespace {
+
+struct train_config : actorps::strict_config {
+  actorps::option_values values;
+  train_config() { actorps::declare_train_options(*this, values); }
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+  train_config cfg;
+  switch (cfg.parse_strict(argc, argv)) {
+    case actorps::strict_config::outcome::help_printed: return 0;
+    case actorps::strict_config::outcome::failed: return 2;
+    case actorps::strict_config::outcome::run: break;
+  }
+  auto settings = actorps::validate(cfg.values);
+  if (!settings) {
+    std::fprintf(stderr, "error: %s\n", actorps::describe(settings.error()).c_str());
+    return 2;
+  }
+  auto summary = actorps::train_single_process(*settings);
+  if (!summary) {
+    std::fprintf(stderr, "error: %s\n", actorps::describe(summary.error()).c_str());
+    return 1;
+  }
+  std::printf("test_accuracy=%.4f best_validation_accuracy=%.4f examples_per_second=%.0f "
+              "wall_seconds=%.1f steps=%lld epochs=%.2f summary=%s/%s/summary.json\n",
+              summary->test_accuracy, summary->best_validation_accuracy,
+              summary->examples_per_second, summary->wall_seconds,
+              static_cast<long long>(summary->steps), summary->epochs, settings->run_dir.c_str(),
+              settings->name.c_str());
+  return 0;
+}

@@ -1,0 +1,47 @@
+// Partitioning and seeded epoch shuffling (portable Fisher-Yates on mt19937_64).
+#include "data/batcher.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+namespace actorps {
+
+index_range partition_range(int n, int part, int parts) {
+  auto at = [&](int p) { return static_cast<int>(static_cast<long>(n) * p / parts); };
+  return {at(part), at(part + 1)};
+}
+
+batcher::batcher(const dataset& data, index_range range, int batch_size, uint64_t seed)
+  : data_(data), range_(range), batch_size_(batch_size), seed_(seed) {
+  order_.resize(static_cast<size_t>(range.size()));
+  reshuffle();
+}
+
+void batcher::reshuffle() {
+  std::iota(order_.begin(), order_.end(), range_.begin);
+  std::mt19937_64 gen{seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epoch_)};
+  for (size_t i = order_.size(); i > 1; --i)
+    std::swap(order_[i - 1], order_[gen() % i]);
+  cursor_ = 0;
+}
+
+batch_view batcher::next(float* images, float* labels) {
+  const int rows = std::min(batch_size_, static_cast<int>(order_.size()) - cursor_);
+  const size_t px = static_cast<size_t>(data_.cols);
+  for (int r = 0; r < rows; ++r) {
+    int idx = order_[static_cast<size_t>(cursor_ + r)];
+    std::memcpy(images + r * px, data_.images.data() + idx * px, px * sizeof(float));
+    labels[r] = data_.labels[static_cast<size_t>(idx)];
+  }
+  cursor_ += rows;
+  batch_view out{rows, cursor_ == static_cast<int>(order_.size())};
+  if (out.ends_epoch) {
+    ++epoch_;
+    reshuffle();
+  }
+  return out;
+}
+
+} // namespace actorps

@@ -1,0 +1,56 @@
+// Partition j of W of a training set, served as seeded, reshuffled-each-epoch mini-batches.
+#pragma once
+
+#include "data/dataset.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace actorps {
+
+/// A half-open range of example indices.
+struct index_range {
+  int begin = 0;
+  int end = 0;
+  int size() const { return end - begin; }
+};
+
+/// Returns partition part of parts over n examples: [part*n/parts, (part+1)*n/parts).
+/// The partitions are disjoint and cover [0, n). REQUIRES: 0 <= part < parts.
+index_range partition_range(int n, int part, int parts);
+
+/// One mini-batch copied out of the data set.
+struct batch_view {
+  int rows = 0;             ///< examples in this batch (the last of an epoch may be smaller)
+  bool ends_epoch = false;  ///< whether this batch completes an epoch of the partition
+};
+
+/// Threading: one owner. Keeps a reference to the data set, which must outlive it.
+class batcher {
+public:
+  /// Serves range of data in batches of batch_size, in an order reshuffled every epoch from
+  /// (seed, epoch). REQUIRES: range non-empty, batch_size > 0.
+  batcher(const dataset& data, index_range range, int batch_size, uint64_t seed);
+
+  /// Copies the next batch into images (batch_size x cols) and labels (batch_size).
+  batch_view next(float* images, float* labels);
+
+  /// Returns the number of completed epochs.
+  long epochs_completed() const { return epoch_; }
+
+  /// Returns the index order of the current epoch (for tests).
+  const std::vector<int>& order() const { return order_; }
+
+private:
+  void reshuffle();
+
+  const dataset& data_;
+  index_range range_;
+  int batch_size_;
+  uint64_t seed_;
+  long epoch_ = 0;
+  int cursor_ = 0;
+  std::vector<int> order_;
+};
+
+} // namespace actorps

@@ -1,0 +1,103 @@
+// Loading and splitting MNIST-format directories.
+#include "data/dataset.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "data/idx_reader.hpp"
+
+#include <algorithm>
+#include <sys/stat.h>
+
+namespace actorps {
+
+dataset dataset::slice(int first, int count) const {
+  dataset out;
+  out.rows = count;
+  out.cols = cols;
+  auto px = static_cast<size_t>(cols);
+  out.images.assign(images.begin() + first * px, images.begin() + (first + count) * px);
+  out.labels.assign(labels.begin() + first, labels.begin() + first + count);
+  out.max_label = out.labels.empty() ? 0 : static_cast<int>(*std::max_element(out.labels.begin(),
+                                                                              out.labels.end()));
+  return out;
+}
+
+caf::expected<dataset> load_idx_pair(const std::string& images_path, const std::string& labels_path) {
+  auto images = read_idx(images_path);
+  if (!images)
+    return std::move(images.error());
+  auto labels = read_idx(labels_path);
+  if (!labels)
+    return std::move(labels.error());
+  if (images->dims.size() != 3)
+    return caf::make_error(errc::corrupt_data, cat(images_path, ": an image file has rank 3, this has ",
+                                                   images->dims.size()));
+  if (labels->dims.size() != 1)
+    return caf::make_error(errc::corrupt_data, cat(labels_path, ": a label file has rank 1, this has ",
+                                                   labels->dims.size()));
+  if (images->dims[0] != labels->dims[0])
+    return caf::make_error(errc::corrupt_data,
+                           cat(images_path, " holds ", images->dims[0], " images but ", labels_path,
+                               " holds ", labels->dims[0], " labels"));
+  dataset out;
+  out.rows = static_cast<int>(images->dims[0]);
+  out.cols = static_cast<int>(images->dims[1] * images->dims[2]);
+  out.images.resize(images->data.size());
+  std::transform(images->data.begin(), images->data.end(), out.images.begin(),
+                 [](uint8_t v) { return static_cast<float>(v) * (1.0f / 255.0f); });
+  out.labels.assign(labels->data.begin(), labels->data.end());
+  out.max_label = *std::max_element(labels->data.begin(), labels->data.end());
+  return out;
+}
+
+int default_validation_size(int n) {
+  return static_cast<int>((static_cast<long>(n) * 5000 + 30000) / 60000);
+}
+
+namespace {
+
+// Returns dir/name if it exists, else dir/name.gz if that exists, else an error naming both.
+caf::expected<std::string> find_file(const std::string& dir, const std::string& name) {
+  struct stat st;
+  for (auto candidate : {dir + "/" + name, dir + "/" + name + ".gz"})
+    if (::stat(candidate.c_str(), &st) == 0)
+      return candidate;
+  return caf::make_error(errc::file_error,
+                         cat(dir, "/", name, "[.gz]: not found (data.dir must hold MNIST-format IDX files)"));
+}
+
+caf::expected<dataset> load_named(const std::string& dir, const std::string& prefix) {
+  auto images = find_file(dir, prefix + "-images-idx3-ubyte");
+  if (!images)
+    return std::move(images.error());
+  auto labels = find_file(dir, prefix + "-labels-idx1-ubyte");
+  if (!labels)
+    return std::move(labels.error());
+  return load_idx_pair(*images, *labels);
+}
+
+} // namespace
+
+caf::expected<mnist_data> load_mnist_dir(const std::string& dir, int validation_size) {
+  auto train = load_named(dir, "train");
+  if (!train)
+    return std::move(train.error());
+  auto test = load_named(dir, "t10k");
+  if (!test)
+    return std::move(test.error());
+  if (test->cols != train->cols)
+    return caf::make_error(errc::corrupt_data, cat(dir, ": test images have ", test->cols,
+                                                   " pixels, training images ", train->cols));
+  int v = validation_size > 0 ? validation_size : default_validation_size(train->rows);
+  if (v < 1 || v >= train->rows)
+    return caf::make_error(errc::invalid_config,
+                           cat("data.validation-size = ", v, " must be in [1, ", train->rows - 1,
+                               "] for the ", train->rows, " training examples in ", dir));
+  mnist_data out;
+  out.validation = train->slice(0, v);
+  out.train = train->slice(v, train->rows - v);
+  out.test = std::move(*test);
+  return out;
+}
+
+} // namespace actorps

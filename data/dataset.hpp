@@ -1,0 +1,42 @@
+// Labelled image sets from an MNIST-format directory, split into train / validation / test.
+#pragma once
+
+#include <caf/expected.hpp>
+
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// Examples as row-major float pixels in [0, 1] and labels stored as floats (class indices).
+struct dataset {
+  int rows = 0;       ///< number of examples
+  int cols = 0;       ///< pixels per example
+  int max_label = 0;  ///< largest label present
+  std::vector<float> images;
+  std::vector<float> labels;
+
+  /// Returns examples [first, first + count) as a new dataset.
+  dataset slice(int first, int count) const;
+};
+
+/// The three sets the trainers use.
+struct mnist_data {
+  dataset train;
+  dataset validation;
+  dataset test;
+};
+
+/// Loads an image file (rank 3: n x h x w) and its label file (rank 1: n); the counts must match.
+/// Errors name the file and what is wrong.
+caf::expected<dataset> load_idx_pair(const std::string& images_path, const std::string& labels_path);
+
+/// Returns the validation size used for a training file of n examples when none is configured:
+/// 5,000 of 60,000, proportionally (n / 12, rounded) for other sizes.
+int default_validation_size(int n);
+
+/// Loads dir/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]; the first validation_size training
+/// examples become the validation set (0: default_validation_size). Errors name the file.
+caf::expected<mnist_data> load_mnist_dir(const std::string& dir, int validation_size = 0);
+
+} // namespace actorps

@@ -1,0 +1,72 @@
+// Run folder creation and metrics/summary writing.
+#include "train/run_log.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace actorps {
+
+namespace {
+
+caf::error io_error(const std::string& path, const char* what) {
+  return caf::make_error(errc::file_error, cat(path, ": cannot ", what, " (", std::strerror(errno), ")"));
+}
+
+// mkdir -p
+caf::error make_dirs(const std::string& path) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos == path.size() || path[pos] == '/') {
+      std::string prefix = path.substr(0, pos);
+      if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+        return io_error(prefix, "create directory");
+    }
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return caf::make_error(errc::file_error, cat(path, ": exists but is not a directory"));
+  return caf::none;
+}
+
+} // namespace
+
+caf::expected<run_log> run_log::open(const std::string& run_dir, const std::string& name) {
+  run_log out;
+  out.dir_ = run_dir + "/" + name;
+  if (auto err = make_dirs(out.dir_))
+    return err;
+  std::string path = out.dir_ + "/metrics.jsonl";
+  out.metrics_.reset(std::fopen(path.c_str(), "w"));
+  if (!out.metrics_)
+    return io_error(path, "open for writing");
+  return out;
+}
+
+caf::error run_log::append_metrics(const json_object& row) {
+  std::string line = row.str() + "\n";
+  if (std::fwrite(line.data(), 1, line.size(), metrics_.get()) != line.size()
+      || std::fflush(metrics_.get()) != 0)
+    return io_error(dir_ + "/metrics.jsonl", "write");
+  return caf::none;
+}
+
+caf::error run_log::write_summary(const json_object& summary) {
+  std::string path = dir_ + "/summary.json";
+  std::string tmp = path + ".tmp";
+  std::string text = summary.str() + "\n";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    return io_error(tmp, "open for writing");
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+  ok = (::close(fd) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0)
+    return io_error(path, "write");
+  return caf::none;
+}
+
+} // namespace actorps

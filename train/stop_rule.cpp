@@ -1,0 +1,35 @@
+// Stop decisions.
+#include "train/stop_rule.hpp"
+
+#include "common/log.hpp"
+
+#include <algorithm>
+
+namespace actorps {
+
+bool stop_rule::observe_evaluation(double validation_loss, double validation_accuracy, double t) {
+  best_accuracy_ = std::max(best_accuracy_, validation_accuracy);
+  if (limits_.target_accuracy > 0.0 && !target_time_ && validation_accuracy >= limits_.target_accuracy)
+    target_time_ = t;
+  if (validation_loss < best_loss_) {
+    best_loss_ = validation_loss;
+    since_best_ = 0;
+    return true;
+  }
+  ++since_best_;
+  return false;
+}
+
+std::optional<std::string> stop_rule::should_stop(int64_t steps, double epochs) const {
+  if (limits_.target_accuracy > 0.0 && target_time_)
+    return cat("target validation accuracy ", limits_.target_accuracy, " reached");
+  if (limits_.patience > 0 && since_best_ >= limits_.patience)
+    return cat("early stopping: no lower validation loss in ", limits_.patience, " evaluations");
+  if (limits_.max_steps > 0 && steps >= limits_.max_steps)
+    return cat("max steps ", limits_.max_steps, " reached");
+  if (limits_.max_epochs > 0 && epochs >= limits_.max_epochs)
+    return cat("max epochs ", limits_.max_epochs, " reached");
+  return std::nullopt;
+}
+
+} // namespace actorps

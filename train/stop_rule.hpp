@@ -1,0 +1,45 @@
+// When training stops: step and epoch limits, a target accuracy, and early stopping on the
+// validation loss. Plain logic, shared by the single-process trainer and the chief.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace actorps {
+
+/// The limits a run stops at (0 disables each).
+struct stop_limits {
+  int64_t max_steps = 0;
+  int max_epochs = 0;
+  double target_accuracy = 0.0;
+  int patience = 0;
+};
+
+/// Tracks evaluations and progress and says when and why to stop.
+class stop_rule {
+public:
+  explicit stop_rule(stop_limits limits) : limits_(limits) {}
+
+  /// Records an evaluation at wall time t (seconds). Returns true when it is the best validation
+  /// loss so far (the model worth keeping).
+  bool observe_evaluation(double validation_loss, double validation_accuracy, double t);
+
+  /// Returns the reason to stop after `steps` steps and `epochs` completed epochs, or nullopt.
+  std::optional<std::string> should_stop(int64_t steps, double epochs) const;
+
+  double best_validation_loss() const { return best_loss_; }
+  double best_validation_accuracy() const { return best_accuracy_; }
+
+  /// Returns the wall time at which the target accuracy was first reached, if it was.
+  std::optional<double> seconds_to_target() const { return target_time_; }
+
+private:
+  stop_limits limits_;
+  double best_loss_ = 1e300;
+  double best_accuracy_ = 0.0;
+  int since_best_ = 0;
+  std::optional<double> target_time_;
+};
+
+} // namespace actorps
