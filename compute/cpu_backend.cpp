@@ -23,6 +23,45 @@ void free_host(float* p) {
   std::free(p);
 }
 
+ACTORPS_VECTOR_CLONES
+void activate_loop(activation f, size_t n, const float* in, float* out) {
+  switch (f) {
+    case activation::relu:
+      for (size_t i = 0; i < n; ++i)
+        out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+      break;
+    case activation::elu:
+      for (size_t i = 0; i < n; ++i) {
+        float v = in[i];
+        float e = detail::fast_exp(v < 0.0f ? v : 0.0f) - 1.0f;
+        out[i] = v > 0.0f ? v : e;
+      }
+      break;
+    case activation::sigmoid:
+      for (size_t i = 0; i < n; ++i)
+        out[i] = 1.0f / (1.0f + detail::fast_exp(-in[i]));
+      break;
+  }
+}
+
+ACTORPS_VECTOR_CLONES
+void activate_backward_loop(activation f, size_t n, const float* out, const float* g, float* d) {
+  switch (f) {
+    case activation::relu:
+      for (size_t i = 0; i < n; ++i)
+        d[i] = out[i] > 0.0f ? g[i] : 0.0f;
+      break;
+    case activation::elu:
+      for (size_t i = 0; i < n; ++i)
+        d[i] = g[i] * (out[i] > 0.0f ? 1.0f : out[i] + 1.0f);
+      break;
+    case activation::sigmoid:
+      for (size_t i = 0; i < n; ++i)
+        d[i] = g[i] * out[i] * (1.0f - out[i]);
+      break;
+  }
+}
+
 class cpu_backend final : public backend {
 public:
   explicit cpu_backend(int threads) : threads_(std::max(1, threads)) {
@@ -101,51 +140,13 @@ public:
   }
 
   void activate(activation f, matrix x, matrix y) override {
-    if (!same_shape("activate", x, y))
-      return;
-    const size_t n = x.size();
-    const float* in = x.data;
-    float* out = y.data;
-    switch (f) {
-      case activation::relu:
-        for (size_t i = 0; i < n; ++i)
-          out[i] = in[i] > 0.0f ? in[i] : 0.0f;
-        break;
-      case activation::elu:
-        for (size_t i = 0; i < n; ++i) {
-          float v = in[i];
-          float e = detail::fast_exp(v < 0.0f ? v : 0.0f) - 1.0f;
-          out[i] = v > 0.0f ? v : e;
-        }
-        break;
-      case activation::sigmoid:
-        for (size_t i = 0; i < n; ++i)
-          out[i] = 1.0f / (1.0f + detail::fast_exp(-in[i]));
-        break;
-    }
+    if (same_shape("activate", x, y))
+      activate_loop(f, x.size(), x.data, y.data);
   }
 
   void activate_backward(activation f, matrix y, matrix dy, matrix dx) override {
-    if (!same_shape("activate_backward", y, dy) || !same_shape("activate_backward", dy, dx))
-      return;
-    const size_t n = y.size();
-    const float* out = y.data;
-    const float* g = dy.data;
-    float* d = dx.data;
-    switch (f) {
-      case activation::relu:
-        for (size_t i = 0; i < n; ++i)
-          d[i] = out[i] > 0.0f ? g[i] : 0.0f;
-        break;
-      case activation::elu:
-        for (size_t i = 0; i < n; ++i)
-          d[i] = g[i] * (out[i] > 0.0f ? 1.0f : out[i] + 1.0f);
-        break;
-      case activation::sigmoid:
-        for (size_t i = 0; i < n; ++i)
-          d[i] = g[i] * out[i] * (1.0f - out[i]);
-        break;
-    }
+    if (same_shape("activate_backward", y, dy) && same_shape("activate_backward", dy, dx))
+      activate_backward_loop(f, y.size(), y.data, dy.data, dx.data);
   }
 
   void softmax_xent(matrix logits, const float* labels, matrix grad, float* loss) override {

@@ -4,14 +4,24 @@
 #include <cstdint>
 #include <cstring>
 
+/// Compiles a hot loop for AVX-512, AVX2 and baseline x86-64, picked at load time (GCC ifunc).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#  define ACTORPS_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#  define ACTORPS_VECTOR_CLONES
+#endif
+
 namespace actorps::detail {
 
 /// Returns e^x with a relative error below 2e-7 for x in [-87, 88]; clamps outside that range.
 /// Branch-free (Cephes' expf polynomial), so loops over it vectorise.
 inline float fast_exp(float x) {
   x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-  // x = n * ln2 + r, |r| <= ln2 / 2
-  float n = static_cast<float>(static_cast<int32_t>(x * 1.44269504088896341f + (x >= 0 ? 0.5f : -0.5f)));
+  // x = n * ln2 + r, |r| <= ln2 / 2; adding 1.5 * 2^23 rounds x / ln2 to the nearest integer n,
+  // which then sits in the low mantissa bits of t (no float-to-int conversion: vectorises).
+  constexpr float shifter = 12582912.0f;
+  float t = x * 1.44269504088896341f + shifter;
+  float n = t - shifter;
   float r = x - n * 0.693359375f;
   r -= n * -2.12194440e-4f;
   float r2 = r * r;
@@ -22,7 +32,9 @@ inline float fast_exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r2 + r + 1.0f;
-  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  int32_t tbits;
+  std::memcpy(&tbits, &t, sizeof t);
+  int32_t bits = (tbits - 0x4B400000 + 127) << 23; // n + bias, into the exponent field
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
   return p * scale;

@@ -1,6 +1,8 @@
 // Host implementation of the optimizer update rules.
 #include "compute/optimizer_rules.hpp"
 
+#include "compute/fast_math.hpp"
+
 #include <cmath>
 
 namespace actorps {
@@ -36,6 +38,7 @@ float adam_step_size(const optimizer_params& p, long t) {
                             / (1.0 - std::pow(p.beta1, td)));
 }
 
+ACTORPS_VECTOR_CLONES
 void apply_update_host(const optimizer_params& p, long t, size_t n, float* w, const float* g,
                        float* slot0, float* slot1) {
   const float lr = p.learning_rate;

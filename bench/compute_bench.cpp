@@ -1,0 +1,144 @@
+// actorps-bench-compute: sgemm GFLOP/s on the reference model's shapes, the training step's
+// examples/s at batch 50 and 512 (CPU backend, 1 thread by default), and the ratio of the
+// trainer's FLOP rate to sgemm's, all measured in one run.
+//   actorps-bench-compute [seconds-per-measurement=2] [threads=1]
+#include "compute/cpu_backend.hpp"
+#include "data/batcher.hpp"
+#include "data/dataset.hpp"
+#include "model/init.hpp"
+#include "model/mlp.hpp"
+#include "model/optimizer.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <array>
+#include <random>
+#include <vector>
+
+using namespace actorps;
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct gemm_shape {
+  bool ta, tb;
+  int m, n, k; // c is m x n, inner dimension k
+};
+
+// The gemms of one training step of spec at batch b (forward, weight gradients, input gradients).
+std::vector<gemm_shape> step_gemms(const mlp_spec& spec, int b) {
+  std::vector<gemm_shape> out;
+  for (int l = 0; l < spec.layer_count(); ++l) {
+    int in = spec.layer_inputs(l), outw = spec.layer_outputs(l);
+    out.push_back({false, false, b, outw, in}); // forward
+    out.push_back({true, false, in, outw, b});  // dW = x^T d
+    if (l > 0)
+      out.push_back({false, true, b, in, outw}); // dx = d W^T
+  }
+  return out;
+}
+
+double flops_of(const std::vector<gemm_shape>& shapes) {
+  double f = 0;
+  for (auto& s : shapes)
+    f += 2.0 * s.m * s.n * s.k;
+  return f;
+}
+
+// Runs fn repeatedly for about `seconds`; returns calls per second.
+template <class F>
+double rate(double seconds, F fn) {
+  fn(); // warm-up
+  long calls = 0;
+  auto t0 = clock_type::now();
+  double dt = 0;
+  do {
+    fn();
+    ++calls;
+    dt = std::chrono::duration<double>(clock_type::now() - t0).count();
+  } while (dt < seconds);
+  return calls / dt;
+}
+
+double sgemm_gflops(backend& be, const std::vector<gemm_shape>& shapes, double seconds) {
+  std::vector<std::vector<buffer>> bufs;
+  std::vector<std::array<matrix, 3>> mats;
+  for (auto& s : shapes) {
+    int ar = s.ta ? s.k : s.m, ac = s.ta ? s.m : s.k;
+    int br = s.tb ? s.n : s.k, bc = s.tb ? s.k : s.n;
+    std::vector<buffer> b3;
+    b3.push_back(std::move(*be.allocate(size_t(ar) * ac)));
+    b3.push_back(std::move(*be.allocate(size_t(br) * bc)));
+    b3.push_back(std::move(*be.allocate(size_t(s.m) * s.n)));
+    mats.push_back({b3[0].as_matrix(ar, ac), b3[1].as_matrix(br, bc), b3[2].as_matrix(s.m, s.n)});
+    bufs.push_back(std::move(b3));
+  }
+  double per_sec = rate(seconds, [&] {
+    for (size_t i = 0; i < shapes.size(); ++i)
+      be.gemm(shapes[i].ta, shapes[i].tb, 1.0f, mats[i][0], mats[i][1], 0.0f, mats[i][2]);
+  });
+  return per_sec * flops_of(shapes) / 1e9;
+}
+
+// Synthetic data of the model's input size (timing does not depend on pixel values).
+dataset synthetic(int rows, int cols, int classes) {
+  dataset d;
+  d.rows = rows;
+  d.cols = cols;
+  d.max_label = classes - 1;
+  std::mt19937 gen{7};
+  std::uniform_real_distribution<float> px{0.0f, 1.0f};
+  d.images.resize(size_t(rows) * cols);
+  for (auto& v : d.images)
+    v = px(gen);
+  for (int i = 0; i < rows; ++i)
+    d.labels.push_back(static_cast<float>(i % classes));
+  return d;
+}
+
+double trainer_examples_per_second(backend& be, const mlp_spec& spec, const dataset& d, int batch,
+                                   double seconds) {
+  auto net = std::move(*mlp::make(be, spec, batch));
+  (void) net->set_parameters(initial_values(spec, init_scheme::truncated_normal, 1));
+  std::vector<size_t> sizes;
+  for (auto& v : spec.variables())
+    sizes.push_back(v.size());
+  optimizer_params p;
+  auto opt = std::move(*optimizer::make(be, p, sizes));
+  batcher batches{d, partition_range(d.rows, 0, 1), batch, 1};
+  std::vector<float> images(size_t(batch) * d.cols), labels(batch);
+  double steps = rate(seconds, [&] {
+    auto view = batches.next(images.data(), labels.data());
+    net->load_batch(images.data(), labels.data(), view.rows);
+    net->forward();
+    net->backward();
+    opt.apply(net->parameters(), net->gradients());
+  });
+  (void) be.sync();
+  return steps * batch;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  double seconds = argc > 1 ? std::atof(argv[1]) : 2.0;
+  int threads = argc > 2 ? std::atoi(argv[2]) : 1;
+  auto be = make_cpu_backend(threads);
+  mlp_spec spec; // reference: 784 -> 5 x 160 ELU -> 10
+  dataset d = synthetic(51200, spec.input_size, spec.classes);
+  std::printf("backend: %s; reference model 784 -> 5x160 elu -> 10; %.1f s per measurement\n",
+              be->name().c_str(), seconds);
+  std::printf("%-6s %14s %16s %20s %14s\n", "batch", "sgemm GFLOP/s", "train examples/s",
+              "train GFLOP/s (gemm)", "train/sgemm");
+  for (int batch : {50, 512}) {
+    auto shapes = step_gemms(spec, batch);
+    double gf = sgemm_gflops(*be, shapes, seconds);
+    double eps = trainer_examples_per_second(*be, spec, d, batch, seconds);
+    double train_gf = eps * flops_of(shapes) / batch / 1e9;
+    std::printf("%-6d %14.1f %16.0f %20.1f %14.2f\n", batch, gf, eps, train_gf, train_gf / gf);
+  }
+  std::printf("reference: PyTorch 1.13, batch 50, 1 thread: 24000-31000 examples/s; goal >= 1.5x\n");
+  return 0;
+}
