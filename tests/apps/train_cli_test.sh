@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Startup errors of actorps-train: each bad input is named and exits non-zero; nothing is written.
+# Usage: train_cli_test.sh path/to/actorps-train
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+# expect_error <expected exit code> <text the error must contain> <args...>
+expect_error() {
+  local want_rc=$1 want=$2
+  shift 2
+  local out rc
+  out=$("$bin" --train.run-dir="$tmp/runs" "$@" 2>&1)
+  rc=$?
+  if [[ $rc -ne $want_rc ]] || [[ "$out" != *"$want"* ]]; then
+    echo "FAIL: $* -> exit $rc (want $want_rc), output: $out (want: $want)"
+    failures=$((failures + 1))
+  else
+    echo "ok: $* -> exit $rc: ${out##*error: }"
+  fi
+}
+
+expect_error 2 "not_an_option" --train.batch-sise=10
+expect_error 2 "unexpected argument 'extra'" extra
+expect_error 2 "train.batch-size must be > 0" --train.batch-size=0
+expect_error 2 "compute.device must be auto, cpu or gpu" --compute.device='"tpu"'
+expect_error 2 "model.activation must be relu, elu or sigmoid" --model.activation='"tanh"'
+
+printf '[train]\nbatch-sise=10\n' > "$tmp/unknown.ini"
+expect_error 2 "$tmp/unknown.ini: unknown key 'train.batch-sise'" --config-file="$tmp/unknown.ini"
+printf '[train]\nlearning-rate=1\n' > "$tmp/type.ini"
+expect_error 2 "$tmp/type.ini: key 'train.learning-rate' expects a value of type" --config-file="$tmp/type.ini"
+expect_error 2 "cannot_open_file" --config-file="$tmp/missing.ini"
+
+expect_error 1 "$tmp/nodata/train-images-idx3-ubyte[.gz]: not found" --data.dir="\"$tmp/nodata\""
+mkdir -p "$tmp/bad"
+printf 'garbage' > "$tmp/bad/train-images-idx3-ubyte"
+printf 'garbage' > "$tmp/bad/train-labels-idx1-ubyte"
+expect_error 1 "$tmp/bad/train-images-idx3-ubyte: wrong magic" --data.dir="\"$tmp/bad\""
+
+if [[ -e "$tmp/runs" ]]; then
+  echo "FAIL: a failed start created $tmp/runs"
+  failures=$((failures + 1))
+fi
+echo "$failures failure(s)"
+[[ $failures -eq 0 ]]

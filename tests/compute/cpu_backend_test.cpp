@@ -1,0 +1,178 @@
+// Tests of compute/cpu_backend: every op against naive loops, and shape/label errors.
+#include "compute/cpu_backend.hpp"
+
+#include "common/errc.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+
+using namespace actorps;
+using actorps::test::random_values;
+
+namespace {
+
+struct fixture {
+  std::unique_ptr<backend> be = make_cpu_backend(1);
+
+  buffer from(const std::vector<float>& v) {
+    auto b = std::move(*be->allocate(v.size()));
+    be->upload(v.data(), v.size(), b.data());
+    return b;
+  }
+
+  std::vector<float> to_host(const buffer& b) {
+    std::vector<float> out(b.size());
+    BOOST_REQUIRE(!be->download(b.data(), b.size(), out.data()));
+    return out;
+  }
+};
+
+// c = op(a) op(b) in double, row-major.
+std::vector<float> naive_gemm(bool ta, bool tb, const std::vector<float>& a, int ar, int ac,
+                              const std::vector<float>& b, int br, int bc) {
+  int m = ta ? ac : ar, k = ta ? ar : ac, n = tb ? br : bc;
+  std::vector<float> c(size_t(m) * n);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int p = 0; p < k; ++p) {
+        double x = ta ? a[size_t(p) * ac + i] : a[size_t(i) * ac + p];
+        double y = tb ? b[size_t(j) * bc + p] : b[size_t(p) * bc + j];
+        acc += x * y;
+      }
+      c[size_t(i) * n + j] = static_cast<float>(acc);
+    }
+  return c;
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(cpu_backend, fixture)
+
+BOOST_AUTO_TEST_CASE(gemm_matches_naive_loop_for_every_transpose) {
+  for (auto [m, n, k] : {std::tuple{7, 5, 9}, std::tuple{50, 160, 784}, std::tuple{1, 10, 160}})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        int ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+        auto a = random_values(size_t(ar) * ac, 1), b = random_values(size_t(br) * bc, 2);
+        auto ba = from(a), bb = from(b), bc_ = from(std::vector<float>(size_t(m) * n, 0.5f));
+        be->gemm(ta, tb, 1.0f, ba.as_matrix(ar, ac), bb.as_matrix(br, bc), 0.0f, bc_.as_matrix(m, n));
+        auto got = to_host(bc_);
+        auto want = naive_gemm(ta, tb, a, ar, ac, b, br, bc);
+        for (size_t i = 0; i < want.size(); ++i)
+          BOOST_TEST(std::fabs(got[i] - want[i]) <= 1e-4f * (1.0f + std::fabs(want[i])),
+                     "m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb << " i=" << i);
+      }
+}
+
+BOOST_AUTO_TEST_CASE(gemm_alpha_beta) {
+  auto a = random_values(6, 3), b = random_values(6, 4), c0 = random_values(4, 5);
+  auto ba = from(a), bb = from(b), bc = from(c0);
+  be->gemm(false, false, 2.0f, ba.as_matrix(2, 3), bb.as_matrix(3, 2), 0.5f, bc.as_matrix(2, 2));
+  auto got = to_host(bc);
+  auto ab = naive_gemm(false, false, a, 2, 3, b, 3, 2);
+  for (size_t i = 0; i < 4; ++i)
+    BOOST_TEST(std::fabs(got[i] - (2.0f * ab[i] + 0.5f * c0[i])) < 1e-5f);
+}
+
+BOOST_AUTO_TEST_CASE(gemm_shape_mismatch_is_an_error_and_leaves_c) {
+  auto ba = from(random_values(6, 1)), bb = from(random_values(8, 2)), bc = from({1, 2, 3, 4});
+  be->gemm(false, false, 1.0f, ba.as_matrix(2, 3), bb.as_matrix(4, 2), 0.0f, bc.as_matrix(2, 2));
+  auto err = be->sync();
+  BOOST_TEST(err == actorps::errc::shape_mismatch);
+  BOOST_TEST(describe(err) == "shape_mismatch: gemm: op(a) is 2x3, op(b) is 4x2, c is 2x2");
+  BOOST_TEST(to_host(bc) == std::vector<float>({1, 2, 3, 4}));
+  BOOST_TEST(!be->sync()); // the error was cleared
+}
+
+BOOST_AUTO_TEST_CASE(allocate_zeroes_and_copies_round_trip) {
+  auto b = std::move(*be->allocate(5));
+  BOOST_TEST(to_host(b) == std::vector<float>(5, 0.0f));
+  auto src = from({1, 2, 3, 4, 5});
+  be->copy(src.data() + 1, 3, b.data());
+  BOOST_TEST(to_host(b) == std::vector<float>({2, 3, 4, 0, 0}));
+}
+
+BOOST_AUTO_TEST_CASE(bias_add_and_row_sums) {
+  auto y = from({1, 2, 3, 4, 5, 6});
+  auto bias = from({10, 20, 30});
+  be->add_bias(y.as_matrix(2, 3), bias.data());
+  BOOST_TEST(to_host(y) == std::vector<float>({11, 22, 33, 14, 25, 36}));
+  auto sums = std::move(*be->allocate(3));
+  be->sum_rows(y.as_matrix(2, 3), sums.data());
+  BOOST_TEST(to_host(sums) == std::vector<float>({25, 47, 69}));
+}
+
+BOOST_AUTO_TEST_CASE(axpy_and_scale) {
+  auto x = from({1, 2, 3}), y = from({1, 1, 1});
+  be->axpy(3, 2.0f, x.data(), y.data());
+  BOOST_TEST(to_host(y) == std::vector<float>({3, 5, 7}));
+  be->scale(3, 0.5f, y.data());
+  BOOST_TEST(to_host(y) == std::vector<float>({1.5f, 2.5f, 3.5f}));
+}
+
+BOOST_AUTO_TEST_CASE(activations_match_reference_formulas) {
+  auto xs = random_values(4000, 9, -30.0f, 30.0f);
+  xs.push_back(0.0f);
+  int n = static_cast<int>(xs.size());
+  for (auto f : {activation::relu, activation::elu, activation::sigmoid}) {
+    auto x = from(xs), y = std::move(*be->allocate(xs.size()));
+    be->activate(f, x.as_matrix(1, n), y.as_matrix(1, n));
+    auto ys = to_host(y);
+    auto gs = random_values(xs.size(), 10);
+    auto g = from(gs), d = std::move(*be->allocate(xs.size()));
+    be->activate_backward(f, y.as_matrix(1, n), g.as_matrix(1, n), d.as_matrix(1, n));
+    auto ds = to_host(d);
+    for (int i = 0; i < n; ++i) {
+      float want = activate_ref(f, xs[i]);
+      BOOST_TEST(std::fabs(ys[i] - want) <= 1e-6f * (1.0f + std::fabs(want)), to_string(f) << " x=" << xs[i]);
+      float dwant = gs[i] * derivative_from_output_ref(f, ys[i]);
+      BOOST_TEST(std::fabs(ds[i] - dwant) <= 1e-6f, to_string(f) << " x=" << xs[i]);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(softmax_xent_matches_double_computation) {
+  const int rows = 4, cols = 5;
+  auto zs = random_values(rows * cols, 11, -5.0f, 5.0f);
+  std::vector<float> ls = {0, 4, 2, 2};
+  auto z = from(zs), l = from(ls), g = std::move(*be->allocate(rows * cols)),
+       loss = std::move(*be->allocate(1));
+  be->softmax_xent(z.as_matrix(rows, cols), l.data(), g.as_matrix(rows, cols), loss.data());
+  auto gs = to_host(g);
+  double want_loss = 0;
+  for (int i = 0; i < rows; ++i) {
+    double sum = 0;
+    for (int j = 0; j < cols; ++j)
+      sum += std::exp(double(zs[i * cols + j]));
+    want_loss += std::log(sum) - zs[i * cols + int(ls[i])];
+    for (int j = 0; j < cols; ++j) {
+      double p = std::exp(double(zs[i * cols + j])) / sum;
+      double want = (p - (j == int(ls[i]) ? 1.0 : 0.0)) / rows;
+      BOOST_TEST(std::fabs(gs[i * cols + j] - want) < 1e-6);
+    }
+  }
+  BOOST_TEST(std::fabs(to_host(loss)[0] - want_loss / rows) < 1e-5);
+}
+
+BOOST_AUTO_TEST_CASE(count_correct_counts_argmax_hits) {
+  auto z = from({0.1f, 0.9f, 0.0f, /**/ 0.8f, 0.1f, 0.1f, /**/ 0.2f, 0.3f, 0.5f});
+  auto l = from({1, 2, 2});
+  auto count = std::move(*be->allocate(1));
+  be->count_correct(z.as_matrix(3, 3), l.data(), count.data());
+  BOOST_TEST(to_host(count)[0] == 2.0f);
+}
+
+BOOST_AUTO_TEST_CASE(label_out_of_range_is_an_error) {
+  auto z = from({0, 0, 0, 0}), l = from({0, 7}), g = std::move(*be->allocate(4)),
+       loss = from({-1});
+  be->softmax_xent(z.as_matrix(2, 2), l.data(), g.as_matrix(2, 2), loss.data());
+  auto err = be->sync();
+  BOOST_TEST(err == actorps::errc::invalid_argument);
+  BOOST_TEST(describe(err).find("label 7 of row 1") != std::string::npos);
+  BOOST_TEST(to_host(loss)[0] == -1.0f);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,93 @@
+// Tests of config/strict_config: what CAF silently ignores is refused, naming the key and file.
+#include "config/strict_config.hpp"
+
+#include "common/errc.hpp"
+#include "config/train_options.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <fstream>
+
+using namespace actorps;
+using namespace actorps::test;
+
+namespace {
+
+struct test_config : strict_config {
+  option_values values;
+  test_config() { declare_train_options(*this, values); }
+
+  outcome run(std::vector<std::string> args) {
+    args.insert(args.begin(), "actorps-test");
+    std::vector<char*> argv;
+    for (auto& a : args)
+      argv.push_back(a.data());
+    return parse_strict(static_cast<int>(argv.size()), argv.data());
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(strict_config)
+
+BOOST_AUTO_TEST_CASE(valid_file_and_command_line_set_values) {
+  temp_dir dir;
+  std::string text = "[train]\nbatch-size=128\nlearning-rate=0.05\nname=\"exp\"\n"
+                     "[model]\nhidden=[64, 32]\n[compute]\ndevice=\"cpu\"\n";
+  std::ofstream{dir.file("ok.ini")} << text;
+  test_config cfg;
+  BOOST_TEST((cfg.run({"--config-file=" + dir.file("ok.ini"), "--train.batch-size=256"})
+              == actorps::strict_config::outcome::run));
+  BOOST_TEST(cfg.values.batch_size == 256); // the command line overrides the file
+  BOOST_TEST(cfg.values.learning_rate == 0.05);
+  BOOST_TEST(cfg.values.name == "exp");
+  BOOST_TEST(cfg.values.hidden == std::vector<int>({64, 32}));
+  BOOST_TEST(cfg.values.device == "cpu");
+}
+
+BOOST_AUTO_TEST_CASE(unknown_key_in_a_file_is_named) {
+  test_config cfg;
+  auto err = cfg.check_text("[train]\nbatch-sise=10\n", "node.ini");
+  BOOST_TEST(err == actorps::errc::invalid_config);
+  BOOST_TEST(describe(err) == "invalid_config: node.ini: unknown key 'train.batch-sise' (see --long-help for the options)");
+  err = cfg.check_text("[trian]\nbatch-size=10\n", "node.ini");
+  BOOST_TEST(describe(err).find("unknown key 'trian.batch-size'") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(wrong_type_in_a_file_is_named) {
+  test_config cfg;
+  auto err = cfg.check_text("[train]\nlearning-rate=1\n", "node.ini");
+  BOOST_TEST(err == actorps::errc::invalid_config);
+  BOOST_TEST(describe(err).find("node.ini: key 'train.learning-rate' expects a value of type") != std::string::npos,
+             describe(err));
+  err = cfg.check_text("[train]\nbatch-size=\"many\"\n", "node.ini");
+  BOOST_TEST(describe(err).find("key 'train.batch-size'") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(syntax_error_is_named) {
+  test_config cfg;
+  auto err = cfg.check_text("[train]\nbatch-size=\n", "node.ini");
+  BOOST_TEST(describe(err).rfind("invalid_config: node.ini: ", 0) == 0, describe(err));
+}
+
+BOOST_AUTO_TEST_CASE(caf_options_are_known) {
+  test_config cfg;
+  BOOST_TEST(!cfg.check_text("[scheduler]\nmax-threads=2\n[middleman]\nheartbeat-interval=100ms\n", "n.ini"));
+}
+
+BOOST_AUTO_TEST_CASE(bad_command_lines_fail) {
+  BOOST_TEST((test_config{}.run({"--train.batch-sise=3"}) == actorps::strict_config::outcome::failed));
+  BOOST_TEST((test_config{}.run({"--train.batch-size=abc"}) == actorps::strict_config::outcome::failed));
+  BOOST_TEST((test_config{}.run({"stray"}) == actorps::strict_config::outcome::failed));
+  BOOST_TEST((test_config{}.run({"--config-file=/nonexistent/x.ini"}) == actorps::strict_config::outcome::failed));
+}
+
+BOOST_AUTO_TEST_CASE(bad_file_fails_parse_strict) {
+  temp_dir dir;
+  std::ofstream{dir.file("bad.ini")} << "[data]\ndri=\"/tmp\"\n";
+  test_config cfg;
+  BOOST_TEST((cfg.run({"--config-file=" + dir.file("bad.ini")}) == actorps::strict_config::outcome::failed));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

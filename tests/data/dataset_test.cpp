@@ -1,0 +1,86 @@
+// Tests of data/dataset: pairing images with labels, scaling, splits, and named errors.
+#include "data/dataset.hpp"
+
+#include "common/errc.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace actorps;
+using namespace actorps::test;
+
+namespace {
+
+// Writes an MNIST-format directory with n training and m test examples of 2x2 pixels.
+void write_mnist(const temp_dir& dir, uint32_t n, uint32_t m) {
+  for (auto [prefix, count] : {std::pair{"train", n}, std::pair{"t10k", m}}) {
+    std::vector<uint8_t> px(count * 4), labels(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      labels[i] = static_cast<uint8_t>(i % 10);
+      for (int p = 0; p < 4; ++p)
+        px[i * 4 + p] = static_cast<uint8_t>(i + p);
+    }
+    write_gz_file(dir.file(std::string{prefix} + "-images-idx3-ubyte.gz"), idx_bytes({count, 2, 2}, px));
+    write_file(dir.file(std::string{prefix} + "-labels-idx1-ubyte"), idx_bytes({count}, labels));
+  }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(dataset)
+
+BOOST_AUTO_TEST_CASE(loads_scales_and_splits_a_directory) {
+  temp_dir dir;
+  write_mnist(dir, 120, 30);
+  auto data = load_mnist_dir(dir.path());
+  BOOST_REQUIRE_MESSAGE(data, error_text(data));
+  BOOST_TEST(data->validation.rows == 10); // 120 / 12
+  BOOST_TEST(data->train.rows == 110);
+  BOOST_TEST(data->test.rows == 30);
+  BOOST_TEST(data->train.cols == 4);
+  // The validation set is the first examples, the training set the rest.
+  BOOST_TEST(data->validation.images[4] == 1.0f / 255.0f);
+  BOOST_TEST(data->train.images[0] == 10.0f / 255.0f);
+  BOOST_TEST(data->train.labels[0] == 0.0f);
+  BOOST_TEST(data->train.max_label == 9);
+  auto custom = load_mnist_dir(dir.path(), 20);
+  BOOST_REQUIRE(custom);
+  BOOST_TEST(custom->validation.rows == 20);
+  BOOST_TEST(custom->train.rows == 100);
+}
+
+BOOST_AUTO_TEST_CASE(default_split_is_5000_of_60000) {
+  BOOST_TEST(default_validation_size(60000) == 5000);
+  BOOST_TEST(default_validation_size(12000) == 1000);
+}
+
+BOOST_AUTO_TEST_CASE(label_count_mismatch_names_both_files) {
+  temp_dir dir;
+  write_file(dir.file("img"), idx_bytes({3, 1, 1}, {1, 2, 3}));
+  write_file(dir.file("lab"), idx_bytes({2}, {0, 1}));
+  auto res = load_idx_pair(dir.file("img"), dir.file("lab"));
+  BOOST_REQUIRE(!res);
+  BOOST_TEST(describe(res.error()) == "corrupt_data: " + dir.file("img") + " holds 3 images but " + dir.file("lab") + " holds 2 labels");
+}
+
+BOOST_AUTO_TEST_CASE(wrong_rank_is_named) {
+  temp_dir dir;
+  write_file(dir.file("img"), idx_bytes({3}, {1, 2, 3}));
+  write_file(dir.file("lab"), idx_bytes({3}, {0, 1, 2}));
+  auto res = load_idx_pair(dir.file("img"), dir.file("lab"));
+  BOOST_REQUIRE(!res);
+  BOOST_TEST(describe(res.error()) == "corrupt_data: " + dir.file("img") + ": an image file has rank 3, this has 1");
+}
+
+BOOST_AUTO_TEST_CASE(missing_files_and_bad_split_are_named) {
+  temp_dir dir;
+  auto res = load_mnist_dir(dir.path());
+  BOOST_REQUIRE(!res);
+  BOOST_TEST(describe(res.error()) == "file_error: " + dir.path() + "/train-images-idx3-ubyte[.gz]: not found (data.dir must hold MNIST-format IDX files)");
+  write_mnist(dir, 12, 3);
+  auto split = load_mnist_dir(dir.path(), 12);
+  BOOST_REQUIRE(!split);
+  BOOST_TEST(split.error() == actorps::errc::invalid_config);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

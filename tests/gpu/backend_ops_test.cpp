@@ -1,0 +1,172 @@
+// Every backend op on every available GPU backend, compared with the CPU backend
+// (the llama.cpp test-backend-ops idea). Skipped, with the reason printed, where no device exists.
+#include "common/errc.hpp"
+#include "compute/cpu_backend.hpp"
+#include "gpu/device_select.hpp"
+#include "model/init.hpp"
+#include "model/mlp.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <functional>
+
+using namespace actorps;
+using actorps::test::error_text;
+using actorps::test::random_values;
+namespace utf = boost::unit_test;
+
+namespace {
+
+boost::test_tools::assertion_result cuda_available(utf::test_unit_id) {
+  auto count = cuda_device_count();
+  boost::test_tools::assertion_result res{static_cast<bool>(count)};
+  if (!count) {
+    res.message() << "no CUDA device: " << describe(count.error());
+    BOOST_TEST_MESSAGE("GPU backend tests skipped: no CUDA device (" << describe(count.error()) << ")");
+  }
+  return res;
+}
+
+using values = std::vector<std::vector<float>>;
+using op_fn = std::function<void(backend&, std::vector<buffer>&)>;
+
+// Uploads inputs to be, runs op, and returns every buffer's contents afterwards.
+values run_on(backend& be, const values& inputs, const op_fn& op) {
+  std::vector<buffer> bufs;
+  for (auto& v : inputs) {
+    bufs.push_back(std::move(*be.allocate(v.size())));
+    be.upload(v.data(), v.size(), bufs.back().data());
+  }
+  op(be, bufs);
+  values out;
+  for (auto& b : bufs) {
+    out.emplace_back(b.size());
+    auto err = be.download(b.data(), b.size(), out.back().data());
+    BOOST_REQUIRE_MESSAGE(!err, be.name() << ": " << describe(err));
+  }
+  return out;
+}
+
+struct gpu_fixture {
+  std::unique_ptr<backend> cpu = make_cpu_backend(1);
+  std::unique_ptr<backend> gpu;
+
+  gpu_fixture() {
+    device_options opts;
+    opts.mode = device_mode::gpu;
+    auto be = make_cuda_backend(opts);
+    BOOST_REQUIRE_MESSAGE(be, error_text(be));
+    gpu = std::move(*be);
+    BOOST_TEST_MESSAGE("comparing " << gpu->name() << " with " << cpu->name());
+  }
+
+  // Runs op on both backends and compares every buffer within tol (relative to magnitude).
+  void compare(const std::string& what, const values& inputs, const op_fn& op, float tol = 1e-5f) {
+    auto want = run_on(*cpu, inputs, op);
+    auto got = run_on(*gpu, inputs, op);
+    for (size_t b = 0; b < want.size(); ++b)
+      for (size_t i = 0; i < want[b].size(); ++i) {
+        float w = want[b][i], g = got[b][i];
+        BOOST_TEST(std::fabs(w - g) <= tol * (1.0f + std::fabs(w)),
+                   what << ": buffer " << b << "[" << i << "] cpu " << w << " gpu " << g);
+      }
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(backend_ops, *utf::precondition(cuda_available))
+
+BOOST_FIXTURE_TEST_CASE(gemm_every_transpose_and_shape, gpu_fixture) {
+  for (auto [m, n, k] : {std::tuple{7, 5, 9}, std::tuple{50, 160, 784}, std::tuple{512, 10, 160}})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        int ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+        values in = {random_values(size_t(ar) * ac, 1), random_values(size_t(br) * bc, 2),
+                     random_values(size_t(m) * n, 3)};
+        compare("gemm", in, [=](backend& be, std::vector<buffer>& b) {
+          be.gemm(ta, tb, 0.7f, b[0].as_matrix(ar, ac), b[1].as_matrix(br, bc), 0.3f,
+                  b[2].as_matrix(m, n));
+        }, 1e-4f);
+      }
+}
+
+BOOST_FIXTURE_TEST_CASE(bias_rows_axpy_scale_copy, gpu_fixture) {
+  values in = {random_values(50 * 160, 4), random_values(160, 5), random_values(160, 6),
+               random_values(50 * 160, 7)};
+  compare("add_bias+sum_rows+axpy+scale+copy", in, [](backend& be, std::vector<buffer>& b) {
+    be.add_bias(b[0].as_matrix(50, 160), b[1].data());
+    be.sum_rows(b[0].as_matrix(50, 160), b[2].data());
+    be.axpy(50 * 160, -0.25f, b[0].data(), b[3].data());
+    be.scale(160, 3.0f, b[1].data());
+    be.copy(b[3].data(), 100, b[0].data() + 7);
+  });
+}
+
+BOOST_FIXTURE_TEST_CASE(activations_forward_and_backward, gpu_fixture) {
+  for (auto f : {activation::relu, activation::elu, activation::sigmoid}) {
+    values in = {random_values(3000, 8, -20.0f, 20.0f), std::vector<float>(3000),
+                 random_values(3000, 9), std::vector<float>(3000)};
+    compare(to_string(f), in, [f](backend& be, std::vector<buffer>& b) {
+      be.activate(f, b[0].as_matrix(30, 100), b[1].as_matrix(30, 100));
+      be.activate_backward(f, b[1].as_matrix(30, 100), b[2].as_matrix(30, 100),
+                           b[3].as_matrix(30, 100));
+    });
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(softmax_xent_and_count_correct, gpu_fixture) {
+  const int rows = 1000, cols = 10;
+  std::vector<float> labels(rows);
+  for (int i = 0; i < rows; ++i)
+    labels[i] = static_cast<float>((i * 7) % cols);
+  values in = {random_values(rows * cols, 10, -8.0f, 8.0f), labels, std::vector<float>(rows * cols),
+               {0.0f}, {0.0f}};
+  compare("softmax_xent", in, [](backend& be, std::vector<buffer>& b) {
+    be.softmax_xent(b[0].as_matrix(rows, cols), b[1].data(), b[2].as_matrix(rows, cols), b[3].data());
+    be.count_correct(b[0].as_matrix(rows, cols), b[1].data(), b[4].data());
+  });
+}
+
+BOOST_FIXTURE_TEST_CASE(optimizer_updates, gpu_fixture) {
+  for (auto kind : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam}) {
+    optimizer_params p;
+    p.kind = kind;
+    values in = {random_values(5000, 11), random_values(5000, 12), std::vector<float>(5000),
+                 std::vector<float>(5000)};
+    compare(to_string(kind), in, [p](backend& be, std::vector<buffer>& b) {
+      for (long t = 1; t <= 3; ++t)
+        be.apply_update(p, t, 5000, b[0].data(), b[1].data(), b[2].data(), b[3].data());
+    });
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(mlp_step_matches_cpu, gpu_fixture) {
+  mlp_spec spec; // the reference model
+  auto init = initial_values(spec, init_scheme::truncated_normal, 5);
+  auto images = random_values(64 * 784, 13, 0.0f, 1.0f);
+  std::vector<float> labels(64);
+  for (int i = 0; i < 64; ++i)
+    labels[i] = static_cast<float>(i % 10);
+  values grads[2];
+  double loss[2];
+  backend* bes[2] = {cpu.get(), gpu.get()};
+  for (int k = 0; k < 2; ++k) {
+    auto net = std::move(*mlp::make(*bes[k], spec, 64));
+    BOOST_REQUIRE(!net->set_parameters(init));
+    net->load_batch(images.data(), labels.data(), 64);
+    net->forward();
+    net->backward();
+    BOOST_REQUIRE(!net->get_gradients(grads[k]));
+    loss[k] = net->take_metrics()->loss;
+  }
+  BOOST_TEST(loss[0] == loss[1], boost::test_tools::tolerance(1e-5));
+  for (size_t v = 0; v < grads[0].size(); ++v)
+    for (size_t i = 0; i < grads[0][v].size(); ++i)
+      BOOST_TEST(std::fabs(grads[0][v][i] - grads[1][v][i]) <= 1e-4f * (1e-2f + std::fabs(grads[0][v][i])),
+                 spec.variables()[v].name << "[" << i << "]");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

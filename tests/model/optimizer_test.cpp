@@ -1,0 +1,51 @@
+// Tests of model/optimizer: slots per variable and update numbering on a backend.
+#include "model/optimizer.hpp"
+
+#include "compute/cpu_backend.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace actorps;
+using actorps::test::random_values;
+
+BOOST_AUTO_TEST_SUITE(optimizer)
+
+BOOST_AUTO_TEST_CASE(applies_the_host_rule_with_increasing_update_numbers) {
+  auto be = make_cpu_backend(1);
+  for (auto kind : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam}) {
+    optimizer_params p;
+    p.kind = kind;
+    std::vector<size_t> sizes = {3, 2};
+    auto opt = actorps::optimizer::make(*be, p, sizes);
+    BOOST_REQUIRE(opt);
+    std::vector<buffer> vars, grads;
+    std::vector<std::vector<float>> w_ref, slot0(2), slot1(2);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      auto w = random_values(sizes[i], 40 + i), g = random_values(sizes[i], 50 + i);
+      vars.push_back(std::move(*be->allocate(sizes[i])));
+      grads.push_back(std::move(*be->allocate(sizes[i])));
+      be->upload(w.data(), w.size(), vars.back().data());
+      be->upload(g.data(), g.size(), grads.back().data());
+      w_ref.push_back(w);
+      slot0[i].assign(sizes[i], 0.0f);
+      slot1[i].assign(sizes[i], 0.0f);
+    }
+    for (long t = 1; t <= 3; ++t) {
+      opt->apply(vars, grads);
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        std::vector<float> g(sizes[i]);
+        BOOST_REQUIRE(!be->download(grads[i].data(), g.size(), g.data()));
+        apply_update_host(p, t, sizes[i], w_ref[i].data(), g.data(), slot0[i].data(), slot1[i].data());
+      }
+    }
+    BOOST_TEST(opt->steps() == 3);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      std::vector<float> w(sizes[i]);
+      BOOST_REQUIRE(!be->download(vars[i].data(), w.size(), w.data()));
+      BOOST_TEST((w == w_ref[i]), to_string(kind));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

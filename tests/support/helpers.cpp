@@ -1,0 +1,76 @@
+// Scratch directories, file and random-data helpers for tests.
+#include "tests/support/helpers.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <zlib.h>
+
+#include <ftw.h>
+#include <unistd.h>
+
+namespace actorps::test {
+
+temp_dir::temp_dir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string templ = std::string{base != nullptr ? base : "/tmp"} + "/actorps-test-XXXXXX";
+  if (::mkdtemp(templ.data()) == nullptr)
+    throw std::runtime_error("mkdtemp failed for " + templ);
+  path_ = templ;
+}
+
+temp_dir::~temp_dir() {
+  ::nftw(
+    path_.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); },
+    16, FTW_DEPTH | FTW_PHYS);
+}
+
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out{path, std::ios::binary | std::ios::trunc};
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out)
+    throw std::runtime_error("cannot write " + path);
+}
+
+void write_gz_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  if (f == nullptr)
+    throw std::runtime_error("cannot write " + path);
+  if (!bytes.empty())
+    gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+  gzclose(f);
+}
+
+std::vector<uint8_t> idx_bytes(const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data) {
+  std::vector<uint8_t> out{0, 0, 0x08, static_cast<uint8_t>(dims.size())};
+  for (uint32_t d : dims)
+    for (int shift = 24; shift >= 0; shift -= 8)
+      out.push_back(static_cast<uint8_t>(d >> shift));
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+} // namespace actorps::test
+
+#include <random>
+
+namespace actorps::test {
+
+std::vector<float> random_values(size_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 gen{seed};
+  std::vector<float> out(n);
+  for (auto& v : out)
+    v = lo + (hi - lo) * static_cast<float>(gen() >> 8) * (1.0f / 16777216.0f);
+  return out;
+}
+
+} // namespace actorps::test

@@ -1,0 +1,70 @@
+// Test helpers: a scratch directory removed at the end, file writers, seeded random data.
+#pragma once
+
+#include "common/errc.hpp"
+
+#include <ostream>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace actorps::test {
+
+/// Creates a fresh directory under $TMPDIR (or /tmp); removes it recursively on destruction.
+class temp_dir {
+public:
+  temp_dir();
+  ~temp_dir();
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  /// Returns path() + "/" + name.
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+  std::string path_;
+};
+
+/// Writes bytes to path (overwriting).
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes);
+
+/// Writes bytes gzip-compressed to path.
+void write_gz_file(const std::string& path, const std::vector<uint8_t>& bytes);
+
+/// Returns an IDX unsigned-byte file's bytes: header for dims, then data.
+std::vector<uint8_t> idx_bytes(const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data);
+
+/// Returns the content of a text file ("" if it cannot be read).
+std::string read_text(const std::string& path);
+
+} // namespace actorps::test
+
+namespace actorps::test {
+
+/// Returns the error's description, or "" when x holds a value (safe in check messages, which
+/// are built whether or not the check fails).
+template <class T>
+std::string error_text(const caf::expected<T>& x) {
+  return x ? std::string{} : describe(x.error());
+}
+
+/// Returns n uniform values in [lo, hi) from seed (same values on every run).
+std::vector<float> random_values(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
+
+} // namespace actorps::test
+
+// Boost.Test printers (found by ADL) so failed checks show errors readably.
+namespace caf {
+inline std::ostream& boost_test_print_type(std::ostream& os, const error& err) {
+  return os << actorps::describe(err);
+}
+} // namespace caf
+
+namespace actorps {
+inline std::ostream& boost_test_print_type(std::ostream& os, errc code) {
+  return os << to_string(code);
+}
+} // namespace actorps

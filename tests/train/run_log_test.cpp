@@ -1,0 +1,39 @@
+// Tests of train/run_log: folder creation, metrics lines, atomic summary, unwritable paths.
+#include "train/run_log.hpp"
+
+#include "common/errc.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <sys/stat.h>
+
+using namespace actorps;
+using namespace actorps::test;
+
+BOOST_AUTO_TEST_SUITE(run_log)
+
+BOOST_AUTO_TEST_CASE(writes_metrics_lines_and_summary) {
+  temp_dir dir;
+  auto log = actorps::run_log::open(dir.file("runs/deep"), "exp1");
+  BOOST_REQUIRE_MESSAGE(log, error_text(log));
+  BOOST_TEST(log->dir() == dir.file("runs/deep/exp1"));
+  BOOST_TEST(!log->append_metrics(json_object{}.add("step", 1)));
+  BOOST_TEST(!log->append_metrics(json_object{}.add("step", 2)));
+  BOOST_TEST(read_text(dir.file("runs/deep/exp1/metrics.jsonl")) == "{\"step\": 1}\n{\"step\": 2}\n");
+  BOOST_TEST(!log->write_summary(json_object{}.add("test_accuracy", 0.5)));
+  BOOST_TEST(read_text(dir.file("runs/deep/exp1/summary.json")) == "{\"test_accuracy\": 0.5}\n");
+  struct stat st;
+  BOOST_TEST(::stat(dir.file("runs/deep/exp1/summary.json.tmp").c_str(), &st) != 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_file_in_the_way_is_a_named_error) {
+  temp_dir dir;
+  write_file(dir.file("runs"), {1});
+  auto log = actorps::run_log::open(dir.file("runs"), "x");
+  BOOST_REQUIRE(!log);
+  BOOST_TEST(log.error() == actorps::errc::file_error);
+  BOOST_TEST(describe(log.error()).find(dir.file("runs")) != std::string::npos, describe(log.error()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
