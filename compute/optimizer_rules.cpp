@@ -32,16 +32,23 @@ int slot_count(optimizer_kind k) {
   return 0;
 }
 
+float learning_rate_at(const optimizer_params& p, long t) {
+  if (p.decay_rate == 1.0f)
+    return p.learning_rate;
+  double exponent = static_cast<double>(t) / static_cast<double>(p.decay_steps);
+  return static_cast<float>(p.learning_rate * std::pow(static_cast<double>(p.decay_rate), exponent));
+}
+
 float adam_step_size(const optimizer_params& p, long t) {
   auto td = static_cast<double>(t);
-  return static_cast<float>(p.learning_rate * std::sqrt(1.0 - std::pow(p.beta2, td))
+  return static_cast<float>(learning_rate_at(p, t) * std::sqrt(1.0 - std::pow(p.beta2, td))
                             / (1.0 - std::pow(p.beta1, td)));
 }
 
 ACTORPS_VECTOR_CLONES
 void apply_update_host(const optimizer_params& p, long t, size_t n, float* w, const float* g,
                        float* slot0, float* slot1) {
-  const float lr = p.learning_rate;
+  const float lr = learning_rate_at(p, t);
   switch (p.kind) {
     case optimizer_kind::sgd:
       for (size_t i = 0; i < n; ++i)

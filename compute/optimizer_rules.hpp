@@ -24,6 +24,8 @@ struct optimizer_params {
   float beta1 = 0.9f;
   float beta2 = 0.999f;
   float epsilon = 1e-8f;
+  float decay_rate = 1.0f;  ///< learning rate at update t: lr * decay_rate^(t / decay_steps); 1: constant
+  long decay_steps = 10000;
 };
 
 /// Returns "sgd", "momentum" or "adam".
@@ -35,7 +37,10 @@ std::optional<optimizer_kind> parse_optimizer(const std::string& name);
 /// Returns how many slot arrays (each the variable's size) the optimizer keeps per variable.
 int slot_count(optimizer_kind k);
 
-/// Returns Adam's bias-corrected step size lr * sqrt(1 - b2^t) / (1 - b1^t) for update number t >= 1.
+/// Returns the learning rate of update number t >= 1 (TensorFlow's exponential_decay, not staircase).
+float learning_rate_at(const optimizer_params& p, long t);
+
+/// Returns Adam's bias-corrected step size lr_t * sqrt(1 - b2^t) / (1 - b1^t) for update number t >= 1.
 float adam_step_size(const optimizer_params& p, long t);
 
 /// Applies update number t (1-based, per variable) to n weights in host memory.

@@ -23,7 +23,9 @@ void declare_train_options(strict_config& cfg, option_values& v) {
     .add(v.momentum, "momentum", "momentum coefficient (optimizer = momentum)")
     .add(v.beta1, "beta1", "Adam beta1")
     .add(v.beta2, "beta2", "Adam beta2")
-    .add(v.epsilon, "epsilon", "Adam epsilon");
+    .add(v.epsilon, "epsilon", "Adam epsilon")
+    .add(v.lr_decay_rate, "lr-decay-rate", "learning rate factor per lr-decay-steps updates (1.0: constant)")
+    .add(v.lr_decay_steps, "lr-decay-steps", "updates over which the learning rate decays by lr-decay-rate");
   cfg.group("model")
     .add(v.hidden, "hidden", "hidden layer widths, e.g. [160, 160]")
     .add(v.activation, "activation", "hidden activation: relu, elu or sigmoid")
@@ -80,6 +82,10 @@ caf::expected<train_settings> validate(const option_values& v) {
     return bad("train.beta1/beta2", "must be in [0, 1)");
   if (!(v.epsilon > 0.0))
     return bad("train.epsilon", cat("must be > 0, got ", v.epsilon));
+  if (!(v.lr_decay_rate > 0.0 && v.lr_decay_rate <= 1.0))
+    return bad("train.lr-decay-rate", cat("must be in (0, 1], got ", v.lr_decay_rate));
+  if (v.lr_decay_steps <= 0)
+    return bad("train.lr-decay-steps", cat("must be > 0, got ", v.lr_decay_steps));
   auto act = parse_activation(v.activation);
   if (!act)
     return bad("model.activation", cat("must be relu, elu or sigmoid, got \"", v.activation, "\""));
@@ -113,6 +119,8 @@ caf::expected<train_settings> validate(const option_values& v) {
   s.optimizer.beta1 = static_cast<float>(v.beta1);
   s.optimizer.beta2 = static_cast<float>(v.beta2);
   s.optimizer.epsilon = static_cast<float>(v.epsilon);
+  s.optimizer.decay_rate = static_cast<float>(v.lr_decay_rate);
+  s.optimizer.decay_steps = static_cast<long>(v.lr_decay_steps);
   s.model.hidden = v.hidden;
   s.model.hidden_activation = *act;
   s.model.classes = v.classes;

@@ -35,6 +35,8 @@ struct option_values {
   double beta1 = 0.9;
   double beta2 = 0.999;
   double epsilon = 1e-8;
+  double lr_decay_rate = 1.0;
+  int64_t lr_decay_steps = 10000;
   // [model]
   std::vector<int> hidden = {160, 160, 160, 160, 160};
   std::string activation = "elu";

@@ -55,10 +55,11 @@ cudaError_t launch_apply_update(const optimizer_params& p, long t, size_t n, flo
     return cudaSuccess;
   switch (p.kind) {
     case optimizer_kind::sgd:
-      sgd_kernel<<<grid_for(n), block, 0, s>>>(n, p.learning_rate, w, g);
+      sgd_kernel<<<grid_for(n), block, 0, s>>>(n, learning_rate_at(p, t), w, g);
       break;
     case optimizer_kind::momentum:
-      momentum_kernel<<<grid_for(n), block, 0, s>>>(n, p.learning_rate, p.momentum, w, g, slot0);
+      momentum_kernel<<<grid_for(n), block, 0, s>>>(n, learning_rate_at(p, t), p.momentum, w, g,
+                                                   slot0);
       break;
     case optimizer_kind::adam:
       adam_kernel<<<grid_for(n), block, 0, s>>>(n, adam_step_size(p, t), p.beta1, p.beta2,

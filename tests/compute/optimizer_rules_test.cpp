@@ -53,6 +53,20 @@ BOOST_AUTO_TEST_CASE(adam_first_two_steps) {
   BOOST_TEST(w[0] == w2, boost::test_tools::tolerance(1e-5));
 }
 
+BOOST_AUTO_TEST_CASE(exponential_learning_rate_decay) {
+  optimizer_params p;
+  p.kind = optimizer_kind::sgd;
+  p.learning_rate = 0.1f;
+  BOOST_TEST(learning_rate_at(p, 12345) == 0.1f); // decay_rate 1: constant
+  p.decay_rate = 0.5f;
+  p.decay_steps = 10;
+  BOOST_TEST(learning_rate_at(p, 10) == 0.05f, boost::test_tools::tolerance(1e-6f));
+  BOOST_TEST(learning_rate_at(p, 5) == 0.1f / std::sqrt(2.0f), boost::test_tools::tolerance(1e-6f));
+  std::vector<float> w = {1.0f}, g = {1.0f};
+  apply_update_host(p, 20, 1, w.data(), g.data(), nullptr, nullptr);
+  BOOST_TEST(w[0] == 0.975f, boost::test_tools::tolerance(1e-6f)); // lr 0.1 * 0.25
+}
+
 BOOST_AUTO_TEST_CASE(names_and_slots) {
   BOOST_TEST(slot_count(optimizer_kind::sgd) == 0);
   BOOST_TEST(slot_count(optimizer_kind::momentum) == 1);

@@ -134,6 +134,8 @@ BOOST_FIXTURE_TEST_CASE(optimizer_updates, gpu_fixture) {
   for (auto kind : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam}) {
     optimizer_params p;
     p.kind = kind;
+    p.decay_rate = 0.5f;
+    p.decay_steps = 2;
     values in = {random_values(5000, 11), random_values(5000, 12), std::vector<float>(5000),
                  std::vector<float>(5000)};
     compare(to_string(kind), in, [p](backend& be, std::vector<buffer>& b) {
