@@ -106,6 +106,37 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
   const auto start = std::chrono::steady_clock::now();
   auto epochs_done = [&] { return static_cast<double>(examples) / train.rows; };
 
+  int64_t last_eval_step = -1;
+  // Evaluates on validation and test, updates the stop rule and the best model, logs a row.
+  auto run_evaluation = [&]() -> caf::error {
+    auto pending = net.take_metrics(); // evaluate() needs empty running metrics
+    if (!pending)
+      return std::move(pending.error());
+    interval_loss += pending->loss * pending->rows;
+    interval_rows += pending->rows;
+    auto val = evaluate(net, ss.data.validation);
+    if (!val)
+      return std::move(val.error());
+    auto test = evaluate(net, ss.data.test);
+    if (!test)
+      return std::move(test.error());
+    double t = seconds_since(start);
+    if (rule.observe_evaluation(val->loss, val->accuracy, t))
+      if (auto err = net.get_parameters(best_params))
+        return err;
+    json_object row;
+    row.add("mode", "single").add("step", step).add("epoch", epochs_done())
+      .add("wall_seconds", t).add("examples", examples)
+      .add("validation_loss", val->loss).add("validation_accuracy", val->accuracy)
+      .add("test_loss", test->loss).add("test_accuracy", test->accuracy);
+    if (auto err = ss.log->append_metrics(row))
+      return err;
+    log_line(tag, cat("eval at step ", step, " epoch ", epochs_done(), ": validation loss ",
+                      val->loss, " accuracy ", val->accuracy, ", test accuracy ", test->accuracy));
+    last_eval_step = step;
+    return caf::none;
+  };
+
   for (;;) {
     auto t_step = std::chrono::steady_clock::now();
     batch_view view = batches.next(images.data(), labels.data());
@@ -138,29 +169,14 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
       interval_train_start = train_seconds;
       interval_examples_start = examples;
     }
-    if (eval) {
-      auto val = evaluate(net, ss.data.validation);
-      if (!val)
-        return std::move(val.error());
-      auto test = evaluate(net, ss.data.test);
-      if (!test)
-        return std::move(test.error());
-      double t = seconds_since(start);
-      if (rule.observe_evaluation(val->loss, val->accuracy, t))
-        if (auto err = net.get_parameters(best_params))
-          return err;
-      json_object row;
-      row.add("mode", "single").add("step", step).add("epoch", epochs_done())
-        .add("wall_seconds", t).add("examples", examples)
-        .add("validation_loss", val->loss).add("validation_accuracy", val->accuracy)
-        .add("test_loss", test->loss).add("test_accuracy", test->accuracy);
-      if (auto err = ss.log->append_metrics(row))
+    if (eval)
+      if (auto err = run_evaluation())
         return err;
-      log_line(tag, cat("eval at step ", step, " epoch ", epochs_done(), ": validation loss ",
-                        val->loss, " accuracy ", val->accuracy, ", test accuracy ", test->accuracy));
-    }
     if (auto why = rule.should_stop(step, epochs_done())) {
       sum.stop_reason = *why;
+      if (last_eval_step != step) // the final model is always evaluated once
+        if (auto err = run_evaluation())
+          return err;
       break;
     }
   }

@@ -25,7 +25,7 @@ void write_quadrants(const temp_dir& dir, uint32_t train, uint32_t test) {
       for (int y = 0; y < 4; ++y)
         for (int x = 0; x < 4; ++x) {
           int quadrant = (y / 2) * 2 + x / 2;
-          int base = quadrant == c ? 140 : 40;
+          int base = quadrant == c ? 110 : 50;
           px[i * 16 + y * 4 + x] = static_cast<uint8_t>(base + gen() % 100);
         }
     }
@@ -47,6 +47,7 @@ train_settings small_run(const temp_dir& dir) {
   v.momentum = 0.9;
   v.device = "cpu";
   v.progress_every = 50;
+  v.patience = 0;
   auto s = validate(v);
   BOOST_REQUIRE(s);
   return *s;
@@ -90,6 +91,21 @@ BOOST_AUTO_TEST_CASE(stops_at_the_target_accuracy_and_records_when) {
   BOOST_TEST(sum->epochs < 15.0);
   BOOST_TEST(sum->stop_reason.find("target validation accuracy") == 0);
   BOOST_TEST(read_text(dir.file("runs/t/summary.json")).find("\"seconds_to_target\": null") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_step_limit_between_evaluations_still_evaluates_the_final_model) {
+  temp_dir dir;
+  write_quadrants(dir, 300, 100);
+  auto s = small_run(dir);
+  s.max_steps = 7;
+  auto sum = train_single_process(s);
+  BOOST_REQUIRE_MESSAGE(sum, error_text(sum));
+  BOOST_TEST(sum->steps == 7);
+  BOOST_TEST(sum->stop_reason == "max steps 7 reached");
+  BOOST_TEST(sum->best_validation_accuracy > 0.0);
+  auto metrics = read_text(dir.file("runs/t/metrics.jsonl"));
+  BOOST_TEST(std::count(metrics.begin(), metrics.end(), '\n') == 1);
+  BOOST_TEST(metrics.find("\"step\": 7,") != std::string::npos, metrics);
 }
 
 BOOST_AUTO_TEST_CASE(seeded_runs_are_reproducible) {
