@@ -1,6 +1,8 @@
 // Names of the activation functions.
 #include "compute/activation.hpp"
 
+#include "common/enum_names.hpp"
+
 namespace actorps {
 
 const char* to_string(activation f) {
@@ -13,10 +15,8 @@ const char* to_string(activation f) {
 }
 
 std::optional<activation> parse_activation(const std::string& name) {
-  for (auto f : {activation::relu, activation::elu, activation::sigmoid})
-    if (name == to_string(f))
-      return f;
-  return std::nullopt;
+  constexpr activation all[] = {activation::relu, activation::elu, activation::sigmoid};
+  return parse_by_name(name, all);
 }
 
 } // namespace actorps

@@ -88,7 +88,4 @@ public:
                             float* slot0, float* slot1) = 0;
 };
 
-/// Returns an error if op(a) * op(b) does not fit c; shared by every backend's gemm.
-caf::error check_gemm_shapes(bool trans_a, bool trans_b, matrix a, matrix b, matrix c);
-
 } // namespace actorps

@@ -4,6 +4,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "compute/fast_math.hpp"
+#include "compute/op_errors.hpp"
 
 #include <cblas.h>
 
@@ -99,14 +100,14 @@ public:
   }
 
   caf::error sync() override {
-    return std::exchange(first_error_, caf::error{});
+    return errors_.take();
   }
 
   void gemm(bool trans_a, bool trans_b, float alpha, matrix a, matrix b, float beta,
             matrix c) override {
-    if (auto err = check_gemm_shapes(trans_a, trans_b, a, b, c))
-      return record(std::move(err));
-    int k = trans_a ? a.rows : a.cols;
+    if (!errors_.gemm_fits(trans_a, trans_b, a, b, c))
+      return;
+    const int k = inner_dimension(trans_a, a);
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, c.rows, c.cols, k, alpha, a.data, a.cols,
                 b.data, b.cols, beta, c.data, c.cols);
@@ -140,17 +141,17 @@ public:
   }
 
   void activate(activation f, matrix x, matrix y) override {
-    if (same_shape("activate", x, y))
+    if (errors_.same_shape("activate", x, y))
       activate_loop(f, x.size(), x.data, y.data);
   }
 
   void activate_backward(activation f, matrix y, matrix dy, matrix dx) override {
-    if (same_shape("activate_backward", y, dy) && same_shape("activate_backward", dy, dx))
+    if (errors_.same_shape("activate_backward", y, dy) && errors_.same_shape("activate_backward", dy, dx))
       activate_backward_loop(f, y.size(), y.data, dy.data, dx.data);
   }
 
   void softmax_xent(matrix logits, const float* labels, matrix grad, float* loss) override {
-    if (!same_shape("softmax_xent", logits, grad) || !labels_valid("softmax_xent", logits, labels))
+    if (!errors_.same_shape("softmax_xent", logits, grad) || !labels_valid("softmax_xent", logits, labels))
       return;
     double total = 0.0;
     const float inv_rows = 1.0f / static_cast<float>(logits.rows);
@@ -190,24 +191,13 @@ public:
   }
 
 private:
-  void record(caf::error err) {
-    if (!first_error_)
-      first_error_ = std::move(err);
-  }
 
-  bool same_shape(const char* op, matrix a, matrix b) {
-    if (a.rows == b.rows && a.cols == b.cols)
-      return true;
-    record(caf::make_error(errc::shape_mismatch, cat(op, ": ", a.rows, "x", a.cols, " vs ",
-                                                     b.rows, "x", b.cols)));
-    return false;
-  }
 
   bool labels_valid(const char* op, matrix logits, const float* labels) {
     for (int i = 0; i < logits.rows; ++i) {
       auto label = static_cast<int>(labels[i]);
       if (label < 0 || label >= logits.cols || static_cast<float>(label) != labels[i]) {
-        record(caf::make_error(errc::invalid_argument,
+        errors_.record(caf::make_error(errc::invalid_argument,
                                cat(op, ": label ", labels[i], " of row ", i, " is not a class in [0, ",
                                    logits.cols, ")")));
         return false;
@@ -217,7 +207,7 @@ private:
   }
 
   int threads_;
-  caf::error first_error_;
+  op_errors errors_;
 };
 
 } // namespace

@@ -1,6 +1,8 @@
 // Host implementation of the optimizer update rules.
 #include "compute/optimizer_rules.hpp"
 
+#include "common/enum_names.hpp"
+
 #include "compute/fast_math.hpp"
 
 #include <cmath>
@@ -17,10 +19,8 @@ const char* to_string(optimizer_kind k) {
 }
 
 std::optional<optimizer_kind> parse_optimizer(const std::string& name) {
-  for (auto k : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam})
-    if (name == to_string(k))
-      return k;
-  return std::nullopt;
+  constexpr optimizer_kind all[] = {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam};
+  return parse_by_name(name, all);
 }
 
 int slot_count(optimizer_kind k) {

@@ -1,5 +1,6 @@
 // Bias add and column sums, one thread per element / per column.
 #include "gpu/bias.cuh"
+#include "gpu/launch.cuh"
 
 namespace actorps::gpu {
 
@@ -7,8 +8,7 @@ namespace {
 
 __global__ void add_bias_kernel(float* y, const float* bias, int rows, int cols) {
   size_t n = static_cast<size_t>(rows) * cols;
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-       i += size_t{gridDim.x} * blockDim.x)
+  ACTORPS_GRID_STRIDE(i, n)
     y[i] += bias[i % cols];
 }
 
@@ -28,8 +28,7 @@ cudaError_t launch_add_bias(float* y, const float* bias, int rows, int cols, cud
   size_t n = static_cast<size_t>(rows) * cols;
   if (n == 0)
     return cudaSuccess;
-  size_t blocks = (n + 255) / 256;
-  add_bias_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, s>>>(y, bias, rows, cols);
+  add_bias_kernel<<<grid_for(n), block_threads, 0, s>>>(y, bias, rows, cols);
   return cudaGetLastError();
 }
 

@@ -1,6 +1,7 @@
 // The CUDA backend: cuBLAS sgemm and the kernels of gpu/*.cu, queued on one stream per backend.
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "compute/op_errors.hpp"
 #include "gpu/bias.cuh"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_select.hpp"
@@ -110,15 +111,15 @@ public:
 
   caf::error sync() override {
     ACTORPS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return std::exchange(first_error_, caf::error{});
+    return errors_.take();
   }
 
   void gemm(bool trans_a, bool trans_b, float alpha, matrix a, matrix b, float beta,
             matrix c) override {
-    if (auto err = check_gemm_shapes(trans_a, trans_b, a, b, c))
-      return record(std::move(err));
+    if (!errors_.gemm_fits(trans_a, trans_b, a, b, c))
+      return;
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
-    int k = trans_a ? a.rows : a.cols;
+    const int k = inner_dimension(trans_a, a);
     ACTORPS_CUDA_CHECK(cublasSgemm(blas_, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                    trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, c.cols, c.rows, k, &alpha,
                                    b.data, b.cols, a.data, a.cols, &beta, c.data, c.cols));
@@ -141,18 +142,18 @@ public:
   }
 
   void activate(activation f, matrix x, matrix y) override {
-    if (same_shape("activate", x, y))
+    if (errors_.same_shape("activate", x, y))
       ACTORPS_CUDA_CHECK(gpu::launch_activate(f, x.data, y.data, x.size(), stream_));
   }
 
   void activate_backward(activation f, matrix y, matrix dy, matrix dx) override {
-    if (same_shape("activate_backward", y, dy) && same_shape("activate_backward", dy, dx))
+    if (errors_.same_shape("activate_backward", y, dy) && errors_.same_shape("activate_backward", dy, dx))
       ACTORPS_CUDA_CHECK(
         gpu::launch_activate_backward(f, y.data, dy.data, dx.data, y.size(), stream_));
   }
 
   void softmax_xent(matrix logits, const float* labels, matrix grad, float* loss) override {
-    if (!same_shape("softmax_xent", logits, grad))
+    if (!errors_.same_shape("softmax_xent", logits, grad))
       return;
     if (float* scratch = scratch_for(logits.rows))
       ACTORPS_CUDA_CHECK(gpu::launch_softmax_xent(logits.data, labels, grad.data, loss, scratch,
@@ -171,18 +172,7 @@ public:
   }
 
 private:
-  void record(caf::error err) {
-    if (err && !first_error_)
-      first_error_ = std::move(err);
-  }
 
-  bool same_shape(const char* op, matrix a, matrix b) {
-    if (a.rows == b.rows && a.cols == b.cols)
-      return true;
-    record(caf::make_error(errc::shape_mismatch, cat(op, ": ", a.rows, "x", a.cols, " vs ",
-                                                     b.rows, "x", b.cols)));
-    return false;
-  }
 
   // Returns device scratch space for `rows` floats, growing it when needed; nullptr on failure.
   float* scratch_for(int rows) {
@@ -190,7 +180,7 @@ private:
       scratch_ = buffer{};
       auto fresh = allocate(static_cast<size_t>(rows));
       if (!fresh) {
-        record(std::move(fresh.error()));
+        errors_.record(std::move(fresh.error()));
         return nullptr;
       }
       scratch_ = std::move(*fresh);
@@ -205,7 +195,7 @@ private:
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   buffer scratch_;
-  caf::error first_error_;
+  op_errors errors_;
 };
 
 } // namespace

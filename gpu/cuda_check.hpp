@@ -27,5 +27,5 @@ inline caf::error to_error(cublasStatus_t status, const char* what) {
 
 } // namespace actorps::gpu
 
-/// Evaluates a CUDA/cuBLAS call and hands a failure to the enclosing object's record(caf::error).
-#define ACTORPS_CUDA_CHECK(call) record(::actorps::gpu::to_error((call), #call))
+/// Evaluates a CUDA/cuBLAS call and records a failure in the enclosing backend's op_errors errors_.
+#define ACTORPS_CUDA_CHECK(call) errors_.record(::actorps::gpu::to_error((call), #call))

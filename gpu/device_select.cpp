@@ -1,6 +1,8 @@
 // Backend selection with CPU fallback.
 #include "gpu/device_select.hpp"
 
+#include "common/enum_names.hpp"
+
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "compute/cpu_backend.hpp"
@@ -17,10 +19,8 @@ const char* to_string(device_mode m) {
 }
 
 std::optional<device_mode> parse_device_mode(const std::string& name) {
-  for (auto m : {device_mode::auto_select, device_mode::cpu, device_mode::gpu})
-    if (name == to_string(m))
-      return m;
-  return std::nullopt;
+  constexpr device_mode all[] = {device_mode::auto_select, device_mode::cpu, device_mode::gpu};
+  return parse_by_name(name, all);
 }
 
 caf::expected<std::unique_ptr<backend>> select_backend(const device_options& opts,

@@ -1,19 +1,10 @@
 // SGD, momentum and Adam updates plus axpy/scale, one thread per element (grid-stride).
+#include "gpu/launch.cuh"
 #include "gpu/optimizer.cuh"
 
 namespace actorps::gpu {
 
 namespace {
-
-constexpr int block = 256;
-
-unsigned grid_for(size_t n) {
-  size_t g = (n + block - 1) / block;
-  return static_cast<unsigned>(g < 65535 * 16 ? g : 65535 * 16);
-}
-
-#define ACTORPS_GRID_STRIDE(i, n) \
-  for (size_t i = blockIdx.x * size_t{block} + threadIdx.x; i < (n); i += size_t{gridDim.x} * block)
 
 __global__ void sgd_kernel(size_t n, float lr, float* w, const float* g) {
   ACTORPS_GRID_STRIDE(i, n) w[i] -= lr * g[i];
@@ -55,14 +46,14 @@ cudaError_t launch_apply_update(const optimizer_params& p, long t, size_t n, flo
     return cudaSuccess;
   switch (p.kind) {
     case optimizer_kind::sgd:
-      sgd_kernel<<<grid_for(n), block, 0, s>>>(n, learning_rate_at(p, t), w, g);
+      sgd_kernel<<<grid_for(n), block_threads, 0, s>>>(n, learning_rate_at(p, t), w, g);
       break;
     case optimizer_kind::momentum:
-      momentum_kernel<<<grid_for(n), block, 0, s>>>(n, learning_rate_at(p, t), p.momentum, w, g,
+      momentum_kernel<<<grid_for(n), block_threads, 0, s>>>(n, learning_rate_at(p, t), p.momentum, w, g,
                                                    slot0);
       break;
     case optimizer_kind::adam:
-      adam_kernel<<<grid_for(n), block, 0, s>>>(n, adam_step_size(p, t), p.beta1, p.beta2,
+      adam_kernel<<<grid_for(n), block_threads, 0, s>>>(n, adam_step_size(p, t), p.beta1, p.beta2,
                                                 p.epsilon, w, g, slot0, slot1);
       break;
   }
@@ -72,14 +63,14 @@ cudaError_t launch_apply_update(const optimizer_params& p, long t, size_t n, flo
 cudaError_t launch_axpy(size_t n, float alpha, const float* x, float* y, cudaStream_t s) {
   if (n == 0)
     return cudaSuccess;
-  axpy_kernel<<<grid_for(n), block, 0, s>>>(n, alpha, x, y);
+  axpy_kernel<<<grid_for(n), block_threads, 0, s>>>(n, alpha, x, y);
   return cudaGetLastError();
 }
 
 cudaError_t launch_scale(size_t n, float alpha, float* x, cudaStream_t s) {
   if (n == 0)
     return cudaSuccess;
-  scale_kernel<<<grid_for(n), block, 0, s>>>(n, alpha, x);
+  scale_kernel<<<grid_for(n), block_threads, 0, s>>>(n, alpha, x);
   return cudaGetLastError();
 }
 

@@ -1,6 +1,8 @@
 // Truncated-normal initialisation with a portable generator (same values on every platform).
 #include "model/init.hpp"
 
+#include "common/enum_names.hpp"
+
 #include <cmath>
 #include <random>
 
@@ -15,10 +17,8 @@ const char* to_string(init_scheme s) {
 }
 
 std::optional<init_scheme> parse_init_scheme(const std::string& name) {
-  for (auto s : {init_scheme::truncated_normal, init_scheme::he})
-    if (name == to_string(s))
-      return s;
-  return std::nullopt;
+  constexpr init_scheme all[] = {init_scheme::truncated_normal, init_scheme::he};
+  return parse_by_name(name, all);
 }
 
 namespace {
