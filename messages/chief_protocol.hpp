@@ -1,0 +1,62 @@
+// The conversation between workers and the Chief: registration, progress, start and stop.
+// Message by message in docs/protocol.md.
+#pragma once
+
+#include "messages/equality.hpp"
+#include "messages/shard_protocol.hpp"
+#include "messages/tensor.hpp"
+
+#include <caf/meta/type_name.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace actorps {
+
+/// The float every node writes into worker_hello::byte_order_probe; the chief refuses a worker
+/// whose probe does not read back as this value (raw float copies need one byte order).
+constexpr float byte_order_probe_value = 1.5f;
+
+/// Worker -> chief: (register_atom, worker_hello) -> worker_welcome.
+struct worker_hello {
+  uint32_t worker = 0;          ///< the worker's task index
+  std::string host;             ///< where it runs, for log lines
+  tensor_buffer byte_order_probe;
+};
+
+/// The chief's answer: where every variable lives and how many workers train.
+struct worker_welcome {
+  placement_plan plan;
+  uint32_t workers = 0;
+};
+
+/// Worker -> chief: (progress_atom, progress_report), every cluster.report-every steps and at the end.
+struct progress_report {
+  uint32_t worker = 0;
+  int64_t steps = 0;     ///< steps since the previous report
+  int64_t examples = 0;  ///< examples since the previous report
+  double loss_sum = 0.0; ///< sum of per-example training losses since the previous report
+  bool final = false;    ///< the worker stopped after this report
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_hello& x) {
+  return f(caf::meta::type_name("worker_hello"), x.worker, x.host, x.byte_order_probe);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_welcome& x) {
+  return f(caf::meta::type_name("worker_welcome"), x.plan, x.workers);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
+  return f(caf::meta::type_name("progress_report"), x.worker, x.steps, x.examples, x.loss_sum,
+           x.final);
+}
+
+ACTORPS_FIELDWISE_EQ(worker_hello, v.worker, v.host, v.byte_order_probe)
+ACTORPS_FIELDWISE_EQ(worker_welcome, v.plan, v.workers)
+ACTORPS_FIELDWISE_EQ(progress_report, v.worker, v.steps, v.examples, v.loss_sum, v.final)
+
+} // namespace actorps

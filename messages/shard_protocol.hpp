@@ -1,0 +1,168 @@
+// The conversation between workers / the chief and a ParameterShard: set-up, pull, push.
+// Message by message in docs/protocol.md.
+#pragma once
+
+#include "messages/equality.hpp"
+#include "messages/tensor.hpp"
+
+#include <caf/meta/type_name.hpp>
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace actorps {
+
+/// One variable of the model, as the placement plan lists it.
+struct variable_info {
+  std::string name;
+  int32_t rows = 0;
+  int32_t cols = 0;
+};
+
+/// Where every variable lives: variables in creation order, shard_of[k] its shard.
+struct placement_plan {
+  std::string strategy; ///< "round-robin" or "balanced"
+  uint32_t shards = 0;
+  std::vector<variable_info> variables;
+  std::vector<uint32_t> shard_of;
+};
+
+/// The optimizer a shard applies (names as in the config: sgd, momentum, adam).
+struct optimizer_config {
+  std::string kind = "momentum";
+  float learning_rate = 0.01f;
+  float momentum = 0.95f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float epsilon = 1e-8f;
+  float decay_rate = 1.0f;
+  int64_t decay_steps = 10000;
+};
+
+/// values of variable[offset, offset + data.size()) -- a whole variable or one chunk of it.
+struct variable_slice {
+  uint32_t variable = 0;
+  uint32_t offset = 0;
+  tensor_buffer data;
+};
+
+/// A range of a variable to pull.
+struct slice_ref {
+  uint32_t variable = 0;
+  uint32_t offset = 0;
+  uint32_t count = 0;
+};
+
+/// Chief -> shard: (init_atom, shard_setup) -> setup_reply. Initialises the shard once; a shard
+/// that is already initialised keeps its values and says so.
+struct shard_setup {
+  uint32_t shard = 0;
+  placement_plan plan;
+  optimizer_config optimizer;
+  uint32_t workers = 0;                 ///< worker ids 0 .. workers-1 may push
+  std::vector<variable_slice> initial; ///< initial values of every variable this shard holds
+};
+
+struct setup_reply {
+  bool already_initialized = false;
+  uint64_t version = 0; ///< updates applied so far
+};
+
+/// Worker -> shard: (pull_atom, pull_request) -> pull_reply.
+struct pull_request {
+  uint32_t worker = 0;
+  std::vector<slice_ref> ranges;
+};
+
+struct pull_reply {
+  uint64_t version = 0;
+  std::vector<variable_slice> slices; ///< in the order of the request's ranges
+};
+
+/// Worker -> shard: (push_atom, push_request) -> push_reply. Async mode applies at once.
+struct push_request {
+  uint32_t worker = 0;
+  uint64_t step = 0;                  ///< the worker's step that computed the gradients
+  std::vector<variable_slice> grads;  ///< gradients of the mean loss of one batch
+};
+
+struct push_reply {
+  uint64_t version = 0; ///< updates applied after this one
+};
+
+// -- inspection ----------------------------------------------------------------
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, variable_info& x) {
+  return f(caf::meta::type_name("variable_info"), x.name, x.rows, x.cols);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, placement_plan& x) {
+  return f(caf::meta::type_name("placement_plan"), x.strategy, x.shards, x.variables, x.shard_of);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, optimizer_config& x) {
+  return f(caf::meta::type_name("optimizer_config"), x.kind, x.learning_rate, x.momentum, x.beta1,
+           x.beta2, x.epsilon, x.decay_rate, x.decay_steps);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, variable_slice& x) {
+  return f(caf::meta::type_name("variable_slice"), x.variable, x.offset, x.data);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, slice_ref& x) {
+  return f(caf::meta::type_name("slice_ref"), x.variable, x.offset, x.count);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_setup& x) {
+  return f(caf::meta::type_name("shard_setup"), x.shard, x.plan, x.optimizer, x.workers, x.initial);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, setup_reply& x) {
+  return f(caf::meta::type_name("setup_reply"), x.already_initialized, x.version);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pull_request& x) {
+  return f(caf::meta::type_name("pull_request"), x.worker, x.ranges);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
+  return f(caf::meta::type_name("pull_reply"), x.version, x.slices);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, push_request& x) {
+  return f(caf::meta::type_name("push_request"), x.worker, x.step, x.grads);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, push_reply& x) {
+  return f(caf::meta::type_name("push_reply"), x.version);
+}
+
+// -- equality (tests compare round trips) ------------------------------------------
+
+ACTORPS_FIELDWISE_EQ(variable_info, v.name, v.rows, v.cols)
+ACTORPS_FIELDWISE_EQ(placement_plan, v.strategy, v.shards, v.variables, v.shard_of)
+ACTORPS_FIELDWISE_EQ(optimizer_config, v.kind, v.learning_rate, v.momentum, v.beta1, v.beta2,
+                     v.epsilon, v.decay_rate, v.decay_steps)
+ACTORPS_FIELDWISE_EQ(variable_slice, v.variable, v.offset, v.data)
+ACTORPS_FIELDWISE_EQ(slice_ref, v.variable, v.offset, v.count)
+ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.initial)
+ACTORPS_FIELDWISE_EQ(setup_reply, v.already_initialized, v.version)
+ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges)
+ACTORPS_FIELDWISE_EQ(pull_reply, v.version, v.slices)
+ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads)
+ACTORPS_FIELDWISE_EQ(push_reply, v.version)
+
+} // namespace actorps

@@ -1,0 +1,36 @@
+// The one place that declares actorps's atoms and message type IDs (CAF's type-ID block).
+// Every node and test registers exactly this block through register_types().
+#pragma once
+
+#include "messages/chief_protocol.hpp"
+#include "messages/shard_protocol.hpp"
+
+#include <caf/atom.hpp>
+#include <caf/type_id.hpp>
+
+CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
+
+  // Atoms: at most 10 characters.
+  CAF_ADD_ATOM(actorps, actorps, init_atom, "init")
+  CAF_ADD_ATOM(actorps, actorps, pull_atom, "pull")
+  CAF_ADD_ATOM(actorps, actorps, push_atom, "push")
+  CAF_ADD_ATOM(actorps, actorps, register_atom, "register")
+  CAF_ADD_ATOM(actorps, actorps, progress_atom, "progress")
+  CAF_ADD_ATOM(actorps, actorps, start_atom, "start")
+  CAF_ADD_ATOM(actorps, actorps, stop_atom, "stop")
+  CAF_ADD_ATOM(actorps, actorps, step_atom, "step")
+  CAF_ADD_ATOM(actorps, actorps, eval_atom, "eval")
+  CAF_ADD_ATOM(actorps, actorps, tick_atom, "tick")
+
+  // Message types: every top-level element of a message that crosses the network.
+  CAF_ADD_TYPE_ID(actorps, (actorps::shard_setup))
+  CAF_ADD_TYPE_ID(actorps, (actorps::setup_reply))
+  CAF_ADD_TYPE_ID(actorps, (actorps::pull_request))
+  CAF_ADD_TYPE_ID(actorps, (actorps::pull_reply))
+  CAF_ADD_TYPE_ID(actorps, (actorps::push_request))
+  CAF_ADD_TYPE_ID(actorps, (actorps::push_reply))
+  CAF_ADD_TYPE_ID(actorps, (actorps::worker_hello))
+  CAF_ADD_TYPE_ID(actorps, (actorps::worker_welcome))
+  CAF_ADD_TYPE_ID(actorps, (actorps::progress_report))
+
+CAF_END_TYPE_ID_BLOCK(actorps)

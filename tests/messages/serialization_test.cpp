@@ -1,0 +1,115 @@
+// Every registered message type round-trips through CAF's binary serializer using the production
+// registration; tensors travel as raw copies.
+#include "messages/register.hpp"
+#include "messages/type_ids.hpp"
+
+#include "tests/support/helpers.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/binary_deserializer.hpp>
+#include <caf/binary_serializer.hpp>
+#include <caf/message.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+using namespace actorps;
+
+namespace {
+
+struct fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+
+  fixture() {
+    register_types(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+  }
+
+  // Serialises x inside a caf::message (as the middleman does) and reads it back.
+  template <class T>
+  T round_trip(const T& x) {
+    auto msg = caf::make_message(x);
+    std::vector<char> buf;
+    caf::binary_serializer sink{*sys, buf};
+    BOOST_REQUIRE(!sink(msg));
+    caf::message out;
+    caf::binary_deserializer source{*sys, buf};
+    BOOST_REQUIRE(!source(out));
+    BOOST_REQUIRE(out.match_elements<T>());
+    return out.get_as<T>(0);
+  }
+};
+
+placement_plan sample_plan() {
+  return {"round-robin", 2, {{"layer0/weights", 784, 160}, {"layer0/bias", 1, 160}}, {0, 1}};
+}
+
+variable_slice sample_slice(uint32_t var, size_t n) {
+  return {var, 7, {actorps::test::random_values(n, var)}};
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(serialization, fixture)
+
+BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
+  shard_setup setup{1, sample_plan(), {"adam", 0.001f, 0.9f, 0.8f, 0.99f, 1e-7f, 0.5f, 100}, 3,
+                    {sample_slice(1, 160)}};
+  BOOST_TEST((round_trip(setup) == setup));
+  setup_reply sr{true, 42};
+  BOOST_TEST((round_trip(sr) == sr));
+  pull_request pr{2, {{0, 0, 125440}, {1, 0, 160}}};
+  BOOST_TEST((round_trip(pr) == pr));
+  pull_reply prep{9, {sample_slice(0, 1000), sample_slice(1, 0)}};
+  BOOST_TEST((round_trip(prep) == prep));
+  push_request push{1, 77, {sample_slice(0, 262144)}};
+  BOOST_TEST((round_trip(push) == push));
+  push_reply pa{78};
+  BOOST_TEST((round_trip(pa) == pa));
+  worker_hello hello{3, "127.0.0.1", {{byte_order_probe_value}}};
+  BOOST_TEST((round_trip(hello) == hello));
+  worker_welcome welcome{sample_plan(), 4};
+  BOOST_TEST((round_trip(welcome) == welcome));
+  progress_report rep{2, 50, 2500, 1234.5, true};
+  BOOST_TEST((round_trip(rep) == rep));
+}
+
+BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
+  auto check = [&](const std::type_info& ti, const std::string& name) {
+    BOOST_TEST(sys->types().portable_name(0, &ti) == name);
+  };
+  check(typeid(shard_setup), "actorps::shard_setup");
+  check(typeid(setup_reply), "actorps::setup_reply");
+  check(typeid(pull_request), "actorps::pull_request");
+  check(typeid(pull_reply), "actorps::pull_reply");
+  check(typeid(push_request), "actorps::push_request");
+  check(typeid(push_reply), "actorps::push_reply");
+  check(typeid(worker_hello), "actorps::worker_hello");
+  check(typeid(worker_welcome), "actorps::worker_welcome");
+  check(typeid(progress_report), "actorps::progress_report");
+  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 9);
+}
+
+BOOST_AUTO_TEST_CASE(tensors_are_copied_raw) {
+  // 1 MiB of floats costs 1 MiB plus a small header on the wire, not a varint per element.
+  push_request push{0, 1, {sample_slice(0, 262144)}};
+  std::vector<char> buf;
+  caf::binary_serializer sink{*sys, buf};
+  BOOST_REQUIRE(!sink(push));
+  BOOST_TEST(buf.size() >= 262144u * 4);
+  BOOST_TEST(buf.size() < 262144u * 4 + 64);
+}
+
+BOOST_AUTO_TEST_CASE(an_oversized_tensor_count_is_refused_before_allocating) {
+  std::vector<char> buf;
+  caf::binary_serializer sink{*sys, buf};
+  size_t huge = (size_t{1} << 30); // 4 GiB of floats, above max_tensor_floats
+  BOOST_REQUIRE(!sink.begin_sequence(huge));
+  tensor_buffer t;
+  caf::binary_deserializer source{*sys, buf};
+  BOOST_TEST(static_cast<bool>(inspect(static_cast<caf::deserializer&>(source), t)));
+  BOOST_TEST(t.values.empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
