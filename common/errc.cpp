@@ -18,6 +18,12 @@ const char* to_string(errc x) {
     case errc::device_error: return "device_error";
     case errc::out_of_memory: return "out_of_memory";
     case errc::non_finite: return "non_finite";
+    case errc::unknown_variable: return "unknown_variable";
+    case errc::unknown_worker: return "unknown_worker";
+    case errc::not_initialized: return "not_initialized";
+    case errc::peer_unreachable: return "peer_unreachable";
+    case errc::timeout: return "timeout";
+    case errc::protocol_error: return "protocol_error";
   }
   return "unknown";
 }

@@ -23,6 +23,12 @@ enum class errc : uint8_t {
   device_error,       ///< a CUDA or cuBLAS call failed
   out_of_memory,      ///< an allocation (host, device or memory cap) failed
   non_finite,         ///< NaN or Inf where finite values are required
+  unknown_variable,   ///< a message names a variable the receiver does not hold
+  unknown_worker,     ///< a message comes from a worker id outside the cluster
+  not_initialized,    ///< a shard was used before the chief initialised it
+  peer_unreachable,   ///< a node could not reach a peer before its deadline
+  timeout,            ///< a wait or request passed its deadline
+  protocol_error,     ///< a peer broke the protocol (wrong byte order, unexpected reply)
 };
 
 /// Returns the enumerator's name, e.g. "invalid_config".

@@ -1,0 +1,43 @@
+// ParameterShard: holds its share of the variables (the placement's round-robin share) and their
+// optimizer slots, answers pulls and applies pushes. CPU only.
+#pragma once
+
+#include "messages/type_ids.hpp"
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <cstdint>
+
+namespace actorps {
+
+/// The shard's typed interface:
+///
+/// (init_atom, shard_setup) -> setup_reply
+///   Initialises the shard from the chief's setup, once. A second setup (a restarted chief)
+///   leaves the values untouched and answers already_initialized = true. An inconsistent setup
+///   is an error (invalid_argument, unknown_variable, shape_mismatch, non_finite).
+/// (pull_atom, pull_request) -> pull_reply
+///   The requested ranges and the shard's version. Errors: not_initialized, unknown_worker,
+///   unknown_variable, shape_mismatch.
+/// (push_atom, push_request) -> push_reply
+///   Async mode: applies the optimizer to the gradients at once, version + 1. Errors as for pull,
+///   plus non_finite; a rejected push changes nothing.
+/// (stop_atom)
+///   Quits.
+using parameter_shard_actor = caf::typed_actor<
+  caf::replies_to<init_atom, shard_setup>::with<setup_reply>,
+  caf::replies_to<pull_atom, pull_request>::with<pull_reply>,
+  caf::replies_to<push_atom, push_request>::with<push_reply>,
+  caf::reacts_to<stop_atom>>;
+
+/// Settings of one shard.
+struct parameter_shard_config {
+  uint32_t index = 0; ///< the shard's task index (ps job)
+};
+
+/// Spawns a shard.
+parameter_shard_actor make_parameter_shard(caf::actor_system& sys, parameter_shard_config cfg);
+
+} // namespace actorps

@@ -1,0 +1,177 @@
+// Validation and updates of a shard's variables.
+#include "actors/parameter_store.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <cmath>
+
+namespace actorps {
+
+caf::expected<optimizer_params> to_optimizer_params(const optimizer_config& cfg) {
+  auto kind = parse_optimizer(cfg.kind);
+  if (!kind)
+    return caf::make_error(errc::invalid_argument, cat("unknown optimizer \"", cfg.kind, "\""));
+  optimizer_params p;
+  p.kind = *kind;
+  p.learning_rate = cfg.learning_rate;
+  p.momentum = cfg.momentum;
+  p.beta1 = cfg.beta1;
+  p.beta2 = cfg.beta2;
+  p.epsilon = cfg.epsilon;
+  p.decay_rate = cfg.decay_rate;
+  p.decay_steps = static_cast<long>(cfg.decay_steps);
+  return p;
+}
+
+optimizer_config to_optimizer_config(const optimizer_params& p) {
+  return {to_string(p.kind), p.learning_rate, p.momentum, p.beta1, p.beta2, p.epsilon,
+          p.decay_rate, static_cast<int64_t>(p.decay_steps)};
+}
+
+namespace {
+
+bool all_finite(const std::vector<float>& xs) {
+  for (float x : xs)
+    if (!std::isfinite(x))
+      return false;
+  return true;
+}
+
+} // namespace
+
+caf::error parameter_store::init(const shard_setup& setup) {
+  const auto& plan = setup.plan;
+  if (plan.shard_of.size() != plan.variables.size() || setup.shard >= plan.shards)
+    return caf::make_error(errc::invalid_argument,
+                           cat("shard ", setup.shard, ": inconsistent placement plan (", plan.shards,
+                               " shards, ", plan.variables.size(), " variables)"));
+  auto opt = to_optimizer_params(setup.optimizer);
+  if (!opt)
+    return std::move(opt.error());
+  std::vector<int> slot_of(plan.variables.size(), -1);
+  std::vector<variable> vars;
+  for (uint32_t k = 0; k < plan.variables.size(); ++k)
+    if (plan.shard_of[k] == setup.shard) {
+      slot_of[k] = static_cast<int>(vars.size());
+      auto& info = plan.variables[k];
+      variable v;
+      v.index = k;
+      v.name = info.name;
+      v.values.assign(static_cast<size_t>(info.rows) * info.cols, 0.0f);
+      vars.push_back(std::move(v));
+    }
+  std::vector<bool> seen(vars.size(), false);
+  for (auto& slice : setup.initial) {
+    if (slice.variable >= slot_of.size() || slot_of[slice.variable] < 0)
+      return caf::make_error(errc::unknown_variable, cat("shard ", setup.shard, ": initial value for variable ",
+                                                         slice.variable, ", which this shard does not hold"));
+    auto& v = vars[slot_of[slice.variable]];
+    if (slice.offset != 0 || slice.data.values.size() != v.values.size())
+      return caf::make_error(errc::shape_mismatch, cat("shard ", setup.shard, ": initial value of ", v.name,
+                                                       " has ", slice.data.values.size(), " floats, expected ",
+                                                       v.values.size()));
+    if (!all_finite(slice.data.values))
+      return caf::make_error(errc::non_finite, cat("shard ", setup.shard, ": initial value of ", v.name,
+                                                   " is not finite"));
+    v.values = slice.data.values;
+    seen[slot_of[slice.variable]] = true;
+  }
+  for (size_t i = 0; i < vars.size(); ++i)
+    if (!seen[i])
+      return caf::make_error(errc::invalid_argument, cat("shard ", setup.shard, ": no initial value for ",
+                                                         vars[i].name));
+  const int slots = slot_count(opt->kind);
+  for (auto& v : vars) {
+    if (slots > 0)
+      v.slot0.assign(v.values.size(), 0.0f);
+    if (slots > 1)
+      v.slot1.assign(v.values.size(), 0.0f);
+  }
+  shard_ = setup.shard;
+  workers_ = setup.workers;
+  optimizer_ = *opt;
+  slot_of_ = std::move(slot_of);
+  vars_ = std::move(vars);
+  version_ = 0;
+  initialized_ = true;
+  return caf::none;
+}
+
+const parameter_store::variable* parameter_store::find(uint32_t k) const {
+  if (k >= slot_of_.size() || slot_of_[k] < 0)
+    return nullptr;
+  return &vars_[slot_of_[k]];
+}
+
+caf::error parameter_store::check_worker(uint32_t worker) const {
+  if (!initialized_)
+    return caf::make_error(errc::not_initialized, cat("shard ", shard_, " is not initialised yet"));
+  if (worker >= workers_)
+    return caf::make_error(errc::unknown_worker, cat("shard ", shard_, ": worker ", worker,
+                                                     " is not in the cluster (", workers_, " workers)"));
+  return caf::none;
+}
+
+caf::error parameter_store::check_range(uint32_t var, uint32_t offset, size_t count) const {
+  const variable* v = find(var);
+  if (v == nullptr)
+    return caf::make_error(errc::unknown_variable, cat("shard ", shard_, " does not hold variable ", var));
+  if (static_cast<size_t>(offset) + count > v->values.size())
+    return caf::make_error(errc::shape_mismatch, cat("shard ", shard_, ": ", v->name, "[", offset, ", ",
+                                                     static_cast<size_t>(offset) + count, ") is outside its ",
+                                                     v->values.size(), " values"));
+  return caf::none;
+}
+
+caf::expected<pull_reply> parameter_store::pull(const pull_request& req) const {
+  if (auto err = check_worker(req.worker))
+    return err;
+  for (auto& r : req.ranges)
+    if (auto err = check_range(r.variable, r.offset, r.count))
+      return err;
+  pull_reply out;
+  out.version = version_;
+  out.slices.reserve(req.ranges.size());
+  for (auto& r : req.ranges) {
+    auto& values = find(r.variable)->values;
+    out.slices.push_back({r.variable, r.offset,
+                          {std::vector<float>(values.begin() + r.offset, values.begin() + r.offset + r.count)}});
+  }
+  return out;
+}
+
+caf::expected<push_reply> parameter_store::push(const push_request& req) {
+  if (auto err = check_worker(req.worker))
+    return err;
+  for (auto& g : req.grads) {
+    if (auto err = check_range(g.variable, g.offset, g.data.values.size()))
+      return err;
+    if (!all_finite(g.data.values))
+      return caf::make_error(errc::non_finite, cat("shard ", shard_, ": gradient of ", find(g.variable)->name,
+                                                   " from worker ", req.worker, " is not finite"));
+  }
+  const long t = static_cast<long>(version_) + 1;
+  for (auto& g : req.grads) {
+    auto& v = vars_[slot_of_[g.variable]];
+    size_t n = g.data.values.size();
+    apply_update_host(optimizer_, t, n, v.values.data() + g.offset, g.data.values.data(),
+                      v.slot0.empty() ? nullptr : v.slot0.data() + g.offset,
+                      v.slot1.empty() ? nullptr : v.slot1.data() + g.offset);
+  }
+  ++version_;
+  return push_reply{version_};
+}
+
+std::string parameter_store::describe() const {
+  std::string names;
+  size_t bytes = 0;
+  for (auto& v : vars_) {
+    names += (names.empty() ? "" : ", ") + v.name;
+    bytes += v.values.size() * sizeof(float);
+  }
+  return cat("shard ", shard_, " holds ", vars_.size(), " variables (", bytes, " bytes): ", names,
+             "; optimizer ", to_string(optimizer_.kind), " lr ", optimizer_.learning_rate);
+}
+
+} // namespace actorps

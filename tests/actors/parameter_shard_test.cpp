@@ -1,0 +1,159 @@
+// Tests of actors/parameter_shard (and parameter_store beneath it): each handler's happy path and
+// bad input with the exact error, state untouched by rejected messages.
+#include "actors/parameter_shard.hpp"
+
+#include "actors/placement.hpp"
+#include "actors/parameter_store.hpp"
+#include "tests/support/actor_fixture.hpp"
+
+#include <cmath>
+#include <limits>
+
+using namespace actorps;
+using namespace actorps::test;
+
+namespace {
+
+// Two shards, four variables of a tiny model; shard 1 holds variables 1 and 3.
+struct shard_fixture : actor_fixture {
+  placement_plan plan = make_placement({{"layer0/weights", 2, 3}, {"layer0/bias", 1, 3},
+                                        {"logits/weights", 3, 2}, {"logits/bias", 1, 2}},
+                                       2, placement_strategy::round_robin);
+  parameter_shard_actor shard = keep(make_parameter_shard(*sys, {1}));
+
+  shard_setup setup_for_shard1() {
+    shard_setup s;
+    s.shard = 1;
+    s.plan = plan;
+    s.optimizer = {"sgd", 0.5f};
+    s.workers = 2;
+    s.initial = {{1, 0, {{1.0f, 2.0f, 3.0f}}}, {3, 0, {{4.0f, 5.0f}}}};
+    return s;
+  }
+
+  void init() { BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, setup_for_shard1())); }
+
+  std::vector<float> values_of(uint32_t var, uint32_t count) {
+    auto r = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{var, 0, count}}});
+    BOOST_REQUIRE_MESSAGE(r, error_text(r));
+    return r->slices.at(0).data.values;
+  }
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(parameter_shard, shard_fixture)
+
+BOOST_AUTO_TEST_CASE(init_once_then_keeps_its_values) {
+  auto first = ask<setup_reply>(shard, init_atom_v, setup_for_shard1());
+  BOOST_REQUIRE(first);
+  BOOST_TEST(!first->already_initialized);
+  BOOST_REQUIRE(ask<push_reply>(shard, push_atom_v, push_request{0, 1, {{1, 0, {{1.0f, 1.0f, 1.0f}}}}}));
+  auto again = setup_for_shard1();
+  again.initial[0].data.values = {9.0f, 9.0f, 9.0f};
+  auto second = ask<setup_reply>(shard, init_atom_v, again);
+  BOOST_REQUIRE(second);
+  BOOST_TEST(second->already_initialized);
+  BOOST_TEST(second->version == 1u);
+  BOOST_TEST(values_of(1, 3) == std::vector<float>({0.5f, 1.5f, 2.5f}));
+}
+
+BOOST_AUTO_TEST_CASE(init_rejects_a_value_for_another_shards_variable) {
+  auto s = setup_for_shard1();
+  s.initial.push_back({0, 0, {std::vector<float>(6, 0.0f)}});
+  auto r = ask<setup_reply>(shard, init_atom_v, s);
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(r.error() == errc::unknown_variable);
+  BOOST_TEST(describe(r.error()) == "unknown_variable: shard 1: initial value for variable 0, which this shard does not hold");
+  // still uninitialised: a later correct setup works
+  BOOST_TEST(!ask<setup_reply>(shard, init_atom_v, setup_for_shard1())->already_initialized);
+}
+
+BOOST_AUTO_TEST_CASE(init_rejects_wrong_sizes_and_missing_values) {
+  auto s = setup_for_shard1();
+  s.initial[1].data.values.push_back(6.0f);
+  auto r = ask<setup_reply>(shard, init_atom_v, s);
+  BOOST_TEST(describe(r.error()) == "shape_mismatch: shard 1: initial value of logits/bias has 3 floats, expected 2");
+  s = setup_for_shard1();
+  s.initial.pop_back();
+  r = ask<setup_reply>(shard, init_atom_v, s);
+  BOOST_TEST(describe(r.error()) == "invalid_argument: shard 1: no initial value for logits/bias");
+  s = setup_for_shard1();
+  s.shard = 0;
+  r = ask<setup_reply>(shard, init_atom_v, s);
+  BOOST_TEST(describe(r.error()) == "invalid_argument: setup for shard 0 sent to shard 1");
+}
+
+BOOST_AUTO_TEST_CASE(pull_returns_ranges_and_version) {
+  init();
+  auto r = ask<pull_reply>(shard, pull_atom_v, pull_request{1, {{3, 1, 1}, {1, 0, 3}}});
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->version == 0u);
+  BOOST_REQUIRE_EQUAL(r->slices.size(), 2u);
+  BOOST_TEST(r->slices[0].variable == 3u);
+  BOOST_TEST(r->slices[0].offset == 1u);
+  BOOST_TEST(r->slices[0].data.values == std::vector<float>({5.0f}));
+  BOOST_TEST(r->slices[1].data.values == std::vector<float>({1.0f, 2.0f, 3.0f}));
+}
+
+BOOST_AUTO_TEST_CASE(pull_bad_input_is_named) {
+  auto r = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{1, 0, 3}}});
+  BOOST_TEST(describe(r.error()) == "not_initialized: shard 1 is not initialised yet");
+  init();
+  r = ask<pull_reply>(shard, pull_atom_v, pull_request{2, {{1, 0, 3}}});
+  BOOST_TEST(describe(r.error()) == "unknown_worker: shard 1: worker 2 is not in the cluster (2 workers)");
+  r = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{0, 0, 6}}});
+  BOOST_TEST(describe(r.error()) == "unknown_variable: shard 1 does not hold variable 0");
+  r = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{1, 2, 2}}});
+  BOOST_TEST(describe(r.error()) == "shape_mismatch: shard 1: layer0/bias[2, 4) is outside its 3 values");
+}
+
+BOOST_AUTO_TEST_CASE(push_applies_the_optimizer_and_advances_the_version) {
+  init();
+  auto r = ask<push_reply>(shard, push_atom_v, push_request{1, 1, {{3, 0, {{2.0f, -2.0f}}}, {1, 2, {{4.0f}}}}});
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->version == 1u);
+  BOOST_TEST(values_of(3, 2) == std::vector<float>({3.0f, 6.0f}));
+  BOOST_TEST(values_of(1, 3) == std::vector<float>({1.0f, 2.0f, 1.0f}));
+}
+
+BOOST_AUTO_TEST_CASE(rejected_pushes_change_nothing) {
+  init();
+  auto nan = std::numeric_limits<float>::quiet_NaN();
+  // the first slice is valid, the second is not: nothing may be applied
+  auto r = ask<push_reply>(shard, push_atom_v, push_request{0, 1, {{1, 0, {{1.0f, 1.0f, 1.0f}}}, {3, 0, {{nan, 0.0f}}}}});
+  BOOST_TEST(describe(r.error()) == "non_finite: shard 1: gradient of logits/bias from worker 0 is not finite");
+  r = ask<push_reply>(shard, push_atom_v, push_request{0, 1, {{1, 0, {{1.0f, 1.0f, 1.0f}}}, {3, 0, {{1.0f, 1.0f, 1.0f}}}}});
+  BOOST_TEST(r.error() == errc::shape_mismatch);
+  r = ask<push_reply>(shard, push_atom_v, push_request{0, 1, {{2, 0, {std::vector<float>(6, 1.0f)}}}});
+  BOOST_TEST(r.error() == errc::unknown_variable);
+  r = ask<push_reply>(shard, push_atom_v, push_request{7, 1, {{1, 0, {{1.0f, 1.0f, 1.0f}}}}});
+  BOOST_TEST(r.error() == errc::unknown_worker);
+  BOOST_TEST(values_of(1, 3) == std::vector<float>({1.0f, 2.0f, 3.0f}));
+  BOOST_TEST(values_of(3, 2) == std::vector<float>({4.0f, 5.0f}));
+  auto v = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {}});
+  BOOST_TEST(v->version == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(momentum_slots_follow_the_host_rule) {
+  auto s = setup_for_shard1();
+  s.optimizer = {"momentum", 0.1f, 0.9f};
+  BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, s));
+  for (int i = 0; i < 2; ++i)
+    BOOST_REQUIRE(ask<push_reply>(shard, push_atom_v, push_request{0, 1, {{3, 0, {{1.0f, 0.0f}}}}}));
+  // a = 1, w = 4 - 0.1; a = 1.9, w = 3.9 - 0.19
+  auto w = values_of(3, 2);
+  BOOST_TEST(w[0] == 3.71f, boost::test_tools::tolerance(1e-6f));
+  BOOST_TEST(w[1] == 5.0f);
+}
+
+BOOST_AUTO_TEST_CASE(stop_ends_the_shard) {
+  (*self)->monitor(shard);
+  (*self)->send(shard, stop_atom_v);
+  sched->run();
+  bool down = false;
+  (*self)->receive([&](caf::down_msg&) { down = true; });
+  BOOST_TEST(down);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
