@@ -75,6 +75,12 @@ json_object& json_object::add(const std::string& k, std::optional<double> value)
   return *this;
 }
 
+json_object& json_object::merge(const json_object& other) {
+  if (other.text_.size() > 1)
+    text_ += (text_.size() > 1 ? ", " : "") + other.text_.substr(1);
+  return *this;
+}
+
 json_object& json_object::add_raw(const std::string& k, const std::string& json) {
   key(k);
   text_ += json;

@@ -20,6 +20,9 @@ public:
   /// Adds value verbatim; it must already be valid JSON (a nested object or array).
   json_object& add_raw(const std::string& key, const std::string& json);
 
+  /// Appends every field of other, in its order.
+  json_object& merge(const json_object& other);
+
   /// Returns the object as one line of JSON.
   std::string str() const { return text_ + "}"; }
 

@@ -11,7 +11,6 @@
 #include "model/optimizer.hpp"
 #include "train/evaluate.hpp"
 #include "train/run_log.hpp"
-#include "train/stop_rule.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -95,45 +94,23 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
   batcher batches{train, partition_range(train.rows, 0, 1), s.batch_size, s.seed};
   std::vector<float> images(static_cast<size_t>(s.batch_size) * train.cols);
   std::vector<float> labels(static_cast<size_t>(s.batch_size));
-  stop_rule rule{{s.max_steps, s.max_epochs, s.target_accuracy, s.patience}};
-  std::vector<std::vector<float>> best_params;
+  run_monitor monitor{s, "single", net, ss.data, std::move(*ss.log)};
 
   run_summary sum;
   sum.backend = ss.be->name();
-  int64_t step = 0, examples = 0, interval_rows = 0;
+  int64_t step = 0, examples = 0, interval_rows = 0, interval_examples_start = 0;
   double interval_loss = 0.0, train_seconds = 0.0, interval_train_start = 0.0;
-  int64_t interval_examples_start = 0;
-  const auto start = std::chrono::steady_clock::now();
-  auto epochs_done = [&] { return static_cast<double>(examples) / train.rows; };
 
-  int64_t last_eval_step = -1;
-  // Evaluates on validation and test, updates the stop rule and the best model, logs a row.
-  auto run_evaluation = [&]() -> caf::error {
-    auto pending = net.take_metrics(); // evaluate() needs empty running metrics
-    if (!pending)
-      return std::move(pending.error());
-    interval_loss += pending->loss * pending->rows;
-    interval_rows += pending->rows;
-    auto val = evaluate(net, ss.data.validation);
-    if (!val)
-      return std::move(val.error());
-    auto test = evaluate(net, ss.data.test);
-    if (!test)
-      return std::move(test.error());
-    double t = seconds_since(start);
-    if (rule.observe_evaluation(val->loss, val->accuracy, t))
-      if (auto err = net.get_parameters(best_params))
-        return err;
-    json_object row;
-    row.add("mode", "single").add("step", step).add("epoch", epochs_done())
-      .add("wall_seconds", t).add("examples", examples)
-      .add("validation_loss", val->loss).add("validation_accuracy", val->accuracy)
-      .add("test_loss", test->loss).add("test_accuracy", test->accuracy);
-    if (auto err = ss.log->append_metrics(row))
-      return err;
-    log_line(tag, cat("eval at step ", step, " epoch ", epochs_done(), ": validation loss ",
-                      val->loss, " accuracy ", val->accuracy, ", test accuracy ", test->accuracy));
-    last_eval_step = step;
+  // Moves the training loss accumulated on the backend into the interval sums.
+  auto collect_loss = [&]() -> caf::error {
+    auto m = net.take_metrics();
+    if (!m)
+      return std::move(m.error());
+    if (!std::isfinite(m->loss))
+      return caf::make_error(errc::non_finite, cat("training diverged at step ", step, " (loss ",
+                                                   m->loss, "); lower train.learning-rate"));
+    interval_loss += m->loss * m->rows;
+    interval_rows += m->rows;
     return caf::none;
   };
 
@@ -148,74 +125,37 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
     examples += view.rows;
     bool progress = step % s.progress_every == 0;
     bool eval = view.ends_epoch || (s.eval_every > 0 && step % s.eval_every == 0);
-    if (progress || eval) {
-      auto m = net.take_metrics();
-      if (!m)
-        return std::move(m.error());
-      if (!std::isfinite(m->loss))
-        return caf::make_error(errc::non_finite, cat("training diverged at step ", step, " (loss ",
-                                                     m->loss, "); lower train.learning-rate"));
-      interval_loss += m->loss * m->rows;
-      interval_rows += m->rows;
-    }
+    if (progress || eval)
+      if (auto err = collect_loss())
+        return err;
     train_seconds += seconds_since(t_step);
     if (progress) {
       double dt = train_seconds - interval_train_start;
       auto rate = static_cast<int64_t>((examples - interval_examples_start) / std::max(dt, 1e-9));
-      log_line(tag, cat("step ", step, " epoch ", epochs_done(), " | ", rate, " examples/s | loss ",
-                        interval_rows > 0 ? interval_loss / interval_rows : 0.0));
+      log_line(tag, cat("step ", step, " epoch ", monitor.epochs(examples), " | ", rate,
+                        " examples/s | loss ", interval_rows > 0 ? interval_loss / interval_rows : 0.0));
       interval_loss = 0.0;
       interval_rows = 0;
       interval_train_start = train_seconds;
       interval_examples_start = examples;
     }
     if (eval)
-      if (auto err = run_evaluation())
+      if (auto err = monitor.evaluate(step, examples))
         return err;
-    if (auto why = rule.should_stop(step, epochs_done())) {
+    if (auto why = monitor.should_stop(step, examples)) {
       sum.stop_reason = *why;
-      if (last_eval_step != step) // the final model is always evaluated once
-        if (auto err = run_evaluation())
+      if (monitor.last_evaluated_step() != step) { // the final model is always evaluated once
+        if (auto err = collect_loss())
           return err;
+        if (auto err = monitor.evaluate(step, examples))
+          return err;
+      }
       break;
     }
   }
-  sum.wall_seconds = seconds_since(start);
-  auto final_test = evaluate(net, ss.data.test);
-  if (!final_test)
-    return std::move(final_test.error());
-  sum.final_test_accuracy = final_test->accuracy;
-  if (!best_params.empty())
-    if (auto err = net.set_parameters(best_params))
-      return err;
-  auto best_test = evaluate(net, ss.data.test);
-  if (!best_test)
-    return std::move(best_test.error());
-  sum.test_accuracy = best_test->accuracy;
-  sum.test_loss = best_test->loss;
-  sum.best_validation_accuracy = rule.best_validation_accuracy();
-  sum.best_validation_loss = rule.best_validation_loss();
   sum.train_seconds = train_seconds;
-  sum.examples_per_second = examples / std::max(train_seconds, 1e-9);
   sum.steps = step;
-  sum.epochs = epochs_done();
-  sum.seconds_to_target = rule.seconds_to_target();
-  log_line(tag, cat("stopped: ", sum.stop_reason, "; test accuracy ", sum.test_accuracy,
-                    " (best validation model), ", sum.final_test_accuracy, " (final model)"));
-  json_object out;
-  out.add("mode", "single").add("backend", sum.backend).add("test_accuracy", sum.test_accuracy)
-    .add("test_loss", sum.test_loss).add("final_test_accuracy", sum.final_test_accuracy)
-    .add("best_validation_accuracy", sum.best_validation_accuracy)
-    .add("best_validation_loss", sum.best_validation_loss).add("wall_seconds", sum.wall_seconds)
-    .add("train_seconds", sum.train_seconds).add("examples_per_second", sum.examples_per_second)
-    .add("steps", sum.steps).add("epochs", sum.epochs)
-    .add("target_accuracy", s.target_accuracy).add("seconds_to_target", sum.seconds_to_target)
-    .add("stop_reason", sum.stop_reason).add("batch_size", s.batch_size)
-    .add("optimizer", to_string(s.optimizer.kind)).add("learning_rate", double{s.optimizer.learning_rate})
-    .add("seed", static_cast<int64_t>(s.seed));
-  if (auto err = ss.log->write_summary(out))
-    return err;
-  return sum;
+  return monitor.finish(std::move(sum), examples, json_object{});
 }
 
 } // namespace actorps

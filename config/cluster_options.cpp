@@ -1,0 +1,137 @@
+// Declaration and validation of the cluster options.
+#include "config/cluster_options.hpp"
+
+#include "common/enum_names.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <set>
+
+namespace actorps {
+
+std::optional<endpoint> parse_endpoint(const std::string& text) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+    return std::nullopt;
+  std::string port_text = text.substr(colon + 1);
+  if (port_text.find_first_not_of("0123456789") != std::string::npos || port_text.size() > 5)
+    return std::nullopt;
+  int port = std::stoi(port_text);
+  if (port < 1 || port > 65535)
+    return std::nullopt;
+  return endpoint{text.substr(0, colon), static_cast<uint16_t>(port)};
+}
+
+const char* to_string(node_role r) {
+  switch (r) {
+    case node_role::local: return "local";
+    case node_role::chief: return "chief";
+    case node_role::ps: return "ps";
+    case node_role::worker: return "worker";
+  }
+  return "unknown";
+}
+
+std::optional<node_role> parse_node_role(const std::string& name) {
+  constexpr node_role all[] = {node_role::local, node_role::chief, node_role::ps, node_role::worker};
+  return parse_by_name(name, all);
+}
+
+void declare_cluster_options(strict_config& cfg, cluster_values& v) {
+  cfg.group("node")
+    .add(v.role, "role", "local (the whole cluster in one process), chief, ps or worker")
+    .add(v.index, "index", "this node's task index within its role");
+  cfg.group("cluster")
+    .add(v.chief, "chief", "the chief's host:port")
+    .add(v.ps, "ps", "parameter shards' host:port list")
+    .add(v.workers, "workers", "workers' host:port list")
+    .add(v.placement, "placement", "round-robin (replica_device_setter) or balanced")
+    .add(v.connect_timeout, "connect-timeout", "how long a node retries reaching a peer")
+    .add(v.startup_timeout, "startup-timeout", "how long the chief waits for workers, a shard for its setup")
+    .add(v.request_timeout, "request-timeout", "deadline of every pull, push and evaluation request")
+    .add(v.report_every, "report-every", "worker progress reports every N steps")
+    .add(v.max_message_bytes, "max-message-bytes", "largest tensor payload of one message");
+  cfg.group("train")
+    .add(v.mode, "mode", "async (sync, ssp, model-parallel: later issues)")
+    .add(v.async_lr_scaling, "async-lr-scaling", "inverse-workers (lr / workers in async mode) or none");
+}
+
+namespace {
+
+caf::error bad(const std::string& key, const std::string& rule) {
+  return caf::make_error(errc::invalid_config, key + " " + rule);
+}
+
+caf::error parse_list(const std::vector<std::string>& texts, const char* key, std::vector<endpoint>& out) {
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto ep = parse_endpoint(texts[i]);
+    if (!ep)
+      return bad(key, cat("entry ", i, " \"", texts[i], "\" is not host:port"));
+    out.push_back(*ep);
+  }
+  return caf::none;
+}
+
+} // namespace
+
+caf::expected<cluster_settings> validate(const cluster_values& v) {
+  cluster_settings s;
+  auto role = parse_node_role(v.role);
+  if (!role)
+    return bad("node.role", cat("must be local, chief, ps or worker, got \"", v.role, "\""));
+  s.role = *role;
+  if (v.index < 0)
+    return bad("node.index", cat("must be >= 0, got ", v.index));
+  s.index = static_cast<uint32_t>(v.index);
+  auto chief = parse_endpoint(v.chief);
+  if (!chief)
+    return bad("cluster.chief", cat("\"", v.chief, "\" is not host:port"));
+  s.chief = *chief;
+  if (auto err = parse_list(v.ps, "cluster.ps", s.ps))
+    return err;
+  if (auto err = parse_list(v.workers, "cluster.workers", s.workers))
+    return err;
+  if (s.ps.empty())
+    return bad("cluster.ps", "must list at least one parameter shard");
+  if (s.workers.empty())
+    return bad("cluster.workers", "must list at least one worker");
+  if (s.role == node_role::ps && s.index >= s.ps.size())
+    return bad("node.index", cat("is ", s.index, " but cluster.ps lists ", s.ps.size(), " shards"));
+  if (s.role == node_role::worker && s.index >= s.workers.size())
+    return bad("node.index", cat("is ", s.index, " but cluster.workers lists ", s.workers.size(), " workers"));
+  if (s.role == node_role::chief && s.index != 0)
+    return bad("node.index", cat("of the chief must be 0, got ", s.index));
+  std::set<std::string> seen{s.chief.str()};
+  for (auto* list : {&s.ps, &s.workers})
+    for (auto& ep : *list)
+      if (!seen.insert(ep.str()).second)
+        return bad("cluster", cat("lists ", ep.str(), " twice: every node needs its own host:port"));
+  if (v.placement != "round-robin" && v.placement != "balanced")
+    return bad("cluster.placement", cat("must be round-robin or balanced, got \"", v.placement, "\""));
+  s.placement = v.placement;
+  using ms = std::chrono::milliseconds;
+  s.connect_timeout = std::chrono::duration_cast<ms>(v.connect_timeout);
+  s.startup_timeout = std::chrono::duration_cast<ms>(v.startup_timeout);
+  s.request_timeout = std::chrono::duration_cast<ms>(v.request_timeout);
+  for (auto [key, value] : {std::pair{"cluster.connect-timeout", s.connect_timeout},
+                            std::pair{"cluster.startup-timeout", s.startup_timeout},
+                            std::pair{"cluster.request-timeout", s.request_timeout}})
+    if (value.count() <= 0)
+      return bad(key, "must be positive, e.g. 30s");
+  if (v.report_every <= 0)
+    return bad("cluster.report-every", cat("must be > 0, got ", v.report_every));
+  s.report_every = v.report_every;
+  if (v.max_message_bytes < 1024 || v.max_message_bytes > (int64_t{1} << 30))
+    return bad("cluster.max-message-bytes", cat("must be in [1024, 1073741824], got ", v.max_message_bytes));
+  s.max_slice_floats = static_cast<uint32_t>(v.max_message_bytes / static_cast<int64_t>(sizeof(float)));
+  if (v.mode != "async")
+    return bad("train.mode", cat("must be async (sync, ssp and model-parallel are not built yet), got \"",
+                                 v.mode, "\""));
+  s.mode = v.mode;
+  if (v.async_lr_scaling != "inverse-workers" && v.async_lr_scaling != "none")
+    return bad("train.async-lr-scaling", cat("must be inverse-workers or none, got \"", v.async_lr_scaling, "\""));
+  s.scale_lr_by_workers = v.async_lr_scaling == "inverse-workers";
+  return s;
+}
+
+} // namespace actorps

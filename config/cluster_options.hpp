@@ -1,0 +1,79 @@
+// The cluster spec (TensorFlow's ClusterSpec: chief, ps and worker host:port lists), this node's
+// role and index, the training mode and the cluster's deadlines, declared and validated once.
+// Reference: docs/config.md.
+#pragma once
+
+#include "config/strict_config.hpp"
+
+#include <caf/expected.hpp>
+#include <caf/timespan.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// A host and TCP port.
+struct endpoint {
+  std::string host;
+  uint16_t port = 0;
+  std::string str() const { return host + ":" + std::to_string(port); }
+};
+
+/// Parses "host:port"; nullopt for anything else (missing colon, port outside 1..65535).
+std::optional<endpoint> parse_endpoint(const std::string& text);
+
+/// What one process runs.
+enum class node_role { local, chief, ps, worker };
+
+const char* to_string(node_role r);
+std::optional<node_role> parse_node_role(const std::string& name);
+
+/// Raw option values as CAF fills them.
+struct cluster_values {
+  // [node]
+  std::string role = "local";
+  int index = 0;
+  // [cluster]
+  std::string chief = "127.0.0.1:4250";
+  std::vector<std::string> ps = {"127.0.0.1:4251"};
+  std::vector<std::string> workers = {"127.0.0.1:4260", "127.0.0.1:4261"};
+  std::string placement = "round-robin";
+  caf::timespan connect_timeout = std::chrono::seconds(30);
+  caf::timespan startup_timeout = std::chrono::seconds(120);
+  caf::timespan request_timeout = std::chrono::seconds(60);
+  int report_every = 50;
+  int64_t max_message_bytes = int64_t{64} << 20;
+  // [train]
+  std::string mode = "async";
+  std::string async_lr_scaling = "inverse-workers";
+};
+
+/// Validated cluster settings.
+struct cluster_settings {
+  node_role role = node_role::local;
+  uint32_t index = 0;
+  endpoint chief;
+  std::vector<endpoint> ps;
+  std::vector<endpoint> workers;
+  std::string placement; ///< validated name of a placement_strategy
+  std::chrono::milliseconds connect_timeout{30000};
+  std::chrono::milliseconds startup_timeout{120000};
+  std::chrono::milliseconds request_timeout{60000};
+  int report_every = 50;
+  uint32_t max_slice_floats = 1u << 24; ///< from cluster.max-message-bytes
+  std::string mode = "async";
+  bool scale_lr_by_workers = true;
+};
+
+/// Declares the [node], [cluster] and [train] mode options on cfg.
+void declare_cluster_options(strict_config& cfg, cluster_values& values);
+
+/// Checks the spec: endpoints parse, this node's index exists for its role, no two nodes share a
+/// host:port, known role, mode and placement; errors name the key.
+caf::expected<cluster_settings> validate(const cluster_values& values);
+
+} // namespace actorps

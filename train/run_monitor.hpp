@@ -1,0 +1,81 @@
+// Evaluation bookkeeping shared by the single-process trainer and the chief: evaluates the model
+// on validation and test, writes metrics rows, feeds the stop rule, keeps the parameters with the
+// lowest validation loss, and writes the summary.
+#pragma once
+
+#include "common/json.hpp"
+#include "config/train_options.hpp"
+#include "data/dataset.hpp"
+#include "model/mlp.hpp"
+#include "train/run_log.hpp"
+#include "train/stop_rule.hpp"
+
+#include <caf/expected.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// What a finished run reports (also written to summary.json).
+struct run_summary {
+  std::string mode;
+  std::string backend;
+  double test_accuracy = 0.0;       ///< of the model with the lowest validation loss
+  double test_loss = 0.0;
+  double final_test_accuracy = 0.0; ///< of the model as it was when training stopped
+  double best_validation_accuracy = 0.0;
+  double best_validation_loss = 0.0;
+  double wall_seconds = 0.0;        ///< training wall time, evaluations included, loading excluded
+  double train_seconds = 0.0;       ///< time spent in training steps (single process) or wall time
+  double examples_per_second = 0.0; ///< training examples / train_seconds
+  int64_t steps = 0;
+  double epochs = 0.0;
+  std::optional<double> seconds_to_target;
+  std::string stop_reason;
+};
+
+/// Threading: one owner (the trainer's thread or the chief actor).
+class run_monitor {
+public:
+  /// Starts the wall clock. net evaluates (its max_batch is the evaluation batch); data supplies
+  /// the validation and test sets and the training-set size that defines an epoch.
+  run_monitor(const train_settings& s, std::string mode, mlp& net, const mnist_data& data,
+              run_log log);
+
+  /// Evaluates net's current parameters after `step` global steps and `examples` examples.
+  /// REQUIRES: net's running metrics are empty.
+  caf::error evaluate(int64_t step, int64_t examples);
+
+  /// Returns the reason to stop, if any, after `step` steps and `examples` examples.
+  std::optional<std::string> should_stop(int64_t step, int64_t examples) const;
+
+  /// Returns examples / training-set size.
+  double epochs(int64_t examples) const;
+
+  /// Returns the step of the last evaluation (-1 before the first).
+  int64_t last_evaluated_step() const { return last_step_; }
+
+  /// Returns seconds since construction.
+  double seconds() const;
+
+  /// Evaluates the final model on the test set, restores the best parameters into net, and
+  /// writes summary.json from `partial` (steps, stop_reason, backend, train_seconds and examples
+  /// filled in by the caller) plus `extra` fields. Returns the completed summary.
+  caf::expected<run_summary> finish(run_summary partial, int64_t examples, const json_object& extra);
+
+private:
+  const train_settings& settings_;
+  std::string mode_;
+  mlp& net_;
+  const mnist_data& data_;
+  run_log log_;
+  stop_rule rule_;
+  std::vector<std::vector<float>> best_params_;
+  int64_t last_step_ = -1;
+  std::chrono::steady_clock::time_point start_;
+};
+
+} // namespace actorps
