@@ -38,6 +38,8 @@ caf::result<T> answer(shard_pointer self, caf::expected<T> x, const char* what) 
 parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, parameter_shard_config cfg) {
   self->state.cfg = cfg;
   self->state.store = parameter_store{cfg.index};
+  if (cfg.setup_timeout.count() > 0)
+    self->delayed_send(self, cfg.setup_timeout, tick_atom_v);
   return {
     [=](init_atom, const shard_setup& setup) -> caf::result<setup_reply> {
       auto& st = self->state.store;
@@ -64,6 +66,12 @@ parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, paramete
       log_line(tag(self), cat("stopping at version ", self->state.store.version(), " (",
                               self->state.rejected, " rejected messages)"));
       self->quit();
+    },
+    [=](tick_atom) {
+      if (self->state.store.initialized())
+        return;
+      log_line(tag(self), "no setup from the chief within cluster.startup-timeout");
+      self->quit(caf::make_error(errc::timeout, cat(tag(self), ": no setup from the chief within cluster.startup-timeout")));
     },
   };
 }

@@ -8,6 +8,7 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <chrono>
 #include <cstdint>
 
 namespace actorps {
@@ -26,15 +27,18 @@ namespace actorps {
 ///   plus non_finite; a rejected push changes nothing.
 /// (stop_atom)
 ///   Quits.
+/// (tick_atom)
+///   To itself: the setup deadline passed; quits with a timeout error if still uninitialised.
 using parameter_shard_actor = caf::typed_actor<
   caf::replies_to<init_atom, shard_setup>::with<setup_reply>,
   caf::replies_to<pull_atom, pull_request>::with<pull_reply>,
   caf::replies_to<push_atom, push_request>::with<push_reply>,
-  caf::reacts_to<stop_atom>>;
+  caf::reacts_to<stop_atom>, caf::reacts_to<tick_atom>>;
 
 /// Settings of one shard.
 struct parameter_shard_config {
   uint32_t index = 0; ///< the shard's task index (ps job)
+  std::chrono::milliseconds setup_timeout{0}; ///< quit if no setup arrives by then (0: wait forever)
 };
 
 /// Spawns a shard.

@@ -1,6 +1,8 @@
 // Validation and updates of a shard's variables.
 #include "actors/parameter_store.hpp"
 
+#include "actors/slicing.hpp"
+
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
@@ -104,9 +106,11 @@ const parameter_store::variable* parameter_store::find(uint32_t k) const {
   return &vars_[slot_of_[k]];
 }
 
-caf::error parameter_store::check_worker(uint32_t worker) const {
+caf::error parameter_store::check_worker(uint32_t worker, bool chief_allowed) const {
   if (!initialized_)
     return caf::make_error(errc::not_initialized, cat("shard ", shard_, " is not initialised yet"));
+  if (worker == chief_worker_id && chief_allowed) // the chief pulls to evaluate
+    return caf::none;
   if (worker >= workers_)
     return caf::make_error(errc::unknown_worker, cat("shard ", shard_, ": worker ", worker,
                                                      " is not in the cluster (", workers_, " workers)"));
@@ -125,7 +129,7 @@ caf::error parameter_store::check_range(uint32_t var, uint32_t offset, size_t co
 }
 
 caf::expected<pull_reply> parameter_store::pull(const pull_request& req) const {
-  if (auto err = check_worker(req.worker))
+  if (auto err = check_worker(req.worker, true))
     return err;
   for (auto& r : req.ranges)
     if (auto err = check_range(r.variable, r.offset, r.count))
@@ -142,7 +146,7 @@ caf::expected<pull_reply> parameter_store::pull(const pull_request& req) const {
 }
 
 caf::expected<push_reply> parameter_store::push(const push_request& req) {
-  if (auto err = check_worker(req.worker))
+  if (auto err = check_worker(req.worker, false))
     return err;
   for (auto& g : req.grads) {
     if (auto err = check_range(g.variable, g.offset, g.data.values.size()))

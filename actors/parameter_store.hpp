@@ -56,7 +56,7 @@ private:
 
   // Returns the variable with global index k if this shard holds it, else nullptr.
   const variable* find(uint32_t k) const;
-  caf::error check_worker(uint32_t worker) const;
+  caf::error check_worker(uint32_t worker, bool chief_allowed) const;
   caf::error check_range(uint32_t var, uint32_t offset, size_t count) const;
 
   bool initialized_ = false;

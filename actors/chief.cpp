@@ -1,0 +1,403 @@
+// The Chief actor: shard set-up, the worker barrier, global progress, evaluation and stop.
+#include "actors/chief.hpp"
+
+#include "actors/parameter_store.hpp"
+#include "actors/placement.hpp"
+#include "actors/slicing.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "compute/cpu_backend.hpp"
+#include "model/init.hpp"
+#include "model/mlp.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <chrono>
+#include <functional>
+
+namespace actorps {
+
+namespace {
+
+constexpr int eval_batch = 1000;
+const char* tag = "chief";
+
+enum class phase { init_shards, waiting, training, stopping, finishing, done };
+
+struct chief_state {
+  chief_config cfg;
+  std::unique_ptr<backend> be;
+  std::unique_ptr<mlp> net;
+  std::optional<run_log> log;
+  std::optional<run_monitor> monitor;
+  placement_plan plan;
+  phase ph = phase::init_shards;
+  size_t pending = 0;
+  std::vector<worker_replica_actor> workers;
+  std::vector<bool> finished;
+  std::vector<std::vector<float>> params;
+  int64_t steps = 0;
+  int64_t examples = 0;
+  double line_loss = 0.0;
+  int64_t line_examples = 0;
+  int64_t next_line_step = 0;
+  double line_start = 0.0;
+  double next_eval_epoch = 1.0;
+  int64_t next_eval_step = 0;
+  bool eval_in_flight = false;
+  std::string stop_reason;
+  std::chrono::steady_clock::time_point train_start;
+  std::chrono::steady_clock::time_point deadline; // of the current wait; earlier ticks are stale
+  static inline const char* name = "chief";
+};
+
+using chief_pointer = chief_actor::stateful_pointer<chief_state>;
+
+size_t worker_count(chief_pointer self) {
+  return self->state.cfg.cluster.workers.size();
+}
+
+std::string worker_name(chief_pointer self, size_t j) {
+  return cat("worker ", j, " at ", self->state.cfg.cluster.workers[j].str());
+}
+
+void stop_peers(chief_pointer self) {
+  for (auto& w : self->state.workers)
+    if (w)
+      self->send(w, stop_atom_v);
+  for (auto& s : self->state.cfg.shards)
+    self->send(s, stop_atom_v);
+}
+
+void fail(chief_pointer self, caf::error err, const std::string& what) {
+  auto& st = self->state;
+  if (st.ph == phase::done)
+    return;
+  st.ph = phase::done;
+  std::string text = cat(what, ": ", describe(err));
+  log_line(tag, text);
+  {
+    std::lock_guard<std::mutex> guard{st.cfg.outcome->mtx};
+    st.cfg.outcome->ok = false;
+    st.cfg.outcome->message = text;
+  }
+  stop_peers(self);
+  self->quit(std::move(err));
+}
+
+// Pulls every variable from every shard into st.params and the evaluation model, then calls next.
+void pull_model_then(chief_pointer self, std::function<void()> next) {
+  auto& st = self->state;
+  auto remaining = std::make_shared<size_t>(0);
+  std::vector<std::pair<uint32_t, pull_request>> requests;
+  for (uint32_t s = 0; s < st.plan.shards; ++s)
+    for (auto& req : pull_requests_for(st.plan, s, chief_worker_id, st.cfg.cluster.max_slice_floats))
+      requests.emplace_back(s, std::move(req));
+  *remaining = requests.size();
+  for (auto& [s, req] : requests) {
+    auto shard = s;
+    self->request(st.cfg.shards[shard], st.cfg.cluster.request_timeout, pull_atom_v, std::move(req))
+      .then(
+        [=](const pull_reply& reply) {
+          if (auto err = scatter_slices(reply, self->state.params))
+            return fail(self, std::move(err), cat("pulling the model from shard ", shard, " failed"));
+          if (--*remaining > 0)
+            return;
+          if (auto err = self->state.net->set_parameters(self->state.params))
+            return fail(self, std::move(err), "loading the pulled model failed");
+          next();
+        },
+        [=](caf::error& err) { fail(self, std::move(err), cat("pulling the model from shard ", shard, " failed")); });
+  }
+}
+
+void finish_run(chief_pointer self) {
+  auto& st = self->state;
+  if (st.ph == phase::finishing || st.ph == phase::done)
+    return;
+  st.ph = phase::finishing;
+  pull_model_then(self, [=] {
+    auto& st = self->state;
+    if (st.monitor->last_evaluated_step() != st.steps)
+      if (auto err = st.monitor->evaluate(st.steps, st.examples))
+        return fail(self, std::move(err), "the final evaluation failed");
+    run_summary sum;
+    sum.backend = "workers: " + std::to_string(worker_count(self)) + ", shards: "
+                  + std::to_string(st.plan.shards);
+    sum.steps = st.steps;
+    sum.stop_reason = st.stop_reason;
+    sum.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - st.train_start).count();
+    json_object extra;
+    extra.add("workers", static_cast<int64_t>(worker_count(self)))
+      .add("shards", static_cast<int64_t>(st.plan.shards))
+      .add("placement", st.plan.strategy)
+      .add("shard_learning_rate", double{st.cfg.train.optimizer.learning_rate});
+    auto done = st.monitor->finish(std::move(sum), st.examples, extra);
+    if (!done)
+      return fail(self, std::move(done.error()), "writing the summary failed");
+    {
+      std::lock_guard<std::mutex> guard{st.cfg.outcome->mtx};
+      st.cfg.outcome->ok = true;
+      st.cfg.outcome->summary = *done;
+    }
+    st.ph = phase::done;
+    for (auto& s : st.cfg.shards)
+      self->send(s, stop_atom_v);
+    self->quit();
+  });
+}
+
+// Arms a tick after `in`; on_tick ignores ticks armed for an earlier wait.
+void arm_deadline(chief_pointer self, std::chrono::milliseconds in) {
+  self->state.deadline = std::chrono::steady_clock::now() + in;
+  self->delayed_send(self, in, tick_atom_v);
+}
+
+void begin_stop(chief_pointer self, std::string reason) {
+  auto& st = self->state;
+  if (st.ph != phase::training)
+    return;
+  st.ph = phase::stopping;
+  st.stop_reason = std::move(reason);
+  log_line(tag, cat("stopping: ", st.stop_reason, "; waiting for the workers' final reports"));
+  for (auto& w : st.workers)
+    self->send(w, stop_atom_v);
+  arm_deadline(self, st.cfg.cluster.request_timeout);
+}
+
+void check_stop(chief_pointer self) {
+  auto& st = self->state;
+  if (auto why = st.monitor->should_stop(st.steps, st.examples))
+    begin_stop(self, *why);
+}
+
+void maybe_evaluate(chief_pointer self) {
+  auto& st = self->state;
+  double epochs = st.monitor->epochs(st.examples);
+  bool due = epochs >= st.next_eval_epoch
+             || (st.cfg.train.eval_every > 0 && st.steps >= st.next_eval_step);
+  if (!due || st.eval_in_flight) {
+    check_stop(self);
+    return;
+  }
+  while (st.next_eval_epoch <= epochs)
+    st.next_eval_epoch += 1.0;
+  while (st.cfg.train.eval_every > 0 && st.next_eval_step <= st.steps)
+    st.next_eval_step += st.cfg.train.eval_every;
+  st.eval_in_flight = true;
+  auto step = st.steps, examples = st.examples;
+  pull_model_then(self, [=] {
+    auto& st = self->state;
+    st.eval_in_flight = false;
+    if (st.ph != phase::training)
+      return;
+    if (auto err = st.monitor->evaluate(step, examples))
+      return fail(self, std::move(err), "evaluation failed");
+    check_stop(self);
+  });
+}
+
+void on_progress(chief_pointer self, const progress_report& rep) {
+  auto& st = self->state;
+  if (st.ph != phase::training && st.ph != phase::stopping)
+    return;
+  st.steps += rep.steps;
+  st.examples += rep.examples;
+  st.line_loss += rep.loss_sum;
+  st.line_examples += rep.examples;
+  if (rep.final && rep.worker < st.finished.size())
+    st.finished[rep.worker] = true;
+  if (st.steps >= st.next_line_step) {
+    double now = st.monitor->seconds();
+    double rate = st.line_examples / std::max(now - st.line_start, 1e-9);
+    log_line(tag, cat("step ", st.steps, " epoch ", st.monitor->epochs(st.examples), " | ",
+                      static_cast<int64_t>(rate), " examples/s | loss ",
+                      st.line_examples > 0 ? st.line_loss / st.line_examples : 0.0));
+    st.line_loss = 0.0;
+    st.line_examples = 0;
+    st.line_start = now;
+    while (st.next_line_step <= st.steps)
+      st.next_line_step += st.cfg.train.progress_every;
+  }
+  if (st.ph == phase::training)
+    maybe_evaluate(self);
+  if (st.ph == phase::stopping
+      && std::all_of(st.finished.begin(), st.finished.end(), [](bool b) { return b; }))
+    finish_run(self);
+}
+
+void maybe_start(chief_pointer self) {
+  auto& st = self->state;
+  if (st.ph != phase::waiting)
+    return;
+  for (auto& w : st.workers)
+    if (!w)
+      return;
+  auto log = std::move(*st.log);
+  st.log.reset();
+  st.monitor.emplace(st.cfg.train, st.cfg.cluster.mode, *st.net, *st.cfg.data, std::move(log));
+  st.ph = phase::training;
+  st.train_start = std::chrono::steady_clock::now();
+  st.next_line_step = st.cfg.train.progress_every;
+  st.next_eval_step = st.cfg.train.eval_every;
+  log_line(tag, cat("all ", worker_count(self), " workers registered; training (", st.cfg.cluster.mode, ")"));
+  for (auto& w : st.workers)
+    self->send(w, start_atom_v);
+}
+
+// Sends every shard its setup; a shard that is already initialised keeps its values.
+void init_shards(chief_pointer self) {
+  auto& st = self->state;
+  mlp_spec spec = st.net->spec();
+  auto values = initial_values(spec, st.cfg.train.init, st.cfg.train.seed);
+  st.pending = st.plan.shards;
+  for (uint32_t s = 0; s < st.plan.shards; ++s) {
+    shard_setup setup;
+    setup.shard = s;
+    setup.plan = st.plan;
+    setup.optimizer = to_optimizer_config(st.cfg.train.optimizer);
+    setup.workers = static_cast<uint32_t>(worker_count(self));
+    for (uint32_t k : variables_of(st.plan, s))
+      setup.initial.push_back({k, 0, {values[k]}});
+    self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, init_atom_v, std::move(setup))
+      .then(
+        [=](const setup_reply& reply) {
+          auto& st = self->state;
+          log_line(tag, reply.already_initialized
+                          ? cat("shard ", s, " at ", st.cfg.cluster.ps[s].str(), " was already initialised (version ",
+                                reply.version, "); keeping its values")
+                          : cat("initialised shard ", s, " at ", st.cfg.cluster.ps[s].str()));
+          if (--st.pending == 0 && st.ph == phase::init_shards) {
+            st.ph = phase::waiting;
+            maybe_start(self);
+          }
+        },
+        [=](caf::error& err) {
+          fail(self, std::move(err), cat("initialising shard ", s, " at ", self->state.cfg.cluster.ps[s].str(), " failed"));
+        });
+  }
+}
+
+caf::error prepare(chief_pointer self) {
+  auto& st = self->state;
+  st.be = make_cpu_backend(1);
+  mlp_spec spec = st.cfg.train.model;
+  spec.input_size = st.cfg.data->train.cols;
+  auto net = mlp::make(*st.be, spec, eval_batch);
+  if (!net)
+    return std::move(net.error());
+  st.net = std::move(*net);
+  auto log = run_log::open(st.cfg.train.run_dir, st.cfg.train.name);
+  if (!log)
+    return std::move(log.error());
+  st.log.emplace(std::move(*log));
+  auto strategy = parse_placement(st.cfg.cluster.placement);
+  st.plan = make_placement(spec.variables(), static_cast<uint32_t>(st.cfg.shards.size()), *strategy);
+  log_line(tag, placement_table(st.plan));
+  st.params.resize(st.plan.variables.size());
+  for (size_t k = 0; k < st.params.size(); ++k)
+    st.params[k].assign(static_cast<size_t>(st.plan.variables[k].rows) * st.plan.variables[k].cols, 0.0f);
+  st.workers.resize(worker_count(self));
+  st.finished.assign(worker_count(self), false);
+  return caf::none;
+}
+
+caf::result<worker_welcome> on_register(chief_pointer self, const worker_hello& hello) {
+  auto& st = self->state;
+  if (hello.worker >= worker_count(self))
+    return caf::make_error(errc::unknown_worker, cat("worker ", hello.worker, " registered but cluster.workers lists ",
+                                                     worker_count(self), " workers"));
+  if (hello.byte_order_probe.values != std::vector<float>{byte_order_probe_value})
+    return caf::make_error(errc::protocol_error, cat(worker_name(self, hello.worker),
+                                                     " stores floats in another byte order; raw tensor copies need one"));
+  if (st.ph != phase::init_shards && st.ph != phase::waiting)
+    return caf::make_error(errc::protocol_error, cat(worker_name(self, hello.worker),
+                                                     " registered after training started"));
+  auto hdl = caf::actor_cast<worker_replica_actor>(self->current_sender());
+  st.workers[hello.worker] = hdl;
+  self->monitor(hdl);
+  size_t joined = std::count_if(st.workers.begin(), st.workers.end(), [](auto& w) { return static_cast<bool>(w); });
+  log_line(tag, cat("worker ", hello.worker, " registered from ", hello.host, " (", joined, " of ",
+                    worker_count(self), ")"));
+  maybe_start(self);
+  return worker_welcome{st.plan, static_cast<uint32_t>(worker_count(self))};
+}
+
+void on_down(chief_pointer self, const caf::down_msg& msg) {
+  auto& st = self->state;
+  if (st.ph == phase::done)
+    return;
+  for (size_t j = 0; j < st.workers.size(); ++j)
+    if (st.workers[j] && msg.source == st.workers[j].address()) {
+      if (st.finished[j])
+        return;
+      return fail(self, caf::make_error(errc::peer_unreachable, cat(worker_name(self, j), " went down (",
+                                                                    caf::to_string(msg.reason), ")")),
+                  "lost a worker");
+    }
+  for (size_t s = 0; s < st.cfg.shards.size(); ++s)
+    if (msg.source == st.cfg.shards[s].address())
+      return fail(self, caf::make_error(errc::peer_unreachable, cat("shard ", s, " at ", st.cfg.cluster.ps[s].str(),
+                                                                    " went down (", caf::to_string(msg.reason), ")")),
+                  "lost a shard");
+}
+
+void on_tick(chief_pointer self) {
+  auto& st = self->state;
+  if (std::chrono::steady_clock::now() + std::chrono::milliseconds(1) < st.deadline)
+    return; // armed for a wait that has already ended
+  if (st.ph == phase::init_shards) {
+    return fail(self, caf::make_error(errc::timeout, cat("shards did not answer the setup within cluster.startup-timeout")),
+                "waiting for the shards");
+  }
+  if (st.ph == phase::waiting) {
+    std::string missing;
+    for (size_t j = 0; j < st.workers.size(); ++j)
+      if (!st.workers[j])
+        missing += (missing.empty() ? "" : ", ") + worker_name(self, j);
+    return fail(self, caf::make_error(errc::timeout, cat("no registration from ", missing,
+                                                         " within cluster.startup-timeout")),
+                "waiting for workers");
+  }
+  if (st.ph == phase::stopping) {
+    log_line(tag, "not every worker sent its final report in time; finishing without it");
+    finish_run(self);
+  }
+}
+
+chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  if (st.cfg.cluster.mode == "async" && st.cfg.cluster.scale_lr_by_workers && worker_count(self) > 1) {
+    st.cfg.train.optimizer.learning_rate /= static_cast<float>(worker_count(self));
+    log_line(tag, cat("async with ", worker_count(self), " workers: shards apply learning rate ",
+                      st.cfg.train.optimizer.learning_rate, " (train.learning-rate / workers)"));
+  }
+  if (auto err = prepare(self)) {
+    fail(self, std::move(err), "cannot start");
+  } else {
+    for (auto& s : st.cfg.shards)
+      self->monitor(s);
+    self->set_down_handler([=](caf::down_msg& msg) { on_down(self, msg); });
+    init_shards(self);
+    arm_deadline(self, st.cfg.cluster.startup_timeout);
+    log_line(tag, cat("waiting for ", worker_count(self), " workers"));
+  }
+  return {
+    [=](register_atom, const worker_hello& hello) { return on_register(self, hello); },
+    [=](progress_atom, const progress_report& rep) { on_progress(self, rep); },
+    [=](tick_atom) { on_tick(self); },
+  };
+}
+
+} // namespace
+
+chief_actor make_chief(caf::actor_system& sys, chief_config cfg, bool detached) {
+  if (detached)
+    return sys.spawn<caf::detached>(chief_behavior, std::move(cfg));
+  return sys.spawn(chief_behavior, std::move(cfg));
+}
+
+} // namespace actorps

@@ -1,0 +1,43 @@
+// Chief: initialises the shards' variables exactly once, waits for every worker (the barrier),
+// owns the global step, evaluates on validation and test with the CPU backend, applies the stop
+// rule, writes metrics and the summary, and stops everyone. Monitors every peer. CPU only.
+#pragma once
+
+#include "actors/interfaces.hpp"
+#include "actors/parameter_shard.hpp"
+#include "config/cluster_options.hpp"
+#include "config/train_options.hpp"
+#include "data/dataset.hpp"
+#include "train/run_monitor.hpp"
+
+#include <caf/fwd.hpp>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// How a chief's run ended; written by the chief before it quits, read by the node's main.
+struct chief_outcome {
+  std::mutex mtx;
+  bool ok = false;
+  std::string message;                ///< the error, when !ok
+  std::optional<run_summary> summary; ///< when ok
+};
+
+/// Everything the chief needs.
+struct chief_config {
+  train_settings train;
+  cluster_settings cluster;
+  std::shared_ptr<const mnist_data> data; ///< validation and test sets, and the epoch size
+  std::vector<parameter_shard_actor> shards;
+  std::shared_ptr<chief_outcome> outcome;
+};
+
+/// Spawns the chief (detached: its evaluations compute on its own thread; false in tests).
+chief_actor make_chief(caf::actor_system& sys, chief_config cfg, bool detached = true);
+
+} // namespace actorps

@@ -1,0 +1,40 @@
+// The typed interfaces of the Chief and the WorkerReplica, in one header because each sends to
+// the other (the ParameterShard's is in parameter_shard.hpp). Protocol: docs/protocol.md.
+#pragma once
+
+#include "messages/type_ids.hpp"
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+namespace actorps {
+
+/// WorkerReplica:
+///
+/// (start_atom)
+///   From the chief once every worker registered and every shard is initialised: begin the
+///   pull -> compute -> push loop.
+/// (stop_atom)
+///   From the chief: finish the step in flight, send a final progress_report, quit normally.
+/// (step_atom)
+///   To itself: run the next step.
+/// (tick_atom)
+///   To itself: the start deadline (cluster.startup-timeout) passed.
+using worker_replica_actor = caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<stop_atom>,
+                                              caf::reacts_to<step_atom>, caf::reacts_to<tick_atom>>;
+
+/// Chief:
+///
+/// (register_atom, worker_hello) -> worker_welcome
+///   A worker joins: the chief checks its index and byte order, monitors it and answers with the
+///   placement plan. Errors: unknown_worker, protocol_error.
+/// (progress_atom, progress_report)
+///   A worker's steps, examples and training loss since its last report; drives the global step,
+///   evaluation and the stop rule.
+/// (tick_atom)
+///   To itself: a deadline (workers' registration, final reports) passed.
+using chief_actor = caf::typed_actor<caf::replies_to<register_atom, worker_hello>::with<worker_welcome>,
+                                     caf::reacts_to<progress_atom, progress_report>,
+                                     caf::reacts_to<tick_atom>>;
+
+} // namespace actorps

@@ -1,0 +1,75 @@
+// Slicing variables for the wire.
+#include "actors/slicing.hpp"
+
+#include "actors/placement.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <algorithm>
+
+namespace actorps {
+
+namespace {
+
+// Calls emit(var, offset, count, request_index) for every piece of shard s's variables, starting
+// a new request whenever the current one would exceed max_floats.
+template <class F>
+void for_each_piece(const placement_plan& plan, uint32_t shard, uint32_t max_floats, F emit) {
+  size_t request = 0, used = 0;
+  bool any = false;
+  for (uint32_t k : variables_of(plan, shard)) {
+    auto size = static_cast<uint32_t>(plan.variables[k].rows * plan.variables[k].cols);
+    for (uint32_t offset = 0; offset < size;) {
+      if (any && used == max_floats) {
+        ++request;
+        used = 0;
+      }
+      uint32_t count = std::min<uint32_t>(size - offset, max_floats - static_cast<uint32_t>(used));
+      emit(k, offset, count, request);
+      any = true;
+      used += count;
+      offset += count;
+    }
+  }
+}
+
+} // namespace
+
+std::vector<pull_request> pull_requests_for(const placement_plan& plan, uint32_t shard,
+                                            uint32_t worker, uint32_t max_floats) {
+  std::vector<pull_request> out;
+  for_each_piece(plan, shard, max_floats, [&](uint32_t k, uint32_t offset, uint32_t count, size_t req) {
+    if (out.size() <= req)
+      out.push_back(pull_request{worker, {}});
+    out[req].ranges.push_back({k, offset, count});
+  });
+  return out;
+}
+
+caf::error scatter_slices(const pull_reply& reply, std::vector<std::vector<float>>& values) {
+  for (auto& slice : reply.slices) {
+    if (slice.variable >= values.size()
+        || static_cast<size_t>(slice.offset) + slice.data.values.size() > values[slice.variable].size())
+      return caf::make_error(errc::protocol_error, cat("pull reply slice of variable ", slice.variable,
+                                                       " at offset ", slice.offset, " does not fit"));
+    std::copy(slice.data.values.begin(), slice.data.values.end(),
+              values[slice.variable].begin() + slice.offset);
+  }
+  return caf::none;
+}
+
+std::vector<push_request> push_requests_for(const placement_plan& plan, uint32_t shard,
+                                            uint32_t worker, uint64_t step,
+                                            const std::vector<std::vector<float>>& grads,
+                                            uint32_t max_floats) {
+  std::vector<push_request> out;
+  for_each_piece(plan, shard, max_floats, [&](uint32_t k, uint32_t offset, uint32_t count, size_t req) {
+    if (out.size() <= req)
+      out.push_back(push_request{worker, step, {}});
+    auto first = grads[k].begin() + offset;
+    out[req].grads.push_back({k, offset, {std::vector<float>(first, first + count)}});
+  });
+  return out;
+}
+
+} // namespace actorps

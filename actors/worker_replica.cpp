@@ -1,0 +1,267 @@
+// The WorkerReplica actor: register, wait for start, then pull -> compute -> push per step.
+#include "actors/worker_replica.hpp"
+
+#include "actors/slicing.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "data/batcher.hpp"
+#include "gpu/device_select.hpp"
+#include "model/mlp.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <cmath>
+
+namespace actorps {
+
+namespace {
+
+struct worker_state {
+  worker_replica_config cfg;
+  std::string tag;
+  std::unique_ptr<backend> be;
+  std::unique_ptr<mlp> net;
+  std::unique_ptr<batcher> batches;
+  placement_plan plan;
+  std::vector<std::vector<pull_request>> pulls; // per shard
+  std::vector<std::vector<float>> params;
+  std::vector<std::vector<float>> grads;
+  std::vector<float> images;
+  std::vector<float> labels;
+  size_t pending = 0;       // replies outstanding in the current phase
+  bool started = false;
+  bool start_requested = false; // the chief's start may overtake its welcome
+  bool stopping = false;
+  bool in_step = false;
+  bool done = false;
+  int64_t step = 0;
+  int64_t report_steps = 0;
+  int64_t report_examples = 0;
+  static inline const char* name = "worker_replica";
+};
+
+using worker_pointer = worker_replica_actor::stateful_pointer<worker_state>;
+
+void fail(worker_pointer self, caf::error err, const std::string& what) {
+  auto& st = self->state;
+  if (st.done)
+    return;
+  st.done = true;
+  log_line(st.tag, cat(what, ": ", describe(err)));
+  self->quit(std::move(err));
+}
+
+// Creates the backend, the model and the batcher; returns an error naming what failed.
+caf::error prepare(worker_pointer self) {
+  auto& st = self->state;
+  auto& cfg = st.cfg;
+  auto be = select_backend(cfg.train.device, st.tag);
+  if (!be)
+    return std::move(be.error());
+  st.be = std::move(*be);
+  mlp_spec spec = cfg.train.model;
+  spec.input_size = cfg.data->train.cols;
+  auto net = mlp::make(*st.be, spec, cfg.train.batch_size);
+  if (!net)
+    return std::move(net.error());
+  st.net = std::move(*net);
+  auto workers = static_cast<int>(cfg.cluster.workers.size());
+  auto range = partition_range(cfg.data->train.rows, static_cast<int>(cfg.index), workers);
+  if (range.size() == 0)
+    return caf::make_error(errc::invalid_config, cat("worker ", cfg.index, " has no training data: ",
+                                                     cfg.data->train.rows, " examples for ", workers, " workers"));
+  st.batches = std::make_unique<batcher>(cfg.data->train, range, cfg.train.batch_size,
+                                         cfg.train.seed + cfg.index);
+  st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input_size);
+  st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
+  log_line(st.tag, cat("partition [", range.begin, ", ", range.end, ") of ", cfg.data->train.rows,
+                       " examples; backend ", st.be->name()));
+  return caf::none;
+}
+
+// Checks that the chief's plan describes this worker's model; prepares the pull requests.
+caf::error accept_plan(worker_pointer self, placement_plan plan) {
+  auto& st = self->state;
+  auto mine = st.net->spec().variables();
+  bool same = plan.variables.size() == mine.size() && plan.shards == st.cfg.shards.size();
+  for (size_t k = 0; same && k < mine.size(); ++k)
+    same = plan.variables[k].name == mine[k].name && plan.variables[k].rows == mine[k].rows
+           && plan.variables[k].cols == mine[k].cols;
+  if (!same)
+    return caf::make_error(errc::protocol_error,
+                           cat("the chief's plan (", plan.variables.size(), " variables on ", plan.shards,
+                               " shards) does not match this worker's model (", mine.size(),
+                               " variables) and ", st.cfg.shards.size(), " shards: check model.* and cluster.ps"));
+  st.params.resize(mine.size());
+  for (size_t k = 0; k < mine.size(); ++k)
+    st.params[k].assign(mine[k].size(), 0.0f);
+  st.pulls.clear();
+  for (uint32_t s = 0; s < plan.shards; ++s)
+    st.pulls.push_back(pull_requests_for(plan, s, st.cfg.index, st.cfg.cluster.max_slice_floats));
+  st.plan = std::move(plan);
+  return caf::none;
+}
+
+void report(worker_pointer self, bool final) {
+  auto& st = self->state;
+  auto m = st.net->take_metrics();
+  if (!m)
+    return fail(self, std::move(m.error()), "reading the training loss failed");
+  if (!std::isfinite(m->loss))
+    return fail(self, caf::make_error(errc::non_finite, cat("training loss is ", m->loss, " at step ", st.step,
+                                                            "; lower train.learning-rate")),
+                "training diverged");
+  progress_report rep{st.cfg.index, st.report_steps, st.report_examples, m->loss * m->rows, final};
+  self->send(st.cfg.chief, progress_atom_v, rep);
+  st.report_steps = 0;
+  st.report_examples = 0;
+}
+
+void finish(worker_pointer self) {
+  auto& st = self->state;
+  report(self, true);
+  if (st.done)
+    return;
+  st.done = true;
+  log_line(st.tag, cat("stopped after ", st.step, " steps"));
+  self->quit();
+}
+
+void step_done(worker_pointer self) {
+  auto& st = self->state;
+  st.in_step = false;
+  ++st.step;
+  ++st.report_steps;
+  if (st.stopping)
+    return finish(self);
+  if (st.report_steps >= st.cfg.cluster.report_every)
+    report(self, false);
+  if (!st.done)
+    self->send(self, step_atom_v);
+}
+
+void push_all(worker_pointer self) {
+  auto& st = self->state;
+  for (uint32_t s = 0; s < st.plan.shards; ++s)
+    for (auto& req : push_requests_for(st.plan, s, st.cfg.index, static_cast<uint64_t>(st.step), st.grads,
+                                       st.cfg.cluster.max_slice_floats)) {
+      ++st.pending;
+      self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, push_atom_v, std::move(req))
+        .then(
+          [=](const push_reply&) {
+            if (--self->state.pending == 0)
+              step_done(self);
+          },
+          [=](caf::error& err) { fail(self, std::move(err), cat("push to shard ", s, " failed")); });
+    }
+}
+
+void compute(worker_pointer self) {
+  auto& st = self->state;
+  if (auto err = st.net->set_parameters(st.params))
+    return fail(self, std::move(err), "loading pulled parameters failed");
+  batch_view view = st.batches->next(st.images.data(), st.labels.data());
+  st.net->load_batch(st.images.data(), st.labels.data(), view.rows);
+  st.net->forward();
+  st.net->backward();
+  if (auto err = st.net->get_gradients(st.grads))
+    return fail(self, std::move(err), "computing gradients failed");
+  st.report_examples += view.rows;
+  push_all(self);
+}
+
+void pull_all(worker_pointer self) {
+  auto& st = self->state;
+  st.in_step = true;
+  for (uint32_t s = 0; s < st.plan.shards; ++s)
+    for (auto& req : st.pulls[s]) {
+      ++st.pending;
+      self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, pull_atom_v, req)
+        .then(
+          [=](const pull_reply& reply) {
+            if (auto err = scatter_slices(reply, self->state.params))
+              return fail(self, std::move(err), cat("pull from shard ", s, " failed"));
+            if (--self->state.pending == 0)
+              compute(self);
+          },
+          [=](caf::error& err) { fail(self, std::move(err), cat("pull from shard ", s, " failed")); });
+    }
+}
+
+// Starts the step loop (once).
+void begin(worker_pointer self) {
+  auto& st = self->state;
+  if (st.started || st.done)
+    return;
+  st.started = true;
+  log_line(st.tag, "training");
+  self->send(self, step_atom_v);
+}
+
+// Monitors the chief, registers with it and arms the start deadline.
+void join(worker_pointer self) {
+  auto& st = self->state;
+  self->monitor(st.cfg.chief);
+  self->set_down_handler([=](caf::down_msg& msg) {
+    if (msg.source == self->state.cfg.chief.address())
+      fail(self, caf::make_error(errc::peer_unreachable, cat("the chief went down (", caf::to_string(msg.reason), ")")),
+           "lost the chief");
+  });
+  worker_hello hello{st.cfg.index, st.cfg.host, {{byte_order_probe_value}}};
+  self->request(st.cfg.chief, st.cfg.cluster.request_timeout, register_atom_v, hello)
+    .then(
+      [=](worker_welcome& welcome) {
+        if (auto err = accept_plan(self, std::move(welcome.plan)))
+          return fail(self, std::move(err), "registration refused");
+        log_line(self->state.tag, "registered with the chief; waiting for start");
+        if (self->state.start_requested)
+          begin(self);
+      },
+      [=](caf::error& err) { fail(self, std::move(err), "registering with the chief failed"); });
+  self->delayed_send(self, st.cfg.cluster.startup_timeout, tick_atom_v);
+}
+
+worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_replica_config cfg) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.tag = cat("worker ", st.cfg.index);
+  if (auto err = prepare(self))
+    fail(self, std::move(err), "cannot start");
+  else
+    join(self);
+  return {
+    [=](start_atom) {
+      self->state.start_requested = true;
+      if (self->state.plan.shards > 0)
+        begin(self);
+    },
+    [=](step_atom) {
+      auto& st = self->state;
+      if (!st.done && !st.stopping && !st.in_step)
+        pull_all(self);
+    },
+    [=](stop_atom) {
+      auto& st = self->state;
+      st.stopping = true;
+      if (!st.in_step)
+        finish(self);
+    },
+    [=](tick_atom) {
+      if (!self->state.started)
+        fail(self, caf::make_error(errc::timeout, "no start from the chief within cluster.startup-timeout"),
+             "waiting for the chief");
+    },
+  };
+}
+
+} // namespace
+
+worker_replica_actor make_worker_replica(caf::actor_system& sys, worker_replica_config cfg, bool detached) {
+  if (detached)
+    return sys.spawn<caf::detached>(worker_behavior, std::move(cfg));
+  return sys.spawn(worker_behavior, std::move(cfg));
+}
+
+} // namespace actorps

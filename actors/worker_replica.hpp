@@ -1,0 +1,38 @@
+// WorkerReplica: between-graph replication. Owns partition j of W of the training data and a
+// compute backend (CUDA if usable, else CPU); loops pull -> forward/backward -> push and reports
+// progress to the chief. The only actor that computes on a GPU.
+#pragma once
+
+#include "actors/interfaces.hpp"
+#include "actors/parameter_shard.hpp"
+#include "config/cluster_options.hpp"
+#include "config/train_options.hpp"
+#include "data/dataset.hpp"
+
+#include <caf/fwd.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// Everything a worker needs.
+struct worker_replica_config {
+  uint32_t index = 0;                     ///< worker task index j
+  train_settings train;                   ///< model, batch size, seed, compute device
+  cluster_settings cluster;               ///< worker count, timeouts, report cadence, slice size
+  std::shared_ptr<const mnist_data> data; ///< the training set (read-only, may be shared)
+  chief_actor chief;
+  std::vector<parameter_shard_actor> shards; ///< indexed by shard
+  std::string host;                          ///< where this worker runs, for the chief's logs
+};
+
+/// Spawns a worker. detached: on its own thread (production: compute and device waits must not
+/// block the scheduler); false for deterministic tests. The worker quits normally after the
+/// chief's stop, or with an error (the chief or a shard went away, a request timed out, the
+/// backend failed).
+worker_replica_actor make_worker_replica(caf::actor_system& sys, worker_replica_config cfg,
+                                         bool detached = true);
+
+} // namespace actorps

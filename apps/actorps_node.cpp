@@ -1,0 +1,49 @@
+// actorps-node: one process of a cluster (chief, ps or worker), or the whole cluster in one
+// process (node.role = local), configured from a CAF config file and the command line.
+#include "common/errc.hpp"
+#include "config/cluster_options.hpp"
+#include "config/train_options.hpp"
+#include "messages/register.hpp"
+#include "node/run_node.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/io/middleman.hpp>
+
+#include <cstdio>
+
+namespace {
+
+struct node_config : actorps::strict_config {
+  actorps::option_values train;
+  actorps::cluster_values cluster;
+  node_config() {
+    load<caf::io::middleman>();
+    actorps::register_types(*this);
+    actorps::declare_train_options(*this, train);
+    actorps::declare_cluster_options(*this, cluster);
+  }
+};
+
+int fail(const caf::error& err) {
+  std::fprintf(stderr, "error: %s\n", actorps::describe(err).c_str());
+  return 2;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  node_config cfg;
+  switch (cfg.parse_strict(argc, argv)) {
+    case actorps::strict_config::outcome::help_printed: return 0;
+    case actorps::strict_config::outcome::failed: return 2;
+    case actorps::strict_config::outcome::run: break;
+  }
+  auto train = actorps::validate(cfg.train);
+  if (!train)
+    return fail(train.error());
+  auto cluster = actorps::validate(cfg.cluster);
+  if (!cluster)
+    return fail(cluster.error());
+  caf::actor_system sys{cfg};
+  return actorps::run_node(sys, *train, *cluster);
+}

@@ -1,0 +1,29 @@
+// Reaching a peer's published actor over CAF's middleman, retrying with backoff until a deadline
+// and saying who waits for whom.
+#pragma once
+
+#include "actors/interfaces.hpp"
+#include "actors/parameter_shard.hpp"
+#include "config/cluster_options.hpp"
+
+#include <caf/expected.hpp>
+#include <caf/fwd.hpp>
+
+#include <chrono>
+#include <string>
+
+namespace actorps {
+
+/// Connects to the `what` (e.g. "shard 1") published at ep, retrying every 100 ms to 1 s and
+/// logging "<who>: waiting for <what> at <ep>" every 5 s. Fails with peer_unreachable naming
+/// the peer once `timeout` passed, or at once when the peer's interface is not Handle's.
+/// Instantiated for parameter_shard_actor and chief_actor.
+template <class Handle>
+caf::expected<Handle> connect_to(caf::actor_system& sys, const endpoint& ep, const std::string& who,
+                                 const std::string& what, std::chrono::milliseconds timeout);
+
+/// Publishes hdl at ep (binding ep.host); fails with peer_unreachable naming the port.
+caf::error publish_at(caf::actor_system& sys, const caf::actor& hdl, const endpoint& ep,
+                      const std::string& what);
+
+} // namespace actorps

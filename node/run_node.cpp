@@ -1,0 +1,155 @@
+// Role by role: what a node spawns, whom it connects to, and when it is done.
+#include "node/run_node.hpp"
+
+#include "actors/chief.hpp"
+#include "actors/parameter_shard.hpp"
+#include "actors/worker_replica.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "node/connect.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <cstdio>
+
+namespace actorps {
+
+namespace {
+
+// Blocks until hdl terminates; returns its exit reason.
+template <class Handle>
+caf::error wait_for_exit(caf::actor_system& sys, const Handle& hdl) {
+  caf::scoped_actor self{sys};
+  self->monitor(hdl);
+  caf::error reason;
+  self->receive([&](caf::down_msg& msg) { reason = msg.reason; });
+  return reason;
+}
+
+int report_failure(const std::string& who, const caf::error& err) {
+  std::fprintf(stderr, "error: %s: %s\n", who.c_str(), describe(err).c_str());
+  return 1;
+}
+
+caf::expected<std::shared_ptr<const mnist_data>> load_data(const train_settings& train, const std::string& who) {
+  auto t0 = uptime_seconds();
+  auto data = load_mnist_dir(train.data_dir, train.validation_size);
+  if (!data)
+    return std::move(data.error());
+  int max_label = std::max({data->train.max_label, data->validation.max_label, data->test.max_label});
+  if (max_label >= train.model.classes)
+    return caf::make_error(errc::invalid_config, cat("model.classes = ", train.model.classes, " but ",
+                                                     train.data_dir, " has label ", max_label));
+  log_line(who, cat("loaded ", data->train.rows, " training, ", data->validation.rows, " validation and ",
+                    data->test.rows, " test examples from ", train.data_dir, " in ", uptime_seconds() - t0, " s"));
+  return std::make_shared<const mnist_data>(std::move(*data));
+}
+
+// Prints the chief's outcome; returns the exit code.
+int conclude(const chief_outcome& outcome, const train_settings& train) {
+  if (!outcome.ok || !outcome.summary) {
+    std::fprintf(stderr, "error: chief: %s\n", outcome.message.empty() ? "stopped without a result" : outcome.message.c_str());
+    return 1;
+  }
+  auto& s = *outcome.summary;
+  std::printf("mode=%s test_accuracy=%.4f best_validation_accuracy=%.4f examples_per_second=%.0f "
+              "wall_seconds=%.1f steps=%lld epochs=%.2f summary=%s/%s/summary.json\n",
+              s.mode.c_str(), s.test_accuracy, s.best_validation_accuracy, s.examples_per_second,
+              s.wall_seconds, static_cast<long long>(s.steps), s.epochs, train.run_dir.c_str(),
+              train.name.c_str());
+  return 0;
+}
+
+int run_ps(caf::actor_system& sys, const cluster_settings& cluster) {
+  std::string who = cat("shard ", cluster.index);
+  auto shard = make_parameter_shard(sys, {cluster.index, cluster.startup_timeout});
+  if (auto err = publish_at(sys, caf::actor_cast<caf::actor>(shard), cluster.ps[cluster.index], who)) {
+    caf::anon_send_exit(shard, caf::exit_reason::kill);
+    return report_failure(who, err);
+  }
+  auto reason = wait_for_exit(sys, shard);
+  return reason ? report_failure(who, reason) : 0;
+}
+
+caf::expected<std::vector<parameter_shard_actor>> connect_shards(caf::actor_system& sys, const cluster_settings& cluster,
+                                                                 const std::string& who) {
+  std::vector<parameter_shard_actor> shards;
+  for (size_t s = 0; s < cluster.ps.size(); ++s) {
+    auto hdl = connect_to<parameter_shard_actor>(sys, cluster.ps[s], who, cat("shard ", s), cluster.connect_timeout);
+    if (!hdl)
+      return std::move(hdl.error());
+    shards.push_back(std::move(*hdl));
+  }
+  return shards;
+}
+
+int run_chief(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
+  auto data = load_data(train, "chief");
+  if (!data)
+    return report_failure("chief", data.error());
+  auto shards = connect_shards(sys, cluster, "chief");
+  if (!shards)
+    return report_failure("chief", shards.error());
+  auto outcome = std::make_shared<chief_outcome>();
+  auto chief = make_chief(sys, {train, cluster, *data, *shards, outcome});
+  if (auto err = publish_at(sys, caf::actor_cast<caf::actor>(chief), cluster.chief, "chief")) {
+    caf::anon_send_exit(chief, caf::exit_reason::kill);
+    return report_failure("chief", err);
+  }
+  wait_for_exit(sys, chief);
+  std::lock_guard<std::mutex> guard{outcome->mtx};
+  return conclude(*outcome, train);
+}
+
+int run_worker(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
+  std::string who = cat("worker ", cluster.index);
+  auto data = load_data(train, who);
+  if (!data)
+    return report_failure(who, data.error());
+  auto chief = connect_to<chief_actor>(sys, cluster.chief, who, "chief", cluster.connect_timeout);
+  if (!chief)
+    return report_failure(who, chief.error());
+  auto shards = connect_shards(sys, cluster, who);
+  if (!shards)
+    return report_failure(who, shards.error());
+  auto worker = make_worker_replica(sys, {cluster.index, train, cluster, *data, *chief, *shards,
+                                          cluster.workers[cluster.index].host});
+  auto reason = wait_for_exit(sys, worker);
+  return reason ? report_failure(who, reason) : 0;
+}
+
+int run_local(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
+  auto data = load_data(train, "local");
+  if (!data)
+    return report_failure("local", data.error());
+  std::vector<parameter_shard_actor> shards;
+  for (uint32_t s = 0; s < cluster.ps.size(); ++s)
+    shards.push_back(make_parameter_shard(sys, {s, cluster.startup_timeout}));
+  auto outcome = std::make_shared<chief_outcome>();
+  auto chief = make_chief(sys, {train, cluster, *data, shards, outcome});
+  std::vector<worker_replica_actor> workers;
+  for (uint32_t j = 0; j < cluster.workers.size(); ++j)
+    workers.push_back(make_worker_replica(sys, {j, train, cluster, *data, chief, shards, "local"}));
+  wait_for_exit(sys, chief);
+  for (auto& w : workers)
+    wait_for_exit(sys, w); // they quit after the chief's stop, or when they see it go down
+  for (auto& s : shards)
+    caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
+  std::lock_guard<std::mutex> guard{outcome->mtx};
+  return conclude(*outcome, train);
+}
+
+} // namespace
+
+int run_node(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
+  switch (cluster.role) {
+    case node_role::ps: return run_ps(sys, cluster);
+    case node_role::chief: return run_chief(sys, train, cluster);
+    case node_role::worker: return run_worker(sys, train, cluster);
+    case node_role::local: return run_local(sys, train, cluster);
+  }
+  return 1;
+}
+
+} // namespace actorps
