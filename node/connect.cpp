@@ -48,7 +48,8 @@ template caf::expected<chief_actor>
 connect_to<chief_actor>(caf::actor_system&, const endpoint&, const std::string&, const std::string&,
                         std::chrono::milliseconds);
 
-caf::error publish_at(caf::actor_system& sys, const caf::actor& hdl, const endpoint& ep,
+template <class Handle>
+caf::error publish_at(caf::actor_system& sys, const Handle& hdl, const endpoint& ep,
                       const std::string& what) {
   auto port = sys.middleman().publish(hdl, ep.port, ep.host.c_str(), true);
   if (!port)
@@ -57,5 +58,10 @@ caf::error publish_at(caf::actor_system& sys, const caf::actor& hdl, const endpo
   log_line(what, cat("listening at ", ep.str()));
   return caf::none;
 }
+
+template caf::error publish_at<parameter_shard_actor>(caf::actor_system&, const parameter_shard_actor&,
+                                                     const endpoint&, const std::string&);
+template caf::error publish_at<chief_actor>(caf::actor_system&, const chief_actor&, const endpoint&,
+                                           const std::string&);
 
 } // namespace actorps

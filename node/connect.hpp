@@ -22,8 +22,10 @@ template <class Handle>
 caf::expected<Handle> connect_to(caf::actor_system& sys, const endpoint& ep, const std::string& who,
                                  const std::string& what, std::chrono::milliseconds timeout);
 
-/// Publishes hdl at ep (binding ep.host); fails with peer_unreachable naming the port.
-caf::error publish_at(caf::actor_system& sys, const caf::actor& hdl, const endpoint& ep,
+/// Publishes hdl with its typed interface at ep (binding ep.host); fails with peer_unreachable
+/// naming the port. Instantiated for parameter_shard_actor and chief_actor.
+template <class Handle>
+caf::error publish_at(caf::actor_system& sys, const Handle& hdl, const endpoint& ep,
                       const std::string& what);
 
 } // namespace actorps

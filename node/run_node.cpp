@@ -64,7 +64,7 @@ int conclude(const chief_outcome& outcome, const train_settings& train) {
 int run_ps(caf::actor_system& sys, const cluster_settings& cluster) {
   std::string who = cat("shard ", cluster.index);
   auto shard = make_parameter_shard(sys, {cluster.index, cluster.startup_timeout});
-  if (auto err = publish_at(sys, caf::actor_cast<caf::actor>(shard), cluster.ps[cluster.index], who)) {
+  if (auto err = publish_at(sys, shard, cluster.ps[cluster.index], who)) {
     caf::anon_send_exit(shard, caf::exit_reason::kill);
     return report_failure(who, err);
   }
@@ -93,7 +93,7 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
     return report_failure("chief", shards.error());
   auto outcome = std::make_shared<chief_outcome>();
   auto chief = make_chief(sys, {train, cluster, *data, *shards, outcome});
-  if (auto err = publish_at(sys, caf::actor_cast<caf::actor>(chief), cluster.chief, "chief")) {
+  if (auto err = publish_at(sys, chief, cluster.chief, "chief")) {
     caf::anon_send_exit(chief, caf::exit_reason::kill);
     return report_failure("chief", err);
   }

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Runs a whole actorps cluster on 127.0.0.1, one OS process per node (chief, ps shards, workers):
+# writes the cluster config, picks free ports, streams the chief's progress, collects every
+# node's log under runs/<name>/logs/, kills every child on Ctrl-C or failure, and exits non-zero
+# if any node failed.
+#
+#   scripts/local-cluster.sh [--mode async] [--ps N] [--workers N] [--name NAME]
+#                            [--bin DIR] [--deadline SECONDS] [-- actorps-node options...]
+#
+# Example: scripts/local-cluster.sh --ps 2 --workers 3 -- --train.max-epochs=5
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+mode=async ps=1 workers=2 name="" bin=build/bin deadline=3600
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --mode) mode=$2; shift 2 ;;
+    --ps) ps=$2; shift 2 ;;
+    --workers) workers=$2; shift 2 ;;
+    --name) name=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    --deadline) deadline=$2; shift 2 ;;
+    --) shift; break ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "local-cluster: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+extra=("$@")
+[[ "$ps" =~ ^[1-9][0-9]*$ ]] || { echo "local-cluster: --ps must be a positive number, got '$ps'" >&2; exit 2; }
+[[ "$workers" =~ ^[1-9][0-9]*$ ]] || { echo "local-cluster: --workers must be a positive number, got '$workers'" >&2; exit 2; }
+[[ -x "$bin/actorps-node" ]] || { echo "local-cluster: $bin/actorps-node not found: run scripts/build.sh first" >&2; exit 2; }
+[[ -n "$name" ]] || name="$mode-ps$ps-w$workers-$(date +%Y%m%d-%H%M%S)"
+
+run="runs/$name"
+mkdir -p "$run/logs"
+# Free ports: bind port 0 for every node at once so the kernel hands out distinct ones.
+mapfile -t ports < <(python3 - "$((1 + ps + workers))" <<'PY'
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+for s in socks:
+    print(s.getsockname()[1])
+PY
+)
+list() { # list FIRST COUNT -> ["127.0.0.1:p", ...]
+  local out="" i
+  for ((i = $1; i < $1 + $2; i++)); do out+="${out:+, }\"127.0.0.1:${ports[$i]}\""; done
+  echo "[$out]"
+}
+config="$run/cluster.ini"
+cat > "$config" <<INI
+; written by scripts/local-cluster.sh
+[cluster]
+chief = "127.0.0.1:${ports[0]}"
+ps = $(list 1 "$ps")
+workers = $(list $((1 + ps)) "$workers")
+[train]
+mode = "$mode"
+name = "$name"
+run-dir = "runs"
+INI
+
+declare -A pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  [[ -n "${tail_pid:-}" ]] && kill "$tail_pid" 2>/dev/null
+}
+trap 'echo "local-cluster: interrupted; stopping every node" >&2; cleanup; exit 130' INT TERM
+
+start() { # start NODE-NAME ROLE INDEX
+  "$bin/actorps-node" --config-file="$config" --node.role="$2" --node.index="$3" "${extra[@]}" \
+    > "$run/logs/$1.log" 2>&1 &
+  pids[$1]=$!
+}
+for ((i = 0; i < ps; i++)); do start "ps-$i" ps "$i"; done
+for ((i = 0; i < workers; i++)); do start "worker-$i" worker "$i"; done
+start chief chief 0
+echo "local-cluster: $mode, $ps shard(s), $workers worker(s); config $config; logs $run/logs/"
+tail -n +1 -f "$run/logs/chief.log" --pid="${pids[chief]}" &
+tail_pid=$!
+
+# Wait for every node; the first failure stops the rest.
+failed=() end=$((SECONDS + deadline))
+while [[ ${#pids[@]} -gt 0 ]]; do
+  for node in "${!pids[@]}"; do
+    pid=${pids[$node]}
+    if ! kill -0 "$pid" 2>/dev/null; then
+      wait "$pid"; rc=$?
+      unset "pids[$node]"
+      if [[ $rc -ne 0 ]]; then
+        failed+=("$node (exit $rc)")
+        echo "local-cluster: $node failed with exit code $rc; last lines of $run/logs/$node.log:" >&2
+        tail -n 5 "$run/logs/$node.log" >&2
+        cleanup
+      fi
+    fi
+  done
+  if [[ $SECONDS -ge $end ]]; then
+    failed+=("deadline of ${deadline}s passed")
+    cleanup
+    break
+  fi
+  sleep 0.2
+done
+wait "$tail_pid" 2>/dev/null
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "local-cluster: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "local-cluster: every node exited 0; summary $run/summary.json"
+cat "$run/summary.json"
