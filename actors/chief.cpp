@@ -50,6 +50,7 @@ struct chief_state {
   std::string stop_reason;
   std::chrono::steady_clock::time_point train_start;
   std::chrono::steady_clock::time_point deadline; // of the current wait; earlier ticks are stale
+  optimizer_params shard_opt;                     // what the shards apply (async-adjusted)
   static inline const char* name = "chief";
 };
 
@@ -133,7 +134,8 @@ void finish_run(chief_pointer self) {
     extra.add("workers", static_cast<int64_t>(worker_count(self)))
       .add("shards", static_cast<int64_t>(st.plan.shards))
       .add("placement", st.plan.strategy)
-      .add("shard_learning_rate", double{st.cfg.train.optimizer.learning_rate});
+      .add("shard_learning_rate", double{st.shard_opt.learning_rate})
+      .add("shard_momentum", double{st.shard_opt.momentum});
     auto done = st.monitor->finish(std::move(sum), st.examples, extra);
     if (!done)
       return fail(self, std::move(done.error()), "writing the summary failed");
@@ -257,7 +259,7 @@ void init_shards(chief_pointer self) {
     shard_setup setup;
     setup.shard = s;
     setup.plan = st.plan;
-    setup.optimizer = to_optimizer_config(st.cfg.train.optimizer);
+    setup.optimizer = to_optimizer_config(st.shard_opt);
     setup.workers = static_cast<uint32_t>(worker_count(self));
     for (uint32_t k : variables_of(st.plan, s))
       setup.initial.push_back({k, 0, {values[k]}});
@@ -370,11 +372,10 @@ void on_tick(chief_pointer self) {
 chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
-  if (st.cfg.cluster.mode == "async" && st.cfg.cluster.scale_lr_by_workers && worker_count(self) > 1) {
-    st.cfg.train.optimizer.learning_rate /= static_cast<float>(worker_count(self));
-    log_line(tag, cat("async with ", worker_count(self), " workers: shards apply learning rate ",
-                      st.cfg.train.optimizer.learning_rate, " (train.learning-rate / workers)"));
-  }
+  st.shard_opt = shard_optimizer(st.cfg.train.optimizer, st.cfg.cluster);
+  log_line(tag, cat(st.cfg.cluster.mode, " with ", worker_count(self), " workers: shards apply ",
+                    to_string(st.shard_opt.kind), " with learning rate ", st.shard_opt.learning_rate,
+                    st.shard_opt.kind == optimizer_kind::momentum ? cat(", momentum ", st.shard_opt.momentum) : ""));
   if (auto err = prepare(self)) {
     fail(self, std::move(err), "cannot start");
   } else {

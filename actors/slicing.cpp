@@ -58,17 +58,20 @@ caf::error scatter_slices(const pull_reply& reply, std::vector<std::vector<float
   return caf::none;
 }
 
-std::vector<push_request> push_requests_for(const placement_plan& plan, uint32_t shard,
-                                            uint32_t worker, uint64_t step,
-                                            const std::vector<std::vector<float>>& grads,
-                                            uint32_t max_floats) {
+caf::expected<std::vector<push_request>> push_requests_for(const placement_plan& plan, uint32_t shard,
+                                                           uint32_t worker, uint64_t step,
+                                                           uint32_t max_floats, const gradient_source& fill) {
   std::vector<push_request> out;
+  caf::error first;
   for_each_piece(plan, shard, max_floats, [&](uint32_t k, uint32_t offset, uint32_t count, size_t req) {
     if (out.size() <= req)
       out.push_back(push_request{worker, step, {}});
-    auto first = grads[k].begin() + offset;
-    out[req].grads.push_back({k, offset, {std::vector<float>(first, first + count)}});
+    out[req].grads.push_back({k, offset, {std::vector<float>(count)}});
+    if (!first)
+      first = fill(k, offset, count, out[req].grads.back().data.values.data());
   });
+  if (first)
+    return first;
   return out;
 }
 

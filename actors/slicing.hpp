@@ -5,8 +5,10 @@
 #include "messages/shard_protocol.hpp"
 
 #include <caf/error.hpp>
+#include <caf/expected.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace actorps {
@@ -23,11 +25,13 @@ std::vector<pull_request> pull_requests_for(const placement_plan& plan, uint32_t
 /// Fails with protocol_error for a slice outside its variable.
 caf::error scatter_slices(const pull_reply& reply, std::vector<std::vector<float>>& values);
 
-/// Returns push requests carrying grads of every variable shard s holds, each with at most
-/// max_floats values.
-std::vector<push_request> push_requests_for(const placement_plan& plan, uint32_t shard,
-                                            uint32_t worker, uint64_t step,
-                                            const std::vector<std::vector<float>>& grads,
-                                            uint32_t max_floats);
+/// Fills count floats at dst with variable var's gradient from offset on.
+using gradient_source = std::function<caf::error(uint32_t var, uint32_t offset, uint32_t count, float* dst)>;
+
+/// Returns push requests carrying the gradients of every variable shard s holds, each with at
+/// most max_floats values, filled by `fill`; the first error of `fill` is returned instead.
+caf::expected<std::vector<push_request>> push_requests_for(const placement_plan& plan, uint32_t shard,
+                                                           uint32_t worker, uint64_t step,
+                                                           uint32_t max_floats, const gradient_source& fill);
 
 } // namespace actorps

@@ -26,15 +26,13 @@ struct worker_state {
   std::unique_ptr<batcher> batches;
   placement_plan plan;
   std::vector<std::vector<pull_request>> pulls; // per shard
-  std::vector<std::vector<float>> params;
-  std::vector<std::vector<float>> grads;
   std::vector<float> images;
   std::vector<float> labels;
-  size_t pending = 0;       // replies outstanding in the current phase
+  size_t pulls_pending = 0;  // pull replies outstanding
+  size_t pushes_pending = 0; // push acknowledgements outstanding
   bool started = false;
   bool start_requested = false; // the chief's start may overtake its welcome
   bool stopping = false;
-  bool in_step = false;
   bool done = false;
   int64_t step = 0;
   int64_t report_steps = 0;
@@ -94,9 +92,6 @@ caf::error accept_plan(worker_pointer self, placement_plan plan) {
                            cat("the chief's plan (", plan.variables.size(), " variables on ", plan.shards,
                                " shards) does not match this worker's model (", mine.size(),
                                " variables) and ", st.cfg.shards.size(), " shards: check model.* and cluster.ps"));
-  st.params.resize(mine.size());
-  for (size_t k = 0; k < mine.size(); ++k)
-    st.params[k].assign(mine[k].size(), 0.0f);
   st.pulls.clear();
   for (uint32_t s = 0; s < plan.shards; ++s)
     st.pulls.push_back(pull_requests_for(plan, s, st.cfg.index, st.cfg.cluster.max_slice_floats));
@@ -129,65 +124,82 @@ void finish(worker_pointer self) {
   self->quit();
 }
 
+// After a stop: quits once no pull or push is in flight.
+void maybe_finish(worker_pointer self) {
+  auto& st = self->state;
+  if (st.stopping && st.pulls_pending == 0 && st.pushes_pending == 0)
+    finish(self);
+}
+
 void step_done(worker_pointer self) {
   auto& st = self->state;
-  st.in_step = false;
   ++st.step;
   ++st.report_steps;
   if (st.stopping)
-    return finish(self);
+    return maybe_finish(self);
   if (st.report_steps >= st.cfg.cluster.report_every)
     report(self, false);
-  if (!st.done)
-    self->send(self, step_atom_v);
 }
 
-void push_all(worker_pointer self) {
+void compute(worker_pointer self);
+
+// Requests this worker's share of every shard's variables; compute() runs on the last reply.
+void send_pulls(worker_pointer self) {
   auto& st = self->state;
   for (uint32_t s = 0; s < st.plan.shards; ++s)
-    for (auto& req : push_requests_for(st.plan, s, st.cfg.index, static_cast<uint64_t>(st.step), st.grads,
-                                       st.cfg.cluster.max_slice_floats)) {
-      ++st.pending;
-      self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, push_atom_v, std::move(req))
+    for (auto& req : st.pulls[s]) {
+      ++st.pulls_pending;
+      self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, pull_atom_v, req)
         .then(
-          [=](const push_reply&) {
-            if (--self->state.pending == 0)
-              step_done(self);
+          [=](const pull_reply& reply) {
+            auto& st = self->state;
+            if (st.done)
+              return;
+            for (auto& slice : reply.slices)
+              if (auto err = st.net->upload_parameter(slice.variable, slice.offset, slice.data.values.data(),
+                                                      slice.data.values.size()))
+                return fail(self, std::move(err), cat("pull from shard ", s, " failed"));
+            if (--st.pulls_pending > 0)
+              return;
+            if (st.stopping)
+              return maybe_finish(self);
+            compute(self);
           },
-          [=](caf::error& err) { fail(self, std::move(err), cat("push to shard ", s, " failed")); });
+          [=](caf::error& err) { fail(self, std::move(err), cat("pull from shard ", s, " failed")); });
     }
 }
 
+// One step on the pulled parameters: forward/backward, push the gradients to their shards, and
+// at once request the next step's parameters. The pull follows the pushes on each shard's
+// connection, so each shard answers it after applying this worker's gradients.
 void compute(worker_pointer self) {
   auto& st = self->state;
-  if (auto err = st.net->set_parameters(st.params))
-    return fail(self, std::move(err), "loading pulled parameters failed");
   batch_view view = st.batches->next(st.images.data(), st.labels.data());
   st.net->load_batch(st.images.data(), st.labels.data(), view.rows);
   st.net->forward();
   st.net->backward();
-  if (auto err = st.net->get_gradients(st.grads))
-    return fail(self, std::move(err), "computing gradients failed");
   st.report_examples += view.rows;
-  push_all(self);
-}
-
-void pull_all(worker_pointer self) {
-  auto& st = self->state;
-  st.in_step = true;
-  for (uint32_t s = 0; s < st.plan.shards; ++s)
-    for (auto& req : st.pulls[s]) {
-      ++st.pending;
-      self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, pull_atom_v, req)
+  auto fill = [&](uint32_t k, uint32_t offset, uint32_t count, float* dst) {
+    return st.net->download_gradient(k, offset, dst, count);
+  };
+  for (uint32_t s = 0; s < st.plan.shards; ++s) {
+    auto requests = push_requests_for(st.plan, s, st.cfg.index, static_cast<uint64_t>(st.step),
+                                      st.cfg.cluster.max_slice_floats, fill);
+    if (!requests)
+      return fail(self, std::move(requests.error()), "computing gradients failed");
+    for (auto& req : *requests) {
+      ++st.pushes_pending;
+      self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, push_atom_v, std::move(req))
         .then(
-          [=](const pull_reply& reply) {
-            if (auto err = scatter_slices(reply, self->state.params))
-              return fail(self, std::move(err), cat("pull from shard ", s, " failed"));
-            if (--self->state.pending == 0)
-              compute(self);
+          [=](const push_reply&) {
+            if (--self->state.pushes_pending == 0)
+              step_done(self);
           },
-          [=](caf::error& err) { fail(self, std::move(err), cat("pull from shard ", s, " failed")); });
+          [=](caf::error& err) { fail(self, std::move(err), cat("push to shard ", s, " failed")); });
     }
+  }
+  if (!st.stopping)
+    send_pulls(self);
 }
 
 // Starts the step loop (once).
@@ -239,14 +251,12 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
     },
     [=](step_atom) {
       auto& st = self->state;
-      if (!st.done && !st.stopping && !st.in_step)
-        pull_all(self);
+      if (!st.done && !st.stopping && st.pulls_pending == 0 && st.pushes_pending == 0)
+        send_pulls(self);
     },
     [=](stop_atom) {
-      auto& st = self->state;
-      st.stopping = true;
-      if (!st.in_step)
-        finish(self);
+      self->state.stopping = true;
+      maybe_finish(self);
     },
     [=](tick_atom) {
       if (!self->state.started)

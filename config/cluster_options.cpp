@@ -5,6 +5,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace actorps {
@@ -53,7 +54,8 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.max_message_bytes, "max-message-bytes", "largest tensor payload of one message");
   cfg.group("train")
     .add(v.mode, "mode", "async (sync, ssp, model-parallel: later issues)")
-    .add(v.async_lr_scaling, "async-lr-scaling", "inverse-workers (lr / workers in async mode) or none");
+    .add(v.async_lr_scaling, "async-lr-scaling", "inverse-workers (lr / workers in async mode) or none")
+    .add(v.async_momentum, "async-momentum", "compensate (1 - (1 - momentum) * workers in async mode) or none");
 }
 
 namespace {
@@ -131,7 +133,22 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.async_lr_scaling != "inverse-workers" && v.async_lr_scaling != "none")
     return bad("train.async-lr-scaling", cat("must be inverse-workers or none, got \"", v.async_lr_scaling, "\""));
   s.scale_lr_by_workers = v.async_lr_scaling == "inverse-workers";
+  if (v.async_momentum != "compensate" && v.async_momentum != "none")
+    return bad("train.async-momentum", cat("must be compensate or none, got \"", v.async_momentum, "\""));
+  s.compensate_momentum = v.async_momentum == "compensate";
   return s;
+}
+
+optimizer_params shard_optimizer(const optimizer_params& base, const cluster_settings& cluster) {
+  optimizer_params p = base;
+  auto workers = static_cast<float>(cluster.workers.size());
+  if (cluster.mode != "async" || cluster.workers.size() < 2)
+    return p;
+  if (cluster.scale_lr_by_workers)
+    p.learning_rate /= workers;
+  if (cluster.compensate_momentum)
+    p.momentum = std::max(0.0f, 1.0f - (1.0f - p.momentum) * workers);
+  return p;
 }
 
 } // namespace actorps

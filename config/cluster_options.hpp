@@ -3,6 +3,7 @@
 // Reference: docs/config.md.
 #pragma once
 
+#include "compute/optimizer_rules.hpp"
 #include "config/strict_config.hpp"
 
 #include <caf/expected.hpp>
@@ -50,6 +51,7 @@ struct cluster_values {
   // [train]
   std::string mode = "async";
   std::string async_lr_scaling = "inverse-workers";
+  std::string async_momentum = "compensate";
 };
 
 /// Validated cluster settings.
@@ -67,7 +69,15 @@ struct cluster_settings {
   uint32_t max_slice_floats = 1u << 24; ///< from cluster.max-message-bytes
   std::string mode = "async";
   bool scale_lr_by_workers = true;
+  bool compensate_momentum = true;
 };
+
+/// Returns the optimizer the shards apply. In async mode with W > 1 workers: the learning rate
+/// is divided by W (train.async-lr-scaling = inverse-workers) and, with train.async-momentum =
+/// compensate, the momentum becomes max(0, 1 - (1 - momentum) * W), because asynchrony itself
+/// adds momentum of about 1 - 1/W (Mitliagkas et al., "Asynchrony begets momentum", 2016).
+/// Otherwise base unchanged.
+optimizer_params shard_optimizer(const optimizer_params& base, const cluster_settings& cluster);
 
 /// Declares the [node], [cluster] and [train] mode options on cfg.
 void declare_cluster_options(strict_config& cfg, cluster_values& values);

@@ -93,6 +93,30 @@ caf::error mlp::get_gradients(std::vector<std::vector<float>>& values) {
   return download_all(be_, grads_, values);
 }
 
+namespace {
+
+caf::error check_range(const std::vector<variable_spec>& vars, size_t k, size_t offset, size_t n) {
+  if (k >= vars.size() || offset + n > vars[k].size())
+    return caf::make_error(errc::shape_mismatch, cat("variable ", k, " range [", offset, ", ", offset + n,
+                                                     ") is outside the model"));
+  return caf::none;
+}
+
+} // namespace
+
+caf::error mlp::upload_parameter(size_t k, size_t offset, const float* values, size_t n) {
+  if (auto err = check_range(vars_, k, offset, n))
+    return err;
+  be_.upload(values, n, params_[k].data() + offset);
+  return caf::none;
+}
+
+caf::error mlp::download_gradient(size_t k, size_t offset, float* out, size_t n) {
+  if (auto err = check_range(vars_, k, offset, n))
+    return err;
+  return be_.download(grads_[k].data() + offset, n, out);
+}
+
 void mlp::load_batch(const float* images, const float* labels, int rows) {
   rows_ = std::clamp(rows, 0, max_batch_);
   be_.upload(images, static_cast<size_t>(rows_) * spec_.input_size, input_.data());

@@ -42,6 +42,13 @@ public:
   /// Downloads every gradient into host vectors (resized) in creation order.
   caf::error get_gradients(std::vector<std::vector<float>>& values);
 
+  /// Uploads n host values into variable k at offset (a slice pulled from a shard).
+  /// Fails with shape_mismatch if the range is outside the variable.
+  caf::error upload_parameter(size_t k, size_t offset, const float* values, size_t n);
+
+  /// Downloads n values of gradient k starting at offset into host memory.
+  caf::error download_gradient(size_t k, size_t offset, float* out, size_t n);
+
   /// Copies rows examples (row-major images, labels as floats) into the backend.
   /// REQUIRES: 0 < rows <= max_batch().
   void load_batch(const float* images, const float* labels, int rows);
