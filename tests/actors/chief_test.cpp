@@ -1,0 +1,113 @@
+// Tests of actors/chief: a whole run with a shard and a worker, initialising exactly once, and
+// refusing bad registrations -- deterministically on the test coordinator.
+#include "actors/chief.hpp"
+
+#include "actors/placement.hpp"
+#include "actors/slicing.hpp"
+#include "actors/worker_replica.hpp"
+#include "model/init.hpp"
+#include "tests/support/actor_fixture.hpp"
+#include "tests/support/synthetic_data.hpp"
+
+using namespace actorps;
+using namespace actorps::test;
+
+namespace {
+
+struct chief_fixture : actor_fixture {
+  temp_dir dir;
+  train_settings train;
+  cluster_settings cluster;
+  std::shared_ptr<const mnist_data> data = std::make_shared<const mnist_data>(quadrant_data(300, 50, 50));
+  std::shared_ptr<chief_outcome> outcome = std::make_shared<chief_outcome>();
+  parameter_shard_actor shard = keep(make_parameter_shard(*sys, {0}));
+
+  chief_fixture() {
+    option_values v;
+    v.hidden = {8};
+    v.classes = 4;
+    v.batch_size = 10;
+    v.max_steps = 60;
+    v.learning_rate = 0.1;
+    v.momentum = 0.5;
+    v.device = "cpu";
+    v.run_dir = dir.path();
+    v.name = "run";
+    train = *validate(v);
+    cluster_values c;
+    c.workers = {"127.0.0.1:1"};
+    c.report_every = 5;
+    cluster = *validate(c);
+  }
+
+  chief_actor spawn_chief() {
+    return keep(make_chief(*sys, {train, cluster, data, {shard}, outcome}, false));
+  }
+
+  std::vector<float> first_weights() {
+    auto r = ask<pull_reply>(shard, pull_atom_v, pull_request{chief_worker_id, {{0, 0, 16 * 8}}});
+    BOOST_REQUIRE_MESSAGE(r, error_text(r));
+    return r->slices[0].data.values;
+  }
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(chief, chief_fixture)
+
+BOOST_AUTO_TEST_CASE(runs_a_worker_to_the_step_limit_and_writes_the_summary) {
+  auto chief = spawn_chief();
+  worker_replica_config wc{0, train, cluster, data, chief, {shard}, "test"};
+  auto worker = keep(make_worker_replica(*sys, wc, false));
+  (*self)->monitor(chief);
+  sched->run();
+  caf::error reason = caf::make_error(errc::timeout);
+  (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; });
+  BOOST_TEST(!reason);
+  std::lock_guard<std::mutex> guard{outcome->mtx};
+  BOOST_REQUIRE_MESSAGE(outcome->ok, outcome->message);
+  BOOST_TEST(outcome->summary->steps >= 60);
+  BOOST_TEST(outcome->summary->stop_reason == "max steps 60 reached");
+  BOOST_TEST(outcome->summary->test_accuracy > 0.6); // chance is 0.25
+  auto summary = read_text(dir.file("run/summary.json"));
+  BOOST_TEST(summary.find("\"mode\": \"async\"") != std::string::npos, summary);
+  BOOST_TEST(summary.find("\"workers\": 1") != std::string::npos, summary);
+  BOOST_TEST(!read_text(dir.file("run/metrics.jsonl")).empty());
+}
+
+BOOST_AUTO_TEST_CASE(initialises_the_shard_once_and_keeps_existing_values) {
+  // A previous chief initialised the shard with other values (seed 99).
+  mlp_spec spec = train.model;
+  spec.input_size = 16;
+  auto plan = make_placement(spec.variables(), 1, placement_strategy::round_robin);
+  auto values = initial_values(spec, init_scheme::truncated_normal, 99);
+  shard_setup setup{0, plan, {"sgd", 0.1f}, 1, {}};
+  for (uint32_t k = 0; k < values.size(); ++k)
+    setup.initial.push_back({k, 0, {values[k]}});
+  BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, setup));
+  auto chief = spawn_chief();
+  sched->run();
+  BOOST_TEST(first_weights() == values[0]);
+  BOOST_TEST(first_weights() != initial_values(spec, train.init, train.seed)[0]);
+}
+
+BOOST_AUTO_TEST_CASE(a_fresh_shard_gets_the_seeded_initial_values) {
+  auto chief = spawn_chief();
+  sched->run();
+  mlp_spec spec = train.model;
+  spec.input_size = 16;
+  BOOST_TEST(first_weights() == initial_values(spec, train.init, train.seed)[0]);
+}
+
+BOOST_AUTO_TEST_CASE(refuses_unknown_workers_and_foreign_byte_order) {
+  auto chief = spawn_chief();
+  sched->run();
+  auto r = ask<worker_welcome>(chief, register_atom_v, worker_hello{5, "h", {{byte_order_probe_value}}});
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(describe(r.error()) == "unknown_worker: worker 5 registered but cluster.workers lists 1 workers");
+  r = ask<worker_welcome>(chief, register_atom_v, worker_hello{0, "h", {{2.0f}}});
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(describe(r.error()) == "protocol_error: worker 0 at 127.0.0.1:1 stores floats in another byte order; raw tensor copies need one");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,144 @@
+// Tests of actors/worker_replica: the pull -> compute -> push loop against a real shard and a
+// stub chief, deterministically on the test coordinator.
+#include "actors/worker_replica.hpp"
+
+#include "actors/placement.hpp"
+#include "actors/parameter_store.hpp"
+#include "model/init.hpp"
+#include "tests/support/actor_fixture.hpp"
+#include "tests/support/synthetic_data.hpp"
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+using namespace actorps;
+using namespace actorps::test;
+
+namespace {
+
+// What the stub chief saw.
+struct chief_log {
+  std::vector<worker_hello> hellos;
+  int64_t steps = 0;
+  int64_t examples = 0;
+  double loss_sum = 0.0;
+  bool final_seen = false;
+};
+
+struct stub_state {
+  static inline const char* name = "stub_chief";
+};
+
+// Registers workers with `plan`, counts their progress, and stops a worker after `stop_after` steps.
+chief_actor::behavior_type stub_chief(chief_actor::stateful_pointer<stub_state> self, placement_plan plan,
+                                      std::shared_ptr<chief_log> log, int64_t stop_after) {
+  return {
+    [=](register_atom, const worker_hello& hello) -> caf::result<worker_welcome> {
+      log->hellos.push_back(hello);
+      return worker_welcome{plan, 1};
+    },
+    [=](progress_atom, const progress_report& rep) {
+      log->steps += rep.steps;
+      log->examples += rep.examples;
+      log->loss_sum += rep.loss_sum;
+      log->final_seen = log->final_seen || rep.final;
+      if (log->steps >= stop_after && !rep.final)
+        self->send(caf::actor_cast<worker_replica_actor>(self->current_sender()), stop_atom_v);
+    },
+    [=](tick_atom) {},
+  };
+}
+
+struct worker_fixture : actor_fixture {
+  mlp_spec spec;
+  placement_plan plan;
+  std::shared_ptr<chief_log> log = std::make_shared<chief_log>();
+  parameter_shard_actor shard = keep(make_parameter_shard(*sys, {0}));
+
+  worker_fixture() {
+    spec.input_size = 16;
+    spec.hidden = {8};
+    spec.classes = 4;
+    plan = make_placement(spec.variables(), 1, placement_strategy::round_robin);
+    shard_setup setup{0, plan, {"sgd", 0.1f}, 1, {}};
+    auto values = initial_values(spec, init_scheme::he, 1);
+    for (uint32_t k = 0; k < values.size(); ++k)
+      setup.initial.push_back({k, 0, {values[k]}});
+    BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, setup));
+  }
+
+  worker_replica_config config(chief_actor chief) {
+    worker_replica_config cfg;
+    cfg.index = 0;
+    auto s = validate(option_values{});
+    cfg.train = *s;
+    cfg.train.model = spec;
+    cfg.train.batch_size = 10;
+    cfg.train.device.mode = device_mode::cpu;
+    cfg.cluster = *validate(cluster_values{});
+    cfg.cluster.workers.resize(1);
+    cfg.cluster.report_every = 5;
+    cfg.data = std::make_shared<const mnist_data>(quadrant_data(200, 20, 20));
+    cfg.chief = chief;
+    cfg.shards = {shard};
+    cfg.host = "test";
+    return cfg;
+  }
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(worker_replica, worker_fixture)
+
+BOOST_AUTO_TEST_CASE(registers_trains_against_the_shard_and_stops_cleanly) {
+  auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}));
+  auto worker = keep(make_worker_replica(*sys, config(chief), false));
+  (*self)->monitor(worker);
+  sched->run();
+  BOOST_REQUIRE_EQUAL(log->hellos.size(), 1u);
+  BOOST_TEST(log->hellos[0].byte_order_probe.values == std::vector<float>{byte_order_probe_value});
+  BOOST_TEST(log->steps == 0); // nothing happens before start
+  (*self)->send(worker, start_atom_v);
+  sched->run();
+  caf::error reason = caf::make_error(errc::timeout);
+  (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; });
+  BOOST_TEST(!reason); // quit normally
+  BOOST_TEST(log->final_seen);
+  BOOST_TEST(log->steps >= 20);
+  BOOST_TEST(log->examples == log->steps * 10);
+  BOOST_TEST(log->loss_sum > 0.0);
+  // every step pushed once to the only shard
+  auto v = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {}});
+  BOOST_TEST(v->version == static_cast<uint64_t>(log->steps));
+}
+
+BOOST_AUTO_TEST_CASE(a_plan_for_another_model_is_refused) {
+  auto other = plan;
+  other.variables[0].rows = 99;
+  auto chief = keep(sys->spawn(stub_chief, other, log, int64_t{20}));
+  auto worker = keep(make_worker_replica(*sys, config(chief), false));
+  (*self)->monitor(worker);
+  sched->run();
+  caf::error reason;
+  (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; });
+  BOOST_TEST(reason == errc::protocol_error);
+  BOOST_TEST(describe(reason).find("does not match this worker's model") != std::string::npos, describe(reason));
+}
+
+BOOST_AUTO_TEST_CASE(a_shard_refusing_the_worker_stops_it_with_the_shards_error) {
+  // The shard knows only worker 0; this worker claims to be worker 3 of 4.
+  auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}));
+  auto cfg = config(chief);
+  cfg.index = 3;
+  cfg.cluster.workers.resize(4, cfg.cluster.workers[0]);
+  auto worker = keep(make_worker_replica(*sys, cfg, false));
+  (*self)->monitor(worker);
+  sched->run();
+  (*self)->send(worker, start_atom_v);
+  sched->run();
+  caf::error reason;
+  (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; });
+  BOOST_TEST(reason == errc::unknown_worker);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
