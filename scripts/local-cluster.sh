@@ -4,24 +4,27 @@
 # node's log under runs/<name>/logs/, kills every child on Ctrl-C or failure, and exits non-zero
 # if any node failed.
 #
-#   scripts/local-cluster.sh [--mode async] [--ps N] [--workers N] [--name NAME]
+#   scripts/local-cluster.sh [--mode async] [--ps N] [--workers N] [--name NAME] [--run-dir DIR]
 #                            [--bin DIR] [--deadline SECONDS] [-- actorps-node options...]
 #
 # Example: scripts/local-cluster.sh --ps 2 --workers 3 -- --train.max-epochs=5
 set -uo pipefail
+caller=$PWD
 cd "$(dirname "$0")/.."
+absolute() { [[ "$1" = /* ]] && echo "$1" || echo "$caller/$1"; } # paths given are the caller's
 
-mode=async ps=1 workers=2 name="" bin=build/bin deadline=3600
+mode=async ps=1 workers=2 name="" bin=build/bin deadline=3600 run_dir=runs
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mode) mode=$2; shift 2 ;;
     --ps) ps=$2; shift 2 ;;
     --workers) workers=$2; shift 2 ;;
     --name) name=$2; shift 2 ;;
-    --bin) bin=$2; shift 2 ;;
+    --bin) bin=$(absolute "$2"); shift 2 ;;
+    --run-dir) run_dir=$(absolute "$2"); shift 2 ;;
     --deadline) deadline=$2; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "local-cluster: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -31,7 +34,7 @@ extra=("$@")
 [[ -x "$bin/actorps-node" ]] || { echo "local-cluster: $bin/actorps-node not found: run scripts/build.sh first" >&2; exit 2; }
 [[ -n "$name" ]] || name="$mode-ps$ps-w$workers-$(date +%Y%m%d-%H%M%S)"
 
-run="runs/$name"
+run="$run_dir/$name"
 mkdir -p "$run/logs"
 # Free ports: bind port 0 for every node at once so the kernel hands out distinct ones.
 mapfile -t ports < <(python3 - "$((1 + ps + workers))" <<'PY'
@@ -58,7 +61,7 @@ workers = $(list $((1 + ps)) "$workers")
 [train]
 mode = "$mode"
 name = "$name"
-run-dir = "runs"
+run-dir = "$run_dir"
 INI
 
 declare -A pids=()

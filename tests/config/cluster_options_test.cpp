@@ -1,0 +1,74 @@
+// Tests of config/cluster_options: the cluster spec's validation and the async optimizer rule.
+#include "config/cluster_options.hpp"
+
+#include "tests/support/helpers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace actorps;
+
+BOOST_AUTO_TEST_SUITE(cluster_options)
+
+BOOST_AUTO_TEST_CASE(endpoints_parse) {
+  auto ep = parse_endpoint("10.0.0.7:4251");
+  BOOST_REQUIRE(ep);
+  BOOST_TEST(ep->host == "10.0.0.7");
+  BOOST_TEST(ep->port == 4251);
+  BOOST_TEST(ep->str() == "10.0.0.7:4251");
+  for (auto bad : {"localhost", ":80", "h:", "h:0", "h:65536", "h:12a", "h:-1"})
+    BOOST_TEST(!parse_endpoint(bad), bad);
+}
+
+BOOST_AUTO_TEST_CASE(defaults_are_a_local_cluster) {
+  auto s = validate(cluster_values{});
+  BOOST_REQUIRE(s);
+  BOOST_TEST((s->role == node_role::local));
+  BOOST_TEST(s->ps.size() == 1u);
+  BOOST_TEST(s->workers.size() == 2u);
+  BOOST_TEST(s->mode == "async");
+}
+
+BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
+  auto expect = [](auto mutate, const std::string& text) {
+    cluster_values v;
+    mutate(v);
+    auto s = validate(v);
+    BOOST_REQUIRE(!s);
+    BOOST_TEST(s.error() == errc::invalid_config);
+    BOOST_TEST(describe(s.error()).find(text) != std::string::npos, describe(s.error()));
+  };
+  expect([](cluster_values& v) { v.role = "boss"; }, "node.role must be local, chief, ps or worker");
+  expect([](cluster_values& v) { v.role = "worker"; v.index = 2; }, "node.index is 2 but cluster.workers lists 2 workers");
+  expect([](cluster_values& v) { v.role = "ps"; v.index = 1; }, "node.index is 1 but cluster.ps lists 1 shards");
+  expect([](cluster_values& v) { v.ps = {"127.0.0.1:4250"}; }, "cluster lists 127.0.0.1:4250 twice");
+  expect([](cluster_values& v) { v.workers = {"127.0.0.1:99999"}; }, "cluster.workers entry 0 \"127.0.0.1:99999\" is not host:port");
+  expect([](cluster_values& v) { v.ps = {}; }, "cluster.ps must list at least one parameter shard");
+  expect([](cluster_values& v) { v.mode = "sync"; }, "train.mode must be async");
+  expect([](cluster_values& v) { v.placement = "random"; }, "cluster.placement must be round-robin or balanced");
+  expect([](cluster_values& v) { v.connect_timeout = caf::timespan{0}; }, "cluster.connect-timeout must be positive");
+  expect([](cluster_values& v) { v.async_momentum = "double"; }, "train.async-momentum must be compensate or none");
+}
+
+BOOST_AUTO_TEST_CASE(async_optimizer_scales_lr_and_compensates_momentum) {
+  optimizer_params base; // momentum 0.95, lr 0.01
+  auto s = *validate(cluster_values{});
+  auto p = shard_optimizer(base, s); // 2 workers
+  BOOST_TEST(p.learning_rate == 0.005f);
+  BOOST_TEST(p.momentum == 0.9f, boost::test_tools::tolerance(1e-6f));
+  s.workers.resize(4, s.workers[0]);
+  p = shard_optimizer(base, s);
+  BOOST_TEST(p.learning_rate == 0.0025f);
+  BOOST_TEST(p.momentum == 0.8f, boost::test_tools::tolerance(1e-6f));
+  s.workers.resize(30, s.workers[0]);
+  BOOST_TEST(shard_optimizer(base, s).momentum == 0.0f);
+  s.scale_lr_by_workers = false;
+  s.compensate_momentum = false;
+  p = shard_optimizer(base, s);
+  BOOST_TEST(p.learning_rate == 0.01f);
+  BOOST_TEST(p.momentum == 0.95f);
+  s.workers.resize(1);
+  s.scale_lr_by_workers = true;
+  BOOST_TEST(shard_optimizer(base, s).learning_rate == 0.01f); // one worker: nothing to compensate
+}
+
+BOOST_AUTO_TEST_SUITE_END()

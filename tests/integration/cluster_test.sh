@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Integration: real multi-process clusters on 127.0.0.1 through scripts/local-cluster.sh.
+#  1. chief + 2 shards + 2 workers train a few hundred steps on Fashion-MNIST, beat chance
+#     (10%) by a wide margin, and every process exits 0;
+#  2. 1x1 and 3 shards x 4 workers run on a small synthetic IDX set;
+#  3. a worker pointed at a port where nobody listens fails within its deadline naming the peer;
+#  4. a bad cluster spec is refused with the key named.
+# Usage: cluster_test.sh REPO_ROOT BIN_DIR
+set -u
+root=$1 bin=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+accuracy() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['test_accuracy'])" "$1"; }
+
+echo "== 1: chief + 2 shards + 2 workers on Fashion-MNIST, 400 steps"
+if "$root/scripts/local-cluster.sh" --ps 2 --workers 2 --name fashion --run-dir "$tmp/runs" --bin "$bin" \
+     --deadline 300 -- --train.max-steps=400 --train.progress-every=100 > "$tmp/fashion.out" 2>&1; then
+  acc=$(accuracy "$tmp/runs/fashion/summary.json")
+  echo "test accuracy $acc"
+  python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 0.6 else 1)" "$acc" || fail "accuracy $acc is not > 0.6"
+  for node in chief ps-0 ps-1 worker-0 worker-1; do
+    [[ -s "$tmp/runs/fashion/logs/$node.log" ]] || fail "no log for $node"
+  done
+  grep -q "placement (round-robin, 2 shards)" "$tmp/runs/fashion/logs/chief.log" || fail "no placement table in the chief's log"
+else
+  fail "the Fashion-MNIST cluster failed:"; tail -20 "$tmp/fashion.out"
+fi
+
+echo "== 2: synthetic data, 1 shard x 1 worker and 3 shards x 4 workers"
+python3 - "$tmp/data" <<'PY'
+import gzip, os, random, struct, sys
+d = sys.argv[1]; os.makedirs(d)
+rnd = random.Random(1)
+for prefix, n in (("train", 1200), ("t10k", 200)):
+    labels, pixels = [], []
+    for _ in range(n):
+        c = rnd.randrange(4); labels.append(c)
+        for y in range(4):
+            for x in range(4):
+                pixels.append((110 if (y // 2) * 2 + x // 2 == c else 50) + rnd.randrange(100))
+    with gzip.open(f"{d}/{prefix}-images-idx3-ubyte.gz", "wb") as f:
+        f.write(struct.pack(">HBBIII", 0, 8, 3, n, 4, 4) + bytes(pixels))
+    with open(f"{d}/{prefix}-labels-idx1-ubyte", "wb") as f:
+        f.write(struct.pack(">HBBI", 0, 8, 1, n) + bytes(labels))
+PY
+for shape in "1 1" "3 4"; do
+  set -- $shape
+  name="syn-$1x$2"
+  if "$root/scripts/local-cluster.sh" --ps "$1" --workers "$2" --name "$name" --run-dir "$tmp/runs" --bin "$bin" \
+       --deadline 120 -- --data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.max-steps=300 \
+       --train.learning-rate=0.1 > "$tmp/$name.out" 2>&1; then
+    acc=$(accuracy "$tmp/runs/$name/summary.json")
+    echo "$1 shard(s) x $2 worker(s): test accuracy $acc"
+    python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 0.6 else 1)" "$acc" || fail "$name: accuracy $acc"
+  else
+    fail "$name failed:"; tail -20 "$tmp/$name.out"
+  fi
+done
+
+echo "== 3: nobody listens at the chief's port"
+port=$(python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+start=$SECONDS
+out=$("$bin/actorps-node" --node.role=worker --node.index=0 --cluster.chief="127.0.0.1:$port" \
+      --cluster.connect-timeout=2s --data.dir="$tmp/data" --model.classes=4 2>&1)
+rc=$? took=$((SECONDS - start))
+echo "exit $rc after ${took}s: ${out##*error: }"
+[[ $rc -eq 1 ]] || fail "unreachable chief: exit $rc, want 1"
+[[ "$out" == *"chief at 127.0.0.1:$port did not answer within 2 s"* ]] || fail "unreachable chief: message does not name the peer"
+[[ $took -lt 20 ]] || fail "unreachable chief: took ${took}s"
+
+echo "== 4: bad cluster specs"
+out=$("$bin/actorps-node" --node.role=ps --node.index=0 --cluster.ps='["127.0.0.1:4250"]' 2>&1); rc=$?
+[[ $rc -eq 2 && "$out" == *"cluster lists 127.0.0.1:4250 twice"* ]] || fail "duplicate port: exit $rc: $out"
+out=$("$bin/actorps-node" --node.role=worker --node.index=5 2>&1); rc=$?
+[[ $rc -eq 2 && "$out" == *"node.index is 5 but cluster.workers lists 2 workers"* ]] || fail "missing host: exit $rc: $out"
+
+echo "$failures failure(s)"
+[[ $failures -eq 0 ]]
