@@ -311,7 +311,7 @@ caf::result<worker_welcome> on_register(chief_pointer self, const worker_hello& 
   if (hello.worker >= worker_count(self))
     return caf::make_error(errc::unknown_worker, cat("worker ", hello.worker, " registered but cluster.workers lists ",
                                                      worker_count(self), " workers"));
-  if (hello.byte_order_probe.values != std::vector<float>{byte_order_probe_value})
+  if (!(hello.byte_order_probe == std::vector<float>{byte_order_probe_value}))
     return caf::make_error(errc::protocol_error, cat(worker_name(self, hello.worker),
                                                      " stores floats in another byte order; raw tensor copies need one"));
   if (st.ph != phase::init_shards && st.ph != phase::waiting)

@@ -33,7 +33,8 @@ optimizer_config to_optimizer_config(const optimizer_params& p) {
 
 namespace {
 
-bool all_finite(const std::vector<float>& xs) {
+template <class Floats>
+bool all_finite(const Floats& xs) {
   for (float x : xs)
     if (!std::isfinite(x))
       return false;
@@ -76,7 +77,7 @@ caf::error parameter_store::init(const shard_setup& setup) {
     if (!all_finite(slice.data.values))
       return caf::make_error(errc::non_finite, cat("shard ", setup.shard, ": initial value of ", v.name,
                                                    " is not finite"));
-    v.values = slice.data.values;
+    v.values.assign(slice.data.values.begin(), slice.data.values.end());
     seen[slot_of[slice.variable]] = true;
   }
   for (size_t i = 0; i < vars.size(); ++i)
@@ -140,7 +141,7 @@ caf::expected<pull_reply> parameter_store::pull(const pull_request& req) const {
   for (auto& r : req.ranges) {
     auto& values = find(r.variable)->values;
     out.slices.push_back({r.variable, r.offset,
-                          {std::vector<float>(values.begin() + r.offset, values.begin() + r.offset + r.count)}});
+                          {float_vector(values.begin() + r.offset, values.begin() + r.offset + r.count)}});
   }
   return out;
 }

@@ -66,7 +66,7 @@ caf::expected<std::vector<push_request>> push_requests_for(const placement_plan&
   for_each_piece(plan, shard, max_floats, [&](uint32_t k, uint32_t offset, uint32_t count, size_t req) {
     if (out.size() <= req)
       out.push_back(push_request{worker, step, {}});
-    out[req].grads.push_back({k, offset, {std::vector<float>(count)}});
+    out[req].grads.push_back({k, offset, {float_vector(count)}}); // filled next, not zeroed
     if (!first)
       first = fill(k, offset, count, out[req].grads.back().data.values.data());
   });

@@ -20,10 +20,11 @@ struct node_config : actorps::strict_config {
     load<caf::io::middleman>();
     // On small machines CAF's default scheduler (a thread per core, polling before sleeping)
     // takes CPU from the workers' compute: one scheduler thread, short polling. Measured with
-    // local-cluster.sh (1 shard, 2 workers, 2 cores): 19k -> 28k examples/s. Overridable.
+    // local-cluster.sh (1 shard, 2 workers, 2 cores): 19k -> 26k examples/s (polling 100 times: 23k).
+    // Overridable.
     set("scheduler.max-threads", 1);
-    set("work-stealing.aggressive-poll-attempts", 10);
-    set("work-stealing.moderate-poll-attempts", 10);
+    set("work-stealing.aggressive-poll-attempts", 1);
+    set("work-stealing.moderate-poll-attempts", 1);
     set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds(1)});
     actorps::register_types(*this);
     actorps::declare_train_options(*this, train);

@@ -47,7 +47,7 @@ struct chief_fixture : actor_fixture {
   std::vector<float> first_weights() {
     auto r = ask<pull_reply>(shard, pull_atom_v, pull_request{chief_worker_id, {{0, 0, 16 * 8}}});
     BOOST_REQUIRE_MESSAGE(r, error_text(r));
-    return r->slices[0].data.values;
+    return r->slices[0].data.to_vector();
   }
 };
 

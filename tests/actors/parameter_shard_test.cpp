@@ -36,7 +36,7 @@ struct shard_fixture : actor_fixture {
   std::vector<float> values_of(uint32_t var, uint32_t count) {
     auto r = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{var, 0, count}}});
     BOOST_REQUIRE_MESSAGE(r, error_text(r));
-    return r->slices.at(0).data.values;
+    return r->slices.at(0).data.to_vector();
   }
 };
 

@@ -1,0 +1,194 @@
+// actorps-bench-transfer: a 1 MiB push + pull round trip between two processes through the shard
+// protocol (CAF middleman, raw-copy tensors) versus a raw TCP echo of the same bytes, measured in
+// one run on 127.0.0.1.   actorps-bench-transfer [seconds-per-measurement=3]
+#include "actors/parameter_shard.hpp"
+#include "messages/register.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+using namespace actorps;
+
+namespace {
+
+constexpr size_t payload = 1 << 20; // bytes each way
+using clock_type = std::chrono::steady_clock;
+
+struct node_config : caf::actor_system_config {
+  node_config() {
+    load<caf::io::middleman>();
+    register_types(*this);
+    set("scheduler.max-threads", 1);
+  }
+};
+
+int listen_on_free_port(uint16_t& port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::listen(fd, 1);
+  port = ntohs(addr.sin_port);
+  return fd;
+}
+
+bool full_io(int fd, char* buf, size_t n, bool write) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t k = write ? ::send(fd, buf + done, n - done, 0) : ::recv(fd, buf + done, n - done, 0);
+    if (k <= 0)
+      return false;
+    done += static_cast<size_t>(k);
+  }
+  return true;
+}
+
+// Round trips per second of a 1 MiB echo over plain TCP (the child echoes).
+double raw_tcp(double seconds) {
+  uint16_t port = 0;
+  int lfd = listen_on_free_port(port);
+  pid_t child = ::fork();
+  if (child == 0) {
+    int fd = ::accept(lfd, nullptr, nullptr);
+    std::vector<char> buf(payload);
+    while (full_io(fd, buf.data(), payload, false) && full_io(fd, buf.data(), payload, true)) {
+    }
+    ::_exit(0);
+  }
+  ::close(lfd);
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  std::vector<char> buf(payload, 'x');
+  long rounds = 0;
+  auto t0 = clock_type::now();
+  double dt = 0;
+  do {
+    full_io(fd, buf.data(), payload, true);
+    full_io(fd, buf.data(), payload, false);
+    ++rounds;
+    dt = std::chrono::duration<double>(clock_type::now() - t0).count();
+  } while (dt < seconds);
+  ::close(fd);
+  ::waitpid(child, nullptr, 0);
+  return rounds / dt;
+}
+
+struct shard_rates {
+  double sequential = 0; // push, wait for its ack, pull, wait for the values
+  double pipelined = 0;  // push and pull sent together, as workers do
+};
+
+// Round trips per second of push (1 MiB gradients) + pull (1 MiB values) to a shard in a child.
+shard_rates shard_protocol(double seconds) {
+  uint16_t port = 0;
+  { // find a free port, then release it for the child's middleman
+    int fd = listen_on_free_port(port);
+    ::close(fd);
+  }
+  pid_t child = ::fork();
+  if (child == 0) {
+    node_config cfg;
+    caf::actor_system sys{cfg};
+    auto shard = make_parameter_shard(sys, {0});
+    if (!sys.middleman().publish(shard, port, "127.0.0.1", true))
+      ::_exit(1);
+    caf::scoped_actor self{sys};
+    self->monitor(shard);
+    self->receive([](caf::down_msg&) {});
+    ::_exit(0);
+  }
+  node_config cfg;
+  caf::actor_system sys{cfg};
+  caf::expected<parameter_shard_actor> shard{caf::error{}};
+  for (int i = 0; i < 100 && !shard; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    shard = sys.middleman().remote_actor<parameter_shard_actor>("127.0.0.1", port);
+  }
+  if (!shard) {
+    std::fprintf(stderr, "cannot reach the shard process: %s\n", caf::to_string(shard.error()).c_str());
+    std::exit(1);
+  }
+  const uint32_t n = payload / sizeof(float);
+  caf::scoped_actor self{sys};
+  auto timeout = std::chrono::seconds(30);
+  shard_setup setup{0, {"round-robin", 1, {{"w", 1, static_cast<int32_t>(n)}}, {0}}, {"sgd", 1e-6f}, 1,
+                    {{0, 0, {std::vector<float>(n, 1.0f)}}}};
+  self->request(*shard, timeout, init_atom_v, setup).receive([](const setup_reply&) {}, [](caf::error&) { std::exit(1); });
+  push_request push{0, 0, {{0, 0, {std::vector<float>(n, 0.5f)}}}};
+  pull_request pull{0, {{0, 0, n}}};
+  bool ok = true;
+  auto measure = [&](bool pipelined) {
+    long rounds = 0;
+    auto t0 = clock_type::now();
+    double dt = 0;
+    do {
+      auto on_pushed = [](const push_reply&) {};
+      auto on_pulled = [&](const pull_reply& r) { ok = ok && r.slices[0].data.values.size() == n; };
+      auto on_error = [&](caf::error&) { ok = false; };
+      if (pipelined) {
+        auto pushed = self->request(*shard, timeout, push_atom_v, push);
+        auto pulled = self->request(*shard, timeout, pull_atom_v, pull);
+        pushed.receive(on_pushed, on_error);
+        pulled.receive(on_pulled, on_error);
+      } else {
+        self->request(*shard, timeout, push_atom_v, push).receive(on_pushed, on_error);
+        self->request(*shard, timeout, pull_atom_v, pull).receive(on_pulled, on_error);
+      }
+      ++rounds;
+      dt = std::chrono::duration<double>(clock_type::now() - t0).count();
+    } while (ok && dt < seconds);
+    return rounds / dt;
+  };
+  shard_rates rates;
+  rates.sequential = measure(false);
+  rates.pipelined = measure(true);
+  caf::anon_send(*shard, stop_atom_v);
+  ::waitpid(child, nullptr, 0);
+  if (!ok) {
+    std::fprintf(stderr, "a push or pull failed\n");
+    std::exit(1);
+  }
+  return rates;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  ::signal(SIGPIPE, SIG_IGN);
+  double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
+  double tcp = raw_tcp(seconds);
+  auto shard = shard_protocol(seconds);
+  auto mib = [](double rounds) { return rounds * payload / double(1 << 20); };
+  std::printf("1 MiB each way between two processes on 127.0.0.1, %.0f s per measurement\n", seconds);
+  std::printf("%-34s %10s %18s\n", "", "rounds/s", "MiB/s each way");
+  std::printf("%-34s %10.0f %18.0f\n", "raw TCP echo", tcp, mib(tcp));
+  std::printf("%-34s %10.0f %18.0f\n", "shard push, then pull", shard.sequential, mib(shard.sequential));
+  std::printf("%-34s %10.0f %18.0f\n", "shard push + pull pipelined", shard.pipelined, mib(shard.pipelined));
+  std::printf("shard protocol / raw TCP: %.2f sequential, %.2f pipelined (as workers run)\n",
+              shard.sequential / tcp, shard.pipelined / tcp);
+  std::printf("reference: ps-lite moves 1 MiB pushes at 1.8-2.0 GB/s on this machine kind (from the issue)\n");
+  return 0;
+}
