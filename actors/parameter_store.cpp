@@ -165,7 +165,14 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
                       v.slot1.empty() ? nullptr : v.slot1.data() + g.offset);
   }
   ++version_;
-  return push_reply{version_};
+  push_reply out{version_, {}};
+  if (req.return_values)
+    for (auto& g : req.grads) {
+      auto& values = vars_[slot_of_[g.variable]].values;
+      auto first = values.begin() + g.offset;
+      out.values.push_back({g.variable, g.offset, {float_vector(first, first + g.data.values.size())}});
+    }
+  return out;
 }
 
 std::string parameter_store::describe() const {

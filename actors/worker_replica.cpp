@@ -28,8 +28,7 @@ struct worker_state {
   std::vector<std::vector<pull_request>> pulls; // per shard
   std::vector<float> images;
   std::vector<float> labels;
-  size_t pulls_pending = 0;  // pull replies outstanding
-  size_t pushes_pending = 0; // push acknowledgements outstanding
+  size_t pending = 0; // pull or push replies outstanding in the current round
   bool started = false;
   bool start_requested = false; // the chief's start may overtake its welcome
   bool stopping = false;
@@ -127,51 +126,51 @@ void finish(worker_pointer self) {
 // After a stop: quits once no pull or push is in flight.
 void maybe_finish(worker_pointer self) {
   auto& st = self->state;
-  if (st.stopping && st.pulls_pending == 0 && st.pushes_pending == 0)
+  if (st.stopping && st.pending == 0)
     finish(self);
-}
-
-void step_done(worker_pointer self) {
-  auto& st = self->state;
-  ++st.step;
-  ++st.report_steps;
-  if (st.stopping)
-    return maybe_finish(self);
-  if (st.report_steps >= st.cfg.cluster.report_every)
-    report(self, false);
 }
 
 void compute(worker_pointer self);
 
-// Requests this worker's share of every shard's variables; compute() runs on the last reply.
+// Uploads the values a pull or push reply carries; after the last reply of a round, runs the
+// next step (or finishes after a stop).
+void accept_values(worker_pointer self, uint32_t shard, const std::vector<variable_slice>& slices,
+                   bool completes_step) {
+  auto& st = self->state;
+  if (st.done)
+    return;
+  for (auto& slice : slices)
+    if (auto err = st.net->upload_parameter(slice.variable, slice.offset, slice.data.values.data(),
+                                            slice.data.values.size()))
+      return fail(self, std::move(err), cat("values from shard ", shard, " do not fit the model"));
+  if (--st.pending > 0)
+    return;
+  if (completes_step) {
+    ++st.step;
+    ++st.report_steps;
+    if (!st.stopping && st.report_steps >= st.cfg.cluster.report_every)
+      report(self, false);
+  }
+  if (st.stopping)
+    return maybe_finish(self);
+  compute(self);
+}
+
+// The first step's parameters: a plain pull of this worker's share of every shard.
 void send_pulls(worker_pointer self) {
   auto& st = self->state;
   for (uint32_t s = 0; s < st.plan.shards; ++s)
     for (auto& req : st.pulls[s]) {
-      ++st.pulls_pending;
+      ++st.pending;
       self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, pull_atom_v, req)
-        .then(
-          [=](const pull_reply& reply) {
-            auto& st = self->state;
-            if (st.done)
-              return;
-            for (auto& slice : reply.slices)
-              if (auto err = st.net->upload_parameter(slice.variable, slice.offset, slice.data.values.data(),
-                                                      slice.data.values.size()))
-                return fail(self, std::move(err), cat("pull from shard ", s, " failed"));
-            if (--st.pulls_pending > 0)
-              return;
-            if (st.stopping)
-              return maybe_finish(self);
-            compute(self);
-          },
-          [=](caf::error& err) { fail(self, std::move(err), cat("pull from shard ", s, " failed")); });
+        .then([=](const pull_reply& reply) { accept_values(self, s, reply.slices, false); },
+              [=](caf::error& err) { fail(self, std::move(err), cat("pull from shard ", s, " failed")); });
     }
 }
 
-// One step on the pulled parameters: forward/backward, push the gradients to their shards, and
-// at once request the next step's parameters. The pull follows the pushes on each shard's
-// connection, so each shard answers it after applying this worker's gradients.
+// One step on the current parameters: forward/backward, then push the gradients to their shards.
+// Each push asks for the updated values of the same ranges, so its reply carries the next
+// step's parameters: one message each way per shard and step.
 void compute(worker_pointer self) {
   auto& st = self->state;
   batch_view view = st.batches->next(st.images.data(), st.labels.data());
@@ -188,18 +187,13 @@ void compute(worker_pointer self) {
     if (!requests)
       return fail(self, std::move(requests.error()), "computing gradients failed");
     for (auto& req : *requests) {
-      ++st.pushes_pending;
+      req.return_values = true;
+      ++st.pending;
       self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, push_atom_v, std::move(req))
-        .then(
-          [=](const push_reply&) {
-            if (--self->state.pushes_pending == 0)
-              step_done(self);
-          },
-          [=](caf::error& err) { fail(self, std::move(err), cat("push to shard ", s, " failed")); });
+        .then([=](const push_reply& reply) { accept_values(self, s, reply.values, true); },
+              [=](caf::error& err) { fail(self, std::move(err), cat("push to shard ", s, " failed")); });
     }
   }
-  if (!st.stopping)
-    send_pulls(self);
 }
 
 // Starts the step loop (once).
@@ -251,7 +245,7 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
     },
     [=](step_atom) {
       auto& st = self->state;
-      if (!st.done && !st.stopping && st.pulls_pending == 0 && st.pushes_pending == 0)
+      if (!st.done && !st.stopping && st.pending == 0)
         send_pulls(self);
     },
     [=](stop_atom) {

@@ -86,10 +86,12 @@ struct push_request {
   uint32_t worker = 0;
   uint64_t step = 0;                  ///< the worker's step that computed the gradients
   std::vector<variable_slice> grads;  ///< gradients of the mean loss of one batch
+  bool return_values = false;         ///< answer with the updated values of the same ranges
 };
 
 struct push_reply {
-  uint64_t version = 0; ///< updates applied after this one
+  uint64_t version = 0;                ///< updates applied after this one
+  std::vector<variable_slice> values;  ///< the pushed ranges after the update, if asked for
 };
 
 // -- inspection ----------------------------------------------------------------
@@ -142,12 +144,12 @@ typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_request& x) {
-  return f(caf::meta::type_name("push_request"), x.worker, x.step, x.grads);
+  return f(caf::meta::type_name("push_request"), x.worker, x.step, x.grads, x.return_values);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_reply& x) {
-  return f(caf::meta::type_name("push_reply"), x.version);
+  return f(caf::meta::type_name("push_reply"), x.version, x.values);
 }
 
 // -- equality (tests compare round trips) ------------------------------------------
@@ -162,7 +164,7 @@ ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.ini
 ACTORPS_FIELDWISE_EQ(setup_reply, v.already_initialized, v.version)
 ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges)
 ACTORPS_FIELDWISE_EQ(pull_reply, v.version, v.slices)
-ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads)
-ACTORPS_FIELDWISE_EQ(push_reply, v.version)
+ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads, v.return_values)
+ACTORPS_FIELDWISE_EQ(push_reply, v.version, v.values)
 
 } // namespace actorps

@@ -117,6 +117,19 @@ BOOST_AUTO_TEST_CASE(push_applies_the_optimizer_and_advances_the_version) {
   BOOST_TEST(values_of(1, 3) == std::vector<float>({1.0f, 2.0f, 1.0f}));
 }
 
+BOOST_AUTO_TEST_CASE(push_can_return_the_updated_values) {
+  init();
+  push_request req{0, 1, {{1, 1, {{2.0f, 2.0f}}}}, true};
+  auto r = ask<push_reply>(shard, push_atom_v, req);
+  BOOST_REQUIRE(r);
+  BOOST_REQUIRE_EQUAL(r->values.size(), 1u);
+  BOOST_TEST(r->values[0].variable == 1u);
+  BOOST_TEST(r->values[0].offset == 1u);
+  BOOST_TEST((r->values[0].data == std::vector<float>({1.0f, 2.0f})));
+  req.return_values = false;
+  BOOST_TEST(ask<push_reply>(shard, push_atom_v, req)->values.empty());
+}
+
 BOOST_AUTO_TEST_CASE(rejected_pushes_change_nothing) {
   init();
   auto nan = std::numeric_limits<float>::quiet_NaN();

@@ -63,9 +63,9 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   BOOST_TEST((round_trip(pr) == pr));
   pull_reply prep{9, {sample_slice(0, 1000), sample_slice(1, 0)}};
   BOOST_TEST((round_trip(prep) == prep));
-  push_request push{1, 77, {sample_slice(0, 262144)}};
+  push_request push{1, 77, {sample_slice(0, 262144)}, true};
   BOOST_TEST((round_trip(push) == push));
-  push_reply pa{78};
+  push_reply pa{78, {sample_slice(3, 50)}};
   BOOST_TEST((round_trip(pa) == pa));
   worker_hello hello{3, "127.0.0.1", {{byte_order_probe_value}}};
   BOOST_TEST((round_trip(hello) == hello));
