@@ -5,6 +5,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "compute/host_ops.hpp"
 
 #include <cmath>
 
@@ -35,10 +36,7 @@ namespace {
 
 template <class Floats>
 bool all_finite(const Floats& xs) {
-  for (float x : xs)
-    if (!std::isfinite(x))
-      return false;
-  return true;
+  return actorps::all_finite(xs.data(), xs.size());
 }
 
 } // namespace
