@@ -180,7 +180,7 @@ std::string parameter_store::describe() const {
     names += (names.empty() ? "" : ", ") + v.name;
     bytes += v.values.size() * sizeof(float);
   }
-  return cat("shard ", shard_, " holds ", vars_.size(), " variables (", bytes, " bytes): ", names,
+  return cat("holds ", vars_.size(), " variables (", bytes, " bytes): ", names,
              "; optimizer ", to_string(optimizer_.kind), " lr ", optimizer_.learning_rate);
 }
 

@@ -72,6 +72,7 @@ cleanup() {
 trap 'echo "local-cluster: interrupted; stopping every node" >&2; cleanup; exit 130' INT TERM
 
 start() { # start NODE-NAME ROLE INDEX
+  : > "$run/logs/$1.log" # exists before the streaming tail looks for it
   "$bin/actorps-node" --config-file="$config" --node.role="$2" --node.index="$3" "${extra[@]}" \
     > "$run/logs/$1.log" 2>&1 &
   pids[$1]=$!
