@@ -346,23 +346,35 @@ void on_down(chief_pointer self, const caf::down_msg& msg) {
                   "lost a shard");
 }
 
+// Names the peers the start-up still waits for.
+std::string missing_peers(chief_pointer self) {
+  auto& st = self->state;
+  if (st.ph == phase::init_shards)
+    return cat(st.pending, " shard(s) to answer their setup");
+  std::string missing;
+  for (size_t j = 0; j < st.workers.size(); ++j)
+    if (!st.workers[j])
+      missing += (missing.empty() ? "" : ", ") + worker_name(self, j);
+  return missing;
+}
+
 void on_tick(chief_pointer self) {
   auto& st = self->state;
-  if (std::chrono::steady_clock::now() + std::chrono::milliseconds(1) < st.deadline)
+  auto now = std::chrono::steady_clock::now();
+  bool starting = st.ph == phase::init_shards || st.ph == phase::waiting;
+  if (starting && now + std::chrono::milliseconds(1) < st.deadline) {
+    // a reminder during start-up: say whom we wait for, every 5 s until the deadline
+    log_line(tag, cat("waiting for ", missing_peers(self)));
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(st.deadline - now);
+    self->delayed_send(self, std::min(left, std::chrono::milliseconds(5000)), tick_atom_v);
+    return;
+  }
+  if (now + std::chrono::milliseconds(1) < st.deadline)
     return; // armed for a wait that has already ended
-  if (st.ph == phase::init_shards) {
-    return fail(self, caf::make_error(errc::timeout, cat("shards did not answer the setup within cluster.startup-timeout")),
-                "waiting for the shards");
-  }
-  if (st.ph == phase::waiting) {
-    std::string missing;
-    for (size_t j = 0; j < st.workers.size(); ++j)
-      if (!st.workers[j])
-        missing += (missing.empty() ? "" : ", ") + worker_name(self, j);
-    return fail(self, caf::make_error(errc::timeout, cat("no registration from ", missing,
+  if (starting)
+    return fail(self, caf::make_error(errc::timeout, cat("no answer from ", missing_peers(self),
                                                          " within cluster.startup-timeout")),
-                "waiting for workers");
-  }
+                "start-up failed");
   if (st.ph == phase::stopping) {
     log_line(tag, "not every worker sent its final report in time; finishing without it");
     finish_run(self);
@@ -383,7 +395,9 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg) 
       self->monitor(s);
     self->set_down_handler([=](caf::down_msg& msg) { on_down(self, msg); });
     init_shards(self);
-    arm_deadline(self, st.cfg.cluster.startup_timeout);
+    st.deadline = std::chrono::steady_clock::now() + st.cfg.cluster.startup_timeout;
+    self->delayed_send(self, std::min(st.cfg.cluster.startup_timeout, std::chrono::milliseconds(5000)),
+                       tick_atom_v);
     log_line(tag, cat("waiting for ", worker_count(self), " workers"));
   }
   return {
