@@ -14,7 +14,9 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 
 namespace actorps {
@@ -51,6 +53,10 @@ struct chief_state {
   std::chrono::steady_clock::time_point train_start;
   std::chrono::steady_clock::time_point deadline; // of the current wait; earlier ticks are stale
   optimizer_params shard_opt;                     // what the shards apply (async-adjusted)
+  std::vector<bool> gone;                         // workers whose actor went down
+  int64_t workers_lost = 0;
+  int64_t global_step = 0;                        // shard 0's version at the last counters
+  int64_t stale_dropped = 0;
   static inline const char* name = "chief";
 };
 
@@ -114,16 +120,62 @@ void pull_model_then(chief_pointer self, std::function<void()> next) {
   }
 }
 
+// Asks every shard for its counters, then calls next with the metrics-row fields they give.
+void collect_stats_then(chief_pointer self, std::function<void(json_object)> next) {
+  auto& st = self->state;
+  auto stats = std::make_shared<std::vector<shard_stats>>(st.cfg.shards.size());
+  auto remaining = std::make_shared<size_t>(st.cfg.shards.size());
+  for (size_t s = 0; s < st.cfg.shards.size(); ++s)
+    self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, stats_atom_v)
+      .then(
+        [=](shard_stats& x) {
+          (*stats)[s] = std::move(x);
+          if (--*remaining > 0)
+            return;
+          uint64_t stale = 0;
+          for (auto& one : *stats)
+            stale += one.stale_dropped;
+          auto& first = stats->front(); // every push reaches every shard: shard 0 speaks for all
+          self->state.global_step = static_cast<int64_t>(first.version);
+          self->state.stale_dropped = static_cast<int64_t>(stale);
+          json_object row;
+          row.add("global_step", static_cast<int64_t>(first.version))
+            .add("stale_dropped", static_cast<int64_t>(stale))
+            .add_raw("waited_on", json_array(first.waited_on))
+            .add_raw("lag_histogram", json_array(first.lag_histogram));
+          next(std::move(row));
+        },
+        [=](caf::error& err) { fail(self, std::move(err), cat("reading shard ", s, "'s counters failed")); });
+}
+
+// FNV-1a over the bytes of every variable in creation order: equal digests, equal weights.
+std::string weights_digest(const std::vector<std::vector<float>>& params) {
+  uint64_t h = 1469598103934665603ULL;
+  for (auto& var : params) {
+    auto* bytes = reinterpret_cast<const unsigned char*>(var.data());
+    for (size_t i = 0; i < var.size() * sizeof(float); ++i) {
+      h ^= bytes[i];
+      h *= 1099511628211ULL;
+    }
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
 void finish_run(chief_pointer self) {
   auto& st = self->state;
   if (st.ph == phase::finishing || st.ph == phase::done)
     return;
   st.ph = phase::finishing;
+  collect_stats_then(self, [=](json_object counters) {
   pull_model_then(self, [=] {
     auto& st = self->state;
     if (st.monitor->last_evaluated_step() != st.steps)
-      if (auto err = st.monitor->evaluate(st.steps, st.examples))
+      if (auto err = st.monitor->evaluate(st.steps, st.examples, counters))
         return fail(self, std::move(err), "the final evaluation failed");
+    auto digest = weights_digest(st.params); // the final model, before finish() restores the best
+    log_line(tag, cat("final weights digest ", digest));
     run_summary sum;
     sum.backend = "workers: " + std::to_string(worker_count(self)) + ", shards: "
                   + std::to_string(st.plan.shards);
@@ -135,7 +187,13 @@ void finish_run(chief_pointer self) {
       .add("shards", static_cast<int64_t>(st.plan.shards))
       .add("placement", st.plan.strategy)
       .add("shard_learning_rate", double{st.shard_opt.learning_rate})
-      .add("shard_momentum", double{st.shard_opt.momentum});
+      .add("shard_momentum", double{st.shard_opt.momentum})
+      .add("replicas_to_aggregate", static_cast<int64_t>(st.cfg.cluster.replicas_to_aggregate))
+      .add("staleness", static_cast<int64_t>(st.cfg.cluster.staleness))
+      .add("global_step", st.global_step)
+      .add("stale_dropped", st.stale_dropped)
+      .add("workers_lost", st.workers_lost)
+      .add("weights_digest", digest);
     auto done = st.monitor->finish(std::move(sum), st.examples, extra);
     if (!done)
       return fail(self, std::move(done.error()), "writing the summary failed");
@@ -148,6 +206,7 @@ void finish_run(chief_pointer self) {
     for (auto& s : st.cfg.shards)
       self->send(s, stop_atom_v);
     self->quit();
+  });
   });
 }
 
@@ -190,14 +249,16 @@ void maybe_evaluate(chief_pointer self) {
     st.next_eval_step += st.cfg.train.eval_every;
   st.eval_in_flight = true;
   auto step = st.steps, examples = st.examples;
-  pull_model_then(self, [=] {
-    auto& st = self->state;
-    st.eval_in_flight = false;
-    if (st.ph != phase::training)
-      return;
-    if (auto err = st.monitor->evaluate(step, examples))
-      return fail(self, std::move(err), "evaluation failed");
-    check_stop(self);
+  collect_stats_then(self, [=](json_object counters) {
+    pull_model_then(self, [=] {
+      auto& st = self->state;
+      st.eval_in_flight = false;
+      if (st.ph != phase::training)
+        return;
+      if (auto err = st.monitor->evaluate(step, examples, counters))
+        return fail(self, std::move(err), "evaluation failed");
+      check_stop(self);
+    });
   });
 }
 
@@ -303,6 +364,13 @@ caf::error prepare(chief_pointer self) {
     st.params[k].assign(static_cast<size_t>(st.plan.variables[k].rows) * st.plan.variables[k].cols, 0.0f);
   st.workers.resize(worker_count(self));
   st.finished.assign(worker_count(self), false);
+  st.gone.assign(worker_count(self), false);
+  if (st.cfg.cluster.aggregated())
+    for (uint32_t s = 0; s < st.plan.shards; ++s)
+      if (pull_requests_for(st.plan, s, 0, st.cfg.cluster.max_slice_floats).size() > 1)
+        return caf::make_error(errc::invalid_config,
+                               cat("train.mode = ", st.cfg.cluster.mode, " needs each shard's variables in one message, but shard ",
+                                   s, " holds ", bytes_per_shard(st.plan)[s], " bytes: raise cluster.max-message-bytes"));
   return caf::none;
 }
 
@@ -314,6 +382,16 @@ caf::result<worker_welcome> on_register(chief_pointer self, const worker_hello& 
   if (!(hello.byte_order_probe == std::vector<float>{byte_order_probe_value}))
     return caf::make_error(errc::protocol_error, cat(worker_name(self, hello.worker),
                                                      " stores floats in another byte order; raw tensor copies need one"));
+  if (st.ph == phase::training && st.gone[hello.worker]) { // a restarted worker rejoins
+    auto hdl = caf::actor_cast<worker_replica_actor>(self->current_sender());
+    st.workers[hello.worker] = hdl;
+    st.gone[hello.worker] = false;
+    st.finished[hello.worker] = false;
+    self->monitor(hdl);
+    log_line(tag, cat(worker_name(self, hello.worker), " rejoined from ", hello.host));
+    self->send(hdl, start_atom_v);
+    return worker_welcome{st.plan, static_cast<uint32_t>(worker_count(self))};
+  }
   if (st.ph != phase::init_shards && st.ph != phase::waiting)
     return caf::make_error(errc::protocol_error, cat(worker_name(self, hello.worker),
                                                      " registered after training started"));
@@ -333,11 +411,24 @@ void on_down(chief_pointer self, const caf::down_msg& msg) {
     return;
   for (size_t j = 0; j < st.workers.size(); ++j)
     if (st.workers[j] && msg.source == st.workers[j].address()) {
-      if (st.finished[j])
+      if (st.finished[j] || st.gone[j])
         return;
-      return fail(self, caf::make_error(errc::peer_unreachable, cat(worker_name(self, j), " went down (",
-                                                                    caf::to_string(msg.reason), ")")),
-                  "lost a worker");
+      if (st.ph != phase::training && st.ph != phase::stopping)
+        return fail(self, caf::make_error(errc::peer_unreachable, cat(worker_name(self, j), " went down (",
+                                                                      caf::to_string(msg.reason), ")")),
+                    "lost a worker");
+      st.gone[j] = true;
+      st.finished[j] = true; // a stop no longer waits for it
+      ++st.workers_lost;
+      auto live = std::count(st.gone.begin(), st.gone.end(), false);
+      log_line(tag, cat(worker_name(self, j), " went down (", caf::to_string(msg.reason), "); training goes on with ",
+                        live, " worker(s); a restarted worker ", j, " rejoins"));
+      if (live == 0)
+        return fail(self, caf::make_error(errc::peer_unreachable, "every worker went down"), "lost every worker");
+      if (st.ph == phase::stopping
+          && std::all_of(st.finished.begin(), st.finished.end(), [](bool b) { return b; }))
+        finish_run(self);
+      return;
     }
   for (size_t s = 0; s < st.cfg.shards.size(); ++s)
     if (msg.source == st.cfg.shards[s].address())

@@ -62,6 +62,7 @@ parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, paramete
     [=](push_atom, const push_request& req) -> caf::result<push_reply> {
       return answer(self, self->state.store.push(req), "push");
     },
+    [=](stats_atom) -> shard_stats { return self->state.store.stats(); },
     [=](stop_atom) {
       log_line(tag(self), cat("stopping at version ", self->state.store.version(), " (",
                               self->state.rejected, " rejected messages)"));

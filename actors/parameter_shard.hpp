@@ -25,6 +25,8 @@ namespace actorps {
 /// (push_atom, push_request) -> push_reply
 ///   Async mode: applies the optimizer to the gradients at once, version + 1. Errors as for pull,
 ///   plus non_finite; a rejected push changes nothing.
+/// (stats_atom) -> shard_stats
+///   Counters: version, lag histogram of async pushes (stale and waits come from a SyncAggregator).
 /// (stop_atom)
 ///   Quits.
 /// (tick_atom)
@@ -33,6 +35,7 @@ using parameter_shard_actor = caf::typed_actor<
   caf::replies_to<init_atom, shard_setup>::with<setup_reply>,
   caf::replies_to<pull_atom, pull_request>::with<pull_reply>,
   caf::replies_to<push_atom, push_request>::with<push_reply>,
+  caf::replies_to<stats_atom>::with<shard_stats>,
   caf::reacts_to<stop_atom>, caf::reacts_to<tick_atom>>;
 
 /// Settings of one shard.

@@ -7,6 +7,7 @@
 #include "common/log.hpp"
 #include "compute/host_ops.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace actorps {
@@ -162,8 +163,12 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
                       v.slot0.empty() ? nullptr : v.slot0.data() + g.offset,
                       v.slot1.empty() ? nullptr : v.slot1.data() + g.offset);
   }
+  if (lag_histogram_.empty())
+    lag_histogram_.assign(lag_buckets, 0);
+  uint64_t lag = version_ >= req.base_version ? version_ - req.base_version : 0;
+  ++lag_histogram_[std::min<uint64_t>(lag, lag_buckets - 1)];
   ++version_;
-  push_reply out{version_, {}};
+  push_reply out{version_, {}, req.step + 1, false};
   if (req.return_values)
     for (auto& g : req.grads) {
       auto& values = vars_[slot_of_[g.variable]].values;
@@ -171,6 +176,20 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
       out.values.push_back({g.variable, g.offset, {float_vector(first, first + g.data.values.size())}});
     }
   return out;
+}
+
+shard_stats parameter_store::stats() const {
+  shard_stats out;
+  out.version = version_;
+  out.lag_histogram = lag_histogram_;
+  return out;
+}
+
+caf::expected<std::vector<variable_slice>> parameter_store::values_of(const std::vector<slice_ref>& ranges) const {
+  auto reply = pull(pull_request{chief_worker_id, ranges});
+  if (!reply)
+    return std::move(reply.error());
+  return std::move(reply->slices);
 }
 
 std::string parameter_store::describe() const {

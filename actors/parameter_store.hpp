@@ -42,6 +42,12 @@ public:
   /// the optimizer to each slice and advances the version once.
   caf::expected<push_reply> push(const push_request& req);
 
+  /// Returns the shard's counters: version and the lag histogram of async pushes.
+  shard_stats stats() const;
+
+  /// Returns the values of the given ranges (validated like a pull from the chief).
+  caf::expected<std::vector<variable_slice>> values_of(const std::vector<slice_ref>& ranges) const;
+
   /// Returns a one-line description of what this shard holds.
   std::string describe() const;
 
@@ -64,6 +70,7 @@ private:
   uint32_t workers_ = 0;
   optimizer_params optimizer_;
   uint64_t version_ = 0;
+  std::vector<uint64_t> lag_histogram_;
   std::vector<int> slot_of_; // global variable index -> position in vars_, or -1
   std::vector<variable> vars_;
 };

@@ -12,7 +12,10 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 namespace actorps {
 
@@ -35,6 +38,10 @@ struct worker_state {
   bool done = false;
   int64_t step = 0;
   int64_t report_steps = 0;
+  int64_t stale_steps = 0;          // sync: steps whose gradients came too late
+  std::vector<uint64_t> versions;   // per shard: the version the current parameters came from
+  uint64_t round_next_step = 0;     // the largest next step the replies of this round named
+  bool round_stale = false;         // a reply of this round said the gradients were dropped
   int64_t report_examples = 0;
   static inline const char* name = "worker_replica";
 };
@@ -92,6 +99,7 @@ caf::error accept_plan(worker_pointer self, placement_plan plan) {
                                " shards) does not match this worker's model (", mine.size(),
                                " variables) and ", st.cfg.shards.size(), " shards: check model.* and cluster.ps"));
   st.pulls.clear();
+  st.versions.assign(plan.shards, 0);
   for (uint32_t s = 0; s < plan.shards; ++s)
     st.pulls.push_back(pull_requests_for(plan, s, st.cfg.index, st.cfg.cluster.max_slice_floats));
   st.plan = std::move(plan);
@@ -119,7 +127,7 @@ void finish(worker_pointer self) {
   if (st.done)
     return;
   st.done = true;
-  log_line(st.tag, cat("stopped after ", st.step, " steps"));
+  log_line(st.tag, cat("stopped at step ", st.step, st.stale_steps > 0 ? cat(" (", st.stale_steps, " steps dropped as stale)") : ""));
   self->quit();
 }
 
@@ -135,10 +143,11 @@ void compute(worker_pointer self);
 // Uploads the values a pull or push reply carries; after the last reply of a round, runs the
 // next step (or finishes after a stop).
 void accept_values(worker_pointer self, uint32_t shard, const std::vector<variable_slice>& slices,
-                   bool completes_step) {
+                   uint64_t version, bool completes_step) {
   auto& st = self->state;
   if (st.done)
     return;
+  st.versions[shard] = version;
   for (auto& slice : slices)
     if (auto err = st.net->upload_parameter(slice.variable, slice.offset, slice.data.values.data(),
                                             slice.data.values.size()))
@@ -146,8 +155,15 @@ void accept_values(worker_pointer self, uint32_t shard, const std::vector<variab
   if (--st.pending > 0)
     return;
   if (completes_step) {
-    ++st.step;
-    ++st.report_steps;
+    // The shards name the next step: the worker's own + 1, or in sync mode the global step
+    // (which a worker whose gradients were dropped as stale catches up to).
+    if (st.round_stale)
+      ++st.stale_steps;
+    else
+      ++st.report_steps;
+    st.step = static_cast<int64_t>(st.round_next_step);
+    st.round_stale = false;
+    st.round_next_step = 0;
     if (!st.stopping && st.report_steps >= st.cfg.cluster.report_every)
       report(self, false);
   }
@@ -163,7 +179,7 @@ void send_pulls(worker_pointer self) {
     for (auto& req : st.pulls[s]) {
       ++st.pending;
       self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, pull_atom_v, req)
-        .then([=](const pull_reply& reply) { accept_values(self, s, reply.slices, false); },
+        .then([=](const pull_reply& reply) { accept_values(self, s, reply.slices, reply.version, false); },
               [=](caf::error& err) { fail(self, std::move(err), cat("pull from shard ", s, " failed")); });
     }
 }
@@ -173,11 +189,14 @@ void send_pulls(worker_pointer self) {
 // step's parameters: one message each way per shard and step.
 void compute(worker_pointer self) {
   auto& st = self->state;
+  auto started = std::chrono::steady_clock::now();
   batch_view view = st.batches->next(st.images.data(), st.labels.data());
   st.net->load_batch(st.images.data(), st.labels.data(), view.rows);
   st.net->forward();
   st.net->backward();
   st.report_examples += view.rows;
+  if (static_cast<int>(st.cfg.index) == st.cfg.cluster.slow_worker) // debug.slowdown: a straggler
+    std::this_thread::sleep_for((std::chrono::steady_clock::now() - started) * (st.cfg.cluster.slowdown - 1.0));
   auto fill = [&](uint32_t k, uint32_t offset, uint32_t count, float* dst) {
     return st.net->download_gradient(k, offset, dst, count);
   };
@@ -188,9 +207,16 @@ void compute(worker_pointer self) {
       return fail(self, std::move(requests.error()), "computing gradients failed");
     for (auto& req : *requests) {
       req.return_values = true;
+      req.base_version = st.versions[s];
       ++st.pending;
       self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, push_atom_v, std::move(req))
-        .then([=](const push_reply& reply) { accept_values(self, s, reply.values, true); },
+        .then(
+          [=](const push_reply& reply) {
+            auto& st = self->state;
+            st.round_stale = st.round_stale || reply.stale;
+            st.round_next_step = std::max(st.round_next_step, reply.next_step);
+            accept_values(self, s, reply.values, reply.version, true);
+          },
               [=](caf::error& err) { fail(self, std::move(err), cat("push to shard ", s, " failed")); });
     }
   }

@@ -27,6 +27,13 @@ std::string json_quote(const std::string& s) {
   return out + "\"";
 }
 
+std::string json_array(const std::vector<uint64_t>& xs) {
+  std::string out = "[";
+  for (size_t i = 0; i < xs.size(); ++i)
+    out += (i > 0 ? ", " : "") + std::to_string(xs[i]);
+  return out + "]";
+}
+
 void json_object::key(const std::string& k) {
   if (text_.size() > 1)
     text_ += ", ";

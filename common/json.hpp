@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace actorps {
 
@@ -30,6 +31,9 @@ private:
   void key(const std::string& k);
   std::string text_ = "{";
 };
+
+/// Returns the numbers as a JSON array, e.g. "[1, 0, 7]".
+std::string json_array(const std::vector<uint64_t>& xs);
 
 /// Returns s as a JSON string literal, quotes included.
 std::string json_quote(const std::string& s);

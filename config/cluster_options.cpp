@@ -51,11 +51,17 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.startup_timeout, "startup-timeout", "how long the chief waits for workers, a shard for its setup")
     .add(v.request_timeout, "request-timeout", "deadline of every pull, push and evaluation request")
     .add(v.report_every, "report-every", "worker progress reports every N steps")
-    .add(v.max_message_bytes, "max-message-bytes", "largest tensor payload of one message");
+    .add(v.max_message_bytes, "max-message-bytes", "largest tensor payload of one message")
+    .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it");
   cfg.group("train")
-    .add(v.mode, "mode", "async (sync, ssp, model-parallel: later issues)")
+    .add(v.mode, "mode", "async, sync (SyncReplicasOptimizer) or ssp (bounded staleness)")
+    .add(v.replicas_to_aggregate, "replicas-to-aggregate", "sync: gradients averaged per step (0: all workers; fewer: the rest are backups)")
+    .add(v.staleness, "staleness", "ssp: steps a worker may run ahead of the slowest")
     .add(v.async_lr_scaling, "async-lr-scaling", "inverse-workers (lr / workers in async mode) or none")
     .add(v.async_momentum, "async-momentum", "compensate (1 - (1 - momentum) * workers in async mode) or none");
+  cfg.group("debug")
+    .add(v.slow_worker, "slow-worker", "index of a worker to slow down (-1: none)")
+    .add(v.slowdown, "slowdown", "how many times slower the slow worker runs (it sleeps after each step)");
 }
 
 namespace {
@@ -126,10 +132,27 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.max_message_bytes < 1024 || v.max_message_bytes > (int64_t{1} << 30))
     return bad("cluster.max-message-bytes", cat("must be in [1024, 1073741824], got ", v.max_message_bytes));
   s.max_slice_floats = static_cast<uint32_t>(v.max_message_bytes / static_cast<int64_t>(sizeof(float)));
-  if (v.mode != "async")
-    return bad("train.mode", cat("must be async (sync, ssp and model-parallel are not built yet), got \"",
+  if (v.mode != "async" && v.mode != "sync" && v.mode != "ssp")
+    return bad("train.mode", cat("must be async, sync or ssp (model-parallel is not built yet), got \"",
                                  v.mode, "\""));
   s.mode = v.mode;
+  auto workers = static_cast<int>(s.workers.size());
+  if (v.replicas_to_aggregate < 0 || v.replicas_to_aggregate > workers)
+    return bad("train.replicas-to-aggregate", cat("must be in [0, ", workers, "] (0: all ", workers,
+                                                  " workers), got ", v.replicas_to_aggregate));
+  s.replicas_to_aggregate = static_cast<uint32_t>(v.replicas_to_aggregate == 0 ? workers : v.replicas_to_aggregate);
+  if (v.staleness < 0)
+    return bad("train.staleness", cat("must be >= 0, got ", v.staleness));
+  s.staleness = static_cast<uint32_t>(v.staleness);
+  s.step_timeout = std::chrono::duration_cast<ms>(v.step_timeout);
+  if (s.step_timeout.count() <= 0)
+    return bad("cluster.step-timeout", "must be positive, e.g. 30s");
+  if (v.slow_worker < -1 || v.slow_worker >= workers)
+    return bad("debug.slow-worker", cat("must be -1 or a worker index below ", workers, ", got ", v.slow_worker));
+  if (!(v.slowdown >= 1.0))
+    return bad("debug.slowdown", cat("must be >= 1.0, got ", v.slowdown));
+  s.slow_worker = v.slow_worker;
+  s.slowdown = v.slowdown;
   if (v.async_lr_scaling != "inverse-workers" && v.async_lr_scaling != "none")
     return bad("train.async-lr-scaling", cat("must be inverse-workers or none, got \"", v.async_lr_scaling, "\""));
   s.scale_lr_by_workers = v.async_lr_scaling == "inverse-workers";
@@ -142,7 +165,7 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
 optimizer_params shard_optimizer(const optimizer_params& base, const cluster_settings& cluster) {
   optimizer_params p = base;
   auto workers = static_cast<float>(cluster.workers.size());
-  if (cluster.mode != "async" || cluster.workers.size() < 2)
+  if (cluster.mode == "sync" || cluster.workers.size() < 2) // ssp applies pushes one by one, like async
     return p;
   if (cluster.scale_lr_by_workers)
     p.learning_rate /= workers;

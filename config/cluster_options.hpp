@@ -48,10 +48,16 @@ struct cluster_values {
   caf::timespan request_timeout = std::chrono::seconds(60);
   int report_every = 50;
   int64_t max_message_bytes = int64_t{64} << 20;
+  caf::timespan step_timeout = std::chrono::seconds(30);
   // [train]
   std::string mode = "async";
+  int replicas_to_aggregate = 0;
+  int staleness = 0;
   std::string async_lr_scaling = "inverse-workers";
   std::string async_momentum = "compensate";
+  // [debug]
+  int slow_worker = -1;
+  double slowdown = 1.0;
 };
 
 /// Validated cluster settings.
@@ -67,12 +73,21 @@ struct cluster_settings {
   std::chrono::milliseconds request_timeout{60000};
   int report_every = 50;
   uint32_t max_slice_floats = 1u << 24; ///< from cluster.max-message-bytes
-  std::string mode = "async";
+  std::chrono::milliseconds step_timeout{30000};
+  std::string mode = "async";          ///< async, sync or ssp
+  uint32_t replicas_to_aggregate = 0;  ///< sync: gradients averaged per step (resolved: 1..workers)
+  uint32_t staleness = 0;              ///< ssp: steps a worker may run ahead of the slowest
   bool scale_lr_by_workers = true;
   bool compensate_momentum = true;
+  int slow_worker = -1;                ///< debug: this worker sleeps to run `slowdown` times slower
+  double slowdown = 1.0;
+
+  /// Returns whether workers push through a SyncAggregator (sync and ssp).
+  bool aggregated() const { return mode == "sync" || mode == "ssp"; }
 };
 
-/// Returns the optimizer the shards apply. In async mode with W > 1 workers: the learning rate
+/// Returns the optimizer the shards apply. Sync: base unchanged. Async and ssp with W > 1 workers
+/// (every worker's push is applied on its own): the learning rate
 /// is divided by W (train.async-lr-scaling = inverse-workers) and, with train.async-momentum =
 /// compensate, the momentum becomes max(0, 1 - (1 - momentum) * W), because asynchrony itself
 /// adds momentum of about 1 - 1/W (Mitliagkas et al., "Asynchrony begets momentum", 2016).

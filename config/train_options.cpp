@@ -14,6 +14,7 @@ void declare_train_options(strict_config& cfg, option_values& v) {
     .add(v.batch_size, "batch-size", "examples per step (per worker)")
     .add(v.max_epochs, "max-epochs", "stop after this many epochs (0: no limit)")
     .add(v.max_steps, "max-steps", "stop after this many steps (0: no limit)")
+    .add(v.max_seconds, "max-seconds", "stop after this many seconds of training (0.0: no limit)")
     .add(v.target_accuracy, "target-accuracy", "stop at this validation accuracy (0.0: none)")
     .add(v.patience, "patience", "early stopping: evaluations without a lower validation loss (0: off)")
     .add(v.progress_every, "progress-every", "print a progress line every N steps")
@@ -61,7 +62,10 @@ caf::expected<train_settings> validate(const option_values& v) {
     return bad("train.max-epochs", cat("must be >= 0, got ", v.max_epochs));
   if (v.max_steps < 0)
     return bad("train.max-steps", cat("must be >= 0, got ", v.max_steps));
-  if (v.max_epochs == 0 && v.max_steps == 0 && v.target_accuracy == 0.0 && v.patience == 0)
+  if (v.max_seconds < 0.0)
+    return bad("train.max-seconds", cat("must be >= 0, got ", v.max_seconds));
+  if (v.max_epochs == 0 && v.max_steps == 0 && v.max_seconds == 0.0 && v.target_accuracy == 0.0
+      && v.patience == 0)
     return bad("train.max-epochs", "is 0 and nothing else (max-steps, target-accuracy, patience) would stop training");
   if (v.target_accuracy < 0.0 || v.target_accuracy > 1.0)
     return bad("train.target-accuracy", cat("must be in [0, 1], got ", v.target_accuracy));
@@ -109,6 +113,7 @@ caf::expected<train_settings> validate(const option_values& v) {
   s.batch_size = v.batch_size;
   s.max_epochs = v.max_epochs;
   s.max_steps = v.max_steps;
+  s.max_seconds = v.max_seconds;
   s.target_accuracy = v.target_accuracy;
   s.patience = v.patience;
   s.progress_every = v.progress_every;

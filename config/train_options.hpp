@@ -25,6 +25,7 @@ struct option_values {
   int batch_size = 50;
   int max_epochs = 30;
   int64_t max_steps = 0;
+  double max_seconds = 0.0;
   double target_accuracy = 0.0;
   int patience = 5;
   int progress_every = 200;
@@ -60,6 +61,7 @@ struct train_settings {
   int batch_size = 50;
   int max_epochs = 30;     ///< 0: no epoch limit
   int64_t max_steps = 0;   ///< 0: no step limit
+  double max_seconds = 0.0; ///< 0: no wall-time limit (seconds of training)
   double target_accuracy = 0.0; ///< 0: none; else stop once validation accuracy reaches it
   int patience = 5;        ///< evaluations without a better validation loss before stopping; 0: off
   int progress_every = 200;

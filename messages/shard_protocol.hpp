@@ -84,14 +84,30 @@ struct pull_reply {
 /// Worker -> shard: (push_atom, push_request) -> push_reply. Async mode applies at once.
 struct push_request {
   uint32_t worker = 0;
-  uint64_t step = 0;                  ///< the worker's step that computed the gradients
+  uint64_t step = 0;                  ///< the step the gradients were computed at
   std::vector<variable_slice> grads;  ///< gradients of the mean loss of one batch
   bool return_values = false;         ///< answer with the updated values of the same ranges
+  uint64_t base_version = 0;          ///< the shard version the worker's parameters came from
 };
 
 struct push_reply {
   uint64_t version = 0;                ///< updates applied after this one
   std::vector<variable_slice> values;  ///< the pushed ranges after the update, if asked for
+  uint64_t next_step = 0;              ///< the step the worker computes next
+  bool stale = false;                  ///< sync: the gradients came too late and were dropped
+};
+
+/// Buckets of shard_stats::lag_histogram: lags 0 .. lag_buckets - 2, and one for larger lags.
+constexpr uint64_t lag_buckets = 17;
+
+/// Anyone -> shard: (stats_atom) -> shard_stats. Counters since the shard started.
+struct shard_stats {
+  uint64_t version = 0;                ///< updates applied
+  uint64_t stale_dropped = 0;          ///< sync: late gradients dropped
+  std::vector<uint64_t> waited_on;     ///< sync/ssp: per worker, steps that waited for it last
+  std::vector<uint64_t> lag_histogram; ///< per push: updates between the worker's parameters
+                                       ///< and its push (async) or steps ahead of the slowest
+                                       ///< (ssp); bucket i = lag i, the last = that or more
 };
 
 // -- inspection ----------------------------------------------------------------
@@ -144,12 +160,19 @@ typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_request& x) {
-  return f(caf::meta::type_name("push_request"), x.worker, x.step, x.grads, x.return_values);
+  return f(caf::meta::type_name("push_request"), x.worker, x.step, x.grads, x.return_values,
+           x.base_version);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_reply& x) {
-  return f(caf::meta::type_name("push_reply"), x.version, x.values);
+  return f(caf::meta::type_name("push_reply"), x.version, x.values, x.next_step, x.stale);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
+  return f(caf::meta::type_name("shard_stats"), x.version, x.stale_dropped, x.waited_on,
+           x.lag_histogram);
 }
 
 // -- equality (tests compare round trips) ------------------------------------------
@@ -164,7 +187,8 @@ ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.ini
 ACTORPS_FIELDWISE_EQ(setup_reply, v.already_initialized, v.version)
 ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges)
 ACTORPS_FIELDWISE_EQ(pull_reply, v.version, v.slices)
-ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads, v.return_values)
-ACTORPS_FIELDWISE_EQ(push_reply, v.version, v.values)
+ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads, v.return_values, v.base_version)
+ACTORPS_FIELDWISE_EQ(push_reply, v.version, v.values, v.next_step, v.stale)
+ACTORPS_FIELDWISE_EQ(shard_stats, v.version, v.stale_dropped, v.waited_on, v.lag_histogram)
 
 } // namespace actorps

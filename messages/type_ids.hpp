@@ -21,6 +21,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
   CAF_ADD_ATOM(actorps, actorps, step_atom, "step")
   CAF_ADD_ATOM(actorps, actorps, eval_atom, "eval")
   CAF_ADD_ATOM(actorps, actorps, tick_atom, "tick")
+  CAF_ADD_ATOM(actorps, actorps, stats_atom, "stats")
 
   // Message types: every top-level element of a message that crosses the network.
   CAF_ADD_TYPE_ID(actorps, (actorps::shard_setup))
@@ -32,5 +33,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(actorps, (actorps::worker_hello))
   CAF_ADD_TYPE_ID(actorps, (actorps::worker_welcome))
   CAF_ADD_TYPE_ID(actorps, (actorps::progress_report))
+  CAF_ADD_TYPE_ID(actorps, (actorps::shard_stats))
 
 CAF_END_TYPE_ID_BLOCK(actorps)

@@ -3,6 +3,7 @@
 
 #include "actors/chief.hpp"
 #include "actors/parameter_shard.hpp"
+#include "actors/sync_aggregator.hpp"
 #include "actors/worker_replica.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
@@ -61,9 +62,20 @@ int conclude(const chief_outcome& outcome, const train_settings& train) {
   return 0;
 }
 
+// Spawns shard i; in sync and ssp modes a SyncAggregator in front of it, whose handle serves
+// in the shard's place.
+parameter_shard_actor spawn_shard(caf::actor_system& sys, const cluster_settings& cluster, uint32_t i) {
+  auto shard = make_parameter_shard(sys, {i, cluster.startup_timeout});
+  if (!cluster.aggregated())
+    return shard;
+  sync_aggregator_config cfg{i, cluster.mode, static_cast<uint32_t>(cluster.workers.size()),
+                             cluster.replicas_to_aggregate, cluster.staleness, cluster.step_timeout};
+  return make_sync_aggregator(sys, cfg, shard);
+}
+
 int run_ps(caf::actor_system& sys, const cluster_settings& cluster) {
   std::string who = cat("shard ", cluster.index);
-  auto shard = make_parameter_shard(sys, {cluster.index, cluster.startup_timeout});
+  auto shard = spawn_shard(sys, cluster, cluster.index);
   if (auto err = publish_at(sys, shard, cluster.ps[cluster.index], who)) {
     caf::anon_send_exit(shard, caf::exit_reason::kill);
     return report_failure(who, err);
@@ -125,7 +137,7 @@ int run_local(caf::actor_system& sys, const train_settings& train, const cluster
     return report_failure("local", data.error());
   std::vector<parameter_shard_actor> shards;
   for (uint32_t s = 0; s < cluster.ps.size(); ++s)
-    shards.push_back(make_parameter_shard(sys, {s, cluster.startup_timeout}));
+    shards.push_back(spawn_shard(sys, cluster, s));
   auto outcome = std::make_shared<chief_outcome>();
   auto chief = make_chief(sys, {train, cluster, *data, shards, outcome});
   std::vector<worker_replica_actor> workers;

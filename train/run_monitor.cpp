@@ -15,7 +15,7 @@ run_monitor::run_monitor(const train_settings& s, std::string mode, mlp& net, co
     net_(net),
     data_(data),
     log_(std::move(log)),
-    rule_({s.max_steps, s.max_epochs, s.target_accuracy, s.patience}),
+    rule_({s.max_steps, s.max_epochs, s.target_accuracy, s.patience, s.max_seconds}),
     start_(std::chrono::steady_clock::now()) {
 }
 
@@ -27,7 +27,7 @@ double run_monitor::epochs(int64_t examples) const {
   return static_cast<double>(examples) / std::max(1, data_.train.rows);
 }
 
-caf::error run_monitor::evaluate(int64_t step, int64_t examples) {
+caf::error run_monitor::evaluate(int64_t step, int64_t examples, const json_object& extra) {
   auto val = actorps::evaluate(net_, data_.validation);
   if (!val)
     return std::move(val.error());
@@ -43,6 +43,7 @@ caf::error run_monitor::evaluate(int64_t step, int64_t examples) {
     .add("examples", examples).add("validation_loss", val->loss)
     .add("validation_accuracy", val->accuracy).add("test_loss", test->loss)
     .add("test_accuracy", test->accuracy);
+  row.merge(extra);
   if (auto err = log_.append_metrics(row))
     return err;
   log_line(mode_, cat("eval at step ", step, " epoch ", epochs(examples), ": validation loss ",
@@ -52,7 +53,7 @@ caf::error run_monitor::evaluate(int64_t step, int64_t examples) {
 }
 
 std::optional<std::string> run_monitor::should_stop(int64_t step, int64_t examples) const {
-  return rule_.should_stop(step, epochs(examples));
+  return rule_.should_stop(step, epochs(examples), seconds());
 }
 
 caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples,

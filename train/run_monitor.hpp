@@ -45,9 +45,9 @@ public:
   run_monitor(const train_settings& s, std::string mode, mlp& net, const mnist_data& data,
               run_log log);
 
-  /// Evaluates net's current parameters after `step` global steps and `examples` examples.
-  /// REQUIRES: net's running metrics are empty.
-  caf::error evaluate(int64_t step, int64_t examples);
+  /// Evaluates net's current parameters after `step` global steps and `examples` examples; the
+  /// metrics row gets the fields of `extra` too. REQUIRES: net's running metrics are empty.
+  caf::error evaluate(int64_t step, int64_t examples, const json_object& extra = json_object{});
 
   /// Returns the reason to stop, if any, after `step` steps and `examples` examples.
   std::optional<std::string> should_stop(int64_t step, int64_t examples) const;

@@ -20,7 +20,7 @@ bool stop_rule::observe_evaluation(double validation_loss, double validation_acc
   return false;
 }
 
-std::optional<std::string> stop_rule::should_stop(int64_t steps, double epochs) const {
+std::optional<std::string> stop_rule::should_stop(int64_t steps, double epochs, double seconds) const {
   if (limits_.target_accuracy > 0.0 && target_time_)
     return cat("target validation accuracy ", limits_.target_accuracy, " reached");
   if (limits_.patience > 0 && since_best_ >= limits_.patience)
@@ -29,6 +29,8 @@ std::optional<std::string> stop_rule::should_stop(int64_t steps, double epochs) 
     return cat("max steps ", limits_.max_steps, " reached");
   if (limits_.max_epochs > 0 && epochs >= limits_.max_epochs)
     return cat("max epochs ", limits_.max_epochs, " reached");
+  if (limits_.max_seconds > 0.0 && seconds >= limits_.max_seconds)
+    return cat("max seconds ", limits_.max_seconds, " reached");
   return std::nullopt;
 }
 

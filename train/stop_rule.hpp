@@ -14,6 +14,7 @@ struct stop_limits {
   int max_epochs = 0;
   double target_accuracy = 0.0;
   int patience = 0;
+  double max_seconds = 0.0;
 };
 
 /// Tracks evaluations and progress and says when and why to stop.
@@ -25,8 +26,9 @@ public:
   /// loss so far (the model worth keeping).
   bool observe_evaluation(double validation_loss, double validation_accuracy, double t);
 
-  /// Returns the reason to stop after `steps` steps and `epochs` completed epochs, or nullopt.
-  std::optional<std::string> should_stop(int64_t steps, double epochs) const;
+  /// Returns the reason to stop after `steps` steps, `epochs` epochs and `seconds` of training,
+  /// or nullopt.
+  std::optional<std::string> should_stop(int64_t steps, double epochs, double seconds = 0.0) const;
 
   double best_validation_loss() const { return best_loss_; }
   double best_validation_accuracy() const { return best_accuracy_; }

@@ -43,10 +43,28 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
   expect([](cluster_values& v) { v.ps = {"127.0.0.1:4250"}; }, "cluster lists 127.0.0.1:4250 twice");
   expect([](cluster_values& v) { v.workers = {"127.0.0.1:99999"}; }, "cluster.workers entry 0 \"127.0.0.1:99999\" is not host:port");
   expect([](cluster_values& v) { v.ps = {}; }, "cluster.ps must list at least one parameter shard");
-  expect([](cluster_values& v) { v.mode = "sync"; }, "train.mode must be async");
+  expect([](cluster_values& v) { v.mode = "bsp"; }, "train.mode must be async, sync or ssp");
+  expect([](cluster_values& v) { v.replicas_to_aggregate = 3; }, "train.replicas-to-aggregate must be in [0, 2]");
+  expect([](cluster_values& v) { v.staleness = -1; }, "train.staleness must be >= 0");
+  expect([](cluster_values& v) { v.slow_worker = 2; }, "debug.slow-worker must be -1 or a worker index below 2");
   expect([](cluster_values& v) { v.placement = "random"; }, "cluster.placement must be round-robin or balanced");
   expect([](cluster_values& v) { v.connect_timeout = caf::timespan{0}; }, "cluster.connect-timeout must be positive");
   expect([](cluster_values& v) { v.async_momentum = "double"; }, "train.async-momentum must be compensate or none");
+}
+
+BOOST_AUTO_TEST_CASE(sync_modes_resolve_replicas) {
+  cluster_values v;
+  v.mode = "sync";
+  auto s = validate(v);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(s->replicas_to_aggregate == 2u); // 0 means every worker
+  BOOST_TEST(s->aggregated());
+  optimizer_params base;
+  BOOST_TEST(shard_optimizer(base, *s).learning_rate == base.learning_rate); // no async scaling
+  v.replicas_to_aggregate = 1;
+  BOOST_TEST(validate(v)->replicas_to_aggregate == 1u);
+  v.mode = "ssp"; // pushes apply one by one: the async rule holds
+  BOOST_TEST(shard_optimizer(base, *validate(v)).learning_rate == base.learning_rate / 2);
 }
 
 BOOST_AUTO_TEST_CASE(async_optimizer_scales_lr_and_compensates_momentum) {

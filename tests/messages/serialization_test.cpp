@@ -63,9 +63,9 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   BOOST_TEST((round_trip(pr) == pr));
   pull_reply prep{9, {sample_slice(0, 1000), sample_slice(1, 0)}};
   BOOST_TEST((round_trip(prep) == prep));
-  push_request push{1, 77, {sample_slice(0, 262144)}, true};
+  push_request push{1, 77, {sample_slice(0, 262144)}, true, 76};
   BOOST_TEST((round_trip(push) == push));
-  push_reply pa{78, {sample_slice(3, 50)}};
+  push_reply pa{78, {sample_slice(3, 50)}, 78, true};
   BOOST_TEST((round_trip(pa) == pa));
   worker_hello hello{3, "127.0.0.1", {{byte_order_probe_value}}};
   BOOST_TEST((round_trip(hello) == hello));
@@ -73,6 +73,8 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   BOOST_TEST((round_trip(welcome) == welcome));
   progress_report rep{2, 50, 2500, 1234.5, true};
   BOOST_TEST((round_trip(rep) == rep));
+  shard_stats stats{100, 3, {1, 0, 7}, {5, 4, 0, 1}};
+  BOOST_TEST((round_trip(stats) == stats));
 }
 
 BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
@@ -88,7 +90,8 @@ BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
   check(typeid(worker_hello), "actorps::worker_hello");
   check(typeid(worker_welcome), "actorps::worker_welcome");
   check(typeid(progress_report), "actorps::progress_report");
-  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 9);
+  check(typeid(shard_stats), "actorps::shard_stats");
+  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 10);
 }
 
 BOOST_AUTO_TEST_CASE(tensors_are_copied_raw) {

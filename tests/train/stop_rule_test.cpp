@@ -12,6 +12,9 @@ BOOST_AUTO_TEST_CASE(step_and_epoch_limits) {
   BOOST_TEST(!r.should_stop(99, 2.5));
   BOOST_TEST(*r.should_stop(100, 0.5) == "max steps 100 reached");
   BOOST_TEST(*r.should_stop(10, 3.0) == "max epochs 3 reached");
+  actorps::stop_rule timed{{0, 0, 0.0, 0, 30.0}};
+  BOOST_TEST(!timed.should_stop(10, 1.0, 29.9));
+  BOOST_TEST(*timed.should_stop(10, 1.0, 30.0) == "max seconds 30 reached");
   actorps::stop_rule unlimited{{0, 0, 0.0, 0}};
   BOOST_TEST(!unlimited.should_stop(1000000, 1000.0));
 }

@@ -1,0 +1,242 @@
+// The SyncAggregator actor: sync_rule / ssp_rule decisions, applied through its shard.
+#include "actors/sync_aggregator.hpp"
+
+#include "actors/slicing.hpp"
+#include "actors/sync_rules.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <algorithm>
+#include <optional>
+
+namespace actorps {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct aggregator_state {
+  sync_aggregator_config cfg;
+  parameter_shard_actor shard;
+  std::string tag;
+  std::optional<sync_rule> sync;
+  std::optional<ssp_rule> ssp;
+  std::vector<caf::typed_response_promise<push_reply>> waiting; // per worker
+  std::vector<std::optional<push_reply>> parked;                 // ssp: held replies
+  std::vector<caf::actor_addr> senders;                          // per worker, monitored
+  uint64_t stale_dropped = 0;
+  std::vector<uint64_t> waited_on;
+  std::vector<uint64_t> lag_histogram;
+  clock_type::time_point step_started;
+  static inline const char* name = "sync_aggregator";
+};
+
+using aggregator_pointer = parameter_shard_actor::stateful_pointer<aggregator_state>;
+
+// Monitors the actor behind worker w's pushes, so its death releases the steps waiting for it.
+void watch(aggregator_pointer self, uint32_t w) {
+  auto& st = self->state;
+  auto addr = self->current_sender() ? caf::actor_cast<caf::actor_addr>(self->current_sender()) : caf::actor_addr{};
+  if (w >= st.senders.size() || !addr || st.senders[w] == addr)
+    return;
+  st.senders[w] = addr;
+  self->monitor(addr);
+}
+
+std::vector<slice_ref> ranges_of(const std::vector<variable_slice>& slices) {
+  std::vector<slice_ref> out;
+  for (auto& s : slices)
+    out.push_back({s.variable, s.offset, static_cast<uint32_t>(s.data.values.size())});
+  return out;
+}
+
+// Applies the completed sync step through the shard and releases its contributors.
+void apply_step(aggregator_pointer self) {
+  auto& st = self->state;
+  auto done = st.sync->complete();
+  ++st.waited_on[done.waited_on];
+  st.step_started = clock_type::now();
+  std::vector<caf::typed_response_promise<push_reply>> release;
+  for (auto w : done.released)
+    release.push_back(std::move(st.waiting[w]));
+  push_request update{done.released.front(), done.step, std::move(done.average), true, 0};
+  uint64_t next = done.step + 1;
+  self->request(st.shard, caf::infinite, push_atom_v, std::move(update))
+    .then(
+      [=](push_reply& reply) mutable {
+        reply.next_step = next;
+        reply.stale = false;
+        for (auto& rp : release)
+          rp.deliver(reply);
+      },
+      [=](caf::error& err) mutable {
+        log_line(self->state.tag, cat("applying step ", next - 1, " failed: ", describe(err)));
+        for (auto& rp : release)
+          rp.deliver(err);
+      });
+}
+
+// Releases every parked ssp worker that may go on now.
+void release_parked(aggregator_pointer self) {
+  auto& st = self->state;
+  for (uint32_t w = 0; w < st.parked.size(); ++w)
+    if (st.parked[w] && st.ssp->may_continue(w)) {
+      st.waiting[w].deliver(std::move(*st.parked[w]));
+      st.parked[w].reset();
+    }
+}
+
+// Stops waiting for worker w; logs why unless it simply finished (why empty).
+void lose_worker(aggregator_pointer self, uint32_t w, const std::string& why) {
+  auto& st = self->state;
+  if (!why.empty())
+    log_line(st.tag, st.sync ? cat("step ", st.sync->step(), " no longer waits for worker ", w, " (", why, ")")
+                             : cat("no longer waiting for worker ", w, " (", why, ")"));
+  if (st.sync) {
+    if (st.sync->lose(w))
+      apply_step(self);
+  } else {
+    st.ssp->lose(w);
+    release_parked(self);
+  }
+}
+
+caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
+  auto& st = self->state;
+  auto ranges = ranges_of(req.grads);
+  bool first = st.sync->missing().size() == st.sync->live_workers();
+  auto verdict = st.sync->offer(req.worker, req.step, std::move(req.grads));
+  if (!verdict)
+    return std::move(verdict.error());
+  auto rp = self->make_response_promise<push_reply>();
+  uint64_t now_step = st.sync->step();
+  ++st.lag_histogram[std::min<uint64_t>(now_step - std::min(now_step, req.step), lag_buckets - 1)];
+  if (*verdict == sync_rule::verdict::stale) {
+    ++st.stale_dropped;
+    self->request(st.shard, caf::infinite, pull_atom_v, pull_request{chief_worker_id, ranges})
+      .then([=](pull_reply& current) mutable { rp.deliver(push_reply{current.version, std::move(current.slices), now_step, true}); },
+            [=](caf::error& err) mutable { rp.deliver(err); });
+    return rp;
+  }
+  st.waiting[req.worker] = rp;
+  if (first) {
+    st.step_started = clock_type::now();
+    self->delayed_send(self, st.cfg.step_timeout, tick_atom_v);
+  }
+  if (st.sync->ready())
+    apply_step(self);
+  return rp;
+}
+
+caf::result<push_reply> ssp_push(aggregator_pointer self, push_request& req) {
+  auto& st = self->state;
+  if (req.worker >= st.cfg.workers)
+    return caf::make_error(errc::unknown_worker, cat(st.tag, ": worker ", req.worker, " is not in the cluster"));
+  auto rp = self->make_response_promise<push_reply>();
+  uint32_t w = req.worker;
+  uint64_t step = req.step;
+  req.return_values = true;
+  self->request(st.shard, caf::infinite, push_atom_v, std::move(req))
+    .then(
+      [=](push_reply& reply) mutable {
+        auto& st = self->state;
+        uint64_t ahead = st.ssp->finished(w, step);
+        ++st.lag_histogram[std::min<uint64_t>(ahead, lag_buckets - 1)];
+        reply.next_step = step + 1;
+        if (st.ssp->may_continue(w)) {
+          rp.deliver(std::move(reply));
+        } else {
+          for (auto slow : st.ssp->slowest())
+            ++st.waited_on[slow];
+          st.waiting[w] = rp;
+          st.parked[w] = std::move(reply);
+        }
+        release_parked(self);
+      },
+      [=](caf::error& err) mutable { rp.deliver(err); });
+  return rp;
+}
+
+parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self, sync_aggregator_config cfg,
+                                                         parameter_shard_actor shard) {
+  auto& st = self->state;
+  st.cfg = cfg;
+  st.shard = shard;
+  st.tag = cat("aggregator ", cfg.index);
+  if (cfg.mode == "ssp")
+    st.ssp.emplace(cfg.workers, cfg.staleness);
+  else
+    st.sync.emplace(cfg.workers, cfg.replicas_to_aggregate);
+  st.waiting.resize(cfg.workers);
+  st.parked.resize(cfg.workers);
+  st.senders.resize(cfg.workers);
+  st.waited_on.assign(cfg.workers, 0);
+  st.lag_histogram.assign(lag_buckets, 0);
+  self->monitor(shard);
+  self->set_down_handler([=](caf::down_msg& msg) {
+    auto& st = self->state;
+    if (msg.source == st.shard.address()) {
+      log_line(st.tag, "its shard went down");
+      self->quit(msg.reason);
+      return;
+    }
+    for (uint32_t w = 0; w < st.senders.size(); ++w)
+      if (st.senders[w] && msg.source == st.senders[w]) {
+        st.senders[w] = caf::actor_addr{};
+        lose_worker(self, w, msg.reason ? cat("went down: ", caf::to_string(msg.reason)) : std::string{});
+      }
+  });
+  log_line(st.tag, cfg.mode == "ssp" ? cat("ssp, staleness ", cfg.staleness, ", ", cfg.workers, " workers")
+                                     : cat("sync, ", cfg.replicas_to_aggregate, " of ", cfg.workers,
+                                           " workers aggregated per step"));
+  return {
+    [=](init_atom a, shard_setup& setup) { return self->delegate(self->state.shard, a, std::move(setup)); },
+    [=](pull_atom a, pull_request& req) { return self->delegate(self->state.shard, a, std::move(req)); },
+    [=](push_atom, push_request& req) -> caf::result<push_reply> {
+      watch(self, req.worker);
+      return self->state.sync ? sync_push(self, req) : ssp_push(self, req);
+    },
+    [=](stats_atom) -> caf::result<shard_stats> {
+      auto rp = self->make_response_promise<shard_stats>();
+      self->request(self->state.shard, caf::infinite, stats_atom_v)
+        .then(
+          [=](shard_stats& stats) mutable {
+            auto& st = self->state;
+            stats.stale_dropped = st.stale_dropped;
+            stats.waited_on = st.waited_on;
+            stats.lag_histogram = st.lag_histogram; // the shard's own sees only the aggregate
+            rp.deliver(std::move(stats));
+          },
+          [=](caf::error& err) mutable { rp.deliver(err); });
+      return rp;
+    },
+    [=](stop_atom) {
+      self->send(self->state.shard, stop_atom_v);
+      self->quit();
+    },
+    [=](tick_atom) {
+      auto& st = self->state;
+      if (!st.sync || st.sync->ready() || st.sync->missing().size() == st.sync->live_workers())
+        return; // nothing waits, or nobody has pushed this step yet
+      if (clock_type::now() - st.step_started < st.cfg.step_timeout) {
+        self->delayed_send(self, st.cfg.step_timeout, tick_atom_v);
+        return;
+      }
+      for (auto w : st.sync->missing())
+        lose_worker(self, w, cat("silent for cluster.step-timeout at step ", st.sync->step()));
+    },
+  };
+}
+
+} // namespace
+
+parameter_shard_actor make_sync_aggregator(caf::actor_system& sys, sync_aggregator_config cfg,
+                                           parameter_shard_actor shard) {
+  return sys.spawn(aggregator_behavior, std::move(cfg), std::move(shard));
+}
+
+} // namespace actorps

@@ -1,0 +1,147 @@
+// Synchronous and bounded-staleness update rules.
+#include "actors/sync_rules.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace actorps {
+
+sync_rule::sync_rule(uint32_t workers, uint32_t replicas_to_aggregate)
+  : workers_(workers), replicas_(replicas_to_aggregate), live_(workers, true), grads_(workers) {
+}
+
+uint32_t sync_rule::live_workers() const {
+  return static_cast<uint32_t>(std::count(live_.begin(), live_.end(), true));
+}
+
+uint32_t sync_rule::needed() const {
+  return std::min(replicas_, std::max<uint32_t>(1, live_workers()));
+}
+
+namespace {
+
+bool same_layout(const std::vector<variable_slice>& a, const std::vector<variable_slice>& b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].variable != b[i].variable || a[i].offset != b[i].offset
+        || a[i].data.values.size() != b[i].data.values.size())
+      return false;
+  return true;
+}
+
+} // namespace
+
+caf::expected<sync_rule::verdict> sync_rule::offer(uint32_t worker, uint64_t step,
+                                                   std::vector<variable_slice> grads) {
+  if (worker >= workers_)
+    return caf::make_error(errc::unknown_worker, cat("worker ", worker, " is not in the cluster (",
+                                                     workers_, " workers)"));
+  live_[worker] = true;
+  if (step < step_)
+    return verdict::stale;
+  if (step > step_)
+    return caf::make_error(errc::protocol_error, cat("worker ", worker, " pushed step ", step,
+                                                     " but the current step is ", step_));
+  if (grads_[worker])
+    return caf::make_error(errc::protocol_error, cat("worker ", worker, " pushed step ", step, " twice"));
+  for (auto& other : grads_)
+    if (other && !same_layout(*other, grads))
+      return caf::make_error(errc::protocol_error, cat("worker ", worker, "'s gradients for step ", step,
+                                                       " are laid out differently from the others'"));
+  grads_[worker] = std::move(grads);
+  ++count_;
+  last_ = worker;
+  return verdict::accepted;
+}
+
+bool sync_rule::ready() const {
+  return count_ > 0 && count_ >= needed();
+}
+
+sync_rule::completed sync_rule::complete() {
+  completed out;
+  out.step = step_;
+  out.waited_on = last_;
+  const float scale = 1.0f / static_cast<float>(count_);
+  for (uint32_t w = 0; w < workers_; ++w) { // worker order: the sum does not depend on arrival
+    if (!grads_[w])
+      continue;
+    out.released.push_back(w);
+    if (out.average.empty()) {
+      out.average = std::move(*grads_[w]);
+      continue;
+    }
+    for (size_t i = 0; i < out.average.size(); ++i) {
+      auto& acc = out.average[i].data.values;
+      auto& add = (*grads_[w])[i].data.values;
+      for (size_t j = 0; j < acc.size(); ++j)
+        acc[j] += add[j];
+    }
+  }
+  for (auto& slice : out.average)
+    for (auto& v : slice.data.values)
+      v *= scale;
+  for (auto& g : grads_)
+    g.reset();
+  count_ = 0;
+  ++step_;
+  return out;
+}
+
+bool sync_rule::lose(uint32_t worker) {
+  if (worker < workers_)
+    live_[worker] = false;
+  return ready();
+}
+
+std::vector<uint32_t> sync_rule::missing() const {
+  std::vector<uint32_t> out;
+  for (uint32_t w = 0; w < workers_; ++w)
+    if (live_[w] && !grads_[w])
+      out.push_back(w);
+  return out;
+}
+
+ssp_rule::ssp_rule(uint32_t workers, uint32_t staleness)
+  : staleness_(staleness), live_(workers, true), done_(workers, 0) {
+}
+
+uint64_t ssp_rule::min_live() const {
+  uint64_t m = std::numeric_limits<uint64_t>::max();
+  for (size_t w = 0; w < done_.size(); ++w)
+    if (live_[w])
+      m = std::min(m, done_[w]);
+  return m == std::numeric_limits<uint64_t>::max() ? 0 : m;
+}
+
+uint64_t ssp_rule::finished(uint32_t worker, uint64_t step) {
+  if (worker >= done_.size())
+    return 0;
+  live_[worker] = true;
+  done_[worker] = std::max(done_[worker], step + 1);
+  return done_[worker] - min_live();
+}
+
+bool ssp_rule::may_continue(uint32_t worker) const {
+  return worker < done_.size() && done_[worker] - min_live() <= staleness_;
+}
+
+void ssp_rule::lose(uint32_t worker) {
+  if (worker < live_.size())
+    live_[worker] = false;
+}
+
+std::vector<uint32_t> ssp_rule::slowest() const {
+  std::vector<uint32_t> out;
+  uint64_t m = min_live();
+  for (uint32_t w = 0; w < done_.size(); ++w)
+    if (live_[w] && done_[w] == m)
+      out.push_back(w);
+  return out;
+}
+
+} // namespace actorps

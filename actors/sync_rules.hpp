@@ -1,0 +1,95 @@
+// The rules of synchronous updates for one shard, without CAF: which gradients count for which
+// step, when a step is complete, who is stale, who may go on. The SyncAggregator actor applies
+// what these classes decide. Single-threaded.
+#pragma once
+
+#include "messages/shard_protocol.hpp"
+
+#include <caf/expected.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace actorps {
+
+/// SyncReplicasOptimizer's rule: step t collects gradients tagged t from live workers; once
+/// replicas_to_aggregate of them arrived (or every live worker, if fewer live), their average --
+/// summed in worker order, not arrival order -- is applied once and the step advances. Gradients
+/// tagged with an earlier step are stale: dropped, and their sender told the current step.
+class sync_rule {
+public:
+  /// The outcome of offering a push.
+  enum class verdict { accepted, stale };
+
+  /// A completed step: the average to apply and whom to release.
+  struct completed {
+    uint64_t step = 0;
+    std::vector<variable_slice> average;
+    std::vector<uint32_t> released; ///< contributors in worker order
+    uint32_t waited_on = 0;         ///< the contributor that arrived last
+  };
+
+  /// REQUIRES: 1 <= replicas_to_aggregate <= workers.
+  sync_rule(uint32_t workers, uint32_t replicas_to_aggregate);
+
+  uint64_t step() const { return step_; }
+  uint32_t live_workers() const;
+
+  /// Offers worker w's gradients for `step`. A worker that was lost counts as live again.
+  /// Errors: unknown_worker, protocol_error (a step ahead of the current one, a second push for
+  /// the step, or slices laid out differently from the first contribution).
+  caf::expected<verdict> offer(uint32_t worker, uint64_t step, std::vector<variable_slice> grads);
+
+  /// Returns whether the current step has every gradient it needs.
+  bool ready() const;
+
+  /// REQUIRES: ready(). Averages the contributions, advances the step and returns the result.
+  completed complete();
+
+  /// Stops waiting for worker w (its process died); returns ready().
+  bool lose(uint32_t worker);
+
+  /// Returns the workers the current step still waits for.
+  std::vector<uint32_t> missing() const;
+
+private:
+  uint32_t needed() const;
+
+  uint32_t workers_;
+  uint32_t replicas_;
+  uint64_t step_ = 0;
+  std::vector<bool> live_;
+  std::vector<std::optional<std::vector<variable_slice>>> grads_; // per worker, current step
+  uint32_t count_ = 0;
+  uint32_t last_ = 0;
+};
+
+/// Stale synchronous parallel: updates apply at once, but a worker may start its next step only
+/// while it is at most `staleness` steps ahead of the slowest live worker (0: lock-step).
+class ssp_rule {
+public:
+  ssp_rule(uint32_t workers, uint32_t staleness);
+
+  /// Records that worker w finished `step` (its gradients were applied). A lost worker counts as
+  /// live again. Returns how many steps w is now ahead of the slowest live worker.
+  uint64_t finished(uint32_t worker, uint64_t step);
+
+  /// Returns whether worker w may start its next step.
+  bool may_continue(uint32_t worker) const;
+
+  /// Stops waiting for worker w.
+  void lose(uint32_t worker);
+
+  /// Returns the slowest live workers (those others may wait on).
+  std::vector<uint32_t> slowest() const;
+
+private:
+  uint64_t min_live() const;
+
+  uint32_t staleness_;
+  std::vector<bool> live_;
+  std::vector<uint64_t> done_; // steps finished per worker
+};
+
+} // namespace actorps
