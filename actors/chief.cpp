@@ -40,7 +40,8 @@ struct chief_state {
   std::vector<worker_replica_actor> workers;
   std::vector<bool> finished;
   std::vector<std::vector<float>> params;
-  int64_t steps = 0;
+  int64_t steps = 0;        // global steps (updates)
+  int64_t worker_steps = 0; // steps summed over workers
   int64_t examples = 0;
   double line_loss = 0.0;
   int64_t line_examples = 0;
@@ -191,6 +192,7 @@ void finish_run(chief_pointer self) {
       .add("replicas_to_aggregate", static_cast<int64_t>(st.cfg.cluster.replicas_to_aggregate))
       .add("staleness", static_cast<int64_t>(st.cfg.cluster.staleness))
       .add("global_step", st.global_step)
+      .add("worker_steps", st.worker_steps)
       .add("stale_dropped", st.stale_dropped)
       .add("workers_lost", st.workers_lost)
       .add("weights_digest", digest);
@@ -266,7 +268,10 @@ void on_progress(chief_pointer self, const progress_report& rep) {
   auto& st = self->state;
   if (st.ph != phase::training && st.ph != phase::stopping)
     return;
-  st.steps += rep.steps;
+  // The global step counts updates: every push in async and ssp, every aggregated step in sync.
+  st.worker_steps += rep.steps;
+  st.steps = st.cfg.cluster.mode == "sync" ? st.worker_steps / st.cfg.cluster.replicas_to_aggregate
+                                           : st.worker_steps;
   st.examples += rep.examples;
   st.line_loss += rep.loss_sum;
   st.line_examples += rep.examples;
@@ -283,6 +288,13 @@ void on_progress(chief_pointer self, const progress_report& rep) {
     st.line_start = now;
     while (st.next_line_step <= st.steps)
       st.next_line_step += st.cfg.train.progress_every;
+  }
+  bool all_final = std::all_of(st.finished.begin(), st.finished.end(), [](bool b) { return b; });
+  if (st.ph == phase::training && all_final) {
+    // sync workers stop by themselves at train.max-steps, so every run stops at the same step
+    st.ph = phase::stopping;
+    st.stop_reason = cat("max steps ", st.cfg.train.max_steps, " reached");
+    log_line(tag, cat("every worker stopped at the step limit"));
   }
   if (st.ph == phase::training)
     maybe_evaluate(self);

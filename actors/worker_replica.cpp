@@ -164,6 +164,10 @@ void accept_values(worker_pointer self, uint32_t shard, const std::vector<variab
     st.step = static_cast<int64_t>(st.round_next_step);
     st.round_stale = false;
     st.round_next_step = 0;
+    // In sync mode the step is global: every worker stops at exactly train.max-steps, which
+    // makes seeded sync runs repeatable to the bit.
+    if (st.cfg.cluster.mode == "sync" && st.cfg.train.max_steps > 0 && st.step >= st.cfg.train.max_steps)
+      st.stopping = true;
     if (!st.stopping && st.report_steps >= st.cfg.cluster.report_every)
       report(self, false);
   }

@@ -4,8 +4,12 @@
 # node's log under runs/<name>/logs/, kills every child on Ctrl-C or failure, and exits non-zero
 # if any node failed.
 #
-#   scripts/local-cluster.sh [--mode async] [--ps N] [--workers N] [--name NAME] [--run-dir DIR]
-#                            [--bin DIR] [--deadline SECONDS] [-- actorps-node options...]
+#   scripts/local-cluster.sh [--mode async|sync|ssp] [--ps N] [--workers N] [--name NAME]
+#                            [--run-dir DIR] [--bin DIR] [--deadline SECONDS] [--tolerate NODE]...
+#                            [-- actorps-node options...]
+#
+# --tolerate worker-2: that node may die (e.g. killed for a drill) without failing the cluster.
+# The PIDs of the nodes are written to runs/<name>/pids ("NODE PID" lines).
 #
 # Example: scripts/local-cluster.sh --ps 2 --workers 3 -- --train.max-epochs=5
 set -uo pipefail
@@ -14,6 +18,7 @@ cd "$(dirname "$0")/.."
 absolute() { [[ "$1" = /* ]] && echo "$1" || echo "$caller/$1"; } # paths given are the caller's
 
 mode=async ps=1 workers=2 name="" bin=build/bin deadline=3600 run_dir=runs
+declare -A tolerated=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mode) mode=$2; shift 2 ;;
@@ -23,8 +28,9 @@ while [[ $# -gt 0 ]]; do
     --bin) bin=$(absolute "$2"); shift 2 ;;
     --run-dir) run_dir=$(absolute "$2"); shift 2 ;;
     --deadline) deadline=$2; shift 2 ;;
+    --tolerate) tolerated[$2]=1; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "local-cluster: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -76,7 +82,9 @@ start() { # start NODE-NAME ROLE INDEX
   "$bin/actorps-node" --config-file="$config" --node.role="$2" --node.index="$3" "${extra[@]}" \
     > "$run/logs/$1.log" 2>&1 &
   pids[$1]=$!
+  echo "$1 $!" >> "$run/pids"
 }
+: > "$run/pids"
 for ((i = 0; i < ps; i++)); do start "ps-$i" ps "$i"; done
 for ((i = 0; i < workers; i++)); do start "worker-$i" worker "$i"; done
 start chief chief 0
@@ -92,7 +100,9 @@ while [[ ${#pids[@]} -gt 0 ]]; do
     if ! kill -0 "$pid" 2>/dev/null; then
       wait "$pid"; rc=$?
       unset "pids[$node]"
-      if [[ $rc -ne 0 ]]; then
+      if [[ $rc -ne 0 && -n "${tolerated[$node]:-}" ]]; then
+        echo "local-cluster: $node exited with code $rc (tolerated)" >&2
+      elif [[ $rc -ne 0 ]]; then
         failed+=("$node (exit $rc)")
         echo "local-cluster: $node failed with exit code $rc; last lines of $run/logs/$node.log:" >&2
         tail -n 5 "$run/logs/$node.log" >&2

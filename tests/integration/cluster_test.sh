@@ -29,22 +29,7 @@ else
 fi
 
 echo "== 2: synthetic data, 1 shard x 1 worker and 3 shards x 4 workers"
-python3 - "$tmp/data" <<'PY'
-import gzip, os, random, struct, sys
-d = sys.argv[1]; os.makedirs(d)
-rnd = random.Random(1)
-for prefix, n in (("train", 1200), ("t10k", 200)):
-    labels, pixels = [], []
-    for _ in range(n):
-        c = rnd.randrange(4); labels.append(c)
-        for y in range(4):
-            for x in range(4):
-                pixels.append((110 if (y // 2) * 2 + x // 2 == c else 50) + rnd.randrange(100))
-    with gzip.open(f"{d}/{prefix}-images-idx3-ubyte.gz", "wb") as f:
-        f.write(struct.pack(">HBBIII", 0, 8, 3, n, 4, 4) + bytes(pixels))
-    with open(f"{d}/{prefix}-labels-idx1-ubyte", "wb") as f:
-        f.write(struct.pack(">HBBI", 0, 8, 1, n) + bytes(labels))
-PY
+python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 for shape in "1 1" "3 4"; do
   set -- $shape
   name="syn-$1x$2"

@@ -1,0 +1,120 @@
+// Tests of actors/sync_aggregator against a real shard on the test coordinator: a step is applied
+// once with the average, late gradients get a stale answer, a dead worker releases the step, and
+// ssp holds a worker that runs ahead.
+#include "actors/sync_aggregator.hpp"
+
+#include "actors/placement.hpp"
+#include "tests/support/actor_fixture.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+using namespace actorps;
+using namespace actorps::test;
+
+namespace {
+
+using replies = std::shared_ptr<std::vector<push_reply>>;
+
+// A stand-in worker: forwards each push_request it is sent to the aggregator, keeps the replies.
+caf::behavior pusher(caf::event_based_actor* self, parameter_shard_actor agg, replies got) {
+  return {
+    [=](push_request& req) {
+      self->request(agg, caf::infinite, push_atom_v, std::move(req)).then([=](push_reply& r) { got->push_back(std::move(r)); });
+    },
+  };
+}
+
+struct aggregator_fixture : actor_fixture {
+  parameter_shard_actor shard = keep(make_parameter_shard(*sys, {0}));
+  std::vector<caf::actor> workers;
+  std::vector<replies> got;
+
+  parameter_shard_actor start(sync_aggregator_config cfg) {
+    auto agg = keep(make_sync_aggregator(*sys, cfg, shard));
+    shard_setup setup{0, {"round-robin", 1, {{"w", 1, 2}}, {0}}, {"sgd", 1.0f}, cfg.workers, {{0, 0, {{10.0f, 20.0f}}}}};
+    BOOST_REQUIRE(ask<setup_reply>(agg, init_atom_v, setup));
+    for (uint32_t w = 0; w < cfg.workers; ++w) {
+      got.push_back(std::make_shared<std::vector<push_reply>>());
+      workers.push_back(keep(sys->spawn(pusher, agg, got.back())));
+    }
+    return agg;
+  }
+
+  void push(uint32_t w, uint64_t step, float g0, float g1) {
+    caf::anon_send(workers[w], push_request{w, step, {{0, 0, {{g0, g1}}}}, true, 0});
+    sched->run();
+  }
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(sync_aggregator, aggregator_fixture)
+
+BOOST_AUTO_TEST_CASE(sync_applies_the_average_once_and_releases_everyone) {
+  auto agg = start({0, "sync", 2, 2, 0, std::chrono::seconds(30)});
+  push(1, 0, 4.0f, 2.0f);
+  BOOST_TEST(got[1]->empty()); // held until the step is complete
+  push(0, 0, 2.0f, 0.0f);
+  BOOST_REQUIRE_EQUAL(got[0]->size(), 1u);
+  BOOST_REQUIRE_EQUAL(got[1]->size(), 1u);
+  for (auto& g : got) {
+    auto& r = g->front();
+    BOOST_TEST(r.version == 1u); // one update for the step
+    BOOST_TEST(r.next_step == 1u);
+    BOOST_TEST(!r.stale);
+    BOOST_TEST((r.values[0].data == std::vector<float>({7.0f, 19.0f}))); // 10 - 3, 20 - 1
+  }
+  auto stats = ask<shard_stats>(agg, stats_atom_v);
+  BOOST_TEST(stats->version == 1u);
+  BOOST_TEST(stats->waited_on == std::vector<uint64_t>({1, 0}));
+}
+
+BOOST_AUTO_TEST_CASE(a_backup_workers_late_gradients_are_dropped_and_it_is_told) {
+  auto agg = start({0, "sync", 2, 1, 0, std::chrono::seconds(30)});
+  push(0, 0, 2.0f, 2.0f); // R = 1: applied at once
+  BOOST_REQUIRE_EQUAL(got[0]->size(), 1u);
+  push(1, 0, 100.0f, 100.0f); // too late for step 0
+  BOOST_REQUIRE_EQUAL(got[1]->size(), 1u);
+  auto& r = got[1]->front();
+  BOOST_TEST(r.stale);
+  BOOST_TEST(r.next_step == 1u);
+  BOOST_TEST((r.values[0].data == std::vector<float>({8.0f, 18.0f}))); // the dropped push changed nothing
+  auto stats = ask<shard_stats>(agg, stats_atom_v);
+  BOOST_TEST(stats->stale_dropped == 1u);
+  BOOST_TEST(stats->version == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_dead_worker_no_longer_holds_the_step) {
+  auto agg = start({0, "sync", 3, 3, 0, std::chrono::seconds(30)});
+  // The aggregator learns a worker's actor from its pushes: worker 1 takes part in step 0 and
+  // dies before step 1.
+  push(0, 0, 3.0f, 3.0f);
+  push(2, 0, 1.0f, 1.0f);
+  push(1, 0, 2.0f, 2.0f);
+  BOOST_REQUIRE_EQUAL(got[0]->size(), 1u); // step 0 done with all three
+  push(0, 1, 1.0f, 1.0f);
+  push(2, 1, 3.0f, 3.0f);
+  BOOST_TEST(got[0]->size() == 1u); // step 1 waits for worker 1
+  caf::anon_send_exit(workers[1], caf::exit_reason::kill);
+  sched->run();
+  BOOST_REQUIRE_EQUAL(got[0]->size(), 2u);
+  BOOST_TEST((got[0]->back().values[0].data == std::vector<float>({6.0f, 16.0f}))); // 8 - 2, 18 - 2
+  BOOST_TEST(got[0]->back().next_step == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(ssp_holds_a_worker_that_runs_ahead) {
+  auto agg = start({0, "ssp", 2, 2, 0, std::chrono::seconds(30)});
+  push(0, 0, 1.0f, 1.0f);
+  BOOST_TEST(got[0]->empty()); // lock-step: waits for worker 1's step 0
+  auto stats = ask<shard_stats>(agg, stats_atom_v);
+  BOOST_TEST(stats->version == 1u); // but its gradients were applied at once
+  BOOST_TEST(stats->waited_on == std::vector<uint64_t>({0, 1}));
+  push(1, 0, 1.0f, 1.0f);
+  BOOST_REQUIRE_EQUAL(got[0]->size(), 1u);
+  BOOST_REQUIRE_EQUAL(got[1]->size(), 1u);
+  BOOST_TEST(got[1]->front().version == 2u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

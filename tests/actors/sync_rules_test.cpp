@@ -1,0 +1,113 @@
+// Tests of actors/sync_rules: exact averaging in worker order, stale drops, backup cut-off,
+// SSP blocking and release, and a lost worker releasing a step.
+#include "actors/sync_rules.hpp"
+
+#include "tests/support/helpers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace actorps;
+
+namespace {
+
+std::vector<variable_slice> grads(std::vector<float> a, std::vector<float> b) {
+  return {{0, 0, {a}}, {3, 2, {b}}};
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(sync_rules)
+
+BOOST_AUTO_TEST_CASE(averages_every_worker_in_worker_order) {
+  sync_rule rule{3, 3};
+  BOOST_TEST((*rule.offer(2, 0, grads({3.0f, 0.0f}, {1.0f})) == sync_rule::verdict::accepted));
+  BOOST_TEST(!rule.ready());
+  BOOST_TEST(rule.missing() == std::vector<uint32_t>({0, 1}));
+  BOOST_TEST((*rule.offer(0, 0, grads({1.0f, 1.0f}, {2.0f})) == sync_rule::verdict::accepted));
+  BOOST_TEST((*rule.offer(1, 0, grads({2.0f, 5.0f}, {3.0f})) == sync_rule::verdict::accepted));
+  BOOST_REQUIRE(rule.ready());
+  auto done = rule.complete();
+  BOOST_TEST(done.step == 0u);
+  BOOST_TEST(done.released == std::vector<uint32_t>({0, 1, 2}));
+  BOOST_TEST(done.waited_on == 1u);
+  BOOST_TEST((done.average[0].data == std::vector<float>({2.0f, 2.0f})));
+  BOOST_TEST((done.average[1].data == std::vector<float>({2.0f})));
+  BOOST_TEST(done.average[1].variable == 3u);
+  BOOST_TEST(done.average[1].offset == 2u);
+  BOOST_TEST(rule.step() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_sum_does_not_depend_on_arrival_order) {
+  // Values whose float sum depends on the order: (1e8 - 1e8) + 1 = 1, but (1 + 1e8) - 1e8 = 0.
+  auto run = [](std::vector<uint32_t> order) {
+    sync_rule rule{3, 3};
+    std::vector<float> v = {1e8f, -1e8f, 1.0f};
+    for (auto w : order)
+      BOOST_REQUIRE(rule.offer(w, 0, {{0, 0, {{v[w]}}}}));
+    return rule.complete().average[0].data.values[0];
+  };
+  BOOST_TEST(run({0, 1, 2}) == 1.0f / 3.0f);
+  BOOST_TEST(run({2, 0, 1}) == 1.0f / 3.0f);
+  BOOST_TEST(run({1, 2, 0}) == 1.0f / 3.0f);
+}
+
+BOOST_AUTO_TEST_CASE(backup_workers_are_cut_off_and_late_gradients_are_stale) {
+  sync_rule rule{3, 2}; // one backup worker
+  BOOST_REQUIRE(rule.offer(1, 0, grads({1.0f, 1.0f}, {1.0f})));
+  BOOST_REQUIRE(rule.offer(2, 0, grads({3.0f, 3.0f}, {3.0f})));
+  BOOST_REQUIRE(rule.ready());
+  auto done = rule.complete();
+  BOOST_TEST(done.released == std::vector<uint32_t>({1, 2}));
+  BOOST_TEST((done.average[0].data == std::vector<float>({2.0f, 2.0f})));
+  BOOST_TEST((*rule.offer(0, 0, grads({9.0f, 9.0f}, {9.0f})) == sync_rule::verdict::stale));
+  BOOST_TEST(!rule.ready());
+}
+
+BOOST_AUTO_TEST_CASE(bad_offers_are_named) {
+  sync_rule rule{2, 2};
+  BOOST_TEST(rule.offer(2, 0, {}).error() == errc::unknown_worker);
+  BOOST_TEST(describe(rule.offer(0, 1, {}).error()) == "protocol_error: worker 0 pushed step 1 but the current step is 0");
+  BOOST_REQUIRE(rule.offer(0, 0, grads({1.0f, 1.0f}, {1.0f})));
+  BOOST_TEST(describe(rule.offer(0, 0, {}).error()) == "protocol_error: worker 0 pushed step 0 twice");
+  BOOST_TEST(rule.offer(1, 0, grads({1.0f}, {1.0f})).error() == errc::protocol_error); // other layout
+  BOOST_TEST(!rule.ready());
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_worker_releases_the_step_and_counts_again_when_it_pushes) {
+  sync_rule rule{3, 3};
+  BOOST_REQUIRE(rule.offer(0, 0, grads({1.0f, 1.0f}, {1.0f})));
+  BOOST_REQUIRE(rule.offer(1, 0, grads({3.0f, 3.0f}, {3.0f})));
+  BOOST_TEST(rule.lose(2)); // the step no longer waits for worker 2
+  auto done = rule.complete();
+  BOOST_TEST((done.average[0].data == std::vector<float>({2.0f, 2.0f})));
+  BOOST_TEST(rule.live_workers() == 2u);
+  // worker 2 restarts at step 0: stale, and live again
+  BOOST_TEST((*rule.offer(2, 0, grads({1.0f, 1.0f}, {1.0f})) == sync_rule::verdict::stale));
+  BOOST_TEST(rule.live_workers() == 3u);
+  BOOST_REQUIRE(rule.offer(0, 1, grads({1.0f, 1.0f}, {1.0f})));
+  BOOST_REQUIRE(rule.offer(1, 1, grads({1.0f, 1.0f}, {1.0f})));
+  BOOST_TEST(!rule.ready()); // waits for the rejoined worker 2 again
+}
+
+BOOST_AUTO_TEST_CASE(ssp_blocks_a_worker_too_far_ahead_and_releases_it) {
+  ssp_rule rule{3, 1}; // at most one step ahead of the slowest
+  BOOST_TEST(rule.finished(0, 0) == 1u);
+  BOOST_TEST(rule.may_continue(0));
+  rule.finished(0, 1);
+  BOOST_TEST(!rule.may_continue(0)); // 2 steps done, the slowest none
+  BOOST_TEST(rule.slowest() == std::vector<uint32_t>({1, 2}));
+  rule.finished(1, 0);
+  BOOST_TEST(!rule.may_continue(0));
+  rule.finished(2, 0);
+  BOOST_TEST(rule.may_continue(0)); // the slowest finished step 0
+}
+
+BOOST_AUTO_TEST_CASE(ssp_with_zero_staleness_is_lock_step_and_ignores_lost_workers) {
+  ssp_rule rule{2, 0};
+  rule.finished(0, 0);
+  BOOST_TEST(!rule.may_continue(0));
+  rule.lose(1);
+  BOOST_TEST(rule.may_continue(0));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
