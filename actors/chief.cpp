@@ -95,9 +95,11 @@ void fail(chief_pointer self, caf::error err, const std::string& what) {
   self->quit(std::move(err));
 }
 
-// Pulls every variable from every shard into st.params and the evaluation model, then calls next.
-void pull_model_then(chief_pointer self, std::function<void()> next) {
+// Pulls every variable from every shard into a buffer of its own (evaluations and the final pull
+// may overlap), loads it into the evaluation model and calls next with it.
+void pull_model_then(chief_pointer self, std::function<void(const std::vector<std::vector<float>>&)> next) {
   auto& st = self->state;
+  auto params = std::make_shared<std::vector<std::vector<float>>>(st.params); // sized like the model
   auto remaining = std::make_shared<size_t>(0);
   std::vector<std::pair<uint32_t, pull_request>> requests;
   for (uint32_t s = 0; s < st.plan.shards; ++s)
@@ -109,13 +111,13 @@ void pull_model_then(chief_pointer self, std::function<void()> next) {
     self->request(st.cfg.shards[shard], st.cfg.cluster.request_timeout, pull_atom_v, std::move(req))
       .then(
         [=](const pull_reply& reply) {
-          if (auto err = scatter_slices(reply, self->state.params))
+          if (auto err = scatter_slices(reply, *params))
             return fail(self, std::move(err), cat("pulling the model from shard ", shard, " failed"));
           if (--*remaining > 0)
             return;
-          if (auto err = self->state.net->set_parameters(self->state.params))
+          if (auto err = self->state.net->set_parameters(*params))
             return fail(self, std::move(err), "loading the pulled model failed");
-          next();
+          next(*params);
         },
         [=](caf::error& err) { fail(self, std::move(err), cat("pulling the model from shard ", shard, " failed")); });
   }
@@ -170,12 +172,12 @@ void finish_run(chief_pointer self) {
     return;
   st.ph = phase::finishing;
   collect_stats_then(self, [=](json_object counters) {
-  pull_model_then(self, [=] {
+  pull_model_then(self, [=](const std::vector<std::vector<float>>& final_params) {
     auto& st = self->state;
     if (st.monitor->last_evaluated_step() != st.steps)
       if (auto err = st.monitor->evaluate(st.steps, st.examples, counters))
         return fail(self, std::move(err), "the final evaluation failed");
-    auto digest = weights_digest(st.params); // the final model, before finish() restores the best
+    auto digest = weights_digest(final_params); // the final model, before finish() restores the best
     log_line(tag, cat("final weights digest ", digest));
     run_summary sum;
     sum.backend = "workers: " + std::to_string(worker_count(self)) + ", shards: "
@@ -252,7 +254,7 @@ void maybe_evaluate(chief_pointer self) {
   st.eval_in_flight = true;
   auto step = st.steps, examples = st.examples;
   collect_stats_then(self, [=](json_object counters) {
-    pull_model_then(self, [=] {
+    pull_model_then(self, [=](const std::vector<std::vector<float>>&) {
       auto& st = self->state;
       st.eval_in_flight = false;
       if (st.ph != phase::training)
