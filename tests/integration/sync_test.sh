@@ -2,7 +2,8 @@
 # Integration: synchronous training with real processes on 127.0.0.1.
 #  1. a sync cluster (chief, 2 shards, 2 workers) on Fashion-MNIST converges;
 #  2. two seeded sync runs (replicas_to_aggregate = all) end with bit-identical weights;
-#  3. killing one worker of three mid-run (kill -9) does not stop training.
+#  3. killing one worker of three mid-run (kill -9) does not stop training, and the worker,
+#     restarted, rejoins.
 # Usage: sync_test.sh REPO_ROOT BIN_DIR
 set -u
 root=$1 bin=$2
@@ -36,9 +37,9 @@ db=$(field "$tmp/runs/det-b/summary.json" weights_digest 2>/dev/null)
 echo "weights digests: $da $db"
 [[ -n "$da" && "$da" == "$db" ]] || fail "digests differ: '$da' vs '$db'"
 
-echo "== 3: kill -9 one worker of three mid-run"
-cluster --mode sync --ps 1 --workers 3 --name kill --deadline 180 --tolerate worker-2 -- "${small[@]}" \
-  --train.max-seconds=6.0 --train.max-epochs=0 --train.patience=0 --cluster.report-every=10 \
+echo "== 3: kill -9 one worker of three mid-run, then restart it"
+killopts=("${small[@]}" --train.max-seconds=8.0 --train.max-epochs=0 --train.patience=0 --cluster.report-every=10)
+cluster --mode sync --ps 1 --workers 3 --name kill --deadline 180 --tolerate worker-2 -- "${killopts[@]}" \
   > "$tmp/kill.out" 2>&1 &
 cpid=$!
 victim=""
@@ -50,13 +51,25 @@ for _ in $(seq 1 300); do # wait until training runs, then kill worker 2
   fi
   sleep 0.1
 done
+restarted=""
 if [[ -n "$victim" ]]; then
   kill -9 "$victim"
   echo "killed worker-2 (pid $victim)"
+  sleep 1
+  "$bin/actorps-node" --config-file="$tmp/runs/kill/cluster.ini" --node.role=worker --node.index=2 \
+    "${killopts[@]}" > "$tmp/restarted.log" 2>&1 &
+  restarted=$!
 else
   fail "training never started"
 fi
 wait "$cpid"; rc=$?
+if [[ -n "$restarted" ]]; then
+  wait "$restarted"; rrc=$?
+  [[ $rrc -eq 0 ]] || { fail "the restarted worker exited $rrc"; tail -5 "$tmp/restarted.log"; }
+  grep -q "worker 2 at .* rejoined" "$tmp/runs/kill/logs/chief.log" || fail "the chief did not log the rejoin"
+  grep -q "stopped at step" "$tmp/restarted.log" || fail "the restarted worker did not train"
+  echo "restarted worker: $(grep -o 'stopped at step.*' "$tmp/restarted.log")"
+fi
 if [[ $rc -eq 0 ]]; then
   steps=$(field "$tmp/runs/kill/summary.json" steps)
   lost=$(field "$tmp/runs/kill/summary.json" workers_lost)
