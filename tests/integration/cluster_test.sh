@@ -6,20 +6,13 @@
 #  3. a worker pointed at a port where nobody listens fails within its deadline naming the peer;
 #  4. a bad cluster spec is refused with the key named.
 # Usage: cluster_test.sh REPO_ROOT BIN_DIR
-set -u
-root=$1 bin=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-accuracy() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['test_accuracy'])" "$1"; }
+source "$(dirname "$0")/lib.sh" "$@"
 
 echo "== 1: chief + 2 shards + 2 workers on Fashion-MNIST, 400 steps"
-if "$root/scripts/local-cluster.sh" --ps 2 --workers 2 --name fashion --run-dir "$tmp/runs" --bin "$bin" \
-     --deadline 300 -- --train.max-steps=400 --train.progress-every=100 > "$tmp/fashion.out" 2>&1; then
-  acc=$(accuracy "$tmp/runs/fashion/summary.json")
+if cluster --ps 2 --workers 2 --name fashion --deadline 300 -- --train.max-steps=400 --train.progress-every=100 > "$tmp/fashion.out" 2>&1; then
+  acc=$(field "$tmp/runs/fashion/summary.json" test_accuracy)
   echo "test accuracy $acc"
-  python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 0.6 else 1)" "$acc" || fail "accuracy $acc is not > 0.6"
+  above "$acc" 0.6 || fail "accuracy $acc is not > 0.6"
   for node in chief ps-0 ps-1 worker-0 worker-1; do
     [[ -s "$tmp/runs/fashion/logs/$node.log" ]] || fail "no log for $node"
   done
@@ -33,12 +26,11 @@ python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 for shape in "1 1" "3 4"; do
   set -- $shape
   name="syn-$1x$2"
-  if "$root/scripts/local-cluster.sh" --ps "$1" --workers "$2" --name "$name" --run-dir "$tmp/runs" --bin "$bin" \
-       --deadline 120 -- --data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.max-steps=300 \
+  if cluster --ps "$1" --workers "$2" --name "$name" --deadline 120 -- --data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.max-steps=300 \
        --train.learning-rate=0.1 > "$tmp/$name.out" 2>&1; then
-    acc=$(accuracy "$tmp/runs/$name/summary.json")
+    acc=$(field "$tmp/runs/$name/summary.json" test_accuracy)
     echo "$1 shard(s) x $2 worker(s): test accuracy $acc"
-    python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 0.6 else 1)" "$acc" || fail "$name: accuracy $acc"
+    above "$acc" 0.6 || fail "$name: accuracy $acc"
   else
     fail "$name failed:"; tail -20 "$tmp/$name.out"
   fi
@@ -61,5 +53,4 @@ out=$("$bin/actorps-node" --node.role=ps --node.index=0 --cluster.ps='["127.0.0.
 out=$("$bin/actorps-node" --node.role=worker --node.index=5 2>&1); rc=$?
 [[ $rc -eq 2 && "$out" == *"node.index is 5 but cluster.workers lists 2 workers"* ]] || fail "missing host: exit $rc: $out"
 
-echo "$failures failure(s)"
-[[ $failures -eq 0 ]]
+finish

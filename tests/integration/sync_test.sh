@@ -5,21 +5,14 @@
 #  3. killing one worker of three mid-run (kill -9) does not stop training, and the worker,
 #     restarted, rejoins.
 # Usage: sync_test.sh REPO_ROOT BIN_DIR
-set -u
-root=$1 bin=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
-cluster() { "$root/scripts/local-cluster.sh" --run-dir "$tmp/runs" --bin "$bin" "$@"; }
+source "$(dirname "$0")/lib.sh" "$@"
 
 echo "== 1: sync on Fashion-MNIST, 2 shards x 2 workers, 300 global steps"
 if cluster --mode sync --ps 2 --workers 2 --name fashion --deadline 300 -- --train.max-steps=300 \
      > "$tmp/fashion.out" 2>&1; then
   acc=$(field "$tmp/runs/fashion/summary.json" test_accuracy)
   echo "test accuracy $acc, global step $(field "$tmp/runs/fashion/summary.json" global_step)"
-  python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 0.7 else 1)" "$acc" || fail "accuracy $acc is not > 0.7"
+  above "$acc" 0.7 || fail "accuracy $acc is not > 0.7"
 else
   fail "the sync cluster failed:"; tail -20 "$tmp/fashion.out"
 fi
@@ -81,5 +74,4 @@ else
   fail "training stopped after the kill (exit $rc)"; tail -20 "$tmp/kill.out"
 fi
 
-echo "$failures failure(s)"
-[[ $failures -eq 0 ]]
+finish

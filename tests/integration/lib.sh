@@ -1,0 +1,16 @@
+# Shared by the integration scripts (sourced): arguments, a scratch folder, failure counting.
+# Usage in a script: source "$(dirname "$0")/lib.sh" "$@"   (REPO_ROOT BIN_DIR)
+set -u
+root=$1 bin=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# field FILE KEY: a value from a JSON summary
+field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+# above VALUE MIN: succeeds when VALUE > MIN
+above() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)" "$1" "$2"; }
+# cluster [local-cluster.sh options]: a local cluster writing under the scratch folder
+cluster() { "$root/scripts/local-cluster.sh" --run-dir "$tmp/runs" --bin "$bin" "$@"; }
+# finish: prints the count and exits non-zero on any failure
+finish() { echo "$failures failure(s)"; [[ $failures -eq 0 ]]; }
