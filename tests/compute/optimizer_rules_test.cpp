@@ -3,6 +3,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -65,6 +66,32 @@ BOOST_AUTO_TEST_CASE(exponential_learning_rate_decay) {
   std::vector<float> w = {1.0f}, g = {1.0f};
   apply_update_host(p, 20, 1, w.data(), g.data(), nullptr, nullptr);
   BOOST_TEST(w[0] == 0.975f, boost::test_tools::tolerance(1e-6f)); // lr 0.1 * 0.25
+}
+
+BOOST_AUTO_TEST_CASE(momentum_rounds_every_operation_separately) {
+  // Shards in different processes must agree to the bit (seeded sync runs give identical
+  // weights), so the compiled update may not fuse a*b+c into one FMA in some code paths (the
+  // vector loop, its peel, one CPU's clone) and not in others: compute is built with
+  // -ffp-contract=off, and every element must equal the separately rounded formula.
+  const size_t n = 1000;
+  optimizer_params p; // momentum 0.95, lr 0.01
+  std::vector<float> w(n), g(n), a(n);
+  for (size_t i = 0; i < n; ++i) {
+    w[i] = 0.001f * static_cast<float>(i % 97) - 0.05f;
+    g[i] = 0.0007f * static_cast<float>(i % 89) - 0.03f;
+    a[i] = 0.013f * static_cast<float>(i % 31) - 0.2f;
+  }
+  auto w_ref = w, a_ref = a;
+  apply_update_host(p, 1, n, w.data(), g.data(), a.data(), nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    volatile float scaled = p.momentum * a_ref[i]; // volatile: no fusing in this reference either
+    volatile float acc = scaled + g[i];
+    volatile float step = p.learning_rate * acc;
+    float want_w = w_ref[i] - step;
+    float want_a = acc;
+    BOOST_TEST(a[i] == want_a, "slot " << i);
+    BOOST_TEST(w[i] == want_w, "weight " << i);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(names_and_slots) {
