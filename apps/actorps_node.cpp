@@ -8,6 +8,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
 
 #include <cstdio>
 
@@ -52,6 +53,11 @@ int main(int argc, char** argv) {
   auto cluster = actorps::validate(cfg.cluster);
   if (!cluster)
     return fail(cluster.error());
+  if (auto err = actorps::validate_tls(cluster->tls, {cfg.openssl_certificate, cfg.openssl_key,
+                                                      cfg.openssl_cafile, cfg.openssl_passphrase}))
+    return fail(err);
+  if (cluster->tls)
+    cfg.load<caf::openssl::manager>();
   caf::actor_system sys{cfg};
   return actorps::run_node(sys, *train, *cluster);
 }

@@ -6,6 +6,7 @@
 #include "common/log.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 
 namespace actorps {
@@ -59,6 +60,8 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.staleness, "staleness", "ssp: steps a worker may run ahead of the slowest")
     .add(v.async_lr_scaling, "async-lr-scaling", "inverse-workers (lr / workers in async mode) or none")
     .add(v.async_momentum, "async-momentum", "compensate (1 - (1 - momentum) * workers in async mode) or none");
+  cfg.group("security")
+    .add(v.tls, "tls", "TLS with mutual authentication on every connection (needs openssl.certificate, .key, .cafile)");
   cfg.group("debug")
     .add(v.slow_worker, "slow-worker", "index of a worker to slow down (-1: none)")
     .add(v.slowdown, "slowdown", "how many times slower the slow worker runs (it sleeps after each step)");
@@ -153,6 +156,7 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
     return bad("debug.slowdown", cat("must be >= 1.0, got ", v.slowdown));
   s.slow_worker = v.slow_worker;
   s.slowdown = v.slowdown;
+  s.tls = v.tls;
   if (v.async_lr_scaling != "inverse-workers" && v.async_lr_scaling != "none")
     return bad("train.async-lr-scaling", cat("must be inverse-workers or none, got \"", v.async_lr_scaling, "\""));
   s.scale_lr_by_workers = v.async_lr_scaling == "inverse-workers";
@@ -160,6 +164,24 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
     return bad("train.async-momentum", cat("must be compensate or none, got \"", v.async_momentum, "\""));
   s.compensate_momentum = v.async_momentum == "compensate";
   return s;
+}
+
+caf::error validate_tls(bool tls, const tls_files& files) {
+  std::pair<const char*, const std::string*> required[] = {
+    {"openssl.certificate", &files.certificate}, {"openssl.key", &files.key}, {"openssl.cafile", &files.cafile}};
+  for (auto [key, path] : required) {
+    if (!tls) {
+      if (!path->empty())
+        return bad(key, cat("is set (\"", *path, "\") but security.tls is false: set security.tls = true or remove it"));
+      continue;
+    }
+    if (path->empty())
+      return bad(key, "must name a file when security.tls = true (scripts/make-certs.sh makes them)");
+    std::ifstream in{*path};
+    if (!in)
+      return bad(key, cat("names \"", *path, "\", which cannot be read"));
+  }
+  return caf::none;
 }
 
 optimizer_params shard_optimizer(const optimizer_params& base, const cluster_settings& cluster) {

@@ -58,6 +58,8 @@ struct cluster_values {
   // [debug]
   int slow_worker = -1;
   double slowdown = 1.0;
+  // [security]
+  bool tls = false;
 };
 
 /// Validated cluster settings.
@@ -81,6 +83,7 @@ struct cluster_settings {
   bool compensate_momentum = true;
   int slow_worker = -1;                ///< debug: this worker sleeps to run `slowdown` times slower
   double slowdown = 1.0;
+  bool tls = false;                    ///< every connection is TLS with CA-signed certificates
 
   /// Returns whether workers push through a SyncAggregator (sync and ssp).
   bool aggregated() const { return mode == "sync" || mode == "ssp"; }
@@ -93,6 +96,18 @@ struct cluster_settings {
 /// adds momentum of about 1 - 1/W (Mitliagkas et al., "Asynchrony begets momentum", 2016).
 /// Otherwise base unchanged.
 optimizer_params shard_optimizer(const optimizer_params& base, const cluster_settings& cluster);
+
+/// The openssl.* settings of CAF's config (file paths; passphrase optional).
+struct tls_files {
+  std::string certificate;
+  std::string key;
+  std::string cafile;
+  std::string passphrase;
+};
+
+/// With tls: certificate, key and cafile must be set and readable (errors name the key and the
+/// file). Without: none of them may be set (CAF would abort on a CA file without a certificate).
+caf::error validate_tls(bool tls, const tls_files& files);
 
 /// Declares the [node], [cluster] and [train] mode options on cfg.
 void declare_cluster_options(strict_config& cfg, cluster_values& values);

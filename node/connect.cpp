@@ -6,6 +6,8 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/publish.hpp>
+#include <caf/openssl/remote_actor.hpp>
 
 #include <algorithm>
 #include <thread>
@@ -14,13 +16,14 @@ namespace actorps {
 
 template <class Handle>
 caf::expected<Handle> connect_to(caf::actor_system& sys, const endpoint& ep, const std::string& who,
-                                 const std::string& what, std::chrono::milliseconds timeout) {
+                                 const std::string& what, std::chrono::milliseconds timeout, bool tls) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   auto next_log = start;
   auto backoff = std::chrono::milliseconds(100);
   for (;;) {
-    auto hdl = sys.middleman().remote_actor<Handle>(ep.host, ep.port);
+    auto hdl = tls ? caf::openssl::remote_actor<Handle>(sys, ep.host, ep.port)
+                   : sys.middleman().remote_actor<Handle>(ep.host, ep.port);
     if (hdl)
       return std::move(*hdl);
     if (hdl.error() == caf::sec::unexpected_actor_messaging_interface)
@@ -43,25 +46,26 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const endpoint& ep, con
 
 template caf::expected<parameter_shard_actor>
 connect_to<parameter_shard_actor>(caf::actor_system&, const endpoint&, const std::string&,
-                                  const std::string&, std::chrono::milliseconds);
+                                  const std::string&, std::chrono::milliseconds, bool);
 template caf::expected<chief_actor>
 connect_to<chief_actor>(caf::actor_system&, const endpoint&, const std::string&, const std::string&,
-                        std::chrono::milliseconds);
+                        std::chrono::milliseconds, bool);
 
 template <class Handle>
 caf::error publish_at(caf::actor_system& sys, const Handle& hdl, const endpoint& ep,
-                      const std::string& what) {
-  auto port = sys.middleman().publish(hdl, ep.port, ep.host.c_str(), true);
+                      const std::string& what, bool tls) {
+  auto port = tls ? caf::openssl::publish(hdl, ep.port, ep.host.c_str(), true)
+                  : sys.middleman().publish(hdl, ep.port, ep.host.c_str(), true);
   if (!port)
     return caf::make_error(errc::peer_unreachable, cat("cannot publish the ", what, " at ", ep.str(), ": ",
                                                        caf::to_string(port.error())));
-  log_line(what, cat("listening at ", ep.str()));
+  log_line(what, cat("listening at ", ep.str(), tls ? " (TLS)" : ""));
   return caf::none;
 }
 
 template caf::error publish_at<parameter_shard_actor>(caf::actor_system&, const parameter_shard_actor&,
-                                                     const endpoint&, const std::string&);
+                                                     const endpoint&, const std::string&, bool);
 template caf::error publish_at<chief_actor>(caf::actor_system&, const chief_actor&, const endpoint&,
-                                           const std::string&);
+                                           const std::string&, bool);
 
 } // namespace actorps

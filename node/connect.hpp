@@ -18,14 +18,16 @@ namespace actorps {
 /// logging "<who>: waiting for <what> at <ep>" every 5 s. Fails with peer_unreachable naming
 /// the peer once `timeout` passed, or at once when the peer's interface is not Handle's.
 /// Instantiated for parameter_shard_actor and chief_actor.
+/// With tls, over TLS (the openssl module must be loaded).
 template <class Handle>
 caf::expected<Handle> connect_to(caf::actor_system& sys, const endpoint& ep, const std::string& who,
-                                 const std::string& what, std::chrono::milliseconds timeout);
+                                 const std::string& what, std::chrono::milliseconds timeout,
+                                 bool tls = false);
 
 /// Publishes hdl with its typed interface at ep (binding ep.host); fails with peer_unreachable
 /// naming the port. Instantiated for parameter_shard_actor and chief_actor.
 template <class Handle>
 caf::error publish_at(caf::actor_system& sys, const Handle& hdl, const endpoint& ep,
-                      const std::string& what);
+                      const std::string& what, bool tls = false);
 
 } // namespace actorps

@@ -76,7 +76,7 @@ parameter_shard_actor spawn_shard(caf::actor_system& sys, const cluster_settings
 int run_ps(caf::actor_system& sys, const cluster_settings& cluster) {
   std::string who = cat("shard ", cluster.index);
   auto shard = spawn_shard(sys, cluster, cluster.index);
-  if (auto err = publish_at(sys, shard, cluster.ps[cluster.index], who)) {
+  if (auto err = publish_at(sys, shard, cluster.ps[cluster.index], who, cluster.tls)) {
     caf::anon_send_exit(shard, caf::exit_reason::kill);
     return report_failure(who, err);
   }
@@ -88,7 +88,8 @@ caf::expected<std::vector<parameter_shard_actor>> connect_shards(caf::actor_syst
                                                                  const std::string& who) {
   std::vector<parameter_shard_actor> shards;
   for (size_t s = 0; s < cluster.ps.size(); ++s) {
-    auto hdl = connect_to<parameter_shard_actor>(sys, cluster.ps[s], who, cat("shard ", s), cluster.connect_timeout);
+    auto hdl = connect_to<parameter_shard_actor>(sys, cluster.ps[s], who, cat("shard ", s), cluster.connect_timeout,
+                                                 cluster.tls);
     if (!hdl)
       return std::move(hdl.error());
     shards.push_back(std::move(*hdl));
@@ -105,7 +106,7 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
     return report_failure("chief", shards.error());
   auto outcome = std::make_shared<chief_outcome>();
   auto chief = make_chief(sys, {train, cluster, *data, *shards, outcome});
-  if (auto err = publish_at(sys, chief, cluster.chief, "chief")) {
+  if (auto err = publish_at(sys, chief, cluster.chief, "chief", cluster.tls)) {
     caf::anon_send_exit(chief, caf::exit_reason::kill);
     return report_failure("chief", err);
   }
@@ -119,7 +120,7 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
   auto data = load_data(train, who);
   if (!data)
     return report_failure(who, data.error());
-  auto chief = connect_to<chief_actor>(sys, cluster.chief, who, "chief", cluster.connect_timeout);
+  auto chief = connect_to<chief_actor>(sys, cluster.chief, who, "chief", cluster.connect_timeout, cluster.tls);
   if (!chief)
     return report_failure(who, chief.error());
   auto shards = connect_shards(sys, cluster, who);

@@ -6,7 +6,10 @@
 #
 #   scripts/local-cluster.sh [--mode async|sync|ssp] [--ps N] [--workers N] [--name NAME]
 #                            [--run-dir DIR] [--bin DIR] [--deadline SECONDS] [--tolerate NODE]...
-#                            [-- actorps-node options...]
+#                            [--tls] [-- actorps-node options...]
+#
+# --tls: makes a cluster CA and a certificate per node (scripts/make-certs.sh, under
+# runs/<name>/certs) and runs every connection over TLS with mutual authentication.
 #
 # --tolerate worker-2: that node may die (e.g. killed for a drill) without failing the cluster.
 # The PIDs of the nodes are written to runs/<name>/pids ("NODE PID" lines).
@@ -19,6 +22,7 @@ absolute() { [[ "$1" = /* ]] && echo "$1" || echo "$caller/$1"; } # paths given 
 
 mode=async ps=1 workers=2 name="" bin=build/bin deadline=3600 run_dir=runs
 declare -A tolerated=()
+tls=false
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mode) mode=$2; shift 2 ;;
@@ -29,8 +33,9 @@ while [[ $# -gt 0 ]]; do
     --run-dir) run_dir=$(absolute "$2"); shift 2 ;;
     --deadline) deadline=$2; shift 2 ;;
     --tolerate) tolerated[$2]=1; shift 2 ;;
+    --tls) tls=true; shift ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "local-cluster: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -77,9 +82,18 @@ cleanup() {
 }
 trap 'echo "local-cluster: interrupted; stopping every node" >&2; cleanup; exit 130' INT TERM
 
+nodes=(chief)
+for ((i = 0; i < ps; i++)); do nodes+=("ps-$i"); done
+for ((i = 0; i < workers; i++)); do nodes+=("worker-$i"); done
+if [[ $tls == true ]]; then
+  scripts/make-certs.sh "$run/certs" "${nodes[@]}" > /dev/null || { echo "local-cluster: making certificates failed" >&2; exit 1; }
+fi
 start() { # start NODE-NAME ROLE INDEX
   : > "$run/logs/$1.log" # exists before the streaming tail looks for it
-  "$bin/actorps-node" --config-file="$config" --node.role="$2" --node.index="$3" "${extra[@]}" \
+  local security=()
+  [[ $tls == true ]] && security=(--security.tls --openssl.certificate="$run/certs/$1.pem"
+                                  --openssl.key="$run/certs/$1.key" --openssl.cafile="$run/certs/ca.pem")
+  "$bin/actorps-node" --config-file="$config" --node.role="$2" --node.index="$3" "${security[@]}" "${extra[@]}" \
     > "$run/logs/$1.log" 2>&1 &
   pids[$1]=$!
   echo "$1 $!" >> "$run/pids"
@@ -88,7 +102,7 @@ start() { # start NODE-NAME ROLE INDEX
 for ((i = 0; i < ps; i++)); do start "ps-$i" ps "$i"; done
 for ((i = 0; i < workers; i++)); do start "worker-$i" worker "$i"; done
 start chief chief 0
-echo "local-cluster: $mode, $ps shard(s), $workers worker(s); config $config; logs $run/logs/"
+echo "local-cluster: $mode, $ps shard(s), $workers worker(s)$([[ $tls == true ]] && echo ", TLS"); config $config; logs $run/logs/"
 tail -n +1 -f "$run/logs/chief.log" --pid="${pids[chief]}" &
 tail_pid=$!
 
