@@ -52,20 +52,21 @@ connect_to<chief_actor>(caf::actor_system&, const endpoint&, const std::string&,
                         std::chrono::milliseconds, bool);
 
 template <class Handle>
-caf::error publish_at(caf::actor_system& sys, const Handle& hdl, const endpoint& ep,
+caf::expected<uint16_t> publish_at(caf::actor_system& sys, const Handle& hdl, const endpoint& ep,
                       const std::string& what, bool tls) {
   auto port = tls ? caf::openssl::publish(hdl, ep.port, ep.host.c_str(), true)
                   : sys.middleman().publish(hdl, ep.port, ep.host.c_str(), true);
   if (!port)
     return caf::make_error(errc::peer_unreachable, cat("cannot publish the ", what, " at ", ep.str(), ": ",
                                                        caf::to_string(port.error())));
-  log_line(what, cat("listening at ", ep.str(), tls ? " (TLS)" : ""));
-  return caf::none;
+  log_line(what, cat("listening at ", endpoint{ep.host, *port}.str(), tls ? " (TLS)" : ""));
+  return *port;
 }
 
-template caf::error publish_at<parameter_shard_actor>(caf::actor_system&, const parameter_shard_actor&,
-                                                     const endpoint&, const std::string&, bool);
-template caf::error publish_at<chief_actor>(caf::actor_system&, const chief_actor&, const endpoint&,
-                                           const std::string&, bool);
+template caf::expected<uint16_t>
+publish_at<parameter_shard_actor>(caf::actor_system&, const parameter_shard_actor&, const endpoint&,
+                                  const std::string&, bool);
+template caf::expected<uint16_t>
+publish_at<chief_actor>(caf::actor_system&, const chief_actor&, const endpoint&, const std::string&, bool);
 
 } // namespace actorps

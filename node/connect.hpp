@@ -24,10 +24,11 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const endpoint& ep, con
                                  const std::string& what, std::chrono::milliseconds timeout,
                                  bool tls = false);
 
-/// Publishes hdl with its typed interface at ep (binding ep.host); fails with peer_unreachable
-/// naming the port. Instantiated for parameter_shard_actor and chief_actor.
+/// Publishes hdl with its typed interface at ep (binding ep.host; port 0 picks a free one) and
+/// returns the port; fails with peer_unreachable naming the port. With tls, over TLS.
+/// Instantiated for parameter_shard_actor and chief_actor.
 template <class Handle>
-caf::error publish_at(caf::actor_system& sys, const Handle& hdl, const endpoint& ep,
+caf::expected<uint16_t> publish_at(caf::actor_system& sys, const Handle& hdl, const endpoint& ep,
                       const std::string& what, bool tls = false);
 
 } // namespace actorps

@@ -76,9 +76,9 @@ parameter_shard_actor spawn_shard(caf::actor_system& sys, const cluster_settings
 int run_ps(caf::actor_system& sys, const cluster_settings& cluster) {
   std::string who = cat("shard ", cluster.index);
   auto shard = spawn_shard(sys, cluster, cluster.index);
-  if (auto err = publish_at(sys, shard, cluster.ps[cluster.index], who, cluster.tls)) {
+  if (auto port = publish_at(sys, shard, cluster.ps[cluster.index], who, cluster.tls); !port) {
     caf::anon_send_exit(shard, caf::exit_reason::kill);
-    return report_failure(who, err);
+    return report_failure(who, port.error());
   }
   auto reason = wait_for_exit(sys, shard);
   return reason ? report_failure(who, reason) : 0;
@@ -106,9 +106,9 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
     return report_failure("chief", shards.error());
   auto outcome = std::make_shared<chief_outcome>();
   auto chief = make_chief(sys, {train, cluster, *data, *shards, outcome});
-  if (auto err = publish_at(sys, chief, cluster.chief, "chief", cluster.tls)) {
+  if (auto port = publish_at(sys, chief, cluster.chief, "chief", cluster.tls); !port) {
     caf::anon_send_exit(chief, caf::exit_reason::kill);
-    return report_failure("chief", err);
+    return report_failure("chief", port.error());
   }
   wait_for_exit(sys, chief);
   std::lock_guard<std::mutex> guard{outcome->mtx};
