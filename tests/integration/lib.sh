@@ -12,5 +12,19 @@ field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.ar
 above() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)" "$1" "$2"; }
 # cluster [local-cluster.sh options]: a local cluster writing under the scratch folder
 cluster() { "$root/scripts/local-cluster.sh" --run-dir "$tmp/runs" --bin "$bin" "$@"; }
+# kill_when_training NAME NODE: once run NAME's chief logs "training (", waits a second and
+# kill -9s NODE (e.g. worker-2); prints its pid, or nothing when training never started (30 s)
+kill_when_training() {
+  local pid
+  for _ in $(seq 1 300); do
+    if grep -q "training (" "$tmp/runs/$1/logs/chief.log" 2>/dev/null; then
+      sleep 1
+      pid=$(awk -v node="$2" '$1 == node {print $2}' "$tmp/runs/$1/pids")
+      kill -9 "$pid" && echo "$pid"
+      return
+    fi
+    sleep 0.1
+  done
+}
 # finish: prints the count and exits non-zero on any failure
 finish() { echo "$failures failure(s)"; [[ $failures -eq 0 ]]; }

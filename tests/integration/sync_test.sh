@@ -35,18 +35,9 @@ killopts=("${small[@]}" --train.max-seconds=8.0 --train.max-epochs=0 --train.pat
 cluster --mode sync --ps 1 --workers 3 --name kill --deadline 180 --tolerate worker-2 -- "${killopts[@]}" \
   > "$tmp/kill.out" 2>&1 &
 cpid=$!
-victim=""
-for _ in $(seq 1 300); do # wait until training runs, then kill worker 2
-  if grep -q "training (sync)" "$tmp/runs/kill/logs/chief.log" 2>/dev/null; then
-    sleep 1
-    victim=$(awk '$1 == "worker-2" {print $2}' "$tmp/runs/kill/pids")
-    break
-  fi
-  sleep 0.1
-done
+victim=$(kill_when_training kill worker-2)
 restarted=""
 if [[ -n "$victim" ]]; then
-  kill -9 "$victim"
   echo "killed worker-2 (pid $victim)"
   sleep 1
   "$bin/actorps-node" --config-file="$tmp/runs/kill/cluster.ini" --node.role=worker --node.index=2 \

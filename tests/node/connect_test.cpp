@@ -1,0 +1,199 @@
+// connect_to / publish_at over TLS with mutual authentication (security.tls): a peer holding a
+// certificate of the cluster's CA reaches a published shard; an anonymous TLS client, a client
+// with a self-signed certificate, one whose certificate another CA signed and a plain-TCP client
+// are refused, and the shard's variables and version are unchanged afterwards.
+// Certificates come from scripts/make-certs.sh and the openssl CLI, made once per run.
+#include "actors/parameter_shard.hpp"
+#include "messages/register.hpp"
+#include "node/connect.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <memory>
+
+using namespace actorps;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Who a test peer claims to be: TLS or not, and which certificate files it presents.
+struct identity {
+  bool tls = true;
+  std::string certificate, key, cafile;
+};
+
+struct node_config : caf::actor_system_config {
+  explicit node_config(const identity& id) {
+    load<caf::io::middleman>();
+    if (id.tls)
+      load<caf::openssl::manager>();
+    register_types(*this);
+    set("logger.verbosity", caf::atom("quiet"));
+    openssl_certificate = id.certificate;
+    openssl_key = id.key;
+    openssl_cafile = id.cafile;
+  }
+};
+
+// A peer: its own actor system with the identity's settings.
+struct peer {
+  node_config cfg;
+  caf::actor_system sys{cfg};
+  explicit peer(const identity& id) : cfg(id) {}
+};
+
+int run(const std::string& command) {
+  return std::system((command + " > /dev/null 2>&1").c_str());
+}
+
+// The cluster CA (with certificates for a shard and a worker), a second CA, and a self-signed
+// certificate, made once for the whole test module.
+struct certificates {
+  test::temp_dir dir;
+  std::string cluster = dir.file("cluster"), other = dir.file("other");
+  bool made = false;
+  certificates() {
+    std::string make = std::string{ACTORPS_SOURCE_DIR} + "/scripts/make-certs.sh ";
+    made = run(make + cluster + " ps-0 worker-0") == 0 && run(make + other + " intruder") == 0
+           && run("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=worker-0 -keyout "
+                  + dir.file("self.key") + " -out " + dir.file("self.pem"))
+                == 0;
+  }
+  identity member(const std::string& node) const {
+    return {true, cluster + "/" + node + ".pem", cluster + "/" + node + ".key", cluster + "/ca.pem"};
+  }
+};
+
+const certificates& certs() {
+  static certificates instance;
+  return instance;
+}
+
+struct tls_fixture {
+  std::unique_ptr<peer> server, client;
+  parameter_shard_actor local;
+  endpoint at{"127.0.0.1", 0};
+  shard_setup setup{0, {"round-robin", 1, {{"w", 64, 64}}, {0}}, {"sgd", 0.5f}, 1,
+                    {{0, 0, {test::random_values(64 * 64, 3)}}}};
+
+  tls_fixture() {
+    BOOST_REQUIRE_MESSAGE(certs().made, "making the test certificates failed (scripts/make-certs.sh, openssl)");
+    server = std::make_unique<peer>(certs().member("ps-0"));
+    client = std::make_unique<peer>(certs().member("worker-0"));
+    local = make_parameter_shard(server->sys, {0});
+    auto port = publish_at(server->sys, local, at, "shard 0", true);
+    BOOST_REQUIRE_MESSAGE(port, test::error_text(port));
+    at.port = *port;
+  }
+
+  ~tls_fixture() { caf::anon_send_exit(local, caf::exit_reason::user_shutdown); }
+
+  template <class T, class... Ts>
+  caf::expected<T> ask(caf::actor_system& sys, const parameter_shard_actor& hdl, Ts&&... xs) {
+    caf::scoped_actor self{sys};
+    caf::expected<T> out{caf::error{}};
+    self->request(hdl, 10s, std::forward<Ts>(xs)...)
+      .receive([&](T& x) { out = std::move(x); }, [&](caf::error& err) { out = std::move(err); });
+    return out;
+  }
+
+  // The member client initialises the shard and returns the shard as it sees it.
+  parameter_shard_actor initialised_shard() {
+    auto shard = connect_to<parameter_shard_actor>(client->sys, at, "test", "shard 0", 5s, true);
+    BOOST_REQUIRE_MESSAGE(shard, test::error_text(shard));
+    auto init = ask<setup_reply>(client->sys, *shard, init_atom_v, setup);
+    BOOST_REQUIRE_MESSAGE(init, test::error_text(init));
+    return *shard;
+  }
+
+  // Asserts the shard still holds exactly the initial values, at version 0.
+  void expect_unchanged(const parameter_shard_actor& shard) {
+    auto pulled = ask<pull_reply>(client->sys, shard, pull_atom_v, pull_request{0, {{0, 0, 64 * 64}}});
+    BOOST_REQUIRE_MESSAGE(pulled, test::error_text(pulled));
+    BOOST_TEST(pulled->version == 0u);
+    BOOST_TEST((pulled->slices[0].data == setup.initial[0].data));
+  }
+
+  // An intruder with identity id tries to reach the shard once; if it did, it would overwrite
+  // the variable with gradients. Returns whether the connection succeeded.
+  bool intrude(const identity& id) {
+    peer intruder{id};
+    auto shard = connect_to<parameter_shard_actor>(intruder.sys, at, "intruder", "shard 0", 0s, id.tls);
+    if (!shard) {
+      BOOST_TEST_MESSAGE("refused: " << test::error_text(shard));
+      return false;
+    }
+    push_request push{0, 0, {{0, 0, {std::vector<float>(64 * 64, 100.0f)}}}};
+    ask<push_reply>(intruder.sys, *shard, push_atom_v, push);
+    return true;
+  }
+};
+
+} // namespace
+
+// (in a namespace: a suite named connect at global scope would clash with POSIX connect())
+namespace node_tests {
+
+BOOST_FIXTURE_TEST_SUITE(connect, tls_fixture)
+
+BOOST_AUTO_TEST_CASE(members_of_the_cluster_ca_exchange_parameters_over_tls) {
+  auto shard = initialised_shard();
+  expect_unchanged(shard);
+  push_request push{0, 0, {{0, 0, {std::vector<float>(64 * 64, 2.0f)}}}};
+  auto ack = ask<push_reply>(client->sys, shard, push_atom_v, push);
+  BOOST_REQUIRE_MESSAGE(ack, test::error_text(ack));
+  BOOST_TEST(ack->version == 1u);
+  auto pulled = ask<pull_reply>(client->sys, shard, pull_atom_v, pull_request{0, {{0, 7, 1}}});
+  BOOST_REQUIRE(pulled);
+  BOOST_TEST(pulled->slices[0].data.values[0] == setup.initial[0].data.values[7] - 1.0f);
+}
+
+BOOST_AUTO_TEST_CASE(an_anonymous_tls_client_is_refused) {
+  auto shard = initialised_shard();
+  BOOST_TEST(!intrude({true, "", "", ""}));
+  expect_unchanged(shard);
+}
+
+BOOST_AUTO_TEST_CASE(a_self_signed_client_is_refused) {
+  auto shard = initialised_shard();
+  auto& c = certs();
+  BOOST_TEST(!intrude({true, c.dir.file("self.pem"), c.dir.file("self.key"), c.cluster + "/ca.pem"}));
+  expect_unchanged(shard);
+}
+
+BOOST_AUTO_TEST_CASE(a_client_another_ca_signed_is_refused) {
+  auto shard = initialised_shard();
+  auto& c = certs();
+  // trusts the cluster CA, so only the server's check of the client certificate can refuse it
+  BOOST_TEST(!intrude({true, c.other + "/intruder.pem", c.other + "/intruder.key", c.cluster + "/ca.pem"}));
+  expect_unchanged(shard);
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_tcp_client_is_refused) {
+  auto shard = initialised_shard();
+  BOOST_TEST(!intrude({false, "", "", ""}));
+  expect_unchanged(shard);
+}
+
+BOOST_AUTO_TEST_CASE(members_refuse_a_server_another_ca_signed) {
+  auto& c = certs();
+  peer rogue{{true, c.other + "/intruder.pem", c.other + "/intruder.key", c.other + "/ca.pem"}};
+  auto impostor = make_parameter_shard(rogue.sys, {0});
+  auto port = publish_at(rogue.sys, impostor, {"127.0.0.1", 0}, "rogue shard", true);
+  BOOST_REQUIRE_MESSAGE(port, test::error_text(port));
+  auto shard = connect_to<parameter_shard_actor>(client->sys, {"127.0.0.1", *port}, "test", "shard 0", 0s, true);
+  BOOST_TEST(!shard);
+  caf::anon_send_exit(impostor, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace node_tests
