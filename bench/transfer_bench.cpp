@@ -1,12 +1,15 @@
 // actorps-bench-transfer: a 1 MiB push + pull round trip between two processes through the shard
-// protocol (CAF middleman, raw-copy tensors) versus a raw TCP echo of the same bytes, measured in
-// one run on 127.0.0.1.   actorps-bench-transfer [seconds-per-measurement=3]
+// protocol (CAF middleman, raw-copy tensors), over plain TCP and over TLS with mutual
+// authentication (certificates from scripts/make-certs.sh), versus a raw TCP echo of the same
+// bytes, measured in one run on 127.0.0.1.   actorps-bench-transfer [seconds-per-measurement=3]
 #include "actors/parameter_shard.hpp"
 #include "messages/register.hpp"
+#include "node/connect.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include <arpa/inet.h>
@@ -20,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -30,11 +34,19 @@ namespace {
 constexpr size_t payload = 1 << 20; // bytes each way
 using clock_type = std::chrono::steady_clock;
 
+// With a certificate folder: TLS, presenting node's certificate of the folder's CA.
 struct node_config : caf::actor_system_config {
-  node_config() {
+  node_config(const std::string& certs, const std::string& node) {
     load<caf::io::middleman>();
     register_types(*this);
     set("scheduler.max-threads", 1);
+    set("logger.verbosity", caf::atom("quiet"));
+    if (certs.empty())
+      return;
+    load<caf::openssl::manager>();
+    openssl_certificate = certs + "/" + node + ".pem";
+    openssl_key = certs + "/" + node + ".key";
+    openssl_cafile = certs + "/ca.pem";
   }
 };
 
@@ -101,8 +113,10 @@ struct shard_rates {
   double pipelined = 0;  // push and pull sent together, as workers do
 };
 
-// Round trips per second of push (1 MiB gradients) + pull (1 MiB values) to a shard in a child.
-shard_rates shard_protocol(double seconds) {
+// Round trips per second of push (1 MiB gradients) + pull (1 MiB values) to a shard in a child;
+// over TLS when certs names a folder of scripts/make-certs.sh.
+shard_rates shard_protocol(double seconds, const std::string& certs) {
+  const bool tls = !certs.empty();
   uint16_t port = 0;
   { // find a free port, then release it for the child's middleman
     int fd = listen_on_free_port(port);
@@ -110,23 +124,19 @@ shard_rates shard_protocol(double seconds) {
   }
   pid_t child = ::fork();
   if (child == 0) {
-    node_config cfg;
+    node_config cfg{certs, "ps-0"};
     caf::actor_system sys{cfg};
     auto shard = make_parameter_shard(sys, {0});
-    if (!sys.middleman().publish(shard, port, "127.0.0.1", true))
+    if (!publish_at(sys, shard, {"127.0.0.1", port}, "shard", tls))
       ::_exit(1);
     caf::scoped_actor self{sys};
     self->monitor(shard);
     self->receive([](caf::down_msg&) {});
     ::_exit(0);
   }
-  node_config cfg;
+  node_config cfg{certs, "worker-0"};
   caf::actor_system sys{cfg};
-  caf::expected<parameter_shard_actor> shard{caf::error{}};
-  for (int i = 0; i < 100 && !shard; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    shard = sys.middleman().remote_actor<parameter_shard_actor>("127.0.0.1", port);
-  }
+  auto shard = connect_to<parameter_shard_actor>(sys, {"127.0.0.1", port}, "bench", "shard", std::chrono::seconds(10), tls);
   if (!shard) {
     std::fprintf(stderr, "cannot reach the shard process: %s\n", caf::to_string(shard.error()).c_str());
     std::exit(1);
@@ -179,16 +189,29 @@ shard_rates shard_protocol(double seconds) {
 int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
+  char dir_template[] = "/tmp/actorps-bench-certs-XXXXXX";
+  std::string certs = ::mkdtemp(dir_template) ? dir_template : "";
+  std::string make = std::string{ACTORPS_SOURCE_DIR} + "/scripts/make-certs.sh " + certs + " ps-0 worker-0 > /dev/null";
+  if (certs.empty() || std::system(make.c_str()) != 0) {
+    std::fprintf(stderr, "making certificates in %s failed\n", certs.c_str());
+    return 1;
+  }
   double tcp = raw_tcp(seconds);
-  auto shard = shard_protocol(seconds);
+  auto shard = shard_protocol(seconds, "");
+  auto tls = shard_protocol(seconds, certs);
+  std::system(("rm -rf " + certs).c_str());
   auto mib = [](double rounds) { return rounds * payload / double(1 << 20); };
   std::printf("1 MiB each way between two processes on 127.0.0.1, %.0f s per measurement\n", seconds);
   std::printf("%-34s %10s %18s\n", "", "rounds/s", "MiB/s each way");
   std::printf("%-34s %10.0f %18.0f\n", "raw TCP echo", tcp, mib(tcp));
   std::printf("%-34s %10.0f %18.0f\n", "shard push, then pull", shard.sequential, mib(shard.sequential));
   std::printf("%-34s %10.0f %18.0f\n", "shard push + pull pipelined", shard.pipelined, mib(shard.pipelined));
+  std::printf("%-34s %10.0f %18.0f\n", "TLS: shard push, then pull", tls.sequential, mib(tls.sequential));
+  std::printf("%-34s %10.0f %18.0f\n", "TLS: shard push + pull pipelined", tls.pipelined, mib(tls.pipelined));
   std::printf("shard protocol / raw TCP: %.2f sequential, %.2f pipelined (as workers run)\n",
               shard.sequential / tcp, shard.pipelined / tcp);
+  std::printf("TLS / plain shard protocol: %.2f sequential, %.2f pipelined\n", tls.sequential / shard.sequential,
+              tls.pipelined / shard.pipelined);
   std::printf("reference: ps-lite moves 1 MiB pushes at 1.8-2.0 GB/s on this machine kind (from the issue)\n");
   return 0;
 }
