@@ -9,10 +9,6 @@
 
 namespace actorps {
 
-namespace {
-enum scalar_slot { loss_slot = 0, correct_slot = 1, loss_sum_slot = 2, correct_sum_slot = 3 };
-} // namespace
-
 mlp::mlp(backend& be, const mlp_spec& spec, int max_batch)
   : be_(be), spec_(spec), vars_(spec.variables()), max_batch_(max_batch) {
 }
@@ -54,7 +50,7 @@ caf::error mlp::allocate_all() {
       return err;
   if (auto err = alloc(batch * spec_.input_size, input_); err || (err = alloc(batch, labels_)))
     return err;
-  return alloc(4, scalars_);
+  return meter_.allocate(be_);
 }
 
 caf::error mlp::set_parameters(const std::vector<std::vector<float>>& values) {
@@ -144,11 +140,8 @@ void mlp::forward() {
 
 void mlp::backward() {
   const int last = spec_.layer_count() - 1;
-  float* scalars = scalars_.data();
   matrix delta = delta_[0].as_matrix(rows_, spec_.classes);
-  be_.softmax_xent(activations(last), labels_.data(), delta, scalars + loss_slot);
-  be_.axpy(1, static_cast<float>(rows_), scalars + loss_slot, scalars + loss_sum_slot);
-  rows_loss_ += rows_;
+  meter_.train(be_, activations(last), labels_.data(), delta);
   for (int l = last; l >= 0; --l) {
     matrix input = layer_input(l);
     be_.gemm(true, false, 1.0f, input, delta, 0.0f,
@@ -166,30 +159,11 @@ void mlp::backward() {
 
 void mlp::score() {
   const int last = spec_.layer_count() - 1;
-  float* scalars = scalars_.data();
-  matrix logits = activations(last);
-  be_.softmax_xent(logits, labels_.data(), delta_[0].as_matrix(rows_, spec_.classes),
-                   scalars + loss_slot);
-  be_.count_correct(logits, labels_.data(), scalars + correct_slot);
-  be_.axpy(1, static_cast<float>(rows_), scalars + loss_slot, scalars + loss_sum_slot);
-  be_.axpy(1, 1.0f, scalars + correct_slot, scalars + correct_sum_slot);
-  rows_loss_ += rows_;
-  rows_scored_ += rows_;
+  meter_.score(be_, activations(last), labels_.data(), delta_[0].as_matrix(rows_, spec_.classes));
 }
 
 caf::expected<batch_metrics> mlp::take_metrics() {
-  float host[4];
-  if (auto err = be_.download(scalars_.data(), 4, host))
-    return err;
-  batch_metrics out;
-  out.rows = rows_loss_;
-  out.loss = rows_loss_ > 0 ? host[loss_sum_slot] / static_cast<double>(rows_loss_) : 0.0;
-  out.accuracy = rows_scored_ > 0 ? host[correct_sum_slot] / static_cast<double>(rows_scored_) : 0.0;
-  const float zeros[4] = {0.0f, 0.0f, 0.0f, 0.0f}; // upload, not scale: clears NaN too
-  be_.upload(zeros, 4, scalars_.data());
-  rows_loss_ = 0;
-  rows_scored_ = 0;
-  return out;
+  return meter_.take(be_);
 }
 
 } // namespace actorps

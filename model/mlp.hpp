@@ -3,6 +3,7 @@
 #pragma once
 
 #include "compute/backend.hpp"
+#include "model/loss_meter.hpp"
 #include "model/mlp_spec.hpp"
 
 #include <caf/expected.hpp>
@@ -11,13 +12,6 @@
 #include <vector>
 
 namespace actorps {
-
-/// Mean loss and accuracy over the rows accumulated since the last take_metrics().
-struct batch_metrics {
-  double loss = 0.0;     ///< mean softmax cross-entropy over trained and scored rows
-  double accuracy = 0.0; ///< fraction of scored rows classified correctly (0 if none scored)
-  long rows = 0;         ///< rows that contributed to loss
-};
 
 /// Threading: like its backend, used by one thread at a time.
 class mlp {
@@ -77,15 +71,13 @@ private:
   std::vector<variable_spec> vars_;
   int max_batch_;
   int rows_ = 0;
-  long rows_loss_ = 0;
-  long rows_scored_ = 0;
   std::vector<buffer> params_;
   std::vector<buffer> grads_;
   buffer input_;
   buffer labels_;
   std::vector<buffer> acts_;   // per layer: rows x outputs (post-activation for hidden layers)
   buffer delta_[2];            // ping-pong backward buffers, max_batch x widest layer
-  buffer scalars_;             // [loss, correct, loss_sum, correct_sum]
+  loss_meter meter_;
 };
 
 } // namespace actorps
