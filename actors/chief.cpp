@@ -7,6 +7,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "compute/cpu_backend.hpp"
+#include "model/column_split.hpp"
 #include "model/init.hpp"
 #include "model/mlp.hpp"
 
@@ -103,7 +104,7 @@ void pull_model_then(chief_pointer self, std::function<void(const std::vector<st
   auto remaining = std::make_shared<size_t>(0);
   std::vector<std::pair<uint32_t, pull_request>> requests;
   for (uint32_t s = 0; s < st.plan.shards; ++s)
-    for (auto& req : pull_requests_for(st.plan, s, chief_worker_id, st.cfg.cluster.max_slice_floats))
+    for (auto& req : pull_requests_for(held_ranges(st.plan, s), chief_worker_id, st.cfg.cluster.max_slice_floats))
       requests.emplace_back(s, std::move(req));
   *remaining = requests.size();
   for (auto& [s, req] : requests) {
@@ -139,10 +140,11 @@ void collect_stats_then(chief_pointer self, std::function<void(json_object)> nex
           for (auto& one : *stats)
             stale += one.stale_dropped;
           auto& first = stats->front(); // every push reaches every shard: shard 0 speaks for all
-          self->state.global_step = static_cast<int64_t>(first.version);
+          // model-parallel: every slice of a group pushes once per step
+          self->state.global_step = static_cast<int64_t>(first.version / self->state.cfg.cluster.slices);
           self->state.stale_dropped = static_cast<int64_t>(stale);
           json_object row;
-          row.add("global_step", static_cast<int64_t>(first.version))
+          row.add("global_step", self->state.global_step)
             .add("stale_dropped", static_cast<int64_t>(stale))
             .add_raw("waited_on", json_array(first.waited_on))
             .add_raw("lag_histogram", json_array(first.lag_histogram));
@@ -320,8 +322,19 @@ void maybe_start(chief_pointer self) {
   st.next_line_step = st.cfg.train.progress_every;
   st.next_eval_step = st.cfg.train.eval_every;
   log_line(tag, cat("all ", worker_count(self), " workers registered; training (", st.cfg.cluster.mode, ")"));
-  for (auto& w : st.workers)
-    self->send(w, start_atom_v);
+  if (!st.cfg.cluster.model_parallel()) {
+    for (auto& w : st.workers)
+      self->send(w, start_atom_v);
+    return;
+  }
+  const uint32_t slices = st.cfg.cluster.slices;
+  for (uint32_t g = 0; g * slices < st.workers.size(); ++g) {
+    slice_group group{g, {}};
+    for (uint32_t k = 0; k < slices; ++k)
+      group.slices.push_back(caf::actor_cast<caf::strong_actor_ptr>(st.workers[g * slices + k]));
+    for (uint32_t k = 0; k < slices; ++k)
+      self->send(st.workers[g * slices + k], start_atom_v, group);
+  }
 }
 
 // Sends every shard its setup; a shard that is already initialised keeps its values.
@@ -366,6 +379,9 @@ caf::error prepare(chief_pointer self) {
   if (!net)
     return std::move(net.error());
   st.net = std::move(*net);
+  if (st.cfg.cluster.model_parallel())
+    if (auto why = check_split(spec, static_cast<int>(st.cfg.cluster.slices)); !why.empty())
+      return caf::make_error(errc::invalid_config, why);
   auto log = run_log::open(st.cfg.train.run_dir, st.cfg.train.name);
   if (!log)
     return std::move(log.error());
@@ -381,7 +397,7 @@ caf::error prepare(chief_pointer self) {
   st.gone.assign(worker_count(self), false);
   if (st.cfg.cluster.aggregated())
     for (uint32_t s = 0; s < st.plan.shards; ++s)
-      if (pull_requests_for(st.plan, s, 0, st.cfg.cluster.max_slice_floats).size() > 1)
+      if (pull_requests_for(held_ranges(st.plan, s), 0, st.cfg.cluster.max_slice_floats).size() > 1)
         return caf::make_error(errc::invalid_config,
                                cat("train.mode = ", st.cfg.cluster.mode, " needs each shard's variables in one message, but shard ",
                                    s, " holds ", bytes_per_shard(st.plan)[s], " bytes: raise cluster.max-message-bytes"));
@@ -427,9 +443,12 @@ void on_down(chief_pointer self, const caf::down_msg& msg) {
     if (st.workers[j] && msg.source == st.workers[j].address()) {
       if (st.finished[j] || st.gone[j])
         return;
-      if (st.ph != phase::training && st.ph != phase::stopping)
-        return fail(self, caf::make_error(errc::peer_unreachable, cat(worker_name(self, j), " went down (",
-                                                                      caf::to_string(msg.reason), ")")),
+      if ((st.ph != phase::training && st.ph != phase::stopping) || st.cfg.cluster.model_parallel())
+        return fail(self, caf::make_error(errc::peer_unreachable,
+                                          cat(worker_name(self, j), " went down (", caf::to_string(msg.reason), ")",
+                                              st.cfg.cluster.model_parallel()
+                                                ? "; in model-parallel mode its group cannot go on without its slice"
+                                                : "")),
                     "lost a worker");
       st.gone[j] = true;
       st.finished[j] = true; // a stop no longer waits for it

@@ -14,14 +14,21 @@ namespace actorps {
 /// (start_atom)
 ///   From the chief once every worker registered and every shard is initialised: begin the
 ///   pull -> compute -> push loop.
+/// (start_atom, slice_group)
+///   Model-parallel: the same start, with the workers holding the group's slices.
+/// (slice_atom, layer_part)
+///   Model-parallel: another slice's part of a layer's outputs, its contribution to this slice's
+///   gradient, or its stop before a step.
 /// (stop_atom)
 ///   From the chief: finish the step in flight, send a final progress_report, quit normally.
 /// (step_atom)
 ///   To itself: run the next step.
 /// (tick_atom)
 ///   To itself: the start deadline (cluster.startup-timeout) passed.
-using worker_replica_actor = caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<stop_atom>,
-                                              caf::reacts_to<step_atom>, caf::reacts_to<tick_atom>>;
+using worker_replica_actor
+  = caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<start_atom, slice_group>,
+                     caf::reacts_to<slice_atom, layer_part>, caf::reacts_to<stop_atom>,
+                     caf::reacts_to<step_atom>, caf::reacts_to<tick_atom>>;
 
 /// Chief:
 ///

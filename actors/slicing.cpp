@@ -4,6 +4,7 @@
 #include "actors/placement.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "model/column_split.hpp"
 
 #include <algorithm>
 
@@ -11,15 +12,15 @@ namespace actorps {
 
 namespace {
 
-// Calls emit(var, offset, count, request_index) for every piece of shard s's variables, starting
-// a new request whenever the current one would exceed max_floats.
+// Calls emit(var, offset, count, request_index) for every piece of the held ranges, starting a
+// new request whenever the current one would exceed max_floats.
 template <class F>
-void for_each_piece(const placement_plan& plan, uint32_t shard, uint32_t max_floats, F emit) {
+void for_each_piece(const std::vector<slice_ref>& held, uint32_t max_floats, F emit) {
   size_t request = 0, used = 0;
   bool any = false;
-  for (uint32_t k : variables_of(plan, shard)) {
-    auto size = static_cast<uint32_t>(plan.variables[k].rows * plan.variables[k].cols);
-    for (uint32_t offset = 0; offset < size;) {
+  for (auto& range : held) {
+    const uint32_t k = range.variable, size = range.offset + range.count;
+    for (uint32_t offset = range.offset; offset < size;) {
       if (any && used == max_floats) {
         ++request;
         used = 0;
@@ -35,10 +36,26 @@ void for_each_piece(const placement_plan& plan, uint32_t shard, uint32_t max_flo
 
 } // namespace
 
-std::vector<pull_request> pull_requests_for(const placement_plan& plan, uint32_t shard,
-                                            uint32_t worker, uint32_t max_floats) {
+std::vector<slice_ref> held_ranges(const placement_plan& plan, uint32_t shard, uint32_t slice,
+                                   uint32_t slices) {
+  std::vector<slice_ref> out;
+  for (uint32_t k : variables_of(plan, shard)) {
+    auto& var = plan.variables[k];
+    if (slices == 1) {
+      out.push_back({k, 0, static_cast<uint32_t>(var.rows * var.cols)});
+      continue;
+    }
+    auto cols = slice_columns(var.cols, static_cast<int>(slice), static_cast<int>(slices));
+    for (int r = 0; r < var.rows; ++r)
+      out.push_back({k, static_cast<uint32_t>(r * var.cols + cols.begin), static_cast<uint32_t>(cols.size())});
+  }
+  return out;
+}
+
+std::vector<pull_request> pull_requests_for(const std::vector<slice_ref>& held, uint32_t worker,
+                                            uint32_t max_floats) {
   std::vector<pull_request> out;
-  for_each_piece(plan, shard, max_floats, [&](uint32_t k, uint32_t offset, uint32_t count, size_t req) {
+  for_each_piece(held, max_floats, [&](uint32_t k, uint32_t offset, uint32_t count, size_t req) {
     if (out.size() <= req)
       out.push_back(pull_request{worker, {}});
     out[req].ranges.push_back({k, offset, count});
@@ -58,12 +75,12 @@ caf::error scatter_slices(const pull_reply& reply, std::vector<std::vector<float
   return caf::none;
 }
 
-caf::expected<std::vector<push_request>> push_requests_for(const placement_plan& plan, uint32_t shard,
+caf::expected<std::vector<push_request>> push_requests_for(const std::vector<slice_ref>& held,
                                                            uint32_t worker, uint64_t step,
                                                            uint32_t max_floats, const gradient_source& fill) {
   std::vector<push_request> out;
   caf::error first;
-  for_each_piece(plan, shard, max_floats, [&](uint32_t k, uint32_t offset, uint32_t count, size_t req) {
+  for_each_piece(held, max_floats, [&](uint32_t k, uint32_t offset, uint32_t count, size_t req) {
     if (out.size() <= req)
       out.push_back(push_request{worker, step, {}});
     out[req].grads.push_back({k, offset, {float_vector(count)}}); // filled next, not zeroed

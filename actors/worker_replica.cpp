@@ -1,12 +1,14 @@
 // The WorkerReplica actor: register, wait for start, then pull -> compute -> push per step.
 #include "actors/worker_replica.hpp"
 
+#include "actors/slice_exchange.hpp"
 #include "actors/slicing.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "data/batcher.hpp"
 #include "gpu/device_select.hpp"
 #include "model/mlp.hpp"
+#include "model/mlp_slice.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -25,9 +27,14 @@ struct worker_state {
   worker_replica_config cfg;
   std::string tag;
   std::unique_ptr<backend> be;
-  std::unique_ptr<mlp> net;
+  std::unique_ptr<replica_model> model; // the whole mlp, or one vertical slice
+  mlp* net = nullptr;                   // the whole model (data parallel)
+  mlp_slice* slice_net = nullptr;       // one slice (model-parallel)
+  std::unique_ptr<slice_exchange> exchange;
+  std::vector<worker_replica_actor> peers; // model-parallel: the group's workers, by slice
   std::unique_ptr<batcher> batches;
   placement_plan plan;
+  std::vector<std::vector<slice_ref>> held;     // per shard: the ranges this worker trains
   std::vector<std::vector<pull_request>> pulls; // per shard
   std::vector<float> images;
   std::vector<float> labels;
@@ -67,28 +74,43 @@ caf::error prepare(worker_pointer self) {
   st.be = std::move(*be);
   mlp_spec spec = cfg.train.model;
   spec.input_size = cfg.data->train.cols;
-  auto net = mlp::make(*st.be, spec, cfg.train.batch_size);
-  if (!net)
-    return std::move(net.error());
-  st.net = std::move(*net);
-  auto workers = static_cast<int>(cfg.cluster.workers.size());
-  auto range = partition_range(cfg.data->train.rows, static_cast<int>(cfg.index), workers);
+  const auto slices = static_cast<int>(cfg.cluster.slices);
+  if (cfg.cluster.model_parallel()) {
+    auto net = mlp_slice::make(*st.be, spec, static_cast<int>(cfg.index) % slices, slices, cfg.train.batch_size);
+    if (!net)
+      return std::move(net.error());
+    st.slice_net = net->get();
+    st.model = std::move(*net);
+  } else {
+    auto net = mlp::make(*st.be, spec, cfg.train.batch_size);
+    if (!net)
+      return std::move(net.error());
+    st.net = net->get();
+    st.model = std::move(*net);
+  }
+  // the slices of a group train one replica: same partition, same batches
+  auto replica = static_cast<int>(cfg.index) / slices;
+  auto replicas = static_cast<int>(cfg.cluster.replicas());
+  auto range = partition_range(cfg.data->train.rows, replica, replicas);
   if (range.size() == 0)
     return caf::make_error(errc::invalid_config, cat("worker ", cfg.index, " has no training data: ",
-                                                     cfg.data->train.rows, " examples for ", workers, " workers"));
+                                                     cfg.data->train.rows, " examples for ", replicas, " replicas"));
   st.batches = std::make_unique<batcher>(cfg.data->train, range, cfg.train.batch_size,
-                                         cfg.train.seed + cfg.index);
+                                         cfg.train.seed + static_cast<uint64_t>(replica));
   st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input_size);
   st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
   log_line(st.tag, cat("partition [", range.begin, ", ", range.end, ") of ", cfg.data->train.rows,
-                       " examples; backend ", st.be->name()));
+                       " examples; backend ", st.be->name(),
+                       cfg.cluster.model_parallel() ? cat("; slice ", cfg.index % cfg.cluster.slices, " of ", slices,
+                                                          " in group ", replica)
+                                                    : std::string{}));
   return caf::none;
 }
 
 // Checks that the chief's plan describes this worker's model; prepares the pull requests.
 caf::error accept_plan(worker_pointer self, placement_plan plan) {
   auto& st = self->state;
-  auto mine = st.net->spec().variables();
+  auto mine = st.model->spec().variables();
   bool same = plan.variables.size() == mine.size() && plan.shards == st.cfg.shards.size();
   for (size_t k = 0; same && k < mine.size(); ++k)
     same = plan.variables[k].name == mine[k].name && plan.variables[k].rows == mine[k].rows
@@ -99,23 +121,30 @@ caf::error accept_plan(worker_pointer self, placement_plan plan) {
                                " shards) does not match this worker's model (", mine.size(),
                                " variables) and ", st.cfg.shards.size(), " shards: check model.* and cluster.ps"));
   st.pulls.clear();
+  st.held.clear();
   st.versions.assign(plan.shards, 0);
-  for (uint32_t s = 0; s < plan.shards; ++s)
-    st.pulls.push_back(pull_requests_for(plan, s, st.cfg.index, st.cfg.cluster.max_slice_floats));
+  const uint32_t slices = st.cfg.cluster.slices;
+  for (uint32_t s = 0; s < plan.shards; ++s) {
+    st.held.push_back(held_ranges(plan, s, st.cfg.index % slices, slices));
+    st.pulls.push_back(pull_requests_for(st.held.back(), st.cfg.index, st.cfg.cluster.max_slice_floats));
+  }
   st.plan = std::move(plan);
   return caf::none;
 }
 
 void report(worker_pointer self, bool final) {
   auto& st = self->state;
-  auto m = st.net->take_metrics();
+  auto m = st.model->take_metrics();
   if (!m)
     return fail(self, std::move(m.error()), "reading the training loss failed");
   if (!std::isfinite(m->loss))
     return fail(self, caf::make_error(errc::non_finite, cat("training loss is ", m->loss, " at step ", st.step,
                                                             "; lower train.learning-rate")),
                 "training diverged");
-  progress_report rep{st.cfg.index, st.report_steps, st.report_examples, m->loss * m->rows, final};
+  // model-parallel: slice 0 speaks for its group (every slice computes the same loss)
+  bool counts = st.cfg.index % st.cfg.cluster.slices == 0;
+  progress_report rep{st.cfg.index, counts ? st.report_steps : 0, counts ? st.report_examples : 0,
+                      counts ? m->loss * m->rows : 0.0, final};
   self->send(st.cfg.chief, progress_atom_v, rep);
   st.report_steps = 0;
   st.report_examples = 0;
@@ -127,6 +156,8 @@ void finish(worker_pointer self) {
   if (st.done)
     return;
   st.done = true;
+  if (st.exchange)
+    st.exchange->announce_stop(); // a group stops together: the others drop the step I leave
   log_line(st.tag, cat("stopped at step ", st.step, st.stale_steps > 0 ? cat(" (", st.stale_steps, " steps dropped as stale)") : ""));
   self->quit();
 }
@@ -149,7 +180,7 @@ void accept_values(worker_pointer self, uint32_t shard, const std::vector<variab
     return;
   st.versions[shard] = version;
   for (auto& slice : slices)
-    if (auto err = st.net->upload_parameter(slice.variable, slice.offset, slice.data.values.data(),
+    if (auto err = st.model->upload_parameter(slice.variable, slice.offset, slice.data.values.data(),
                                             slice.data.values.size()))
       return fail(self, std::move(err), cat("values from shard ", shard, " do not fit the model"));
   if (--st.pending > 0)
@@ -188,24 +219,16 @@ void send_pulls(worker_pointer self) {
     }
 }
 
-// One step on the current parameters: forward/backward, then push the gradients to their shards.
-// Each push asks for the updated values of the same ranges, so its reply carries the next
-// step's parameters: one message each way per shard and step.
-void compute(worker_pointer self) {
+// Pushes the gradients of the step to their shards. Each push asks for the updated values of the
+// same ranges, so its reply carries the next step's parameters: one message each way per shard
+// and step.
+void push_gradients(worker_pointer self) {
   auto& st = self->state;
-  auto started = std::chrono::steady_clock::now();
-  batch_view view = st.batches->next(st.images.data(), st.labels.data());
-  st.net->load_batch(st.images.data(), st.labels.data(), view.rows);
-  st.net->forward();
-  st.net->backward();
-  st.report_examples += view.rows;
-  if (static_cast<int>(st.cfg.index) == st.cfg.cluster.slow_worker) // debug.slowdown: a straggler
-    std::this_thread::sleep_for((std::chrono::steady_clock::now() - started) * (st.cfg.cluster.slowdown - 1.0));
   auto fill = [&](uint32_t k, uint32_t offset, uint32_t count, float* dst) {
-    return st.net->download_gradient(k, offset, dst, count);
+    return st.model->download_gradient(k, offset, dst, count);
   };
   for (uint32_t s = 0; s < st.plan.shards; ++s) {
-    auto requests = push_requests_for(st.plan, s, st.cfg.index, static_cast<uint64_t>(st.step),
+    auto requests = push_requests_for(st.held[s], st.cfg.index, static_cast<uint64_t>(st.step),
                                       st.cfg.cluster.max_slice_floats, fill);
     if (!requests)
       return fail(self, std::move(requests.error()), "computing gradients failed");
@@ -224,6 +247,59 @@ void compute(worker_pointer self) {
               [=](caf::error& err) { fail(self, std::move(err), cat("push to shard ", s, " failed")); });
     }
   }
+}
+
+// Model-parallel: acts on where the exchange stands after a step began or a part arrived.
+void follow_exchange(worker_pointer self) {
+  auto& st = self->state;
+  switch (st.exchange->status()) {
+    case slice_exchange::state::idle:
+    case slice_exchange::state::waiting:
+      return;
+    case slice_exchange::state::ready:
+      st.exchange->end_step();
+      return push_gradients(self);
+    case slice_exchange::state::stopped: // another slice of the group stopped: so do I
+      st.stopping = true;
+      return maybe_finish(self);
+  }
+}
+
+// One step on the current parameters: forward/backward (model-parallel: the first layer, the
+// rest as the other slices' parts arrive), then the push.
+void compute(worker_pointer self) {
+  auto& st = self->state;
+  auto started = std::chrono::steady_clock::now();
+  batch_view view = st.batches->next(st.images.data(), st.labels.data());
+  st.model->load_batch(st.images.data(), st.labels.data(), view.rows);
+  st.report_examples += view.rows;
+  if (st.exchange) {
+    if (auto err = st.exchange->begin_step())
+      return fail(self, std::move(err), "the model-parallel step failed");
+    return follow_exchange(self);
+  }
+  st.net->forward();
+  st.net->backward();
+  if (static_cast<int>(st.cfg.index) == st.cfg.cluster.slow_worker) // debug.slowdown: a straggler
+    std::this_thread::sleep_for((std::chrono::steady_clock::now() - started) * (st.cfg.cluster.slowdown - 1.0));
+  push_gradients(self);
+}
+
+// Model-parallel: keeps the group's workers and sets up the exchange with them.
+caf::error join_group(worker_pointer self, const slice_group& group) {
+  auto& st = self->state;
+  if (!st.slice_net || group.slices.size() != st.cfg.cluster.slices)
+    return caf::make_error(errc::protocol_error, cat("the chief sent a group of ", group.slices.size(),
+                                                     " slices; train.slices is ", st.cfg.cluster.slices));
+  st.peers.clear();
+  for (auto& ptr : group.slices)
+    st.peers.push_back(caf::actor_cast<worker_replica_actor>(ptr));
+  st.exchange = std::make_unique<slice_exchange>(*st.slice_net, [self](uint32_t to, layer_part part) {
+    self->send(self->state.peers[to], slice_atom_v, std::move(part));
+  });
+  log_line(st.tag, cat("slice ", st.slice_net->slice(), " of group ", group.group, " (workers ",
+                       group.group * st.cfg.cluster.slices, "..", (group.group + 1) * st.cfg.cluster.slices - 1, ")"));
+  return caf::none;
 }
 
 // Starts the step loop (once).
@@ -272,6 +348,21 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
       self->state.start_requested = true;
       if (self->state.plan.shards > 0)
         begin(self);
+    },
+    [=](start_atom, const slice_group& group) {
+      if (auto err = join_group(self, group))
+        return fail(self, std::move(err), "joining the model-parallel group failed");
+      self->state.start_requested = true;
+      if (self->state.plan.shards > 0)
+        begin(self);
+    },
+    [=](slice_atom, layer_part& part) {
+      auto& st = self->state;
+      if (st.done || !st.exchange)
+        return;
+      if (auto err = st.exchange->receive(std::move(part)))
+        return fail(self, std::move(err), "a model-parallel exchange failed");
+      follow_exchange(self);
     },
     [=](step_atom) {
       auto& st = self->state;

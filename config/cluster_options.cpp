@@ -55,7 +55,8 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.max_message_bytes, "max-message-bytes", "largest tensor payload of one message")
     .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it");
   cfg.group("train")
-    .add(v.mode, "mode", "async, sync (SyncReplicasOptimizer) or ssp (bounded staleness)")
+    .add(v.mode, "mode", "async, sync (SyncReplicasOptimizer), ssp (bounded staleness) or model-parallel")
+    .add(v.slices, "slices", "model-parallel: vertical slices per model replica (workers are groups of this many)")
     .add(v.replicas_to_aggregate, "replicas-to-aggregate", "sync: gradients averaged per step (0: all workers; fewer: the rest are backups)")
     .add(v.staleness, "staleness", "ssp: steps a worker may run ahead of the slowest")
     .add(v.async_lr_scaling, "async-lr-scaling", "inverse-workers (lr / workers in async mode) or none")
@@ -135,11 +136,16 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.max_message_bytes < 1024 || v.max_message_bytes > (int64_t{1} << 30))
     return bad("cluster.max-message-bytes", cat("must be in [1024, 1073741824], got ", v.max_message_bytes));
   s.max_slice_floats = static_cast<uint32_t>(v.max_message_bytes / static_cast<int64_t>(sizeof(float)));
-  if (v.mode != "async" && v.mode != "sync" && v.mode != "ssp")
-    return bad("train.mode", cat("must be async, sync or ssp (model-parallel is not built yet), got \"",
-                                 v.mode, "\""));
+  if (v.mode != "async" && v.mode != "sync" && v.mode != "ssp" && v.mode != "model-parallel")
+    return bad("train.mode", cat("must be async, sync, ssp or model-parallel, got \"", v.mode, "\""));
   s.mode = v.mode;
   auto workers = static_cast<int>(s.workers.size());
+  if (s.model_parallel()) {
+    if (v.slices < 1 || workers % v.slices != 0)
+      return bad("train.slices", cat("must be >= 1 and divide the ", workers, " workers (groups of slices), got ",
+                                     v.slices));
+    s.slices = static_cast<uint32_t>(v.slices);
+  }
   if (v.replicas_to_aggregate < 0 || v.replicas_to_aggregate > workers)
     return bad("train.replicas-to-aggregate", cat("must be in [0, ", workers, "] (0: all ", workers,
                                                   " workers), got ", v.replicas_to_aggregate));
@@ -186,8 +192,8 @@ caf::error validate_tls(bool tls, const tls_files& files) {
 
 optimizer_params shard_optimizer(const optimizer_params& base, const cluster_settings& cluster) {
   optimizer_params p = base;
-  auto workers = static_cast<float>(cluster.workers.size());
-  if (cluster.mode == "sync" || cluster.workers.size() < 2) // ssp applies pushes one by one, like async
+  auto workers = static_cast<float>(cluster.replicas()); // model-parallel: the groups
+  if (cluster.mode == "sync" || cluster.replicas() < 2) // ssp applies pushes one by one, like async
     return p;
   if (cluster.scale_lr_by_workers)
     p.learning_rate /= workers;

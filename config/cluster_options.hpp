@@ -53,6 +53,7 @@ struct cluster_values {
   std::string mode = "async";
   int replicas_to_aggregate = 0;
   int staleness = 0;
+  int slices = 2;
   std::string async_lr_scaling = "inverse-workers";
   std::string async_momentum = "compensate";
   // [debug]
@@ -76,9 +77,10 @@ struct cluster_settings {
   int report_every = 50;
   uint32_t max_slice_floats = 1u << 24; ///< from cluster.max-message-bytes
   std::chrono::milliseconds step_timeout{30000};
-  std::string mode = "async";          ///< async, sync or ssp
+  std::string mode = "async";          ///< async, sync, ssp or model-parallel
   uint32_t replicas_to_aggregate = 0;  ///< sync: gradients averaged per step (resolved: 1..workers)
   uint32_t staleness = 0;              ///< ssp: steps a worker may run ahead of the slowest
+  uint32_t slices = 1;                 ///< model-parallel: K slices per group (1 otherwise)
   bool scale_lr_by_workers = true;
   bool compensate_momentum = true;
   int slow_worker = -1;                ///< debug: this worker sleeps to run `slowdown` times slower
@@ -87,6 +89,13 @@ struct cluster_settings {
 
   /// Returns whether workers push through a SyncAggregator (sync and ssp).
   bool aggregated() const { return mode == "sync" || mode == "ssp"; }
+
+  /// Model-parallel: workers g*K .. g*K+K-1 form group g, worker g*K+k holds slice k.
+  bool model_parallel() const { return mode == "model-parallel"; }
+
+  /// Returns the number of model replicas training on their own data: the groups in
+  /// model-parallel mode, else the workers.
+  uint32_t replicas() const { return static_cast<uint32_t>(workers.size()) / slices; }
 };
 
 /// Returns the optimizer the shards apply. Sync: base unchanged. Async and ssp with W > 1 workers

@@ -4,6 +4,7 @@
 
 #include "messages/chief_protocol.hpp"
 #include "messages/shard_protocol.hpp"
+#include "messages/slice_protocol.hpp"
 
 #include <caf/atom.hpp>
 #include <caf/type_id.hpp>
@@ -22,6 +23,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
   CAF_ADD_ATOM(actorps, actorps, eval_atom, "eval")
   CAF_ADD_ATOM(actorps, actorps, tick_atom, "tick")
   CAF_ADD_ATOM(actorps, actorps, stats_atom, "stats")
+  CAF_ADD_ATOM(actorps, actorps, slice_atom, "slice")
 
   // Message types: every top-level element of a message that crosses the network.
   CAF_ADD_TYPE_ID(actorps, (actorps::shard_setup))
@@ -34,5 +36,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(actorps, (actorps::worker_welcome))
   CAF_ADD_TYPE_ID(actorps, (actorps::progress_report))
   CAF_ADD_TYPE_ID(actorps, (actorps::shard_stats))
+  CAF_ADD_TYPE_ID(actorps, (actorps::slice_group))
+  CAF_ADD_TYPE_ID(actorps, (actorps::layer_part))
 
 CAF_END_TYPE_ID_BLOCK(actorps)

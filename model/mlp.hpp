@@ -4,6 +4,7 @@
 
 #include "compute/backend.hpp"
 #include "model/loss_meter.hpp"
+#include "model/replica_model.hpp"
 #include "model/mlp_spec.hpp"
 
 #include <caf/expected.hpp>
@@ -14,12 +15,12 @@
 namespace actorps {
 
 /// Threading: like its backend, used by one thread at a time.
-class mlp {
+class mlp : public replica_model {
 public:
   /// Allocates parameters (zero), gradients and workspace for batches of up to max_batch rows.
   static caf::expected<std::unique_ptr<mlp>> make(backend& be, const mlp_spec& spec, int max_batch);
 
-  const mlp_spec& spec() const { return spec_; }
+  const mlp_spec& spec() const override { return spec_; }
   backend& compute() { return be_; }
   int max_batch() const { return max_batch_; }
 
@@ -38,14 +39,14 @@ public:
 
   /// Uploads n host values into variable k at offset (a slice pulled from a shard).
   /// Fails with shape_mismatch if the range is outside the variable.
-  caf::error upload_parameter(size_t k, size_t offset, const float* values, size_t n);
+  caf::error upload_parameter(size_t k, size_t offset, const float* values, size_t n) override;
 
   /// Downloads n values of gradient k starting at offset into host memory.
-  caf::error download_gradient(size_t k, size_t offset, float* out, size_t n);
+  caf::error download_gradient(size_t k, size_t offset, float* out, size_t n) override;
 
   /// Copies rows examples (row-major images, labels as floats) into the backend.
   /// REQUIRES: 0 < rows <= max_batch().
-  void load_batch(const float* images, const float* labels, int rows);
+  void load_batch(const float* images, const float* labels, int rows) override;
 
   /// Computes the logits of the loaded batch.
   void forward();
@@ -58,7 +59,7 @@ public:
   void score();
 
   /// Returns the metrics accumulated since the last call and resets them (waits for the backend).
-  caf::expected<batch_metrics> take_metrics();
+  caf::expected<batch_metrics> take_metrics() override;
 
 private:
   mlp(backend& be, const mlp_spec& spec, int max_batch);

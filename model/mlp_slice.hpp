@@ -15,6 +15,7 @@
 #include "compute/backend.hpp"
 #include "model/column_split.hpp"
 #include "model/loss_meter.hpp"
+#include "model/replica_model.hpp"
 #include "model/mlp_spec.hpp"
 
 #include <caf/expected.hpp>
@@ -25,13 +26,13 @@
 namespace actorps {
 
 /// Threading: like its backend, used by one thread at a time.
-class mlp_slice {
+class mlp_slice : public replica_model {
 public:
   /// Allocates slice `slice` of `slices` for batches of up to max_batch rows (parameters zero).
   static caf::expected<std::unique_ptr<mlp_slice>> make(backend& be, const mlp_spec& spec, int slice,
                                                         int slices, int max_batch);
 
-  const mlp_spec& spec() const { return spec_; }
+  const mlp_spec& spec() const override { return spec_; }
   int slice() const { return k_; }
   int slices() const { return slices_; }
   int rows() const { return rows_; }
@@ -41,13 +42,13 @@ public:
 
   /// Uploads n values of whole variable var at offset; the range must lie in one row and in
   /// this slice's columns (shape_mismatch otherwise).
-  caf::error upload_parameter(size_t var, size_t offset, const float* values, size_t n);
+  caf::error upload_parameter(size_t var, size_t offset, const float* values, size_t n) override;
 
   /// Downloads n gradient values of whole variable var at offset (same rule).
-  caf::error download_gradient(size_t var, size_t offset, float* out, size_t n);
+  caf::error download_gradient(size_t var, size_t offset, float* out, size_t n) override;
 
   /// Copies rows examples into the backend. Every slice of a group loads the same batch.
-  void load_batch(const float* images, const float* labels, int rows);
+  void load_batch(const float* images, const float* labels, int rows) override;
 
   /// Computes this slice's part of layer l's outputs (rows x columns(l, slice())) and downloads
   /// it into part. REQUIRES: l == 0, or every slice's part of layer l - 1 accepted.
@@ -74,7 +75,7 @@ public:
   void finish_partials(int l);
 
   /// Returns the metrics accumulated since the last call and resets them (waits for the backend).
-  caf::expected<batch_metrics> take_metrics();
+  caf::expected<batch_metrics> take_metrics() override;
 
 private:
   mlp_slice(backend& be, const mlp_spec& spec, int slice, int slices, int max_batch);

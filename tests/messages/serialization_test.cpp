@@ -9,7 +9,9 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/message.hpp>
+#include <caf/send.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -75,6 +77,14 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   BOOST_TEST((round_trip(rep) == rep));
   shard_stats stats{100, 3, {1, 0, 7}, {5, 4, 0, 1}};
   BOOST_TEST((round_trip(stats) == stats));
+  auto peer = sys->spawn([] { return caf::behavior{[](int) {}}; });
+  slice_group group{2, {caf::actor_cast<caf::strong_actor_ptr>(peer), nullptr}};
+  BOOST_TEST((round_trip(group) == group));
+  caf::anon_send_exit(peer, caf::exit_reason::user_shutdown);
+  layer_part part{1, 5, 3, true, {actorps::test::random_values(50 * 54, 4)}};
+  BOOST_TEST((round_trip(part) == part));
+  layer_part stop{2, 6, layer_part::stop_marker, false, {}};
+  BOOST_TEST((round_trip(stop) == stop));
 }
 
 BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
@@ -91,7 +101,9 @@ BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
   check(typeid(worker_welcome), "actorps::worker_welcome");
   check(typeid(progress_report), "actorps::progress_report");
   check(typeid(shard_stats), "actorps::shard_stats");
-  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 10);
+  check(typeid(slice_group), "actorps::slice_group");
+  check(typeid(layer_part), "actorps::layer_part");
+  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 12);
 }
 
 BOOST_AUTO_TEST_CASE(tensors_are_copied_raw) {

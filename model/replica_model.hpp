@@ -1,0 +1,35 @@
+// What a WorkerReplica needs of its model, whole (mlp) or one vertical slice (mlp_slice):
+// parameters and gradients addressed in whole-variable coordinates, batches and metrics.
+#pragma once
+
+#include "model/loss_meter.hpp"
+#include "model/mlp_spec.hpp"
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include <cstddef>
+
+namespace actorps {
+
+class replica_model {
+public:
+  virtual ~replica_model() = default;
+
+  /// The whole model's shape (a slice answers with the unsplit spec).
+  virtual const mlp_spec& spec() const = 0;
+
+  /// Uploads n host values into variable var at offset (a range pulled from a shard).
+  virtual caf::error upload_parameter(size_t var, size_t offset, const float* values, size_t n) = 0;
+
+  /// Downloads n values of variable var's gradient at offset into host memory.
+  virtual caf::error download_gradient(size_t var, size_t offset, float* out, size_t n) = 0;
+
+  /// Copies rows examples (row-major images, labels as floats) into the backend.
+  virtual void load_batch(const float* images, const float* labels, int rows) = 0;
+
+  /// Returns the metrics accumulated since the last call and resets them.
+  virtual caf::expected<batch_metrics> take_metrics() = 0;
+};
+
+} // namespace actorps
