@@ -90,6 +90,10 @@ caf::error mlp_slice::local_offset(size_t var, size_t offset, size_t n, size_t& 
   const size_t rows = var % 2 == 0 ? static_cast<size_t>(spec_.layer_inputs(l)) : 1;
   const size_t row = offset / units, col = offset % units;
   const auto own = cols_[l][k_];
+  if (static_cast<size_t>(own.size()) == units && offset + n <= rows * units) { // the whole width (K = 1)
+    local = offset;
+    return caf::none;
+  }
   if (row >= rows || col < static_cast<size_t>(own.begin) || col + n > static_cast<size_t>(own.end))
     return caf::make_error(errc::shape_mismatch, cat("variable ", var, " range [", offset, ", ", offset + n,
                                                      ") is not in slice ", k_, "'s columns [", own.begin, ", ",

@@ -41,7 +41,8 @@ public:
   column_range columns(int l, int j) const { return cols_[l][j]; }
 
   /// Uploads n values of whole variable var at offset; the range must lie in one row and in
-  /// this slice's columns (shape_mismatch otherwise).
+  /// this slice's columns (shape_mismatch otherwise), or anywhere when the slice is the whole
+  /// width (K = 1).
   caf::error upload_parameter(size_t var, size_t offset, const float* values, size_t n) override;
 
   /// Downloads n gradient values of whole variable var at offset (same rule).

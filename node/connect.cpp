@@ -50,6 +50,9 @@ connect_to<parameter_shard_actor>(caf::actor_system&, const endpoint&, const std
 template caf::expected<chief_actor>
 connect_to<chief_actor>(caf::actor_system&, const endpoint&, const std::string&, const std::string&,
                         std::chrono::milliseconds, bool);
+template caf::expected<worker_replica_actor>
+connect_to<worker_replica_actor>(caf::actor_system&, const endpoint&, const std::string&, const std::string&,
+                                 std::chrono::milliseconds, bool);
 
 template <class Handle>
 caf::expected<uint16_t> publish_at(caf::actor_system& sys, const Handle& hdl, const endpoint& ep,
@@ -68,5 +71,8 @@ publish_at<parameter_shard_actor>(caf::actor_system&, const parameter_shard_acto
                                   const std::string&, bool);
 template caf::expected<uint16_t>
 publish_at<chief_actor>(caf::actor_system&, const chief_actor&, const endpoint&, const std::string&, bool);
+template caf::expected<uint16_t>
+publish_at<worker_replica_actor>(caf::actor_system&, const worker_replica_actor&, const endpoint&,
+                                 const std::string&, bool);
 
 } // namespace actorps

@@ -115,6 +115,22 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
   return conclude(*outcome, train);
 }
 
+// Model-parallel: the slices of a group exchange layer parts every step, so they talk over
+// direct connections, not through the chief's node: each worker listens at its cluster.workers
+// address and connects to the lower slices of its group (the higher ones connect to it).
+caf::error link_slices(caf::actor_system& sys, const cluster_settings& cluster, const worker_replica_actor& worker,
+                       const std::string& who) {
+  if (auto port = publish_at(sys, worker, cluster.workers[cluster.index], who, cluster.tls); !port)
+    return std::move(port.error());
+  const uint32_t first = cluster.index - cluster.index % cluster.slices;
+  for (uint32_t j = first; j < cluster.index; ++j)
+    if (auto peer = connect_to<worker_replica_actor>(sys, cluster.workers[j], who, cat("worker ", j),
+                                                     cluster.connect_timeout, cluster.tls);
+        !peer)
+      return std::move(peer.error());
+  return caf::none;
+}
+
 int run_worker(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
   std::string who = cat("worker ", cluster.index);
   auto data = load_data(train, who);
@@ -128,6 +144,11 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
     return report_failure(who, shards.error());
   auto worker = make_worker_replica(sys, {cluster.index, train, cluster, *data, *chief, *shards,
                                           cluster.workers[cluster.index].host});
+  if (cluster.model_parallel())
+    if (auto err = link_slices(sys, cluster, worker, who)) {
+      caf::anon_send_exit(worker, caf::exit_reason::kill);
+      return report_failure(who, err);
+    }
   auto reason = wait_for_exit(sys, worker);
   return reason ? report_failure(who, reason) : 0;
 }

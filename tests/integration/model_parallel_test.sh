@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Model parallelism (train.mode = model-parallel) as real multi-process clusters on 127.0.0.1:
+#  1. K = 2 slices over 2 shards train on Fashion-MNIST; the slices log their columns' group;
+#  2. one replica split into K = 2 and K = 3 slices follows the same training (the split changes
+#     only rounding): final test accuracy and loss agree with each other;
+#  3. data and model parallelism together: 2 groups of 2 slices;
+#  4. bad splits are refused, naming the key or the layer.
+# Usage: model_parallel_test.sh REPO_ROOT BIN_DIR
+source "$(dirname "$0")/lib.sh" "$@"
+
+echo "== 1: Fashion-MNIST, 2 shards, 1 group of 2 slices, 400 steps"
+if cluster --mode model-parallel --ps 2 --workers 2 --name fashion --deadline 300 -- --train.slices=2 \
+     --train.max-steps=400 > "$tmp/fashion.out" 2>&1; then
+  acc=$(field "$tmp/runs/fashion/summary.json" test_accuracy)
+  echo "test accuracy $acc, global step $(field "$tmp/runs/fashion/summary.json" global_step)"
+  above "$acc" 0.7 || fail "accuracy $acc is not > 0.7"
+  grep -q "slice 1 of group 0" "$tmp/runs/fashion/logs/worker-1.log" || fail "worker 1 did not log its slice"
+else
+  fail "the model-parallel cluster failed:"; tail -20 "$tmp/fashion.out"
+fi
+
+echo "== 2: one replica, K = 2 and K = 3, same seed and data"
+python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
+small=(--data.dir="$tmp/data" --model.hidden=[16,12] --model.classes=4 --train.learning-rate=0.03 --train.seed=3
+       --train.max-steps=300 --train.max-epochs=0 --train.patience=0)
+for k in 2 3; do
+  cluster --mode model-parallel --workers "$k" --name "k$k" --deadline 120 -- "${small[@]}" --train.slices="$k" \
+    > "$tmp/k$k.out" 2>&1 || { fail "K=$k failed:"; tail -20 "$tmp/k$k.out"; }
+done
+read -r acc2 loss2 <<< "$(field "$tmp/runs/k2/summary.json" final_test_accuracy) $(field "$tmp/runs/k2/summary.json" test_loss)"
+read -r acc3 loss3 <<< "$(field "$tmp/runs/k3/summary.json" final_test_accuracy) $(field "$tmp/runs/k3/summary.json" test_loss)"
+echo "K=2: accuracy $acc2 loss $loss2; K=3: accuracy $acc3 loss $loss3"
+python3 -c "import sys; a2,l2,a3,l3=map(float,sys.argv[1:]); sys.exit(0 if abs(a2-a3)<=0.01 and abs(l2-l3)<=0.01*max(1,l2) and a2>0.6 else 1)" \
+  "$acc2" "$loss2" "$acc3" "$loss3" || fail "K=2 and K=3 trained differently"
+
+echo "== 3: 2 groups of 2 slices (data and model parallelism)"
+if cluster --mode model-parallel --ps 2 --workers 4 --name groups --deadline 120 -- "${small[@]}" --train.slices=2 \
+     > "$tmp/groups.out" 2>&1; then
+  acc=$(field "$tmp/runs/groups/summary.json" test_accuracy)
+  echo "test accuracy $acc, examples/s $(field "$tmp/runs/groups/summary.json" examples_per_second)"
+  above "$acc" 0.6 || fail "accuracy $acc"
+  grep -q "slice 1 of group 1" "$tmp/runs/groups/logs/worker-3.log" || fail "worker 3 is not slice 1 of group 1"
+else
+  fail "2 groups failed:"; tail -20 "$tmp/groups.out"
+fi
+
+echo "== 4: bad splits"
+out=$("$bin/actorps-node" --node.role=local --train.mode=model-parallel --train.slices=3 2>&1); rc=$?
+echo "exit $rc: ${out##*error: }"
+[[ $rc -eq 2 && "$out" == *"train.slices"*"divide the 2 workers"* ]] || fail "slices not dividing the workers: exit $rc: $out"
+workers='["127.0.0.1:1","127.0.0.1:2","127.0.0.1:3","127.0.0.1:4","127.0.0.1:5","127.0.0.1:6","127.0.0.1:7","127.0.0.1:8","127.0.0.1:9","127.0.0.1:10","127.0.0.1:11"]'
+out=$("$bin/actorps-node" --node.role=local --train.mode=model-parallel --train.slices=11 --cluster.workers="$workers" \
+        --train.run-dir="$tmp/runs" 2>&1); rc=$?
+echo "exit $rc: $(grep -o 'layer 5 has only.*' <<< "$out" | head -1)"
+[[ $rc -ne 0 && "$out" == *"layer 5 has only 10 units"* ]] || fail "11 slices of 10 logits: exit $rc: $out"
+
+finish
