@@ -257,6 +257,7 @@ void follow_exchange(worker_pointer self) {
     case slice_exchange::state::waiting:
       return;
     case slice_exchange::state::ready:
+      st.report_examples += st.slice_net->rows();
       st.exchange->end_step();
       return push_gradients(self);
     case slice_exchange::state::stopped: // another slice of the group stopped: so do I
@@ -272,14 +273,14 @@ void compute(worker_pointer self) {
   auto started = std::chrono::steady_clock::now();
   batch_view view = st.batches->next(st.images.data(), st.labels.data());
   st.model->load_batch(st.images.data(), st.labels.data(), view.rows);
-  st.report_examples += view.rows;
-  if (st.exchange) {
+  if (st.exchange) { // (its examples count once the step completes: a group may drop it)
     if (auto err = st.exchange->begin_step())
       return fail(self, std::move(err), "the model-parallel step failed");
     return follow_exchange(self);
   }
   st.net->forward();
   st.net->backward();
+  st.report_examples += view.rows;
   if (static_cast<int>(st.cfg.index) == st.cfg.cluster.slow_worker) // debug.slowdown: a straggler
     std::this_thread::sleep_for((std::chrono::steady_clock::now() - started) * (st.cfg.cluster.slowdown - 1.0));
   push_gradients(self);

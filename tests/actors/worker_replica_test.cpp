@@ -3,6 +3,7 @@
 #include "actors/worker_replica.hpp"
 
 #include "actors/placement.hpp"
+#include "actors/slicing.hpp"
 #include "actors/parameter_store.hpp"
 #include "model/init.hpp"
 #include "tests/support/actor_fixture.hpp"
@@ -110,6 +111,65 @@ BOOST_AUTO_TEST_CASE(registers_trains_against_the_shard_and_stops_cleanly) {
   // every step pushed once to the only shard
   auto v = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {}});
   BOOST_TEST(v->version == static_cast<uint64_t>(log->steps));
+}
+
+BOOST_AUTO_TEST_CASE(two_slices_train_what_one_whole_worker_trains) {
+  // the whole model, one worker, against the fixture's shard
+  // (reports every step: the stub chief's stop then lands on an exact step count)
+  auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}));
+  auto whole_cfg = config(chief);
+  whole_cfg.cluster.report_every = 1;
+  auto whole = keep(make_worker_replica(*sys, whole_cfg, false));
+  (*self)->monitor(whole);
+  sched->run();
+  (*self)->send(whole, start_atom_v);
+  sched->run();
+  (*self)->receive([](caf::down_msg&) {});
+  auto want = ask<pull_reply>(shard, pull_atom_v, pull_request{0, held_ranges(plan, 0)});
+  BOOST_REQUIRE(want);
+  // the same model split over two slices of one group, from the same initial values
+  auto split_shard = keep(make_parameter_shard(*sys, {0}));
+  shard_setup setup{0, plan, {"sgd", 0.1f}, 2, {}};
+  auto values = initial_values(spec, init_scheme::he, 1);
+  for (uint32_t k = 0; k < values.size(); ++k)
+    setup.initial.push_back({k, 0, {values[k]}});
+  BOOST_REQUIRE(ask<setup_reply>(split_shard, init_atom_v, setup));
+  auto split_log = std::make_shared<chief_log>();
+  auto split_chief = keep(sys->spawn(stub_chief, plan, split_log, log->steps)); // as many steps
+  slice_group group{0, {}};
+  std::vector<worker_replica_actor> slices;
+  for (uint32_t k = 0; k < 2; ++k) {
+    auto cfg = config(split_chief);
+    cfg.index = k;
+    cfg.shards = {split_shard};
+    cfg.cluster.workers.resize(2, cfg.cluster.workers[0]);
+    cfg.cluster.mode = "model-parallel";
+    cfg.cluster.slices = 2;
+    cfg.cluster.report_every = 1;
+    slices.push_back(keep(make_worker_replica(*sys, cfg, false)));
+    (*self)->monitor(slices.back());
+    group.slices.push_back(caf::actor_cast<caf::strong_actor_ptr>(slices.back()));
+  }
+  sched->run();
+  for (auto& s : slices)
+    (*self)->send(s, start_atom_v, group);
+  sched->run();
+  for (int k = 0; k < 2; ++k) {
+    caf::error reason = caf::make_error(errc::timeout);
+    (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; });
+    BOOST_TEST(!reason, describe(reason)); // both slices quit normally
+  }
+  BOOST_TEST(split_log->steps == log->steps); // slice 0 speaks for the group
+  BOOST_TEST(split_log->examples == log->examples);
+  auto got = ask<pull_reply>(split_shard, pull_atom_v, pull_request{0, held_ranges(plan, 0)});
+  BOOST_REQUIRE(got);
+  BOOST_TEST(got->version == 2 * want->version); // each slice pushed its columns once per step
+  BOOST_REQUIRE_EQUAL(got->slices.size(), want->slices.size());
+  double worst = 0;
+  for (size_t i = 0; i < got->slices.size(); ++i)
+    for (size_t j = 0; j < got->slices[i].data.values.size(); ++j)
+      worst = std::max(worst, double{std::abs(got->slices[i].data.values[j] - want->slices[i].data.values[j])});
+  BOOST_TEST(worst < 1e-4, "largest difference between split and whole training: " << worst);
 }
 
 BOOST_AUTO_TEST_CASE(a_plan_for_another_model_is_refused) {
