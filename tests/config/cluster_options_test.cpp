@@ -43,13 +43,35 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
   expect([](cluster_values& v) { v.ps = {"127.0.0.1:4250"}; }, "cluster lists 127.0.0.1:4250 twice");
   expect([](cluster_values& v) { v.workers = {"127.0.0.1:99999"}; }, "cluster.workers entry 0 \"127.0.0.1:99999\" is not host:port");
   expect([](cluster_values& v) { v.ps = {}; }, "cluster.ps must list at least one parameter shard");
-  expect([](cluster_values& v) { v.mode = "bsp"; }, "train.mode must be async, sync or ssp");
+  expect([](cluster_values& v) { v.mode = "bsp"; }, "train.mode must be async, sync, ssp or model-parallel");
+  expect([](cluster_values& v) { v.mode = "model-parallel"; v.slices = 3; },
+         "train.slices must be >= 1 and divide the 2 workers (groups of slices), got 3");
+  expect([](cluster_values& v) { v.mode = "model-parallel"; v.slices = 0; }, "train.slices must be >= 1");
   expect([](cluster_values& v) { v.replicas_to_aggregate = 3; }, "train.replicas-to-aggregate must be in [0, 2]");
   expect([](cluster_values& v) { v.staleness = -1; }, "train.staleness must be >= 0");
   expect([](cluster_values& v) { v.slow_worker = 2; }, "debug.slow-worker must be -1 or a worker index below 2");
   expect([](cluster_values& v) { v.placement = "random"; }, "cluster.placement must be round-robin or balanced");
   expect([](cluster_values& v) { v.connect_timeout = caf::timespan{0}; }, "cluster.connect-timeout must be positive");
   expect([](cluster_values& v) { v.async_momentum = "double"; }, "train.async-momentum must be compensate or none");
+}
+
+BOOST_AUTO_TEST_CASE(model_parallel_groups_are_the_replicas) {
+  cluster_values v;
+  v.mode = "model-parallel";
+  v.slices = 2;
+  v.workers = {"127.0.0.1:4260", "127.0.0.1:4261", "127.0.0.1:4262", "127.0.0.1:4263"};
+  auto s = validate(v);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(s->model_parallel());
+  BOOST_TEST(s->replicas() == 2u); // 2 groups of 2 slices
+  optimizer_params base;
+  base.learning_rate = 0.01f;
+  base.momentum = 0.95f;
+  auto p = shard_optimizer(base, *s);
+  BOOST_TEST(p.learning_rate == 0.005f); // divided by the 2 groups, not the 4 workers
+  BOOST_TEST(p.momentum == 0.9f, boost::test_tools::tolerance(1e-6f));
+  v.mode = "async"; // slices mean nothing outside model-parallel
+  BOOST_TEST(validate(v)->replicas() == 4u);
 }
 
 BOOST_AUTO_TEST_CASE(sync_modes_resolve_replicas) {
