@@ -293,8 +293,10 @@ caf::error join_group(worker_pointer self, const slice_group& group) {
     return caf::make_error(errc::protocol_error, cat("the chief sent a group of ", group.slices.size(),
                                                      " slices; train.slices is ", st.cfg.cluster.slices));
   st.peers.clear();
-  for (auto& ptr : group.slices)
-    st.peers.push_back(caf::actor_cast<worker_replica_actor>(ptr));
+  for (size_t k = 0; k < group.slices.size(); ++k) // no handle to itself: it never sends to itself
+    st.peers.push_back(k == static_cast<size_t>(st.slice_net->slice())
+                         ? worker_replica_actor{}
+                         : caf::actor_cast<worker_replica_actor>(group.slices[k]));
   st.exchange = std::make_unique<slice_exchange>(*st.slice_net, [self](uint32_t to, layer_part part) {
     self->send(self->state.peers[to], slice_atom_v, std::move(part));
   });

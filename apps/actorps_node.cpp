@@ -4,6 +4,7 @@
 #include "config/cluster_options.hpp"
 #include "config/train_options.hpp"
 #include "messages/register.hpp"
+#include "node/exit_watchdog.hpp"
 #include "node/run_node.hpp"
 
 #include <caf/actor_system.hpp>
@@ -59,5 +60,7 @@ int main(int argc, char** argv) {
   if (cluster->tls)
     cfg.load<caf::openssl::manager>();
   caf::actor_system sys{cfg};
-  return actorps::run_node(sys, *train, *cluster);
+  int code = actorps::run_node(sys, *train, *cluster);
+  actorps::arm_exit_watchdog(code, std::chrono::seconds(5)); // bounds ~actor_system (see the header)
+  return code;
 }
