@@ -1,0 +1,90 @@
+// What a checkpoint holds (docs/checkpoint_format.md): a manifest -- global step, placement,
+// model, optimizer, hyperparameters, data position and a checksum per shard file -- and one file
+// per shard with its variables and optimizer slots. Plain structs with Cereal serialize
+// functions; no actor or wire types, so the format stands on its own.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// Bumped on any change of the layout below; a reader refuses other versions by name.
+constexpr uint32_t checkpoint_format_version = 1;
+
+struct checkpoint_variable {
+  std::string name;
+  int32_t rows = 0;
+  int32_t cols = 0;
+  uint32_t shard = 0; ///< placement
+  template <class Archive>
+  void serialize(Archive& ar) { ar(name, rows, cols, shard); }
+};
+
+struct checkpoint_optimizer {
+  std::string kind;
+  float learning_rate = 0, momentum = 0, beta1 = 0, beta2 = 0, epsilon = 0, decay_rate = 1;
+  int64_t decay_steps = 0;
+  template <class Archive>
+  void serialize(Archive& ar) { ar(kind, learning_rate, momentum, beta1, beta2, epsilon, decay_rate, decay_steps); }
+};
+
+/// One shard file as the manifest records it.
+struct checkpoint_file {
+  uint32_t shard = 0;
+  std::string file;   ///< name inside the checkpoint directory
+  uint64_t bytes = 0;
+  uint32_t crc32 = 0; ///< zlib crc32 of the whole file
+  template <class Archive>
+  void serialize(Archive& ar) { ar(shard, file, bytes, crc32); }
+};
+
+struct checkpoint_manifest {
+  uint32_t format = checkpoint_format_version;
+  int64_t global_step = 0;
+  int64_t examples = 0;          ///< training examples consumed: the data position
+  double train_seconds = 0;
+  double validation_accuracy = 0; ///< at the evaluation that triggered the save (best model)
+  std::string model;              ///< e.g. "784-160x5-10 elu": the model's shape, checked on load
+  std::string placement;          ///< round-robin or balanced
+  std::vector<checkpoint_variable> variables; ///< creation order
+  checkpoint_optimizer optimizer;
+  std::string mode;               ///< async, sync, ssp, model-parallel
+  int32_t batch_size = 0;
+  uint64_t seed = 0;
+  uint32_t workers = 0;
+  std::vector<checkpoint_file> files;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(format, global_step, examples, train_seconds, validation_accuracy, model, placement, variables, optimizer,
+       mode, batch_size, seed, workers, files);
+  }
+};
+
+struct checkpoint_variable_state {
+  uint32_t index = 0; ///< position in the manifest's variables
+  std::vector<float> values;
+  std::vector<float> slot0; ///< momentum accumulator or Adam's m (empty for sgd)
+  std::vector<float> slot1; ///< Adam's v (empty otherwise)
+  template <class Archive>
+  void serialize(Archive& ar) { ar(index, values, slot0, slot1); }
+};
+
+/// Everything one shard needs to resume.
+struct shard_checkpoint {
+  uint32_t format = checkpoint_format_version;
+  uint32_t shard = 0;
+  uint64_t version = 0; ///< updates applied (the optimizer's update count)
+  std::vector<checkpoint_variable_state> variables;
+  template <class Archive>
+  void serialize(Archive& ar) { ar(format, shard, version, variables); }
+};
+
+/// A whole checkpoint in memory.
+struct checkpoint {
+  checkpoint_manifest manifest;
+  std::vector<shard_checkpoint> shards; ///< indexed by shard
+};
+
+} // namespace actorps

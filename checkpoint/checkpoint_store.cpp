@@ -1,0 +1,295 @@
+// Checkpoint files: Cereal binary archives, zlib crc32 checksums, POSIX fsync + rename.
+#include "checkpoint/checkpoint_store.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <cereal/archives/binary.hpp>
+#include <cereal/types/string.hpp>
+#include <cereal/types/vector.hpp>
+
+#include <zlib.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace actorps {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char manifest_magic[8] = {'A', 'P', 'S', 'C', 'K', 'P', 'T', '1'};
+const char* const manifest_name = "manifest.bin";
+
+uint32_t crc_of(const std::string& bytes) {
+  return static_cast<uint32_t>(
+    crc32(0L, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
+}
+
+template <class T>
+std::string to_bytes(const T& x) {
+  std::ostringstream os{std::ios::binary};
+  {
+    cereal::BinaryOutputArchive ar{os};
+    ar(x);
+  }
+  return os.str();
+}
+
+template <class T>
+caf::error from_bytes(const std::string& bytes, T& x, const std::string& path) {
+  try {
+    std::istringstream is{bytes, std::ios::binary};
+    cereal::BinaryInputArchive ar{is};
+    ar(x);
+  } catch (const std::exception& e) {
+    return caf::make_error(errc::corrupt_data, cat(path, ": cannot be decoded (", e.what(), ")"));
+  }
+  return caf::none;
+}
+
+caf::error sync_path(const std::string& path, int flags) {
+  int fd = ::open(path.c_str(), flags);
+  if (fd < 0)
+    return caf::make_error(errc::file_error, cat(path, ": cannot open for fsync: ", std::strerror(errno)));
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0)
+    return caf::make_error(errc::file_error, cat(path, ": fsync failed: ", std::strerror(errno)));
+  return caf::none;
+}
+
+// Writes bytes to path and fsyncs it.
+caf::error write_file(const std::string& path, const std::string& bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    return caf::make_error(errc::file_error, cat(path, ": cannot create: ", std::strerror(errno)));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    auto n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      auto why = std::strerror(errno);
+      ::close(fd);
+      return caf::make_error(errc::file_error, cat(path, ": write failed: ", why));
+    }
+    done += static_cast<size_t>(n);
+  }
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0)
+    return caf::make_error(errc::file_error, cat(path, ": fsync failed: ", std::strerror(errno)));
+  return caf::none;
+}
+
+caf::expected<std::string> read_file(const std::string& path) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in)
+    return caf::make_error(errc::file_error, cat(path, ": cannot be read"));
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+std::string step_name(const std::string& prefix, int64_t step) {
+  std::ostringstream os;
+  os << prefix << std::setw(12) << std::setfill('0') << step;
+  return os.str();
+}
+
+caf::error check_shard(const checkpoint_manifest& m, const shard_checkpoint& sc, uint32_t shard,
+                       const std::string& path) {
+  auto bad = [&](const std::string& why) { return caf::make_error(errc::corrupt_data, cat(path, ": ", why)); };
+  if (sc.format != checkpoint_format_version || sc.shard != shard)
+    return bad(cat("holds shard ", sc.shard, " in format ", sc.format, ", expected shard ", shard, " in format ",
+                   checkpoint_format_version));
+  std::set<uint32_t> want, got;
+  for (uint32_t k = 0; k < m.variables.size(); ++k)
+    if (m.variables[k].shard == shard)
+      want.insert(k);
+  for (auto& v : sc.variables) {
+    if (v.index >= m.variables.size() || !got.insert(v.index).second)
+      return bad(cat("variable index ", v.index, " is unknown or repeated"));
+    auto size = static_cast<size_t>(m.variables[v.index].rows) * static_cast<size_t>(m.variables[v.index].cols);
+    if (v.values.size() != size || (!v.slot0.empty() && v.slot0.size() != size)
+        || (!v.slot1.empty() && v.slot1.size() != size))
+      return bad(cat(m.variables[v.index].name, " has ", v.values.size(), " values, expected ", size));
+  }
+  if (got != want)
+    return bad(cat("holds ", got.size(), " variables; the manifest places ", want.size(), " on shard ", shard));
+  return caf::none;
+}
+
+} // namespace
+
+caf::expected<checkpoint> read_checkpoint(const std::string& path) {
+  auto mpath = path + "/" + manifest_name;
+  auto raw = read_file(mpath);
+  if (!raw)
+    return std::move(raw.error());
+  constexpr size_t header = sizeof manifest_magic + sizeof(uint32_t) + sizeof(uint64_t);
+  if (raw->size() < header || std::memcmp(raw->data(), manifest_magic, sizeof manifest_magic) != 0)
+    return caf::make_error(errc::corrupt_data, cat(mpath, ": not an actorps checkpoint manifest (bad magic)"));
+  uint32_t crc = 0;
+  uint64_t length = 0;
+  std::memcpy(&crc, raw->data() + sizeof manifest_magic, sizeof crc);
+  std::memcpy(&length, raw->data() + sizeof manifest_magic + sizeof crc, sizeof length);
+  if (raw->size() - header != length)
+    return caf::make_error(errc::corrupt_data, cat(mpath, ": truncated (", raw->size() - header, " of ", length,
+                                                   " bytes)"));
+  auto payload = raw->substr(header);
+  if (crc_of(payload) != crc)
+    return caf::make_error(errc::corrupt_data, cat(mpath, ": checksum mismatch"));
+  checkpoint out;
+  if (auto err = from_bytes(payload, out.manifest, mpath))
+    return err;
+  auto& m = out.manifest;
+  if (m.format != checkpoint_format_version)
+    return caf::make_error(errc::corrupt_data, cat(mpath, ": format ", m.format, ", this build reads format ",
+                                                   checkpoint_format_version));
+  for (uint32_t s = 0; s < m.files.size(); ++s) {
+    auto& f = m.files[s];
+    auto fpath = path + "/" + f.file;
+    auto bytes = read_file(fpath);
+    if (!bytes)
+      return std::move(bytes.error());
+    if (bytes->size() != f.bytes)
+      return caf::make_error(errc::corrupt_data, cat(fpath, ": ", bytes->size(), " bytes, the manifest says ", f.bytes,
+                                                     " (truncated?)"));
+    if (crc_of(*bytes) != f.crc32)
+      return caf::make_error(errc::corrupt_data, cat(fpath, ": checksum mismatch"));
+    shard_checkpoint sc;
+    if (auto err = from_bytes(*bytes, sc, fpath))
+      return err;
+    if (auto err = check_shard(m, sc, s, fpath))
+      return err;
+    out.shards.push_back(std::move(sc));
+  }
+  return out;
+}
+
+caf::error check_same_model(const checkpoint_manifest& found, const std::string& model,
+                            const std::vector<checkpoint_variable>& variables, const std::string& path) {
+  bool same = found.model == model && found.variables.size() == variables.size();
+  for (size_t k = 0; same && k < variables.size(); ++k)
+    same = found.variables[k].name == variables[k].name && found.variables[k].rows == variables[k].rows
+           && found.variables[k].cols == variables[k].cols;
+  if (same)
+    return caf::none;
+  return caf::make_error(errc::invalid_config, cat("checkpoint ", path, " is of another model: \"", found.model,
+                                                   "\" with ", found.variables.size(), " variables, this run trains \"",
+                                                   model, "\" with ", variables.size()));
+}
+
+caf::expected<checkpoint_store> checkpoint_store::open(const std::string& dir, int keep) {
+  if (keep < 1)
+    return caf::make_error(errc::invalid_config, cat("checkpoint.keep must be >= 1, got ", keep));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    return caf::make_error(errc::file_error, cat(dir, ": cannot create the checkpoint directory: ", ec.message()));
+  return checkpoint_store{dir, keep};
+}
+
+std::vector<std::string> checkpoint_store::list(bool best) const {
+  static const std::regex regular{"ckpt-[0-9]{12}"}, best_name{"best-[0-9]{12}"};
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto& entry : fs::directory_iterator(dir_, ec)) {
+    auto name = entry.path().filename().string();
+    if (entry.is_directory() && std::regex_match(name, best ? best_name : regular))
+      out.push_back(entry.path().string());
+  }
+  std::sort(out.begin(), out.end()); // zero-padded steps: name order is step order
+  return out;
+}
+
+caf::expected<std::string> checkpoint_store::write(const checkpoint& c, const std::string& prefix, int keep) {
+  auto final_path = dir_ + "/" + step_name(prefix, c.manifest.global_step);
+  auto tmp = final_path + ".tmp-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  fs::create_directory(tmp, ec);
+  if (ec)
+    return caf::make_error(errc::file_error, cat(tmp, ": cannot create: ", ec.message()));
+  auto fail = [&](caf::error err) -> caf::expected<std::string> {
+    std::error_code ignored;
+    fs::remove_all(tmp, ignored);
+    return err;
+  };
+  checkpoint_manifest m = c.manifest;
+  m.format = checkpoint_format_version;
+  m.files.clear();
+  for (uint32_t s = 0; s < c.shards.size(); ++s) {
+    auto bytes = to_bytes(c.shards[s]);
+    auto name = cat("shard-", s, ".bin");
+    if (auto err = write_file(tmp + "/" + name, bytes))
+      return fail(std::move(err));
+    m.files.push_back({s, name, bytes.size(), crc_of(bytes)});
+  }
+  auto payload = to_bytes(m);
+  uint32_t crc = crc_of(payload);
+  uint64_t length = payload.size();
+  std::string raw{manifest_magic, sizeof manifest_magic};
+  raw.append(reinterpret_cast<const char*>(&crc), sizeof crc);
+  raw.append(reinterpret_cast<const char*>(&length), sizeof length);
+  raw += payload;
+  if (auto err = write_file(tmp + "/" + manifest_name, raw))
+    return fail(std::move(err));
+  if (auto err = sync_path(tmp, O_RDONLY | O_DIRECTORY))
+    return fail(std::move(err));
+  fs::remove_all(final_path, ec); // the same step saved again
+  fs::rename(tmp, final_path, ec);
+  if (ec)
+    return fail(caf::make_error(errc::file_error, cat(final_path, ": cannot rename into place: ", ec.message())));
+  if (auto err = sync_path(dir_, O_RDONLY | O_DIRECTORY))
+    return err;
+  auto all = list(prefix == "best-");
+  for (size_t i = 0; i + static_cast<size_t>(keep) < all.size(); ++i)
+    fs::remove_all(all[i], ec);
+  return final_path;
+}
+
+caf::expected<std::string> checkpoint_store::save(const checkpoint& c) {
+  return write(c, "ckpt-", keep_);
+}
+
+caf::expected<std::string> checkpoint_store::save_best(const checkpoint& c) {
+  return write(c, "best-", 1);
+}
+
+caf::expected<std::optional<loaded_checkpoint>> checkpoint_store::load_newest(bool best) const {
+  auto all = list(best);
+  if (all.empty())
+    return std::optional<loaded_checkpoint>{};
+  std::vector<std::string> skipped;
+  for (auto i = all.rbegin(); i != all.rend(); ++i) {
+    auto ckpt = read_checkpoint(*i);
+    if (ckpt)
+      return std::optional<loaded_checkpoint>{loaded_checkpoint{std::move(*ckpt), *i, std::move(skipped)}};
+    skipped.push_back(describe(ckpt.error()));
+  }
+  std::string why;
+  for (auto& s : skipped)
+    why += (why.empty() ? "" : "; ") + s;
+  return caf::make_error(errc::corrupt_data, cat("no checkpoint in ", dir_, " verifies: ", why));
+}
+
+caf::expected<std::optional<loaded_checkpoint>> checkpoint_store::load_latest() const {
+  return load_newest(false);
+}
+
+caf::expected<std::optional<loaded_checkpoint>> checkpoint_store::load_best() const {
+  return load_newest(true);
+}
+
+} // namespace actorps

@@ -1,0 +1,67 @@
+// A directory of checkpoints: writes each one completely or not at all (temporary directory,
+// fsync, rename), keeps the last K plus the best-validation one apart, and loads the newest one
+// that verifies, naming every newer one it had to skip. Format: docs/checkpoint_format.md.
+#pragma once
+
+#include "checkpoint/checkpoint_format.hpp"
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// A checkpoint read back, where it came from, and the newer ones that failed to verify.
+struct loaded_checkpoint {
+  checkpoint ckpt;
+  std::string path;
+  std::vector<std::string> skipped; ///< "PATH: why" for each newer checkpoint that failed
+};
+
+/// Reads and verifies the checkpoint in directory path: manifest magic, format version and
+/// checksum, every shard file's size and crc32, and that the shard files hold exactly the
+/// variables the manifest places on them. Fails with corrupt_data or file_error naming the file.
+caf::expected<checkpoint> read_checkpoint(const std::string& path);
+
+/// Fails with invalid_config naming path when the checkpoint's model or variables differ from
+/// the expected ones (a checkpoint of another model).
+caf::error check_same_model(const checkpoint_manifest& found, const std::string& model,
+                            const std::vector<checkpoint_variable>& variables, const std::string& path);
+
+class checkpoint_store {
+public:
+  /// Uses (and creates) directory dir; keeps the newest `keep` regular checkpoints.
+  static caf::expected<checkpoint_store> open(const std::string& dir, int keep);
+
+  const std::string& dir() const { return dir_; }
+
+  /// Writes c as dir/ckpt-<step> and removes regular checkpoints beyond the newest `keep`.
+  /// Returns the checkpoint's path. On failure nothing named ckpt-* is left half-written.
+  caf::expected<std::string> save(const checkpoint& c);
+
+  /// Writes c as dir/best-<step> and removes the previous best.
+  caf::expected<std::string> save_best(const checkpoint& c);
+
+  /// The newest regular checkpoint that verifies; none when there is no checkpoint at all. When
+  /// checkpoints exist but none verifies, fails with corrupt_data listing them.
+  caf::expected<std::optional<loaded_checkpoint>> load_latest() const;
+
+  /// Like load_latest for the best-validation checkpoint.
+  caf::expected<std::optional<loaded_checkpoint>> load_best() const;
+
+  /// Paths of the regular (or best) checkpoints, oldest first.
+  std::vector<std::string> list(bool best = false) const;
+
+private:
+  checkpoint_store(std::string dir, int keep) : dir_(std::move(dir)), keep_(keep) {}
+  caf::expected<std::string> write(const checkpoint& c, const std::string& prefix, int keep);
+  caf::expected<std::optional<loaded_checkpoint>> load_newest(bool best) const;
+
+  std::string dir_;
+  int keep_ = 3;
+};
+
+} // namespace actorps

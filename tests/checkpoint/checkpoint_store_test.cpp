@@ -1,0 +1,175 @@
+// Tests of checkpoint/checkpoint_store: a checkpoint reads back exactly; only the newest K are
+// kept and the best apart; a corrupt or truncated newest checkpoint is named and the previous
+// one loaded; a leftover temporary directory is ignored; another model's checkpoint is refused.
+#include "checkpoint/checkpoint_store.hpp"
+
+#include "common/errc.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace actorps;
+
+namespace {
+
+// Two shards: "w" (3 x 4, momentum slot) on shard 0, "b" (1 x 4) on shard 1; values depend on step.
+checkpoint sample(int64_t step) {
+  checkpoint c;
+  auto& m = c.manifest;
+  m.global_step = step;
+  m.examples = step * 50;
+  m.model = "3-4 elu";
+  m.placement = "round-robin";
+  m.variables = {{"w", 3, 4, 0}, {"b", 1, 4, 1}};
+  m.optimizer = {"momentum", 0.01f, 0.9f, 0.9f, 0.999f, 1e-8f, 1.0f, 1000};
+  m.mode = "async";
+  m.batch_size = 50;
+  m.seed = 7;
+  m.workers = 2;
+  auto w = test::random_values(12, static_cast<uint32_t>(step));
+  c.shards.push_back({checkpoint_format_version, 0, static_cast<uint64_t>(step), {{0, w, w, {}}}});
+  c.shards.push_back({checkpoint_format_version, 1, static_cast<uint64_t>(step), {{1, {1, 2, 3, float(step)}, {}, {}}}});
+  return c;
+}
+
+void flip_byte(const std::string& path, long at) {
+  std::fstream f{path, std::ios::in | std::ios::out | std::ios::binary};
+  f.seekg(at);
+  char c = 0;
+  f.get(c);
+  f.seekp(at);
+  f.put(static_cast<char>(c ^ 0x5a));
+}
+
+struct fixture {
+  test::temp_dir tmp;
+  checkpoint_store store = *checkpoint_store::open(tmp.file("ckpt"), 3);
+};
+
+} // namespace
+
+// (in a namespace: the suite's name is also the class's)
+namespace checkpoint_tests {
+
+BOOST_FIXTURE_TEST_SUITE(checkpoint_store, fixture)
+
+BOOST_AUTO_TEST_CASE(a_checkpoint_reads_back_exactly) {
+  auto c = sample(1200);
+  auto path = store.save(c);
+  BOOST_REQUIRE_MESSAGE(path, test::error_text(path));
+  BOOST_TEST(*path == tmp.file("ckpt") + "/ckpt-000000001200");
+  auto got = store.load_latest();
+  BOOST_REQUIRE_MESSAGE(got, test::error_text(got));
+  BOOST_REQUIRE(got->has_value());
+  auto& back = (*got)->ckpt;
+  BOOST_TEST(back.manifest.global_step == 1200);
+  BOOST_TEST(back.manifest.examples == 60000);
+  BOOST_TEST(back.manifest.optimizer.momentum == 0.9f);
+  BOOST_TEST(back.manifest.files.size() == 2u);
+  BOOST_TEST(back.shards[0].variables[0].values == c.shards[0].variables[0].values);
+  BOOST_TEST(back.shards[0].variables[0].slot0 == c.shards[0].variables[0].slot0);
+  BOOST_TEST(back.shards[1].variables[0].values == c.shards[1].variables[0].values);
+  BOOST_TEST((*got)->skipped.empty());
+}
+
+BOOST_AUTO_TEST_CASE(no_checkpoint_is_not_an_error) {
+  auto got = store.load_latest();
+  BOOST_REQUIRE(got);
+  BOOST_TEST(!got->has_value());
+}
+
+BOOST_AUTO_TEST_CASE(the_newest_k_are_kept_and_the_best_apart) {
+  BOOST_REQUIRE(store.save_best(sample(100)));
+  for (int64_t step : {100, 200, 300, 400, 500})
+    BOOST_REQUIRE(store.save(sample(step)));
+  auto all = store.list();
+  BOOST_REQUIRE_EQUAL(all.size(), 3u);
+  BOOST_TEST(all.front() == tmp.file("ckpt") + "/ckpt-000000000300");
+  BOOST_TEST((*store.load_latest())->ckpt.manifest.global_step == 500);
+  BOOST_TEST((*store.load_best())->ckpt.manifest.global_step == 100); // untouched by retention
+  BOOST_REQUIRE(store.save_best(sample(400)));
+  BOOST_TEST(store.list(true).size() == 1u);
+  BOOST_TEST((*store.load_best())->ckpt.manifest.global_step == 400);
+}
+
+BOOST_AUTO_TEST_CASE(a_corrupt_newest_checkpoint_is_named_and_the_previous_one_used) {
+  BOOST_REQUIRE(store.save(sample(100)));
+  auto newest = *store.save(sample(200));
+  flip_byte(newest + "/shard-0.bin", 20);
+  auto got = store.load_latest();
+  BOOST_REQUIRE_MESSAGE(got, test::error_text(got));
+  BOOST_TEST((*got)->ckpt.manifest.global_step == 100);
+  BOOST_REQUIRE_EQUAL((*got)->skipped.size(), 1u);
+  BOOST_TEST((*got)->skipped[0].find(newest + "/shard-0.bin: checksum mismatch") != std::string::npos,
+             (*got)->skipped[0]);
+}
+
+BOOST_AUTO_TEST_CASE(truncated_files_are_named) {
+  BOOST_REQUIRE(store.save(sample(100)));
+  auto newest = *store.save(sample(200));
+  std::filesystem::resize_file(newest + "/shard-1.bin", 10);
+  auto got = store.load_latest();
+  BOOST_REQUIRE(got);
+  BOOST_TEST((*got)->ckpt.manifest.global_step == 100);
+  BOOST_TEST((*got)->skipped[0].find("shard-1.bin: 10 bytes, the manifest says") != std::string::npos, (*got)->skipped[0]);
+  // a truncated manifest
+  auto third = *store.save(sample(300));
+  std::filesystem::resize_file(third + "/manifest.bin", 30);
+  got = store.load_latest();
+  BOOST_REQUIRE(got);
+  BOOST_TEST((*got)->ckpt.manifest.global_step == 100);
+  BOOST_TEST((*got)->skipped[0].find("manifest.bin: truncated") != std::string::npos, (*got)->skipped[0]);
+  // a missing shard file (keep 3: the 100 is gone now, so nothing verifies)
+  BOOST_REQUIRE(store.save(sample(400)));
+  std::filesystem::remove(tmp.file("ckpt") + "/ckpt-000000000400/shard-0.bin");
+  got = store.load_latest();
+  BOOST_REQUIRE(!got);
+  auto text = describe(got.error());
+  for (auto step : {"400/shard-0.bin: cannot be read", "300/manifest.bin", "200/shard-1.bin"})
+    BOOST_TEST(text.find(step) != std::string::npos, text);
+}
+
+BOOST_AUTO_TEST_CASE(when_nothing_verifies_every_checkpoint_is_named) {
+  auto only = *store.save(sample(100));
+  flip_byte(only + "/manifest.bin", 0);
+  auto got = store.load_latest();
+  BOOST_REQUIRE(!got);
+  BOOST_TEST(got.error() == errc::corrupt_data);
+  BOOST_TEST(describe(got.error()).find(only + "/manifest.bin: not an actorps checkpoint manifest") != std::string::npos,
+             describe(got.error()));
+}
+
+BOOST_AUTO_TEST_CASE(a_leftover_temporary_directory_is_ignored) {
+  BOOST_REQUIRE(store.save(sample(100)));
+  std::filesystem::create_directory(tmp.file("ckpt") + "/ckpt-000000000200.tmp-999"); // a crash mid-write
+  BOOST_TEST(store.list().size() == 1u);
+  BOOST_TEST((*store.load_latest())->ckpt.manifest.global_step == 100);
+}
+
+BOOST_AUTO_TEST_CASE(a_shard_file_of_other_variables_is_refused) {
+  auto c = sample(100);
+  c.shards[1].variables[0].index = 0; // shard 1 claims shard 0's variable
+  auto path = *store.save(c);
+  auto got = read_checkpoint(path);
+  BOOST_REQUIRE(!got);
+  BOOST_TEST(describe(got.error()).find("shard-1.bin") != std::string::npos, describe(got.error()));
+}
+
+BOOST_AUTO_TEST_CASE(another_models_checkpoint_is_refused_by_name) {
+  auto c = sample(100);
+  BOOST_TEST(!check_same_model(c.manifest, "3-4 elu", c.manifest.variables, "p"));
+  auto other = c.manifest.variables;
+  other[0].rows = 5;
+  auto err = check_same_model(c.manifest, "5-4 elu", other, "/runs/x/ckpt-000000000100");
+  BOOST_TEST(err == errc::invalid_config);
+  BOOST_TEST(describe(err).find("checkpoint /runs/x/ckpt-000000000100 is of another model") != std::string::npos,
+             describe(err));
+  BOOST_TEST(!actorps::checkpoint_store::open(tmp.file("k"), 0)); // keep >= 1
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace checkpoint_tests
