@@ -63,6 +63,12 @@ parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, paramete
       return answer(self, self->state.store.push(req), "push");
     },
     [=](stats_atom) -> shard_stats { return self->state.store.stats(); },
+    [=](save_atom) -> caf::result<shard_snapshot> {
+      auto snap = self->state.store.snapshot();
+      if (!snap)
+        return std::move(snap.error());
+      return std::move(*snap);
+    },
     [=](stop_atom) {
       log_line(tag(self), cat("stopping at version ", self->state.store.version(), " (",
                               self->state.rejected, " rejected messages)"));

@@ -25,6 +25,8 @@ namespace actorps {
 /// (push_atom, push_request) -> push_reply
 ///   Async mode: applies the optimizer to the gradients at once, version + 1. Errors as for pull,
 ///   plus non_finite; a rejected push changes nothing.
+/// (save_atom) -> shard_snapshot
+///   Every variable, optimizer slot and the version, for the chief's checkpoints.
 /// (stats_atom) -> shard_stats
 ///   Counters: version, lag histogram of async pushes (stale and waits come from a SyncAggregator).
 /// (stop_atom)
@@ -36,6 +38,7 @@ using parameter_shard_actor = caf::typed_actor<
   caf::replies_to<pull_atom, pull_request>::with<pull_reply>,
   caf::replies_to<push_atom, push_request>::with<push_reply>,
   caf::replies_to<stats_atom>::with<shard_stats>,
+  caf::replies_to<save_atom>::with<shard_snapshot>,
   caf::reacts_to<stop_atom>, caf::reacts_to<tick_atom>>;
 
 /// Settings of one shard.

@@ -90,12 +90,25 @@ caf::error parameter_store::init(const shard_setup& setup) {
     if (slots > 1)
       v.slot1.assign(v.values.size(), 0.0f);
   }
+  // restored optimizer state (a checkpoint): whole, finite, for variables held here
+  for (auto [slices, which] : {std::pair{&setup.slot0, 0}, std::pair{&setup.slot1, 1}})
+    for (auto& slice : *slices) {
+      int pos = slice.variable < slot_of.size() ? slot_of[slice.variable] : -1;
+      auto* dst = pos < 0 ? nullptr : which == 0 ? &vars[pos].slot0 : &vars[pos].slot1;
+      if (dst == nullptr || slice.offset != 0 || slice.data.values.size() != dst->size())
+        return caf::make_error(errc::shape_mismatch, cat("shard ", setup.shard, ": restored optimizer slot ", which,
+                                                         " of variable ", slice.variable, " does not fit"));
+      if (!all_finite(slice.data.values))
+        return caf::make_error(errc::non_finite, cat("shard ", setup.shard, ": restored optimizer slot ", which,
+                                                     " of variable ", slice.variable, " is not finite"));
+      dst->assign(slice.data.values.begin(), slice.data.values.end());
+    }
   shard_ = setup.shard;
   workers_ = setup.workers;
   optimizer_ = *opt;
   slot_of_ = std::move(slot_of);
   vars_ = std::move(vars);
-  version_ = 0;
+  version_ = setup.version;
   initialized_ = true;
   return caf::none;
 }
@@ -201,6 +214,21 @@ std::string parameter_store::describe() const {
   }
   return cat("holds ", vars_.size(), " variables (", bytes, " bytes): ", names,
              "; optimizer ", to_string(optimizer_.kind), " lr ", optimizer_.learning_rate);
+}
+
+caf::expected<shard_snapshot> parameter_store::snapshot() const {
+  if (!initialized_)
+    return caf::make_error(errc::not_initialized, cat("shard ", shard_, ": nothing to save before the setup"));
+  shard_snapshot out;
+  out.version = version_;
+  for (auto& v : vars_) {
+    out.values.push_back({v.index, 0, {v.values}});
+    if (!v.slot0.empty())
+      out.slot0.push_back({v.index, 0, {v.slot0}});
+    if (!v.slot1.empty())
+      out.slot1.push_back({v.index, 0, {v.slot1}});
+  }
+  return out;
 }
 
 } // namespace actorps

@@ -48,6 +48,10 @@ public:
   /// Returns the values of the given ranges (validated like a pull from the chief).
   caf::expected<std::vector<variable_slice>> values_of(const std::vector<slice_ref>& ranges) const;
 
+  /// Returns every variable and optimizer slot and the version, for a checkpoint.
+  /// Fails with not_initialized before init.
+  caf::expected<shard_snapshot> snapshot() const;
+
   /// Returns a one-line description of what this shard holds.
   std::string describe() const;
 

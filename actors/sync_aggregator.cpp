@@ -196,6 +196,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
   return {
     [=](init_atom a, shard_setup& setup) { return self->delegate(self->state.shard, a, std::move(setup)); },
     [=](pull_atom a, pull_request& req) { return self->delegate(self->state.shard, a, std::move(req)); },
+    [=](save_atom a) { return self->delegate(self->state.shard, a); },
     [=](push_atom, push_request& req) -> caf::result<push_reply> {
       watch(self, req.worker);
       return self->state.sync ? sync_push(self, req) : ssp_push(self, req);

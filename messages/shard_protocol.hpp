@@ -63,6 +63,18 @@ struct shard_setup {
   optimizer_config optimizer;
   uint32_t workers = 0;                 ///< worker ids 0 .. workers-1 may push
   std::vector<variable_slice> initial; ///< initial values of every variable this shard holds
+  // Restoring from a checkpoint (all empty / 0 for a fresh start):
+  std::vector<variable_slice> slot0;  ///< optimizer slot 0 of every variable (momentum, Adam m)
+  std::vector<variable_slice> slot1;  ///< optimizer slot 1 (Adam v)
+  uint64_t version = 0;               ///< updates applied before the checkpoint
+};
+
+/// Chief -> shard: (save_atom) -> shard_snapshot. Everything the shard holds, for a checkpoint.
+struct shard_snapshot {
+  uint64_t version = 0;
+  std::vector<variable_slice> values; ///< whole variables, in creation order
+  std::vector<variable_slice> slot0;  ///< same variables (empty without slots)
+  std::vector<variable_slice> slot1;
 };
 
 struct setup_reply {
@@ -140,7 +152,13 @@ typename Inspector::result_type inspect(Inspector& f, slice_ref& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_setup& x) {
-  return f(caf::meta::type_name("shard_setup"), x.shard, x.plan, x.optimizer, x.workers, x.initial);
+  return f(caf::meta::type_name("shard_setup"), x.shard, x.plan, x.optimizer, x.workers, x.initial, x.slot0,
+           x.slot1, x.version);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
+  return f(caf::meta::type_name("shard_snapshot"), x.version, x.values, x.slot0, x.slot1);
 }
 
 template <class Inspector>
@@ -183,7 +201,8 @@ ACTORPS_FIELDWISE_EQ(optimizer_config, v.kind, v.learning_rate, v.momentum, v.be
                      v.epsilon, v.decay_rate, v.decay_steps)
 ACTORPS_FIELDWISE_EQ(variable_slice, v.variable, v.offset, v.data)
 ACTORPS_FIELDWISE_EQ(slice_ref, v.variable, v.offset, v.count)
-ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.initial)
+ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.initial, v.slot0, v.slot1, v.version)
+ACTORPS_FIELDWISE_EQ(shard_snapshot, v.version, v.values, v.slot0, v.slot1)
 ACTORPS_FIELDWISE_EQ(setup_reply, v.already_initialized, v.version)
 ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges)
 ACTORPS_FIELDWISE_EQ(pull_reply, v.version, v.slices)

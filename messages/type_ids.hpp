@@ -24,6 +24,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
   CAF_ADD_ATOM(actorps, actorps, tick_atom, "tick")
   CAF_ADD_ATOM(actorps, actorps, stats_atom, "stats")
   CAF_ADD_ATOM(actorps, actorps, slice_atom, "slice")
+  CAF_ADD_ATOM(actorps, actorps, save_atom, "save")
 
   // Message types: every top-level element of a message that crosses the network.
   CAF_ADD_TYPE_ID(actorps, (actorps::shard_setup))
@@ -38,5 +39,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(actorps, (actorps::shard_stats))
   CAF_ADD_TYPE_ID(actorps, (actorps::slice_group))
   CAF_ADD_TYPE_ID(actorps, (actorps::layer_part))
+  CAF_ADD_TYPE_ID(actorps, (actorps::shard_snapshot))
 
 CAF_END_TYPE_ID_BLOCK(actorps)

@@ -44,6 +44,44 @@ struct shard_fixture : actor_fixture {
 
 BOOST_FIXTURE_TEST_SUITE(parameter_shard, shard_fixture)
 
+BOOST_AUTO_TEST_CASE(a_shard_restored_from_its_snapshot_goes_on_identically) {
+  auto setup = setup_for_shard1();
+  setup.optimizer = {"adam", 0.1f, 0.9f, 0.9f, 0.999f, 1e-8f};
+  BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, setup));
+  push_request push{0, 1, {{1, 0, {{1.0f, -2.0f, 0.5f}}}, {3, 0, {{0.25f, 3.0f}}}}};
+  for (int i = 0; i < 3; ++i)
+    BOOST_REQUIRE(ask<push_reply>(shard, push_atom_v, push));
+  auto snap = ask<shard_snapshot>(shard, save_atom_v);
+  BOOST_REQUIRE_MESSAGE(snap, error_text(snap));
+  BOOST_TEST(snap->version == 3u);
+  BOOST_TEST(snap->values.size() == 2u);
+  BOOST_TEST(snap->slot1.size() == 2u); // Adam keeps two slots
+  // a new shard set up from the snapshot (what the chief does from a checkpoint)
+  auto restored = keep(make_parameter_shard(*sys, {1}));
+  auto from = setup;
+  from.initial = snap->values;
+  from.slot0 = snap->slot0;
+  from.slot1 = snap->slot1;
+  from.version = snap->version;
+  BOOST_REQUIRE(ask<setup_reply>(restored, init_atom_v, from));
+  auto a = ask<push_reply>(shard, push_atom_v, push);
+  auto b = ask<push_reply>(restored, push_atom_v, push);
+  BOOST_REQUIRE(a && b);
+  BOOST_TEST(a->version == b->version); // 4: Adam's bias correction continues from the version
+  auto again = ask<shard_snapshot>(restored, save_atom_v);
+  auto original = ask<shard_snapshot>(shard, save_atom_v);
+  BOOST_TEST((again->values == original->values)); // bit for bit
+  BOOST_TEST((again->slot0 == original->slot0));
+  BOOST_TEST((again->slot1 == original->slot1));
+  // a slot of the wrong size is refused before anything changes
+  auto bad = setup;
+  bad.slot0 = {{1, 0, {{1.0f}}}};
+  auto fresh = keep(make_parameter_shard(*sys, {1}));
+  auto refused = ask<setup_reply>(fresh, init_atom_v, bad);
+  BOOST_TEST(refused.error() == errc::shape_mismatch);
+  BOOST_TEST(ask<shard_snapshot>(fresh, save_atom_v).error() == errc::not_initialized);
+}
+
 BOOST_AUTO_TEST_CASE(init_once_then_keeps_its_values) {
   auto first = ask<setup_reply>(shard, init_atom_v, setup_for_shard1());
   BOOST_REQUIRE(first);

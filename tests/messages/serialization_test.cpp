@@ -83,6 +83,8 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   caf::anon_send_exit(peer, caf::exit_reason::user_shutdown);
   layer_part part{1, 5, 3, true, {actorps::test::random_values(50 * 54, 4)}};
   BOOST_TEST((round_trip(part) == part));
+  shard_snapshot snap{17, {sample_slice(0, 20)}, {sample_slice(0, 20)}, {}};
+  BOOST_TEST((round_trip(snap) == snap));
   layer_part stop{2, 6, layer_part::stop_marker, false, {}};
   BOOST_TEST((round_trip(stop) == stop));
 }
@@ -103,7 +105,8 @@ BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
   check(typeid(shard_stats), "actorps::shard_stats");
   check(typeid(slice_group), "actorps::slice_group");
   check(typeid(layer_part), "actorps::layer_part");
-  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 12);
+  check(typeid(shard_snapshot), "actorps::shard_snapshot");
+  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 13);
 }
 
 BOOST_AUTO_TEST_CASE(tensors_are_copied_raw) {
