@@ -1,9 +1,11 @@
 // The Chief actor: shard set-up, the worker barrier, global progress, evaluation and stop.
 #include "actors/chief.hpp"
 
+#include "actors/chief_checkpoints.hpp"
 #include "actors/parameter_store.hpp"
 #include "actors/placement.hpp"
 #include "actors/slicing.hpp"
+#include "checkpoint/checkpoint_store.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "compute/cpu_backend.hpp"
@@ -59,6 +61,11 @@ struct chief_state {
   int64_t workers_lost = 0;
   int64_t global_step = 0;                        // shard 0's version at the last counters
   int64_t stale_dropped = 0;
+  std::optional<checkpoint_store> store;          // checkpoint.dir, if set
+  std::optional<checkpoint> restored;             // what the run resumes from
+  int64_t next_save_step = 0;
+  double next_save_seconds = 0.0;
+  bool save_in_flight = false;
   static inline const char* name = "chief";
 };
 
@@ -168,6 +175,69 @@ std::string weights_digest(const std::vector<std::vector<float>>& params) {
   return buf;
 }
 
+// Takes every shard's snapshot and writes a checkpoint (best: the best-validation one), then
+// calls next. A failed save is logged and training goes on with the previous checkpoints.
+void save_checkpoint_then(chief_pointer self, bool best, std::function<void()> next) {
+  auto& st = self->state;
+  if (!st.store || st.save_in_flight)
+    return next();
+  st.save_in_flight = true;
+  auto snaps = std::make_shared<std::vector<shard_snapshot>>(st.cfg.shards.size());
+  auto remaining = std::make_shared<size_t>(st.cfg.shards.size());
+  auto failed = std::make_shared<bool>(false);
+  run_position at{st.steps, st.examples, st.monitor ? st.monitor->seconds() : 0.0,
+                  st.monitor ? st.monitor->last_validation_accuracy() : 0.0};
+  auto started = std::chrono::steady_clock::now();
+  auto done = [=](caf::error err) {
+    auto& st = self->state;
+    st.save_in_flight = false;
+    if (err) {
+      log_line(tag, cat("checkpoint at step ", at.global_step, " failed: ", describe(err),
+                        "; training goes on, the previous checkpoints are intact"));
+    } else {
+      auto c = make_checkpoint(st.plan, st.net->spec(), st.shard_opt, st.cfg.train, st.cfg.cluster, at, *snaps);
+      auto path = best ? st.store->save_best(c) : st.store->save(c);
+      if (!path)
+        log_line(tag, cat("checkpoint at step ", at.global_step, " failed: ", describe(path.error()),
+                          "; training goes on, the previous checkpoints are intact"));
+      else
+        log_line(tag, cat(best ? "best model saved: " : "checkpoint saved: ", *path, " (step ", at.global_step, ", ",
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), " s)"));
+    }
+    next();
+  };
+  for (size_t s = 0; s < st.cfg.shards.size(); ++s)
+    self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, save_atom_v)
+      .then(
+        [=](shard_snapshot& x) {
+          (*snaps)[s] = std::move(x);
+          if (--*remaining == 0 && !*failed)
+            done(caf::none);
+        },
+        [=](caf::error& err) {
+          if (*failed)
+            return;
+          *failed = true;
+          done(caf::make_error(errc::peer_unreachable, cat("shard ", s, ": ", describe(err))));
+        });
+}
+
+// Saves a regular checkpoint when checkpoint.every-steps or every-seconds says so.
+void maybe_checkpoint(chief_pointer self) {
+  auto& st = self->state;
+  if (!st.store || st.save_in_flight || st.ph != phase::training)
+    return;
+  auto& c = st.cfg.cluster;
+  bool by_steps = c.checkpoint_every_steps > 0 && st.steps >= st.next_save_step;
+  bool by_time = c.checkpoint_every_seconds > 0 && st.monitor->seconds() >= st.next_save_seconds;
+  if (!by_steps && !by_time)
+    return;
+  while (c.checkpoint_every_steps > 0 && st.next_save_step <= st.steps)
+    st.next_save_step += c.checkpoint_every_steps;
+  st.next_save_seconds = st.monitor->seconds() + c.checkpoint_every_seconds;
+  save_checkpoint_then(self, false, [] {});
+}
+
 void finish_run(chief_pointer self) {
   auto& st = self->state;
   if (st.ph == phase::finishing || st.ph == phase::done)
@@ -186,6 +256,7 @@ void finish_run(chief_pointer self) {
                   + std::to_string(st.plan.shards);
     sum.steps = st.steps;
     sum.stop_reason = st.stop_reason;
+    sum.resumed_examples = st.restored ? st.restored->manifest.examples : 0;
     sum.train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - st.train_start).count();
     json_object extra;
     extra.add("workers", static_cast<int64_t>(worker_count(self)))
@@ -199,7 +270,8 @@ void finish_run(chief_pointer self) {
       .add("worker_steps", st.worker_steps)
       .add("stale_dropped", st.stale_dropped)
       .add("workers_lost", st.workers_lost)
-      .add("weights_digest", digest);
+      .add("weights_digest", digest)
+      .add("resumed_from_step", st.restored ? st.restored->manifest.global_step : int64_t{-1});
     auto done = st.monitor->finish(std::move(sum), st.examples, extra);
     if (!done)
       return fail(self, std::move(done.error()), "writing the summary failed");
@@ -209,9 +281,12 @@ void finish_run(chief_pointer self) {
       st.cfg.outcome->summary = *done;
     }
     st.ph = phase::done;
-    for (auto& s : st.cfg.shards)
-      self->send(s, stop_atom_v);
-    self->quit();
+    st.save_in_flight = false; // a periodic save still in flight ends with the final one
+    save_checkpoint_then(self, false, [=] {
+      for (auto& s : self->state.cfg.shards)
+        self->send(s, stop_atom_v);
+      self->quit();
+    });
   });
   });
 }
@@ -263,6 +338,8 @@ void maybe_evaluate(chief_pointer self) {
         return;
       if (auto err = st.monitor->evaluate(step, examples, counters))
         return fail(self, std::move(err), "evaluation failed");
+      if (st.monitor->last_improved())
+        save_checkpoint_then(self, true, [] {});
       check_stop(self);
     });
   });
@@ -300,8 +377,10 @@ void on_progress(chief_pointer self, const progress_report& rep) {
     st.stop_reason = cat("max steps ", st.cfg.train.max_steps, " reached");
     log_line(tag, cat("every worker stopped at the step limit"));
   }
-  if (st.ph == phase::training)
+  if (st.ph == phase::training) {
     maybe_evaluate(self);
+    maybe_checkpoint(self);
+  }
   if (st.ph == phase::stopping
       && std::all_of(st.finished.begin(), st.finished.end(), [](bool b) { return b; }))
     finish_run(self);
@@ -321,6 +400,17 @@ void maybe_start(chief_pointer self) {
   st.train_start = std::chrono::steady_clock::now();
   st.next_line_step = st.cfg.train.progress_every;
   st.next_eval_step = st.cfg.train.eval_every;
+  if (st.restored) { // resume the global step and the data position
+    auto& m = st.restored->manifest;
+    st.steps = m.global_step;
+    st.worker_steps = st.cfg.cluster.mode == "sync" ? m.global_step * st.cfg.cluster.replicas_to_aggregate : m.global_step;
+    st.examples = m.examples;
+    st.next_line_step = st.steps + st.cfg.train.progress_every;
+    st.next_eval_step = st.steps + st.cfg.train.eval_every;
+    st.next_eval_epoch = std::floor(st.monitor->epochs(st.examples)) + 1.0;
+  }
+  st.next_save_step = st.steps + st.cfg.cluster.checkpoint_every_steps;
+  st.next_save_seconds = st.cfg.cluster.checkpoint_every_seconds;
   log_line(tag, cat("all ", worker_count(self), " workers registered; training (", st.cfg.cluster.mode, ")"));
   if (!st.cfg.cluster.model_parallel()) {
     for (auto& w : st.workers)
@@ -351,6 +441,9 @@ void init_shards(chief_pointer self) {
     setup.workers = static_cast<uint32_t>(worker_count(self));
     for (uint32_t k : variables_of(st.plan, s))
       setup.initial.push_back({k, 0, {values[k]}});
+    if (st.restored)
+      if (auto err = restore_into(*st.restored, setup))
+        return fail(self, std::move(err), "restoring the checkpoint failed");
     self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, init_atom_v, std::move(setup))
       .then(
         [=](const setup_reply& reply) {
@@ -389,6 +482,29 @@ caf::error prepare(chief_pointer self) {
   auto strategy = parse_placement(st.cfg.cluster.placement);
   st.plan = make_placement(spec.variables(), static_cast<uint32_t>(st.cfg.shards.size()), *strategy);
   log_line(tag, placement_table(st.plan));
+  if (!st.cfg.cluster.checkpoint_dir.empty()) {
+    auto store = checkpoint_store::open(st.cfg.cluster.checkpoint_dir, st.cfg.cluster.checkpoint_keep);
+    if (!store)
+      return std::move(store.error());
+    st.store.emplace(std::move(*store));
+    if (st.cfg.cluster.checkpoint_restore) {
+      auto found = st.store->load_latest();
+      if (!found)
+        return std::move(found.error());
+      if (*found) {
+        for (auto& why : (*found)->skipped)
+          log_line(tag, cat("skipping a checkpoint that does not verify: ", why));
+        auto& m = (*found)->ckpt.manifest;
+        if (auto err = check_same_model(m, model_string(spec), checkpoint_variables(st.plan), (*found)->path))
+          return err;
+        log_line(tag, cat("restoring ", (*found)->path, ": global step ", m.global_step, ", ", m.examples,
+                          " examples"));
+        st.restored = std::move((*found)->ckpt);
+      } else {
+        log_line(tag, cat("no checkpoint in ", st.cfg.cluster.checkpoint_dir, "; starting from initial values"));
+      }
+    }
+  }
   st.params.resize(st.plan.variables.size());
   for (size_t k = 0; k < st.params.size(); ++k)
     st.params[k].assign(static_cast<size_t>(st.plan.variables[k].rows) * st.plan.variables[k].cols, 0.0f);

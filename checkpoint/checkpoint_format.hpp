@@ -22,6 +22,14 @@ struct checkpoint_variable {
   void serialize(Archive& ar) { ar(name, rows, cols, shard); }
 };
 
+inline bool operator==(const checkpoint_variable& x, const checkpoint_variable& y) {
+  return x.name == y.name && x.rows == y.rows && x.cols == y.cols && x.shard == y.shard;
+}
+
+inline bool operator!=(const checkpoint_variable& x, const checkpoint_variable& y) {
+  return !(x == y);
+}
+
 struct checkpoint_optimizer {
   std::string kind;
   float learning_rate = 0, momentum = 0, beta1 = 0, beta2 = 0, epsilon = 0, decay_rate = 1;

@@ -61,6 +61,12 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.staleness, "staleness", "ssp: steps a worker may run ahead of the slowest")
     .add(v.async_lr_scaling, "async-lr-scaling", "inverse-workers (lr / workers in async mode) or none")
     .add(v.async_momentum, "async-momentum", "compensate (1 - (1 - momentum) * workers in async mode) or none");
+  cfg.group("checkpoint")
+    .add(v.checkpoint_dir, "dir", "directory of the chief's checkpoints (empty: no checkpoints)")
+    .add(v.checkpoint_every_steps, "every-steps", "save every N global steps (0: by time only)")
+    .add(v.checkpoint_every_seconds, "every-seconds", "save every T seconds of training (0: by steps only)")
+    .add(v.checkpoint_keep, "keep", "regular checkpoints kept; the best-validation one is kept apart")
+    .add(v.checkpoint_restore, "restore", "start from the newest valid checkpoint in checkpoint.dir");
   cfg.group("security")
     .add(v.tls, "tls", "TLS with mutual authentication on every connection (needs openssl.certificate, .key, .cafile)");
   cfg.group("debug")
@@ -163,6 +169,19 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   s.slow_worker = v.slow_worker;
   s.slowdown = v.slowdown;
   s.tls = v.tls;
+  if (v.checkpoint_every_steps < 0)
+    return bad("checkpoint.every-steps", cat("must be >= 0, got ", v.checkpoint_every_steps));
+  if (!(v.checkpoint_every_seconds >= 0.0))
+    return bad("checkpoint.every-seconds", cat("must be >= 0, got ", v.checkpoint_every_seconds));
+  if (v.checkpoint_keep < 1)
+    return bad("checkpoint.keep", cat("must be >= 1, got ", v.checkpoint_keep));
+  if (!v.checkpoint_dir.empty() && v.checkpoint_every_steps == 0 && v.checkpoint_every_seconds == 0.0)
+    return bad("checkpoint.every-steps", "and checkpoint.every-seconds are both 0, so checkpoint.dir would stay empty");
+  s.checkpoint_dir = v.checkpoint_dir;
+  s.checkpoint_every_steps = v.checkpoint_every_steps;
+  s.checkpoint_every_seconds = v.checkpoint_every_seconds;
+  s.checkpoint_keep = v.checkpoint_keep;
+  s.checkpoint_restore = v.checkpoint_restore;
   if (v.async_lr_scaling != "inverse-workers" && v.async_lr_scaling != "none")
     return bad("train.async-lr-scaling", cat("must be inverse-workers or none, got \"", v.async_lr_scaling, "\""));
   s.scale_lr_by_workers = v.async_lr_scaling == "inverse-workers";

@@ -61,6 +61,12 @@ struct cluster_values {
   double slowdown = 1.0;
   // [security]
   bool tls = false;
+  // [checkpoint]
+  std::string checkpoint_dir;
+  int64_t checkpoint_every_steps = 0;
+  double checkpoint_every_seconds = 60.0;
+  int checkpoint_keep = 3;
+  bool checkpoint_restore = true;
 };
 
 /// Validated cluster settings.
@@ -86,6 +92,11 @@ struct cluster_settings {
   int slow_worker = -1;                ///< debug: this worker sleeps to run `slowdown` times slower
   double slowdown = 1.0;
   bool tls = false;                    ///< every connection is TLS with CA-signed certificates
+  std::string checkpoint_dir;          ///< the chief's checkpoints ("": none)
+  int64_t checkpoint_every_steps = 0;  ///< save every N global steps (0: by time only)
+  double checkpoint_every_seconds = 60.0; ///< save every T seconds (0: by steps only)
+  int checkpoint_keep = 3;             ///< regular checkpoints kept (plus the best)
+  bool checkpoint_restore = true;      ///< start from the newest valid checkpoint in the dir
 
   /// Returns whether workers push through a SyncAggregator (sync and ssp).
   bool aggregated() const { return mode == "sync" || mode == "ssp"; }

@@ -35,7 +35,9 @@ caf::error run_monitor::evaluate(int64_t step, int64_t examples, const json_obje
   if (!test)
     return std::move(test.error());
   double t = seconds();
-  if (rule_.observe_evaluation(val->loss, val->accuracy, t))
+  last_improved_ = rule_.observe_evaluation(val->loss, val->accuracy, t);
+  last_validation_accuracy_ = val->accuracy;
+  if (last_improved_)
     if (auto err = net_.get_parameters(best_params_))
       return err;
   json_object row;
@@ -74,7 +76,7 @@ caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples
   sum.test_loss = best_test->loss;
   sum.best_validation_accuracy = rule_.best_validation_accuracy();
   sum.best_validation_loss = rule_.best_validation_loss();
-  sum.examples_per_second = examples / std::max(sum.train_seconds, 1e-9);
+  sum.examples_per_second = (examples - sum.resumed_examples) / std::max(sum.train_seconds, 1e-9);
   sum.epochs = epochs(examples);
   sum.seconds_to_target = rule_.seconds_to_target();
   log_line(mode_, cat("stopped: ", sum.stop_reason, "; test accuracy ", sum.test_accuracy,

@@ -30,7 +30,8 @@ struct run_summary {
   double best_validation_loss = 0.0;
   double wall_seconds = 0.0;        ///< training wall time, evaluations included, loading excluded
   double train_seconds = 0.0;       ///< time spent in training steps (single process) or wall time
-  double examples_per_second = 0.0; ///< training examples / train_seconds
+  double examples_per_second = 0.0; ///< training examples of this run / train_seconds
+  int64_t resumed_examples = 0;     ///< examples a restored checkpoint had already trained (not in the rate)
   int64_t steps = 0;
   double epochs = 0.0;
   std::optional<double> seconds_to_target;
@@ -58,6 +59,12 @@ public:
   /// Returns the step of the last evaluation (-1 before the first).
   int64_t last_evaluated_step() const { return last_step_; }
 
+  /// Returns whether the last evaluation had the lowest validation loss so far (a new best model).
+  bool last_improved() const { return last_improved_; }
+
+  /// Returns the validation accuracy of the last evaluation.
+  double last_validation_accuracy() const { return last_validation_accuracy_; }
+
   /// Returns seconds since construction.
   double seconds() const;
 
@@ -75,6 +82,8 @@ private:
   stop_rule rule_;
   std::vector<std::vector<float>> best_params_;
   int64_t last_step_ = -1;
+  bool last_improved_ = false;
+  double last_validation_accuracy_ = 0.0;
   std::chrono::steady_clock::time_point start_;
 };
 

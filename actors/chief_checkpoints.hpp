@@ -1,0 +1,43 @@
+// The chief's side of checkpoints, as plain functions: shard snapshots + run position -> a
+// checkpoint, and a checkpoint -> the setups that restore every shard. The files themselves are
+// checkpoint/checkpoint_store's.
+#pragma once
+
+#include "checkpoint/checkpoint_format.hpp"
+#include "compute/optimizer_rules.hpp"
+#include "config/cluster_options.hpp"
+#include "config/train_options.hpp"
+#include "messages/shard_protocol.hpp"
+
+#include <caf/error.hpp>
+
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// Where the run stands when a checkpoint is taken.
+struct run_position {
+  int64_t global_step = 0;
+  int64_t examples = 0;
+  double train_seconds = 0.0;
+  double validation_accuracy = 0.0;
+};
+
+/// The model's shape as a checkpoint records it, e.g. "784-160x5-10 elu" for the reference model.
+std::string model_string(const mlp_spec& spec);
+
+/// The plan's variables with their shards, as a checkpoint records them.
+std::vector<checkpoint_variable> checkpoint_variables(const placement_plan& plan);
+
+/// Assembles a checkpoint from every shard's snapshot (indexed by shard).
+checkpoint make_checkpoint(const placement_plan& plan, const mlp_spec& spec, const optimizer_params& shard_opt,
+                           const train_settings& train, const cluster_settings& cluster, const run_position& at,
+                           const std::vector<shard_snapshot>& snapshots);
+
+/// Adds shard `setup.shard`'s values, optimizer slots and version from c to setup (whose plan
+/// must be c's placement). Fails with invalid_config when c was taken with another number of
+/// shards or another placement.
+caf::error restore_into(const checkpoint& c, shard_setup& setup);
+
+} // namespace actorps
