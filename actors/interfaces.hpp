@@ -19,6 +19,8 @@ namespace actorps {
 /// (slice_atom, layer_part)
 ///   Model-parallel: another slice's part of a layer's outputs, its contribution to this slice's
 ///   gradient, or its stop before a step.
+/// (register_atom)
+///   To itself after the chief went down: reconnect to the restarted chief and register again.
 /// (stop_atom)
 ///   From the chief: finish the step in flight, send a final progress_report, quit normally.
 /// (step_atom)
@@ -27,7 +29,8 @@ namespace actorps {
 ///   To itself: the start deadline (cluster.startup-timeout) passed.
 using worker_replica_actor
   = caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<start_atom, slice_group>,
-                     caf::reacts_to<slice_atom, layer_part>, caf::reacts_to<stop_atom>,
+                     caf::reacts_to<slice_atom, layer_part>, caf::reacts_to<register_atom>,
+                     caf::reacts_to<stop_atom>,
                      caf::reacts_to<step_atom>, caf::reacts_to<tick_atom>>;
 
 /// Chief:

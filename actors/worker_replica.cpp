@@ -42,6 +42,8 @@ struct worker_state {
   bool started = false;
   bool start_requested = false; // the chief's start may overtake its welcome
   bool stopping = false;
+  bool paused = false;          // the chief went down: no new steps until a restarted one starts us
+  std::chrono::steady_clock::time_point start_deadline; // of the current wait for a start
   bool done = false;
   int64_t step = 0;
   int64_t report_steps = 0;
@@ -204,6 +206,8 @@ void accept_values(worker_pointer self, uint32_t shard, const std::vector<variab
   }
   if (st.stopping)
     return maybe_finish(self);
+  if (st.paused)
+    return; // resumes with a fresh pull when a restarted chief starts us
   compute(self);
 }
 
@@ -311,19 +315,44 @@ void begin(worker_pointer self) {
   if (st.started || st.done)
     return;
   st.started = true;
+  st.paused = false;
   log_line(st.tag, "training");
   self->send(self, step_atom_v);
 }
 
 // Monitors the chief, registers with it and arms the start deadline.
-void join(worker_pointer self) {
+void register_with_chief(worker_pointer self);
+
+// The chief went down: without a way to reconnect (or while stopping, or in model-parallel
+// mode) the worker fails; otherwise it pauses after the step in flight and re-registers with the
+// restarted chief, which starts it again.
+void on_chief_down(worker_pointer self, const caf::down_msg& msg) {
   auto& st = self->state;
-  self->monitor(st.cfg.chief);
+  auto why = cat("the chief went down (", caf::to_string(msg.reason), ")");
+  if (!st.cfg.reconnect_chief || st.stopping || st.cfg.cluster.model_parallel())
+    return fail(self, caf::make_error(errc::peer_unreachable, why), "lost the chief");
+  log_line(st.tag, cat(why, "; pausing at step ", st.step, " and waiting up to cluster.connect-timeout for it to restart"));
+  st.paused = true;
+  st.started = false;
+  st.start_requested = false;
+  self->send(self, register_atom_v);
+}
+
+void watch_chief(worker_pointer self) {
+  self->monitor(self->state.cfg.chief);
   self->set_down_handler([=](caf::down_msg& msg) {
     if (msg.source == self->state.cfg.chief.address())
-      fail(self, caf::make_error(errc::peer_unreachable, cat("the chief went down (", caf::to_string(msg.reason), ")")),
-           "lost the chief");
+      on_chief_down(self, msg);
   });
+}
+
+void join(worker_pointer self) {
+  watch_chief(self);
+  register_with_chief(self);
+}
+
+void register_with_chief(worker_pointer self) {
+  auto& st = self->state;
   worker_hello hello{st.cfg.index, st.cfg.host, {{byte_order_probe_value}}};
   self->request(st.cfg.chief, st.cfg.cluster.request_timeout, register_atom_v, hello)
     .then(
@@ -335,6 +364,7 @@ void join(worker_pointer self) {
           begin(self);
       },
       [=](caf::error& err) { fail(self, std::move(err), "registering with the chief failed"); });
+  st.start_deadline = std::chrono::steady_clock::now() + st.cfg.cluster.startup_timeout;
   self->delayed_send(self, st.cfg.cluster.startup_timeout, tick_atom_v);
 }
 
@@ -376,7 +406,21 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
       self->state.stopping = true;
       maybe_finish(self);
     },
+    [=](register_atom) { // after on_chief_down: reach the restarted chief, then register again
+      auto& st = self->state;
+      if (st.done)
+        return;
+      auto chief = st.cfg.reconnect_chief();
+      if (!chief)
+        return fail(self, std::move(chief.error()), "the chief did not come back");
+      st.cfg.chief = std::move(*chief);
+      log_line(st.tag, "reconnected to the chief; registering again");
+      watch_chief(self);
+      register_with_chief(self);
+    },
     [=](tick_atom) {
+      if (std::chrono::steady_clock::now() + std::chrono::milliseconds(1) < self->state.start_deadline)
+        return; // armed for an earlier registration
       if (!self->state.started)
         fail(self, caf::make_error(errc::timeout, "no start from the chief within cluster.startup-timeout"),
              "waiting for the chief");

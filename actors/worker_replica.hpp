@@ -11,6 +11,7 @@
 
 #include <caf/fwd.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@ struct worker_replica_config {
   chief_actor chief;
   std::vector<parameter_shard_actor> shards; ///< indexed by shard
   std::string host;                          ///< where this worker runs, for the chief's logs
+  /// Reaches a restarted chief (blocking, with retries); empty: losing the chief is fatal.
+  std::function<caf::expected<chief_actor>()> reconnect_chief;
 };
 
 /// Spawns a worker. detached: on its own thread (production: compute and device waits must not

@@ -142,8 +142,11 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
   auto shards = connect_shards(sys, cluster, who);
   if (!shards)
     return report_failure(who, shards.error());
+  auto reconnect = [&sys, cluster, who] {
+    return connect_to<chief_actor>(sys, cluster.chief, who, "the restarted chief", cluster.connect_timeout, cluster.tls);
+  };
   auto worker = make_worker_replica(sys, {cluster.index, train, cluster, *data, *chief, *shards,
-                                          cluster.workers[cluster.index].host});
+                                          cluster.workers[cluster.index].host, reconnect});
   if (cluster.model_parallel())
     if (auto err = link_slices(sys, cluster, worker, who)) {
       caf::anon_send_exit(worker, caf::exit_reason::kill);
