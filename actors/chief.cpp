@@ -66,6 +66,7 @@ struct chief_state {
   int64_t next_save_step = 0;
   double next_save_seconds = 0.0;
   bool save_in_flight = false;
+  std::vector<bool> recovering;                   // shards that went down and are being restored
   static inline const char* name = "chief";
 };
 
@@ -105,6 +106,18 @@ void fail(chief_pointer self, caf::error err, const std::string& what) {
 
 // Pulls every variable from every shard into a buffer of its own (evaluations and the final pull
 // may overlap), loads it into the evaluation model and calls next with it.
+// A request to a shard failed: while a shard is being restored that only drops the evaluation
+// it served; otherwise the run fails.
+void shard_failed(chief_pointer self, caf::error err, const std::string& what) {
+  auto& st = self->state;
+  if (std::any_of(st.recovering.begin(), st.recovering.end(), [](bool b) { return b; })) {
+    log_line(tag, cat(what, " while a shard is being restored (", describe(err), "); skipped"));
+    st.eval_in_flight = false;
+    return;
+  }
+  fail(self, std::move(err), what);
+}
+
 void pull_model_then(chief_pointer self, std::function<void(const std::vector<std::vector<float>>&)> next) {
   auto& st = self->state;
   auto params = std::make_shared<std::vector<std::vector<float>>>(st.params); // sized like the model
@@ -127,7 +140,7 @@ void pull_model_then(chief_pointer self, std::function<void(const std::vector<st
             return fail(self, std::move(err), "loading the pulled model failed");
           next(*params);
         },
-        [=](caf::error& err) { fail(self, std::move(err), cat("pulling the model from shard ", shard, " failed")); });
+        [=](caf::error& err) { shard_failed(self, std::move(err), cat("pulling the model from shard ", shard, " failed")); });
   }
 }
 
@@ -157,7 +170,7 @@ void collect_stats_then(chief_pointer self, std::function<void(json_object)> nex
             .add_raw("lag_histogram", json_array(first.lag_histogram));
           next(std::move(row));
         },
-        [=](caf::error& err) { fail(self, std::move(err), cat("reading shard ", s, "'s counters failed")); });
+        [=](caf::error& err) { shard_failed(self, std::move(err), cat("reading shard ", s, "'s counters failed")); });
 }
 
 // FNV-1a over the bytes of every variable in creation order: equal digests, equal weights.
@@ -428,23 +441,33 @@ void maybe_start(chief_pointer self) {
 }
 
 // Sends every shard its setup; a shard that is already initialised keeps its values.
+// Shard s's setup: the seeded initial values, or from ckpt when given.
+caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const std::vector<std::vector<float>>& values,
+                                     const checkpoint* ckpt) {
+  auto& st = self->state;
+  shard_setup setup;
+  setup.shard = s;
+  setup.plan = st.plan;
+  setup.optimizer = to_optimizer_config(st.shard_opt);
+  setup.workers = static_cast<uint32_t>(worker_count(self));
+  for (uint32_t k : variables_of(st.plan, s))
+    setup.initial.push_back({k, 0, {values[k]}});
+  if (ckpt)
+    if (auto err = restore_into(*ckpt, setup))
+      return err;
+  return setup;
+}
+
 void init_shards(chief_pointer self) {
   auto& st = self->state;
   mlp_spec spec = st.net->spec();
   auto values = initial_values(spec, st.cfg.train.init, st.cfg.train.seed);
   st.pending = st.plan.shards;
   for (uint32_t s = 0; s < st.plan.shards; ++s) {
-    shard_setup setup;
-    setup.shard = s;
-    setup.plan = st.plan;
-    setup.optimizer = to_optimizer_config(st.shard_opt);
-    setup.workers = static_cast<uint32_t>(worker_count(self));
-    for (uint32_t k : variables_of(st.plan, s))
-      setup.initial.push_back({k, 0, {values[k]}});
-    if (st.restored)
-      if (auto err = restore_into(*st.restored, setup))
-        return fail(self, std::move(err), "restoring the checkpoint failed");
-    self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, init_atom_v, std::move(setup))
+    auto setup = setup_for(self, s, values, st.restored ? &*st.restored : nullptr);
+    if (!setup)
+      return fail(self, std::move(setup.error()), "restoring the checkpoint failed");
+    self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, init_atom_v, std::move(*setup))
       .then(
         [=](const setup_reply& reply) {
           auto& st = self->state;
@@ -511,6 +534,7 @@ caf::error prepare(chief_pointer self) {
   st.workers.resize(worker_count(self));
   st.finished.assign(worker_count(self), false);
   st.gone.assign(worker_count(self), false);
+  st.recovering.assign(st.cfg.shards.size(), false);
   if (st.cfg.cluster.aggregated())
     for (uint32_t s = 0; s < st.plan.shards; ++s)
       if (pull_requests_for(held_ranges(st.plan, s), 0, st.cfg.cluster.max_slice_floats).size() > 1)
@@ -580,10 +604,53 @@ void on_down(chief_pointer self, const caf::down_msg& msg) {
       return;
     }
   for (size_t s = 0; s < st.cfg.shards.size(); ++s)
+    if (msg.source == st.cfg.shards[s].address() && st.cfg.reconnect_shard && st.store && st.ph == phase::training
+        && !st.cfg.cluster.aggregated() && !st.cfg.cluster.model_parallel()) {
+      log_line(tag, cat("shard ", s, " at ", st.cfg.cluster.ps[s].str(), " went down (", caf::to_string(msg.reason),
+                        "); waiting up to cluster.connect-timeout for its restart, then restoring it from the last "
+                        "checkpoint (the workers wait)"));
+      st.recovering[s] = true;
+      self->send(self, init_atom_v, static_cast<uint32_t>(s));
+      return;
+    }
+  for (size_t s = 0; s < st.cfg.shards.size(); ++s)
     if (msg.source == st.cfg.shards[s].address())
       return fail(self, caf::make_error(errc::peer_unreachable, cat("shard ", s, " at ", st.cfg.cluster.ps[s].str(),
                                                                     " went down (", caf::to_string(msg.reason), ")")),
                   "lost a shard");
+}
+
+// After shard s went down: reconnects to its restart (blocking: the chief has its own thread) and
+// sets it up from the newest checkpoint that verifies.
+void restore_shard(chief_pointer self, uint32_t s) {
+  auto& st = self->state;
+  auto hdl = st.cfg.reconnect_shard(s);
+  if (!hdl)
+    return fail(self, std::move(hdl.error()), cat("shard ", s, " did not come back"));
+  auto found = st.store->load_latest();
+  if (!found || !*found)
+    return fail(self, found ? caf::make_error(errc::file_error, cat("no checkpoint in ", st.store->dir()))
+                            : std::move(found.error()),
+                cat("cannot restore shard ", s));
+  for (auto& why : (*found)->skipped)
+    log_line(tag, cat("skipping a checkpoint that does not verify: ", why));
+  auto values = initial_values(st.net->spec(), st.cfg.train.init, st.cfg.train.seed);
+  auto setup = setup_for(self, s, values, &(*found)->ckpt);
+  if (!setup)
+    return fail(self, std::move(setup.error()), cat("cannot restore shard ", s));
+  st.cfg.shards[s] = std::move(*hdl);
+  self->monitor(st.cfg.shards[s]);
+  auto path = (*found)->path;
+  auto step = (*found)->ckpt.manifest.global_step;
+  self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, init_atom_v, std::move(*setup))
+    .then(
+      [=](const setup_reply& reply) {
+        self->state.recovering[s] = false;
+        log_line(tag, reply.already_initialized
+                        ? cat("shard ", s, " came back already initialised (version ", reply.version, ")")
+                        : cat("shard ", s, " restored from ", path, " (step ", step, "); training goes on"));
+      },
+      [=](caf::error& err) { fail(self, std::move(err), cat("restoring shard ", s, " failed")); });
 }
 
 // Names the peers the start-up still waits for.
@@ -643,6 +710,7 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg) 
   return {
     [=](register_atom, const worker_hello& hello) { return on_register(self, hello); },
     [=](progress_atom, const progress_report& rep) { on_progress(self, rep); },
+    [=](init_atom, uint32_t s) { restore_shard(self, s); },
     [=](tick_atom) { on_tick(self); },
   };
 }

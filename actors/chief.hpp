@@ -12,6 +12,7 @@
 
 #include <caf/fwd.hpp>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,6 +36,9 @@ struct chief_config {
   std::shared_ptr<const mnist_data> data; ///< validation and test sets, and the epoch size
   std::vector<parameter_shard_actor> shards;
   std::shared_ptr<chief_outcome> outcome;
+  /// Reaches restarted shard s (blocking, with retries); empty: losing a shard is fatal. Used
+  /// only with checkpoint.dir (a restarted shard is restored from the last checkpoint).
+  std::function<caf::expected<parameter_shard_actor>(uint32_t)> reconnect_shard;
 };
 
 /// Spawns the chief (detached: its evaluations compute on its own thread; false in tests).

@@ -15,6 +15,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <algorithm>
+#include <set>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -44,6 +45,10 @@ struct worker_state {
   bool stopping = false;
   bool paused = false;          // the chief went down: no new steps until a restarted one starts us
   std::chrono::steady_clock::time_point start_deadline; // of the current wait for a start
+  std::set<uint32_t> lost_shards; // shards whose connection broke in the current round
+  bool round_broken = false;      // a reply of the current round failed: pull afresh after it
+  std::vector<size_t> in_flight;       // per shard: requests awaiting a reply
+  std::vector<uint64_t> shard_epoch;   // per shard: bumped when it goes down; older replies are ignored
   bool done = false;
   int64_t step = 0;
   int64_t report_steps = 0;
@@ -125,6 +130,8 @@ caf::error accept_plan(worker_pointer self, placement_plan plan) {
   st.pulls.clear();
   st.held.clear();
   st.versions.assign(plan.shards, 0);
+  st.in_flight.assign(plan.shards, 0);
+  st.shard_epoch.assign(plan.shards, 0);
   const uint32_t slices = st.cfg.cluster.slices;
   for (uint32_t s = 0; s < plan.shards; ++s) {
     st.held.push_back(held_ranges(plan, s, st.cfg.index % slices, slices));
@@ -173,6 +180,80 @@ void maybe_finish(worker_pointer self) {
 
 void compute(worker_pointer self);
 
+// Counts a request to shard s; returns the shard's epoch to check the reply against.
+uint64_t track_request(worker_pointer self, uint32_t s) {
+  auto& st = self->state;
+  ++st.pending;
+  ++st.in_flight[s];
+  return st.shard_epoch[s];
+}
+
+// Returns whether a reply of shard s still counts (it went down since: no), uncounting it.
+bool settle_request(worker_pointer self, uint32_t s, uint64_t epoch) {
+  auto& st = self->state;
+  if (st.done || st.shard_epoch[s] != epoch)
+    return false;
+  --st.in_flight[s];
+  return true;
+}
+
+void recover_shards(worker_pointer self);
+
+// Shard s went down: its outstanding requests will never be answered; the round is dropped.
+void on_shard_down(worker_pointer self, uint32_t s, const caf::down_msg& msg) {
+  auto& st = self->state;
+  auto why = cat("shard ", s, " went down (", caf::to_string(msg.reason), ")");
+  if (!st.cfg.reconnect_shard || st.cfg.cluster.aggregated() || st.cfg.cluster.model_parallel())
+    return fail(self, caf::make_error(errc::peer_unreachable, why), "lost a shard");
+  ++st.shard_epoch[s];
+  st.pending -= st.in_flight[s];
+  st.in_flight[s] = 0;
+  st.lost_shards.insert(s);
+  st.round_broken = true;
+  if (st.pending == 0)
+    recover_shards(self);
+}
+
+// After a round with a failed reply: reconnects to every lost shard (blocking, with retries; the
+// worker has its own thread), then pulls afresh -- a restarted shard answers not_initialized
+// until the chief has restored it, which just repeats this.
+void recover_shards(worker_pointer self) {
+  auto& st = self->state;
+  st.round_broken = false;
+  for (auto s : st.lost_shards) {
+    log_line(st.tag, cat("shard ", s, " is gone; pausing until it is back (cluster.connect-timeout)"));
+    auto hdl = st.cfg.reconnect_shard(s);
+    if (!hdl)
+      return fail(self, std::move(hdl.error()), cat("shard ", s, " did not come back"));
+    st.cfg.shards[s] = std::move(*hdl);
+    self->monitor(st.cfg.shards[s]);
+    log_line(st.tag, cat("reconnected to shard ", s));
+  }
+  st.lost_shards.clear();
+  if (st.stopping)
+    return maybe_finish(self);
+  self->delayed_send(self, std::chrono::milliseconds(200), step_atom_v);
+}
+
+// A pull or push to shard s failed. A broken connection (an error of CAF's, not the shard's
+// refusal) or a restarted shard the chief has not restored yet (not_initialized) is survivable
+// in async mode when the worker can reconnect: the round is dropped and the worker pulls afresh
+// once its other replies are in. Anything else fails the worker.
+void on_shard_error(worker_pointer self, uint32_t s, caf::error err, const std::string& what) {
+  auto& st = self->state;
+  if (st.done)
+    return;
+  const bool lost = err.category() != caf::atom("actorps");
+  const bool not_ready = err == errc::not_initialized;
+  if (!st.cfg.reconnect_shard || st.cfg.cluster.aggregated() || st.cfg.cluster.model_parallel() || !(lost || not_ready))
+    return fail(self, std::move(err), what);
+  if (lost)
+    st.lost_shards.insert(s);
+  st.round_broken = true;
+  if (--st.pending == 0)
+    recover_shards(self);
+}
+
 // Uploads the values a pull or push reply carries; after the last reply of a round, runs the
 // next step (or finishes after a stop).
 void accept_values(worker_pointer self, uint32_t shard, const std::vector<variable_slice>& slices,
@@ -187,6 +268,8 @@ void accept_values(worker_pointer self, uint32_t shard, const std::vector<variab
       return fail(self, std::move(err), cat("values from shard ", shard, " do not fit the model"));
   if (--st.pending > 0)
     return;
+  if (st.round_broken)
+    return recover_shards(self);
   if (completes_step) {
     // The shards name the next step: the worker's own + 1, or in sync mode the global step
     // (which a worker whose gradients were dropped as stale catches up to).
@@ -216,10 +299,17 @@ void send_pulls(worker_pointer self) {
   auto& st = self->state;
   for (uint32_t s = 0; s < st.plan.shards; ++s)
     for (auto& req : st.pulls[s]) {
-      ++st.pending;
+      auto epoch = track_request(self, s);
       self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, pull_atom_v, req)
-        .then([=](const pull_reply& reply) { accept_values(self, s, reply.slices, reply.version, false); },
-              [=](caf::error& err) { fail(self, std::move(err), cat("pull from shard ", s, " failed")); });
+        .then(
+          [=](const pull_reply& reply) {
+            if (settle_request(self, s, epoch))
+              accept_values(self, s, reply.slices, reply.version, false);
+          },
+          [=](caf::error& err) {
+            if (settle_request(self, s, epoch))
+              on_shard_error(self, s, std::move(err), cat("pull from shard ", s, " failed"));
+          });
     }
 }
 
@@ -239,16 +329,21 @@ void push_gradients(worker_pointer self) {
     for (auto& req : *requests) {
       req.return_values = true;
       req.base_version = st.versions[s];
-      ++st.pending;
+      auto epoch = track_request(self, s);
       self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, push_atom_v, std::move(req))
         .then(
           [=](const push_reply& reply) {
+            if (!settle_request(self, s, epoch))
+              return;
             auto& st = self->state;
             st.round_stale = st.round_stale || reply.stale;
             st.round_next_step = std::max(st.round_next_step, reply.next_step);
             accept_values(self, s, reply.values, reply.version, true);
           },
-              [=](caf::error& err) { fail(self, std::move(err), cat("push to shard ", s, " failed")); });
+          [=](caf::error& err) {
+            if (settle_request(self, s, epoch))
+              on_shard_error(self, s, std::move(err), cat("push to shard ", s, " failed"));
+          });
     }
   }
 }
@@ -338,15 +433,24 @@ void on_chief_down(worker_pointer self, const caf::down_msg& msg) {
   self->send(self, register_atom_v);
 }
 
+// Monitors the chief (and, the first time, every shard) and dispatches their down messages.
 void watch_chief(worker_pointer self) {
   self->monitor(self->state.cfg.chief);
   self->set_down_handler([=](caf::down_msg& msg) {
-    if (msg.source == self->state.cfg.chief.address())
-      on_chief_down(self, msg);
+    auto& st = self->state;
+    if (st.done)
+      return;
+    if (msg.source == st.cfg.chief.address())
+      return on_chief_down(self, msg);
+    for (uint32_t s = 0; s < st.cfg.shards.size(); ++s)
+      if (msg.source == st.cfg.shards[s].address() && s < st.in_flight.size())
+        return on_shard_down(self, s, msg);
   });
 }
 
 void join(worker_pointer self) {
+  for (auto& s : self->state.cfg.shards)
+    self->monitor(s);
   watch_chief(self);
   register_with_chief(self);
 }

@@ -29,6 +29,8 @@ struct worker_replica_config {
   std::string host;                          ///< where this worker runs, for the chief's logs
   /// Reaches a restarted chief (blocking, with retries); empty: losing the chief is fatal.
   std::function<caf::expected<chief_actor>()> reconnect_chief;
+  /// Reaches restarted shard s (blocking, with retries); empty: losing a shard is fatal.
+  std::function<caf::expected<parameter_shard_actor>(uint32_t)> reconnect_shard;
 };
 
 /// Spawns a worker. detached: on its own thread (production: compute and device waits must not

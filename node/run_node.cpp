@@ -105,7 +105,11 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
   if (!shards)
     return report_failure("chief", shards.error());
   auto outcome = std::make_shared<chief_outcome>();
-  auto chief = make_chief(sys, {train, cluster, *data, *shards, outcome});
+  auto reconnect_shard = [&sys, cluster](uint32_t s) {
+    return connect_to<parameter_shard_actor>(sys, cluster.ps[s], "chief", cat("restarted shard ", s),
+                                             cluster.connect_timeout, cluster.tls);
+  };
+  auto chief = make_chief(sys, {train, cluster, *data, *shards, outcome, reconnect_shard});
   if (auto port = publish_at(sys, chief, cluster.chief, "chief", cluster.tls); !port) {
     caf::anon_send_exit(chief, caf::exit_reason::kill);
     return report_failure("chief", port.error());
@@ -145,8 +149,12 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
   auto reconnect = [&sys, cluster, who] {
     return connect_to<chief_actor>(sys, cluster.chief, who, "the restarted chief", cluster.connect_timeout, cluster.tls);
   };
+  auto reconnect_shard = [&sys, cluster, who](uint32_t s) {
+    return connect_to<parameter_shard_actor>(sys, cluster.ps[s], who, cat("restarted shard ", s),
+                                             cluster.connect_timeout, cluster.tls);
+  };
   auto worker = make_worker_replica(sys, {cluster.index, train, cluster, *data, *chief, *shards,
-                                          cluster.workers[cluster.index].host, reconnect});
+                                          cluster.workers[cluster.index].host, reconnect, reconnect_shard});
   if (cluster.model_parallel())
     if (auto err = link_slices(sys, cluster, worker, who)) {
       caf::anon_send_exit(worker, caf::exit_reason::kill);

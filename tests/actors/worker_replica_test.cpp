@@ -46,6 +46,7 @@ chief_actor::behavior_type stub_chief(chief_actor::stateful_pointer<stub_state> 
       if (log->steps >= stop_after && !rep.final)
         self->send(caf::actor_cast<worker_replica_actor>(self->current_sender()), stop_atom_v);
     },
+    [=](init_atom, uint32_t) {},
     [=](tick_atom) {},
   };
 }
