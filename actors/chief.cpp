@@ -605,7 +605,7 @@ void on_down(chief_pointer self, const caf::down_msg& msg) {
     }
   for (size_t s = 0; s < st.cfg.shards.size(); ++s)
     if (msg.source == st.cfg.shards[s].address() && st.cfg.reconnect_shard && st.store && st.ph == phase::training
-        && !st.cfg.cluster.aggregated() && !st.cfg.cluster.model_parallel()) {
+        && st.cfg.cluster.mode != "ssp" && !st.cfg.cluster.model_parallel()) {
       log_line(tag, cat("shard ", s, " at ", st.cfg.cluster.ps[s].str(), " went down (", caf::to_string(msg.reason),
                         "); waiting up to cluster.connect-timeout for its restart, then restoring it from the last "
                         "checkpoint (the workers wait)"));
@@ -642,15 +642,37 @@ void restore_shard(chief_pointer self, uint32_t s) {
   self->monitor(st.cfg.shards[s]);
   auto path = (*found)->path;
   auto step = (*found)->ckpt.manifest.global_step;
-  self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, init_atom_v, std::move(*setup))
+  // The restored shard continues at the others' update count (sync: their step), its values
+  // from the checkpoint; with one shard there is nobody to ask and the checkpoint's count stays.
+  auto versions = std::make_shared<std::vector<uint64_t>>();
+  auto asked = std::make_shared<size_t>(st.cfg.shards.size() - 1);
+  auto setup_ptr = std::make_shared<shard_setup>(std::move(*setup));
+  auto send_setup = [=] {
+    for (auto v : *versions)
+      setup_ptr->version = std::max(setup_ptr->version, v);
+    self->request(self->state.cfg.shards[s], self->state.cfg.cluster.request_timeout, init_atom_v, *setup_ptr)
     .then(
       [=](const setup_reply& reply) {
         self->state.recovering[s] = false;
         log_line(tag, reply.already_initialized
                         ? cat("shard ", s, " came back already initialised (version ", reply.version, ")")
-                        : cat("shard ", s, " restored from ", path, " (step ", step, "); training goes on"));
+                        : cat("shard ", s, " restored from ", path, " (step ", step, "), continuing at update ",
+                              setup_ptr->version, "; training goes on"));
       },
       [=](caf::error& err) { fail(self, std::move(err), cat("restoring shard ", s, " failed")); });
+  };
+  if (*asked == 0)
+    return send_setup();
+  for (uint32_t o = 0; o < st.cfg.shards.size(); ++o)
+    if (o != s)
+      self->request(st.cfg.shards[o], st.cfg.cluster.request_timeout, stats_atom_v)
+        .then(
+          [=](const shard_stats& x) {
+            versions->push_back(x.version);
+            if (--*asked == 0)
+              send_setup();
+          },
+          [=](caf::error& err) { fail(self, std::move(err), cat("reading shard ", o, "'s version failed")); });
 }
 
 // Names the peers the start-up still waits for.

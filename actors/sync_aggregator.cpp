@@ -194,7 +194,21 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
                                      : cat("sync, ", cfg.replicas_to_aggregate, " of ", cfg.workers,
                                            " workers aggregated per step"));
   return {
-    [=](init_atom a, shard_setup& setup) { return self->delegate(self->state.shard, a, std::move(setup)); },
+    [=](init_atom a, shard_setup& setup) -> caf::result<setup_reply> {
+      // the shard's version is the number of steps applied, so sync resumes at that step (a
+      // shard restored from a checkpoint)
+      auto rp = self->make_response_promise<setup_reply>();
+      self->request(self->state.shard, caf::infinite, a, std::move(setup))
+        .then(
+          [=](const setup_reply& reply) mutable {
+            auto& st = self->state;
+            if (st.sync && st.sync->resume_at(reply.version))
+              log_line(st.tag, cat("resuming at step ", reply.version));
+            rp.deliver(reply);
+          },
+          [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      return rp;
+    },
     [=](pull_atom a, pull_request& req) { return self->delegate(self->state.shard, a, std::move(req)); },
     [=](save_atom a) { return self->delegate(self->state.shard, a); },
     [=](push_atom, push_request& req) -> caf::result<push_reply> {

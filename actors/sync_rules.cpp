@@ -144,4 +144,11 @@ std::vector<uint32_t> ssp_rule::slowest() const {
   return out;
 }
 
+bool sync_rule::resume_at(uint64_t step) {
+  if (step <= step_ || count_ > 0)
+    return false;
+  step_ = step;
+  return true;
+}
+
 } // namespace actorps

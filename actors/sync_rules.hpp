@@ -53,6 +53,10 @@ public:
   /// Returns the workers the current step still waits for.
   std::vector<uint32_t> missing() const;
 
+  /// Moves to `step` if that is ahead and no gradient is held (a shard restored from a checkpoint
+  /// resumes at the cluster's step); returns whether it moved.
+  bool resume_at(uint64_t step);
+
 private:
   uint32_t needed() const;
 

@@ -47,6 +47,7 @@ struct worker_state {
   std::chrono::steady_clock::time_point start_deadline; // of the current wait for a start
   std::set<uint32_t> lost_shards; // shards whose connection broke in the current round
   bool round_broken = false;      // a reply of the current round failed: pull afresh after it
+  bool resync_step = false;       // sync: after a recovery, the next step is the shards' version
   std::vector<size_t> in_flight;       // per shard: requests awaiting a reply
   std::vector<uint64_t> shard_epoch;   // per shard: bumped when it goes down; older replies are ignored
   bool done = false;
@@ -203,7 +204,7 @@ void recover_shards(worker_pointer self);
 void on_shard_down(worker_pointer self, uint32_t s, const caf::down_msg& msg) {
   auto& st = self->state;
   auto why = cat("shard ", s, " went down (", caf::to_string(msg.reason), ")");
-  if (!st.cfg.reconnect_shard || st.cfg.cluster.aggregated() || st.cfg.cluster.model_parallel())
+  if (!st.cfg.reconnect_shard || st.cfg.cluster.mode == "ssp" || st.cfg.cluster.model_parallel())
     return fail(self, caf::make_error(errc::peer_unreachable, why), "lost a shard");
   ++st.shard_epoch[s];
   st.pending -= st.in_flight[s];
@@ -230,6 +231,7 @@ void recover_shards(worker_pointer self) {
     log_line(st.tag, cat("reconnected to shard ", s));
   }
   st.lost_shards.clear();
+  st.resync_step = st.cfg.cluster.mode == "sync";
   if (st.stopping)
     return maybe_finish(self);
   self->delayed_send(self, std::chrono::milliseconds(200), step_atom_v);
@@ -245,7 +247,7 @@ void on_shard_error(worker_pointer self, uint32_t s, caf::error err, const std::
     return;
   const bool lost = err.category() != caf::atom("actorps");
   const bool not_ready = err == errc::not_initialized;
-  if (!st.cfg.reconnect_shard || st.cfg.cluster.aggregated() || st.cfg.cluster.model_parallel() || !(lost || not_ready))
+  if (!st.cfg.reconnect_shard || st.cfg.cluster.mode == "ssp" || st.cfg.cluster.model_parallel() || !(lost || not_ready))
     return fail(self, std::move(err), what);
   if (lost)
     st.lost_shards.insert(s);
@@ -270,6 +272,10 @@ void accept_values(worker_pointer self, uint32_t shard, const std::vector<variab
     return;
   if (st.round_broken)
     return recover_shards(self);
+  if (!completes_step && st.resync_step) { // sync: a shard's version is the number of steps applied
+    st.step = static_cast<int64_t>(*std::max_element(st.versions.begin(), st.versions.end()));
+    st.resync_step = false;
+  }
   if (completes_step) {
     // The shards name the next step: the worker's own + 1, or in sync mode the global step
     // (which a worker whose gradients were dropped as stale catches up to).

@@ -97,7 +97,7 @@ for ((t = 1; t <= trials; t++)); do
     case $c in
       worker) lost[$c]+="0 " ;;
       shard)
-        restored=$(grep -o "shard 1 restored from .*(step [0-9]*)" "$run/logs/chief.log" | grep -o "step [0-9]*" | grep -o "[0-9]*")
+        restored=$(grep -o "shard 1 restored from .*(step [0-9]*)" "$run/logs/chief.log" | grep -o "(step [0-9]*" | grep -o "[0-9]*")
         at=$(sed -n '/shard 1 at .* went down/q;p' "$run/logs/chief.log" | grep -o "step [0-9]* epoch" | tail -1 | grep -o "[0-9]*")
         [[ -n "$restored" && -n "$at" ]] && lost[$c]+="$((at - restored)) " ;;
       chief)
