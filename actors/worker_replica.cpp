@@ -55,7 +55,9 @@ struct worker_state {
   int64_t report_steps = 0;
   int64_t stale_steps = 0;          // sync: steps whose gradients came too late
   std::vector<uint64_t> versions;   // per shard: the version the current parameters came from
-  uint64_t round_next_step = 0;     // the largest next step the replies of this round named
+  // The smallest next step the replies of this round named: in sync mode the shards' aggregators
+  // may be a step apart for a moment (a worker rejoining), and the slower one sets the pace.
+  uint64_t round_next_step = UINT64_MAX;
   bool round_stale = false;         // a reply of this round said the gradients were dropped
   int64_t report_examples = 0;
   static inline const char* name = "worker_replica";
@@ -285,7 +287,7 @@ void accept_values(worker_pointer self, uint32_t shard, const std::vector<variab
       ++st.report_steps;
     st.step = static_cast<int64_t>(st.round_next_step);
     st.round_stale = false;
-    st.round_next_step = 0;
+    st.round_next_step = UINT64_MAX;
     // In sync mode the step is global: every worker stops at exactly train.max-steps, which
     // makes seeded sync runs repeatable to the bit.
     if (st.cfg.cluster.mode == "sync" && st.cfg.train.max_steps > 0 && st.step >= st.cfg.train.max_steps)
@@ -343,7 +345,7 @@ void push_gradients(worker_pointer self) {
               return;
             auto& st = self->state;
             st.round_stale = st.round_stale || reply.stale;
-            st.round_next_step = std::max(st.round_next_step, reply.next_step);
+            st.round_next_step = std::min(st.round_next_step, reply.next_step);
             accept_values(self, s, reply.values, reply.version, true);
           },
           [=](caf::error& err) {
