@@ -441,30 +441,34 @@ void maybe_start(chief_pointer self) {
 }
 
 // Sends every shard its setup; a shard that is already initialised keeps its values.
-// Shard s's setup: the seeded initial values, or from ckpt when given.
-caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const std::vector<std::vector<float>>& values,
-                                     const checkpoint* ckpt) {
+// Shard s's setup: from ckpt when given, else the seeded initial values (computed once by the
+// caller and passed as values).
+caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const checkpoint* ckpt,
+                                     const std::vector<std::vector<float>>* values) {
   auto& st = self->state;
   shard_setup setup;
   setup.shard = s;
   setup.plan = st.plan;
   setup.optimizer = to_optimizer_config(st.shard_opt);
   setup.workers = static_cast<uint32_t>(worker_count(self));
-  for (uint32_t k : variables_of(st.plan, s))
-    setup.initial.push_back({k, 0, {values[k]}});
-  if (ckpt)
+  if (ckpt) {
     if (auto err = restore_into(*ckpt, setup))
       return err;
+    return setup;
+  }
+  for (uint32_t k : variables_of(st.plan, s))
+    setup.initial.push_back({k, 0, {(*values)[k]}});
   return setup;
 }
 
 void init_shards(chief_pointer self) {
   auto& st = self->state;
-  mlp_spec spec = st.net->spec();
-  auto values = initial_values(spec, st.cfg.train.init, st.cfg.train.seed);
+  std::vector<std::vector<float>> values; // only needed without a checkpoint
+  if (!st.restored)
+    values = initial_values(st.net->spec(), st.cfg.train.init, st.cfg.train.seed);
   st.pending = st.plan.shards;
   for (uint32_t s = 0; s < st.plan.shards; ++s) {
-    auto setup = setup_for(self, s, values, st.restored ? &*st.restored : nullptr);
+    auto setup = setup_for(self, s, st.restored ? &*st.restored : nullptr, &values);
     if (!setup)
       return fail(self, std::move(setup.error()), "restoring the checkpoint failed");
     self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, init_atom_v, std::move(*setup))
@@ -634,8 +638,7 @@ void restore_shard(chief_pointer self, uint32_t s) {
                 cat("cannot restore shard ", s));
   for (auto& why : (*found)->skipped)
     log_line(tag, cat("skipping a checkpoint that does not verify: ", why));
-  auto values = initial_values(st.net->spec(), st.cfg.train.init, st.cfg.train.seed);
-  auto setup = setup_for(self, s, values, &(*found)->ckpt);
+  auto setup = setup_for(self, s, &(*found)->ckpt, nullptr);
   if (!setup)
     return fail(self, std::move(setup.error()), cat("cannot restore shard ", s));
   st.cfg.shards[s] = std::move(*hdl);

@@ -9,6 +9,14 @@ namespace actorps {
 
 backend::~backend() = default;
 
+caf::error allocate_into(backend& be, size_t n, buffer& out) {
+  auto buf = be.allocate(n);
+  if (!buf)
+    return std::move(buf.error());
+  out = std::move(*buf);
+  return caf::none;
+}
+
 bool op_errors::gemm_fits(bool trans_a, bool trans_b, matrix a, matrix b, matrix c) {
   int a_rows = trans_a ? a.cols : a.rows;
   int a_cols = trans_a ? a.rows : a.cols;

@@ -88,4 +88,8 @@ public:
                             float* slot0, float* slot1) = 0;
 };
 
+/// Allocates n floats on be into out (the error of allocate() otherwise); for models that
+/// allocate many buffers in a row.
+caf::error allocate_into(backend& be, size_t n, buffer& out);
+
 } // namespace actorps

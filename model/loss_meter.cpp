@@ -8,11 +8,7 @@ enum scalar_slot { loss_slot = 0, correct_slot = 1, loss_sum_slot = 2, correct_s
 } // namespace
 
 caf::error loss_meter::allocate(backend& be) {
-  auto buf = be.allocate(4);
-  if (!buf)
-    return std::move(buf.error());
-  scalars_ = std::move(*buf);
-  return caf::none;
+  return allocate_into(be, 4, scalars_);
 }
 
 void loss_meter::train(backend& be, matrix logits, const float* labels, matrix grad) {

@@ -25,13 +25,7 @@ caf::expected<std::unique_ptr<mlp>> mlp::make(backend& be, const mlp_spec& spec,
 }
 
 caf::error mlp::allocate_all() {
-  auto alloc = [&](size_t n, buffer& out) -> caf::error {
-    auto buf = be_.allocate(n);
-    if (!buf)
-      return std::move(buf.error());
-    out = std::move(*buf);
-    return caf::none;
-  };
+  auto alloc = [&](size_t n, buffer& out) { return allocate_into(be_, n, out); };
   params_.resize(vars_.size());
   grads_.resize(vars_.size());
   for (size_t i = 0; i < vars_.size(); ++i)

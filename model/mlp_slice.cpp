@@ -37,13 +37,7 @@ caf::expected<std::unique_ptr<mlp_slice>> mlp_slice::make(backend& be, const mlp
 }
 
 caf::error mlp_slice::allocate_all() {
-  auto alloc = [&](size_t n, buffer& out) -> caf::error {
-    auto buf = be_.allocate(n);
-    if (!buf)
-      return std::move(buf.error());
-    out = std::move(*buf);
-    return caf::none;
-  };
+  auto alloc = [&](size_t n, buffer& out) { return allocate_into(be_, n, out); };
   const size_t batch = static_cast<size_t>(max_batch_);
   const int layers = spec_.layer_count();
   params_.resize(2 * layers);

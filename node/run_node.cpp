@@ -73,6 +73,15 @@ parameter_shard_actor spawn_shard(caf::actor_system& sys, const cluster_settings
   return make_sync_aggregator(sys, cfg, shard);
 }
 
+// Reaches restarted shard s at its cluster.ps address, retrying for cluster.connect-timeout.
+std::function<caf::expected<parameter_shard_actor>(uint32_t)>
+shard_reconnector(caf::actor_system& sys, const cluster_settings& cluster, const std::string& who) {
+  return [&sys, cluster, who](uint32_t s) {
+    return connect_to<parameter_shard_actor>(sys, cluster.ps[s], who, cat("restarted shard ", s),
+                                             cluster.connect_timeout, cluster.tls);
+  };
+}
+
 int run_ps(caf::actor_system& sys, const cluster_settings& cluster) {
   std::string who = cat("shard ", cluster.index);
   auto shard = spawn_shard(sys, cluster, cluster.index);
@@ -105,11 +114,7 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
   if (!shards)
     return report_failure("chief", shards.error());
   auto outcome = std::make_shared<chief_outcome>();
-  auto reconnect_shard = [&sys, cluster](uint32_t s) {
-    return connect_to<parameter_shard_actor>(sys, cluster.ps[s], "chief", cat("restarted shard ", s),
-                                             cluster.connect_timeout, cluster.tls);
-  };
-  auto chief = make_chief(sys, {train, cluster, *data, *shards, outcome, reconnect_shard});
+  auto chief = make_chief(sys, {train, cluster, *data, *shards, outcome, shard_reconnector(sys, cluster, "chief")});
   if (auto port = publish_at(sys, chief, cluster.chief, "chief", cluster.tls); !port) {
     caf::anon_send_exit(chief, caf::exit_reason::kill);
     return report_failure("chief", port.error());
@@ -149,12 +154,9 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
   auto reconnect = [&sys, cluster, who] {
     return connect_to<chief_actor>(sys, cluster.chief, who, "the restarted chief", cluster.connect_timeout, cluster.tls);
   };
-  auto reconnect_shard = [&sys, cluster, who](uint32_t s) {
-    return connect_to<parameter_shard_actor>(sys, cluster.ps[s], who, cat("restarted shard ", s),
-                                             cluster.connect_timeout, cluster.tls);
-  };
   auto worker = make_worker_replica(sys, {cluster.index, train, cluster, *data, *chief, *shards,
-                                          cluster.workers[cluster.index].host, reconnect, reconnect_shard});
+                                          cluster.workers[cluster.index].host, reconnect,
+                                          shard_reconnector(sys, cluster, who)});
   if (cluster.model_parallel())
     if (auto err = link_slices(sys, cluster, worker, who)) {
       caf::anon_send_exit(worker, caf::exit_reason::kill);

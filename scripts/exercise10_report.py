@@ -135,15 +135,14 @@ def main():
                        "to rounding; what differs is how many steps fit in the budget.")
     lines += ["", f"## Accuracy after {epochs} epochs with 1, 2 and 3 async workers", "",
               "| workers | epochs | final test | best validation | wall s | examples/s |", "|---|---|---|---|---|---|"]
-    for w in (1, 2, 3):
-        run = load(run_dir, f"epochs-{w}")
+    done = [load(run_dir, f"epochs-{w}") for w in (1, 2, 3)]
+    for w, run in zip((1, 2, 3), done):
         if run is None:
             lines.append(f"| {w} | failed | | | | |")
             continue
         s = run["summary"]
         lines.append(f"| {w} | {s['epochs']:.2f} | {pct(s['final_test_accuracy'])} | "
                      f"{pct(s['best_validation_accuracy'])} | {s['wall_seconds']:.1f} | {s['examples_per_second']:.0f} |")
-    done = [load(run_dir, f"epochs-{w}") for w in (1, 2, 3)]
     if all(done):
         first, last = done[0]["summary"], done[2]["summary"]
         lines += ["", f"With 3 workers instead of 1 the {epochs} epochs took {last['wall_seconds']:.1f} s instead of "
