@@ -91,6 +91,13 @@ caf::error prepare(worker_pointer self) {
       return std::move(net.error());
     st.slice_net = net->get();
     st.model = std::move(*net);
+    // Made now, not when the chief's start arrives: another slice's first parts may come first
+    // (they come over another connection) and must wait in the inbox. Until the group is known
+    // there is nobody to send to.
+    st.exchange = std::make_unique<slice_exchange>(*st.slice_net, [self](uint32_t to, layer_part part) {
+      if (to < self->state.peers.size())
+        self->send(self->state.peers[to], slice_atom_v, std::move(part));
+    });
   } else {
     auto net = mlp::make(*st.be, spec, cfg.train.batch_size);
     if (!net)
@@ -393,7 +400,7 @@ void compute(worker_pointer self) {
   push_gradients(self);
 }
 
-// Model-parallel: keeps the group's workers and sets up the exchange with them.
+// Model-parallel: keeps the group's workers, whom the exchange sends to.
 caf::error join_group(worker_pointer self, const slice_group& group) {
   auto& st = self->state;
   if (!st.slice_net || group.slices.size() != st.cfg.cluster.slices)
@@ -404,9 +411,6 @@ caf::error join_group(worker_pointer self, const slice_group& group) {
     st.peers.push_back(k == static_cast<size_t>(st.slice_net->slice())
                          ? worker_replica_actor{}
                          : caf::actor_cast<worker_replica_actor>(group.slices[k]));
-  st.exchange = std::make_unique<slice_exchange>(*st.slice_net, [self](uint32_t to, layer_part part) {
-    self->send(self->state.peers[to], slice_atom_v, std::move(part));
-  });
   log_line(st.tag, cat("slice ", st.slice_net->slice(), " of group ", group.group, " (workers ",
                        group.group * st.cfg.cluster.slices, "..", (group.group + 1) * st.cfg.cluster.slices - 1, ")"));
   return caf::none;

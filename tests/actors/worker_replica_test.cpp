@@ -55,18 +55,28 @@ struct worker_fixture : actor_fixture {
   mlp_spec spec;
   placement_plan plan;
   std::shared_ptr<chief_log> log = std::make_shared<chief_log>();
-  parameter_shard_actor shard = keep(make_parameter_shard(*sys, {0}));
+  parameter_shard_actor shard;
 
   worker_fixture() {
     spec.input_size = 16;
     spec.hidden = {8};
     spec.classes = 4;
     plan = make_placement(spec.variables(), 1, placement_strategy::round_robin);
-    shard_setup setup{0, plan, {"sgd", 0.1f}, 1, {}};
+    shard = initialised_shard(1);
+  }
+
+  // A shard holding the whole model at its seeded initial values, for `workers` workers.
+  parameter_shard_actor initialised_shard(uint32_t workers) {
+    auto result = keep(make_parameter_shard(*sys, {0}));
+    shard_setup setup;
+    setup.plan = plan;
+    setup.optimizer = {"sgd", 0.1f};
+    setup.workers = workers;
     auto values = initial_values(spec, init_scheme::he, 1);
     for (uint32_t k = 0; k < values.size(); ++k)
       setup.initial.push_back({k, 0, {values[k]}});
-    BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, setup));
+    BOOST_REQUIRE(ask<setup_reply>(result, init_atom_v, setup));
+    return result;
   }
 
   worker_replica_config config(chief_actor chief) {
@@ -128,49 +138,54 @@ BOOST_AUTO_TEST_CASE(two_slices_train_what_one_whole_worker_trains) {
   (*self)->receive([](caf::down_msg&) {});
   auto want = ask<pull_reply>(shard, pull_atom_v, pull_request{0, held_ranges(plan, 0)});
   BOOST_REQUIRE(want);
-  // the same model split over two slices of one group, from the same initial values
-  auto split_shard = keep(make_parameter_shard(*sys, {0}));
-  shard_setup setup{0, plan, {"sgd", 0.1f}, 2, {}};
-  auto values = initial_values(spec, init_scheme::he, 1);
-  for (uint32_t k = 0; k < values.size(); ++k)
-    setup.initial.push_back({k, 0, {values[k]}});
-  BOOST_REQUIRE(ask<setup_reply>(split_shard, init_atom_v, setup));
-  auto split_log = std::make_shared<chief_log>();
-  auto split_chief = keep(sys->spawn(stub_chief, plan, split_log, log->steps)); // as many steps
-  slice_group group{0, {}};
-  std::vector<worker_replica_actor> slices;
-  for (uint32_t k = 0; k < 2; ++k) {
-    auto cfg = config(split_chief);
-    cfg.index = k;
-    cfg.shards = {split_shard};
-    cfg.cluster.workers.resize(2, cfg.cluster.workers[0]);
-    cfg.cluster.mode = "model-parallel";
-    cfg.cluster.slices = 2;
-    cfg.cluster.report_every = 1;
-    slices.push_back(keep(make_worker_replica(*sys, cfg, false)));
-    (*self)->monitor(slices.back());
-    group.slices.push_back(caf::actor_cast<caf::strong_actor_ptr>(slices.back()));
+  // the same model split over two slices of one group, from the same initial values; once with
+  // both slices started together, once with slice 1 started only after slice 0 has sent it the
+  // first step's parts (over a network the chief's start can arrive after another slice's parts)
+  for (bool slice1_late : {false, true}) {
+    BOOST_TEST_CONTEXT("slice 1 started late: " << slice1_late) {
+      auto split_shard = initialised_shard(2);
+      auto split_log = std::make_shared<chief_log>();
+      auto split_chief = keep(sys->spawn(stub_chief, plan, split_log, log->steps)); // as many steps
+      slice_group group{0, {}};
+      std::vector<worker_replica_actor> slices;
+      for (uint32_t k = 0; k < 2; ++k) {
+        auto cfg = config(split_chief);
+        cfg.index = k;
+        cfg.shards = {split_shard};
+        cfg.cluster.workers.resize(2, cfg.cluster.workers[0]);
+        cfg.cluster.mode = "model-parallel";
+        cfg.cluster.slices = 2;
+        cfg.cluster.report_every = 1;
+        slices.push_back(keep(make_worker_replica(*sys, cfg, false)));
+        (*self)->monitor(slices.back());
+        group.slices.push_back(caf::actor_cast<caf::strong_actor_ptr>(slices.back()));
+      }
+      sched->run();
+      for (auto& s : slices) {
+        (*self)->send(s, start_atom_v, group);
+        if (slice1_late)
+          sched->run(); // slice 0 pulls, computes and sends its layer-0 part to the unstarted slice 1
+      }
+      sched->run();
+      for (int k = 0; k < 2; ++k) {
+        caf::error reason = caf::make_error(errc::timeout, "the slice did not quit (the group is stuck)");
+        (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; },
+                         caf::after(std::chrono::seconds(0)) >> [] {});
+        BOOST_TEST(!reason, describe(reason)); // both slices quit normally
+      }
+      BOOST_TEST(split_log->steps == log->steps); // slice 0 speaks for the group
+      BOOST_TEST(split_log->examples == log->examples);
+      auto got = ask<pull_reply>(split_shard, pull_atom_v, pull_request{0, held_ranges(plan, 0)});
+      BOOST_REQUIRE(got);
+      BOOST_TEST(got->version == 2 * want->version); // each slice pushed its columns once per step
+      BOOST_REQUIRE_EQUAL(got->slices.size(), want->slices.size());
+      double worst = 0;
+      for (size_t i = 0; i < got->slices.size(); ++i)
+        for (size_t j = 0; j < got->slices[i].data.values.size(); ++j)
+          worst = std::max(worst, double{std::abs(got->slices[i].data.values[j] - want->slices[i].data.values[j])});
+      BOOST_TEST(worst < 1e-4, "largest difference between split and whole training: " << worst);
+    }
   }
-  sched->run();
-  for (auto& s : slices)
-    (*self)->send(s, start_atom_v, group);
-  sched->run();
-  for (int k = 0; k < 2; ++k) {
-    caf::error reason = caf::make_error(errc::timeout);
-    (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; });
-    BOOST_TEST(!reason, describe(reason)); // both slices quit normally
-  }
-  BOOST_TEST(split_log->steps == log->steps); // slice 0 speaks for the group
-  BOOST_TEST(split_log->examples == log->examples);
-  auto got = ask<pull_reply>(split_shard, pull_atom_v, pull_request{0, held_ranges(plan, 0)});
-  BOOST_REQUIRE(got);
-  BOOST_TEST(got->version == 2 * want->version); // each slice pushed its columns once per step
-  BOOST_REQUIRE_EQUAL(got->slices.size(), want->slices.size());
-  double worst = 0;
-  for (size_t i = 0; i < got->slices.size(); ++i)
-    for (size_t j = 0; j < got->slices[i].data.values.size(); ++j)
-      worst = std::max(worst, double{std::abs(got->slices[i].data.values[j] - want->slices[i].data.values[j])});
-  BOOST_TEST(worst < 1e-4, "largest difference between split and whole training: " << worst);
 }
 
 BOOST_AUTO_TEST_CASE(a_plan_for_another_model_is_refused) {
