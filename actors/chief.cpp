@@ -76,6 +76,17 @@ size_t worker_count(chief_pointer self) {
   return self->state.cfg.cluster.workers.size();
 }
 
+// What a registering worker is told: the plan, and (when its steps are the global steps: one
+// data-parallel worker or one model-parallel group, not sync, whose aggregators count globally
+// anyway) how many steps are left to train.max-steps.
+worker_welcome welcome(chief_pointer self) {
+  auto& st = self->state;
+  worker_welcome out{st.plan, static_cast<uint32_t>(worker_count(self))};
+  if (st.cfg.cluster.replicas() == 1 && st.cfg.train.max_steps > 0 && st.cfg.cluster.mode != "sync")
+    out.steps_left = std::max<int64_t>(0, st.cfg.train.max_steps - st.steps);
+  return out;
+}
+
 std::string worker_name(chief_pointer self, size_t j) {
   return cat("worker ", j, " at ", self->state.cfg.cluster.workers[j].str());
 }
@@ -564,7 +575,7 @@ caf::result<worker_welcome> on_register(chief_pointer self, const worker_hello& 
     self->monitor(hdl);
     log_line(tag, cat(worker_name(self, hello.worker), " rejoined from ", hello.host));
     self->send(hdl, start_atom_v);
-    return worker_welcome{st.plan, static_cast<uint32_t>(worker_count(self))};
+    return welcome(self);
   }
   if (st.ph != phase::init_shards && st.ph != phase::waiting)
     return caf::make_error(errc::protocol_error, cat(worker_name(self, hello.worker),
@@ -576,7 +587,7 @@ caf::result<worker_welcome> on_register(chief_pointer self, const worker_hello& 
   log_line(tag, cat("worker ", hello.worker, " registered from ", hello.host, " (", joined, " of ",
                     worker_count(self), ")"));
   maybe_start(self);
-  return worker_welcome{st.plan, static_cast<uint32_t>(worker_count(self))};
+  return welcome(self);
 }
 
 void on_down(chief_pointer self, const caf::down_msg& msg) {

@@ -52,6 +52,7 @@ struct worker_state {
   std::vector<uint64_t> shard_epoch;   // per shard: bumped when it goes down; older replies are ignored
   bool done = false;
   int64_t step = 0;
+  int64_t steps_left = -1;          // >= 0: stop by itself after this many more steps (worker_welcome)
   int64_t report_steps = 0;
   int64_t stale_steps = 0;          // sync: steps whose gradients came too late
   std::vector<uint64_t> versions;   // per shard: the version the current parameters came from
@@ -181,10 +182,14 @@ void finish(worker_pointer self) {
   self->quit();
 }
 
-// After a stop: quits once no pull or push is in flight.
+// After a stop: quits once no pull or push is in flight and (model-parallel) not inside a step:
+// a slice that left a step half done would drop its columns' update while the slices that had
+// already finished the step pushed theirs. (Every slice waited on in the step is either still in
+// it or has announced its stop, so the step ends either way.)
 void maybe_finish(worker_pointer self) {
   auto& st = self->state;
-  if (st.stopping && st.pending == 0)
+  bool mid_step = st.exchange && st.exchange->status() == slice_exchange::state::waiting;
+  if (st.stopping && st.pending == 0 && !mid_step)
     finish(self);
 }
 
@@ -288,10 +293,13 @@ void accept_values(worker_pointer self, uint32_t shard, const std::vector<variab
   if (completes_step) {
     // The shards name the next step: the worker's own + 1, or in sync mode the global step
     // (which a worker whose gradients were dropped as stale catches up to).
-    if (st.round_stale)
+    if (st.round_stale) {
       ++st.stale_steps;
-    else
+    } else {
       ++st.report_steps;
+      if (st.steps_left > 0 && --st.steps_left == 0)
+        st.stopping = true; // the only replica: its steps are the global steps
+    }
     st.step = static_cast<int64_t>(st.round_next_step);
     st.round_stale = false;
     st.round_next_step = UINT64_MAX;
@@ -424,6 +432,10 @@ void begin(worker_pointer self) {
   st.started = true;
   st.paused = false;
   log_line(st.tag, "training");
+  if (st.steps_left == 0) { // restored at train.max-steps: nothing left to do
+    st.stopping = true;
+    return maybe_finish(self);
+  }
   self->send(self, step_atom_v);
 }
 
@@ -475,6 +487,7 @@ void register_with_chief(worker_pointer self) {
       [=](worker_welcome& welcome) {
         if (auto err = accept_plan(self, std::move(welcome.plan)))
           return fail(self, std::move(err), "registration refused");
+        self->state.steps_left = welcome.steps_left;
         log_line(self->state.tag, "registered with the chief; waiting for start");
         if (self->state.start_requested)
           begin(self);

@@ -28,6 +28,10 @@ struct worker_hello {
 struct worker_welcome {
   placement_plan plan;
   uint32_t workers = 0;
+  /// >= 0 when this worker's steps are the global steps (the only async/ssp worker, or a slice
+  /// of the only model-parallel group) and train.max-steps is set: the worker stops by itself
+  /// after this many more steps, so such runs end at exactly train.max-steps. -1 otherwise.
+  int64_t steps_left = -1;
 };
 
 /// Worker -> chief: (progress_atom, progress_report), every cluster.report-every steps and at the end.
@@ -46,7 +50,7 @@ typename Inspector::result_type inspect(Inspector& f, worker_hello& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_welcome& x) {
-  return f(caf::meta::type_name("worker_welcome"), x.plan, x.workers);
+  return f(caf::meta::type_name("worker_welcome"), x.plan, x.workers, x.steps_left);
 }
 
 template <class Inspector>
@@ -56,7 +60,7 @@ typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
 }
 
 ACTORPS_FIELDWISE_EQ(worker_hello, v.worker, v.host, v.byte_order_probe)
-ACTORPS_FIELDWISE_EQ(worker_welcome, v.plan, v.workers)
+ACTORPS_FIELDWISE_EQ(worker_welcome, v.plan, v.workers, v.steps_left)
 ACTORPS_FIELDWISE_EQ(progress_report, v.worker, v.steps, v.examples, v.loss_sum, v.final)
 
 } // namespace actorps

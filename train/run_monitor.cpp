@@ -66,6 +66,7 @@ caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples
   if (!final_test)
     return std::move(final_test.error());
   sum.final_test_accuracy = final_test->accuracy;
+  sum.final_test_loss = final_test->loss;
   if (!best_params_.empty())
     if (auto err = net_.set_parameters(best_params_))
       return err;
@@ -85,6 +86,7 @@ caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples
   json_object out;
   out.add("mode", sum.mode).add("backend", sum.backend).add("test_accuracy", sum.test_accuracy)
     .add("test_loss", sum.test_loss).add("final_test_accuracy", sum.final_test_accuracy)
+    .add("final_test_loss", sum.final_test_loss)
     .add("best_validation_accuracy", sum.best_validation_accuracy)
     .add("best_validation_loss", sum.best_validation_loss).add("wall_seconds", sum.wall_seconds)
     .add("train_seconds", sum.train_seconds).add("examples_per_second", sum.examples_per_second)

@@ -26,6 +26,7 @@ struct run_summary {
   double test_accuracy = 0.0;       ///< of the model with the lowest validation loss
   double test_loss = 0.0;
   double final_test_accuracy = 0.0; ///< of the model as it was when training stopped
+  double final_test_loss = 0.0;
   double best_validation_accuracy = 0.0;
   double best_validation_loss = 0.0;
   double wall_seconds = 0.0;        ///< training wall time, evaluations included, loading excluded

@@ -30,13 +30,14 @@ struct stub_state {
   static inline const char* name = "stub_chief";
 };
 
-// Registers workers with `plan`, counts their progress, and stops a worker after `stop_after` steps.
+// Registers workers with `plan` (and `steps_left`), counts their progress, and stops a worker
+// after `stop_after` steps.
 chief_actor::behavior_type stub_chief(chief_actor::stateful_pointer<stub_state> self, placement_plan plan,
-                                      std::shared_ptr<chief_log> log, int64_t stop_after) {
+                                      std::shared_ptr<chief_log> log, int64_t stop_after, int64_t steps_left) {
   return {
     [=](register_atom, const worker_hello& hello) -> caf::result<worker_welcome> {
       log->hellos.push_back(hello);
-      return worker_welcome{plan, 1};
+      return worker_welcome{plan, 1, steps_left};
     },
     [=](progress_atom, const progress_report& rep) {
       log->steps += rep.steps;
@@ -103,7 +104,7 @@ struct worker_fixture : actor_fixture {
 BOOST_FIXTURE_TEST_SUITE(worker_replica, worker_fixture)
 
 BOOST_AUTO_TEST_CASE(registers_trains_against_the_shard_and_stops_cleanly) {
-  auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}));
+  auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}, int64_t{-1}));
   auto worker = keep(make_worker_replica(*sys, config(chief), false));
   (*self)->monitor(worker);
   sched->run();
@@ -124,12 +125,28 @@ BOOST_AUTO_TEST_CASE(registers_trains_against_the_shard_and_stops_cleanly) {
   BOOST_TEST(v->version == static_cast<uint64_t>(log->steps));
 }
 
+BOOST_AUTO_TEST_CASE(the_only_replica_stops_by_itself_after_the_steps_left) {
+  // the chief's stop would come later (after 1000 steps): the welcome's 17 steps end the run
+  auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{1000}, int64_t{17}));
+  auto worker = keep(make_worker_replica(*sys, config(chief), false));
+  (*self)->monitor(worker);
+  sched->run();
+  (*self)->send(worker, start_atom_v);
+  sched->run();
+  caf::error reason = caf::make_error(errc::timeout, "the worker did not stop");
+  (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; }, caf::after(std::chrono::seconds(0)) >> [] {});
+  BOOST_TEST(!reason, describe(reason));
+  BOOST_TEST(log->final_seen);
+  BOOST_TEST(log->steps == 17);
+  auto v = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {}});
+  BOOST_TEST(v->version == 17u);
+}
+
 BOOST_AUTO_TEST_CASE(two_slices_train_what_one_whole_worker_trains) {
-  // the whole model, one worker, against the fixture's shard
-  // (reports every step: the stub chief's stop then lands on an exact step count)
-  auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}));
+  // the whole model, one worker, against the fixture's shard, for exactly 20 steps (the only
+  // replica stops by itself after the steps its welcome names)
+  auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{1000}, int64_t{20}));
   auto whole_cfg = config(chief);
-  whole_cfg.cluster.report_every = 1;
   auto whole = keep(make_worker_replica(*sys, whole_cfg, false));
   (*self)->monitor(whole);
   sched->run();
@@ -138,6 +155,7 @@ BOOST_AUTO_TEST_CASE(two_slices_train_what_one_whole_worker_trains) {
   (*self)->receive([](caf::down_msg&) {});
   auto want = ask<pull_reply>(shard, pull_atom_v, pull_request{0, held_ranges(plan, 0)});
   BOOST_REQUIRE(want);
+  BOOST_TEST(log->steps == 20);
   // the same model split over two slices of one group, from the same initial values; once with
   // both slices started together, once with slice 1 started only after slice 0 has sent it the
   // first step's parts (over a network the chief's start can arrive after another slice's parts)
@@ -145,7 +163,7 @@ BOOST_AUTO_TEST_CASE(two_slices_train_what_one_whole_worker_trains) {
     BOOST_TEST_CONTEXT("slice 1 started late: " << slice1_late) {
       auto split_shard = initialised_shard(2);
       auto split_log = std::make_shared<chief_log>();
-      auto split_chief = keep(sys->spawn(stub_chief, plan, split_log, log->steps)); // as many steps
+      auto split_chief = keep(sys->spawn(stub_chief, plan, split_log, int64_t{1000}, int64_t{20}));
       slice_group group{0, {}};
       std::vector<worker_replica_actor> slices;
       for (uint32_t k = 0; k < 2; ++k) {
@@ -155,7 +173,6 @@ BOOST_AUTO_TEST_CASE(two_slices_train_what_one_whole_worker_trains) {
         cfg.cluster.workers.resize(2, cfg.cluster.workers[0]);
         cfg.cluster.mode = "model-parallel";
         cfg.cluster.slices = 2;
-        cfg.cluster.report_every = 1;
         slices.push_back(keep(make_worker_replica(*sys, cfg, false)));
         (*self)->monitor(slices.back());
         group.slices.push_back(caf::actor_cast<caf::strong_actor_ptr>(slices.back()));
@@ -191,7 +208,7 @@ BOOST_AUTO_TEST_CASE(two_slices_train_what_one_whole_worker_trains) {
 BOOST_AUTO_TEST_CASE(a_plan_for_another_model_is_refused) {
   auto other = plan;
   other.variables[0].rows = 99;
-  auto chief = keep(sys->spawn(stub_chief, other, log, int64_t{20}));
+  auto chief = keep(sys->spawn(stub_chief, other, log, int64_t{20}, int64_t{-1}));
   auto worker = keep(make_worker_replica(*sys, config(chief), false));
   (*self)->monitor(worker);
   sched->run();
@@ -203,7 +220,7 @@ BOOST_AUTO_TEST_CASE(a_plan_for_another_model_is_refused) {
 
 BOOST_AUTO_TEST_CASE(a_shard_refusing_the_worker_stops_it_with_the_shards_error) {
   // The shard knows only worker 0; this worker claims to be worker 3 of 4.
-  auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}));
+  auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}, int64_t{-1}));
   auto cfg = config(chief);
   cfg.index = 3;
   cfg.cluster.workers.resize(4, cfg.cluster.workers[0]);

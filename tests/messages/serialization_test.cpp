@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   BOOST_TEST((round_trip(pa) == pa));
   worker_hello hello{3, "127.0.0.1", {{byte_order_probe_value}}};
   BOOST_TEST((round_trip(hello) == hello));
-  worker_welcome welcome{sample_plan(), 4};
+  worker_welcome welcome{sample_plan(), 4, 123};
   BOOST_TEST((round_trip(welcome) == welcome));
   progress_report rep{2, 50, 2500, 1234.5, true};
   BOOST_TEST((round_trip(rep) == rep));
