@@ -620,7 +620,7 @@ void on_down(chief_pointer self, const caf::down_msg& msg) {
     }
   for (size_t s = 0; s < st.cfg.shards.size(); ++s)
     if (msg.source == st.cfg.shards[s].address() && st.cfg.reconnect_shard && st.store && st.ph == phase::training
-        && st.cfg.cluster.mode != "ssp" && !st.cfg.cluster.model_parallel()) {
+        && !st.cfg.cluster.model_parallel()) {
       log_line(tag, cat("shard ", s, " at ", st.cfg.cluster.ps[s].str(), " went down (", caf::to_string(msg.reason),
                         "); waiting up to cluster.connect-timeout for its restart, then restoring it from the last "
                         "checkpoint (the workers wait)"));

@@ -195,8 +195,8 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
                                            " workers aggregated per step"));
   return {
     [=](init_atom a, shard_setup& setup) -> caf::result<setup_reply> {
-      // the shard's version is the number of steps applied, so sync resumes at that step (a
-      // shard restored from a checkpoint)
+      // A shard restored from a checkpoint: its version is the number of steps applied, so sync
+      // resumes at that step; ssp forgets the workers' steps until each pushes again.
       auto rp = self->make_response_promise<setup_reply>();
       self->request(self->state.shard, caf::infinite, a, std::move(setup))
         .then(
@@ -204,6 +204,10 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
             auto& st = self->state;
             if (st.sync && st.sync->resume_at(reply.version))
               log_line(st.tag, cat("resuming at step ", reply.version));
+            if (st.ssp && reply.version > 0) {
+              st.ssp->resume();
+              log_line(st.tag, "restored: each worker's staleness counts from its next push");
+            }
             rp.deliver(reply);
           },
           [=](caf::error& err) mutable { rp.deliver(std::move(err)); });

@@ -135,6 +135,10 @@ void ssp_rule::lose(uint32_t worker) {
     live_[worker] = false;
 }
 
+void ssp_rule::resume() {
+  live_.assign(live_.size(), false);
+}
+
 std::vector<uint32_t> ssp_rule::slowest() const {
   std::vector<uint32_t> out;
   uint64_t m = min_live();

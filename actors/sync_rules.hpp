@@ -85,6 +85,11 @@ public:
   /// Stops waiting for worker w.
   void lose(uint32_t worker);
 
+  /// After a restore from a checkpoint: the workers' steps go on from where they were, unknown
+  /// here, so no worker holds the others back until its first push to this rule (a worker that
+  /// has stopped, or died, never pushes again and must not park the rest forever).
+  void resume();
+
   /// Returns the slowest live workers (those others may wait on).
   std::vector<uint32_t> slowest() const;
 

@@ -218,7 +218,7 @@ void recover_shards(worker_pointer self);
 void on_shard_down(worker_pointer self, uint32_t s, const caf::down_msg& msg) {
   auto& st = self->state;
   auto why = cat("shard ", s, " went down (", caf::to_string(msg.reason), ")");
-  if (!st.cfg.reconnect_shard || st.cfg.cluster.mode == "ssp" || st.cfg.cluster.model_parallel())
+  if (!st.cfg.reconnect_shard || st.cfg.cluster.model_parallel())
     return fail(self, caf::make_error(errc::peer_unreachable, why), "lost a shard");
   ++st.shard_epoch[s];
   st.pending -= st.in_flight[s];
@@ -253,7 +253,7 @@ void recover_shards(worker_pointer self) {
 
 // A pull or push to shard s failed. A broken connection (an error of CAF's, not the shard's
 // refusal) or a restarted shard the chief has not restored yet (not_initialized) is survivable
-// in async mode when the worker can reconnect: the round is dropped and the worker pulls afresh
+// in async, sync and ssp mode when the worker can reconnect: the round is dropped and the worker pulls afresh
 // once its other replies are in. Anything else fails the worker.
 void on_shard_error(worker_pointer self, uint32_t s, caf::error err, const std::string& what) {
   auto& st = self->state;
@@ -261,7 +261,7 @@ void on_shard_error(worker_pointer self, uint32_t s, caf::error err, const std::
     return;
   const bool lost = err.category() != caf::atom("actorps");
   const bool not_ready = err == errc::not_initialized;
-  if (!st.cfg.reconnect_shard || st.cfg.cluster.mode == "ssp" || st.cfg.cluster.model_parallel() || !(lost || not_ready))
+  if (!st.cfg.reconnect_shard || st.cfg.cluster.model_parallel() || !(lost || not_ready))
     return fail(self, std::move(err), what);
   if (lost)
     st.lost_shards.insert(s);

@@ -110,4 +110,18 @@ BOOST_AUTO_TEST_CASE(ssp_with_zero_staleness_is_lock_step_and_ignores_lost_worke
   BOOST_TEST(rule.may_continue(0));
 }
 
+BOOST_AUTO_TEST_CASE(ssp_after_a_restore_counts_each_worker_from_its_next_push) {
+  ssp_rule rule{3, 1};
+  rule.resume();                            // restored mid-run: the workers are at steps 40..42
+  BOOST_TEST(rule.finished(0, 42) == 0u);   // nobody else pushed yet: nobody to wait for
+  BOOST_TEST(rule.may_continue(0));
+  BOOST_TEST(rule.finished(1, 40) == 0u);   // worker 1 is now the slowest known
+  BOOST_TEST(!rule.may_continue(0));        // 43 done vs 41: two ahead
+  BOOST_TEST(rule.slowest() == std::vector<uint32_t>({1}));
+  rule.finished(1, 41);
+  BOOST_TEST(rule.may_continue(0));
+  // worker 2 (stopped before the restore) never pushes and holds nobody back
+  BOOST_TEST(rule.slowest() == std::vector<uint32_t>({1}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -4,31 +4,43 @@
 # restarted shard restored from the last checkpoint, the restarted chief keeping the shards'
 # values while the workers pause, reconnect and register again).
 # Then the shard and chief cases once more in sync mode (the restarted aggregator resumes at the
-# other shards' step).
+# other shards' step) and the shard case in ssp mode (the restarted aggregator counts each
+# worker's staleness from its next push).
 # Usage: fault_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 
-"$root/scripts/fault-drill.sh" --trials 1 --steps 2500 --target 0.75 --run-dir "$tmp" --bin "$bin" > "$tmp/drill.out" 2>&1 \
-  || { fail "fault-drill.sh failed:"; tail -20 "$tmp/drill.out"; }
-grep "^|" "$tmp/drill.out"
-for c in worker shard chief; do
-  row=$(grep "^| kill -9 $c |" "$tmp/drill.out")
-  [[ "$row" == "| kill -9 $c | 1 | 1 | 1 |"* ]] || fail "$c: did not resume and reach 0.75 by itself: $row"
-done
-dir=$(ls -d "$tmp"/fault-drill-* | head -1)
-grep -q "was already initialised" "$dir/chief-1/logs/chief-restarted.log" || fail "the restarted chief re-initialised the shards"
-grep -q "reconnected to shard 1" "$dir/shard-1/logs/worker-0.log" || fail "worker 0 did not reconnect to the restarted shard"
-grep -q "registering again" "$dir/chief-1/logs/worker-0.log" || fail "worker 0 did not register with the restarted chief"
+# drill NAME STEPS "CASES" [node options]: one trial per case under $tmp/NAME; each case must
+# resume by itself and reach 0.75 test accuracy. Prints the table.
+drill() {
+  local name=$1 steps=$2 cases=$3
+  shift 3
+  mkdir -p "$tmp/$name"
+  "$root/scripts/fault-drill.sh" --trials 1 --steps "$steps" --target 0.75 --cases "$cases" --run-dir "$tmp/$name" \
+    --bin "$bin" -- "$@" > "$tmp/$name.out" 2>&1 || { fail "fault-drill.sh ($name) failed:"; tail -20 "$tmp/$name.out"; }
+  grep "^| kill" "$tmp/$name.out"
+  for c in $cases; do
+    row=$(grep "^| kill -9 $c |" "$tmp/$name.out")
+    [[ "$row" == "| kill -9 $c | 1 | 1 | 1 |"* ]] || fail "$name $c: did not resume and reach 0.75 by itself: $row"
+  done
+}
+# in_log NAME CASE LOG PATTERN WHAT: fails with WHAT unless the drill's log has PATTERN
+in_log() {
+  local dir
+  dir=$(ls -d "$tmp/$1"/fault-drill-* | head -1)
+  grep -q "$4" "$dir/$2-1/logs/$3" || fail "$1: $5"
+}
+
+echo "== async: a worker, a shard and the chief"
+drill async 2500 "worker shard chief"
+in_log async chief chief-restarted.log "was already initialised" "the restarted chief re-initialised the shards"
+in_log async shard worker-0.log "reconnected to shard 1" "worker 0 did not reconnect to the restarted shard"
+in_log async chief worker-0.log "registering again" "worker 0 did not register with the restarted chief"
 
 echo "== sync mode: a shard and the chief"
-mkdir -p "$tmp/sync"
-"$root/scripts/fault-drill.sh" --trials 1 --steps 1500 --target 0.75 --cases "shard chief" --run-dir "$tmp/sync" --bin "$bin" \
-  -- --train.mode=sync > "$tmp/sync.out" 2>&1 || { fail "fault-drill.sh (sync) failed:"; tail -20 "$tmp/sync.out"; }
-grep "^| kill" "$tmp/sync.out"
-for c in shard chief; do
-  row=$(grep "^| kill -9 $c |" "$tmp/sync.out")
-  [[ "$row" == "| kill -9 $c | 1 | 1 | 1 |"* ]] || fail "sync $c: did not resume and reach 0.75 by itself: $row"
-done
-dir=$(ls -d "$tmp"/sync/fault-drill-* | head -1)
-grep -q "resuming at step" "$dir/shard-1/logs/ps-1-restarted.log" || fail "the restarted sync shard did not resume at the cluster's step"
+drill sync 1500 "shard chief" --train.mode=sync
+in_log sync shard ps-1-restarted.log "resuming at step" "the restarted sync shard did not resume at the cluster's step"
+
+echo "== ssp mode: a shard"
+drill ssp 1500 "shard" --train.mode=ssp
+in_log ssp shard ps-1-restarted.log "staleness counts from its next push" "the restarted ssp aggregator kept stale clocks"
 finish
