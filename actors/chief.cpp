@@ -488,7 +488,8 @@ void init_shards(chief_pointer self) {
           auto& st = self->state;
           log_line(tag, reply.already_initialized
                           ? cat("shard ", s, " at ", st.cfg.cluster.ps[s].str(), " was already initialised (version ",
-                                reply.version, "); keeping its values")
+                                reply.version, ", global step ", reply.version / st.cfg.cluster.slices,
+                                "); keeping its values")
                           : cat("initialised shard ", s, " at ", st.cfg.cluster.ps[s].str()));
           if (--st.pending == 0 && st.ph == phase::init_shards) {
             st.ph = phase::waiting;

@@ -66,6 +66,11 @@ struct worker_state {
 
 using worker_pointer = worker_replica_actor::stateful_pointer<worker_state>;
 
+// Model-parallel: whether this slice is inside a step, waiting for the other slices' parts.
+bool mid_step(const worker_state& st) {
+  return st.exchange && st.exchange->status() == slice_exchange::state::waiting;
+}
+
 void fail(worker_pointer self, caf::error err, const std::string& what) {
   auto& st = self->state;
   if (st.done)
@@ -188,8 +193,7 @@ void finish(worker_pointer self) {
 // it or has announced its stop, so the step ends either way.)
 void maybe_finish(worker_pointer self) {
   auto& st = self->state;
-  bool mid_step = st.exchange && st.exchange->status() == slice_exchange::state::waiting;
-  if (st.stopping && st.pending == 0 && !mid_step)
+  if (st.stopping && st.pending == 0 && !mid_step(st))
     finish(self);
 }
 
@@ -442,13 +446,14 @@ void begin(worker_pointer self) {
 // Monitors the chief, registers with it and arms the start deadline.
 void register_with_chief(worker_pointer self);
 
-// The chief went down: without a way to reconnect (or while stopping, or in model-parallel
-// mode) the worker fails; otherwise it pauses after the step in flight and re-registers with the
-// restarted chief, which starts it again.
+// The chief went down: without a way to reconnect (or while stopping) the worker fails;
+// otherwise it pauses after the step in flight and re-registers with the restarted chief, which
+// starts it again. (Model-parallel: a slice's step in flight may wait for parts of a slice that
+// has paused already; it completes once the restarted chief starts that slice again.)
 void on_chief_down(worker_pointer self, const caf::down_msg& msg) {
   auto& st = self->state;
   auto why = cat("the chief went down (", caf::to_string(msg.reason), ")");
-  if (!st.cfg.reconnect_chief || st.stopping || st.cfg.cluster.model_parallel())
+  if (!st.cfg.reconnect_chief || st.stopping)
     return fail(self, caf::make_error(errc::peer_unreachable, why), "lost the chief");
   log_line(st.tag, cat(why, "; pausing at step ", st.step, " and waiting up to cluster.connect-timeout for it to restart"));
   st.paused = true;
@@ -526,9 +531,9 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
         return fail(self, std::move(err), "a model-parallel exchange failed");
       follow_exchange(self);
     },
-    [=](step_atom) {
+    [=](step_atom) { // (a start after a pause: a step still in flight goes on by itself)
       auto& st = self->state;
-      if (!st.done && !st.stopping && st.pending == 0)
+      if (!st.done && !st.stopping && st.pending == 0 && !mid_step(st))
         send_pulls(self);
     },
     [=](stop_atom) {

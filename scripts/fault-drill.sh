@@ -8,7 +8,7 @@
 #
 # Prints one row per case: trials, resumed unattended (the cluster exited 0), reached the target
 # test accuracy, steps lost (global steps redone after restoring a checkpoint: shard = step at the
-# kill - restored step; chief = shards' version at the restart - restored step; worker = 0, no
+# kill - restored step; chief = shards' global step at the restart - restored step; worker = 0, no
 # rollback) and time to recover (kill until the cluster trains again). Runs are kept under
 # DIR/fault-drill-<time>/.
 set -uo pipefail
@@ -102,7 +102,8 @@ for ((t = 1; t <= trials; t++)); do
         [[ -n "$restored" && -n "$at" ]] && lost[$c]+="$((at - restored)) " ;;
       chief)
         restored=$(grep -o "restoring .*: global step [0-9]*" "$run/logs/$victim-restarted.log" | grep -o "[0-9]*$")
-        at=$(grep -o "already initialised (version [0-9]*)" "$run/logs/$victim-restarted.log" | head -1 | grep -o "[0-9]*")
+        at=$(grep -o "already initialised (version [0-9]*, global step [0-9]*)" "$run/logs/$victim-restarted.log" | head -1 \
+               | grep -o "[0-9]*)" | grep -o "[0-9]*")
         [[ -n "$restored" && -n "$at" ]] && lost[$c]+="$((at - restored)) " ;;
     esac
     echo "fault-drill: $name: cluster exit $crc, restarted $victim exit $rrc, test accuracy $(field "$summary" test_accuracy)"

@@ -4,8 +4,9 @@
 # restarted shard restored from the last checkpoint, the restarted chief keeping the shards'
 # values while the workers pause, reconnect and register again).
 # Then the shard and chief cases once more in sync mode (the restarted aggregator resumes at the
-# other shards' step) and the shard case in ssp mode (the restarted aggregator counts each
-# worker's staleness from its next push).
+# other shards' step), the shard case in ssp mode (the restarted aggregator counts each
+# worker's staleness from its next push) and the chief case in model-parallel mode (one group of
+# 3 slices pauses and is started again by the restarted chief).
 # Usage: fault_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -43,4 +44,8 @@ in_log sync shard ps-1-restarted.log "resuming at step" "the restarted sync shar
 echo "== ssp mode: a shard"
 drill ssp 1500 "shard" --train.mode=ssp
 in_log ssp shard ps-1-restarted.log "staleness counts from its next push" "the restarted ssp aggregator kept stale clocks"
+
+echo "== model-parallel: the chief"
+drill model-parallel 1500 "chief" --train.mode=model-parallel --train.slices=3
+in_log model-parallel chief worker-2.log "registering again" "slice 2 did not register with the restarted chief"
 finish
