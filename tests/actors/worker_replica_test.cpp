@@ -80,6 +80,36 @@ struct worker_fixture : actor_fixture {
     return result;
   }
 
+  // Two slices of one model-parallel group that register with `chief` and train against `to`;
+  // `reconnect` reaches a restarted chief. Fills `group`; the test actor monitors both.
+  std::vector<worker_replica_actor> two_slices(chief_actor chief, parameter_shard_actor to, slice_group& group,
+                                               std::function<caf::expected<chief_actor>()> reconnect = {}) {
+    std::vector<worker_replica_actor> slices;
+    group = slice_group{0, {}};
+    for (uint32_t k = 0; k < 2; ++k) {
+      auto cfg = config(chief);
+      cfg.index = k;
+      cfg.shards = {to};
+      cfg.cluster.workers.resize(2, cfg.cluster.workers[0]);
+      cfg.cluster.mode = "model-parallel";
+      cfg.cluster.slices = 2;
+      cfg.reconnect_chief = reconnect;
+      slices.push_back(keep(make_worker_replica(*sys, cfg, false)));
+      (*self)->monitor(slices.back());
+      group.slices.push_back(caf::actor_cast<caf::strong_actor_ptr>(slices.back()));
+    }
+    return slices;
+  }
+
+  // Checks that n monitored actors have quit normally (without waiting: the scheduler has run).
+  void expect_normal_exits(int n) {
+    for (int k = 0; k < n; ++k) {
+      caf::error reason = caf::make_error(errc::timeout, "an actor did not quit (a group is stuck)");
+      (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; }, caf::after(std::chrono::seconds(0)) >> [] {});
+      BOOST_TEST(!reason, describe(reason));
+    }
+  }
+
   worker_replica_config config(chief_actor chief) {
     worker_replica_config cfg;
     cfg.index = 0;
@@ -164,19 +194,8 @@ BOOST_AUTO_TEST_CASE(two_slices_train_what_one_whole_worker_trains) {
       auto split_shard = initialised_shard(2);
       auto split_log = std::make_shared<chief_log>();
       auto split_chief = keep(sys->spawn(stub_chief, plan, split_log, int64_t{1000}, int64_t{20}));
-      slice_group group{0, {}};
-      std::vector<worker_replica_actor> slices;
-      for (uint32_t k = 0; k < 2; ++k) {
-        auto cfg = config(split_chief);
-        cfg.index = k;
-        cfg.shards = {split_shard};
-        cfg.cluster.workers.resize(2, cfg.cluster.workers[0]);
-        cfg.cluster.mode = "model-parallel";
-        cfg.cluster.slices = 2;
-        slices.push_back(keep(make_worker_replica(*sys, cfg, false)));
-        (*self)->monitor(slices.back());
-        group.slices.push_back(caf::actor_cast<caf::strong_actor_ptr>(slices.back()));
-      }
+      slice_group group;
+      auto slices = two_slices(split_chief, split_shard, group);
       sched->run();
       for (auto& s : slices) {
         (*self)->send(s, start_atom_v, group);
@@ -184,12 +203,7 @@ BOOST_AUTO_TEST_CASE(two_slices_train_what_one_whole_worker_trains) {
           sched->run(); // slice 0 pulls, computes and sends its layer-0 part to the unstarted slice 1
       }
       sched->run();
-      for (int k = 0; k < 2; ++k) {
-        caf::error reason = caf::make_error(errc::timeout, "the slice did not quit (the group is stuck)");
-        (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; },
-                         caf::after(std::chrono::seconds(0)) >> [] {});
-        BOOST_TEST(!reason, describe(reason)); // both slices quit normally
-      }
+      expect_normal_exits(2);
       BOOST_TEST(split_log->steps == log->steps); // slice 0 speaks for the group
       BOOST_TEST(split_log->examples == log->examples);
       auto got = ask<pull_reply>(split_shard, pull_atom_v, pull_request{0, held_ranges(plan, 0)});
@@ -203,6 +217,44 @@ BOOST_AUTO_TEST_CASE(two_slices_train_what_one_whole_worker_trains) {
       BOOST_TEST(worst < 1e-4, "largest difference between split and whole training: " << worst);
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(slices_outlive_a_lost_chief_and_train_what_an_uninterrupted_group_trains) {
+  // reference: 12 steps without interruption
+  auto want_shard = initialised_shard(2);
+  auto want_chief = keep(sys->spawn(stub_chief, plan, std::make_shared<chief_log>(), int64_t{1000}, int64_t{12}));
+  slice_group group;
+  auto slices = two_slices(want_chief, want_shard, group);
+  sched->run();
+  for (auto& s : slices)
+    (*self)->send(s, start_atom_v, group);
+  sched->run();
+  expect_normal_exits(2);
+  // the chief is lost while slice 0 is inside step 0, waiting for the unstarted slice 1; both
+  // pause and register with the restarted chief, which starts the group again for 12 steps
+  auto shard2 = initialised_shard(2);
+  auto first_chief = keep(sys->spawn(stub_chief, plan, log, int64_t{1000}, int64_t{12}));
+  auto restarted_log = std::make_shared<chief_log>();
+  auto restarted = keep(sys->spawn(stub_chief, plan, restarted_log, int64_t{1000}, int64_t{12}));
+  slices = two_slices(first_chief, shard2, group, [restarted]() -> caf::expected<chief_actor> { return restarted; });
+  sched->run();
+  (*self)->send(slices[0], start_atom_v, group);
+  sched->run();
+  caf::anon_send_exit(first_chief, caf::exit_reason::kill);
+  sched->run();
+  BOOST_TEST(restarted_log->hellos.size() == 2u);
+  for (auto& s : slices)
+    (*self)->send(s, start_atom_v, group);
+  sched->run();
+  expect_normal_exits(2);
+  // a second step begun inside step 0 would have loaded another batch into slice 0 only
+  auto want = ask<pull_reply>(want_shard, pull_atom_v, pull_request{0, held_ranges(plan, 0)});
+  auto got = ask<pull_reply>(shard2, pull_atom_v, pull_request{0, held_ranges(plan, 0)});
+  BOOST_REQUIRE(want && got);
+  BOOST_REQUIRE_EQUAL(want->slices.size(), plan.variables.size());
+  BOOST_TEST(want->version == 24u);
+  BOOST_TEST(got->version == want->version);
+  BOOST_TEST((got->slices == want->slices), "the interrupted group trained other values");
 }
 
 BOOST_AUTO_TEST_CASE(a_plan_for_another_model_is_refused) {
