@@ -87,6 +87,12 @@ worker_welcome welcome(chief_pointer self) {
   return out;
 }
 
+// The global step a shard's version stands for: every push in async/ssp, every aggregated step
+// in sync; model-parallel: every slice of a group pushes once per step.
+int64_t global_step_of(chief_pointer self, uint64_t version) {
+  return static_cast<int64_t>(version / self->state.cfg.cluster.slices);
+}
+
 std::string worker_name(chief_pointer self, size_t j) {
   return cat("worker ", j, " at ", self->state.cfg.cluster.workers[j].str());
 }
@@ -171,8 +177,7 @@ void collect_stats_then(chief_pointer self, std::function<void(json_object)> nex
           for (auto& one : *stats)
             stale += one.stale_dropped;
           auto& first = stats->front(); // every push reaches every shard: shard 0 speaks for all
-          // model-parallel: every slice of a group pushes once per step
-          self->state.global_step = static_cast<int64_t>(first.version / self->state.cfg.cluster.slices);
+          self->state.global_step = global_step_of(self, first.version);
           self->state.stale_dropped = static_cast<int64_t>(stale);
           json_object row;
           row.add("global_step", self->state.global_step)
@@ -488,7 +493,7 @@ void init_shards(chief_pointer self) {
           auto& st = self->state;
           log_line(tag, reply.already_initialized
                           ? cat("shard ", s, " at ", st.cfg.cluster.ps[s].str(), " was already initialised (version ",
-                                reply.version, ", global step ", reply.version / st.cfg.cluster.slices,
+                                reply.version, ", global step ", global_step_of(self, reply.version),
                                 "); keeping its values")
                           : cat("initialised shard ", s, " at ", st.cfg.cluster.ps[s].str()));
           if (--st.pending == 0 && st.ph == phase::init_shards) {

@@ -10,16 +10,25 @@
 # Usage: model_parallel_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 
+# trains NAME MIN_ACC WORKER PATTERN [local-cluster.sh options]: the cluster run NAME succeeds,
+# its test accuracy is above MIN_ACC and worker WORKER's log has PATTERN (its place in a group)
+trains() {
+  local name=$1 min=$2 worker=$3 pattern=$4
+  shift 4
+  if cluster --name "$name" "$@" > "$tmp/$name.out" 2>&1; then
+    local summary=$tmp/runs/$name/summary.json acc
+    acc=$(field "$summary" test_accuracy)
+    echo "test accuracy $acc, global step $(field "$summary" global_step), examples/s $(field "$summary" examples_per_second)"
+    above "$acc" "$min" || fail "$name: accuracy $acc is not > $min"
+    grep -q "$pattern" "$tmp/runs/$name/logs/worker-$worker.log" || fail "$name: worker $worker did not log '$pattern'"
+  else
+    fail "the $name cluster failed:"; tail -20 "$tmp/$name.out"
+  fi
+}
+
 echo "== 1: Fashion-MNIST, 2 shards, 1 group of 2 slices, 400 steps"
-if cluster --mode model-parallel --ps 2 --workers 2 --name fashion --deadline 300 -- --train.slices=2 \
-     --train.max-steps=400 > "$tmp/fashion.out" 2>&1; then
-  acc=$(field "$tmp/runs/fashion/summary.json" test_accuracy)
-  echo "test accuracy $acc, global step $(field "$tmp/runs/fashion/summary.json" global_step)"
-  above "$acc" 0.7 || fail "accuracy $acc is not > 0.7"
-  grep -q "slice 1 of group 0" "$tmp/runs/fashion/logs/worker-1.log" || fail "worker 1 did not log its slice"
-else
-  fail "the model-parallel cluster failed:"; tail -20 "$tmp/fashion.out"
-fi
+trains fashion 0.7 1 "slice 1 of group 0" --mode model-parallel --ps 2 --workers 2 --deadline 300 -- --train.slices=2 \
+  --train.max-steps=400
 
 echo "== 2: one replica, K = 2 and K = 3, same seed and data"
 python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
@@ -40,15 +49,8 @@ python3 -c "import sys; a2,l2,a3,l3=map(float,sys.argv[1:]); sys.exit(0 if abs(a
   "$acc2" "$loss2" "$acc3" "$loss3" || fail "K=2 and K=3 trained differently"
 
 echo "== 3: 2 groups of 2 slices (data and model parallelism)"
-if cluster --mode model-parallel --ps 2 --workers 4 --name groups --deadline 120 -- "${small[@]}" --train.slices=2 \
-     > "$tmp/groups.out" 2>&1; then
-  acc=$(field "$tmp/runs/groups/summary.json" test_accuracy)
-  echo "test accuracy $acc, examples/s $(field "$tmp/runs/groups/summary.json" examples_per_second)"
-  above "$acc" 0.6 || fail "accuracy $acc"
-  grep -q "slice 1 of group 1" "$tmp/runs/groups/logs/worker-3.log" || fail "worker 3 is not slice 1 of group 1"
-else
-  fail "2 groups failed:"; tail -20 "$tmp/groups.out"
-fi
+trains groups 0.6 3 "slice 1 of group 1" --mode model-parallel --ps 2 --workers 4 --deadline 120 -- "${small[@]}" \
+  --train.slices=2
 
 echo "== 4: bad splits"
 out=$("$bin/actorps-node" --node.role=local --train.mode=model-parallel --train.slices=3 2>&1); rc=$?
