@@ -1,6 +1,8 @@
 // Converting between shard snapshots and checkpoints.
 #include "actors/chief_checkpoints.hpp"
 
+#include <cstdio>
+
 #include "actors/parameter_store.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
@@ -42,7 +44,7 @@ checkpoint make_checkpoint(const placement_plan& plan, const mlp_spec& spec, con
   m.variables = checkpoint_variables(plan);
   auto o = to_optimizer_config(shard_opt);
   m.optimizer = {o.kind, o.learning_rate, o.momentum, o.beta1, o.beta2, o.epsilon, o.decay_rate, o.decay_steps};
-  m.mode = cluster.mode;
+  m.mode = to_string(cluster.mode);
   m.batch_size = train.batch_size;
   m.seed = train.seed;
   m.workers = static_cast<uint32_t>(cluster.workers.size());
@@ -83,6 +85,20 @@ caf::error restore_into(const checkpoint& c, shard_setup& setup) {
   }
   setup.version = sc.version;
   return caf::none;
+}
+
+std::string weights_digest(const std::vector<std::vector<float>>& params) {
+  uint64_t h = 1469598103934665603ULL;
+  for (auto& var : params) {
+    auto* bytes = reinterpret_cast<const unsigned char*>(var.data());
+    for (size_t i = 0; i < var.size() * sizeof(float); ++i) {
+      h ^= bytes[i];
+      h *= 1099511628211ULL;
+    }
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 } // namespace actorps

@@ -35,6 +35,10 @@ checkpoint make_checkpoint(const placement_plan& plan, const mlp_spec& spec, con
                            const train_settings& train, const cluster_settings& cluster, const run_position& at,
                            const std::vector<shard_snapshot>& snapshots);
 
+/// FNV-1a over the bytes of every variable in creation order, as 16 hex digits: equal digests,
+/// equal weights (summary.json's weights_digest).
+std::string weights_digest(const std::vector<std::vector<float>>& params);
+
 /// Adds shard `setup.shard`'s values, optimizer slots and version from c to setup (whose plan
 /// must be c's placement). Fails with invalid_config when c was taken with another number of
 /// shards or another placement.

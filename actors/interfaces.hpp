@@ -41,13 +41,11 @@ using worker_replica_actor
 /// (progress_atom, progress_report)
 ///   A worker's steps, examples and training loss since its last report; drives the global step,
 ///   evaluation and the stop rule.
-/// (init_atom, shard index)
-///   To itself after a shard went down: reconnect to the restarted shard and restore it from the
-///   last checkpoint.
+///   Accepted only from the worker registered under that index.
 /// (tick_atom)
-///   To itself: a deadline (workers' registration, final reports) passed.
+///   To itself: a deadline (workers' registration, final reports) passed. Ignored from any
+///   other sender.
 using chief_actor = caf::typed_actor<caf::replies_to<register_atom, worker_hello>::with<worker_welcome>,
-                                     caf::reacts_to<progress_atom, progress_report>,
-                                     caf::reacts_to<init_atom, uint32_t>, caf::reacts_to<tick_atom>>;
+                                     caf::reacts_to<progress_atom, progress_report>, caf::reacts_to<tick_atom>>;
 
 } // namespace actorps

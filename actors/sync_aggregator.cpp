@@ -167,7 +167,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
   st.cfg = cfg;
   st.shard = shard;
   st.tag = cat("aggregator ", cfg.index);
-  if (cfg.mode == "ssp")
+  if (cfg.mode == train_mode::ssp)
     st.ssp.emplace(cfg.workers, cfg.staleness);
   else
     st.sync.emplace(cfg.workers, cfg.replicas_to_aggregate);
@@ -190,7 +190,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
         lose_worker(self, w, msg.reason ? cat("went down: ", caf::to_string(msg.reason)) : std::string{});
       }
   });
-  log_line(st.tag, cfg.mode == "ssp" ? cat("ssp, staleness ", cfg.staleness, ", ", cfg.workers, " workers")
+  log_line(st.tag, cfg.mode == train_mode::ssp ? cat("ssp, staleness ", cfg.staleness, ", ", cfg.workers, " workers")
                                      : cat("sync, ", cfg.replicas_to_aggregate, " of ", cfg.workers,
                                            " workers aggregated per step"));
   return {

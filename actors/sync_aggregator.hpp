@@ -6,6 +6,7 @@
 #pragma once
 
 #include "actors/parameter_shard.hpp"
+#include "config/cluster_options.hpp"
 
 #include <caf/fwd.hpp>
 
@@ -18,7 +19,7 @@ namespace actorps {
 /// Settings of one aggregator.
 struct sync_aggregator_config {
   uint32_t index = 0;                 ///< its shard's index
-  std::string mode = "sync";          ///< sync or ssp
+  train_mode mode = train_mode::sync; ///< sync or ssp
   uint32_t workers = 1;
   uint32_t replicas_to_aggregate = 1; ///< sync: 1..workers
   uint32_t staleness = 0;             ///< ssp

@@ -249,7 +249,7 @@ void recover_shards(worker_pointer self) {
     log_line(st.tag, cat("reconnected to shard ", s));
   }
   st.lost_shards.clear();
-  st.resync_step = st.cfg.cluster.mode == "sync";
+  st.resync_step = st.cfg.cluster.mode == train_mode::sync;
   if (st.stopping)
     return maybe_finish(self);
   self->delayed_send(self, std::chrono::milliseconds(200), step_atom_v);
@@ -309,7 +309,7 @@ void accept_values(worker_pointer self, uint32_t shard, const std::vector<variab
     st.round_next_step = UINT64_MAX;
     // In sync mode the step is global: every worker stops at exactly train.max-steps, which
     // makes seeded sync runs repeatable to the bit.
-    if (st.cfg.cluster.mode == "sync" && st.cfg.train.max_steps > 0 && st.step >= st.cfg.train.max_steps)
+    if (st.cfg.cluster.mode == train_mode::sync && st.cfg.train.max_steps > 0 && st.step >= st.cfg.train.max_steps)
       st.stopping = true;
     if (!st.stopping && st.report_steps >= st.cfg.cluster.report_every)
       report(self, false);

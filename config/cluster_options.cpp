@@ -39,6 +39,21 @@ std::optional<node_role> parse_node_role(const std::string& name) {
   return parse_by_name(name, all);
 }
 
+const char* to_string(train_mode m) {
+  switch (m) {
+    case train_mode::async: return "async";
+    case train_mode::sync: return "sync";
+    case train_mode::ssp: return "ssp";
+    case train_mode::model_parallel: return "model-parallel";
+  }
+  return "unknown";
+}
+
+std::optional<train_mode> parse_train_mode(const std::string& name) {
+  constexpr train_mode all[] = {train_mode::async, train_mode::sync, train_mode::ssp, train_mode::model_parallel};
+  return parse_by_name(name, all);
+}
+
 void declare_cluster_options(strict_config& cfg, cluster_values& v) {
   cfg.group("node")
     .add(v.role, "role", "local (the whole cluster in one process), chief, ps or worker")
@@ -142,9 +157,10 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.max_message_bytes < 1024 || v.max_message_bytes > (int64_t{1} << 30))
     return bad("cluster.max-message-bytes", cat("must be in [1024, 1073741824], got ", v.max_message_bytes));
   s.max_slice_floats = static_cast<uint32_t>(v.max_message_bytes / static_cast<int64_t>(sizeof(float)));
-  if (v.mode != "async" && v.mode != "sync" && v.mode != "ssp" && v.mode != "model-parallel")
+  auto mode = parse_train_mode(v.mode);
+  if (!mode)
     return bad("train.mode", cat("must be async, sync, ssp or model-parallel, got \"", v.mode, "\""));
-  s.mode = v.mode;
+  s.mode = *mode;
   auto workers = static_cast<int>(s.workers.size());
   if (s.model_parallel()) {
     if (v.slices < 1 || workers % v.slices != 0)
@@ -212,7 +228,7 @@ caf::error validate_tls(bool tls, const tls_files& files) {
 optimizer_params shard_optimizer(const optimizer_params& base, const cluster_settings& cluster) {
   optimizer_params p = base;
   auto workers = static_cast<float>(cluster.replicas()); // model-parallel: the groups
-  if (cluster.mode == "sync" || cluster.replicas() < 2) // ssp applies pushes one by one, like async
+  if (cluster.mode == train_mode::sync || cluster.replicas() < 2) // ssp applies pushes one by one, like async
     return p;
   if (cluster.scale_lr_by_workers)
     p.learning_rate /= workers;

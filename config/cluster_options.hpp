@@ -30,6 +30,13 @@ std::optional<endpoint> parse_endpoint(const std::string& text);
 /// What one process runs.
 enum class node_role { local, chief, ps, worker };
 
+/// How workers' updates reach the variables (train.mode), parsed once at validation.
+enum class train_mode { async, sync, ssp, model_parallel };
+
+/// Returns the config spelling: "async", "sync", "ssp", "model-parallel".
+const char* to_string(train_mode m);
+std::optional<train_mode> parse_train_mode(const std::string& name);
+
 const char* to_string(node_role r);
 std::optional<node_role> parse_node_role(const std::string& name);
 
@@ -83,7 +90,7 @@ struct cluster_settings {
   int report_every = 50;
   uint32_t max_slice_floats = 1u << 24; ///< from cluster.max-message-bytes
   std::chrono::milliseconds step_timeout{30000};
-  std::string mode = "async";          ///< async, sync, ssp or model-parallel
+  train_mode mode = train_mode::async;
   uint32_t replicas_to_aggregate = 0;  ///< sync: gradients averaged per step (resolved: 1..workers)
   uint32_t staleness = 0;              ///< ssp: steps a worker may run ahead of the slowest
   uint32_t slices = 1;                 ///< model-parallel: K slices per group (1 otherwise)
@@ -99,10 +106,10 @@ struct cluster_settings {
   bool checkpoint_restore = true;      ///< start from the newest valid checkpoint in the dir
 
   /// Returns whether workers push through a SyncAggregator (sync and ssp).
-  bool aggregated() const { return mode == "sync" || mode == "ssp"; }
+  bool aggregated() const { return mode == train_mode::sync || mode == train_mode::ssp; }
 
   /// Model-parallel: workers g*K .. g*K+K-1 form group g, worker g*K+k holds slice k.
-  bool model_parallel() const { return mode == "model-parallel"; }
+  bool model_parallel() const { return mode == train_mode::model_parallel; }
 
   /// Returns the number of model replicas training on their own data: the groups in
   /// model-parallel mode, else the workers.

@@ -9,6 +9,8 @@
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/synthetic_data.hpp"
 
+#include <filesystem>
+
 using namespace actorps;
 using namespace actorps::test;
 
@@ -108,6 +110,41 @@ BOOST_AUTO_TEST_CASE(refuses_unknown_workers_and_foreign_byte_order) {
   r = ask<worker_welcome>(chief, register_atom_v, worker_hello{0, "h", {{2.0f}}});
   BOOST_REQUIRE(!r);
   BOOST_TEST(describe(r.error()) == "protocol_error: worker 0 at 127.0.0.1:1 stores floats in another byte order; raw tensor copies need one");
+}
+
+BOOST_AUTO_TEST_CASE(the_start_up_deadline_fires_on_the_actors_clock) {
+  cluster.startup_timeout = std::chrono::seconds(20);
+  auto chief = spawn_chief();
+  (*self)->monitor(chief);
+  sched->run();
+  sched->advance_time(std::chrono::seconds(15)); // reminders only
+  sched->run();
+  {
+    std::lock_guard<std::mutex> guard{outcome->mtx};
+    BOOST_TEST(outcome->message.empty());
+  }
+  sched->advance_time(std::chrono::seconds(5));
+  sched->run();
+  caf::error reason;
+  (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; });
+  BOOST_TEST(describe(reason)
+             == "timeout: start-up failed: no answer from worker 0 at 127.0.0.1:1 within cluster.startup-timeout");
+  BOOST_TEST(!std::filesystem::exists(dir.file("run/summary.json")));
+}
+
+BOOST_AUTO_TEST_CASE(a_progress_report_from_another_sender_is_ignored) {
+  auto chief = spawn_chief();
+  worker_replica_config wc{0, train, cluster, data, chief, {shard}, "test"};
+  auto worker = keep(make_worker_replica(*sys, wc, false));
+  sched->run_once(); // the chief starts
+  // Someone else claims worker 0 trained the whole run: the chief must not stop on it.
+  (*self)->send(chief, progress_atom_v, progress_report{0, 1000000, 1000000, 0.0, true});
+  (*self)->monitor(chief);
+  sched->run();
+  (*self)->receive([&](caf::down_msg&) {});
+  std::lock_guard<std::mutex> guard{outcome->mtx};
+  BOOST_REQUIRE_MESSAGE(outcome->ok, outcome->message);
+  BOOST_TEST(outcome->summary->steps < 1000);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

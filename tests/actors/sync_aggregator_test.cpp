@@ -53,7 +53,7 @@ struct aggregator_fixture : actor_fixture {
 BOOST_FIXTURE_TEST_SUITE(sync_aggregator, aggregator_fixture)
 
 BOOST_AUTO_TEST_CASE(sync_applies_the_average_once_and_releases_everyone) {
-  auto agg = start({0, "sync", 2, 2, 0, std::chrono::seconds(30)});
+  auto agg = start({0, train_mode::sync, 2, 2, 0, std::chrono::seconds(30)});
   push(1, 0, 4.0f, 2.0f);
   BOOST_TEST(got[1]->empty()); // held until the step is complete
   push(0, 0, 2.0f, 0.0f);
@@ -72,7 +72,7 @@ BOOST_AUTO_TEST_CASE(sync_applies_the_average_once_and_releases_everyone) {
 }
 
 BOOST_AUTO_TEST_CASE(a_backup_workers_late_gradients_are_dropped_and_it_is_told) {
-  auto agg = start({0, "sync", 2, 1, 0, std::chrono::seconds(30)});
+  auto agg = start({0, train_mode::sync, 2, 1, 0, std::chrono::seconds(30)});
   push(0, 0, 2.0f, 2.0f); // R = 1: applied at once
   BOOST_REQUIRE_EQUAL(got[0]->size(), 1u);
   push(1, 0, 100.0f, 100.0f); // too late for step 0
@@ -87,7 +87,7 @@ BOOST_AUTO_TEST_CASE(a_backup_workers_late_gradients_are_dropped_and_it_is_told)
 }
 
 BOOST_AUTO_TEST_CASE(a_dead_worker_no_longer_holds_the_step) {
-  auto agg = start({0, "sync", 3, 3, 0, std::chrono::seconds(30)});
+  auto agg = start({0, train_mode::sync, 3, 3, 0, std::chrono::seconds(30)});
   // The aggregator learns a worker's actor from its pushes: worker 1 takes part in step 0 and
   // dies before step 1.
   push(0, 0, 3.0f, 3.0f);
@@ -105,7 +105,7 @@ BOOST_AUTO_TEST_CASE(a_dead_worker_no_longer_holds_the_step) {
 }
 
 BOOST_AUTO_TEST_CASE(ssp_holds_a_worker_that_runs_ahead) {
-  auto agg = start({0, "ssp", 2, 2, 0, std::chrono::seconds(30)});
+  auto agg = start({0, train_mode::ssp, 2, 2, 0, std::chrono::seconds(30)});
   push(0, 0, 1.0f, 1.0f);
   BOOST_TEST(got[0]->empty()); // lock-step: waits for worker 1's step 0
   auto stats = ask<shard_stats>(agg, stats_atom_v);

@@ -47,7 +47,6 @@ chief_actor::behavior_type stub_chief(chief_actor::stateful_pointer<stub_state> 
       if (log->steps >= stop_after && !rep.final)
         self->send(caf::actor_cast<worker_replica_actor>(self->current_sender()), stop_atom_v);
     },
-    [=](init_atom, uint32_t) {},
     [=](tick_atom) {},
   };
 }
@@ -91,7 +90,7 @@ struct worker_fixture : actor_fixture {
       cfg.index = k;
       cfg.shards = {to};
       cfg.cluster.workers.resize(2, cfg.cluster.workers[0]);
-      cfg.cluster.mode = "model-parallel";
+      cfg.cluster.mode = train_mode::model_parallel;
       cfg.cluster.slices = 2;
       cfg.reconnect_chief = reconnect;
       slices.push_back(keep(make_worker_replica(*sys, cfg, false)));

@@ -25,7 +25,9 @@ BOOST_AUTO_TEST_CASE(defaults_are_a_local_cluster) {
   BOOST_TEST((s->role == node_role::local));
   BOOST_TEST(s->ps.size() == 1u);
   BOOST_TEST(s->workers.size() == 2u);
-  BOOST_TEST(s->mode == "async");
+  BOOST_TEST((s->mode == train_mode::async));
+  for (auto m : {train_mode::async, train_mode::sync, train_mode::ssp, train_mode::model_parallel})
+    BOOST_TEST((parse_train_mode(to_string(m)) == m));
 }
 
 BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {

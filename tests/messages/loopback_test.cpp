@@ -37,7 +37,6 @@ chief_actor::behavior_type echo_chief(chief_actor::pointer) {
       return worker_welcome{plan, hello.worker};
     },
     [](progress_atom, const progress_report& rep) { *reported += rep.steps; },
-    [](init_atom, uint32_t) {},
     [](tick_atom) {},
   };
 }

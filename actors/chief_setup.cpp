@@ -1,0 +1,212 @@
+// The Chief's set-up work: preparing the run (model, plan, checkpoints, controller), sending the
+// shards their setups, and restoring a shard that went down from the last checkpoint.
+#include "actors/chief_state.hpp"
+
+#include "actors/chief_checkpoints.hpp"
+#include "actors/parameter_store.hpp"
+#include "actors/placement.hpp"
+#include "actors/shard_reads.hpp"
+#include "actors/slicing.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "compute/cpu_backend.hpp"
+#include "model/column_split.hpp"
+#include "model/init.hpp"
+
+#include <caf/actor_system.hpp>
+
+#include <algorithm>
+
+namespace actorps {
+
+using namespace detail;
+
+namespace {
+
+constexpr int eval_batch = 1000;
+const char* tag = "chief";
+
+// Shard s's setup: from ckpt when given, else the seeded initial values in `values`.
+caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const checkpoint* ckpt,
+                                     const std::vector<std::vector<float>>* values) {
+  auto& st = self->state;
+  shard_setup setup;
+  setup.shard = s;
+  setup.plan = st.plan;
+  setup.optimizer = to_optimizer_config(st.shard_opt);
+  setup.workers = static_cast<uint32_t>(st.workers.size());
+  if (ckpt) {
+    if (auto err = restore_into(*ckpt, setup))
+      return err;
+    return setup;
+  }
+  for (uint32_t k : variables_of(st.plan, s))
+    setup.initial.push_back({k, 0, {(*values)[k]}});
+  return setup;
+}
+
+} // namespace
+
+// Sends every shard its setup; a shard that is already initialised keeps its values.
+void detail::init_shards(chief_pointer self) {
+  auto& st = self->state;
+  std::vector<std::vector<float>> values; // only needed without a checkpoint
+  if (!st.restored)
+    values = initial_values(st.net->spec(), st.cfg.train.init, st.cfg.train.seed);
+  for (uint32_t s = 0; s < st.plan.shards; ++s) {
+    auto setup = setup_for(self, s, st.restored ? &*st.restored : nullptr, &values);
+    if (!setup)
+      return fail_run(self, caf::make_error(errc::invalid_config,
+                                            cat("restoring the checkpoint failed: ", describe(setup.error()))));
+    auto name = cat("shard ", s, " at ", st.cfg.cluster.ps[s].str());
+    self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, init_atom_v, std::move(*setup))
+      .then(
+        [=](const setup_reply& reply) {
+          log_line(tag, reply.already_initialized
+                          ? cat(name, " was already initialised (version ", reply.version, ", global step ",
+                                reply.version / self->state.cfg.cluster.slices, "); keeping its values")
+                          : cat("initialised ", name));
+          execute(self, self->state.ctl->shard_ready(s, self->clock().now()));
+        },
+        [=](caf::error& err) {
+          execute(self, self->state.ctl->failed(0, errc::peer_unreachable,
+                                                cat("initialising ", name, " failed: ", describe(err))));
+        });
+  }
+}
+
+
+caf::error detail::prepare(chief_pointer self) {
+  auto& st = self->state;
+  auto& cluster = st.cfg.cluster;
+  st.be = make_cpu_backend(1);
+  mlp_spec spec = st.cfg.train.model;
+  spec.input_size = st.cfg.data->train.cols;
+  auto net = mlp::make(*st.be, spec, eval_batch);
+  if (!net)
+    return std::move(net.error());
+  st.net = std::move(*net);
+  if (cluster.model_parallel())
+    if (auto why = check_split(spec, static_cast<int>(cluster.slices)); !why.empty())
+      return caf::make_error(errc::invalid_config, why);
+  auto strategy = parse_placement(cluster.placement);
+  st.plan = make_placement(spec.variables(), static_cast<uint32_t>(st.cfg.shards.size()), *strategy);
+  if (cluster.aggregated())
+    for (uint32_t s = 0; s < st.plan.shards; ++s)
+      if (pull_requests_for(held_ranges(st.plan, s), 0, cluster.max_slice_floats).size() > 1)
+        return caf::make_error(errc::invalid_config,
+                               cat("train.mode = ", to_string(cluster.mode), " needs each shard's variables in one message, but shard ",
+                                   s, " holds ", bytes_per_shard(st.plan)[s], " bytes: raise cluster.max-message-bytes"));
+  if (!cluster.checkpoint_dir.empty()) {
+    auto store = checkpoint_store::open(cluster.checkpoint_dir, cluster.checkpoint_keep);
+    if (!store)
+      return std::move(store.error());
+    st.store.emplace(std::move(*store));
+    if (cluster.checkpoint_restore) {
+      auto found = st.store->load_latest();
+      if (!found)
+        return std::move(found.error());
+      if (*found) {
+        for (auto& why : (*found)->skipped)
+          log_line(tag, cat("skipping a checkpoint that does not verify: ", why));
+        auto& m = (*found)->ckpt.manifest;
+        if (auto err = check_same_model(m, model_string(spec), checkpoint_variables(st.plan), (*found)->path))
+          return err;
+        log_line(tag, cat("restoring ", (*found)->path, ": global step ", m.global_step, ", ", m.examples,
+                          " examples"));
+        st.restored = std::move((*found)->ckpt);
+      } else {
+        log_line(tag, cat("no checkpoint in ", cluster.checkpoint_dir, "; starting from initial values"));
+      }
+    }
+  }
+  // Last: a start-up that failed above leaves an existing run's files alone.
+  auto log = run_log::open(st.cfg.train.run_dir, st.cfg.train.name);
+  if (!log)
+    return std::move(log.error());
+  st.log.emplace(std::move(*log));
+  log_line(tag, placement_table(st.plan));
+  st.shape.resize(st.plan.variables.size());
+  for (size_t k = 0; k < st.shape.size(); ++k)
+    st.shape[k].assign(static_cast<size_t>(st.plan.variables[k].rows) * st.plan.variables[k].cols, 0.0f);
+  st.workers.resize(cluster.workers.size());
+  run_control_config rc;
+  rc.workers = static_cast<uint32_t>(cluster.workers.size());
+  rc.shards = static_cast<uint32_t>(st.cfg.shards.size());
+  rc.mode = cluster.mode;
+  rc.replicas_to_aggregate = cluster.replicas_to_aggregate;
+  rc.slices = cluster.slices;
+  rc.max_steps = st.cfg.train.max_steps;
+  rc.train_rows = static_cast<int64_t>(st.cfg.data->train.rows);
+  rc.progress_every = st.cfg.train.progress_every;
+  rc.eval_every = st.cfg.train.eval_every;
+  rc.checkpoints = st.store.has_value();
+  rc.shards_recoverable = st.store && st.cfg.reconnect_shard && !cluster.model_parallel();
+  rc.checkpoint_every_steps = cluster.checkpoint_every_steps;
+  rc.checkpoint_every_seconds = cluster.checkpoint_every_seconds;
+  rc.startup_timeout = cluster.startup_timeout;
+  rc.request_timeout = cluster.request_timeout;
+  for (size_t j = 0; j < cluster.workers.size(); ++j)
+    rc.worker_names.push_back(cat("worker ", j, " at ", cluster.workers[j].str()));
+  for (size_t s = 0; s < cluster.ps.size(); ++s)
+    rc.shard_names.push_back(cat("shard ", s, " at ", cluster.ps[s].str()));
+  rc.should_stop = [self](int64_t steps, int64_t examples) { return self->state.monitor->should_stop(steps, examples); };
+  st.ctl.emplace(std::move(rc));
+  if (st.restored)
+    st.ctl->resume(st.restored->manifest.global_step, st.restored->manifest.examples);
+  return caf::none;
+}
+
+caf::error detail::restore_shard(chief_pointer self, uint32_t s) {
+  auto& st = self->state;
+  auto hdl = st.cfg.reconnect_shard(s);
+  if (!hdl)
+    return caf::make_error(errc::peer_unreachable, cat("shard ", s, " did not come back: ", describe(hdl.error())));
+  auto found = st.store->load_latest();
+  if (!found || !*found)
+    return caf::make_error(errc::file_error, cat("cannot restore shard ", s, ": ",
+                                                 found ? cat("no checkpoint in ", st.store->dir()) : describe(found.error())));
+  for (auto& why : (*found)->skipped)
+    log_line(tag, cat("skipping a checkpoint that does not verify: ", why));
+  auto setup = setup_for(self, s, &(*found)->ckpt, nullptr);
+  if (!setup)
+    return caf::make_error(errc::invalid_config, cat("cannot restore shard ", s, ": ", describe(setup.error())));
+  st.cfg.shards[s] = std::move(*hdl);
+  self->monitor(st.cfg.shards[s]);
+  auto path = (*found)->path;
+  auto step = (*found)->ckpt.manifest.global_step;
+  auto restored_setup = std::make_shared<shard_setup>(std::move(*setup));
+  auto failed = [=](std::string why) {
+    execute(self, self->state.ctl->failed(0, errc::peer_unreachable, cat("restoring shard ", s, " failed: ", why)));
+  };
+  // The restored shard continues at the others' update count (sync: their step), its values
+  // from the checkpoint; with one shard there is nobody to ask and the checkpoint's count stays.
+  auto send_setup = [=](std::vector<shard_stats>& others) {
+    for (auto& x : others)
+      restored_setup->version = std::max(restored_setup->version, x.version);
+    self->request(self->state.cfg.shards[s], self->state.cfg.cluster.request_timeout, init_atom_v, *restored_setup)
+      .then(
+        [=](const setup_reply& reply) {
+          log_line(tag, reply.already_initialized
+                          ? cat("shard ", s, " came back already initialised (version ", reply.version, ")")
+                          : cat("shard ", s, " restored from ", path, " (step ", step, "), continuing at update ",
+                                restored_setup->version, "; training goes on"));
+          execute(self, self->state.ctl->shard_restored(s));
+        },
+        [=](caf::error& err) { failed(describe(err)); });
+  };
+  std::vector<parameter_shard_actor> others;
+  for (uint32_t o = 0; o < st.cfg.shards.size(); ++o)
+    if (o != s)
+      others.push_back(st.cfg.shards[o]);
+  if (others.empty()) {
+    std::vector<shard_stats> none;
+    send_setup(none);
+  } else {
+    ask_every_shard<shard_stats>(self, others, st.cfg.cluster.request_timeout, "reading the version", send_setup,
+                                 failed, stats_atom_v);
+  }
+  return caf::none;
+}
+
+} // namespace actorps

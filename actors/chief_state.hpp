@@ -1,0 +1,58 @@
+// The Chief actor's state and the functions its two source files share: chief.cpp (the
+// behaviour, and carrying out run_control's commands) and chief_setup.cpp (preparing the run,
+// setting shards up, restoring a lost one). Included by those two files only.
+#pragma once
+
+#include "actors/chief.hpp"
+#include "actors/run_control.hpp"
+#include "checkpoint/checkpoint_store.hpp"
+#include "compute/backend.hpp"
+#include "model/mlp.hpp"
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace actorps::detail {
+
+struct chief_state {
+  chief_config cfg;
+  std::unique_ptr<backend> be;
+  std::unique_ptr<mlp> net;
+  std::optional<run_log> log;
+  std::optional<run_monitor> monitor;
+  std::optional<run_control> ctl;
+  placement_plan plan;
+  std::vector<worker_replica_actor> workers;
+  std::vector<std::vector<float>> shape; // the model's variables, zeroed: a pull's buffer
+  int64_t global_step = 0;               // shard 0's version at the last counters
+  int64_t stale_dropped = 0;
+  optimizer_params shard_opt;            // what the shards apply (async-adjusted)
+  std::optional<checkpoint_store> store; // checkpoint.dir, if set
+  std::optional<checkpoint> restored;    // what the run resumes from
+  static inline const char* name = "chief";
+};
+
+using chief_pointer = chief_actor::stateful_pointer<chief_state>;
+
+/// Carries out the controller's commands in order (stops after a quit or a failure).
+void execute(chief_pointer self, run_commands cmds);
+
+/// Ends the run with err: logs it, records it in the outcome, stops every peer and quits.
+void fail_run(chief_pointer self, caf::error err);
+
+/// Builds the evaluation model, the run log, the placement plan, the checkpoint store (and the
+/// checkpoint to resume from) and the controller. Errors name the key or file.
+caf::error prepare(chief_pointer self);
+
+/// Sends every shard its setup (a shard that is already initialised keeps its values).
+void init_shards(chief_pointer self);
+
+/// After shard s went down: reconnects to its restart (blocking: the chief has its own thread)
+/// and restores it from the newest checkpoint that verifies; tells the controller when done.
+caf::error restore_shard(chief_pointer self, uint32_t s);
+
+} // namespace actorps::detail

@@ -1,0 +1,294 @@
+// The chief's state machine, part one: start-up, membership, progress, the stop and deadlines.
+// (Part two, the work in flight and shard loss: run_control_ops.cpp.)
+#include "actors/run_control.hpp"
+
+#include "common/log.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace actorps {
+
+namespace {
+
+using kind = run_command::kind;
+
+constexpr std::chrono::milliseconds reminder{5000};
+
+} // namespace
+
+const char* to_string(run_phase p) {
+  switch (p) {
+    case run_phase::init_shards: return "init_shards";
+    case run_phase::waiting: return "waiting";
+    case run_phase::training: return "training";
+    case run_phase::stopping: return "stopping";
+    case run_phase::finishing: return "finishing";
+    case run_phase::final_save: return "final_save";
+    case run_phase::done: return "done";
+  }
+  return "unknown";
+}
+
+run_control::run_control(run_control_config cfg)
+  : cfg_(std::move(cfg)), members_(cfg_.workers, member::absent) {
+  flight_.restoring.assign(cfg_.shards, false);
+}
+
+std::string run_control::worker_name(uint32_t j) const {
+  return j < cfg_.worker_names.size() ? cfg_.worker_names[j] : cat("worker ", j);
+}
+
+std::string run_control::shard_name(uint32_t s) const {
+  return s < cfg_.shard_names.size() ? cfg_.shard_names[s] : cat("shard ", s);
+}
+
+double run_control::seconds(run_time now) const {
+  if (phase_ == run_phase::init_shards || phase_ == run_phase::waiting)
+    return 0.0;
+  return std::chrono::duration<double>(now - train_start_).count();
+}
+
+bool run_control::wanted(uint64_t op) const {
+  return (flight_.evaluation && *flight_.evaluation == op) || (flight_.save && flight_.save->op == op)
+         || (flight_.summary && *flight_.summary == op);
+}
+
+bool run_control::restoring_any() const {
+  return std::any_of(flight_.restoring.begin(), flight_.restoring.end(), [](bool b) { return b; });
+}
+
+uint32_t run_control::live_workers() const {
+  return static_cast<uint32_t>(std::count_if(members_.begin(), members_.end(),
+                                             [](member m) { return m != member::gone && m != member::absent; }));
+}
+
+bool run_control::all_reported() const {
+  return std::all_of(members_.begin(), members_.end(),
+                     [](member m) { return m == member::finished || m == member::gone; });
+}
+
+std::string run_control::missing() const {
+  if (phase_ == run_phase::init_shards)
+    return cat(flight_.setups, " shard(s) to answer their setup");
+  std::string out;
+  for (uint32_t j = 0; j < members_.size(); ++j)
+    if (members_[j] == member::absent)
+      out += (out.empty() ? "" : ", ") + worker_name(j);
+  return out;
+}
+
+void run_control::resume(int64_t global_step, int64_t examples) {
+  steps_ = global_step;
+  worker_steps_ = cfg_.mode == train_mode::sync ? global_step * cfg_.replicas_to_aggregate : global_step;
+  examples_ = examples;
+}
+
+// Start-up ticks come every 5 s until the deadline (each names whom it waits for).
+void run_control::arm(run_time now, std::chrono::milliseconds in, run_commands& out) {
+  deadline_ = now + in;
+  run_command c{kind::tick};
+  c.after = phase_ == run_phase::init_shards || phase_ == run_phase::waiting ? std::min(in, reminder) : in;
+  out.push_back(std::move(c));
+}
+
+run_commands run_control::fail(errc code, std::string text) {
+  if (phase_ == run_phase::done)
+    return {};
+  phase_ = run_phase::done;
+  run_command c{kind::fail};
+  c.code = code;
+  c.text = std::move(text);
+  return {std::move(c)};
+}
+
+run_commands run_control::begin(run_time now) {
+  run_commands out;
+  flight_.setups = cfg_.shards;
+  arm(now, cfg_.startup_timeout, out);
+  out.push_back(run_command::log(cat("waiting for ", cfg_.workers, " workers")));
+  return out;
+}
+
+run_commands run_control::shard_ready(uint32_t, run_time now) {
+  run_commands out;
+  if (phase_ != run_phase::init_shards || flight_.setups == 0)
+    return out;
+  if (--flight_.setups > 0)
+    return out;
+  phase_ = run_phase::waiting;
+  if (std::none_of(members_.begin(), members_.end(), [](member m) { return m == member::absent; }))
+    start_training(now, out);
+  return out;
+}
+
+void run_control::start_training(run_time now, run_commands& out) {
+  phase_ = run_phase::training;
+  for (auto& m : members_)
+    m = member::training;
+  train_start_ = now;
+  line_start_ = now;
+  next_line_step_ = steps_ + cfg_.progress_every;
+  next_eval_step_ = steps_ + cfg_.eval_every;
+  next_eval_epoch_ = std::floor(static_cast<double>(examples_) / cfg_.train_rows) + 1.0;
+  next_save_step_ = steps_ + cfg_.checkpoint_every_steps;
+  next_save_seconds_ = cfg_.checkpoint_every_seconds;
+  out.push_back(run_command::log(cat("all ", cfg_.workers, " workers registered; training (", to_string(cfg_.mode), ")")));
+  out.push_back(run_command{kind::start_workers});
+}
+
+run_admission run_control::worker_registered(uint32_t j, run_time now) {
+  run_admission out;
+  if (j >= members_.size()) {
+    out.code = errc::unknown_worker;
+    out.text = cat("worker ", j, " registered but cluster.workers lists ", members_.size(), " workers");
+    return out;
+  }
+  if (cfg_.max_steps > 0 && cfg_.workers / cfg_.slices == 1 && cfg_.mode != train_mode::sync)
+    out.steps_left = std::max<int64_t>(0, cfg_.max_steps - steps_); // its steps are the global steps
+  switch (phase_) {
+    case run_phase::init_shards:
+    case run_phase::waiting: {
+      members_[j] = member::registered;
+      auto joined = std::count_if(members_.begin(), members_.end(), [](member m) { return m != member::absent; });
+      out.then.push_back(run_command::log(cat("worker ", j, " registered (", joined, " of ", members_.size(), ")")));
+      if (phase_ == run_phase::waiting && joined == static_cast<long>(members_.size()))
+        start_training(now, out.then);
+      return out;
+    }
+    case run_phase::training:
+    case run_phase::stopping:
+      if (members_[j] == member::gone && phase_ == run_phase::training) { // a restarted worker rejoins
+        members_[j] = member::training;
+        out.then.push_back(run_command::log(cat(worker_name(j), " rejoined")));
+        run_command c{kind::start_worker};
+        c.index = j;
+        out.then.push_back(std::move(c));
+        return out;
+      }
+      out.code = errc::protocol_error;
+      out.text = members_[j] == member::gone ? cat(worker_name(j), " registered while the run is stopping")
+                                             : cat(worker_name(j), " registered after training started, while worker ",
+                                                   j, " is still a member");
+      return out;
+    default:
+      out.code = errc::protocol_error;
+      out.text = cat(worker_name(j), " registered after training ended");
+      return out;
+  }
+}
+
+run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, double loss_sum, bool final,
+                                   run_time now) {
+  run_commands out;
+  if ((phase_ != run_phase::training && phase_ != run_phase::stopping) || j >= members_.size())
+    return out;
+  // The global step counts updates: every push in async and ssp, every aggregated step in sync.
+  worker_steps_ += steps;
+  steps_ = cfg_.mode == train_mode::sync ? worker_steps_ / cfg_.replicas_to_aggregate : worker_steps_;
+  examples_ += examples;
+  line_loss_ += loss_sum;
+  line_examples_ += examples;
+  if (final && members_[j] == member::training)
+    members_[j] = member::finished;
+  if (steps_ >= next_line_step_) {
+    double span = std::chrono::duration<double>(now - line_start_).count();
+    out.push_back(run_command::log(cat("step ", steps_, " epoch ", static_cast<double>(examples_) / cfg_.train_rows, " | ",
+                              static_cast<int64_t>(line_examples_ / std::max(span, 1e-3)), " examples/s | loss ",
+                              line_examples_ > 0 ? line_loss_ / line_examples_ : 0.0)));
+    line_loss_ = 0.0;
+    line_examples_ = 0;
+    line_start_ = now;
+    while (next_line_step_ <= steps_)
+      next_line_step_ += cfg_.progress_every;
+  }
+  if (phase_ == run_phase::training && all_reported()) {
+    // sync workers stop by themselves at train.max-steps, so every run stops at the same step
+    phase_ = run_phase::stopping;
+    stop_reason_ = cat("max steps ", cfg_.max_steps, " reached");
+    out.push_back(run_command::log("every worker stopped at the step limit"));
+  }
+  if (phase_ == run_phase::training) {
+    maybe_evaluate(now, out);
+    maybe_checkpoint(now, out);
+  }
+  if (phase_ == run_phase::stopping && all_reported())
+    begin_finish(out);
+  return out;
+}
+
+void run_control::check_stop(run_time now, run_commands& out) {
+  std::optional<std::string> why;
+  if (cfg_.should_stop)
+    why = cfg_.should_stop(steps_, examples_);
+  else if (cfg_.max_steps > 0 && steps_ >= cfg_.max_steps)
+    why = cat("max steps ", cfg_.max_steps, " reached");
+  if (why)
+    begin_stop(*why, now, out);
+}
+
+void run_control::begin_stop(std::string reason, run_time now, run_commands& out) {
+  if (phase_ != run_phase::training)
+    return;
+  phase_ = run_phase::stopping;
+  stop_reason_ = std::move(reason);
+  out.push_back(run_command::log(cat("stopping: ", stop_reason_, "; waiting for the workers' final reports")));
+  out.push_back(run_command{kind::stop_workers});
+  arm(now, cfg_.request_timeout, out);
+}
+
+
+run_commands run_control::worker_down(uint32_t j, const std::string& why) {
+  run_commands out;
+  if (j >= members_.size() || phase_ == run_phase::done)
+    return out;
+  auto& m = members_[j];
+  if (m == member::absent || m == member::finished || m == member::gone)
+    return out;
+  if (phase_ == run_phase::init_shards || phase_ == run_phase::waiting) {
+    m = member::absent;
+    out.push_back(run_command::log(cat(worker_name(j), " went down before training started (", why,
+                              "); waiting for it to register again")));
+    return out;
+  }
+  if (phase_ != run_phase::training && phase_ != run_phase::stopping) {
+    m = member::gone; // the run no longer needs it
+    return out;
+  }
+  if (cfg_.mode == train_mode::model_parallel)
+    return fail(errc::peer_unreachable, cat("lost a worker: ", worker_name(j), " went down (", why,
+                                            "); in model-parallel mode its group cannot go on without its slice"));
+  m = member::gone;
+  ++workers_lost_;
+  auto live = live_workers();
+  if (live == 0)
+    return fail(errc::peer_unreachable, cat("lost every worker: ", worker_name(j), " went down (", why, ")"));
+  out.push_back(run_command::log(cat(worker_name(j), " went down (", why, "); training goes on with ", live,
+                            " worker(s); a restarted worker ", j, " rejoins")));
+  if (phase_ == run_phase::stopping && all_reported())
+    begin_finish(out);
+  return out;
+}
+
+run_commands run_control::tick(run_time now) {
+  run_commands out;
+  bool starting = phase_ == run_phase::init_shards || phase_ == run_phase::waiting;
+  if (now + std::chrono::milliseconds(1) < deadline_) {
+    if (starting) { // a reminder: whom we wait for, every 5 s until the deadline
+      out.push_back(run_command::log(cat("waiting for ", missing())));
+      run_command c{kind::tick};
+      c.after = std::min(std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now), reminder);
+      out.push_back(std::move(c));
+    }
+    return out; // else armed for a wait that has ended
+  }
+  if (starting)
+    return fail(errc::timeout, cat("start-up failed: no answer from ", missing(), " within cluster.startup-timeout"));
+  if (phase_ == run_phase::stopping) {
+    out.push_back(run_command::log("not every worker sent its final report in time; finishing without it"));
+    begin_finish(out);
+  }
+  return out;
+}
+
+} // namespace actorps

@@ -1,0 +1,199 @@
+// The chief's run as a state machine without CAF: phases, membership, the global step, what is
+// in flight, and the failure policy. One method per input returns the commands the Chief actor
+// carries out (docs/architecture.md draws the machine). Single-threaded.
+#pragma once
+
+#include "common/errc.hpp"
+#include "config/cluster_options.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// The chief's phases, in the order a run passes through them.
+enum class run_phase { init_shards, waiting, training, stopping, finishing, final_save, done };
+
+const char* to_string(run_phase p);
+
+/// What the controller knows of each worker.
+enum class member { absent, registered, training, finished, gone };
+
+/// Time as the actor's clock tells it (CAF's actor_clock is a steady clock; tests drive it).
+using run_time = std::chrono::steady_clock::time_point;
+
+/// Everything the run's rules depend on.
+struct run_control_config {
+  uint32_t workers = 1;
+  uint32_t shards = 1;
+  train_mode mode = train_mode::async;
+  uint32_t replicas_to_aggregate = 1; ///< sync
+  uint32_t slices = 1;                ///< model-parallel
+  int64_t max_steps = 0;              ///< 0: no step limit
+  int64_t train_rows = 1;             ///< examples per epoch
+  int64_t progress_every = 100;       ///< a progress line every N global steps
+  int64_t eval_every = 0;             ///< also evaluate every N global steps (0: per epoch only)
+  bool checkpoints = false;           ///< checkpoint.dir is set
+  bool shards_recoverable = false;    ///< a lost shard can be reached again and restored
+  int64_t checkpoint_every_steps = 0;
+  double checkpoint_every_seconds = 0.0;
+  std::chrono::milliseconds startup_timeout{120000};
+  std::chrono::milliseconds request_timeout{60000};
+  std::vector<std::string> worker_names; ///< for log lines, e.g. "worker 1 at h:p" (default "worker j")
+  std::vector<std::string> shard_names;  ///< likewise, e.g. "shard 0 at h:p"
+  /// The stop rule (limits, target accuracy, early stopping): a reason after `steps` global steps
+  /// and `examples` examples, or nullopt. Empty: max_steps only.
+  std::function<std::optional<std::string>(int64_t steps, int64_t examples)> should_stop;
+};
+
+/// One thing for the actor to do. Work that answers (evaluate, save, finish) carries an op id;
+/// the answer names it, and answers for an op the controller abandoned are ignored.
+struct run_command {
+  enum class kind {
+    start_workers,  ///< start every worker (model-parallel: in groups of `slices`)
+    start_worker,   ///< `index`: start a worker that rejoined
+    stop_workers,   ///< tell every live worker to stop
+    evaluate,       ///< `op`: read counters, pull the model, evaluate at `step`/`examples`
+    save,           ///< `op`: snapshot every shard and write a checkpoint (`best`: the best model)
+    restore_shard,  ///< `index`: reconnect to shard `index`'s restart and restore it
+    finish,         ///< `op`: read counters, pull the final model, evaluate, write the summary
+    quit,           ///< the run is over: stop the shards and quit normally
+    fail,           ///< the run failed with `code` and `text`: stop everyone and quit with it
+    log,            ///< `text`: a log line
+    tick,           ///< ask for tick() after `after`
+  };
+  kind what;
+  uint32_t index = 0;
+  uint64_t op = 0;
+  bool best = false;
+  int64_t step = 0;
+  int64_t examples = 0;
+  errc code = errc::none;
+  std::string text;
+  std::chrono::milliseconds after{0};
+
+  static run_command log(std::string text) {
+    run_command c{kind::log};
+    c.text = std::move(text);
+    return c;
+  }
+  static run_command for_op(kind k, uint64_t op) {
+    run_command c{k};
+    c.op = op;
+    return c;
+  }
+};
+
+using run_commands = std::vector<run_command>;
+
+/// The answer to a registration: refused (code and text) or accepted (steps_left for the welcome).
+struct run_admission {
+  errc code = errc::none;
+  std::string text;
+  int64_t steps_left = -1;
+  run_commands then;
+};
+
+/// Threading: one owner (the Chief actor).
+class run_control {
+public:
+  explicit run_control(run_control_config cfg);
+
+  run_phase phase() const { return phase_; }
+  member status(uint32_t worker) const { return members_.at(worker); }
+  int64_t steps() const { return steps_; }
+  int64_t worker_steps() const { return worker_steps_; }
+  int64_t examples() const { return examples_; }
+  int64_t workers_lost() const { return workers_lost_; }
+  const std::string& stop_reason() const { return stop_reason_; }
+  /// Seconds trained so far (by the clock of the inputs), from the start of training.
+  double seconds(run_time now) const;
+  /// Whether the answer for `op` is still wanted (the op was not abandoned).
+  bool wanted(uint64_t op) const;
+  /// Returns the peers the start-up still waits for, e.g. "worker 1, worker 2".
+  std::string missing() const;
+
+  /// Resumes the global step and data position of a checkpoint. REQUIRES: before training.
+  void resume(int64_t global_step, int64_t examples);
+
+  /// The run begins: every shard has been sent its setup.
+  run_commands begin(run_time now);
+  /// Shard s answered its setup.
+  run_commands shard_ready(uint32_t s, run_time now);
+  /// Worker j registers (new, or restarted after it went down).
+  run_admission worker_registered(uint32_t j, run_time now);
+  /// A progress report of worker j.
+  run_commands progress(uint32_t j, int64_t steps, int64_t examples, double loss_sum, bool final, run_time now);
+  /// Worker j's actor went down.
+  run_commands worker_down(uint32_t j, const std::string& why);
+  /// Shard s's actor went down.
+  run_commands shard_down(uint32_t s, const std::string& why);
+  /// Shard s was restored after it went down.
+  run_commands shard_restored(uint32_t s);
+  /// An evaluate, save, finish, setup or restore failed (`op` 0: no op, e.g. a setup or restore).
+  run_commands failed(uint64_t op, errc code, const std::string& what);
+  /// The evaluation `op` ended; `improved`: a new best validation loss.
+  run_commands evaluated(uint64_t op, bool improved, run_time now);
+  /// The save `op` ended (written, or failed and logged by the actor).
+  run_commands saved(uint64_t op);
+  /// The summary `op` was written.
+  run_commands finished(uint64_t op);
+  /// A tick the controller asked for.
+  run_commands tick(run_time now);
+
+private:
+  struct save_op {
+    uint64_t op;
+    bool best;
+  };
+  struct in_flight {
+    uint32_t setups = 0;               ///< shard setups not answered yet
+    std::optional<uint64_t> evaluation;
+    std::optional<save_op> save;       ///< a periodic, best or final save
+    std::optional<bool> queued_save;   ///< due while another ran (true: best); runs after it
+    std::optional<uint64_t> summary;   ///< the finish op
+    std::vector<bool> restoring;       ///< per shard
+  };
+
+  bool restoring_any() const;
+  std::string worker_name(uint32_t j) const;
+  std::string shard_name(uint32_t s) const;
+  uint32_t live_workers() const;
+  bool all_reported() const;
+  run_commands fail(errc code, std::string text);
+  void start_training(run_time now, run_commands& out);
+  void begin_stop(std::string reason, run_time now, run_commands& out);
+  void check_stop(run_time now, run_commands& out);
+  void maybe_evaluate(run_time now, run_commands& out);
+  void maybe_checkpoint(run_time now, run_commands& out);
+  void request_save(bool best, run_commands& out);
+  void begin_finish(run_commands& out);
+  void arm(run_time now, std::chrono::milliseconds in, run_commands& out);
+
+  run_control_config cfg_;
+  run_phase phase_ = run_phase::init_shards;
+  std::vector<member> members_;
+  in_flight flight_;
+  uint64_t next_op_ = 1;
+  run_time deadline_{};
+  run_time train_start_{};
+  int64_t steps_ = 0;
+  int64_t worker_steps_ = 0;
+  int64_t examples_ = 0;
+  int64_t workers_lost_ = 0;
+  double line_loss_ = 0.0;
+  int64_t line_examples_ = 0;
+  int64_t next_line_step_ = 0;
+  run_time line_start_{};
+  double next_eval_epoch_ = 1.0;
+  int64_t next_eval_step_ = 0;
+  int64_t next_save_step_ = 0;
+  double next_save_seconds_ = 0.0;
+  std::string stop_reason_;
+};
+
+} // namespace actorps

@@ -1,0 +1,207 @@
+// The chief's state machine, part two: the work in flight -- evaluations, checkpoint saves, the
+// summary -- and what losing and restoring a shard does to it. (Part one: run_control.cpp.)
+#include "actors/run_control.hpp"
+
+#include "common/log.hpp"
+
+#include <algorithm>
+
+namespace actorps {
+
+using kind = run_command::kind;
+
+void run_control::maybe_evaluate(run_time now, run_commands& out) {
+  double epochs = static_cast<double>(examples_) / cfg_.train_rows;
+  bool due = epochs >= next_eval_epoch_ || (cfg_.eval_every > 0 && steps_ >= next_eval_step_);
+  if (!due || flight_.evaluation || restoring_any()) // (a due evaluation waits for the shards)
+    return check_stop(now, out);
+  while (next_eval_epoch_ <= epochs)
+    next_eval_epoch_ += 1.0;
+  while (cfg_.eval_every > 0 && next_eval_step_ <= steps_)
+    next_eval_step_ += cfg_.eval_every;
+  flight_.evaluation = next_op_++;
+  auto c = run_command::for_op(kind::evaluate, *flight_.evaluation);
+  c.step = steps_;
+  c.examples = examples_;
+  out.push_back(std::move(c));
+}
+
+run_commands run_control::evaluated(uint64_t op, bool improved, run_time now) {
+  run_commands out;
+  if (!flight_.evaluation || *flight_.evaluation != op)
+    return out;
+  flight_.evaluation.reset();
+  if (phase_ != run_phase::training)
+    return out;
+  if (improved && cfg_.checkpoints)
+    request_save(true, out);
+  check_stop(now, out);
+  return out;
+}
+
+void run_control::maybe_checkpoint(run_time now, run_commands& out) {
+  if (!cfg_.checkpoints || phase_ != run_phase::training)
+    return;
+  bool by_steps = cfg_.checkpoint_every_steps > 0 && steps_ >= next_save_step_;
+  bool by_time = cfg_.checkpoint_every_seconds > 0 && seconds(now) >= next_save_seconds_;
+  if (!by_steps && !by_time)
+    return;
+  while (cfg_.checkpoint_every_steps > 0 && next_save_step_ <= steps_)
+    next_save_step_ += cfg_.checkpoint_every_steps;
+  next_save_seconds_ = seconds(now) + cfg_.checkpoint_every_seconds;
+  request_save(false, out);
+}
+
+// One save at a time; one that comes due meanwhile (or while a shard is restored) is queued,
+// the best model before a periodic one, and runs when the shards can answer.
+void run_control::request_save(bool best, run_commands& out) {
+  if (flight_.save || restoring_any()) {
+    if (!flight_.queued_save)
+      out.push_back(run_command::log(cat(best ? "best-model save" : "checkpoint", " at step ", steps_, " queued: ",
+                                flight_.save ? "the previous save is still running" : "a shard is being restored")));
+    flight_.queued_save = best || flight_.queued_save.value_or(false);
+    return;
+  }
+  flight_.save = save_op{next_op_++, best};
+  auto c = run_command::for_op(kind::save, flight_.save->op);
+  c.best = best;
+  c.step = steps_;
+  out.push_back(std::move(c));
+}
+
+run_commands run_control::saved(uint64_t op) {
+  run_commands out;
+  if (!flight_.save || flight_.save->op != op)
+    return out;
+  flight_.save.reset();
+  if (phase_ == run_phase::final_save) {
+    phase_ = run_phase::done;
+    out.push_back(run_command{kind::quit});
+    return out;
+  }
+  if (flight_.queued_save && phase_ == run_phase::training) {
+    bool best = *flight_.queued_save;
+    flight_.queued_save.reset();
+    request_save(best, out);
+  }
+  return out;
+}
+
+void run_control::begin_finish(run_commands& out) {
+  phase_ = run_phase::finishing;
+  flight_.queued_save.reset(); // the final save follows the summary
+  if (restoring_any() || flight_.summary)
+    return; // shard_restored() comes back here
+  flight_.summary = next_op_++;
+  out.push_back(run_command::for_op(kind::finish, *flight_.summary));
+}
+
+run_commands run_control::finished(uint64_t op) {
+  run_commands out;
+  if (!flight_.summary || *flight_.summary != op)
+    return out;
+  flight_.summary.reset();
+  if (!cfg_.checkpoints) {
+    phase_ = run_phase::done;
+    out.push_back(run_command{kind::quit});
+    return out;
+  }
+  phase_ = run_phase::final_save;
+  flight_.save = save_op{next_op_++, false}; // a periodic save still in flight is superseded
+  auto c = run_command::for_op(kind::save, flight_.save->op);
+  c.step = steps_;
+  out.push_back(std::move(c));
+  return out;
+}
+
+run_commands run_control::failed(uint64_t op, errc code, const std::string& what) {
+  run_commands out;
+  if (op != 0 && !wanted(op))
+    return out; // abandoned: a shard it waited on went down
+  if (flight_.save && flight_.save->op == op) {
+    out.push_back(run_command::log(cat(flight_.save->best ? "best-model save" : "checkpoint", " at step ", steps_, " failed: ",
+                              what, "; training goes on, the previous checkpoints are intact")));
+    auto more = saved(op); // the same next move as a save that went through
+    out.insert(out.end(), more.begin(), more.end());
+    return out;
+  }
+  if (op != 0 && restoring_any()) { // the shards' answers are lost while one is restored
+    out.push_back(run_command::log(cat(what, " while a shard is being restored; skipped")));
+    if (flight_.evaluation && *flight_.evaluation == op)
+      flight_.evaluation.reset();
+    if (flight_.summary && *flight_.summary == op)
+      flight_.summary.reset(); // shard_restored() finishes again
+    return out;
+  }
+  return fail(code, what);
+}
+
+run_commands run_control::shard_down(uint32_t s, const std::string& why) {
+  run_commands out;
+  if (s >= flight_.restoring.size() || phase_ == run_phase::done || flight_.restoring[s])
+    return out; // (a second notice of the same loss)
+  bool running = phase_ == run_phase::training || phase_ == run_phase::stopping || phase_ == run_phase::finishing
+                 || phase_ == run_phase::final_save;
+  if (!running || !cfg_.shards_recoverable)
+    return fail(errc::peer_unreachable,
+                cat("lost a shard: ", shard_name(s), " went down (", why, ")",
+                    !cfg_.checkpoints ? "; without checkpoint.dir there is nothing to restore it from"
+                    : !running       ? cat(" during ", to_string(phase_))
+                                     : std::string{}));
+  flight_.restoring[s] = true;
+  out.push_back(run_command::log(cat(shard_name(s), " went down (", why,
+                            "); waiting up to cluster.connect-timeout for its restart, then restoring it from the last "
+                            "checkpoint (the workers wait)")));
+  // Every request in flight waits on every shard: none of them can complete now.
+  if (flight_.evaluation) {
+    out.push_back(run_command::log(cat("the evaluation in flight is dropped (", shard_name(s), " went down)")));
+    flight_.evaluation.reset();
+  }
+  if (flight_.save) {
+    out.push_back(run_command::log(cat(flight_.save->best ? "the best-model save" : "the checkpoint save",
+                              " in flight is abandoned (", shard_name(s), " went down); it is taken again once the "
+                              "shard is back")));
+    if (phase_ != run_phase::final_save)
+      flight_.queued_save = flight_.save->best || flight_.queued_save.value_or(false);
+    flight_.save.reset();
+  }
+  flight_.summary.reset(); // finishing: summarised again once the shard is back
+  run_command c{kind::restore_shard};
+  c.index = s;
+  out.push_back(std::move(c));
+  return out;
+}
+
+run_commands run_control::shard_restored(uint32_t s) {
+  run_commands out;
+  if (s >= flight_.restoring.size() || !flight_.restoring[s])
+    return out;
+  flight_.restoring[s] = false;
+  if (restoring_any())
+    return out;
+  switch (phase_) {
+    case run_phase::training:
+      if (flight_.queued_save) {
+        bool best = *flight_.queued_save;
+        flight_.queued_save.reset();
+        request_save(best, out);
+      }
+      break;
+    case run_phase::finishing:
+      begin_finish(out);
+      break;
+    case run_phase::final_save:
+      if (!flight_.save) {
+        flight_.save = save_op{next_op_++, false};
+        auto c = run_command::for_op(kind::save, flight_.save->op);
+        c.step = steps_;
+        out.push_back(std::move(c));
+      }
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+} // namespace actorps

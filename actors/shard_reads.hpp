@@ -1,0 +1,62 @@
+// Reading from every shard at once, for the chief: the whole model, the counters, the snapshots.
+// Each fans the requests in (actors/fan_in.hpp) and calls `done` once with every answer, or
+// `failed` once with the first failure named. Header-only: included by actors/chief.cpp alone.
+#pragma once
+
+#include "actors/fan_in.hpp"
+#include "actors/parameter_shard.hpp"
+#include "actors/slicing.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace actorps {
+
+using failed_fn = std::function<void(std::string)>;
+
+/// Asks every shard `(Ts...)` and fans the answers (of type T, indexed by shard) into done.
+template <class T, class Self, class... Ts>
+void ask_every_shard(Self* self, const std::vector<parameter_shard_actor>& shards, std::chrono::milliseconds timeout,
+                     const std::string& what, std::function<void(std::vector<T>&)> done, failed_fn failed,
+                     Ts... xs) {
+  auto fan = fan_in<T>::make(shards.size(), std::move(done), std::move(failed));
+  for (size_t s = 0; s < shards.size(); ++s)
+    self->request(shards[s], timeout, xs...)
+      .then([fan, s](T& x) { fan->put(s, std::move(x)); },
+            [fan, s, what](caf::error& err) { fan->fail(cat(what, " from shard ", s, " failed: ", describe(err))); });
+}
+
+/// Pulls every variable of the plan (as chief_worker_id) into a buffer sized like `shape` and
+/// calls done with it.
+template <class Self>
+void pull_every_variable(Self* self, const std::vector<parameter_shard_actor>& shards, const placement_plan& plan,
+                         uint32_t max_floats, std::chrono::milliseconds timeout,
+                         const std::vector<std::vector<float>>& shape,
+                         std::function<void(std::vector<std::vector<float>>&)> done, failed_fn failed) {
+  std::vector<std::pair<uint32_t, pull_request>> requests;
+  for (uint32_t s = 0; s < plan.shards; ++s)
+    for (auto& req : pull_requests_for(held_ranges(plan, s), chief_worker_id, max_floats))
+      requests.emplace_back(s, std::move(req));
+  auto params = std::make_shared<std::vector<std::vector<float>>>(shape);
+  auto fan = fan_in<bool>::make(
+    requests.size(), [params, done](std::vector<bool>&) { done(*params); }, std::move(failed));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto s = requests[i].first;
+    self->request(shards[s], timeout, pull_atom_v, std::move(requests[i].second))
+      .then(
+        [fan, params, i, s](const pull_reply& reply) {
+          if (auto err = scatter_slices(reply, *params))
+            return fan->fail(cat("pulling the model from shard ", s, " failed: ", describe(err)));
+          fan->put(i, true);
+        },
+        [fan, s](caf::error& err) { fan->fail(cat("pulling the model from shard ", s, " failed: ", describe(err))); });
+  }
+}
+
+} // namespace actorps

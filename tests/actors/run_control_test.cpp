@@ -1,0 +1,421 @@
+// Tests of actors/run_control: the chief's state machine, input by input, in every phase and
+// mode, with no actors and no clock but the one the test passes in (milliseconds per case).
+#include "actors/run_control.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+
+using namespace actorps;
+using kind = run_command::kind;
+using namespace std::chrono_literals;
+
+namespace {
+
+using controller = actorps::run_control; // (the suite is named run_control too)
+
+const run_time t0{};
+
+const run_command* find(const run_commands& cmds, kind k) {
+  auto i = std::find_if(cmds.begin(), cmds.end(), [k](const run_command& c) { return c.what == k; });
+  return i == cmds.end() ? nullptr : &*i;
+}
+
+bool has(const run_commands& cmds, kind k) {
+  return find(cmds, k) != nullptr;
+}
+
+bool logs(const run_commands& cmds, const std::string& part) {
+  return std::any_of(cmds.begin(), cmds.end(),
+                     [&](const run_command& c) { return c.what == kind::log && c.text.find(part) != std::string::npos; });
+}
+
+run_control_config config(train_mode mode = train_mode::async, bool checkpoints = true) {
+  run_control_config c;
+  c.workers = 2;
+  c.shards = 2;
+  c.mode = mode;
+  c.replicas_to_aggregate = 2;
+  c.max_steps = 10;
+  c.train_rows = 1000000; // no evaluation by epoch unless a case wants one
+  c.checkpoints = checkpoints;
+  c.shards_recoverable = checkpoints;
+  c.startup_timeout = 20s;
+  c.request_timeout = 60s;
+  return c;
+}
+
+// begin, every shard ready, every worker registered: returns the last commands (training).
+run_commands start(controller& ctl, uint32_t workers = 2, uint32_t shards = 2) {
+  ctl.begin(t0);
+  for (uint32_t s = 0; s < shards; ++s)
+    ctl.shard_ready(s, t0);
+  run_commands last;
+  for (uint32_t j = 0; j < workers; ++j)
+    last = ctl.worker_registered(j, t0).then;
+  return last;
+}
+
+// Answers whatever the controller asked for, like an actor whose peers all answer, until the
+// run quits or fails; returns the commands seen. Counts the summaries written.
+run_commands run_to_end(controller& ctl, run_commands cmds, int* summaries = nullptr) {
+  run_commands seen;
+  for (int round = 0; round < 50 && !has(cmds, kind::quit) && !has(cmds, kind::fail); ++round) {
+    seen.insert(seen.end(), cmds.begin(), cmds.end());
+    run_commands next;
+    auto add = [&](run_commands more) { next.insert(next.end(), more.begin(), more.end()); };
+    for (auto& c : cmds) {
+      if (c.what == kind::finish) {
+        if (summaries)
+          ++*summaries;
+        add(ctl.finished(c.op));
+      } else if (c.what == kind::save) {
+        add(ctl.saved(c.op));
+      } else if (c.what == kind::evaluate) {
+        add(ctl.evaluated(c.op, false, t0));
+      }
+    }
+    if (next.empty() && ctl.phase() == run_phase::training)
+      add(ctl.progress(0, 100, 100, 1.0, false, t0 + 1s));
+    if (next.empty() && ctl.phase() == run_phase::stopping)
+      for (uint32_t j = 0; j < 2; ++j)
+        if (ctl.status(j) == member::training)
+          add(ctl.progress(j, 0, 0, 0.0, true, t0 + 1s));
+    cmds = std::move(next);
+  }
+  seen.insert(seen.end(), cmds.begin(), cmds.end());
+  return seen;
+}
+
+// Drives a fresh run to `phase`; returns the commands of the last input.
+run_commands drive_to(controller& ctl, run_phase phase) {
+  auto cmds = start(ctl);
+  if (phase == run_phase::training)
+    return cmds;
+  cmds = ctl.progress(0, 20, 20, 1.0, false, t0 + 1s); // 20 pushes: over max-steps in every mode
+  BOOST_REQUIRE(ctl.phase() == run_phase::stopping);
+  if (phase == run_phase::stopping)
+    return cmds;
+  ctl.progress(0, 0, 0, 0.0, true, t0 + 1s);
+  cmds = ctl.progress(1, 0, 0, 0.0, true, t0 + 1s);
+  BOOST_REQUIRE(ctl.phase() == run_phase::finishing);
+  BOOST_REQUIRE(has(cmds, kind::finish));
+  if (phase == run_phase::finishing)
+    return cmds;
+  cmds = ctl.finished(find(cmds, kind::finish)->op);
+  BOOST_REQUIRE(ctl.phase() == run_phase::final_save);
+  return cmds;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(run_control)
+
+BOOST_AUTO_TEST_CASE(starts_once_every_shard_is_set_up_and_every_worker_registered) {
+  controller ctl{config()};
+  auto cmds = ctl.begin(t0);
+  BOOST_TEST(find(cmds, kind::tick)->after.count() == 5000); // the first reminder
+  BOOST_TEST((ctl.phase() == run_phase::init_shards));
+  BOOST_TEST((ctl.worker_registered(1, t0).code == errc::none)); // registering before the shards are ready is fine
+  BOOST_TEST(ctl.missing() == "2 shard(s) to answer their setup");
+  ctl.shard_ready(0, t0);
+  BOOST_TEST(!has(ctl.shard_ready(1, t0), kind::start_workers));
+  BOOST_TEST((ctl.phase() == run_phase::waiting));
+  BOOST_TEST(ctl.missing() == "worker 0");
+  auto admitted = ctl.worker_registered(0, t0);
+  BOOST_TEST((admitted.code == errc::none));
+  BOOST_TEST(admitted.steps_left == -1); // two workers: nobody's steps are the global steps
+  BOOST_TEST(has(admitted.then, kind::start_workers));
+  BOOST_TEST(logs(admitted.then, "all 2 workers registered; training (async)"));
+  BOOST_TEST((ctl.phase() == run_phase::training));
+}
+
+BOOST_AUTO_TEST_CASE(the_only_worker_is_told_how_many_steps_are_left) {
+  for (auto mode : {train_mode::async, train_mode::ssp, train_mode::sync}) {
+    auto c = config(mode);
+    c.workers = 1;
+    c.replicas_to_aggregate = 1;
+    controller ctl{c};
+    ctl.resume(4, 200);
+    ctl.begin(t0);
+    BOOST_TEST(ctl.worker_registered(0, t0).steps_left == (mode == train_mode::sync ? -1 : 6));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(registrations_are_refused_by_name) {
+  auto c = config();
+  c.worker_names = {"worker 0 at h:1", "worker 1 at h:2"};
+  controller ctl{c};
+  start(ctl);
+  auto r = ctl.worker_registered(5, t0);
+  BOOST_TEST((r.code == errc::unknown_worker));
+  BOOST_TEST(r.text == "worker 5 registered but cluster.workers lists 2 workers");
+  r = ctl.worker_registered(1, t0);
+  BOOST_TEST((r.code == errc::protocol_error));
+  BOOST_TEST(r.text == "worker 1 at h:2 registered after training started, while worker 1 is still a member");
+  BOOST_TEST(ctl.workers_lost() == 0); // a refused join is no loss
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_lost_before_the_start_may_register_again) {
+  controller ctl{config()};
+  ctl.begin(t0);
+  ctl.worker_registered(0, t0);
+  auto cmds = ctl.worker_down(0, "killed");
+  BOOST_TEST(!has(cmds, kind::fail));
+  BOOST_TEST((ctl.status(0) == member::absent));
+  ctl.shard_ready(0, t0);
+  ctl.shard_ready(1, t0);
+  BOOST_TEST(ctl.missing() == "worker 0, worker 1");
+  ctl.worker_registered(1, t0);
+  BOOST_TEST(has(ctl.worker_registered(0, t0).then, kind::start_workers));
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_worker_rejoins_in_every_data_parallel_mode) {
+  for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp}) {
+    auto c = config(mode);
+    c.worker_names = {"worker 0 at h:1", "worker 1 at h:2"};
+    controller ctl{c};
+    start(ctl);
+    auto cmds = ctl.worker_down(1, "killed");
+    BOOST_TEST(logs(cmds, "worker 1 at h:2 went down (killed); training goes on with 1 worker(s)"));
+    BOOST_TEST(ctl.workers_lost() == 1);
+    BOOST_TEST(ctl.worker_down(1, "again").empty()); // a second notice changes nothing
+    auto back = ctl.worker_registered(1, t0);
+    BOOST_TEST((back.code == errc::none));
+    BOOST_TEST(find(back.then, kind::start_worker)->index == 1u);
+    BOOST_TEST(logs(back.then, "worker 1 at h:2 rejoined"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(losing_every_worker_or_a_slice_fails_the_run) {
+  controller ctl{config()};
+  start(ctl);
+  ctl.worker_down(0, "killed");
+  auto cmds = ctl.worker_down(1, "killed");
+  BOOST_TEST(find(cmds, kind::fail)->text == "lost every worker: worker 1 went down (killed)");
+  BOOST_TEST((ctl.phase() == run_phase::done));
+  auto c = config(train_mode::model_parallel);
+  c.slices = 2;
+  controller mp{c};
+  start(mp);
+  cmds = mp.worker_down(1, "killed");
+  BOOST_REQUIRE(has(cmds, kind::fail));
+  BOOST_TEST(find(cmds, kind::fail)->text.find("its group cannot go on without its slice") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(counts_global_steps_per_mode) {
+  for (auto [mode, expected] : {std::pair{train_mode::async, 7}, std::pair{train_mode::ssp, 7},
+                                std::pair{train_mode::sync, 3}}) {
+    auto c = config(mode);
+    c.max_steps = 0;
+    controller ctl{c};
+    start(ctl);
+    ctl.progress(0, 4, 40, 1.0, false, t0);
+    ctl.progress(1, 3, 30, 1.0, false, t0);
+    BOOST_TEST(ctl.steps() == expected);
+    BOOST_TEST(ctl.worker_steps() == 7);
+    BOOST_TEST(ctl.examples() == 70);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(evaluates_each_epoch_one_at_a_time_and_saves_a_new_best) {
+  auto c = config();
+  c.train_rows = 100;
+  c.max_steps = 0;
+  controller ctl{c};
+  start(ctl);
+  BOOST_TEST(!has(ctl.progress(0, 5, 50, 1.0, false, t0), kind::evaluate));
+  auto cmds = ctl.progress(1, 5, 50, 1.0, false, t0);
+  auto* eval = find(cmds, kind::evaluate);
+  BOOST_REQUIRE(eval);
+  BOOST_TEST(eval->step == 10);
+  BOOST_TEST(eval->examples == 100);
+  BOOST_TEST(!has(ctl.progress(0, 10, 100, 1.0, false, t0), kind::evaluate)); // one in flight
+  cmds = ctl.evaluated(eval->op, true, t0);
+  BOOST_TEST(find(cmds, kind::save)->best);
+  BOOST_TEST(ctl.evaluated(eval->op, true, t0).empty()); // answered once
+  BOOST_TEST(has(ctl.progress(0, 1, 10, 1.0, false, t0), kind::evaluate)); // epoch 2 is due
+}
+
+BOOST_AUTO_TEST_CASE(a_save_that_comes_due_during_another_is_queued_and_said) {
+  auto c = config();
+  c.max_steps = 0;
+  c.checkpoint_every_steps = 10;
+  controller ctl{c};
+  start(ctl);
+  auto first = ctl.progress(0, 10, 10, 1.0, false, t0);
+  auto* save = find(first, kind::save);
+  BOOST_REQUIRE(save);
+  auto cmds = ctl.progress(0, 10, 10, 1.0, false, t0);
+  BOOST_TEST(!has(cmds, kind::save));
+  BOOST_TEST(logs(cmds, "checkpoint at step 20 queued: the previous save is still running"));
+  cmds = ctl.saved(save->op);
+  BOOST_TEST(has(cmds, kind::save)); // the queued one runs now
+}
+
+BOOST_AUTO_TEST_CASE(periodic_saves_follow_the_actors_clock) {
+  auto c = config();
+  c.max_steps = 0;
+  c.checkpoint_every_seconds = 30.0;
+  controller ctl{c};
+  start(ctl);
+  BOOST_TEST(!has(ctl.progress(0, 1, 1, 1.0, false, t0 + 29s), kind::save));
+  BOOST_TEST(has(ctl.progress(0, 1, 1, 1.0, false, t0 + 30s), kind::save));
+}
+
+BOOST_AUTO_TEST_CASE(stops_at_the_limit_and_finishes_after_every_final_report) {
+  controller ctl{config(train_mode::async, false)};
+  start(ctl);
+  auto cmds = ctl.progress(0, 10, 10, 1.0, false, t0);
+  BOOST_TEST(has(cmds, kind::stop_workers));
+  BOOST_TEST(find(cmds, kind::tick)->after.count() == 60000); // the final reports' deadline
+  BOOST_TEST(ctl.stop_reason() == "max steps 10 reached");
+  BOOST_TEST(!has(ctl.progress(0, 1, 1, 0.0, true, t0), kind::finish));
+  cmds = ctl.progress(1, 1, 1, 0.0, true, t0);
+  auto* fin = find(cmds, kind::finish);
+  BOOST_REQUIRE(fin);
+  BOOST_TEST(ctl.steps() == 12);
+  cmds = ctl.finished(fin->op);
+  BOOST_TEST(has(cmds, kind::quit)); // no checkpoint.dir: no final save
+  BOOST_TEST((ctl.phase() == run_phase::done));
+}
+
+BOOST_AUTO_TEST_CASE(sync_workers_that_stop_by_themselves_end_the_run) {
+  controller ctl{config(train_mode::sync, false)};
+  start(ctl);
+  ctl.progress(0, 10, 10, 1.0, true, t0);
+  auto cmds = ctl.progress(1, 10, 10, 1.0, true, t0);
+  BOOST_TEST(logs(cmds, "every worker stopped at the step limit"));
+  BOOST_TEST(has(cmds, kind::finish));
+  BOOST_TEST(!has(cmds, kind::stop_workers));
+}
+
+BOOST_AUTO_TEST_CASE(deadlines_fire_only_when_due) {
+  controller ctl{config()};
+  ctl.begin(t0);
+  auto cmds = ctl.tick(t0 + 5s);
+  BOOST_TEST(logs(cmds, "waiting for 2 shard(s) to answer their setup"));
+  BOOST_TEST(find(cmds, kind::tick)->after.count() == 5000);
+  cmds = ctl.tick(t0 + 20s);
+  BOOST_REQUIRE(has(cmds, kind::fail));
+  BOOST_TEST((find(cmds, kind::fail)->code == errc::timeout));
+  BOOST_TEST(find(cmds, kind::fail)->text
+             == "start-up failed: no answer from 2 shard(s) to answer their setup within cluster.startup-timeout");
+
+  controller stopping{config(train_mode::async, false)};
+  drive_to(stopping, run_phase::stopping);
+  BOOST_TEST(stopping.tick(t0 + 30s).empty()); // a start-up reminder, or too early
+  cmds = stopping.tick(t0 + 61s);
+  BOOST_TEST(logs(cmds, "not every worker sent its final report in time"));
+  BOOST_TEST(has(cmds, kind::finish));
+}
+
+// Issue 11, item 3 (and item 8's stop during a restore): a shard lost in any phase of a running
+// run is restored, and the run still ends with one summary and a quit -- in every mode.
+BOOST_AUTO_TEST_CASE(a_shard_lost_in_any_running_phase_is_restored_and_the_run_finishes) {
+  for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
+    for (auto phase : {run_phase::training, run_phase::stopping, run_phase::finishing, run_phase::final_save}) {
+      BOOST_TEST_CONTEXT(to_string(mode) << " in " << to_string(phase)) {
+        controller ctl{config(mode)};
+        auto before = drive_to(ctl, phase);
+        auto cmds = ctl.shard_down(1, "killed");
+        BOOST_TEST(!has(cmds, kind::fail));
+        BOOST_TEST(find(cmds, kind::restore_shard)->index == 1u);
+        BOOST_TEST(ctl.shard_down(1, "killed").empty()); // the same loss again: one restore
+        for (auto& c : before) // whatever was in flight can no longer complete
+          if (c.what == kind::finish || c.what == kind::save || c.what == kind::evaluate)
+            BOOST_TEST(!ctl.wanted(c.op));
+        int summaries = 0;
+        auto rest = run_to_end(ctl, ctl.shard_restored(1), &summaries);
+        BOOST_TEST(has(rest, kind::quit));
+        BOOST_TEST(!has(rest, kind::fail));
+        BOOST_TEST(summaries == (phase == run_phase::final_save ? 0 : 1));
+        if (phase == run_phase::final_save) // the final checkpoint is taken after the restore
+          BOOST_TEST(has(rest, kind::save));
+      }
+    }
+}
+
+// Issue 11, item 4: a save in flight when a shard dies ends at once (not at request-timeout),
+// says so, and is taken again once the shard is back.
+BOOST_AUTO_TEST_CASE(a_save_in_flight_when_a_shard_dies_is_abandoned_and_taken_again) {
+  auto c = config();
+  c.max_steps = 0;
+  c.checkpoint_every_steps = 10;
+  controller ctl{c};
+  start(ctl);
+  auto save = *find(ctl.progress(0, 10, 10, 1.0, false, t0), kind::save);
+  auto cmds = ctl.shard_down(0, "killed");
+  BOOST_TEST(!ctl.wanted(save.op));
+  BOOST_TEST(logs(cmds, "the checkpoint save in flight is abandoned"));
+  BOOST_TEST(ctl.saved(save.op).empty()); // its late answer changes nothing
+  cmds = ctl.progress(0, 10, 10, 1.0, false, t0); // due again while the shard is restored
+  BOOST_TEST(!has(cmds, kind::save)); // (queued already: the abandoned one)
+  cmds = ctl.shard_restored(0);
+  BOOST_TEST(std::count_if(cmds.begin(), cmds.end(), [](auto& x) { return x.what == kind::save; }) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(answers_lost_while_a_shard_is_restored_skip_the_evaluation) {
+  auto c = config();
+  c.train_rows = 10;
+  c.max_steps = 0;
+  controller ctl{c};
+  start(ctl);
+  auto eval = *find(ctl.progress(0, 1, 10, 1.0, false, t0), kind::evaluate);
+  ctl.shard_down(0, "killed");
+  BOOST_TEST(ctl.failed(eval.op, errc::timeout, "pulling").empty()); // abandoned already
+  BOOST_TEST(!has(ctl.progress(0, 1, 10, 1.0, false, t0), kind::evaluate)); // waits for the shard
+  ctl.shard_restored(0);
+  BOOST_TEST(has(ctl.progress(0, 1, 10, 1.0, false, t0), kind::evaluate));
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_shard_fails_the_run_when_nothing_can_restore_it) {
+  auto c = config(train_mode::async, false);
+  c.shard_names = {"shard 0 at h:5", "shard 1 at h:6"};
+  controller ctl{c};
+  start(ctl);
+  auto cmds = ctl.shard_down(1, "killed");
+  BOOST_REQUIRE(has(cmds, kind::fail));
+  BOOST_TEST(find(cmds, kind::fail)->text
+             == "lost a shard: shard 1 at h:6 went down (killed); without checkpoint.dir there is nothing to restore it from");
+  controller early{config()};
+  early.begin(t0);
+  cmds = early.shard_down(0, "killed");
+  BOOST_TEST(find(cmds, kind::fail)->text == "lost a shard: shard 0 went down (killed) during init_shards");
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_request_fails_the_run_unless_a_shard_is_restored) {
+  auto c = config();
+  c.train_rows = 10;
+  c.max_steps = 0;
+  controller ctl{c};
+  start(ctl);
+  auto eval = *find(ctl.progress(0, 1, 10, 1.0, false, t0), kind::evaluate);
+  auto cmds = ctl.failed(eval.op, errc::timeout, "pulling the model from shard 0 failed: timeout");
+  BOOST_TEST(find(cmds, kind::fail)->text == "pulling the model from shard 0 failed: timeout");
+  BOOST_TEST(ctl.failed(eval.op, errc::timeout, "again").empty()); // done: nothing more
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_save_is_logged_and_training_goes_on) {
+  auto c = config();
+  c.max_steps = 0;
+  c.checkpoint_every_steps = 10;
+  controller ctl{c};
+  start(ctl);
+  auto save = *find(ctl.progress(0, 10, 10, 1.0, false, t0), kind::save);
+  auto cmds = ctl.failed(save.op, errc::file_error, "disk full");
+  BOOST_TEST(!has(cmds, kind::fail));
+  BOOST_TEST(logs(cmds, "checkpoint at step 10 failed: disk full; training goes on"));
+  BOOST_TEST((ctl.phase() == run_phase::training));
+}
+
+BOOST_AUTO_TEST_CASE(progress_outside_training_and_from_unknown_workers_is_ignored) {
+  controller ctl{config()};
+  ctl.begin(t0);
+  BOOST_TEST(ctl.progress(0, 100, 100, 1.0, false, t0).empty());
+  start(ctl);
+  BOOST_TEST(ctl.progress(7, 100, 100, 1.0, false, t0).empty());
+  BOOST_TEST(ctl.steps() == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
