@@ -13,7 +13,9 @@
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 namespace actorps {
 
@@ -85,13 +87,43 @@ parameter_shard_actor spawn_shard(caf::actor_system& sys, const cluster_settings
   return make_sync_aggregator(sys, cfg, shard);
 }
 
-// Reaches restarted shard s at its cluster.ps address, retrying for cluster.connect-timeout.
-std::function<caf::expected<parameter_shard_actor>(uint32_t)>
-shard_reconnector(caf::actor_system& sys, const cluster_settings& cluster, const std::string& who) {
-  return [&sys, cluster, who](uint32_t s) {
-    return connect_to<parameter_shard_actor>(sys, cluster.ps[s], who, cat("restarted shard ", s),
-                                             cluster.connect_timeout, cluster.tls);
+// Reaches a restarted peer at `at`, retrying for cluster.connect-timeout. For a moment after a
+// loss CAF's middleman may still hand back its proxy of the lost process (same host:port; a
+// request to it is never answered): a handle on the node last seen is not the restart, so it
+// waits and asks again until another node answers.
+template <class Handle>
+std::function<caf::expected<Handle>()> restart_connector(caf::actor_system& sys, const cluster_settings& cluster,
+                                                         endpoint at, std::string who, std::string what,
+                                                         caf::node_id lost) {
+  auto last = std::make_shared<caf::node_id>(std::move(lost));
+  return [&sys, cluster, at, who, what, last]() -> caf::expected<Handle> {
+    auto deadline = std::chrono::steady_clock::now() + cluster.connect_timeout;
+    for (bool said = false;; said = true) {
+      auto hdl = connect_to<Handle>(sys, at, who, what, cluster.connect_timeout, cluster.tls);
+      if (!hdl || hdl->node() != *last) {
+        if (hdl)
+          *last = hdl->node();
+        return hdl;
+      }
+      if (std::chrono::steady_clock::now() >= deadline)
+        return caf::make_error(errc::peer_unreachable, cat(what, " at ", at.str(),
+                                                           " still answered as the lost process at cluster.connect-timeout"));
+      if (!said)
+        log_line(who, cat("the connection to the lost ", what, " is still open; waiting for the new process"));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   };
+}
+
+// Reaches restarted shard s at its cluster.ps address (see restart_connector).
+std::function<caf::expected<parameter_shard_actor>(uint32_t)>
+shard_reconnector(caf::actor_system& sys, const cluster_settings& cluster, const std::string& who,
+                  const std::vector<parameter_shard_actor>& shards) {
+  auto each = std::make_shared<std::vector<std::function<caf::expected<parameter_shard_actor>()>>>();
+  for (uint32_t s = 0; s < shards.size(); ++s)
+    each->push_back(restart_connector<parameter_shard_actor>(sys, cluster, cluster.ps[s], who,
+                                                             cat("restarted shard ", s), shards[s].node()));
+  return [each](uint32_t s) { return (*each)[s](); };
 }
 
 int run_ps(caf::actor_system& sys, const cluster_settings& cluster) {
@@ -126,7 +158,7 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
   if (!shards)
     return report_failure("chief", shards.error());
   auto outcome = std::make_shared<chief_outcome>();
-  auto chief = make_chief(sys, {train, cluster, *data, *shards, outcome, shard_reconnector(sys, cluster, "chief")});
+  auto chief = make_chief(sys, {train, cluster, *data, *shards, outcome, shard_reconnector(sys, cluster, "chief", *shards)});
   if (auto port = publish_at(sys, chief, cluster.chief, "chief", cluster.tls); !port) {
     caf::anon_send_exit(chief, caf::exit_reason::kill);
     return report_failure("chief", port.error());
@@ -163,12 +195,10 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
   auto shards = connect_shards(sys, cluster, who);
   if (!shards)
     return report_failure(who, shards.error());
-  auto reconnect = [&sys, cluster, who] {
-    return connect_to<chief_actor>(sys, cluster.chief, who, "the restarted chief", cluster.connect_timeout, cluster.tls);
-  };
+  auto reconnect = restart_connector<chief_actor>(sys, cluster, cluster.chief, who, "the restarted chief", chief->node());
   auto worker = make_worker_replica(sys, {cluster.index, train, cluster, *data, *chief, *shards,
                                           cluster.workers[cluster.index].host, reconnect,
-                                          shard_reconnector(sys, cluster, who)});
+                                          shard_reconnector(sys, cluster, who, *shards)});
   if (cluster.model_parallel())
     if (auto err = link_slices(sys, cluster, worker, who)) {
       caf::anon_send_exit(worker, caf::exit_reason::kill);
