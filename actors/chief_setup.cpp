@@ -121,7 +121,7 @@ caf::error detail::prepare(chief_pointer self) {
     }
   }
   // Last: a start-up that failed above leaves an existing run's files alone.
-  auto log = run_log::open(st.cfg.train.run_dir, st.cfg.train.name);
+  auto log = run_log::open(st.cfg.train.run_dir, st.cfg.train.name, st.restored.has_value());
   if (!log)
     return std::move(log.error());
   st.log.emplace(std::move(*log));

@@ -193,9 +193,10 @@ run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, 
     members_[j] = member::finished;
   if (steps_ >= next_line_step_) {
     double span = std::chrono::duration<double>(now - line_start_).count();
+    // (reports that arrive together, e.g. a backlog, span no time: no rate to speak of)
+    auto rate = span >= 0.01 ? cat(static_cast<int64_t>(line_examples_ / span), " examples/s") : std::string{"- examples/s"};
     out.push_back(run_command::log(cat("step ", steps_, " epoch ", static_cast<double>(examples_) / cfg_.train_rows, " | ",
-                              static_cast<int64_t>(line_examples_ / std::max(span, 1e-3)), " examples/s | loss ",
-                              line_examples_ > 0 ? line_loss_ / line_examples_ : 0.0)));
+                                       rate, " | loss ", line_examples_ > 0 ? line_loss_ / line_examples_ : 0.0)));
     line_loss_ = 0.0;
     line_examples_ = 0;
     line_start_ = now;

@@ -6,6 +6,7 @@
 #include "messages/register.hpp"
 #include "node/exit_watchdog.hpp"
 #include "node/run_node.hpp"
+#include "node/tls_files.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/io/middleman.hpp>
@@ -57,8 +58,12 @@ int main(int argc, char** argv) {
   if (auto err = actorps::validate_tls(cluster->tls, {cfg.openssl_certificate, cfg.openssl_key,
                                                       cfg.openssl_cafile, cfg.openssl_passphrase}))
     return fail(err);
-  if (cluster->tls)
+  if (cluster->tls) {
+    if (auto err = actorps::check_tls_files({cfg.openssl_certificate, cfg.openssl_key, cfg.openssl_cafile,
+                                             cfg.openssl_passphrase}))
+      return fail(err);
     cfg.load<caf::openssl::manager>();
+  }
   caf::actor_system sys{cfg};
   int code = actorps::run_node(sys, *train, *cluster);
   actorps::arm_exit_watchdog(code, std::chrono::seconds(5)); // bounds ~actor_system (see the header)

@@ -6,7 +6,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,13 +37,26 @@ caf::error make_dirs(const std::string& path) {
 
 } // namespace
 
-caf::expected<run_log> run_log::open(const std::string& run_dir, const std::string& name) {
+caf::expected<run_log> run_log::open(const std::string& run_dir, const std::string& name, bool append) {
   run_log out;
   out.dir_ = run_dir + "/" + name;
   if (auto err = make_dirs(out.dir_))
     return err;
+  std::string lock = out.dir_ + "/.lock";
+  int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return io_error(lock, "open");
+  out.lock_.reset(new int(fd), [](const int* p) {
+    ::close(*p);
+    delete p;
+  });
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0)
+    return errno == EWOULDBLOCK
+             ? caf::make_error(errc::file_error, cat(out.dir_, " is in use by another running process (a chief or "
+                                                     "trainer with the same train.name); its files are left alone"))
+             : io_error(lock, "lock");
   std::string path = out.dir_ + "/metrics.jsonl";
-  out.metrics_.reset(std::fopen(path.c_str(), "w"));
+  out.metrics_.reset(std::fopen(path.c_str(), append ? "a" : "w"));
   if (!out.metrics_)
     return io_error(path, "open for writing");
   return out;

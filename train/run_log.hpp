@@ -14,9 +14,12 @@ namespace actorps {
 
 class run_log {
 public:
-  /// Creates <run_dir>/<name>/ (and parents) and truncates its metrics.jsonl.
-  /// Fails with file_error naming the path.
-  static caf::expected<run_log> open(const std::string& run_dir, const std::string& name);
+  /// Creates <run_dir>/<name>/ (and parents), takes the folder's lock (<name>/.lock, held until
+  /// this run_log and its moves are gone, released by the kernel when the process dies) and
+  /// truncates its metrics.jsonl, or appends to it with `append` (a run resumed from a
+  /// checkpoint). Fails with file_error naming the path; a folder another live process holds
+  /// is refused before any of its files is touched.
+  static caf::expected<run_log> open(const std::string& run_dir, const std::string& name, bool append = false);
 
   /// Returns the run's folder.
   const std::string& dir() const { return dir_; }
@@ -32,6 +35,7 @@ private:
     void operator()(std::FILE* f) const { std::fclose(f); }
   };
   std::string dir_;
+  std::shared_ptr<const int> lock_; // the locked descriptor; closing it releases the lock
   std::unique_ptr<std::FILE, file_closer> metrics_;
 };
 

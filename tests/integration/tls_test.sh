@@ -48,5 +48,14 @@ expect_refusal "openssl.certificate" --security.tls
 expect_refusal "/nonexistent/ps.pem" --security.tls --openssl.certificate=/nonexistent/ps.pem \
   --openssl.key="$certs/ps-0.key" --openssl.cafile="$certs/ca.pem"
 expect_refusal "openssl.cafile" --openssl.cafile="$certs/ca.pem"
+# Issue 11, item 6: files that CAF accepted and then crashed on (a worker threw, a shard aborted
+# on its first connection): a key of another certificate, a certificate file that is not PEM.
+expect_refusal "does not belong to the certificate" --security.tls --openssl.certificate="$certs/ps-0.pem" \
+  --openssl.key="$certs/worker-0.key" --openssl.cafile="$certs/ca.pem"
+head -c 300 /dev/urandom > "$tmp/garbage.pem"
+expect_refusal "$tmp/garbage.pem\", which is not a PEM certificate" --security.tls \
+  --openssl.certificate="$tmp/garbage.pem" --openssl.key="$certs/ps-0.key" --openssl.cafile="$certs/ca.pem"
+expect_refusal "openssl.cafile names \"$tmp/garbage.pem\", which holds no PEM certificate" --security.tls \
+  --openssl.certificate="$certs/ps-0.pem" --openssl.key="$certs/ps-0.key" --openssl.cafile="$tmp/garbage.pem"
 
 finish

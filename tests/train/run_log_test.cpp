@@ -36,4 +36,24 @@ BOOST_AUTO_TEST_CASE(a_file_in_the_way_is_a_named_error) {
   BOOST_TEST(describe(log.error()).find(dir.file("runs")) != std::string::npos, describe(log.error()));
 }
 
+// Issue 11, item 5: a second process started by mistake with the same run must not touch the
+// running one's files (it truncated metrics.jsonl with "w" before failing).
+BOOST_AUTO_TEST_CASE(a_folder_in_use_is_refused_and_left_alone) {
+  temp_dir dir;
+  auto first = actorps::run_log::open(dir.file("runs"), "r");
+  BOOST_REQUIRE_MESSAGE(first, error_text(first));
+  BOOST_TEST(!first->append_metrics(json_object{}.add("step", 1)));
+  auto second = actorps::run_log::open(dir.file("runs"), "r");
+  BOOST_REQUIRE(!second);
+  BOOST_TEST(describe(second.error()) == "file_error: " + dir.file("runs/r")
+                                           + " is in use by another running process (a chief or trainer with the "
+                                             "same train.name); its files are left alone");
+  BOOST_TEST(read_text(dir.file("runs/r/metrics.jsonl")) == "{\"step\": 1}\n");
+  first = caf::error{}; // the first run ends: the folder is free again, and a resumed run appends
+  auto resumed = actorps::run_log::open(dir.file("runs"), "r", true);
+  BOOST_REQUIRE_MESSAGE(resumed, error_text(resumed));
+  BOOST_TEST(!resumed->append_metrics(json_object{}.add("step", 2)));
+  BOOST_TEST(read_text(dir.file("runs/r/metrics.jsonl")) == "{\"step\": 1}\n{\"step\": 2}\n");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
