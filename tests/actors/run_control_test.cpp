@@ -45,6 +45,15 @@ run_control_config config(train_mode mode = train_mode::async, bool checkpoints 
   return c;
 }
 
+// A run with no step limit (the cases drive it by hand), epochs of `train_rows` examples.
+run_control_config open_ended(int64_t train_rows = 1000000, int64_t checkpoint_every_steps = 0) {
+  auto c = config();
+  c.max_steps = 0;
+  c.train_rows = train_rows;
+  c.checkpoint_every_steps = checkpoint_every_steps;
+  return c;
+}
+
 // begin, every shard ready, every worker registered: returns the last commands (training).
 run_commands start(controller& ctl, uint32_t workers = 2, uint32_t shards = 2) {
   ctl.begin(t0);
@@ -219,10 +228,7 @@ BOOST_AUTO_TEST_CASE(counts_global_steps_per_mode) {
 }
 
 BOOST_AUTO_TEST_CASE(evaluates_each_epoch_one_at_a_time_and_saves_a_new_best) {
-  auto c = config();
-  c.train_rows = 100;
-  c.max_steps = 0;
-  controller ctl{c};
+  controller ctl{open_ended(100)};
   start(ctl);
   BOOST_TEST(!has(ctl.progress(0, 5, 50, 1.0, false, t0), kind::evaluate));
   auto cmds = ctl.progress(1, 5, 50, 1.0, false, t0);
@@ -238,10 +244,7 @@ BOOST_AUTO_TEST_CASE(evaluates_each_epoch_one_at_a_time_and_saves_a_new_best) {
 }
 
 BOOST_AUTO_TEST_CASE(a_save_that_comes_due_during_another_is_queued_and_said) {
-  auto c = config();
-  c.max_steps = 0;
-  c.checkpoint_every_steps = 10;
-  controller ctl{c};
+  controller ctl{open_ended(1000000, 10)};
   start(ctl);
   auto first = ctl.progress(0, 10, 10, 1.0, false, t0);
   auto* save = find(first, kind::save);
@@ -339,10 +342,7 @@ BOOST_AUTO_TEST_CASE(a_shard_lost_in_any_running_phase_is_restored_and_the_run_f
 // Issue 11, item 4: a save in flight when a shard dies ends at once (not at request-timeout),
 // says so, and is taken again once the shard is back.
 BOOST_AUTO_TEST_CASE(a_save_in_flight_when_a_shard_dies_is_abandoned_and_taken_again) {
-  auto c = config();
-  c.max_steps = 0;
-  c.checkpoint_every_steps = 10;
-  controller ctl{c};
+  controller ctl{open_ended(1000000, 10)};
   start(ctl);
   auto save = *find(ctl.progress(0, 10, 10, 1.0, false, t0), kind::save);
   auto cmds = ctl.shard_down(0, "killed");
@@ -356,10 +356,7 @@ BOOST_AUTO_TEST_CASE(a_save_in_flight_when_a_shard_dies_is_abandoned_and_taken_a
 }
 
 BOOST_AUTO_TEST_CASE(answers_lost_while_a_shard_is_restored_skip_the_evaluation) {
-  auto c = config();
-  c.train_rows = 10;
-  c.max_steps = 0;
-  controller ctl{c};
+  controller ctl{open_ended(10)};
   start(ctl);
   auto eval = *find(ctl.progress(0, 1, 10, 1.0, false, t0), kind::evaluate);
   ctl.shard_down(0, "killed");
@@ -385,10 +382,7 @@ BOOST_AUTO_TEST_CASE(a_lost_shard_fails_the_run_when_nothing_can_restore_it) {
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_request_fails_the_run_unless_a_shard_is_restored) {
-  auto c = config();
-  c.train_rows = 10;
-  c.max_steps = 0;
-  controller ctl{c};
+  controller ctl{open_ended(10)};
   start(ctl);
   auto eval = *find(ctl.progress(0, 1, 10, 1.0, false, t0), kind::evaluate);
   auto cmds = ctl.failed(eval.op, errc::timeout, "pulling the model from shard 0 failed: timeout");
@@ -397,10 +391,7 @@ BOOST_AUTO_TEST_CASE(a_failed_request_fails_the_run_unless_a_shard_is_restored) 
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_save_is_logged_and_training_goes_on) {
-  auto c = config();
-  c.max_steps = 0;
-  c.checkpoint_every_steps = 10;
-  controller ctl{c};
+  controller ctl{open_ended(1000000, 10)};
   start(ctl);
   auto save = *find(ctl.progress(0, 10, 10, 1.0, false, t0), kind::save);
   auto cmds = ctl.failed(save.op, errc::file_error, "disk full");
