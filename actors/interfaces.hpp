@@ -21,6 +21,9 @@ namespace actorps {
 ///   gradient, or its stop before a step.
 /// (register_atom)
 ///   To itself after the chief went down: reconnect to the restarted chief and register again.
+/// (grant_atom, int64_t steps)
+///   From the chief (async with train.max-steps, several workers): `steps` more steps to take;
+///   a worker whose grant is used up reports and waits for the next one or the stop.
 /// (stop_atom)
 ///   From the chief: finish the step in flight, send a final progress_report, quit normally.
 /// (step_atom)
@@ -30,7 +33,7 @@ namespace actorps {
 using worker_replica_actor
   = caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<start_atom, slice_group>,
                      caf::reacts_to<slice_atom, layer_part>, caf::reacts_to<register_atom>,
-                     caf::reacts_to<stop_atom>,
+                     caf::reacts_to<grant_atom, int64_t>, caf::reacts_to<stop_atom>,
                      caf::reacts_to<step_atom>, caf::reacts_to<tick_atom>>;
 
 /// Chief:

@@ -32,6 +32,10 @@ struct worker_welcome {
   /// of the only model-parallel group) and train.max-steps is set: the worker stops by itself
   /// after this many more steps, so such runs end at exactly train.max-steps. -1 otherwise.
   int64_t steps_left = -1;
+  /// With steps_left >= 0: the chief grants more steps ((grant_atom, int64_t)) as the worker
+  /// reports; a worker at zero waits for a grant or the stop (async with train.max-steps and
+  /// several workers: the run ends at exactly train.max-steps, and a frozen chief stops them).
+  bool more = false;
 };
 
 /// Worker -> chief: (progress_atom, progress_report), every cluster.report-every steps and at the end.
@@ -50,7 +54,7 @@ typename Inspector::result_type inspect(Inspector& f, worker_hello& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_welcome& x) {
-  return f(caf::meta::type_name("worker_welcome"), x.plan, x.workers, x.steps_left);
+  return f(caf::meta::type_name("worker_welcome"), x.plan, x.workers, x.steps_left, x.more);
 }
 
 template <class Inspector>
@@ -60,7 +64,7 @@ typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
 }
 
 ACTORPS_FIELDWISE_EQ(worker_hello, v.worker, v.host, v.byte_order_probe)
-ACTORPS_FIELDWISE_EQ(worker_welcome, v.plan, v.workers, v.steps_left)
+ACTORPS_FIELDWISE_EQ(worker_welcome, v.plan, v.workers, v.steps_left, v.more)
 ACTORPS_FIELDWISE_EQ(progress_report, v.worker, v.steps, v.examples, v.loss_sum, v.final)
 
 } // namespace actorps

@@ -25,6 +25,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
   CAF_ADD_ATOM(actorps, actorps, stats_atom, "stats")
   CAF_ADD_ATOM(actorps, actorps, slice_atom, "slice")
   CAF_ADD_ATOM(actorps, actorps, save_atom, "save")
+  CAF_ADD_ATOM(actorps, actorps, grant_atom, "grant")
 
   // Message types: every top-level element of a message that crosses the network.
   CAF_ADD_TYPE_ID(actorps, (actorps::shard_setup))

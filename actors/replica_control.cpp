@@ -1,0 +1,353 @@
+// The worker's state machine: one method per input, each returning what the actor does next.
+#include "actors/replica_control.hpp"
+
+#include "common/log.hpp"
+
+#include <algorithm>
+
+namespace actorps {
+
+const char* to_string(replica_phase p) {
+  switch (p) {
+    case replica_phase::registering:
+      return "registering";
+    case replica_phase::waiting_start:
+      return "waiting_start";
+    case replica_phase::in_round:
+      return "in_round";
+    case replica_phase::recovering:
+      return "recovering";
+    case replica_phase::paused:
+      return "paused";
+    case replica_phase::awaiting_grant:
+      return "awaiting_grant";
+    case replica_phase::stopping:
+      return "stopping";
+    case replica_phase::done:
+      break;
+  }
+  return "done";
+}
+
+namespace {
+
+replica_command command(replica_command::kind k) {
+  return replica_command{k};
+}
+
+void append(replica_commands& out, replica_commands more) {
+  for (auto& c : more)
+    out.push_back(std::move(c));
+}
+
+} // namespace
+
+replica_control::replica_control(replica_control_config cfg) : cfg_(std::move(cfg)) {
+}
+
+replica_commands replica_control::fail(errc code, std::string text) {
+  phase_ = replica_phase::done;
+  replica_command c{replica_command::kind::fail};
+  c.code = code;
+  c.text = std::move(text);
+  return {std::move(c)};
+}
+
+void replica_control::failed() {
+  phase_ = replica_phase::done;
+}
+
+void replica_control::register_now(replica_time now, replica_commands& out) {
+  phase_ = replica_phase::registering;
+  deadline_ = now + cfg_.startup_timeout;
+  out.push_back(command(replica_command::kind::register_hello));
+  replica_command tick{replica_command::kind::tick_after};
+  tick.after = cfg_.startup_timeout;
+  out.push_back(std::move(tick));
+}
+
+replica_commands replica_control::begin(replica_time now) {
+  replica_commands out;
+  register_now(now, out);
+  return out;
+}
+
+replica_commands replica_control::registered(int64_t steps_left, bool more, uint32_t shards) {
+  if (phase_ != replica_phase::registering)
+    return {};
+  if (versions_.empty()) { // (a round in flight across a re-registration keeps its accounting)
+    versions_.assign(shards, 0);
+    round_.in_flight.assign(shards, 0);
+    round_.epoch.assign(shards, 0);
+  }
+  steps_left_ = steps_left;
+  more_grants_ = more;
+  phase_ = replica_phase::waiting_start;
+  replica_commands out{replica_command::log("registered with the chief; waiting for start")};
+  if (start_early_) {
+    start_early_ = false;
+    append(out, begin_training());
+  }
+  return out;
+}
+
+replica_commands replica_control::start() {
+  if (phase_ == replica_phase::registering)
+    start_early_ = true;
+  if (phase_ != replica_phase::waiting_start)
+    return {};
+  return begin_training();
+}
+
+replica_commands replica_control::begin_training() {
+  replica_commands out{replica_command::log("training")};
+  if (steps_left_ == 0 && !more_grants_) { // restored at train.max-steps: nothing left to do
+    phase_ = replica_phase::stopping;
+    append(out, finish_if_idle());
+    return out;
+  }
+  phase_ = steps_left_ == 0 ? replica_phase::awaiting_grant : replica_phase::in_round;
+  if (phase_ == replica_phase::in_round && round_.at == stage::none) {
+    round_.at = stage::pulls; // the first step's parameters (after a pause: fresh ones)
+    out.push_back(command(replica_command::kind::pull));
+  } // (a round still in flight from before a pause goes on by itself)
+  return out;
+}
+
+replica_commands replica_control::granted(int64_t steps) {
+  if (phase_ == replica_phase::done || steps <= 0)
+    return {};
+  steps_left_ = std::max<int64_t>(steps_left_, 0) + steps;
+  if (phase_ != replica_phase::awaiting_grant)
+    return {};
+  phase_ = replica_phase::in_round;
+  return next_step();
+}
+
+replica_commands replica_control::stop() {
+  if (phase_ == replica_phase::done)
+    return {};
+  phase_ = replica_phase::stopping;
+  return finish_if_idle();
+}
+
+replica_commands replica_control::tick(replica_time now) {
+  if (now + std::chrono::milliseconds(1) < deadline_)
+    return {}; // armed for an earlier registration
+  if (phase_ == replica_phase::registering || phase_ == replica_phase::waiting_start
+      || phase_ == replica_phase::paused)
+    return fail(errc::timeout, "waiting for the chief: no start within cluster.startup-timeout");
+  return {};
+}
+
+uint64_t replica_control::requested(uint32_t s) {
+  ++round_.pending;
+  ++round_.in_flight.at(s);
+  return round_.epoch.at(s);
+}
+
+bool replica_control::answers(uint32_t s, uint64_t epoch) {
+  if (phase_ == replica_phase::done || s >= round_.epoch.size() || round_.epoch[s] != epoch)
+    return false;
+  --round_.in_flight[s];
+  --round_.pending;
+  return true;
+}
+
+replica_commands replica_control::pulled(uint32_t s, uint64_t version) {
+  versions_.at(s) = version;
+  return settle();
+}
+
+replica_commands replica_control::pushed(uint32_t s, uint64_t version, uint64_t next_step, bool stale) {
+  versions_.at(s) = version;
+  round_.stale = round_.stale || stale;
+  round_.next_step = std::min(round_.next_step, next_step);
+  return settle();
+}
+
+// A broken connection, or a restarted shard not restored yet, is survivable when the worker can
+// reconnect: the round is dropped and the worker pulls afresh once its other replies are in.
+replica_commands replica_control::request_failed(uint32_t s, request_failure how, errc code, std::string text) {
+  if (phase_ == replica_phase::done)
+    return {};
+  if (!cfg_.shards_recoverable || how == request_failure::refused)
+    return fail(code, std::move(text));
+  if (how == request_failure::lost)
+    round_.lost.insert(s);
+  round_.broken = true;
+  return settle();
+}
+
+// Shard s's outstanding requests will never be answered; the round is dropped.
+replica_commands replica_control::shard_down(uint32_t s, std::string why) {
+  if (phase_ == replica_phase::done || s >= round_.epoch.size())
+    return {}; // (before the plan: the first pull finds out)
+  if (!cfg_.shards_recoverable)
+    return fail(errc::peer_unreachable, cat("lost a shard: ", why));
+  ++round_.epoch[s];
+  round_.pending -= round_.in_flight[s];
+  round_.in_flight[s] = 0;
+  round_.lost.insert(s);
+  round_.broken = true;
+  return settle();
+}
+
+replica_commands replica_control::settle() {
+  if (round_.pending > 0 || round_.at == stage::computing)
+    return {};
+  if (round_.broken) {
+    round_.broken = false;
+    round_.at = stage::none;
+    round_.stale = false;
+    round_.next_step = UINT64_MAX;
+    if (round_.lost.empty())
+      return after_recovery();
+    replica_command c{replica_command::kind::reconnect_shards};
+    c.shards.assign(round_.lost.begin(), round_.lost.end());
+    return {std::move(c)};
+  }
+  if (round_.at == stage::pulls)
+    return round_complete();
+  if (round_.at == stage::pushes)
+    return step_complete();
+  return {};
+}
+
+replica_commands replica_control::shards_reconnected() {
+  round_.lost.clear();
+  resync_step_ = cfg_.mode == train_mode::sync;
+  return after_recovery();
+}
+
+replica_commands replica_control::after_recovery() {
+  if (phase_ == replica_phase::stopping)
+    return finish_if_idle();
+  if (phase_ != replica_phase::in_round && phase_ != replica_phase::recovering)
+    return {}; // (paused or not started: the start pulls)
+  phase_ = replica_phase::recovering;
+  replica_command c{replica_command::kind::retry_after};
+  c.after = cfg_.retry_after;
+  return {std::move(c)};
+}
+
+replica_commands replica_control::retry() {
+  if (phase_ != replica_phase::recovering || round_.at != stage::none)
+    return {};
+  phase_ = replica_phase::in_round;
+  round_.at = stage::pulls; // a restarted shard answers not_initialized until restored: repeats
+  return {command(replica_command::kind::pull)};
+}
+
+replica_commands replica_control::round_complete() {
+  round_.at = stage::none;
+  if (resync_step_) { // sync: a shard's version is the number of steps applied
+    step_ = static_cast<int64_t>(*std::max_element(versions_.begin(), versions_.end()));
+    resync_step_ = false;
+  }
+  return next_step();
+}
+
+replica_commands replica_control::step_status(step_state s, int rows) {
+  if (phase_ == replica_phase::done || round_.at != stage::computing)
+    return {};
+  switch (s) {
+    case step_state::waiting:
+      return {};
+    case step_state::ready:
+      report_examples_ += rows;
+      round_.at = stage::pushes;
+      return {command(replica_command::kind::push)};
+    case step_state::stopped: // another slice of the group stopped: so do I
+      round_.at = stage::none;
+      phase_ = replica_phase::stopping;
+      return finish_if_idle();
+  }
+  return {};
+}
+
+replica_commands replica_control::step_complete() {
+  replica_commands out;
+  round_.at = stage::none;
+  if (round_.stale) {
+    ++stale_steps_;
+  } else {
+    ++report_steps_;
+    if (steps_left_ > 0 && --steps_left_ == 0) {
+      if (!more_grants_)
+        phase_ = replica_phase::stopping; // its steps are the global steps
+      else if (phase_ == replica_phase::in_round) {
+        phase_ = replica_phase::awaiting_grant; // the chief counts these steps, then grants more
+        out.push_back(report(false));
+      }
+    }
+  }
+  // The shards name the next step: the worker's own + 1, or in sync mode the global step (which
+  // a worker whose gradients were dropped as stale catches up to). In sync mode every worker
+  // stops at exactly train.max-steps, which makes seeded sync runs repeatable to the bit.
+  step_ = static_cast<int64_t>(round_.next_step);
+  round_.stale = false;
+  round_.next_step = UINT64_MAX;
+  if (cfg_.mode == train_mode::sync && cfg_.max_steps > 0 && step_ >= cfg_.max_steps)
+    phase_ = replica_phase::stopping;
+  if (phase_ != replica_phase::stopping && report_steps_ >= cfg_.report_every)
+    out.push_back(report(false));
+  append(out, next_step());
+  return out;
+}
+
+replica_commands replica_control::next_step() {
+  if (phase_ == replica_phase::stopping)
+    return finish_if_idle();
+  if (phase_ != replica_phase::in_round)
+    return {}; // paused, out of steps: the start or the grant goes on
+  round_.at = stage::computing;
+  return {command(replica_command::kind::compute)};
+}
+
+// After a stop: quits once no request is in flight and (model-parallel) not inside a step: a
+// slice that left a step half done would drop its columns' update while the slices that had
+// finished the step pushed theirs. (Every slice waited on in the step is either still in it or
+// has announced its stop, so the step ends either way.)
+replica_commands replica_control::finish_if_idle() {
+  if (phase_ != replica_phase::stopping || round_.pending > 0 || round_.at == stage::computing)
+    return {};
+  phase_ = replica_phase::done;
+  replica_commands out{report(true), command(replica_command::kind::announce_stop)};
+  out.push_back(replica_command::log(
+    cat("stopped at step ", step_, stale_steps_ > 0 ? cat(" (", stale_steps_, " steps dropped as stale)") : "")));
+  out.push_back(command(replica_command::kind::quit));
+  return out;
+}
+
+replica_command replica_control::report(bool final) {
+  replica_command c{replica_command::kind::report};
+  c.steps = cfg_.speaks_for_group ? report_steps_ : 0;
+  c.examples = cfg_.speaks_for_group ? report_examples_ : 0;
+  c.final = final;
+  report_steps_ = 0;
+  report_examples_ = 0;
+  return c;
+}
+
+replica_commands replica_control::chief_down(std::string why) {
+  if (phase_ == replica_phase::done)
+    return {};
+  if (!cfg_.chief_recoverable || phase_ == replica_phase::stopping)
+    return fail(errc::peer_unreachable, cat("lost the chief: ", why));
+  phase_ = replica_phase::paused;
+  start_early_ = false;
+  return {replica_command::log(cat(why, "; pausing at step ", step_,
+                                   " and waiting up to cluster.connect-timeout for it to restart")),
+          command(replica_command::kind::reconnect_chief)};
+}
+
+replica_commands replica_control::chief_reconnected(replica_time now) {
+  if (phase_ != replica_phase::paused)
+    return {};
+  replica_commands out{replica_command::log("reconnected to the chief; registering again")};
+  register_now(now, out);
+  return out;
+}
+
+} // namespace actorps

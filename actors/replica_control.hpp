@@ -1,0 +1,186 @@
+// A worker's life as a state machine without CAF: registration, the start, the rounds of pull or
+// push requests, recovery from lost shards, pauses while the chief restarts, step grants, and
+// the stop. One method per input returns the commands the WorkerReplica actor carries out
+// (docs/architecture.md draws the machine). Single-threaded.
+#pragma once
+
+#include "common/errc.hpp"
+#include "config/cluster_options.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// A worker's phases.
+enum class replica_phase {
+  registering,    ///< the hello is out (first, or again after the chief restarted)
+  waiting_start,  ///< registered; the chief has not started training yet
+  in_round,       ///< training: a round of requests or a step is in progress
+  recovering,     ///< a round broke (a shard went down): waiting before pulling afresh
+  paused,         ///< the chief went down: reaching its restart; no new steps
+  awaiting_grant, ///< async with train.max-steps: the chief's grant of steps is used up
+  stopping,       ///< told to stop (or out of steps): waiting for the requests in flight
+  done,           ///< quit (normally or failed)
+};
+
+const char* to_string(replica_phase p);
+
+using replica_time = std::chrono::steady_clock::time_point;
+
+/// Everything the worker's rules depend on.
+struct replica_control_config {
+  train_mode mode = train_mode::async;
+  int64_t max_steps = 0;            ///< sync: every worker stops at this global step (0: none)
+  int64_t report_every = 100;       ///< a progress report every N steps
+  bool speaks_for_group = true;     ///< false for slices > 0: their reports count nothing
+  bool shards_recoverable = false;  ///< a lost shard can be reached again (not model-parallel)
+  bool chief_recoverable = false;   ///< a lost chief can be reached again
+  std::chrono::milliseconds startup_timeout{120000};
+  std::chrono::milliseconds retry_after{200}; ///< recovering: pause before pulling afresh
+};
+
+/// One thing for the actor to do.
+struct replica_command {
+  enum class kind {
+    register_hello,   ///< send the hello to the chief
+    reconnect_chief,  ///< reach the restarted chief, then chief_reconnected() (or failed())
+    pull,             ///< pull this worker's share of every shard (requested() per request)
+    compute,          ///< load the next batch and begin a step, then step_status()
+    push,             ///< push the step's gradients (requested() per request)
+    report,           ///< a progress report of `steps` and `examples` (`final`)
+    reconnect_shards, ///< reach each of `shards` again, then shards_reconnected() (or failed())
+    retry_after,      ///< ask for retry() after `after`
+    tick_after,       ///< ask for tick() after `after` (the start deadline)
+    announce_stop,    ///< model-parallel: tell the group this slice stops
+    quit,             ///< stopped normally
+    fail,             ///< quit with `code` and `text`
+    log,              ///< `text`: a log line
+  };
+  kind what;
+  int64_t steps = 0;
+  int64_t examples = 0;
+  bool final = false;
+  std::vector<uint32_t> shards;
+  std::chrono::milliseconds after{0};
+  errc code = errc::none;
+  std::string text;
+
+  static replica_command log(std::string text) {
+    replica_command c{kind::log};
+    c.text = std::move(text);
+    return c;
+  }
+};
+
+using replica_commands = std::vector<replica_command>;
+
+/// How a request to a shard failed.
+enum class request_failure {
+  lost,      ///< the connection broke or the request timed out (an error of CAF's)
+  not_ready, ///< a restarted shard the chief has not restored yet (not_initialized)
+  refused,   ///< the shard refused it (any other error of actorps's)
+};
+
+/// Threading: one owner (the WorkerReplica actor).
+class replica_control {
+public:
+  explicit replica_control(replica_control_config cfg);
+
+  replica_phase phase() const { return phase_; }
+  int64_t step() const { return step_; }
+  int64_t stale_steps() const { return stale_steps_; }
+  /// Steps this worker may still take (-1: no limit).
+  int64_t steps_left() const { return steps_left_; }
+  /// The version shard s's values came from (a push names it as its base).
+  uint64_t version(uint32_t s) const { return versions_.at(s); }
+  /// Requests awaiting a reply in the current round.
+  size_t pending() const { return round_.pending; }
+
+  /// The worker begins: register (and arm the start deadline).
+  replica_commands begin(replica_time now);
+  /// The chief accepted the hello. `steps_left` >= 0: stop (or, with `more`, wait for a grant)
+  /// after that many more steps; `shards`: the plan's shard count.
+  replica_commands registered(int64_t steps_left, bool more, uint32_t shards);
+  /// The chief's start (it may overtake the welcome).
+  replica_commands start();
+  /// The chief grants `steps` more steps.
+  replica_commands granted(int64_t steps);
+  /// The chief's stop.
+  replica_commands stop();
+  /// The start deadline may have passed.
+  replica_commands tick(replica_time now);
+
+  /// A request to shard s is sent; returns the shard's epoch, to check its reply against.
+  uint64_t requested(uint32_t s);
+  /// Whether a reply of shard s sent at `epoch` still counts (shard s went down since: no);
+  /// uncounts it from shard s's requests in flight.
+  bool answers(uint32_t s, uint64_t epoch);
+  /// A pull reply (its values uploaded) of shard s at `version`.
+  replica_commands pulled(uint32_t s, uint64_t version);
+  /// A push reply (its values uploaded): version, the next step the shard names, stale gradients.
+  replica_commands pushed(uint32_t s, uint64_t version, uint64_t next_step, bool stale);
+  /// A request to shard s failed.
+  replica_commands request_failed(uint32_t s, request_failure how, errc code, std::string text);
+  /// Shard s's actor went down.
+  replica_commands shard_down(uint32_t s, std::string why);
+  /// Every lost shard was reached again.
+  replica_commands shards_reconnected();
+  /// The pause after a broken round is over.
+  replica_commands retry();
+
+  /// Where the step begun by `compute` stands: ready (gradients in, `rows` examples), waiting for
+  /// other slices, or stopped (another slice of the group stopped: the step is dropped).
+  enum class step_state { waiting, ready, stopped };
+  replica_commands step_status(step_state s, int rows);
+
+  /// The chief's actor went down.
+  replica_commands chief_down(std::string why);
+  /// The restarted chief was reached.
+  replica_commands chief_reconnected(replica_time now);
+  /// The worker failed (the actor quits with the error itself): no more commands.
+  void failed();
+
+private:
+  enum class stage { none, pulls, computing, pushes };
+  struct round_state {
+    stage at = stage::none;
+    size_t pending = 0;
+    std::vector<size_t> in_flight;  ///< per shard
+    std::vector<uint64_t> epoch;    ///< per shard: bumped when it goes down
+    std::set<uint32_t> lost;        ///< shards whose connection broke
+    bool broken = false;            ///< a reply failed: pull afresh after the round
+    uint64_t next_step = UINT64_MAX; ///< the smallest next step the push replies named
+    bool stale = false;             ///< a push reply said the gradients were dropped
+  };
+
+  replica_commands fail(errc code, std::string text);
+  replica_commands settle();
+  replica_commands after_recovery();
+  replica_commands round_complete();
+  replica_commands step_complete();
+  replica_commands begin_training();
+  replica_commands next_step();
+  replica_commands finish_if_idle();
+  replica_command report(bool final);
+  void register_now(replica_time now, replica_commands& out);
+
+  replica_control_config cfg_;
+  replica_phase phase_ = replica_phase::registering;
+  round_state round_;
+  bool start_early_ = false;    ///< registering: the start overtook the welcome
+  bool more_grants_ = false;    ///< at zero steps left: wait for a grant instead of stopping
+  bool resync_step_ = false;    ///< sync: after a recovery, the next step is the shards' version
+  replica_time deadline_{};
+  std::vector<uint64_t> versions_;
+  int64_t step_ = 0;
+  int64_t steps_left_ = -1;
+  int64_t stale_steps_ = 0;
+  int64_t report_steps_ = 0;
+  int64_t report_examples_ = 0;
+};
+
+} // namespace actorps

@@ -1,0 +1,110 @@
+// The two implementations of a worker's step: the whole model, and one slice of a group.
+#include "actors/replica_step.hpp"
+
+#include "actors/slice_exchange.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "model/mlp.hpp"
+#include "model/mlp_slice.hpp"
+
+namespace actorps {
+
+namespace {
+
+// Forward and backward at once: ready as soon as it begins.
+class whole_step : public replica_step {
+public:
+  explicit whole_step(std::unique_ptr<mlp> net) : net_(std::move(net)) {
+  }
+  replica_model& model() override {
+    return *net_;
+  }
+  state status() const override {
+    return state_;
+  }
+  caf::error begin(int rows) override {
+    net_->forward();
+    net_->backward();
+    rows_ = rows;
+    state_ = state::ready;
+    return caf::none;
+  }
+  caf::error receive(layer_part part) override {
+    return caf::make_error(errc::protocol_error,
+                           cat("a layer part from slice ", part.from, " reached a worker that trains the whole model"));
+  }
+  void end() override {
+    state_ = state::idle;
+  }
+  void announce_stop() override {
+  }
+  int rows() const override {
+    return rows_;
+  }
+
+private:
+  std::unique_ptr<mlp> net_;
+  state state_ = state::idle;
+  int rows_ = 0;
+};
+
+// One slice: the exchange decides when the step's gradients are ready.
+class sliced_step : public replica_step {
+public:
+  sliced_step(std::unique_ptr<mlp_slice> net, send_fn send) : net_(std::move(net)), exchange_(*net_, std::move(send)) {
+  }
+  replica_model& model() override {
+    return *net_;
+  }
+  state status() const override {
+    switch (exchange_.status()) {
+      case slice_exchange::state::idle:
+        return state::idle;
+      case slice_exchange::state::waiting:
+        return state::waiting;
+      case slice_exchange::state::ready:
+        return state::ready;
+      case slice_exchange::state::stopped:
+        break;
+    }
+    return state::stopped;
+  }
+  caf::error begin(int) override {
+    return exchange_.begin_step();
+  }
+  caf::error receive(layer_part part) override {
+    return exchange_.receive(std::move(part));
+  }
+  void end() override {
+    exchange_.end_step();
+  }
+  void announce_stop() override {
+    exchange_.announce_stop();
+  }
+  int rows() const override {
+    return net_->rows();
+  }
+
+private:
+  std::unique_ptr<mlp_slice> net_;
+  slice_exchange exchange_;
+};
+
+} // namespace
+
+caf::expected<std::unique_ptr<replica_step>> make_whole_step(backend& be, const mlp_spec& spec, int max_batch) {
+  auto net = mlp::make(be, spec, max_batch);
+  if (!net)
+    return std::move(net.error());
+  return std::unique_ptr<replica_step>{new whole_step(std::move(*net))};
+}
+
+caf::expected<std::unique_ptr<replica_step>> make_sliced_step(backend& be, const mlp_spec& spec, int slice,
+                                                              int slices, int max_batch, replica_step::send_fn send) {
+  auto net = mlp_slice::make(be, spec, slice, slices, max_batch);
+  if (!net)
+    return std::move(net.error());
+  return std::unique_ptr<replica_step>{new sliced_step(std::move(*net), std::move(send))};
+}
+
+} // namespace actorps

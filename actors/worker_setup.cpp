@@ -1,0 +1,103 @@
+// Setting a worker up: the compute backend, the step (whole model or one slice), its data
+// partition, and checking the chief's plan and model-parallel group against them.
+#include "actors/slicing.hpp"
+#include "actors/worker_state.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "gpu/device_select.hpp"
+
+namespace actorps::detail {
+
+caf::error prepare(worker_pointer self) {
+  auto& st = self->state;
+  auto& cfg = st.cfg;
+  auto be = select_backend(cfg.train.device, st.tag);
+  if (!be)
+    return std::move(be.error());
+  st.be = std::move(*be);
+  mlp_spec spec = cfg.train.model;
+  spec.input_size = cfg.data->train.cols;
+  const auto slices = static_cast<int>(cfg.cluster.slices);
+  // Made now, not when the chief's start arrives: another slice's first parts may come first
+  // (they come over another connection) and must wait in the inbox. Until the group is known
+  // there is nobody to send to.
+  auto step = cfg.cluster.model_parallel()
+                ? make_sliced_step(*st.be, spec, static_cast<int>(cfg.index) % slices, slices, cfg.train.batch_size,
+                                   [self](uint32_t to, layer_part part) {
+                                     if (to < self->state.peers.size())
+                                       self->send(self->state.peers[to], slice_atom_v, std::move(part));
+                                   })
+                : make_whole_step(*st.be, spec, cfg.train.batch_size);
+  if (!step)
+    return std::move(step.error());
+  st.step = std::move(*step);
+  // the slices of a group train one replica: same partition, same batches
+  auto replica = static_cast<int>(cfg.index) / slices;
+  auto replicas = static_cast<int>(cfg.cluster.replicas());
+  auto range = partition_range(cfg.data->train.rows, replica, replicas);
+  if (range.size() == 0)
+    return caf::make_error(errc::invalid_config, cat("worker ", cfg.index, " has no training data: ",
+                                                     cfg.data->train.rows, " examples for ", replicas, " replicas"));
+  st.batches = std::make_unique<batcher>(cfg.data->train, range, cfg.train.batch_size,
+                                         cfg.train.seed + static_cast<uint64_t>(replica));
+  st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input_size);
+  st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
+  log_line(st.tag, cat("partition [", range.begin, ", ", range.end, ") of ", cfg.data->train.rows,
+                       " examples; backend ", st.be->name(),
+                       cfg.cluster.model_parallel() ? cat("; slice ", cfg.index % cfg.cluster.slices, " of ", slices,
+                                                          " in group ", replica)
+                                                    : std::string{}));
+  return caf::none;
+}
+
+caf::error accept_plan(worker_pointer self, placement_plan plan) {
+  auto& st = self->state;
+  auto mine = st.step->model().spec().variables();
+  bool same = plan.variables.size() == mine.size() && plan.shards == st.cfg.shards.size();
+  for (size_t k = 0; same && k < mine.size(); ++k)
+    same = plan.variables[k].name == mine[k].name && plan.variables[k].rows == mine[k].rows
+           && plan.variables[k].cols == mine[k].cols;
+  if (!same)
+    return caf::make_error(errc::protocol_error,
+                           cat("the chief's plan (", plan.variables.size(), " variables on ", plan.shards,
+                               " shards) does not match this worker's model (", mine.size(),
+                               " variables) and ", st.cfg.shards.size(), " shards: check model.* and cluster.ps"));
+  st.pulls.clear();
+  st.held.clear();
+  const uint32_t slices = st.cfg.cluster.slices;
+  for (uint32_t s = 0; s < plan.shards; ++s) {
+    st.held.push_back(held_ranges(plan, s, st.cfg.index % slices, slices));
+    st.pulls.push_back(pull_requests_for(st.held.back(), st.cfg.index, st.cfg.cluster.max_slice_floats));
+  }
+  st.plan = std::move(plan);
+  return caf::none;
+}
+
+caf::error join_group(worker_pointer self, const slice_group& group) {
+  auto& st = self->state;
+  const auto slices = st.cfg.cluster.slices;
+  if (!st.cfg.cluster.model_parallel() || group.slices.size() != slices)
+    return caf::make_error(errc::protocol_error, cat("the chief sent a group of ", group.slices.size(),
+                                                     " slices; train.slices is ", slices));
+  const auto mine = st.cfg.index % slices;
+  st.peers.clear();
+  for (size_t k = 0; k < group.slices.size(); ++k) // no handle to itself: it never sends to itself
+    st.peers.push_back(k == mine ? worker_replica_actor{} : caf::actor_cast<worker_replica_actor>(group.slices[k]));
+  log_line(st.tag, cat("slice ", mine, " of group ", group.group, " (workers ", group.group * slices, "..",
+                       (group.group + 1) * slices - 1, ")"));
+  return caf::none;
+}
+
+replica_control_config control_config(const worker_replica_config& cfg) {
+  replica_control_config c;
+  c.mode = cfg.cluster.mode;
+  c.max_steps = cfg.train.max_steps;
+  c.report_every = cfg.cluster.report_every;
+  c.speaks_for_group = cfg.index % cfg.cluster.slices == 0; // every slice computes the same loss
+  c.shards_recoverable = static_cast<bool>(cfg.reconnect_shard) && !cfg.cluster.model_parallel();
+  c.chief_recoverable = static_cast<bool>(cfg.reconnect_chief);
+  c.startup_timeout = cfg.cluster.startup_timeout;
+  return c;
+}
+
+} // namespace actorps::detail

@@ -1,0 +1,55 @@
+// The WorkerReplica actor's state and the functions its two source files share: worker_replica.cpp
+// (the behaviour, and carrying out replica_control's commands) and worker_setup.cpp (the
+// backend, the step, the data partition, the chief's plan and group). Included by those two
+// files only.
+#pragma once
+
+#include "actors/replica_control.hpp"
+#include "actors/replica_step.hpp"
+#include "actors/worker_replica.hpp"
+#include "data/batcher.hpp"
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace actorps::detail {
+
+struct worker_state {
+  worker_replica_config cfg;
+  std::string tag;
+  std::unique_ptr<replica_control> ctl;
+  std::unique_ptr<backend> be;
+  std::unique_ptr<replica_step> step;      // the whole model, or one vertical slice
+  std::vector<worker_replica_actor> peers; // model-parallel: the group's workers, by slice
+  std::unique_ptr<batcher> batches;
+  placement_plan plan;
+  std::vector<std::vector<slice_ref>> held;     // per shard: the ranges this worker trains
+  std::vector<std::vector<pull_request>> pulls; // per shard
+  std::vector<float> images;
+  std::vector<float> labels;
+  static inline const char* name = "worker_replica";
+};
+
+using worker_pointer = worker_replica_actor::stateful_pointer<worker_state>;
+
+
+/// Logs `what: err` and quits with err (once: nothing after the worker is done).
+void fail(worker_pointer self, caf::error err, const std::string& what);
+
+/// Creates the backend, the step and the batcher; returns an error naming what failed.
+caf::error prepare(worker_pointer self);
+
+/// Checks that the chief's plan describes this worker's model; prepares the pull requests.
+caf::error accept_plan(worker_pointer self, placement_plan plan);
+
+/// Model-parallel: keeps the group's workers, whom the step sends to.
+caf::error join_group(worker_pointer self, const slice_group& group);
+
+/// The controller's rules, from the worker's config.
+replica_control_config control_config(const worker_replica_config& cfg);
+
+} // namespace actorps::detail
