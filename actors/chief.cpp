@@ -200,6 +200,7 @@ void detail::execute(chief_pointer self, run_commands cmds) {
       case run_command::kind::tick: self->delayed_send(self, c.after, tick_atom_v); break;
       case run_command::kind::start_workers: start_workers(self); break;
       case run_command::kind::start_worker: self->send(st.workers[c.index], start_atom_v); break;
+      case run_command::kind::grant: self->send(st.workers[c.index], grant_atom_v, c.step); break;
       case run_command::kind::stop_workers:
         for (uint32_t j = 0; j < st.workers.size(); ++j)
           if (st.ctl->status(j) == member::training)
@@ -239,7 +240,7 @@ caf::result<worker_welcome> on_register(chief_pointer self, const worker_hello& 
   self->monitor(hdl);
   log_line(tag, cat("worker ", hello.worker, " is at ", hello.host));
   execute(self, std::move(verdict.then));
-  return worker_welcome{st.plan, static_cast<uint32_t>(st.workers.size()), verdict.steps_left};
+  return worker_welcome{st.plan, static_cast<uint32_t>(st.workers.size()), verdict.steps_left, verdict.more};
 }
 
 void on_down(chief_pointer self, const caf::down_msg& msg) {

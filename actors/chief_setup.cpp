@@ -137,6 +137,8 @@ caf::error detail::prepare(chief_pointer self) {
   rc.replicas_to_aggregate = cluster.replicas_to_aggregate;
   rc.slices = cluster.slices;
   rc.max_steps = st.cfg.train.max_steps;
+  if (cluster.mode == train_mode::async && rc.max_steps > 0 && rc.workers > 1)
+    rc.grant_steps = std::max<int64_t>(1, 2 * cluster.report_every); // a report refills it
   rc.train_rows = static_cast<int64_t>(st.cfg.data->train.rows);
   rc.progress_every = st.cfg.train.progress_every;
   rc.eval_every = st.cfg.train.eval_every;

@@ -31,7 +31,7 @@ const char* to_string(run_phase p) {
 }
 
 run_control::run_control(run_control_config cfg)
-  : cfg_(std::move(cfg)), members_(cfg_.workers, member::absent) {
+  : cfg_(std::move(cfg)), members_(cfg_.workers, member::absent), granted_(cfg_.workers, 0) {
   flight_.restoring.assign(cfg_.shards, false);
 }
 
@@ -150,6 +150,7 @@ run_admission run_control::worker_registered(uint32_t j, run_time now) {
     case run_phase::init_shards:
     case run_phase::waiting: {
       members_[j] = member::registered;
+      grant_first(j, out);
       auto joined = std::count_if(members_.begin(), members_.end(), [](member m) { return m != member::absent; });
       out.then.push_back(run_command::log(cat("worker ", j, " registered (", joined, " of ", members_.size(), ")")));
       if (phase_ == run_phase::waiting && joined == static_cast<long>(members_.size()))
@@ -160,6 +161,7 @@ run_admission run_control::worker_registered(uint32_t j, run_time now) {
     case run_phase::stopping:
       if (members_[j] == member::gone && phase_ == run_phase::training) { // a restarted worker rejoins
         members_[j] = member::training;
+        grant_first(j, out);
         out.then.push_back(run_command::log(cat(worker_name(j), " rejoined")));
         run_command c{kind::start_worker};
         c.index = j;
@@ -185,6 +187,8 @@ run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, 
     return out;
   // The global step counts updates: every push in async and ssp, every aggregated step in sync.
   worker_steps_ += steps;
+  if (cfg_.grant_steps > 0)
+    granted_[j] = std::max<int64_t>(0, granted_[j] - steps);
   steps_ = cfg_.mode == train_mode::sync ? worker_steps_ / cfg_.replicas_to_aggregate : worker_steps_;
   examples_ += examples;
   line_loss_ += loss_sum;
@@ -213,6 +217,8 @@ run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, 
     maybe_evaluate(now, out);
     maybe_checkpoint(now, out);
   }
+  if (phase_ == run_phase::training && members_[j] == member::training)
+    top_up(j, out);
   if (phase_ == run_phase::stopping && all_reported())
     begin_finish(out);
   return out;
@@ -246,6 +252,8 @@ run_commands run_control::worker_down(uint32_t j, const std::string& why) {
   auto& m = members_[j];
   if (m == member::absent || m == member::finished || m == member::gone)
     return out;
+  if (cfg_.grant_steps > 0)
+    granted_[j] = 0; // its steps go back to the pool
   if (phase_ == run_phase::init_shards || phase_ == run_phase::waiting) {
     m = member::absent;
     out.push_back(run_command::log(cat(worker_name(j), " went down before training started (", why,
@@ -266,9 +274,43 @@ run_commands run_control::worker_down(uint32_t j, const std::string& why) {
     return fail(errc::peer_unreachable, cat("lost every worker: ", worker_name(j), " went down (", why, ")"));
   out.push_back(run_command::log(cat(worker_name(j), " went down (", why, "); training goes on with ", live,
                             " worker(s); a restarted worker ", j, " rejoins")));
+  for (uint32_t k = 0; phase_ == run_phase::training && k < members_.size(); ++k)
+    if (members_[k] == member::training) // a worker waiting for a grant takes the lost one's steps
+      top_up(k, out);
   if (phase_ == run_phase::stopping && all_reported())
     begin_finish(out);
   return out;
+}
+
+// Takes up to grant_steps from the steps nobody holds yet and gives them to worker j.
+int64_t run_control::grant(uint32_t j) {
+  int64_t held = 0;
+  for (auto g : granted_)
+    held += g;
+  auto give = std::clamp<int64_t>(cfg_.max_steps - steps_ - held, 0, cfg_.grant_steps - granted_[j]);
+  granted_[j] += give;
+  return give;
+}
+
+// An admitted worker's first grant, in its welcome.
+void run_control::grant_first(uint32_t j, run_admission& out) {
+  if (cfg_.grant_steps == 0)
+    return;
+  granted_[j] = 0;
+  out.steps_left = grant(j);
+  out.more = true;
+}
+
+// Keeps worker j's grant full while steps are left, so it never waits on the chief but at the end.
+void run_control::top_up(uint32_t j, run_commands& out) {
+  if (cfg_.grant_steps == 0)
+    return;
+  if (auto give = grant(j); give > 0) {
+    run_command c{kind::grant};
+    c.index = j;
+    c.step = give;
+    out.push_back(std::move(c));
+  }
 }
 
 run_commands run_control::tick(run_time now) {

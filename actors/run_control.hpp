@@ -34,6 +34,9 @@ struct run_control_config {
   uint32_t replicas_to_aggregate = 1; ///< sync
   uint32_t slices = 1;                ///< model-parallel
   int64_t max_steps = 0;              ///< 0: no step limit
+  /// > 0: async workers get their steps as grants of up to this many (see worker_welcome::more),
+  /// so a run ends at exactly max_steps and workers stop when the chief stops answering.
+  int64_t grant_steps = 0;
   int64_t train_rows = 1;             ///< examples per epoch
   int64_t progress_every = 100;       ///< a progress line every N global steps
   int64_t eval_every = 0;             ///< also evaluate every N global steps (0: per epoch only)
@@ -56,6 +59,7 @@ struct run_command {
   enum class kind {
     start_workers,  ///< start every worker (model-parallel: in groups of `slices`)
     start_worker,   ///< `index`: start a worker that rejoined
+    grant,          ///< `index`: grant worker `index` `step` more steps
     stop_workers,   ///< tell every live worker to stop
     evaluate,       ///< `op`: read counters, pull the model, evaluate at `step`/`examples`
     save,           ///< `op`: snapshot every shard and write a checkpoint (`best`: the best model)
@@ -95,6 +99,7 @@ struct run_admission {
   errc code = errc::none;
   std::string text;
   int64_t steps_left = -1;
+  bool more = false; ///< steps_left is a grant: more follow as the worker reports
   run_commands then;
 };
 
@@ -173,10 +178,14 @@ private:
   void request_save(bool best, run_commands& out);
   void begin_finish(run_commands& out);
   void arm(run_time now, std::chrono::milliseconds in, run_commands& out);
+  int64_t grant(uint32_t j);
+  void grant_first(uint32_t j, run_admission& out);
+  void top_up(uint32_t j, run_commands& out);
 
   run_control_config cfg_;
   run_phase phase_ = run_phase::init_shards;
   std::vector<member> members_;
+  std::vector<int64_t> granted_; ///< per worker: granted steps it has not reported yet
   in_flight flight_;
   uint64_t next_op_ = 1;
   run_time deadline_{};

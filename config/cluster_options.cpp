@@ -5,9 +5,12 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <fstream>
-#include <set>
+#include <map>
 
 namespace actorps {
 
@@ -91,6 +94,19 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
 
 namespace {
 
+// The key under which two endpoints are one address: IP literals in their canonical form and
+// "localhost" as 127.0.0.1, so localhost:P and 127.0.0.1:P count as the same port. (Other names
+// are compared as written: resolving them here could wait on a name server.)
+std::string same_address(const endpoint& ep) {
+  std::string host = ep.host == "localhost" ? "127.0.0.1" : ep.host;
+  unsigned char raw[sizeof(in6_addr)];
+  char text[INET6_ADDRSTRLEN];
+  for (int family : {AF_INET, AF_INET6})
+    if (inet_pton(family, host.c_str(), raw) == 1 && inet_ntop(family, raw, text, sizeof(text)))
+      host = text;
+  return host + ":" + std::to_string(ep.port);
+}
+
 caf::error bad(const std::string& key, const std::string& rule) {
   return caf::make_error(errc::invalid_config, key + " " + rule);
 }
@@ -134,11 +150,14 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
     return bad("node.index", cat("is ", s.index, " but cluster.workers lists ", s.workers.size(), " workers"));
   if (s.role == node_role::chief && s.index != 0)
     return bad("node.index", cat("of the chief must be 0, got ", s.index));
-  std::set<std::string> seen{s.chief.str()};
+  std::map<std::string, std::string> seen{{same_address(s.chief), s.chief.str()}};
   for (auto* list : {&s.ps, &s.workers})
     for (auto& ep : *list)
-      if (!seen.insert(ep.str()).second)
-        return bad("cluster", cat("lists ", ep.str(), " twice: every node needs its own host:port"));
+      if (auto [at, fresh] = seen.emplace(same_address(ep), ep.str()); !fresh)
+        return bad("cluster", at->second == ep.str()
+                                ? cat("lists ", ep.str(), " twice: every node needs its own host:port")
+                                : cat("lists ", at->second, " and ", ep.str(),
+                                      ", the same address twice: every node needs its own host:port"));
   if (v.placement != "round-robin" && v.placement != "balanced")
     return bad("cluster.placement", cat("must be round-robin or balanced, got \"", v.placement, "\""));
   s.placement = v.placement;

@@ -400,6 +400,53 @@ BOOST_AUTO_TEST_CASE(a_failed_save_is_logged_and_training_goes_on) {
   BOOST_TEST((ctl.phase() == run_phase::training));
 }
 
+// Item 7 of issue 11: async workers get their steps as grants, so max_steps=10 with two workers
+// ends at exactly 10 global steps, and a worker that stops hearing from the chief stops training.
+BOOST_AUTO_TEST_CASE(async_workers_train_granted_steps_and_the_run_ends_at_exactly_max_steps) {
+  auto c = config(); // two workers, max_steps 10
+  c.grant_steps = 4;
+  controller ctl{c};
+  ctl.begin(t0);
+  ctl.shard_ready(0, t0);
+  ctl.shard_ready(1, t0);
+  auto first = ctl.worker_registered(0, t0);
+  auto second = ctl.worker_registered(1, t0);
+  BOOST_TEST(first.steps_left == 4);
+  BOOST_TEST(first.more);
+  BOOST_TEST(second.steps_left == 4);
+  // worker 0 reports 2 steps: topped up by 2 (10 - 2 done - 2 + 4 held leaves 2 to give)
+  auto cmds = ctl.progress(0, 2, 20, 2.0, false, t0);
+  BOOST_REQUIRE(has(cmds, kind::grant));
+  BOOST_TEST(find(cmds, kind::grant)->index == 0u);
+  BOOST_TEST(find(cmds, kind::grant)->step == 2);
+  // worker 0 uses all 4 it holds: the pool has nothing left (10 = 2 + 4 + 4)
+  BOOST_TEST(!has(ctl.progress(0, 4, 40, 4.0, false, t0), kind::grant));
+  cmds = ctl.progress(1, 4, 40, 4.0, false, t0);
+  BOOST_TEST(ctl.steps() == 10);
+  BOOST_TEST(has(cmds, kind::stop_workers));
+  BOOST_TEST(!has(cmds, kind::grant));
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_workers_grant_goes_to_the_others) {
+  auto c = config();
+  c.grant_steps = 4;
+  c.max_steps = 8;
+  controller ctl{c};
+  ctl.begin(t0);
+  ctl.shard_ready(0, t0);
+  ctl.shard_ready(1, t0);
+  ctl.worker_registered(0, t0);
+  ctl.worker_registered(1, t0);
+  ctl.progress(0, 4, 40, 4.0, false, t0); // worker 0 used its grant; nothing left to give
+  auto cmds = ctl.worker_down(1, "killed");
+  BOOST_REQUIRE(has(cmds, kind::grant));
+  BOOST_TEST(find(cmds, kind::grant)->index == 0u);
+  BOOST_TEST(find(cmds, kind::grant)->step == 4);
+  auto back = ctl.worker_registered(1, t0); // a restarted worker 1 finds nothing left
+  BOOST_TEST(back.steps_left == 0);
+  BOOST_TEST(back.more);
+}
+
 BOOST_AUTO_TEST_CASE(progress_outside_training_and_from_unknown_workers_is_ignored) {
   controller ctl{config()};
   ctl.begin(t0);

@@ -43,6 +43,9 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
   expect([](cluster_values& v) { v.role = "worker"; v.index = 2; }, "node.index is 2 but cluster.workers lists 2 workers");
   expect([](cluster_values& v) { v.role = "ps"; v.index = 1; }, "node.index is 1 but cluster.ps lists 1 shards");
   expect([](cluster_values& v) { v.ps = {"127.0.0.1:4250"}; }, "cluster lists 127.0.0.1:4250 twice");
+  // (issue 11, item 8: one address written two ways passed the check)
+  expect([](cluster_values& v) { v.ps = {"localhost:4250"}; },
+         "cluster lists 127.0.0.1:4250 and localhost:4250, the same address twice");
   expect([](cluster_values& v) { v.workers = {"127.0.0.1:99999"}; }, "cluster.workers entry 0 \"127.0.0.1:99999\" is not host:port");
   expect([](cluster_values& v) { v.ps = {}; }, "cluster.ps must list at least one parameter shard");
   expect([](cluster_values& v) { v.mode = "bsp"; }, "train.mode must be async, sync, ssp or model-parallel");

@@ -4,6 +4,7 @@
 // are refused, and the shard's variables and version are unchanged afterwards.
 // Certificates come from scripts/make-certs.sh and the openssl CLI, made once per run.
 #include "actors/parameter_shard.hpp"
+#include "common/log.hpp"
 #include "messages/register.hpp"
 #include "node/connect.hpp"
 #include "tests/support/helpers.hpp"
@@ -16,6 +17,12 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 
@@ -137,6 +144,37 @@ struct tls_fixture {
   }
 };
 
+// A squatter: a TCP port on 127.0.0.1 that accepts connections (the kernel completes them in the
+// backlog) and never says a word.
+struct silent_listener {
+  int fd = -1;
+  uint16_t port = 0;
+  silent_listener() {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    BOOST_REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0);
+    BOOST_REQUIRE(::listen(fd, 16) == 0);
+    BOOST_REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port = ntohs(addr.sin_port);
+  }
+  ~silent_listener() { ::close(fd); }
+};
+
+// Connects to a silent peer with a 1 s deadline; returns the error and the seconds it took.
+std::pair<std::string, double> connect_to_silence(const identity& id) {
+  silent_listener squatter;
+  peer client{id};
+  auto started = std::chrono::steady_clock::now();
+  auto shard = connect_to<parameter_shard_actor>(client.sys, {"127.0.0.1", squatter.port}, "test", "shard 0", 1s,
+                                                 id.tls);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  BOOST_REQUIRE(!shard);
+  return {test::error_text(shard), took};
+}
+
 } // namespace
 
 // (in a namespace: a suite named connect at global scope would clash with POSIX connect())
@@ -192,6 +230,41 @@ BOOST_AUTO_TEST_CASE(members_refuse_a_server_another_ca_signed) {
   auto shard = connect_to<parameter_shard_actor>(client->sys, {"127.0.0.1", *port}, "test", "shard 0", 0s, true);
   BOOST_TEST(!shard);
   caf::anon_send_exit(impostor, caf::exit_reason::user_shutdown);
+}
+
+// Issue 11, item 2: CAF's remote_actor waited forever for a peer that accepts and stays silent.
+BOOST_AUTO_TEST_CASE(a_silent_tls_peer_fails_the_connect_at_its_deadline) {
+  auto [text, took] = connect_to_silence(certs().member("worker-0"));
+  BOOST_TEST(text.find("accepted the connection but completed no TLS and CAF handshake within 1 s") != std::string::npos,
+             text);
+  BOOST_TEST(took < 10.0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(plain_connect)
+
+BOOST_AUTO_TEST_CASE(a_silent_peer_fails_the_connect_at_its_deadline) {
+  auto [text, took] = connect_to_silence({false, "", "", ""});
+  BOOST_TEST(text.find("shard 0 at 127.0.0.1:") != std::string::npos, text);
+  BOOST_TEST(text.find("accepted the connection but completed no CAF handshake within 1 s") != std::string::npos, text);
+  BOOST_TEST(took < 10.0);
+}
+
+// Issue 11, item 8: a port in use showed as "tcp socket creation failed".
+BOOST_AUTO_TEST_CASE(publishing_at_a_port_in_use_says_so) {
+  peer node{{false, "", "", ""}};
+  auto first = make_parameter_shard(node.sys, {0});
+  auto port = publish_at(node.sys, first, {"127.0.0.1", 0}, "shard 0");
+  BOOST_REQUIRE_MESSAGE(port, test::error_text(port));
+  peer other{{false, "", "", ""}}; // another process, as far as the port is concerned
+  auto second = make_parameter_shard(other.sys, {1});
+  auto again = publish_at(other.sys, second, {"127.0.0.1", *port}, "shard 1");
+  BOOST_REQUIRE(!again);
+  BOOST_TEST(test::error_text(again).find(cat("127.0.0.1:", *port, " is in use")) != std::string::npos,
+             test::error_text(again));
+  caf::anon_send_exit(first, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(second, caf::exit_reason::user_shutdown);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

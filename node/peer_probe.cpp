@@ -1,0 +1,99 @@
+// A TLS ClientHello on a non-blocking socket, and a poll for the answer.
+#include "node/peer_probe.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+namespace actorps {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// Waits until fd is ready for `events` or the deadline; returns whether it is.
+bool wait_for(int fd, short events, clock::time_point until) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - clock::now()).count();
+    if (left <= 0)
+      return false;
+    pollfd p{fd, events, 0};
+    int n = ::poll(&p, 1, static_cast<int>(left));
+    if (n > 0)
+      return true;
+    if (n == 0 || errno != EINTR)
+      return false;
+  }
+}
+
+struct socket_closer {
+  int fd;
+  ~socket_closer() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+// A TCP connection to ep within the deadline, or -1.
+int connect_within(const endpoint& ep, clock::time_point until) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(ep.host.c_str(), std::to_string(ep.port).c_str(), &hints, &found) != 0)
+    return -1;
+  int result = -1;
+  for (auto* a = found; a && result < 0; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0)
+      continue;
+    int err = 0;
+    socklen_t len = sizeof(err);
+    if ((::connect(fd, a->ai_addr, a->ai_addrlen) == 0
+         || (errno == EINPROGRESS && wait_for(fd, POLLOUT, until)
+             && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)))
+      result = fd;
+    else
+      ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return result;
+}
+
+} // namespace
+
+caf::error probe_tls_peer(const endpoint& ep, std::chrono::milliseconds deadline) {
+  const auto until = clock::now() + deadline;
+  socket_closer sock{connect_within(ep, until)};
+  if (sock.fd < 0)
+    return caf::make_error(errc::peer_unreachable, cat("no TCP connection to ", ep.str()));
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx{SSL_CTX_new(TLS_client_method()), SSL_CTX_free};
+  std::unique_ptr<SSL, decltype(&SSL_free)> ssl{ctx ? SSL_new(ctx.get()) : nullptr, SSL_free};
+  if (!ssl || SSL_set_fd(ssl.get(), sock.fd) != 1) {
+    ERR_clear_error();
+    return caf::none; // cannot probe: let CAF try
+  }
+  // The ClientHello goes out on the first call; the answer makes the socket readable.
+  int r = SSL_connect(ssl.get());
+  int why = r == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl.get(), r);
+  ERR_clear_error(); // (the probe's own failures must not reach CAF's next OpenSSL call)
+  if (why == SSL_ERROR_WANT_WRITE && !wait_for(sock.fd, POLLOUT, until))
+    why = SSL_ERROR_WANT_READ; // (then no answer either)
+  if (why == SSL_ERROR_WANT_READ && !wait_for(sock.fd, POLLIN, until))
+    return caf::make_error(errc::timeout, cat(ep.str(), " accepted the connection but sent no TLS handshake within ",
+                                              deadline.count(), " ms"));
+  return caf::none;
+}
+
+} // namespace actorps

@@ -1,0 +1,437 @@
+// Tests of actors/replica_control: the worker's state machine, input by input, in every phase and
+// mode, with no actors and no clock but the one the test passes in (milliseconds per case).
+#include "actors/replica_control.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <ostream>
+
+namespace actorps { // for the messages of failed checks
+std::ostream& operator<<(std::ostream& out, replica_phase p) {
+  return out << to_string(p);
+}
+std::ostream& operator<<(std::ostream& out, errc c) {
+  return out << to_string(c);
+}
+} // namespace actorps
+
+using namespace actorps;
+using kind = replica_command::kind;
+using phase = replica_phase;
+using step_state = replica_control::step_state;
+using namespace std::chrono_literals;
+
+namespace {
+
+using controller = actorps::replica_control; // (the suite is named replica_control too)
+
+const replica_time t0{};
+
+const replica_command* find(const replica_commands& cmds, kind k) {
+  auto i = std::find_if(cmds.begin(), cmds.end(), [k](const replica_command& c) { return c.what == k; });
+  return i == cmds.end() ? nullptr : &*i;
+}
+
+bool has(const replica_commands& cmds, kind k) {
+  return find(cmds, k) != nullptr;
+}
+
+std::vector<kind> kinds(const replica_commands& cmds) {
+  std::vector<kind> out;
+  for (auto& c : cmds)
+    if (c.what != kind::log)
+      out.push_back(c.what);
+  return out;
+}
+
+replica_control_config config(train_mode mode = train_mode::async) {
+  replica_control_config c;
+  c.mode = mode;
+  c.max_steps = 0;
+  c.report_every = 3;
+  c.shards_recoverable = true;
+  c.chief_recoverable = true;
+  c.startup_timeout = 20s;
+  return c;
+}
+
+// Two shards, one request each per round: the epochs of the round just sent.
+struct round_tokens {
+  uint64_t e0, e1;
+};
+
+round_tokens send(controller& ctl) {
+  return {ctl.requested(0), ctl.requested(1)};
+}
+
+// Registers with two shards (no step limit) and starts: returns the start's commands (a pull).
+replica_commands start(controller& ctl, int64_t steps_left = -1, bool more = false) {
+  ctl.begin(t0);
+  ctl.registered(steps_left, more, 2);
+  return ctl.start();
+}
+
+// Answers the pull just asked for; returns the commands (a compute).
+replica_commands answer_pull(controller& ctl, uint64_t version = 0) {
+  auto t = send(ctl);
+  BOOST_REQUIRE(ctl.answers(0, t.e0));
+  ctl.pulled(0, version);
+  BOOST_REQUIRE(ctl.answers(1, t.e1));
+  return ctl.pulled(1, version);
+}
+
+// A whole step: the computed gradients are ready, both pushes answered; returns the commands of
+// the last reply (a compute, a report, the finish...).
+replica_commands one_step(controller& ctl, uint64_t next_step, bool stale = false) {
+  auto push = ctl.step_status(step_state::ready, 10);
+  BOOST_REQUIRE(has(push, kind::push));
+  auto t = send(ctl);
+  BOOST_REQUIRE(ctl.answers(0, t.e0));
+  ctl.pushed(0, next_step, next_step, stale);
+  BOOST_REQUIRE(ctl.answers(1, t.e1));
+  return ctl.pushed(1, next_step, next_step, stale);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(replica_control)
+
+BOOST_AUTO_TEST_CASE(registers_starts_and_runs_pull_compute_push_rounds) {
+  controller ctl(config());
+  auto cmds = ctl.begin(t0);
+  BOOST_TEST(ctl.phase() == phase::registering);
+  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::register_hello, kind::tick_after}));
+  BOOST_TEST(find(cmds, kind::tick_after)->after.count() == 20000);
+  ctl.registered(-1, false, 2);
+  BOOST_TEST(ctl.phase() == phase::waiting_start);
+  BOOST_TEST((kinds(ctl.start()) == std::vector<kind>{kind::pull}));
+  BOOST_TEST(ctl.phase() == phase::in_round);
+  BOOST_TEST((kinds(answer_pull(ctl, 7)) == std::vector<kind>{kind::compute}));
+  BOOST_TEST(ctl.version(0) == 7u);
+  BOOST_TEST((kinds(one_step(ctl, 1)) == std::vector<kind>{kind::compute}));
+  BOOST_TEST(ctl.step() == 1);
+  BOOST_TEST(ctl.pending() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_start_that_overtakes_the_welcome_begins_training_on_the_welcome) {
+  controller ctl(config());
+  ctl.begin(t0);
+  BOOST_TEST(ctl.start().empty());
+  BOOST_TEST(has(ctl.registered(-1, false, 2), kind::pull));
+  BOOST_TEST(ctl.phase() == phase::in_round);
+}
+
+BOOST_AUTO_TEST_CASE(reports_every_report_every_steps_and_the_push_names_the_next_step) {
+  controller ctl(config());
+  start(ctl);
+  answer_pull(ctl);
+  BOOST_TEST(!has(one_step(ctl, 1), kind::report));
+  BOOST_TEST(!has(one_step(ctl, 2), kind::report));
+  auto cmds = one_step(ctl, 3);
+  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::report, kind::compute}));
+  BOOST_TEST(find(cmds, kind::report)->steps == 3);
+  BOOST_TEST(find(cmds, kind::report)->examples == 30);
+  BOOST_TEST(!find(cmds, kind::report)->final);
+}
+
+BOOST_AUTO_TEST_CASE(the_smallest_next_step_of_the_replies_sets_the_pace) {
+  controller ctl(config(train_mode::sync));
+  start(ctl);
+  answer_pull(ctl);
+  ctl.step_status(step_state::ready, 10);
+  auto t = send(ctl);
+  ctl.answers(0, t.e0);
+  ctl.pushed(0, 5, 5, false);
+  ctl.answers(1, t.e1);
+  ctl.pushed(1, 4, 4, false);
+  BOOST_TEST(ctl.step() == 4);
+}
+
+BOOST_AUTO_TEST_CASE(stale_gradients_count_as_dropped_not_as_steps) {
+  controller ctl(config(train_mode::sync));
+  start(ctl);
+  answer_pull(ctl);
+  one_step(ctl, 1, true);
+  one_step(ctl, 2, true);
+  BOOST_TEST(ctl.stale_steps() == 2);
+  BOOST_TEST(ctl.stop().empty()); // the step begun is finished first
+  auto cmds = one_step(ctl, 3);
+  BOOST_REQUIRE(has(cmds, kind::quit));
+  BOOST_TEST(find(cmds, kind::report)->steps == 1); // the stale steps count nothing
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_waits_for_the_requests_in_flight_then_reports_and_quits) {
+  controller ctl(config());
+  start(ctl);
+  auto t = send(ctl);
+  BOOST_TEST(ctl.stop().empty());
+  BOOST_TEST(ctl.phase() == phase::stopping);
+  ctl.answers(0, t.e0);
+  BOOST_TEST(ctl.pulled(0, 0).empty());
+  ctl.answers(1, t.e1);
+  auto cmds = ctl.pulled(1, 0);
+  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::report, kind::announce_stop, kind::quit}));
+  BOOST_TEST(find(cmds, kind::report)->final);
+  BOOST_TEST(ctl.phase() == phase::done);
+  BOOST_TEST(ctl.stop().empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_before_the_start_quits_at_once) {
+  for (bool registered : {false, true}) {
+    controller ctl(config());
+    ctl.begin(t0);
+    if (registered)
+      ctl.registered(-1, false, 2);
+    BOOST_TEST(has(ctl.stop(), kind::quit));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_only_replica_stops_by_itself_after_its_steps_left) {
+  controller ctl(config());
+  start(ctl, 2);
+  answer_pull(ctl);
+  one_step(ctl, 1);
+  auto cmds = one_step(ctl, 2);
+  BOOST_TEST(has(cmds, kind::quit));
+  BOOST_TEST(find(cmds, kind::report)->steps == 2);
+  BOOST_TEST(ctl.steps_left() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(restored_at_the_step_limit_it_stops_on_the_start) {
+  controller ctl(config());
+  auto cmds = start(ctl, 0);
+  BOOST_TEST(has(cmds, kind::quit));
+  BOOST_TEST(!has(cmds, kind::pull));
+}
+
+BOOST_AUTO_TEST_CASE(a_used_up_grant_reports_and_waits_for_the_next_grant_or_the_stop) {
+  controller ctl(config());
+  start(ctl, 2, true);
+  answer_pull(ctl);
+  one_step(ctl, 1);
+  auto cmds = one_step(ctl, 2);
+  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::report}));
+  BOOST_TEST(find(cmds, kind::report)->steps == 2);
+  BOOST_TEST(ctl.phase() == phase::awaiting_grant);
+  BOOST_TEST((kinds(ctl.granted(1)) == std::vector<kind>{kind::compute}));
+  BOOST_TEST(ctl.phase() == phase::in_round);
+  one_step(ctl, 3);
+  BOOST_TEST(ctl.phase() == phase::awaiting_grant);
+  cmds = ctl.stop();
+  BOOST_TEST(has(cmds, kind::quit));
+  BOOST_TEST(find(cmds, kind::report)->steps == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_grant_during_a_round_adds_to_the_steps_left) {
+  controller ctl(config());
+  start(ctl, 1, true);
+  BOOST_TEST(ctl.granted(2).empty());
+  BOOST_TEST(ctl.steps_left() == 3);
+  answer_pull(ctl);
+  one_step(ctl, 1);
+  BOOST_TEST(ctl.phase() == phase::in_round);
+}
+
+BOOST_AUTO_TEST_CASE(a_welcome_with_no_steps_but_more_to_come_waits_for_a_grant) {
+  controller ctl(config());
+  auto cmds = start(ctl, 0, true);
+  BOOST_TEST(!has(cmds, kind::pull));
+  BOOST_TEST(ctl.phase() == phase::awaiting_grant);
+  ctl.granted(1);
+  BOOST_TEST(ctl.phase() == phase::in_round);
+}
+
+BOOST_AUTO_TEST_CASE(sync_workers_stop_at_the_global_step_limit) {
+  auto cfg = config(train_mode::sync);
+  cfg.max_steps = 5;
+  controller ctl(cfg);
+  start(ctl);
+  answer_pull(ctl);
+  BOOST_TEST(!has(one_step(ctl, 4), kind::quit));
+  BOOST_TEST(has(one_step(ctl, 5), kind::quit));
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_shard_drops_the_round_reconnects_and_pulls_afresh) {
+  controller ctl(config());
+  start(ctl);
+  auto t = send(ctl);
+  BOOST_TEST(ctl.shard_down(1, "shard 1 went down (killed)").empty()); // shard 0 still owes a reply
+  BOOST_TEST(!ctl.answers(1, t.e1));                                   // shard 1's late reply is void
+  ctl.answers(0, t.e0);
+  auto cmds = ctl.pulled(0, 0);
+  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::reconnect_shards}));
+  BOOST_TEST((find(cmds, kind::reconnect_shards)->shards == std::vector<uint32_t>{1}));
+  cmds = ctl.shards_reconnected();
+  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::retry_after}));
+  BOOST_TEST(ctl.phase() == phase::recovering);
+  BOOST_TEST((kinds(ctl.retry()) == std::vector<kind>{kind::pull}));
+  BOOST_TEST(ctl.phase() == phase::in_round);
+  BOOST_TEST(has(answer_pull(ctl), kind::compute));
+}
+
+BOOST_AUTO_TEST_CASE(a_shard_lost_while_waiting_for_the_start_is_reconnected_at_once) {
+  controller ctl(config());
+  ctl.begin(t0);
+  ctl.registered(-1, false, 2);
+  BOOST_TEST(has(ctl.shard_down(0, "gone"), kind::reconnect_shards));
+  BOOST_TEST(ctl.shards_reconnected().empty()); // the start pulls
+  BOOST_TEST(has(ctl.start(), kind::pull));
+}
+
+BOOST_AUTO_TEST_CASE(a_shard_not_restored_yet_repeats_the_pull_without_reconnecting) {
+  controller ctl(config());
+  start(ctl);
+  auto t = send(ctl);
+  ctl.answers(0, t.e0);
+  ctl.request_failed(0, request_failure::not_ready, errc::not_initialized, "not yet");
+  ctl.answers(1, t.e1);
+  BOOST_TEST((kinds(ctl.pulled(1, 0)) == std::vector<kind>{kind::retry_after}));
+}
+
+BOOST_AUTO_TEST_CASE(failures_the_worker_cannot_survive_fail_it_with_their_code) {
+  struct row {
+    bool recoverable;
+    request_failure how;
+    errc code;
+  };
+  for (auto r : {row{true, request_failure::refused, errc::unknown_variable},
+                 row{false, request_failure::lost, errc::peer_unreachable},
+                 row{false, request_failure::not_ready, errc::not_initialized}}) {
+    auto cfg = config();
+    cfg.shards_recoverable = r.recoverable;
+    controller ctl(cfg);
+    start(ctl);
+    auto t = send(ctl);
+    ctl.answers(0, t.e0);
+    auto cmds = ctl.request_failed(0, r.how, r.code, "pull from shard 0 failed");
+    BOOST_REQUIRE(has(cmds, kind::fail));
+    BOOST_TEST(find(cmds, kind::fail)->code == r.code);
+    BOOST_TEST(ctl.phase() == phase::done);
+    BOOST_TEST(!ctl.answers(1, t.e1)); // nothing counts after the failure
+  }
+  auto cfg = config();
+  cfg.shards_recoverable = false; // model-parallel, or no way to reconnect
+  controller ctl(cfg);
+  start(ctl);
+  auto cmds = ctl.shard_down(0, "shard 0 went down (killed)");
+  BOOST_TEST(find(cmds, kind::fail)->code == errc::peer_unreachable);
+  BOOST_TEST(find(cmds, kind::fail)->text == "lost a shard: shard 0 went down (killed)");
+}
+
+BOOST_AUTO_TEST_CASE(sync_takes_the_shards_version_as_its_step_after_a_recovery) {
+  controller ctl(config(train_mode::sync));
+  start(ctl);
+  answer_pull(ctl);
+  ctl.step_status(step_state::ready, 10);
+  auto t = send(ctl);
+  ctl.shard_down(0, "gone");
+  ctl.answers(1, t.e1);
+  ctl.pushed(1, 1, 1, false);
+  ctl.shards_reconnected();
+  ctl.retry();
+  answer_pull(ctl, 42);
+  BOOST_TEST(ctl.step() == 42);
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_chief_pauses_the_worker_and_the_restarted_one_starts_it_again) {
+  controller ctl(config());
+  start(ctl);
+  answer_pull(ctl);
+  ctl.step_status(step_state::ready, 10);
+  auto t = send(ctl); // a push in flight when the chief goes
+  auto cmds = ctl.chief_down("the chief went down (killed)");
+  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::reconnect_chief}));
+  BOOST_TEST(ctl.phase() == phase::paused);
+  ctl.answers(0, t.e0);
+  ctl.pushed(0, 1, 1, false);
+  ctl.answers(1, t.e1);
+  BOOST_TEST(!has(ctl.pushed(1, 1, 1, false), kind::compute)); // no new step while paused
+  BOOST_TEST(ctl.step() == 1);
+  cmds = ctl.chief_reconnected(t0 + 5s);
+  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::register_hello, kind::tick_after}));
+  ctl.registered(-1, false, 2);
+  BOOST_TEST((kinds(ctl.start()) == std::vector<kind>{kind::pull}));
+}
+
+BOOST_AUTO_TEST_CASE(a_round_in_flight_across_a_restart_goes_on_when_started) {
+  controller ctl(config());
+  start(ctl);
+  auto t = send(ctl);
+  ctl.chief_down("gone");
+  ctl.chief_reconnected(t0);
+  ctl.registered(-1, false, 2);
+  BOOST_TEST(!has(ctl.start(), kind::pull)); // the pull in flight is the step's
+  ctl.answers(0, t.e0);
+  ctl.pulled(0, 0);
+  ctl.answers(1, t.e1);
+  BOOST_TEST(has(ctl.pulled(1, 0), kind::compute));
+}
+
+BOOST_AUTO_TEST_CASE(losing_the_chief_while_stopping_or_without_a_way_back_fails) {
+  controller stopping(config());
+  start(stopping);
+  send(stopping);
+  stopping.stop();
+  BOOST_TEST(find(stopping.chief_down("gone"), kind::fail)->code == errc::peer_unreachable);
+  auto cfg = config();
+  cfg.chief_recoverable = false;
+  controller fatal(cfg);
+  start(fatal);
+  BOOST_TEST(has(fatal.chief_down("gone"), kind::fail));
+}
+
+BOOST_AUTO_TEST_CASE(the_start_deadline_fails_a_worker_that_is_never_started) {
+  controller ctl(config());
+  ctl.begin(t0);
+  BOOST_TEST(ctl.tick(t0 + 10s).empty()); // an earlier tick
+  ctl.registered(-1, false, 2);
+  auto cmds = ctl.tick(t0 + 20s);
+  BOOST_TEST(find(cmds, kind::fail)->code == errc::timeout);
+
+  controller started(config());
+  start(started);
+  BOOST_TEST(started.tick(t0 + 20s).empty());
+
+  controller restarted(config()); // re-registering after a chief restart arms a new deadline
+  start(restarted);
+  restarted.chief_down("gone");
+  restarted.chief_reconnected(t0 + 15s);
+  BOOST_TEST(restarted.tick(t0 + 20s).empty());
+  BOOST_TEST(has(restarted.tick(t0 + 35s), kind::fail));
+}
+
+BOOST_AUTO_TEST_CASE(a_slice_inside_a_step_finishes_it_before_it_stops) {
+  controller ctl(config(train_mode::model_parallel));
+  start(ctl);
+  answer_pull(ctl);
+  BOOST_TEST(ctl.step_status(step_state::waiting, 0).empty());
+  BOOST_TEST(ctl.stop().empty()); // the other slices wait for my parts
+  auto cmds = one_step(ctl, 1);
+  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::report, kind::announce_stop, kind::quit}));
+  BOOST_TEST(find(cmds, kind::report)->steps == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_slice_whose_group_stopped_drops_the_step_and_stops) {
+  controller ctl(config(train_mode::model_parallel));
+  start(ctl);
+  answer_pull(ctl);
+  auto cmds = ctl.step_status(step_state::stopped, 0);
+  BOOST_TEST(has(cmds, kind::quit));
+  BOOST_TEST(find(cmds, kind::report)->examples == 0);
+}
+
+BOOST_AUTO_TEST_CASE(slices_other_than_the_first_report_nothing_for_their_group) {
+  auto cfg = config(train_mode::model_parallel);
+  cfg.speaks_for_group = false;
+  controller ctl(cfg);
+  start(ctl);
+  answer_pull(ctl);
+  one_step(ctl, 1);
+  one_step(ctl, 2);
+  auto cmds = one_step(ctl, 3);
+  BOOST_TEST(find(cmds, kind::report)->steps == 0);
+  BOOST_TEST(find(cmds, kind::report)->examples == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
