@@ -4,6 +4,7 @@
 #include "config/cluster_options.hpp"
 #include "config/train_options.hpp"
 #include "messages/register.hpp"
+#include "node/basp_guard.hpp"
 #include "node/exit_watchdog.hpp"
 #include "node/run_node.hpp"
 #include "node/tls_files.hpp"
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
       return fail(err);
     cfg.load<caf::openssl::manager>();
   }
+  actorps::set_handshake_bound(cluster->max_handshake_bytes);
   caf::actor_system sys{cfg};
   int code = actorps::run_node(sys, *train, *cluster);
   actorps::arm_exit_watchdog(code, std::chrono::seconds(5)); // bounds ~actor_system (see the header)

@@ -86,7 +86,9 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.checkpoint_keep, "keep", "regular checkpoints kept; the best-validation one is kept apart")
     .add(v.checkpoint_restore, "restore", "start from the newest valid checkpoint in checkpoint.dir");
   cfg.group("security")
-    .add(v.tls, "tls", "TLS with mutual authentication on every connection (needs openssl.certificate, .key, .cafile)");
+    .add(v.tls, "tls", "TLS with mutual authentication on every connection (needs openssl.certificate, .key, .cafile)")
+    .add(v.max_handshake_bytes, "max-handshake-bytes",
+         "largest message a peer may announce before its handshake; a larger one closes the connection");
   cfg.group("debug")
     .add(v.slow_worker, "slow-worker", "index of a worker to slow down (-1: none)")
     .add(v.slowdown, "slowdown", "how many times slower the slow worker runs (it sleeps after each step)");
@@ -176,6 +178,9 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.max_message_bytes < 1024 || v.max_message_bytes > (int64_t{1} << 30))
     return bad("cluster.max-message-bytes", cat("must be in [1024, 1073741824], got ", v.max_message_bytes));
   s.max_slice_floats = static_cast<uint32_t>(v.max_message_bytes / static_cast<int64_t>(sizeof(float)));
+  if (v.max_handshake_bytes < 4096 || v.max_handshake_bytes > (int64_t{1} << 24))
+    return bad("security.max-handshake-bytes", cat("must be in [4096, 16777216], got ", v.max_handshake_bytes));
+  s.max_handshake_bytes = static_cast<uint32_t>(v.max_handshake_bytes);
   auto mode = parse_train_mode(v.mode);
   if (!mode)
     return bad("train.mode", cat("must be async, sync, ssp or model-parallel, got \"", v.mode, "\""));

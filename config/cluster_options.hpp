@@ -68,6 +68,7 @@ struct cluster_values {
   double slowdown = 1.0;
   // [security]
   bool tls = false;
+  int64_t max_handshake_bytes = 65536;
   // [checkpoint]
   std::string checkpoint_dir;
   int64_t checkpoint_every_steps = 0;
@@ -99,6 +100,7 @@ struct cluster_settings {
   int slow_worker = -1;                ///< debug: this worker sleeps to run `slowdown` times slower
   double slowdown = 1.0;
   bool tls = false;                    ///< every connection is TLS with CA-signed certificates
+  uint32_t max_handshake_bytes = 65536; ///< largest BASP payload a peer may announce before its handshake
   std::string checkpoint_dir;          ///< the chief's checkpoints ("": none)
   int64_t checkpoint_every_steps = 0;  ///< save every N global steps (0: by time only)
   double checkpoint_every_seconds = 60.0; ///< save every T seconds (0: by steps only)
