@@ -145,6 +145,7 @@ void finish(chief_pointer self, uint64_t op) {
     sum.stop_reason = ctl.stop_reason();
     sum.resumed_examples = st.restored ? st.restored->manifest.examples : 0;
     sum.train_seconds = ctl.seconds(self->clock().now());
+    sum.resumed_seconds = st.restored ? st.restored->manifest.train_seconds : 0.0;
     json_object extra;
     extra.add("workers", workers)
       .add("shards", static_cast<int64_t>(st.plan.shards))
@@ -174,6 +175,8 @@ void finish(chief_pointer self, uint64_t op) {
 void start_workers(chief_pointer self) {
   auto& st = self->state;
   st.monitor.emplace(st.cfg.train, to_string(st.cfg.cluster.mode), *st.net, *st.cfg.data, std::move(*st.log));
+  if (st.restored)
+    st.monitor->resume(st.restored->manifest.train_seconds);
   st.log.reset();
   const uint32_t slices = st.cfg.cluster.slices;
   for (uint32_t g = 0; g * slices < st.workers.size(); ++g) {

@@ -155,7 +155,8 @@ caf::error detail::prepare(chief_pointer self) {
   rc.should_stop = [self](int64_t steps, int64_t examples) { return self->state.monitor->should_stop(steps, examples); };
   st.ctl.emplace(std::move(rc));
   if (st.restored)
-    st.ctl->resume(st.restored->manifest.global_step, st.restored->manifest.examples);
+    st.ctl->resume(st.restored->manifest.global_step, st.restored->manifest.examples,
+                   st.restored->manifest.train_seconds);
   return caf::none;
 }
 

@@ -45,8 +45,8 @@ std::string run_control::shard_name(uint32_t s) const {
 
 double run_control::seconds(run_time now) const {
   if (phase_ == run_phase::init_shards || phase_ == run_phase::waiting)
-    return 0.0;
-  return std::chrono::duration<double>(now - train_start_).count();
+    return resumed_seconds_;
+  return resumed_seconds_ + std::chrono::duration<double>(now - train_start_).count();
 }
 
 bool run_control::wanted(uint64_t op) const {
@@ -78,8 +78,9 @@ std::string run_control::missing() const {
   return out;
 }
 
-void run_control::resume(int64_t global_step, int64_t examples) {
+void run_control::resume(int64_t global_step, int64_t examples, double seconds) {
   steps_ = global_step;
+  resumed_seconds_ = seconds;
   worker_steps_ = cfg_.mode == train_mode::sync ? global_step * cfg_.replicas_to_aggregate : global_step;
   examples_ = examples;
 }

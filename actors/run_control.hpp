@@ -115,15 +115,17 @@ public:
   int64_t examples() const { return examples_; }
   int64_t workers_lost() const { return workers_lost_; }
   const std::string& stop_reason() const { return stop_reason_; }
-  /// Seconds trained so far (by the clock of the inputs), from the start of training.
+  /// Seconds trained so far (by the clock of the inputs), from the start of training, with those
+  /// of the runs before a resume.
   double seconds(run_time now) const;
   /// Whether the answer for `op` is still wanted (the op was not abandoned).
   bool wanted(uint64_t op) const;
   /// Returns the peers the start-up still waits for, e.g. "worker 1, worker 2".
   std::string missing() const;
 
-  /// Resumes the global step and data position of a checkpoint. REQUIRES: before training.
-  void resume(int64_t global_step, int64_t examples);
+  /// Resumes the global step, data position and training seconds of a checkpoint. REQUIRES:
+  /// before training.
+  void resume(int64_t global_step, int64_t examples, double seconds = 0.0);
 
   /// The run begins: every shard has been sent its setup.
   run_commands begin(run_time now);
@@ -203,6 +205,7 @@ private:
   int64_t next_save_step_ = 0;
   double next_save_seconds_ = 0.0;
   std::string stop_reason_;
+  double resumed_seconds_ = 0.0;
 };
 
 } // namespace actorps

@@ -65,7 +65,7 @@ void apply_step(aggregator_pointer self) {
     release.push_back(std::move(st.waiting[w]));
   push_request update{done.released.front(), done.step, std::move(done.average), true, 0};
   uint64_t next = done.step + 1;
-  self->request(st.shard, caf::infinite, push_atom_v, std::move(update))
+  self->request(st.shard, st.cfg.request_timeout, push_atom_v, std::move(update))
     .then(
       [=](push_reply& reply) mutable {
         reply.next_step = next;
@@ -117,7 +117,7 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   ++st.lag_histogram[std::min<uint64_t>(now_step - std::min(now_step, req.step), lag_buckets - 1)];
   if (*verdict == sync_rule::verdict::stale) {
     ++st.stale_dropped;
-    self->request(st.shard, caf::infinite, pull_atom_v, pull_request{chief_worker_id, ranges})
+    self->request(st.shard, st.cfg.request_timeout, pull_atom_v, pull_request{chief_worker_id, ranges})
       .then([=](pull_reply& current) mutable { rp.deliver(push_reply{current.version, std::move(current.slices), now_step, true}); },
             [=](caf::error& err) mutable { rp.deliver(err); });
     return rp;
@@ -140,7 +140,7 @@ caf::result<push_reply> ssp_push(aggregator_pointer self, push_request& req) {
   uint32_t w = req.worker;
   uint64_t step = req.step;
   req.return_values = true;
-  self->request(st.shard, caf::infinite, push_atom_v, std::move(req))
+  self->request(st.shard, st.cfg.request_timeout, push_atom_v, std::move(req))
     .then(
       [=](push_reply& reply) mutable {
         auto& st = self->state;
@@ -198,7 +198,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
       // A shard restored from a checkpoint: its version is the number of steps applied, so sync
       // resumes at that step; ssp forgets the workers' steps until each pushes again.
       auto rp = self->make_response_promise<setup_reply>();
-      self->request(self->state.shard, caf::infinite, a, std::move(setup))
+      self->request(self->state.shard, self->state.cfg.request_timeout, a, std::move(setup))
         .then(
           [=](const setup_reply& reply) mutable {
             auto& st = self->state;
@@ -221,7 +221,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
     },
     [=](stats_atom) -> caf::result<shard_stats> {
       auto rp = self->make_response_promise<shard_stats>();
-      self->request(self->state.shard, caf::infinite, stats_atom_v)
+      self->request(self->state.shard, self->state.cfg.request_timeout, stats_atom_v)
         .then(
           [=](shard_stats& stats) mutable {
             auto& st = self->state;

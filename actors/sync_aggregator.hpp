@@ -24,6 +24,7 @@ struct sync_aggregator_config {
   uint32_t replicas_to_aggregate = 1; ///< sync: 1..workers
   uint32_t staleness = 0;             ///< ssp
   std::chrono::milliseconds step_timeout{30000}; ///< a step goes on without a silent worker after this
+  std::chrono::milliseconds request_timeout{60000}; ///< deadline of every request to its shard
 };
 
 /// Spawns an aggregator in front of `shard`; the returned handle is used (and published) in the

@@ -11,7 +11,10 @@
 #include <zlib.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstring>
@@ -190,6 +193,33 @@ caf::error check_same_model(const checkpoint_manifest& found, const std::string&
                                                    model, "\" with ", variables.size()));
 }
 
+namespace {
+
+// Removes the temporary folders of saves that a process which no longer runs left half written
+// (killed mid-save); a live process's folder is its save in progress.
+void remove_unfinished(const std::string& dir) {
+  static const std::regex unfinished{"(ckpt|best)-[0-9]{12}\\.tmp-([0-9]+)"};
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (auto& entry : fs::directory_iterator(dir, ec)) {
+    auto name = entry.path().filename().string();
+    std::smatch m;
+    if (!entry.is_directory() || !std::regex_match(name, m, unfinished))
+      continue;
+    auto pid = static_cast<pid_t>(std::stol(m[2].str()));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH)
+      continue;
+    std::error_code ignored;
+    if (fs::remove_all(entry.path(), ignored) > 0)
+      removed.push_back(name);
+  }
+  if (!removed.empty())
+    log_line("checkpoints", cat("removed ", removed.size(), " unfinished save(s) of processes that no longer run in ",
+                                dir, ": ", removed.front(), removed.size() > 1 ? ", ..." : ""));
+}
+
+} // namespace
+
 caf::expected<checkpoint_store> checkpoint_store::open(const std::string& dir, int keep) {
   if (keep < 1)
     return caf::make_error(errc::invalid_config, cat("checkpoint.keep must be >= 1, got ", keep));
@@ -197,6 +227,7 @@ caf::expected<checkpoint_store> checkpoint_store::open(const std::string& dir, i
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
     return caf::make_error(errc::file_error, cat(dir, ": cannot create the checkpoint directory: ", ec.message()));
+  remove_unfinished(dir);
   return checkpoint_store{dir, keep};
 }
 

@@ -83,7 +83,8 @@ parameter_shard_actor spawn_shard(caf::actor_system& sys, const cluster_settings
   if (!cluster.aggregated())
     return shard;
   sync_aggregator_config cfg{i, cluster.mode, static_cast<uint32_t>(cluster.workers.size()),
-                             cluster.replicas_to_aggregate, cluster.staleness, cluster.step_timeout};
+                             cluster.replicas_to_aggregate, cluster.staleness, cluster.step_timeout,
+                             cluster.request_timeout};
   return make_sync_aggregator(sys, cfg, shard);
 }
 

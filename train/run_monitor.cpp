@@ -20,7 +20,7 @@ run_monitor::run_monitor(const train_settings& s, std::string mode, mlp& net, co
 }
 
 double run_monitor::seconds() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return resumed_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
 double run_monitor::epochs(int64_t examples) const {
@@ -77,7 +77,7 @@ caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples
   sum.test_loss = best_test->loss;
   sum.best_validation_accuracy = rule_.best_validation_accuracy();
   sum.best_validation_loss = rule_.best_validation_loss();
-  sum.examples_per_second = (examples - sum.resumed_examples) / std::max(sum.train_seconds, 1e-9);
+  sum.examples_per_second = (examples - sum.resumed_examples) / std::max(sum.train_seconds - sum.resumed_seconds, 1e-9);
   sum.epochs = epochs(examples);
   sum.seconds_to_target = rule_.seconds_to_target();
   log_line(mode_, cat("stopped: ", sum.stop_reason, "; test accuracy ", sum.test_accuracy,

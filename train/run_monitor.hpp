@@ -33,6 +33,7 @@ struct run_summary {
   double train_seconds = 0.0;       ///< time spent in training steps (single process) or wall time
   double examples_per_second = 0.0; ///< training examples of this run / train_seconds
   int64_t resumed_examples = 0;     ///< examples a restored checkpoint had already trained (not in the rate)
+  double resumed_seconds = 0.0;     ///< seconds the runs before a restore had trained (in the times, not the rate)
   int64_t steps = 0;
   double epochs = 0.0;
   std::optional<double> seconds_to_target;
@@ -68,6 +69,8 @@ public:
 
   /// Returns seconds since construction.
   double seconds() const;
+  /// A run resumed from a checkpoint: its clock starts at the seconds the runs before it took.
+  void resume(double seconds) { resumed_ = seconds; }
 
   /// Evaluates the final model on the test set, restores the best parameters into net, and
   /// writes summary.json from `partial` (steps, stop_reason, backend, train_seconds and examples
@@ -86,6 +89,7 @@ private:
   bool last_improved_ = false;
   double last_validation_accuracy_ = 0.0;
   std::chrono::steady_clock::time_point start_;
+  double resumed_ = 0.0;
 };
 
 } // namespace actorps

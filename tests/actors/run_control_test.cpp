@@ -151,6 +151,15 @@ BOOST_AUTO_TEST_CASE(the_only_worker_is_told_how_many_steps_are_left) {
   }
 }
 
+// Issue 11, item 8: after a chief restart the run's seconds covered only the new chief.
+BOOST_AUTO_TEST_CASE(a_resumed_run_counts_the_seconds_of_the_runs_before_it) {
+  controller ctl{config()};
+  ctl.resume(4, 200, 30.0);
+  BOOST_TEST(ctl.seconds(t0) == 30.0);
+  start(ctl);
+  BOOST_TEST(ctl.seconds(t0 + 5s) == 35.0);
+}
+
 BOOST_AUTO_TEST_CASE(registrations_are_refused_by_name) {
   auto c = config();
   c.worker_names = {"worker 0 at h:1", "worker 1 at h:2"};

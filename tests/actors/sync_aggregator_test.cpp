@@ -26,6 +26,16 @@ caf::behavior pusher(caf::event_based_actor* self, parameter_shard_actor agg, re
   };
 }
 
+// A shard that takes every request and never answers (a frozen process).
+caf::behavior mute_shard(caf::event_based_actor* self) {
+  auto held = std::make_shared<std::vector<caf::response_promise>>();
+  self->set_default_handler([held](caf::scheduled_actor* me, caf::message_view&) -> caf::result<caf::message> {
+    held->push_back(me->make_response_promise());
+    return caf::delegated<caf::message>{};
+  });
+  return {[](int) {}};
+}
+
 struct aggregator_fixture : actor_fixture {
   parameter_shard_actor shard = keep(make_parameter_shard(*sys, {0}));
   std::vector<caf::actor> workers;
@@ -115,6 +125,23 @@ BOOST_AUTO_TEST_CASE(ssp_holds_a_worker_that_runs_ahead) {
   BOOST_REQUIRE_EQUAL(got[0]->size(), 1u);
   BOOST_REQUIRE_EQUAL(got[1]->size(), 1u);
   BOOST_TEST(got[1]->front().version == 2u);
+}
+
+// Issue 11, item 8: the aggregator asked its shard with caf::infinite; a frozen shard held every
+// push, pull, setup and stats request forever.
+BOOST_AUTO_TEST_CASE(requests_to_a_frozen_shard_fail_at_the_request_timeout) {
+  sync_aggregator_config cfg{0, train_mode::sync, 1, 1, 0, std::chrono::seconds(30), std::chrono::seconds(5)};
+  auto mute = keep(sys->spawn(mute_shard));
+  auto agg = keep(make_sync_aggregator(*sys, cfg, caf::actor_cast<parameter_shard_actor>(mute)));
+  auto failed = std::make_shared<caf::error>();
+  keep(sys->spawn([agg, failed](caf::event_based_actor* me) {
+    me->request(agg, caf::infinite, stats_atom_v).then([](shard_stats&) {}, [failed](caf::error& e) { *failed = e; });
+  }));
+  sched->run();
+  BOOST_TEST(!*failed); // still waiting
+  sched->advance_time(std::chrono::seconds(6));
+  sched->run();
+  BOOST_TEST((*failed == caf::sec::request_timeout), caf::to_string(*failed));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -8,6 +8,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -147,6 +150,21 @@ BOOST_AUTO_TEST_CASE(a_leftover_temporary_directory_is_ignored) {
   std::filesystem::create_directory(tmp.file("ckpt") + "/ckpt-000000000200.tmp-999"); // a crash mid-write
   BOOST_TEST(store.list().size() == 1u);
   BOOST_TEST((*store.load_latest())->ckpt.manifest.global_step == 100);
+}
+
+// Issue 11, item 8: a save killed mid-write left its .tmp-<pid> folder behind for good.
+BOOST_AUTO_TEST_CASE(unfinished_saves_of_dead_processes_are_removed_on_open) {
+  pid_t child = ::fork();
+  if (child == 0)
+    ::_exit(0);
+  ::waitpid(child, nullptr, 0); // a pid that no longer runs
+  auto dead = tmp.file("ckpt") + "/ckpt-000000000200.tmp-" + std::to_string(child);
+  auto live = tmp.file("ckpt") + "/best-000000000300.tmp-" + std::to_string(::getpid());
+  std::filesystem::create_directory(dead);
+  std::filesystem::create_directory(live);
+  BOOST_REQUIRE(checkpoint_store::open(tmp.file("ckpt"), 3));
+  BOOST_TEST(!std::filesystem::exists(dead));
+  BOOST_TEST(std::filesystem::exists(live)); // a save in progress
 }
 
 BOOST_AUTO_TEST_CASE(a_shard_file_of_other_variables_is_refused) {
