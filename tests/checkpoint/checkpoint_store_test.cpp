@@ -162,7 +162,7 @@ BOOST_AUTO_TEST_CASE(unfinished_saves_of_dead_processes_are_removed_on_open) {
   auto live = tmp.file("ckpt") + "/best-000000000300.tmp-" + std::to_string(::getpid());
   std::filesystem::create_directory(dead);
   std::filesystem::create_directory(live);
-  BOOST_REQUIRE(checkpoint_store::open(tmp.file("ckpt"), 3));
+  BOOST_REQUIRE(actorps::checkpoint_store::open(tmp.file("ckpt"), 3));
   BOOST_TEST(!std::filesystem::exists(dead));
   BOOST_TEST(std::filesystem::exists(live)); // a save in progress
 }
