@@ -19,18 +19,16 @@
 #include "node/basp_guard.hpp"
 
 #include "common/log.hpp"
+#include "node/next_definition.hpp"
 
 #include <caf/io/basp/instance.hpp>
 #include <caf/io/basp_broker.hpp>
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <unordered_set>
@@ -41,16 +39,6 @@ std::atomic<uint32_t> bound{65536};
 std::atomic<uint64_t> refusals{0};
 std::mutex mtx;
 std::unordered_set<int64_t> handshaked; // connection handles (guarded by mtx)
-
-template <class Fn>
-Fn next_definition(const char* name) {
-  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-  if (fn == nullptr) { // libcaf_io is linked in whenever this file is; cannot happen
-    std::fprintf(stderr, "error: basp_guard: no %s in libcaf_io\n", name);
-    std::abort();
-  }
-  return fn;
-}
 
 // "ip:port" of the socket's peer, or the handle's number.
 std::string peer_of(int64_t handle) {
@@ -91,7 +79,8 @@ caf::io::basp::connection_state caf::io::basp::instance::handle(caf::execution_u
                                                                 caf::io::basp::header& hdr, bool is_payload) {
   using fn = connection_state (*)(instance*, execution_unit*, new_data_msg&, header&, bool);
   static const auto real
-    = next_definition<fn>("_ZN3caf2io4basp8instance6handleEPNS_14execution_unitERNS0_12new_data_msgERNS1_6headerEb");
+    = actorps::next_definition<fn>("_ZN3caf2io4basp8instance6handleEPNS_14execution_unitERNS0_12new_data_msgERNS1_6headerEb",
+                                         "basp_guard");
   const auto id = dm.handle.id();
   const auto op = hdr.operation; // (of the header whose payload this is, when is_payload)
   auto state = real(this, ctx, dm, hdr, is_payload);
@@ -115,7 +104,8 @@ caf::io::basp::connection_state caf::io::basp::instance::handle(caf::execution_u
 
 void caf::io::basp_broker::connection_cleanup(caf::io::connection_handle hdl, caf::sec code) {
   using fn = void (*)(basp_broker*, connection_handle, sec);
-  static const auto real = next_definition<fn>("_ZN3caf2io11basp_broker18connection_cleanupENS0_17connection_handleENS_3secE");
+  static const auto real = actorps::next_definition<fn>(
+    "_ZN3caf2io11basp_broker18connection_cleanupENS0_17connection_handleENS_3secE", "basp_guard");
   {
     std::lock_guard<std::mutex> guard{mtx};
     handshaked.erase(hdl.id());

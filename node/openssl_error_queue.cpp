@@ -14,26 +14,12 @@
 // every program that loads caf::openssl::manager), so the dynamic linker binds libcaf_openssl's
 // calls to them; each clears the queue and calls OpenSSL's own function (dlsym RTLD_NEXT).
 // Nothing else changes: same arguments, same results.
+#include "node/next_definition.hpp"
+
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include <dlfcn.h>
-
-#include <cstdio>
-#include <cstdlib>
-
 namespace {
-
-// OpenSSL's own definition of name (the next one after ours in the lookup order).
-template <class Fn>
-Fn next_definition(const char* name) {
-  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-  if (fn == nullptr) { // libssl is linked in whenever this file is; cannot happen
-    std::fprintf(stderr, "error: openssl_error_queue: no %s in libssl\n", name);
-    std::abort();
-  }
-  return fn;
-}
 
 using read_fn = int (*)(SSL*, void*, int);
 using write_fn = int (*)(SSL*, const void*, int);
@@ -44,25 +30,25 @@ using handshake_fn = int (*)(SSL*);
 extern "C" {
 
 int SSL_read(SSL* ssl, void* buf, int num) {
-  static const auto fn = next_definition<read_fn>("SSL_read");
+  static const auto fn = actorps::next_definition<read_fn>("SSL_read", "openssl_error_queue");
   ERR_clear_error();
   return fn(ssl, buf, num);
 }
 
 int SSL_write(SSL* ssl, const void* buf, int num) {
-  static const auto fn = next_definition<write_fn>("SSL_write");
+  static const auto fn = actorps::next_definition<write_fn>("SSL_write", "openssl_error_queue");
   ERR_clear_error();
   return fn(ssl, buf, num);
 }
 
 int SSL_connect(SSL* ssl) {
-  static const auto fn = next_definition<handshake_fn>("SSL_connect");
+  static const auto fn = actorps::next_definition<handshake_fn>("SSL_connect", "openssl_error_queue");
   ERR_clear_error();
   return fn(ssl);
 }
 
 int SSL_accept(SSL* ssl) {
-  static const auto fn = next_definition<handshake_fn>("SSL_accept");
+  static const auto fn = actorps::next_definition<handshake_fn>("SSL_accept", "openssl_error_queue");
   ERR_clear_error();
   return fn(ssl);
 }
