@@ -60,6 +60,7 @@ struct replica_command {
     fail,             ///< quit with `code` and `text`
     log,              ///< `text`: a log line
   };
+  explicit replica_command(kind k) : what(k) {}
   kind what;
   int64_t steps = 0;
   int64_t examples = 0;

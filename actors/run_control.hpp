@@ -70,6 +70,7 @@ struct run_command {
     log,            ///< `text`: a log line
     tick,           ///< ask for tick() after `after`
   };
+  explicit run_command(kind k) : what(k) {}
   kind what;
   uint32_t index = 0;
   uint64_t op = 0;

@@ -97,11 +97,19 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const endpoint& ep, con
                                  std::chrono::duration_cast<std::chrono::seconds>(timeout).count(),
                                  " s (cluster.connect-timeout): is another program listening there?"));
     auto now = clock::now();
-    if (now - start >= timeout)
+    if (now - start >= timeout) {
+      std::string why;
+      if (tls && hdl.error() == caf::sec::disconnect_during_handshake) {
+        auto& cfg = sys.config();
+        why = explain_tls_refusal(ep, {cfg.openssl_certificate, cfg.openssl_key, cfg.openssl_cafile,
+                                       cfg.openssl_passphrase}, std::chrono::seconds(5));
+      }
       return caf::make_error(errc::peer_unreachable,
                              cat(who, ": ", what, " at ", ep.str(), " did not answer within ",
                                  std::chrono::duration_cast<std::chrono::seconds>(timeout).count(),
-                                 " s (cluster.connect-timeout); last error: ", caf::to_string(hdl.error())));
+                                 " s (cluster.connect-timeout); last error: ", caf::to_string(hdl.error()),
+                                 why.empty() ? "" : cat("; TLS: ", why)));
+    }
     if (now >= next_log) {
       log_line(who, cat("waiting for ", what, " at ", ep.str()));
       next_log = now + std::chrono::seconds(5);

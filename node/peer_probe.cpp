@@ -6,6 +6,7 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -94,6 +95,61 @@ caf::error probe_tls_peer(const endpoint& ep, std::chrono::milliseconds deadline
     return caf::make_error(errc::timeout, cat(ep.str(), " accepted the connection but sent no TLS handshake within ",
                                               deadline.count(), " ms"));
   return caf::none;
+}
+
+std::string explain_tls_refusal(const endpoint& ep, const tls_identity& id, std::chrono::milliseconds deadline) {
+  const auto until = clock::now() + deadline;
+  socket_closer sock{connect_within(ep, until)};
+  if (sock.fd < 0)
+    return {};
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx{SSL_CTX_new(TLS_client_method()), SSL_CTX_free};
+  if (!ctx)
+    return {};
+  SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), const_cast<char*>(id.passphrase.c_str()));
+  bool loaded = SSL_CTX_use_certificate_chain_file(ctx.get(), id.certificate.c_str()) == 1
+                && SSL_CTX_use_PrivateKey_file(ctx.get(), id.key.c_str(), SSL_FILETYPE_PEM) == 1
+                && SSL_CTX_load_verify_locations(ctx.get(), id.cafile.c_str(), nullptr) == 1;
+  ERR_clear_error();
+  if (!loaded)
+    return {};
+  SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
+  std::unique_ptr<SSL, decltype(&SSL_free)> ssl{SSL_new(ctx.get()), SSL_free};
+  if (!ssl || SSL_set_fd(ssl.get(), sock.fd) != 1)
+    return {};
+  // Drives the handshake, then one read: with TLS 1.3 the server judges our certificate after
+  // our side of the handshake is done, and its refusal arrives as an alert on the next read.
+  bool handshaken = false;
+  for (;;) {
+    char byte;
+    int r = handshaken ? SSL_read(ssl.get(), &byte, 1) : SSL_connect(ssl.get());
+    if (r > 0) {
+      if (handshaken)
+        return {}; // the peer talks: nothing refused
+      handshaken = true;
+      continue;
+    }
+    int why = SSL_get_error(ssl.get(), r);
+    if ((why == SSL_ERROR_WANT_READ && wait_for(sock.fd, POLLIN, until))
+        || (why == SSL_ERROR_WANT_WRITE && wait_for(sock.fd, POLLOUT, until)))
+      continue;
+    if (why == SSL_ERROR_WANT_READ || why == SSL_ERROR_WANT_WRITE) {
+      ERR_clear_error();
+      return {}; // no verdict before the deadline
+    }
+    auto verify = SSL_get_verify_result(ssl.get());
+    unsigned long code = ERR_get_error();
+    ERR_clear_error();
+    if (verify != X509_V_OK)
+      return cat("this node does not accept the peer's certificate (", X509_verify_cert_error_string(verify),
+                 "; openssl.cafile is ", id.cafile, ")");
+    if (code != 0) {
+      char text[256];
+      ERR_error_string_n(code, text, sizeof text);
+      const char* reason = ERR_reason_error_string(code);
+      return cat("the peer refused this node's certificate ", id.certificate, " (", reason ? reason : text, ")");
+    }
+    return {};
+  }
 }
 
 } // namespace actorps

@@ -10,6 +10,7 @@
 #include <caf/error.hpp>
 
 #include <chrono>
+#include <string>
 
 namespace actorps {
 
@@ -17,5 +18,16 @@ namespace actorps {
 /// accepted the connection and said nothing; with peer_unreachable when it could not be reached
 /// (refused, unknown host): a caller retries that.
 caf::error probe_tls_peer(const endpoint& ep, std::chrono::milliseconds deadline);
+
+/// This node's TLS identity (CAF's openssl.* settings).
+struct tls_identity {
+  std::string certificate, key, cafile, passphrase;
+};
+
+/// After CAF's TLS handshake with ep failed (CAF says only "disconnect_during_handshake"): a
+/// handshake of our own with the same identity, and OpenSSL's reason, e.g. "the peer refused this
+/// node's certificate (tlsv1 alert unknown ca)" or "this node does not accept the peer's
+/// certificate (self-signed certificate in certificate chain)". Empty when it cannot tell.
+std::string explain_tls_refusal(const endpoint& ep, const tls_identity& id, std::chrono::milliseconds deadline);
 
 } // namespace actorps

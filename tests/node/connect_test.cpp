@@ -131,11 +131,13 @@ struct tls_fixture {
 
   // An intruder with identity id tries to reach the shard once; if it did, it would overwrite
   // the variable with gradients. Returns whether the connection succeeded.
-  bool intrude(const identity& id) {
+  bool intrude(const identity& id, std::string* why = nullptr) {
     peer intruder{id};
     auto shard = connect_to<parameter_shard_actor>(intruder.sys, at, "intruder", "shard 0", 0s, id.tls);
     if (!shard) {
       BOOST_TEST_MESSAGE("refused: " << test::error_text(shard));
+      if (why)
+        *why = test::error_text(shard);
       return false;
     }
     push_request push{0, 0, {{0, 0, {std::vector<float>(64 * 64, 100.0f)}}}};
@@ -211,8 +213,12 @@ BOOST_AUTO_TEST_CASE(a_client_another_ca_signed_is_refused) {
   auto shard = initialised_shard();
   auto& c = certs();
   // trusts the cluster CA, so only the server's check of the client certificate can refuse it
-  BOOST_TEST(!intrude({true, c.other + "/intruder.pem", c.other + "/intruder.key", c.cluster + "/ca.pem"}));
+  std::string why;
+  BOOST_TEST(!intrude({true, c.other + "/intruder.pem", c.other + "/intruder.key", c.cluster + "/ca.pem"}, &why));
   expect_unchanged(shard);
+  // (issue 11, item 8: the refusal said only "disconnect_during_handshake")
+  BOOST_TEST(why.find("TLS: the peer refused this node's certificate " + c.other + "/intruder.pem") != std::string::npos,
+             why);
 }
 
 BOOST_AUTO_TEST_CASE(a_plain_tcp_client_is_refused) {
@@ -228,7 +234,9 @@ BOOST_AUTO_TEST_CASE(members_refuse_a_server_another_ca_signed) {
   auto port = publish_at(rogue.sys, impostor, {"127.0.0.1", 0}, "rogue shard", true);
   BOOST_REQUIRE_MESSAGE(port, test::error_text(port));
   auto shard = connect_to<parameter_shard_actor>(client->sys, {"127.0.0.1", *port}, "test", "shard 0", 0s, true);
-  BOOST_TEST(!shard);
+  BOOST_REQUIRE(!shard);
+  BOOST_TEST(test::error_text(shard).find("TLS: this node does not accept the peer's certificate") != std::string::npos,
+             test::error_text(shard));
   caf::anon_send_exit(impostor, caf::exit_reason::user_shutdown);
 }
 
