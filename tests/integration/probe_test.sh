@@ -5,7 +5,9 @@
 #     its peak memory stays small; random bytes on many connections change nothing either;
 #  2. a peer that accepts the connection and then stays silent (a squatter on a shard's port):
 #     the chief gives up at cluster.connect-timeout with a message naming it, instead of hanging;
-#  3. a second node on a port in use says so.
+#  3. a second node on a port in use says so;
+#  4. a chief frozen with kill -STOP for 5 s: async workers stop within their step grant instead of
+#     training on unobserved, and the run still ends at exactly train.max-steps.
 # Usage: probe_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -86,5 +88,32 @@ echo "exit $rc after ${took} s: $(grep -o "shard 0 at .*" <<< "$out" | head -1)"
 [[ "$out" == *"accepted the connection but completed no CAF handshake within 3 s"* ]] \
   || fail "the chief did not name the silent peer: $(tail -3 <<< "$out")"
 [[ $took -lt 30 ]] || fail "the chief took $took s"
+
+echo "== 4: a frozen chief (kill -STOP for 5 s) in an async run of 2 workers, 3000 steps"
+cluster --workers 2 --name frozen --deadline 240 -- --train.max-steps=3000 --train.max-epochs=0 \
+  --train.patience=0 > "$tmp/frozen.out" 2>&1 &
+cpid=$!
+chief=""
+for _ in $(seq 1 300); do
+  grep -q "training (" "$tmp/runs/frozen/logs/chief.log" 2>/dev/null && break
+  sleep 0.1
+done
+sleep 1
+chief=$(awk '$1 == "chief" {print $2}' "$tmp/runs/frozen/pids" 2>/dev/null)
+if [[ -n "$chief" ]] && kill -STOP "$chief"; then
+  sleep 5
+  kill -CONT "$chief"
+  echo "froze the chief (pid $chief) for 5 s"
+else
+  fail "training never started"
+fi
+if wait "$cpid"; then
+  steps=$(field "$tmp/runs/frozen/summary.json" steps)
+  echo "global steps: $steps"
+  [[ "$steps" == "3000" ]] || fail "the run ended at $steps steps, not 3000"
+  grep -h "stopped at step" "$tmp/runs/frozen/logs/worker-"*.log
+else
+  fail "the cluster failed after the freeze:"; tail -5 "$tmp/frozen.out"
+fi
 
 finish
