@@ -35,7 +35,7 @@ std::string endpoint_name(const char* role, size_t i, const endpoint& at) {
 
 } // namespace
 
-void detail::fail_run(chief_pointer self, caf::error err) {
+void detail::fail_run(chief_pointer self, caf::error err, peers what) {
   auto& st = self->state;
   auto text = describe(err);
   log_line(tag, text);
@@ -45,10 +45,11 @@ void detail::fail_run(chief_pointer self, caf::error err) {
     st.cfg.outcome->message = text;
   }
   for (auto& w : st.workers)
-    if (w)
+    if (w && what == peers::stop)
       self->send(w, stop_atom_v);
   for (auto& s : st.cfg.shards)
-    self->send(s, stop_atom_v);
+    if (what == peers::stop)
+      self->send(s, stop_atom_v);
   self->quit(std::move(err));
 }
 
@@ -265,7 +266,7 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg) 
                     to_string(st.shard_opt.kind), " with learning rate ", st.shard_opt.learning_rate,
                     st.shard_opt.kind == optimizer_kind::momentum ? cat(", momentum ", st.shard_opt.momentum) : ""));
   if (auto err = prepare(self)) {
-    fail_run(self, caf::make_error(errc::invalid_config, cat("cannot start: ", describe(err))));
+    fail_run(self, caf::make_error(errc::invalid_config, cat("cannot start: ", describe(err))), peers::leave);
   } else {
     for (auto& s : st.cfg.shards)
       self->monitor(s);

@@ -41,8 +41,13 @@ using chief_pointer = chief_actor::stateful_pointer<chief_state>;
 /// Carries out the controller's commands in order (stops after a quit or a failure).
 void execute(chief_pointer self, run_commands cmds);
 
-/// Ends the run with err: logs it, records it in the outcome, stops every peer and quits.
-void fail_run(chief_pointer self, caf::error err);
+/// Whether a failing chief stops the shards and workers (not when its own start failed: they
+/// may belong to a run another chief is running, e.g. one started twice by mistake).
+enum class peers { stop, leave };
+
+/// Ends the run with err: logs it, records it in the outcome, stops every peer (or leaves them)
+/// and quits.
+void fail_run(chief_pointer self, caf::error err, peers what = peers::stop);
 
 /// Builds the evaluation model, the run log, the placement plan, the checkpoint store (and the
 /// checkpoint to resume from) and the controller. Errors name the key or file.

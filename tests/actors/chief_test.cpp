@@ -8,6 +8,7 @@
 #include "model/init.hpp"
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/synthetic_data.hpp"
+#include "train/run_log.hpp"
 
 #include <filesystem>
 
@@ -130,6 +131,20 @@ BOOST_AUTO_TEST_CASE(the_start_up_deadline_fires_on_the_actors_clock) {
   BOOST_TEST(describe(reason)
              == "timeout: start-up failed: no answer from worker 0 at 127.0.0.1:1 within cluster.startup-timeout");
   BOOST_TEST(!std::filesystem::exists(dir.file("run/summary.json")));
+}
+
+// Issue 11, item 5 (found by tests/integration/probe_test.sh): a second chief for a running run
+// was refused at the run folder's lock, and then stopped the running run's shards on its way out.
+BOOST_AUTO_TEST_CASE(a_chief_that_cannot_start_leaves_the_shards_alone) {
+  auto running = run_log::open(dir.path(), "run"); // the run another chief is running
+  BOOST_REQUIRE(running);
+  auto chief = spawn_chief();
+  (*self)->monitor(chief);
+  sched->run();
+  caf::error reason;
+  (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; });
+  BOOST_TEST(describe(reason).find("is in use by another running process") != std::string::npos, describe(reason));
+  BOOST_TEST(static_cast<bool>(ask<shard_stats>(shard, stats_atom_v))); // the shard still serves
 }
 
 BOOST_AUTO_TEST_CASE(a_progress_report_from_another_sender_is_ignored) {

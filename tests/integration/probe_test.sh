@@ -7,7 +7,9 @@
 #     the chief gives up at cluster.connect-timeout with a message naming it, instead of hanging;
 #  3. a second node on a port in use says so;
 #  4. a chief frozen with kill -STOP for 5 s: async workers stop within their step grant instead of
-#     training on unobserved, and the run still ends at exactly train.max-steps.
+#     training on unobserved, and the run still ends at exactly train.max-steps;
+#  5. a second chief started by mistake during that run is refused and touches none of its files
+#     (it used to truncate metrics.jsonl: NUL bytes, lost rows).
 # Usage: probe_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -104,6 +106,11 @@ if [[ -n "$chief" ]] && kill -STOP "$chief"; then
   sleep 5
   kill -CONT "$chief"
   echo "froze the chief (pid $chief) for 5 s"
+  echo "== 5: a second chief for the running run"
+  out=$(timeout 60 "$bin/actorps-node" --config-file="$tmp/runs/frozen/cluster.ini" --node.role=chief \
+          --train.max-steps=3000 2>&1); rc=$?
+  echo "exit $rc: ${out##*error: }"
+  [[ $rc -ne 0 && $rc -ne 124 ]] || fail "the second chief was not refused (exit $rc)"
 else
   fail "training never started"
 fi
@@ -112,6 +119,15 @@ if wait "$cpid"; then
   echo "global steps: $steps"
   [[ "$steps" == "3000" ]] || fail "the run ended at $steps steps, not 3000"
   grep -h "stopped at step" "$tmp/runs/frozen/logs/worker-"*.log
+  python3 - "$tmp/runs/frozen/metrics.jsonl" <<'PY' || fail "metrics.jsonl of the run was damaged"
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+assert b"\0" not in raw, "NUL bytes"
+rows = [json.loads(line) for line in raw.decode().splitlines()]
+steps = [r["step"] for r in rows]
+assert len(rows) >= 2 and steps == sorted(steps), f"rows at steps {steps}"
+print(f"metrics.jsonl intact: {len(rows)} rows at steps {steps}")
+PY
 else
   fail "the cluster failed after the freeze:"; tail -5 "$tmp/frozen.out"
 fi
