@@ -171,6 +171,29 @@ BOOST_AUTO_TEST_CASE(the_only_replica_stops_by_itself_after_the_steps_left) {
   BOOST_TEST(v->version == 17u);
 }
 
+BOOST_AUTO_TEST_CASE(the_start_deadline_fires_on_the_actors_clock) {
+  auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{1000}, int64_t{-1}));
+  auto cfg = config(chief);
+  cfg.cluster.startup_timeout = std::chrono::seconds(20);
+  auto worker = keep(make_worker_replica(*sys, cfg, false));
+  (*self)->monitor(worker);
+  sched->run();
+  BOOST_REQUIRE_EQUAL(log->hellos.size(), 1u); // registered; the chief never starts it
+  sched->advance_time(std::chrono::seconds(19));
+  sched->run();
+  caf::error reason;
+  bool down = false;
+  (*self)->receive([&](caf::down_msg& msg) { down = true; reason = msg.reason; },
+                   caf::after(std::chrono::seconds(0)) >> [] {});
+  BOOST_TEST(!down);
+  sched->advance_time(std::chrono::seconds(1));
+  sched->run();
+  (*self)->receive([&](caf::down_msg& msg) { down = true; reason = msg.reason; },
+                   caf::after(std::chrono::seconds(0)) >> [] {});
+  BOOST_TEST(down);
+  BOOST_TEST(describe(reason) == "timeout: waiting for the chief: no start within cluster.startup-timeout");
+}
+
 BOOST_AUTO_TEST_CASE(two_slices_train_what_one_whole_worker_trains) {
   // the whole model, one worker, against the fixture's shard, for exactly 20 steps (the only
   // replica stops by itself after the steps its welcome names)
