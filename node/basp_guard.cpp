@@ -84,22 +84,27 @@ caf::io::basp::connection_state caf::io::basp::instance::handle(caf::execution_u
   const auto id = dm.handle.id();
   const auto op = hdr.operation; // (of the header whose payload this is, when is_payload)
   auto state = real(this, ctx, dm, hdr, is_payload);
-  std::lock_guard<std::mutex> guard{mtx};
-  if (handshaked.count(id) > 0)
-    return state;
+  // Only two events need the set: a handshake payload accepted, and a header announcing more
+  // than the bound. Every other header and payload (the hot path) passes without the lock.
   if (is_payload) {
-    if (state == await_header && handshake_op(op))
+    if (state == await_header && handshake_op(op)) {
+      std::lock_guard<std::mutex> guard{mtx};
       handshaked.insert(id);
+    }
     return state;
   }
-  if (state == await_payload && hdr.payload_len > bound) {
-    ++refusals;
-    actorps::log_line("basp guard", actorps::cat("refused ", peer_of(id), ": before its handshake it announced a ",
-                                                 hdr.payload_len, "-byte message (security.max-handshake-bytes is ",
-                                                 bound.load(), "); connection closed"));
-    return close_connection;
+  if (state != await_payload || hdr.payload_len <= bound)
+    return state;
+  {
+    std::lock_guard<std::mutex> guard{mtx};
+    if (handshaked.count(id) > 0)
+      return state;
   }
-  return state;
+  ++refusals;
+  actorps::log_line("basp guard", actorps::cat("refused ", peer_of(id), ": before its handshake it announced a ",
+                                               hdr.payload_len, "-byte message (security.max-handshake-bytes is ",
+                                               bound.load(), "); connection closed"));
+  return close_connection;
 }
 
 void caf::io::basp_broker::connection_cleanup(caf::io::connection_handle hdl, caf::sec code) {

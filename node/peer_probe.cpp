@@ -72,6 +72,21 @@ int connect_within(const endpoint& ep, clock::time_point until) {
   return result;
 }
 
+using context_ptr = std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)>;
+using session_ptr = std::unique_ptr<SSL, decltype(&SSL_free)>;
+
+context_ptr client_context() {
+  return {SSL_CTX_new(TLS_client_method()), SSL_CTX_free};
+}
+
+// A client session of ctx on the connected socket fd, or null.
+session_ptr session_on(SSL_CTX* ctx, int fd) {
+  session_ptr ssl{ctx ? SSL_new(ctx) : nullptr, SSL_free};
+  if (ssl && SSL_set_fd(ssl.get(), fd) != 1)
+    ssl.reset();
+  return ssl;
+}
+
 } // namespace
 
 caf::error probe_tls_peer(const endpoint& ep, std::chrono::milliseconds deadline) {
@@ -79,9 +94,9 @@ caf::error probe_tls_peer(const endpoint& ep, std::chrono::milliseconds deadline
   socket_closer sock{connect_within(ep, until)};
   if (sock.fd < 0)
     return caf::make_error(errc::peer_unreachable, cat("no TCP connection to ", ep.str()));
-  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx{SSL_CTX_new(TLS_client_method()), SSL_CTX_free};
-  std::unique_ptr<SSL, decltype(&SSL_free)> ssl{ctx ? SSL_new(ctx.get()) : nullptr, SSL_free};
-  if (!ssl || SSL_set_fd(ssl.get(), sock.fd) != 1) {
+  auto ctx = client_context();
+  auto ssl = session_on(ctx.get(), sock.fd);
+  if (!ssl) {
     ERR_clear_error();
     return caf::none; // cannot probe: let CAF try
   }
@@ -102,7 +117,7 @@ std::string explain_tls_refusal(const endpoint& ep, const tls_identity& id, std:
   socket_closer sock{connect_within(ep, until)};
   if (sock.fd < 0)
     return {};
-  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx{SSL_CTX_new(TLS_client_method()), SSL_CTX_free};
+  auto ctx = client_context();
   if (!ctx)
     return {};
   SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), const_cast<char*>(id.passphrase.c_str()));
@@ -113,8 +128,8 @@ std::string explain_tls_refusal(const endpoint& ep, const tls_identity& id, std:
   if (!loaded)
     return {};
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
-  std::unique_ptr<SSL, decltype(&SSL_free)> ssl{SSL_new(ctx.get()), SSL_free};
-  if (!ssl || SSL_set_fd(ssl.get(), sock.fd) != 1)
+  auto ssl = session_on(ctx.get(), sock.fd);
+  if (!ssl)
     return {};
   // Drives the handshake, then one read: with TLS 1.3 the server judges our certificate after
   // our side of the handshake is done, and its refusal arrives as an alert on the next read.

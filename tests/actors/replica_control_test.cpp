@@ -81,6 +81,14 @@ replica_commands answer_pull(controller& ctl, uint64_t version = 0) {
   return ctl.pulled(1, version);
 }
 
+// Started, pulled, and the first step computed: returns the epochs of its pushes, just sent.
+round_tokens first_pushes(controller& ctl) {
+  start(ctl);
+  answer_pull(ctl);
+  BOOST_REQUIRE(has(ctl.step_status(step_state::ready, 10), kind::push));
+  return send(ctl);
+}
+
 // A whole step: the computed gradients are ready, both pushes answered; returns the commands of
 // the last reply (a compute, a report, the finish...).
 replica_commands one_step(controller& ctl, uint64_t next_step, bool stale = false) {
@@ -137,10 +145,7 @@ BOOST_AUTO_TEST_CASE(reports_every_report_every_steps_and_the_push_names_the_nex
 
 BOOST_AUTO_TEST_CASE(the_smallest_next_step_of_the_replies_sets_the_pace) {
   controller ctl(config(train_mode::sync));
-  start(ctl);
-  answer_pull(ctl);
-  ctl.step_status(step_state::ready, 10);
-  auto t = send(ctl);
+  auto t = first_pushes(ctl);
   ctl.answers(0, t.e0);
   ctl.pushed(0, 5, 5, false);
   ctl.answers(1, t.e1);
@@ -321,10 +326,7 @@ BOOST_AUTO_TEST_CASE(failures_the_worker_cannot_survive_fail_it_with_their_code)
 
 BOOST_AUTO_TEST_CASE(sync_takes_the_shards_version_as_its_step_after_a_recovery) {
   controller ctl(config(train_mode::sync));
-  start(ctl);
-  answer_pull(ctl);
-  ctl.step_status(step_state::ready, 10);
-  auto t = send(ctl);
+  auto t = first_pushes(ctl);
   ctl.shard_down(0, "gone");
   ctl.answers(1, t.e1);
   ctl.pushed(1, 1, 1, false);
@@ -336,10 +338,7 @@ BOOST_AUTO_TEST_CASE(sync_takes_the_shards_version_as_its_step_after_a_recovery)
 
 BOOST_AUTO_TEST_CASE(a_lost_chief_pauses_the_worker_and_the_restarted_one_starts_it_again) {
   controller ctl(config());
-  start(ctl);
-  answer_pull(ctl);
-  ctl.step_status(step_state::ready, 10);
-  auto t = send(ctl); // a push in flight when the chief goes
+  auto t = first_pushes(ctl); // a push in flight when the chief goes
   auto cmds = ctl.chief_down("the chief went down (killed)");
   BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::reconnect_chief}));
   BOOST_TEST(ctl.phase() == phase::paused);
