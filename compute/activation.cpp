@@ -10,13 +10,14 @@ const char* to_string(activation f) {
     case activation::relu: return "relu";
     case activation::elu: return "elu";
     case activation::sigmoid: return "sigmoid";
+    case activation::tanh: return "tanh";
+    case activation::leaky_relu: return "leaky-relu";
   }
   return "unknown";
 }
 
 std::optional<activation> parse_activation(const std::string& name) {
-  constexpr activation all[] = {activation::relu, activation::elu, activation::sigmoid};
-  return parse_by_name(name, all);
+  return parse_by_name(name, all_activations);
 }
 
 } // namespace actorps

@@ -7,13 +7,20 @@
 
 namespace actorps {
 
-/// Elementwise activation. ELU uses alpha = 1.
-enum class activation { relu, elu, sigmoid };
+/// Elementwise activation. ELU uses alpha = 1; leaky ReLU uses TF's alpha = 0.2.
+enum class activation { relu, elu, sigmoid, tanh, leaky_relu };
 
-/// Returns "relu", "elu" or "sigmoid".
+/// Every activation, in declaration order (for parsing and tests).
+constexpr activation all_activations[] = {activation::relu, activation::elu, activation::sigmoid,
+                                          activation::tanh, activation::leaky_relu};
+
+/// The slope of leaky ReLU for negative inputs (tf.nn.leaky_relu's default).
+constexpr float leaky_relu_alpha = 0.2f;
+
+/// Returns "relu", "elu", "sigmoid", "tanh" or "leaky-relu".
 const char* to_string(activation f);
 
-/// Parses "relu", "elu" or "sigmoid"; nullopt for anything else.
+/// Parses the names to_string() gives; nullopt for anything else.
 std::optional<activation> parse_activation(const std::string& name);
 
 /// Returns f(x).
@@ -22,6 +29,8 @@ inline float activate_ref(activation f, float x) {
     case activation::relu: return x > 0.0f ? x : 0.0f;
     case activation::elu: return x > 0.0f ? x : std::expm1(x);
     case activation::sigmoid: return 1.0f / (1.0f + std::exp(-x));
+    case activation::tanh: return std::tanh(x);
+    case activation::leaky_relu: return x > 0.0f ? x : leaky_relu_alpha * x;
   }
   return x;
 }
@@ -32,6 +41,8 @@ inline float derivative_from_output_ref(activation f, float y) {
     case activation::relu: return y > 0.0f ? 1.0f : 0.0f;
     case activation::elu: return y > 0.0f ? 1.0f : y + 1.0f;
     case activation::sigmoid: return y * (1.0f - y);
+    case activation::tanh: return 1.0f - y * y;
+    case activation::leaky_relu: return y > 0.0f ? 1.0f : leaky_relu_alpha;
   }
   return 1.0f;
 }

@@ -38,4 +38,21 @@ bool op_errors::same_shape(const char* op, matrix a, matrix b) {
   return false;
 }
 
+bool op_errors::geometry_valid(const char* op, const window_geometry& g) {
+  if (g.valid())
+    return true;
+  record(caf::make_error(errc::shape_mismatch,
+                         cat(op, ": invalid window geometry (input ", g.in_h, "x", g.in_w, "x",
+                             g.channels, ", output ", g.out_h, "x", g.out_w, ", window ", g.k_h,
+                             "x", g.k_w, ", stride ", g.stride, ")")));
+  return false;
+}
+
+bool op_errors::rate_valid(const char* op, float rate) {
+  if (rate >= 0.0f && rate < 1.0f)
+    return true;
+  record(caf::make_error(errc::invalid_argument, cat(op, ": rate ", rate, " is not in [0, 1)")));
+  return false;
+}
+
 } // namespace actorps

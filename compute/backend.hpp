@@ -10,11 +10,13 @@
 #include "compute/activation.hpp"
 #include "compute/optimizer_rules.hpp"
 #include "compute/tensor.hpp"
+#include "compute/window_geometry.hpp"
 
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace actorps {
@@ -64,6 +66,35 @@ public:
 
   /// x *= alpha over n elements.
   virtual void scale(size_t n, float alpha, float* x) = 0;
+
+  // -- convolution and pooling (NHWC) ---------------------------------------------
+
+  /// Writes the im2col matrix of n examples x (g's input) into col: row (example, out_y, out_x),
+  /// columns (k_y, k_x, channel); cells in the padding are 0. col holds n * positions() rows of
+  /// window_size() floats.
+  virtual void im2col(const window_geometry& g, int n, const float* x, float* col) = 0;
+
+  /// The adjoint of im2col: dx (n inputs, overwritten) = the sum of every col entry into the
+  /// input cell it was read from.
+  virtual void col2im(const window_geometry& g, int n, const float* col, float* dx) = 0;
+
+  /// Max pooling of n examples: y[example, out_y, out_x, c] = the window's largest input (cells
+  /// in the padding never win); argmax records the winner's index in the window (k_y * k_w + k_x)
+  /// as a float.
+  virtual void maxpool(const window_geometry& g, int n, const float* x, float* y, float* argmax) = 0;
+
+  /// dx (overwritten) = the sum of dy over the windows whose maximum each input cell was.
+  virtual void maxpool_backward(const window_geometry& g, int n, const float* dy,
+                                const float* argmax, float* dx) = 0;
+
+  // -- elementwise ---------------------------------------------------------------
+
+  /// mask[i] = dropout_keep_scale(seed, i, rate) (compute/dropout_mask.hpp); y[i] = x[i] * mask[i]
+  /// over n elements; y may alias x.
+  virtual void dropout(size_t n, float rate, uint64_t seed, const float* x, float* y, float* mask) = 0;
+
+  /// out[i] = a[i] * b[i] over n elements; out may alias a or b.
+  virtual void multiply(size_t n, const float* a, const float* b, float* out) = 0;
 
   // -- activations and loss -----------------------------------------------------
 

@@ -1,6 +1,9 @@
 // CPU backend: cblas_sgemm for matrix products, vectorisable loops for everything else.
 #include "compute/cpu_backend.hpp"
 
+#include "compute/window_ops.hpp"
+#include "compute/dropout_mask.hpp"
+
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "compute/fast_math.hpp"
@@ -42,6 +45,14 @@ void activate_loop(activation f, size_t n, const float* in, float* out) {
       for (size_t i = 0; i < n; ++i)
         out[i] = 1.0f / (1.0f + detail::fast_exp(-in[i]));
       break;
+    case activation::tanh:
+      for (size_t i = 0; i < n; ++i)
+        out[i] = 1.0f - 2.0f / (detail::fast_exp(2.0f * in[i]) + 1.0f);
+      break;
+    case activation::leaky_relu:
+      for (size_t i = 0; i < n; ++i)
+        out[i] = in[i] > 0.0f ? in[i] : leaky_relu_alpha * in[i];
+      break;
   }
 }
 
@@ -60,7 +71,30 @@ void activate_backward_loop(activation f, size_t n, const float* out, const floa
       for (size_t i = 0; i < n; ++i)
         d[i] = g[i] * out[i] * (1.0f - out[i]);
       break;
+    case activation::tanh:
+      for (size_t i = 0; i < n; ++i)
+        d[i] = g[i] * (1.0f - out[i] * out[i]);
+      break;
+    case activation::leaky_relu:
+      for (size_t i = 0; i < n; ++i)
+        d[i] = out[i] > 0.0f ? g[i] : leaky_relu_alpha * g[i];
+      break;
   }
+}
+
+ACTORPS_VECTOR_CLONES
+void dropout_loop(size_t n, float rate, uint64_t seed, const float* x, float* y, float* mask) {
+  for (size_t i = 0; i < n; ++i) {
+    float m = dropout_keep_scale(seed, i, rate);
+    mask[i] = m;
+    y[i] = x[i] * m;
+  }
+}
+
+ACTORPS_VECTOR_CLONES
+void multiply_loop(size_t n, const float* a, const float* b, float* out) {
+  for (size_t i = 0; i < n; ++i)
+    out[i] = a[i] * b[i];
 }
 
 class cpu_backend final : public backend {
@@ -140,6 +174,36 @@ public:
       x[i] *= alpha;
   }
 
+  void im2col(const window_geometry& g, int n, const float* x, float* col) override {
+    if (errors_.geometry_valid("im2col", g))
+      im2col_host(g, n, x, col);
+  }
+
+  void col2im(const window_geometry& g, int n, const float* col, float* dx) override {
+    if (errors_.geometry_valid("col2im", g))
+      col2im_host(g, n, col, dx);
+  }
+
+  void maxpool(const window_geometry& g, int n, const float* x, float* y, float* argmax) override {
+    if (errors_.geometry_valid("maxpool", g))
+      maxpool_host(g, n, x, y, argmax);
+  }
+
+  void maxpool_backward(const window_geometry& g, int n, const float* dy, const float* argmax,
+                        float* dx) override {
+    if (errors_.geometry_valid("maxpool_backward", g))
+      maxpool_backward_host(g, n, dy, argmax, dx);
+  }
+
+  void dropout(size_t n, float rate, uint64_t seed, const float* x, float* y, float* mask) override {
+    if (errors_.rate_valid("dropout", rate))
+      dropout_loop(n, rate, seed, x, y, mask);
+  }
+
+  void multiply(size_t n, const float* a, const float* b, float* out) override {
+    multiply_loop(n, a, b, out);
+  }
+
   void activate(activation f, matrix x, matrix y) override {
     if (errors_.same_shape("activate", x, y))
       activate_loop(f, x.size(), x.data, y.data);
@@ -191,8 +255,6 @@ public:
   }
 
 private:
-
-
   bool labels_valid(const char* op, matrix logits, const float* labels) {
     for (int i = 0; i < logits.rows; ++i) {
       auto label = static_cast<int>(labels[i]);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "compute/tensor.hpp"
+#include "compute/window_geometry.hpp"
 
 #include <caf/error.hpp>
 
@@ -23,6 +24,12 @@ public:
 
   /// Returns whether op(a) * op(b) fits c; otherwise records shape_mismatch with the shapes.
   bool gemm_fits(bool trans_a, bool trans_b, matrix a, matrix b, matrix c);
+
+  /// Returns whether g is usable; otherwise records shape_mismatch naming op and g's sizes.
+  bool geometry_valid(const char* op, const window_geometry& g);
+
+  /// Returns whether 0 <= rate < 1; otherwise records invalid_argument naming op.
+  bool rate_valid(const char* op, float rate);
 
   /// Returns and clears the first recorded error.
   caf::error take() { return std::exchange(first_, caf::error{}); }

@@ -8,6 +8,7 @@
 #include "gpu/elementwise.cuh"
 #include "gpu/optimizer.cuh"
 #include "gpu/softmax_xent.cuh"
+#include "gpu/window_ops.cuh"
 
 #include <algorithm>
 #include <memory>
@@ -139,6 +140,36 @@ public:
 
   void scale(size_t n, float alpha, float* x) override {
     ACTORPS_CUDA_CHECK(gpu::launch_scale(n, alpha, x, stream_));
+  }
+
+  void im2col(const window_geometry& g, int n, const float* x, float* col) override {
+    if (errors_.geometry_valid("im2col", g))
+      ACTORPS_CUDA_CHECK(gpu::launch_im2col(g, n, x, col, stream_));
+  }
+
+  void col2im(const window_geometry& g, int n, const float* col, float* dx) override {
+    if (errors_.geometry_valid("col2im", g))
+      ACTORPS_CUDA_CHECK(gpu::launch_col2im(g, n, col, dx, stream_));
+  }
+
+  void maxpool(const window_geometry& g, int n, const float* x, float* y, float* argmax) override {
+    if (errors_.geometry_valid("maxpool", g))
+      ACTORPS_CUDA_CHECK(gpu::launch_maxpool(g, n, x, y, argmax, stream_));
+  }
+
+  void maxpool_backward(const window_geometry& g, int n, const float* dy, const float* argmax,
+                        float* dx) override {
+    if (errors_.geometry_valid("maxpool_backward", g))
+      ACTORPS_CUDA_CHECK(gpu::launch_maxpool_backward(g, n, dy, argmax, dx, stream_));
+  }
+
+  void dropout(size_t n, float rate, uint64_t seed, const float* x, float* y, float* mask) override {
+    if (errors_.rate_valid("dropout", rate))
+      ACTORPS_CUDA_CHECK(gpu::launch_dropout(n, rate, seed, x, y, mask, stream_));
+  }
+
+  void multiply(size_t n, const float* a, const float* b, float* out) override {
+    ACTORPS_CUDA_CHECK(gpu::launch_multiply(n, a, b, out, stream_));
   }
 
   void activate(activation f, matrix x, matrix y) override {

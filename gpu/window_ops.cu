@@ -1,0 +1,143 @@
+// One thread per output element; the backward kernels gather (one thread per input cell sums
+// what every window wrote to it), so they need no atomics and are deterministic.
+#include "gpu/launch.cuh"
+#include "gpu/window_ops.cuh"
+
+#include <cfloat>
+
+namespace actorps::gpu {
+
+namespace {
+
+// The first output position (along one axis) whose window covers input coordinate v, and one past
+// the last: windows o with o * stride - pad <= v < o * stride - pad + k.
+__device__ void covering(int v, int pad, int k, int stride, int out, int& first, int& last) {
+  int hi = v + pad;           // o * stride <= hi
+  int lo = hi - k + 1;        // o * stride >= lo
+  first = lo <= 0 ? 0 : (lo + stride - 1) / stride;
+  last = min(hi / stride + 1, out);
+}
+
+__global__ void im2col_kernel(window_geometry g, size_t total, const float* x, float* col) {
+  const int c = g.channels;
+  const int ws = g.window_size();
+  ACTORPS_GRID_STRIDE(i, total) {
+    int within = static_cast<int>(i % ws);          // (ky, kx, ch)
+    size_t row = i / ws;                            // (example, oy, ox)
+    int pos = static_cast<int>(row % g.positions());
+    size_t e = row / g.positions();
+    int ch = within % c, k = within / c;
+    int y = (pos / g.out_w) * g.stride - g.pad_top + k / g.k_w;
+    int xx = (pos % g.out_w) * g.stride - g.pad_left + k % g.k_w;
+    bool inside = y >= 0 && y < g.in_h && xx >= 0 && xx < g.in_w;
+    col[i] = inside ? x[e * g.in_size() + (static_cast<size_t>(y) * g.in_w + xx) * c + ch] : 0.0f;
+  }
+}
+
+__global__ void col2im_kernel(window_geometry g, size_t total, const float* col, float* dx) {
+  const int c = g.channels;
+  const int ws = g.window_size();
+  ACTORPS_GRID_STRIDE(i, total) {
+    int ch = static_cast<int>(i % c);
+    size_t cell = i / c;
+    int xx = static_cast<int>(cell % g.in_w);
+    int y = static_cast<int>((cell / g.in_w) % g.in_h);
+    size_t e = cell / (static_cast<size_t>(g.in_w) * g.in_h);
+    int oy0, oy1, ox0, ox1;
+    covering(y, g.pad_top, g.k_h, g.stride, g.out_h, oy0, oy1);
+    covering(xx, g.pad_left, g.k_w, g.stride, g.out_w, ox0, ox1);
+    float sum = 0.0f;
+    for (int oy = oy0; oy < oy1; ++oy)
+      for (int ox = ox0; ox < ox1; ++ox) {
+        int k = (y - (oy * g.stride - g.pad_top)) * g.k_w + (xx - (ox * g.stride - g.pad_left));
+        size_t row = e * g.positions() + oy * g.out_w + ox;
+        sum += col[row * ws + static_cast<size_t>(k) * c + ch];
+      }
+    dx[i] = sum;
+  }
+}
+
+__global__ void maxpool_kernel(window_geometry g, size_t total, const float* x, float* y,
+                               float* argmax) {
+  const int c = g.channels;
+  ACTORPS_GRID_STRIDE(i, total) {
+    int ch = static_cast<int>(i % c);
+    size_t rest = i / c;
+    int pos = static_cast<int>(rest % g.positions());
+    size_t e = rest / g.positions();
+    int y0 = (pos / g.out_w) * g.stride - g.pad_top, x0 = (pos % g.out_w) * g.stride - g.pad_left;
+    float best = -FLT_MAX * 2.0f; // -inf
+    float arg = 0.0f;
+    for (int ky = 0; ky < g.k_h; ++ky)
+      for (int kx = 0; kx < g.k_w; ++kx) {
+        int yy = y0 + ky, xx = x0 + kx;
+        if (yy < 0 || yy >= g.in_h || xx < 0 || xx >= g.in_w)
+          continue;
+        float v = x[e * g.in_size() + (static_cast<size_t>(yy) * g.in_w + xx) * c + ch];
+        if (v > best) {
+          best = v;
+          arg = static_cast<float>(ky * g.k_w + kx);
+        }
+      }
+    y[i] = best;
+    argmax[i] = arg;
+  }
+}
+
+__global__ void maxpool_backward_kernel(window_geometry g, size_t total, const float* dy,
+                                        const float* argmax, float* dx) {
+  const int c = g.channels;
+  ACTORPS_GRID_STRIDE(i, total) {
+    int ch = static_cast<int>(i % c);
+    size_t cell = i / c;
+    int xx = static_cast<int>(cell % g.in_w);
+    int y = static_cast<int>((cell / g.in_w) % g.in_h);
+    size_t e = cell / (static_cast<size_t>(g.in_w) * g.in_h);
+    int oy0, oy1, ox0, ox1;
+    covering(y, g.pad_top, g.k_h, g.stride, g.out_h, oy0, oy1);
+    covering(xx, g.pad_left, g.k_w, g.stride, g.out_w, ox0, ox1);
+    float sum = 0.0f;
+    for (int oy = oy0; oy < oy1; ++oy)
+      for (int ox = ox0; ox < ox1; ++ox) {
+        float k = static_cast<float>((y - (oy * g.stride - g.pad_top)) * g.k_w
+                                     + (xx - (ox * g.stride - g.pad_left)));
+        size_t out = (e * g.positions() + oy * g.out_w + ox) * c + ch;
+        sum += argmax[out] == k ? dy[out] : 0.0f;
+      }
+    dx[i] = sum;
+  }
+}
+
+} // namespace
+
+cudaError_t launch_im2col(const window_geometry& g, int n, const float* x, float* col, cudaStream_t s) {
+  size_t total = static_cast<size_t>(n) * g.positions() * g.window_size();
+  if (total > 0)
+    im2col_kernel<<<grid_for(total), block_threads, 0, s>>>(g, total, x, col);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_col2im(const window_geometry& g, int n, const float* col, float* dx, cudaStream_t s) {
+  size_t total = static_cast<size_t>(n) * g.in_size();
+  if (total > 0)
+    col2im_kernel<<<grid_for(total), block_threads, 0, s>>>(g, total, col, dx);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_maxpool(const window_geometry& g, int n, const float* x, float* y, float* argmax,
+                           cudaStream_t s) {
+  size_t total = static_cast<size_t>(n) * g.positions() * g.channels;
+  if (total > 0)
+    maxpool_kernel<<<grid_for(total), block_threads, 0, s>>>(g, total, x, y, argmax);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_maxpool_backward(const window_geometry& g, int n, const float* dy,
+                                    const float* argmax, float* dx, cudaStream_t s) {
+  size_t total = static_cast<size_t>(n) * g.in_size();
+  if (total > 0)
+    maxpool_backward_kernel<<<grid_for(total), block_threads, 0, s>>>(g, total, dy, argmax, dx);
+  return cudaGetLastError();
+}
+
+} // namespace actorps::gpu
