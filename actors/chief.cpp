@@ -15,7 +15,7 @@
 #include "compute/cpu_backend.hpp"
 #include "model/column_split.hpp"
 #include "model/init.hpp"
-#include "model/mlp.hpp"
+#include "model/network.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>

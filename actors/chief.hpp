@@ -33,7 +33,7 @@ struct chief_outcome {
 struct chief_config {
   train_settings train;
   cluster_settings cluster;
-  std::shared_ptr<const mnist_data> data; ///< validation and test sets, and the epoch size
+  std::shared_ptr<const data_splits> data; ///< validation and test sets, and the epoch size
   std::vector<parameter_shard_actor> shards;
   std::shared_ptr<chief_outcome> outcome;
   /// Reaches restarted shard s (blocking, with retries); empty: losing a shard is fatal. Used

@@ -11,16 +11,11 @@
 
 namespace actorps {
 
-std::string model_string(const mlp_spec& spec) {
-  std::string hidden;
-  for (size_t i = 0; i < spec.hidden.size();) {
-    size_t j = i;
-    while (j < spec.hidden.size() && spec.hidden[j] == spec.hidden[i])
-      ++j;
-    hidden += cat("-", spec.hidden[i], j - i > 1 ? cat("x", j - i) : std::string{});
-    i = j;
-  }
-  return cat(spec.input_size, hidden, "-", spec.classes, " ", to_string(spec.hidden_activation));
+std::string model_string(const model_spec& spec) {
+  std::string layers;
+  for (auto& text : spec.layer_texts())
+    layers += (layers.empty() ? "" : ", ") + text;
+  return cat(spec.input.text(), ": ", layers);
 }
 
 std::vector<checkpoint_variable> checkpoint_variables(const placement_plan& plan) {
@@ -30,7 +25,7 @@ std::vector<checkpoint_variable> checkpoint_variables(const placement_plan& plan
   return out;
 }
 
-checkpoint make_checkpoint(const placement_plan& plan, const mlp_spec& spec, const optimizer_params& shard_opt,
+checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, const optimizer_params& shard_opt,
                            const train_settings& train, const cluster_settings& cluster, const run_position& at,
                            const std::vector<shard_snapshot>& snapshots) {
   checkpoint c;

@@ -25,13 +25,13 @@ struct run_position {
 };
 
 /// The model's shape as a checkpoint records it, e.g. "784-160x5-10 elu" for the reference model.
-std::string model_string(const mlp_spec& spec);
+std::string model_string(const model_spec& spec);
 
 /// The plan's variables with their shards, as a checkpoint records them.
 std::vector<checkpoint_variable> checkpoint_variables(const placement_plan& plan);
 
 /// Assembles a checkpoint from every shard's snapshot (indexed by shard).
-checkpoint make_checkpoint(const placement_plan& plan, const mlp_spec& spec, const optimizer_params& shard_opt,
+checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, const optimizer_params& shard_opt,
                            const train_settings& train, const cluster_settings& cluster, const run_position& at,
                            const std::vector<shard_snapshot>& snapshots);
 

@@ -23,7 +23,6 @@ using namespace detail;
 
 namespace {
 
-constexpr int eval_batch = 1000;
 const char* tag = "chief";
 
 // Shard s's setup: from ckpt when given, else the seeded initial values in `values`.
@@ -80,15 +79,18 @@ caf::error detail::prepare(chief_pointer self) {
   auto& st = self->state;
   auto& cluster = st.cfg.cluster;
   st.be = make_cpu_backend(1);
-  mlp_spec spec = st.cfg.train.model;
-  spec.input_size = st.cfg.data->train.cols;
-  auto net = mlp::make(*st.be, spec, eval_batch);
+  model_spec spec = with_input(st.cfg.train.model, st.cfg.data->train.shape);
+  auto net = network::make(*st.be, spec, evaluation_batch(spec));
   if (!net)
     return std::move(net.error());
   st.net = std::move(*net);
-  if (cluster.model_parallel())
-    if (auto why = check_split(spec, static_cast<int>(cluster.slices)); !why.empty())
+  if (cluster.model_parallel()) {
+    auto dense = dense_stack(spec);
+    if (!dense)
+      return std::move(dense.error());
+    if (auto why = check_split(*dense, static_cast<int>(cluster.slices)); !why.empty())
       return caf::make_error(errc::invalid_config, why);
+  }
   auto strategy = parse_placement(cluster.placement);
   st.plan = make_placement(spec.variables(), static_cast<uint32_t>(st.cfg.shards.size()), *strategy);
   if (cluster.aggregated())

@@ -7,7 +7,7 @@
 #include "actors/run_control.hpp"
 #include "checkpoint/checkpoint_store.hpp"
 #include "compute/backend.hpp"
-#include "model/mlp.hpp"
+#include "model/network.hpp"
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -21,7 +21,7 @@ namespace actorps::detail {
 struct chief_state {
   chief_config cfg;
   std::unique_ptr<backend> be;
-  std::unique_ptr<mlp> net;
+  std::unique_ptr<network> net;
   std::optional<run_log> log;
   std::optional<run_monitor> monitor;
   std::optional<run_control> ctl;

@@ -16,6 +16,9 @@ caf::expected<optimizer_params> to_optimizer_params(const optimizer_config& cfg)
   auto kind = parse_optimizer(cfg.kind);
   if (!kind)
     return caf::make_error(errc::invalid_argument, cat("unknown optimizer \"", cfg.kind, "\""));
+  auto schedule = parse_schedule(cfg.schedule);
+  if (!schedule)
+    return caf::make_error(errc::invalid_argument, cat("unknown learning-rate schedule \"", cfg.schedule, "\""));
   optimizer_params p;
   p.kind = *kind;
   p.learning_rate = cfg.learning_rate;
@@ -25,12 +28,38 @@ caf::expected<optimizer_params> to_optimizer_params(const optimizer_config& cfg)
   p.epsilon = cfg.epsilon;
   p.decay_rate = cfg.decay_rate;
   p.decay_steps = static_cast<long>(cfg.decay_steps);
+  p.rho = cfg.rho;
+  p.initial_accumulator = cfg.initial_accumulator;
+  p.weight_decay = cfg.weight_decay;
+  p.schedule = *schedule;
+  p.staircase = cfg.staircase;
+  p.boundaries.assign(cfg.boundaries.begin(), cfg.boundaries.end());
+  p.values = cfg.values;
+  p.cosine_alpha = cfg.cosine_alpha;
+  if (auto why = check(p); !why.empty())
+    return caf::make_error(errc::invalid_argument, why);
   return p;
 }
 
 optimizer_config to_optimizer_config(const optimizer_params& p) {
-  return {to_string(p.kind), p.learning_rate, p.momentum, p.beta1, p.beta2, p.epsilon,
-          p.decay_rate, static_cast<int64_t>(p.decay_steps)};
+  optimizer_config c;
+  c.kind = to_string(p.kind);
+  c.learning_rate = p.learning_rate;
+  c.momentum = p.momentum;
+  c.beta1 = p.beta1;
+  c.beta2 = p.beta2;
+  c.epsilon = p.epsilon;
+  c.decay_rate = p.decay_rate;
+  c.decay_steps = static_cast<int64_t>(p.decay_steps);
+  c.rho = p.rho;
+  c.initial_accumulator = p.initial_accumulator;
+  c.weight_decay = p.weight_decay;
+  c.schedule = to_string(p.schedule);
+  c.staircase = p.staircase;
+  c.boundaries.assign(p.boundaries.begin(), p.boundaries.end());
+  c.values = p.values;
+  c.cosine_alpha = p.cosine_alpha;
+  return c;
 }
 
 namespace {
@@ -85,10 +114,11 @@ caf::error parameter_store::init(const shard_setup& setup) {
                                                          vars[i].name));
   const int slots = slot_count(opt->kind);
   for (auto& v : vars) {
+    v.optimizer = for_variable(*opt, v.name);
     if (slots > 0)
-      v.slot0.assign(v.values.size(), 0.0f);
+      v.slot0.assign(v.values.size(), slot_initial_value(*opt, 0));
     if (slots > 1)
-      v.slot1.assign(v.values.size(), 0.0f);
+      v.slot1.assign(v.values.size(), slot_initial_value(*opt, 1));
   }
   // restored optimizer state (a checkpoint): whole, finite, for variables held here
   for (auto [slices, which] : {std::pair{&setup.slot0, 0}, std::pair{&setup.slot1, 1}})
@@ -172,7 +202,7 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
   for (auto& g : req.grads) {
     auto& v = vars_[slot_of_[g.variable]];
     size_t n = g.data.values.size();
-    apply_update_host(optimizer_, t, n, v.values.data() + g.offset, g.data.values.data(),
+    apply_update_host(v.optimizer, t, n, v.values.data() + g.offset, g.data.values.data(),
                       v.slot0.empty() ? nullptr : v.slot0.data() + g.offset,
                       v.slot1.empty() ? nullptr : v.slot1.data() + g.offset);
   }

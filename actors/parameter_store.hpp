@@ -62,6 +62,7 @@ private:
     std::vector<float> values;
     std::vector<float> slot0;
     std::vector<float> slot1;
+    optimizer_params optimizer; // the shard's, with this variable's weight decay
   };
 
   // Returns the variable with global index k if this shard holds it, else nullptr.

@@ -4,7 +4,7 @@
 #include "actors/slice_exchange.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
-#include "model/mlp.hpp"
+#include "model/network.hpp"
 #include "model/mlp_slice.hpp"
 
 namespace actorps {
@@ -14,7 +14,7 @@ namespace {
 // Forward and backward at once: ready as soon as it begins.
 class whole_step : public replica_step {
 public:
-  explicit whole_step(std::unique_ptr<mlp> net) : net_(std::move(net)) {
+  explicit whole_step(std::unique_ptr<network> net) : net_(std::move(net)) {
   }
   replica_model& model() override {
     return *net_;
@@ -23,7 +23,7 @@ public:
     return state_;
   }
   caf::error begin(int rows) override {
-    net_->forward();
+    net_->forward(true);
     net_->backward();
     rows_ = rows;
     state_ = state::ready;
@@ -43,7 +43,7 @@ public:
   }
 
 private:
-  std::unique_ptr<mlp> net_;
+  std::unique_ptr<network> net_;
   state state_ = state::idle;
   int rows_ = 0;
 };
@@ -92,16 +92,20 @@ private:
 
 } // namespace
 
-caf::expected<std::unique_ptr<replica_step>> make_whole_step(backend& be, const mlp_spec& spec, int max_batch) {
-  auto net = mlp::make(be, spec, max_batch);
+caf::expected<std::unique_ptr<replica_step>> make_whole_step(backend& be, const model_spec& spec, int max_batch,
+                                                             uint64_t dropout_seed) {
+  auto net = network::make(be, spec, max_batch, dropout_seed);
   if (!net)
     return std::move(net.error());
   return std::unique_ptr<replica_step>{new whole_step(std::move(*net))};
 }
 
-caf::expected<std::unique_ptr<replica_step>> make_sliced_step(backend& be, const mlp_spec& spec, int slice,
+caf::expected<std::unique_ptr<replica_step>> make_sliced_step(backend& be, const model_spec& spec, int slice,
                                                               int slices, int max_batch, replica_step::send_fn send) {
-  auto net = mlp_slice::make(be, spec, slice, slices, max_batch);
+  auto dense = dense_stack(spec);
+  if (!dense)
+    return std::move(dense.error());
+  auto net = mlp_slice::make(be, *dense, slice, slices, max_batch);
   if (!net)
     return std::move(net.error());
   return std::unique_ptr<replica_step>{new sliced_step(std::move(*net), std::move(send))};

@@ -52,10 +52,12 @@ public:
 };
 
 /// The whole model of spec on be, for batches of up to max_batch rows.
-caf::expected<std::unique_ptr<replica_step>> make_whole_step(backend& be, const mlp_spec& spec, int max_batch);
+caf::expected<std::unique_ptr<replica_step>> make_whole_step(backend& be, const model_spec& spec, int max_batch,
+                                                             uint64_t dropout_seed = 0);
 
-/// Slice `slice` of `slices` of spec on be; send reaches the group's other slices.
-caf::expected<std::unique_ptr<replica_step>> make_sliced_step(backend& be, const mlp_spec& spec, int slice,
+/// Slice `slice` of `slices` of spec on be; send reaches the group's other slices. Fails naming
+/// the first layer that is not dense (model parallelism splits dense layers only).
+caf::expected<std::unique_ptr<replica_step>> make_sliced_step(backend& be, const model_spec& spec, int slice,
                                                               int slices, int max_batch, replica_step::send_fn send);
 
 } // namespace actorps

@@ -84,7 +84,7 @@ caf::error slice_exchange::run_backward(int l) {
 
 caf::error slice_exchange::advance() {
   const size_t others = static_cast<size_t>(net_.slices() - 1);
-  const int last = net_.spec().layer_count() - 1;
+  const int last = net_.dense().layer_count() - 1;
   while (state_ == state::waiting) {
     if (stop_before_ <= step_) {
       state_ = state::stopped;

@@ -23,7 +23,7 @@ struct worker_replica_config {
   uint32_t index = 0;                     ///< worker task index j
   train_settings train;                   ///< model, batch size, seed, compute device
   cluster_settings cluster;               ///< worker count, timeouts, report cadence, slice size
-  std::shared_ptr<const mnist_data> data; ///< the training set (read-only, may be shared)
+  std::shared_ptr<const data_splits> data; ///< the training set (read-only, may be shared)
   chief_actor chief;
   std::vector<parameter_shard_actor> shards; ///< indexed by shard
   std::string host;                          ///< where this worker runs, for the chief's logs

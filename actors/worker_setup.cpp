@@ -15,8 +15,7 @@ caf::error prepare(worker_pointer self) {
   if (!be)
     return std::move(be.error());
   st.be = std::move(*be);
-  mlp_spec spec = cfg.train.model;
-  spec.input_size = cfg.data->train.cols;
+  model_spec spec = with_input(cfg.train.model, cfg.data->train.shape);
   const auto slices = static_cast<int>(cfg.cluster.slices);
   // Made now, not when the chief's start arrives: another slice's first parts may come first
   // (they come over another connection) and must wait in the inbox. Until the group is known
@@ -27,7 +26,7 @@ caf::error prepare(worker_pointer self) {
                                      if (to < self->state.peers.size())
                                        self->send(self->state.peers[to], slice_atom_v, std::move(part));
                                    })
-                : make_whole_step(*st.be, spec, cfg.train.batch_size);
+                : make_whole_step(*st.be, spec, cfg.train.batch_size, cfg.train.seed + cfg.index);
   if (!step)
     return std::move(step.error());
   st.step = std::move(*step);
@@ -40,7 +39,8 @@ caf::error prepare(worker_pointer self) {
                                                      cfg.data->train.rows, " examples for ", replicas, " replicas"));
   st.batches = std::make_unique<batcher>(cfg.data->train, range, cfg.train.batch_size,
                                          cfg.train.seed + static_cast<uint64_t>(replica));
-  st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input_size);
+  st.batches->set_augmentation(cfg.train.data.augment);
+  st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input.size());
   st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
   log_line(st.tag, cat("partition [", range.begin, ", ", range.end, ") of ", cfg.data->train.rows,
                        " examples; backend ", st.be->name(),

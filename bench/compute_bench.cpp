@@ -6,7 +6,7 @@
 #include "data/batcher.hpp"
 #include "data/dataset.hpp"
 #include "model/init.hpp"
-#include "model/mlp.hpp"
+#include "model/network.hpp"
 #include "model/optimizer.hpp"
 
 #include <chrono>
@@ -100,7 +100,7 @@ dataset synthetic(int rows, int cols, int classes) {
 
 double trainer_examples_per_second(backend& be, const mlp_spec& spec, const dataset& d, int batch,
                                    double seconds) {
-  auto net = std::move(*mlp::make(be, spec, batch));
+  auto net = std::move(*network::make(be, spec, batch));
   (void) net->set_parameters(initial_values(spec, init_scheme::truncated_normal, 1));
   std::vector<size_t> sizes;
   for (auto& v : spec.variables())

@@ -3,6 +3,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "model/presets.hpp"
 
 namespace actorps {
 
@@ -10,8 +11,8 @@ void declare_train_options(strict_config& cfg, option_values& v) {
   cfg.group("train")
     .add(v.name, "name", "run name: results go to <run-dir>/<name>/")
     .add(v.run_dir, "run-dir", "directory holding one folder per run")
-    .add(v.seed, "seed", "seed of initialisation and data shuffling")
-    .add(v.batch_size, "batch-size", "examples per step (per worker)")
+    .add(v.seed, "seed", "seed of initialisation, data shuffling, augmentation and dropout")
+    .add(v.batch_size, "batch-size", "examples per step (per worker; 0: the preset's)")
     .add(v.max_epochs, "max-epochs", "stop after this many epochs (0: no limit)")
     .add(v.max_steps, "max-steps", "stop after this many steps (0: no limit)")
     .add(v.max_seconds, "max-seconds", "stop after this many seconds of training (0.0: no limit)")
@@ -19,22 +20,39 @@ void declare_train_options(strict_config& cfg, option_values& v) {
     .add(v.patience, "patience", "early stopping: evaluations without a lower validation loss (0: off)")
     .add(v.progress_every, "progress-every", "print a progress line every N steps")
     .add(v.eval_every, "eval-every", "also evaluate every N steps (0: once per epoch)")
-    .add(v.optimizer, "optimizer", "sgd, momentum or adam")
-    .add(v.learning_rate, "learning-rate", "optimizer learning rate")
-    .add(v.momentum, "momentum", "momentum coefficient (optimizer = momentum)")
+    .add(v.optimizer, "optimizer", "sgd, momentum, nesterov, adam, adagrad or rmsprop (empty: the preset's)")
+    .add(v.learning_rate, "learning-rate", "optimizer learning rate (0.0: the preset's)")
+    .add(v.momentum, "momentum", "momentum, nesterov and rmsprop momentum (-1: the preset's; rmsprop 0)")
     .add(v.beta1, "beta1", "Adam beta1")
     .add(v.beta2, "beta2", "Adam beta2")
-    .add(v.epsilon, "epsilon", "Adam epsilon")
-    .add(v.lr_decay_rate, "lr-decay-rate", "learning rate factor per lr-decay-steps updates (1.0: constant)")
-    .add(v.lr_decay_steps, "lr-decay-steps", "updates over which the learning rate decays by lr-decay-rate");
+    .add(v.epsilon, "epsilon", "Adam / RMSProp epsilon (0.0: TF1's, 1e-8 / 1e-10)")
+    .add(v.rho, "rho", "RMSProp decay")
+    .add(v.initial_accumulator, "initial-accumulator", "Adagrad's starting accumulator")
+    .add(v.weight_decay, "weight-decay", "L2 coefficient added to the gradients of weights (not biases)")
+    .add(v.lr_schedule, "lr-schedule", "constant, exponential, piecewise or cosine")
+    .add(v.lr_decay_rate, "lr-decay-rate", "exponential: factor per lr-decay-steps updates (set alone: exponential)")
+    .add(v.lr_decay_steps, "lr-decay-steps", "exponential: updates per decay; cosine: updates to the end")
+    .add(v.lr_staircase, "lr-staircase", "exponential: decay in whole steps of lr-decay-steps")
+    .add(v.lr_boundaries, "lr-boundaries", "piecewise: update numbers where the rate changes")
+    .add(v.lr_values, "lr-values", "piecewise: the rates, one more than the boundaries")
+    .add(v.lr_alpha, "lr-alpha", "cosine: the final rate as a fraction of learning-rate");
   cfg.group("model")
-    .add(v.hidden, "hidden", "hidden layer widths, e.g. [160, 160]")
-    .add(v.activation, "activation", "hidden activation: relu, elu or sigmoid")
-    .add(v.init, "init", "weight init: truncated-normal or he")
-    .add(v.classes, "classes", "number of output classes");
+    .add(v.preset, "preset", "reference, seed-sigmoid, softmax or cnn: a model with its training defaults")
+    .add(v.layers, "layers", "layer list, e.g. [\"conv 3x3x32 relu\", \"maxpool 2\", \"dense 10\"]")
+    .add(v.hidden, "hidden", "shorthand for dense layers of these widths, e.g. [160, 160]")
+    .add(v.activation, "activation", "relu, elu, sigmoid, tanh or leaky-relu for model.hidden / the preset")
+    .add(v.init, "init", "notebook, truncated-normal, random-normal, glorot-uniform or he (empty: the preset's)")
+    .add(v.init_stddev, "init-stddev", "truncated-normal / random-normal stddev (0.0: the scheme's default)")
+    .add(v.bias_init, "bias-init", "the constant every bias starts at")
+    .add(v.classes, "classes", "number of output classes (0: the preset's or the layer list's)");
   cfg.group("data")
-    .add(v.data_dir, "dir", "directory of MNIST-format IDX files")
-    .add(v.validation_size, "validation-size", "training examples held out for validation (0: 1/12)");
+    .add(v.data_dir, "dir", "directory of MNIST-format IDX files or CIFAR-10 binary files")
+    .add(v.data_format, "format", "auto, idx or cifar10")
+    .add(v.validation_size, "validation-size", "training examples held out for validation (0: 1/12)")
+    .add(v.normalize, "normalize", "none or per-channel (the training set's mean and stddev)")
+    .add(v.augment, "augment", "random crops after zero padding and horizontal flips of training batches")
+    .add(v.crop_padding, "crop-padding", "augment: zero padding on each side before the crop")
+    .add(v.flip, "flip", "augment: mirror half the images left-right");
   cfg.group("compute")
     .add(v.device, "device", "auto, cpu or gpu")
     .add(v.gpu_index, "gpu-index", "CUDA device ordinal")
@@ -42,10 +60,137 @@ void declare_train_options(strict_config& cfg, option_values& v) {
     .add(v.threads, "threads", "OpenBLAS threads of the CPU backend");
 }
 
+model_spec with_input(model_spec model, const image_shape& input) {
+  model.input = input;
+  return model;
+}
+
 namespace {
 
 caf::error bad(const std::string& key, const std::string& rule) {
   return caf::make_error(errc::invalid_config, key + " " + rule);
+}
+
+template <class Enum, size_t N>
+std::string names_of(const Enum (&all)[N]) {
+  std::string out;
+  for (Enum e : all)
+    out += (out.empty() ? "" : ", ") + std::string{to_string(e)};
+  return out;
+}
+
+// The model the options describe: model.layers, or model.hidden, or the preset's layers.
+caf::expected<model_spec> build_model(const option_values& v, const model_preset& preset) {
+  if (!v.layers.empty() && !v.hidden.empty())
+    return bad("model.layers", "and model.hidden both describe the model; set one of them");
+  std::optional<activation> act;
+  if (!v.activation.empty()) {
+    if (!v.layers.empty())
+      return bad("model.activation", "applies to model.hidden and presets; with model.layers write "
+                                     "the activation into each layer");
+    act = parse_activation(v.activation);
+    if (!act)
+      return bad("model.activation", cat("must be one of ", names_of(all_activations), ", got \"",
+                                         v.activation, "\""));
+  }
+  model_spec model;
+  if (!v.hidden.empty()) {
+    for (size_t i = 0; i < v.hidden.size(); ++i)
+      if (v.hidden[i] <= 0)
+        return bad(cat("model.hidden[", i, "]"), cat("must be > 0, got ", v.hidden[i]));
+    model = dense_model({}, v.hidden, act.value_or(preset.hidden_activation),
+                        v.classes > 0 ? v.classes : 10);
+  } else {
+    auto layers = parse_layers(v.layers.empty() ? preset.layers : v.layers,
+                               v.layers.empty() ? cat("model.preset ", preset.name) : "model.layers");
+    if (!layers)
+      return std::move(layers.error());
+    model.layers = std::move(*layers);
+    if (act)
+      for (auto& l : model.layers)
+        if (l.act)
+          l.act = act;
+    if (v.classes > 0)
+      model.layers.back().units = v.classes;
+  }
+  if (v.classes < 0)
+    return bad("model.classes", cat("must be >= 0, got ", v.classes));
+  if (auto why = model.validate(); !why.empty())
+    return bad(v.layers.empty() ? "model:" : "model.layers:", why);
+  return model;
+}
+
+caf::expected<optimizer_params> build_optimizer(const option_values& v, const model_preset& preset) {
+  optimizer_params p;
+  p.kind = preset.optimizer;
+  if (!v.optimizer.empty()) {
+    auto kind = parse_optimizer(v.optimizer);
+    if (!kind)
+      return bad("train.optimizer", cat("must be one of ", names_of(all_optimizers), ", got \"",
+                                        v.optimizer, "\""));
+    p.kind = *kind;
+  }
+  if (v.learning_rate < 0.0)
+    return bad("train.learning-rate", cat("must be > 0, got ", v.learning_rate));
+  p.learning_rate = v.learning_rate > 0.0 ? static_cast<float>(v.learning_rate) : preset.learning_rate;
+  if (v.momentum >= 1.0 || (v.momentum < 0.0 && v.momentum != -1.0))
+    return bad("train.momentum", cat("must be in [0, 1), got ", v.momentum));
+  float preset_momentum = preset.momentum > 0.0f ? preset.momentum : 0.9f;
+  p.momentum = v.momentum >= 0.0 ? static_cast<float>(v.momentum)
+               : p.kind == optimizer_kind::rmsprop ? 0.0f
+                                                   : preset_momentum;
+  if (v.beta1 < 0.0 || v.beta1 >= 1.0 || v.beta2 < 0.0 || v.beta2 >= 1.0)
+    return bad("train.beta1/beta2", "must be in [0, 1)");
+  p.beta1 = static_cast<float>(v.beta1);
+  p.beta2 = static_cast<float>(v.beta2);
+  if (v.epsilon < 0.0)
+    return bad("train.epsilon", cat("must be > 0, got ", v.epsilon));
+  p.epsilon = v.epsilon > 0.0 ? static_cast<float>(v.epsilon)
+                              : (p.kind == optimizer_kind::rmsprop ? 1e-10f : 1e-8f);
+  p.rho = static_cast<float>(v.rho);
+  p.initial_accumulator = static_cast<float>(v.initial_accumulator);
+  p.weight_decay = static_cast<float>(v.weight_decay);
+  auto schedule = parse_schedule(v.lr_schedule);
+  if (!schedule)
+    return bad("train.lr-schedule", cat("must be one of ", names_of(all_schedules), ", got \"",
+                                        v.lr_schedule, "\""));
+  p.schedule = *schedule;
+  if (!(v.lr_decay_rate > 0.0 && v.lr_decay_rate <= 1.0))
+    return bad("train.lr-decay-rate", cat("must be in (0, 1], got ", v.lr_decay_rate));
+  p.decay_rate = static_cast<float>(v.lr_decay_rate);
+  if (p.schedule == lr_schedule::constant && p.decay_rate != 1.0f)
+    p.schedule = lr_schedule::exponential; // lr-decay-rate alone keeps its old meaning
+  p.decay_steps = static_cast<long>(v.lr_decay_steps);
+  p.staircase = v.lr_staircase;
+  p.boundaries.assign(v.lr_boundaries.begin(), v.lr_boundaries.end());
+  for (double x : v.lr_values)
+    p.values.push_back(static_cast<float>(x));
+  p.cosine_alpha = static_cast<float>(v.lr_alpha);
+  if (p.schedule != lr_schedule::piecewise && (!p.boundaries.empty() || !p.values.empty()))
+    return bad("train.lr-boundaries/lr-values", "apply to train.lr-schedule = piecewise only");
+  if (auto why = check(p); !why.empty())
+    return caf::make_error(errc::invalid_config, why);
+  return p;
+}
+
+caf::expected<data_settings> build_data(const option_values& v) {
+  data_settings d;
+  d.dir = v.data_dir;
+  auto format = parse_data_format(v.data_format);
+  if (!format)
+    return bad("data.format", cat("must be auto, idx or cifar10, got \"", v.data_format, "\""));
+  d.format = *format;
+  if (v.validation_size < 0)
+    return bad("data.validation-size", cat("must be >= 0, got ", v.validation_size));
+  d.validation_size = v.validation_size;
+  auto norm = parse_normalization(v.normalize);
+  if (!norm)
+    return bad("data.normalize", cat("must be none or per-channel, got \"", v.normalize, "\""));
+  d.normalize = *norm;
+  if (v.crop_padding < 0 || v.crop_padding > 64)
+    return bad("data.crop-padding", cat("must be in [0, 64], got ", v.crop_padding));
+  d.augment = {v.augment, v.crop_padding, v.flip};
+  return d;
 }
 
 } // namespace
@@ -56,7 +201,10 @@ caf::expected<train_settings> validate(const option_values& v) {
     return bad("train.name", cat("must be a non-empty name without '/', got \"", v.name, "\""));
   if (v.run_dir.empty())
     return bad("train.run-dir", "must not be empty");
-  if (v.batch_size <= 0)
+  const model_preset* preset = find_preset(v.preset);
+  if (preset == nullptr)
+    return bad("model.preset", cat("must be one of ", preset_names(), ", got \"", v.preset, "\""));
+  if (v.batch_size < 0)
     return bad("train.batch-size", cat("must be > 0, got ", v.batch_size));
   if (v.max_epochs < 0)
     return bad("train.max-epochs", cat("must be >= 0, got ", v.max_epochs));
@@ -75,27 +223,26 @@ caf::expected<train_settings> validate(const option_values& v) {
     return bad("train.progress-every", cat("must be > 0, got ", v.progress_every));
   if (v.eval_every < 0)
     return bad("train.eval-every", cat("must be >= 0, got ", v.eval_every));
-  auto opt = parse_optimizer(v.optimizer);
+  auto opt = build_optimizer(v, *preset);
   if (!opt)
-    return bad("train.optimizer", cat("must be sgd, momentum or adam, got \"", v.optimizer, "\""));
-  if (!(v.learning_rate > 0.0))
-    return bad("train.learning-rate", cat("must be > 0, got ", v.learning_rate));
-  if (v.momentum < 0.0 || v.momentum >= 1.0)
-    return bad("train.momentum", cat("must be in [0, 1), got ", v.momentum));
-  if (v.beta1 < 0.0 || v.beta1 >= 1.0 || v.beta2 < 0.0 || v.beta2 >= 1.0)
-    return bad("train.beta1/beta2", "must be in [0, 1)");
-  if (!(v.epsilon > 0.0))
-    return bad("train.epsilon", cat("must be > 0, got ", v.epsilon));
-  if (!(v.lr_decay_rate > 0.0 && v.lr_decay_rate <= 1.0))
-    return bad("train.lr-decay-rate", cat("must be in (0, 1], got ", v.lr_decay_rate));
-  if (v.lr_decay_steps <= 0)
-    return bad("train.lr-decay-steps", cat("must be > 0, got ", v.lr_decay_steps));
-  auto act = parse_activation(v.activation);
-  if (!act)
-    return bad("model.activation", cat("must be relu, elu or sigmoid, got \"", v.activation, "\""));
-  auto init = parse_init_scheme(v.init);
-  if (!init)
-    return bad("model.init", cat("must be truncated-normal or he, got \"", v.init, "\""));
+    return std::move(opt.error());
+  auto model = build_model(v, *preset);
+  if (!model)
+    return std::move(model.error());
+  init_options init = preset->init;
+  if (!v.init.empty()) {
+    auto scheme = parse_init_scheme(v.init);
+    if (!scheme)
+      return bad("model.init", cat("must be one of ", names_of(all_init_schemes), ", got \"", v.init, "\""));
+    init.scheme = *scheme;
+  }
+  if (v.init_stddev < 0.0)
+    return bad("model.init-stddev", cat("must be >= 0, got ", v.init_stddev));
+  init.stddev = v.init_stddev;
+  init.bias = v.bias_init;
+  auto data = build_data(v);
+  if (!data)
+    return std::move(data.error());
   auto mode = parse_device_mode(v.device);
   if (!mode)
     return bad("compute.device", cat("must be auto, cpu or gpu, got \"", v.device, "\""));
@@ -105,12 +252,10 @@ caf::expected<train_settings> validate(const option_values& v) {
     return bad("compute.gpu-memory-fraction", cat("must be in (0, 1], got ", v.gpu_memory_fraction));
   if (v.threads < 1)
     return bad("compute.threads", cat("must be >= 1, got ", v.threads));
-  if (v.validation_size < 0)
-    return bad("data.validation-size", cat("must be >= 0, got ", v.validation_size));
   s.name = v.name;
   s.run_dir = v.run_dir;
   s.seed = static_cast<uint64_t>(v.seed);
-  s.batch_size = v.batch_size;
+  s.batch_size = v.batch_size > 0 ? v.batch_size : preset->batch_size;
   s.max_epochs = v.max_epochs;
   s.max_steps = v.max_steps;
   s.max_seconds = v.max_seconds;
@@ -118,22 +263,11 @@ caf::expected<train_settings> validate(const option_values& v) {
   s.patience = v.patience;
   s.progress_every = v.progress_every;
   s.eval_every = v.eval_every;
-  s.optimizer.kind = *opt;
-  s.optimizer.learning_rate = static_cast<float>(v.learning_rate);
-  s.optimizer.momentum = static_cast<float>(v.momentum);
-  s.optimizer.beta1 = static_cast<float>(v.beta1);
-  s.optimizer.beta2 = static_cast<float>(v.beta2);
-  s.optimizer.epsilon = static_cast<float>(v.epsilon);
-  s.optimizer.decay_rate = static_cast<float>(v.lr_decay_rate);
-  s.optimizer.decay_steps = static_cast<long>(v.lr_decay_steps);
-  s.model.hidden = v.hidden;
-  s.model.hidden_activation = *act;
-  s.model.classes = v.classes;
-  if (auto why = s.model.validate(); !why.empty())
-    return bad("model.hidden/classes:", why);
-  s.init = *init;
-  s.data_dir = v.data_dir;
-  s.validation_size = v.validation_size;
+  s.optimizer = std::move(*opt);
+  s.preset = preset->name;
+  s.model = std::move(*model);
+  s.init = init;
+  s.data = std::move(*data);
   s.device.mode = *mode;
   s.device.gpu_index = v.gpu_index;
   s.device.gpu_memory_fraction = v.gpu_memory_fraction;

@@ -5,8 +5,9 @@
 #include "compute/optimizer_rules.hpp"
 #include "config/strict_config.hpp"
 #include "gpu/device_select.hpp"
+#include "data/data_source.hpp"
 #include "model/init.hpp"
-#include "model/mlp_spec.hpp"
+#include "model/model_spec.hpp"
 
 #include <caf/expected.hpp>
 
@@ -16,13 +17,14 @@
 
 namespace actorps {
 
-/// Raw option values as CAF fills them (strings for enumerations).
+/// Raw option values as CAF fills them (strings for enumerations). Options a preset decides
+/// (model.preset) start at a sentinel -- an empty string, 0 or -1 -- meaning "the preset's".
 struct option_values {
   // [train]
   std::string name = "train";
   std::string run_dir = "runs";
   int64_t seed = 42;
-  int batch_size = 50;
+  int batch_size = 0;
   int max_epochs = 30;
   int64_t max_steps = 0;
   double max_seconds = 0.0;
@@ -30,22 +32,39 @@ struct option_values {
   int patience = 5;
   int progress_every = 200;
   int eval_every = 0;
-  std::string optimizer = "momentum";
-  double learning_rate = 0.01;
-  double momentum = 0.95;
+  std::string optimizer;
+  double learning_rate = 0.0;
+  double momentum = -1.0;
   double beta1 = 0.9;
   double beta2 = 0.999;
-  double epsilon = 1e-8;
+  double epsilon = 0.0;
+  double rho = 0.9;
+  double initial_accumulator = 0.1;
+  double weight_decay = 0.0;
+  std::string lr_schedule = "constant";
   double lr_decay_rate = 1.0;
   int64_t lr_decay_steps = 10000;
+  bool lr_staircase = false;
+  std::vector<int64_t> lr_boundaries;
+  std::vector<double> lr_values;
+  double lr_alpha = 0.0;
   // [model]
-  std::vector<int> hidden = {160, 160, 160, 160, 160};
-  std::string activation = "elu";
-  std::string init = "truncated-normal";
-  int classes = 10;
+  std::string preset = "reference";
+  std::vector<std::string> layers;
+  std::vector<int> hidden;
+  std::string activation;
+  std::string init;
+  double init_stddev = 0.0;
+  double bias_init = 0.0;
+  int classes = 0;
   // [data]
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  std::string data_format = "auto";
   int validation_size = 0;
+  std::string normalize = "none";
+  bool augment = false;
+  int crop_padding = 4;
+  bool flip = true;
   // [compute]
   std::string device = "auto";
   int gpu_index = 0;
@@ -58,7 +77,7 @@ struct train_settings {
   std::string name;
   std::string run_dir;
   uint64_t seed = 42;
-  int batch_size = 50;
+  int batch_size = 0;
   int max_epochs = 30;     ///< 0: no epoch limit
   int64_t max_steps = 0;   ///< 0: no step limit
   double max_seconds = 0.0; ///< 0: no wall-time limit (seconds of training)
@@ -67,12 +86,15 @@ struct train_settings {
   int progress_every = 200;
   int eval_every = 0;      ///< extra evaluations every N steps; 0: once per epoch only
   optimizer_params optimizer;
-  mlp_spec model;
-  init_scheme init = init_scheme::truncated_normal;
-  std::string data_dir;
-  int validation_size = 0;
+  std::string preset;      ///< the model.preset the defaults came from
+  model_spec model;        ///< input 28x28x1 until the data sets it (with_input)
+  init_options init;
+  data_settings data;
   device_options device;
 };
+
+/// Returns model with the input shape of the data (a dense model reads it flattened).
+model_spec with_input(model_spec model, const image_shape& input);
 
 /// Declares every option of `values` on cfg (groups train, model, data, compute).
 void declare_train_options(strict_config& cfg, option_values& values);

@@ -35,6 +35,10 @@ batch_view batcher::next(float* images, float* labels) {
     std::memcpy(images + r * px, data_.images.data() + idx * px, px * sizeof(float));
     labels[r] = data_.labels[static_cast<size_t>(idx)];
   }
+  augment_batch(aug_, data_.shape, rows,
+                (seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epoch_)) * 1000003ULL
+                  + static_cast<uint64_t>(cursor_),
+                images);
   cursor_ += rows;
   batch_view out{rows, cursor_ == static_cast<int>(order_.size())};
   if (out.ends_epoch) {

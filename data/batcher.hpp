@@ -1,6 +1,7 @@
 // Partition j of W of a training set, served as seeded, reshuffled-each-epoch mini-batches.
 #pragma once
 
+#include "data/augment.hpp"
 #include "data/dataset.hpp"
 
 #include <cstdint>
@@ -32,6 +33,9 @@ public:
   /// (seed, epoch). REQUIRES: range non-empty, batch_size > 0.
   batcher(const dataset& data, index_range range, int batch_size, uint64_t seed);
 
+  /// Augments every batch from now on (seeded by the batcher's seed, epoch and position).
+  void set_augmentation(const augmentation& aug) { aug_ = aug; }
+
   /// Copies the next batch into images (batch_size x cols) and labels (batch_size).
   batch_view next(float* images, float* labels);
 
@@ -51,6 +55,7 @@ private:
   long epoch_ = 0;
   int cursor_ = 0;
   std::vector<int> order_;
+  augmentation aug_;
 };
 
 } // namespace actorps

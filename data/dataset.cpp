@@ -14,6 +14,7 @@ dataset dataset::slice(int first, int count) const {
   dataset out;
   out.rows = count;
   out.cols = cols;
+  out.shape = shape;
   auto px = static_cast<size_t>(cols);
   out.images.assign(images.begin() + first * px, images.begin() + (first + count) * px);
   out.labels.assign(labels.begin() + first, labels.begin() + first + count);
@@ -41,6 +42,7 @@ caf::expected<dataset> load_idx_pair(const std::string& images_path, const std::
                                " holds ", labels->dims[0], " labels"));
   dataset out;
   out.rows = static_cast<int>(images->dims[0]);
+  out.shape = {static_cast<int>(images->dims[1]), static_cast<int>(images->dims[2]), 1};
   out.cols = static_cast<int>(images->dims[1] * images->dims[2]);
   out.images.resize(images->data.size());
   std::transform(images->data.begin(), images->data.end(), out.images.begin(),
@@ -78,25 +80,30 @@ caf::expected<dataset> load_named(const std::string& dir, const std::string& pre
 
 } // namespace
 
-caf::expected<mnist_data> load_mnist_dir(const std::string& dir, int validation_size) {
+caf::expected<data_splits> load_mnist_dir(const std::string& dir, int validation_size) {
   auto train = load_named(dir, "train");
   if (!train)
     return std::move(train.error());
   auto test = load_named(dir, "t10k");
   if (!test)
     return std::move(test.error());
-  if (test->cols != train->cols)
-    return caf::make_error(errc::corrupt_data, cat(dir, ": test images have ", test->cols,
-                                                   " pixels, training images ", train->cols));
-  int v = validation_size > 0 ? validation_size : default_validation_size(train->rows);
-  if (v < 1 || v >= train->rows)
+  return split_validation(std::move(*train), std::move(*test), validation_size, dir);
+}
+
+caf::expected<data_splits> split_validation(dataset train, dataset test, int validation_size,
+                                            const std::string& dir) {
+  if (!(test.shape == train.shape))
+    return caf::make_error(errc::corrupt_data, cat(dir, ": test images are ", test.shape.text(),
+                                                   ", training images ", train.shape.text()));
+  int v = validation_size > 0 ? validation_size : default_validation_size(train.rows);
+  if (v < 1 || v >= train.rows)
     return caf::make_error(errc::invalid_config,
-                           cat("data.validation-size = ", v, " must be in [1, ", train->rows - 1,
-                               "] for the ", train->rows, " training examples in ", dir));
-  mnist_data out;
-  out.validation = train->slice(0, v);
-  out.train = train->slice(v, train->rows - v);
-  out.test = std::move(*test);
+                           cat("data.validation-size = ", v, " must be in [1, ", train.rows - 1,
+                               "] for the ", train.rows, " training examples in ", dir));
+  data_splits out;
+  out.validation = train.slice(0, v);
+  out.train = train.slice(v, train.rows - v);
+  out.test = std::move(test);
   return out;
 }
 

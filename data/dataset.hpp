@@ -1,5 +1,8 @@
-// Labelled image sets from an MNIST-format directory, split into train / validation / test.
+// Labelled image sets (MNIST-format IDX or CIFAR-10 binary directories), split into
+// train / validation / test.
 #pragma once
+
+#include "model/model_spec.hpp"
 
 #include <caf/expected.hpp>
 
@@ -11,7 +14,8 @@ namespace actorps {
 /// Examples as row-major float pixels in [0, 1] and labels stored as floats (class indices).
 struct dataset {
   int rows = 0;       ///< number of examples
-  int cols = 0;       ///< pixels per example
+  int cols = 0;       ///< floats per example: shape.size()
+  image_shape shape;  ///< one example, NHWC (channels fastest)
   int max_label = 0;  ///< largest label present
   std::vector<float> images;
   std::vector<float> labels;
@@ -21,7 +25,7 @@ struct dataset {
 };
 
 /// The three sets the trainers use.
-struct mnist_data {
+struct data_splits {
   dataset train;
   dataset validation;
   dataset test;
@@ -37,6 +41,11 @@ int default_validation_size(int n);
 
 /// Loads dir/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]; the first validation_size training
 /// examples become the validation set (0: default_validation_size). Errors name the file.
-caf::expected<mnist_data> load_mnist_dir(const std::string& dir, int validation_size = 0);
+caf::expected<data_splits> load_mnist_dir(const std::string& dir, int validation_size = 0);
+
+/// Splits the first validation_size examples of train off as the validation set (0: the default
+/// size); the error names dir and the valid range.
+caf::expected<data_splits> split_validation(dataset train, dataset test, int validation_size,
+                                            const std::string& dir);
 
 } // namespace actorps

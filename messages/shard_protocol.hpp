@@ -39,6 +39,14 @@ struct optimizer_config {
   float epsilon = 1e-8f;
   float decay_rate = 1.0f;
   int64_t decay_steps = 10000;
+  float rho = 0.9f;
+  float initial_accumulator = 0.1f;
+  float weight_decay = 0.0f;
+  std::string schedule = "constant";
+  bool staircase = false;
+  std::vector<int64_t> boundaries;
+  std::vector<float> values;
+  float cosine_alpha = 0.0f;
 };
 
 /// values of variable[offset, offset + data.size()) -- a whole variable or one chunk of it.
@@ -137,7 +145,8 @@ typename Inspector::result_type inspect(Inspector& f, placement_plan& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, optimizer_config& x) {
   return f(caf::meta::type_name("optimizer_config"), x.kind, x.learning_rate, x.momentum, x.beta1,
-           x.beta2, x.epsilon, x.decay_rate, x.decay_steps);
+           x.beta2, x.epsilon, x.decay_rate, x.decay_steps, x.rho, x.initial_accumulator,
+           x.weight_decay, x.schedule, x.staircase, x.boundaries, x.values, x.cosine_alpha);
 }
 
 template <class Inspector>
@@ -198,7 +207,8 @@ typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
 ACTORPS_FIELDWISE_EQ(variable_info, v.name, v.rows, v.cols)
 ACTORPS_FIELDWISE_EQ(placement_plan, v.strategy, v.shards, v.variables, v.shard_of)
 ACTORPS_FIELDWISE_EQ(optimizer_config, v.kind, v.learning_rate, v.momentum, v.beta1, v.beta2,
-                     v.epsilon, v.decay_rate, v.decay_steps)
+                     v.epsilon, v.decay_rate, v.decay_steps, v.rho, v.initial_accumulator,
+                     v.weight_decay, v.schedule, v.staircase, v.boundaries, v.values, v.cosine_alpha)
 ACTORPS_FIELDWISE_EQ(variable_slice, v.variable, v.offset, v.data)
 ACTORPS_FIELDWISE_EQ(slice_ref, v.variable, v.offset, v.count)
 ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.initial, v.slot0, v.slot1, v.version)

@@ -1,4 +1,5 @@
-// Truncated-normal initialisation with a portable generator (same values on every platform).
+// Initialisers with a portable generator (same values on every platform): Box-Muller and
+// 53-bit uniforms on mt19937_64, not std::*_distribution, which differ between standard libraries.
 #include "model/init.hpp"
 
 #include "common/enum_names.hpp"
@@ -10,24 +11,29 @@ namespace actorps {
 
 const char* to_string(init_scheme s) {
   switch (s) {
+    case init_scheme::notebook: return "notebook";
     case init_scheme::truncated_normal: return "truncated-normal";
+    case init_scheme::random_normal: return "random-normal";
+    case init_scheme::glorot_uniform: return "glorot-uniform";
     case init_scheme::he: return "he";
   }
   return "unknown";
 }
 
 std::optional<init_scheme> parse_init_scheme(const std::string& name) {
-  constexpr init_scheme all[] = {init_scheme::truncated_normal, init_scheme::he};
-  return parse_by_name(name, all);
+  return parse_by_name(name, all_init_schemes);
 }
 
 namespace {
 
-// Box-Muller on mt19937_64 bits: std::normal_distribution differs between standard libraries.
+double uniform01(std::mt19937_64& gen) {
+  return static_cast<double>(gen() >> 11) * 0x1.0p-53; // [0, 1)
+}
+
 double standard_normal(std::mt19937_64& gen) {
   constexpr double two_pi = 6.283185307179586;
   double u1 = (static_cast<double>(gen() >> 11) + 1.0) * 0x1.0p-53; // (0, 1]
-  double u2 = static_cast<double>(gen() >> 11) * 0x1.0p-53;         // [0, 1)
+  double u2 = uniform01(gen);
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(two_pi * u2);
 }
 
@@ -39,22 +45,56 @@ double truncated_normal(std::mt19937_64& gen) {
   }
 }
 
+enum class draw { truncated, normal, uniform };
+
+// One weight variable's distribution: the draw and its scale (stddev, or the uniform's limit).
+struct weight_rule {
+  draw kind;
+  double scale;
+};
+
+weight_rule rule_for(const init_options& init, const model_spec& spec, const layer_spec& layer,
+                     bool logits, double fan_in, double fan_out) {
+  auto glorot = weight_rule{draw::uniform, std::sqrt(6.0 / (fan_in + fan_out))};
+  switch (init.scheme) {
+    case init_scheme::notebook:
+      if (logits || layer.kind == layer_kind::conv)
+        return glorot;
+      return {draw::truncated, 2.0 / std::sqrt(static_cast<double>(spec.input.size()) + layer.units)};
+    case init_scheme::truncated_normal:
+      return {draw::truncated, init.stddev > 0.0 ? init.stddev : 2.0 / std::sqrt(fan_in + fan_out)};
+    case init_scheme::random_normal: return {draw::normal, init.stddev > 0.0 ? init.stddev : 1.0};
+    case init_scheme::glorot_uniform: return glorot;
+    case init_scheme::he: return {draw::truncated, std::sqrt(2.0 / fan_in)};
+  }
+  return glorot;
+}
+
 } // namespace
 
-std::vector<std::vector<float>> initial_values(const mlp_spec& spec, init_scheme scheme,
+std::vector<std::vector<float>> initial_values(const model_spec& spec, const init_options& init,
                                                uint64_t seed) {
   std::mt19937_64 gen{seed};
   std::vector<std::vector<float>> out;
-  for (auto& var : spec.variables()) {
-    std::vector<float> values(var.size(), 0.0f);
-    if (var.rows > 1 || var.name.find("/weights") != std::string::npos) {
-      double fan_in = var.rows, fan_out = var.cols;
-      double stddev = scheme == init_scheme::he ? std::sqrt(2.0 / fan_in)
-                                                : 2.0 / std::sqrt(fan_in + fan_out);
-      for (auto& v : values)
-        v = static_cast<float>(stddev * truncated_normal(gen));
+  auto vars = spec.variables();
+  auto first = spec.first_variable();
+  for (size_t l = 0; l < spec.layers.size(); ++l) {
+    if (first[l] < 0)
+      continue;
+    const auto& layer = spec.layers[l];
+    const auto& w = vars[first[l]];
+    double window = layer.kind == layer_kind::conv ? double(layer.kernel) * layer.kernel : 1.0;
+    double fan_in = w.rows, fan_out = window * w.cols;
+    auto rule = rule_for(init, spec, layer, l + 1 == spec.layers.size(), fan_in, fan_out);
+    std::vector<float> weights(w.size());
+    for (auto& v : weights) {
+      double z = rule.kind == draw::truncated ? truncated_normal(gen)
+                 : rule.kind == draw::normal  ? standard_normal(gen)
+                                              : 2.0 * uniform01(gen) - 1.0;
+      v = static_cast<float>(rule.scale * z);
     }
-    out.push_back(std::move(values));
+    out.push_back(std::move(weights));
+    out.emplace_back(vars[first[l] + 1].size(), static_cast<float>(init.bias));
   }
   return out;
 }

@@ -1,7 +1,7 @@
-// Seeded initial values of the MLP's variables (host memory).
+// Seeded initial values of a model's variables (host memory), with TF1's initialisers.
 #pragma once
 
-#include "model/mlp_spec.hpp"
+#include "model/model_spec.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -10,20 +10,37 @@
 
 namespace actorps {
 
-/// Weight initialisation schemes; biases always start at zero.
+/// Weight initialisation schemes. fan_in / fan_out of a conv kernel count k * k * channels.
 enum class init_scheme {
-  truncated_normal, ///< the notebooks' rule: stddev 2 / sqrt(fan_in + fan_out), cut at 2 stddev
+  notebook,         ///< the exercise-10 notebook: hidden dense layers truncated normal with stddev
+                    ///< 2 / sqrt(model inputs + units) (cut at 2 stddev), conv and logits
+                    ///< Glorot uniform (tf.layers' default)
+  truncated_normal, ///< truncated normal (cut at 2 stddev) with init.stddev, or with
+                    ///< 2 / sqrt(fan_in + fan_out) per layer when stddev is 0
+  random_normal,    ///< normal with init.stddev (tf.random_normal's default 1 when 0)
+  glorot_uniform,   ///< uniform in +-sqrt(6 / (fan_in + fan_out))
   he,               ///< truncated normal with stddev sqrt(2 / fan_in)
 };
 
-/// Returns "truncated-normal" or "he".
+constexpr init_scheme all_init_schemes[] = {init_scheme::notebook, init_scheme::truncated_normal,
+                                            init_scheme::random_normal, init_scheme::glorot_uniform,
+                                            init_scheme::he};
+
+/// Returns "notebook", "truncated-normal", "random-normal", "glorot-uniform" or "he".
 const char* to_string(init_scheme s);
 
-/// Parses "truncated-normal" or "he"; nullopt for anything else.
+/// Parses the names to_string() gives; nullopt for anything else.
 std::optional<init_scheme> parse_init_scheme(const std::string& name);
 
+/// How every variable starts.
+struct init_options {
+  init_scheme scheme = init_scheme::notebook;
+  double stddev = 0.0; ///< truncated-normal, random-normal; 0: the scheme's default
+  double bias = 0.0;   ///< every bias starts at this constant
+};
+
 /// Returns the initial value of every variable of spec, in creation order; same seed, same values.
-std::vector<std::vector<float>> initial_values(const mlp_spec& spec, init_scheme scheme,
+std::vector<std::vector<float>> initial_values(const model_spec& spec, const init_options& init,
                                                uint64_t seed);
 
 } // namespace actorps

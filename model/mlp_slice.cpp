@@ -13,7 +13,7 @@
 namespace actorps {
 
 mlp_slice::mlp_slice(backend& be, const mlp_spec& spec, int slice, int slices, int max_batch)
-  : be_(be), spec_(spec), k_(slice), slices_(slices), max_batch_(max_batch) {
+  : be_(be), spec_(spec), model_(spec.to_model()), k_(slice), slices_(slices), max_batch_(max_batch) {
   cols_.resize(spec_.layer_count());
   for (int l = 0; l < spec_.layer_count(); ++l)
     for (int j = 0; j < slices_; ++j)

@@ -32,7 +32,8 @@ public:
   static caf::expected<std::unique_ptr<mlp_slice>> make(backend& be, const mlp_spec& spec, int slice,
                                                         int slices, int max_batch);
 
-  const mlp_spec& spec() const override { return spec_; }
+  const model_spec& spec() const override { return model_; }
+  const mlp_spec& dense() const { return spec_; }
   int slice() const { return k_; }
   int slices() const { return slices_; }
   int rows() const { return rows_; }
@@ -88,6 +89,7 @@ private:
 
   backend& be_;
   mlp_spec spec_;
+  model_spec model_; // spec_.to_model(): the variables shards and checkpoints see
   int k_;
   int slices_;
   int max_batch_;

@@ -1,16 +1,40 @@
 // Variable naming and ordering of the MLP.
 #include "model/mlp_spec.hpp"
 
+#include "common/errc.hpp"
 #include "common/log.hpp"
 
 namespace actorps {
 
+model_spec mlp_spec::to_model() const {
+  return dense_model({input_size, 1, 1}, hidden, hidden_activation, classes);
+}
+
 std::vector<variable_spec> mlp_spec::variables() const {
-  std::vector<variable_spec> out;
-  for (int l = 0; l < layer_count(); ++l) {
-    std::string prefix = l + 1 == layer_count() ? std::string{"logits"} : cat("layer", l);
-    out.push_back({prefix + "/weights", layer_inputs(l), layer_outputs(l)});
-    out.push_back({prefix + "/bias", 1, layer_outputs(l)});
+  return to_model().variables();
+}
+
+caf::expected<mlp_spec> dense_stack(const model_spec& model) {
+  mlp_spec out;
+  out.input_size = static_cast<int>(model.input.size());
+  out.hidden.clear();
+  for (size_t l = 0; l < model.layers.size(); ++l) {
+    const auto& layer = model.layers[l];
+    if (layer.kind != layer_kind::dense)
+      return caf::make_error(errc::invalid_config,
+                             cat("train.mode = model-parallel splits dense layers only; layer ", l,
+                                 " (", layer.text(), ") is a ", to_string(layer.kind), " layer"));
+    if (l + 1 == model.layers.size()) {
+      out.classes = layer.units;
+      break;
+    }
+    if (!layer.act || (l > 0 && layer.act != model.layers[0].act))
+      return caf::make_error(errc::invalid_config,
+                             cat("train.mode = model-parallel needs one activation on every hidden "
+                                 "layer; layer ", l, " (", layer.text(), ") differs from layer 0 (",
+                                 model.layers[0].text(), ")"));
+    out.hidden.push_back(layer.units);
+    out.hidden_activation = *layer.act;
   }
   return out;
 }

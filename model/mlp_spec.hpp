@@ -1,22 +1,18 @@
-// The MLP's shape and its variables, named and ordered as they are created (the placement order).
+// A dense stack's shape (what model parallelism splits), and its conversions to and from the
+// layer-list model_spec, whose variable names and order it shares.
 #pragma once
 
 #include "compute/activation.hpp"
+#include "model/model_spec.hpp"
+#include "model/variable_spec.hpp"
+
+#include <caf/expected.hpp>
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
 namespace actorps {
-
-/// One trainable variable: a rows x cols row-major float matrix (a bias is 1 x units).
-struct variable_spec {
-  std::string name; ///< "layer0/weights", "layer0/bias", ..., "logits/weights", "logits/bias"
-  int rows = 0;
-  int cols = 0;
-  size_t size() const { return static_cast<size_t>(rows) * static_cast<size_t>(cols); }
-  size_t bytes() const { return size() * sizeof(float); }
-};
 
 /// A fully connected network: input -> hidden layers (activation) -> class logits.
 struct mlp_spec {
@@ -36,8 +32,11 @@ struct mlp_spec {
     return l < static_cast<int>(hidden.size()) ? hidden[l] : classes;
   }
 
+  /// Returns the same network as a layer list (input input_size x 1 x 1).
+  model_spec to_model() const;
+
   /// Returns the variables in creation order: weights (in x out) then bias (1 x out), layer by
-  /// layer; the logits layer is named "logits".
+  /// layer, named as to_model().variables() names them (dense0, ..., logits).
   std::vector<variable_spec> variables() const;
 
   /// Returns the multiply-adds of one example's forward pass.
@@ -46,5 +45,9 @@ struct mlp_spec {
   /// Returns an error text for an unusable spec (non-positive sizes), empty if it is valid.
   std::string validate() const;
 };
+
+/// Returns model as a dense stack for model parallelism; the error names the first layer that is
+/// not dense (or the activations that differ).
+caf::expected<mlp_spec> dense_stack(const model_spec& model);
 
 } // namespace actorps

@@ -4,16 +4,22 @@
 namespace actorps {
 
 caf::expected<optimizer> optimizer::make(backend& be, const optimizer_params& params,
-                                         const std::vector<size_t>& sizes) {
+                                         const std::vector<variable_spec>& variables) {
   optimizer out{be, params};
   const int per_var = slot_count(params.kind);
-  for (size_t n : sizes)
+  for (auto& var : variables) {
+    out.per_variable_.push_back(for_variable(params, var.name));
     for (int s = 0; s < per_var; ++s) {
-      auto slot = be.allocate(n);
+      auto slot = be.allocate(var.size());
       if (!slot)
         return std::move(slot.error());
+      if (float start = slot_initial_value(params, s); start != 0.0f) {
+        std::vector<float> host(var.size(), start);
+        be.upload(host.data(), host.size(), slot->data());
+      }
       out.slots_.push_back(std::move(*slot));
     }
+  }
   return out;
 }
 
@@ -23,7 +29,7 @@ void optimizer::apply(std::vector<buffer>& variables, const std::vector<buffer>&
   for (size_t i = 0; i < variables.size(); ++i) {
     float* slot0 = per_var > 0 ? slots_[i * per_var].data() : nullptr;
     float* slot1 = per_var > 1 ? slots_[i * per_var + 1].data() : nullptr;
-    be_->apply_update(params_, step_, variables[i].size(), variables[i].data(),
+    be_->apply_update(per_variable_[i], step_, variables[i].size(), variables[i].data(),
                       gradients[i].data(), slot0, slot1);
   }
 }

@@ -3,6 +3,7 @@
 
 #include "compute/backend.hpp"
 #include "compute/optimizer_rules.hpp"
+#include "model/variable_spec.hpp"
 
 #include <caf/expected.hpp>
 
@@ -13,9 +14,10 @@ namespace actorps {
 /// Threading: used by the thread that owns its backend.
 class optimizer {
 public:
-  /// Allocates zeroed slots for variables of the given sizes.
+  /// Allocates the slots of the given variables at their initial values (slot_initial_value);
+  /// weight decay applies to the variables decays() names.
   static caf::expected<optimizer> make(backend& be, const optimizer_params& params,
-                                       const std::vector<size_t>& sizes);
+                                       const std::vector<variable_spec>& variables);
 
   const optimizer_params& params() const { return params_; }
 
@@ -31,6 +33,7 @@ private:
   backend* be_;
   optimizer_params params_;
   long step_ = 0;
+  std::vector<optimizer_params> per_variable_; // params with each variable's weight decay
   std::vector<buffer> slots_; // slot_count(kind) per variable, variable-major
 };
 

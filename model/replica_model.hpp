@@ -3,7 +3,7 @@
 #pragma once
 
 #include "model/loss_meter.hpp"
-#include "model/mlp_spec.hpp"
+#include "model/model_spec.hpp"
 
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
@@ -16,8 +16,8 @@ class replica_model {
 public:
   virtual ~replica_model() = default;
 
-  /// The whole model's shape (a slice answers with the unsplit spec).
-  virtual const mlp_spec& spec() const = 0;
+  /// The whole model's shape (a slice answers with the unsplit model).
+  virtual const model_spec& spec() const = 0;
 
   /// Uploads n host values into variable var at offset (a range pulled from a shard).
   virtual caf::error upload_parameter(size_t var, size_t offset, const float* values, size_t n) = 0;

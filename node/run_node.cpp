@@ -1,6 +1,8 @@
 // Role by role: what a node spawns, whom it connects to, and when it is done.
 #include "node/run_node.hpp"
 
+#include "train/model_report.hpp"
+
 #include "actors/chief.hpp"
 #include "actors/parameter_shard.hpp"
 #include "actors/sync_aggregator.hpp"
@@ -47,18 +49,11 @@ int report_failure(const std::string& who, const caf::error& err) {
   return 1;
 }
 
-caf::expected<std::shared_ptr<const mnist_data>> load_data(const train_settings& train, const std::string& who) {
-  auto t0 = uptime_seconds();
-  auto data = load_mnist_dir(train.data_dir, train.validation_size);
+caf::expected<std::shared_ptr<const data_splits>> load_data(const train_settings& train, const std::string& who) {
+  auto data = load_training_data(train, who);
   if (!data)
     return std::move(data.error());
-  int max_label = std::max({data->train.max_label, data->validation.max_label, data->test.max_label});
-  if (max_label >= train.model.classes)
-    return caf::make_error(errc::invalid_config, cat("model.classes = ", train.model.classes, " but ",
-                                                     train.data_dir, " has label ", max_label));
-  log_line(who, cat("loaded ", data->train.rows, " training, ", data->validation.rows, " validation and ",
-                    data->test.rows, " test examples from ", train.data_dir, " in ", uptime_seconds() - t0, " s"));
-  return std::make_shared<const mnist_data>(std::move(*data));
+  return std::make_shared<const data_splits>(std::move(*data));
 }
 
 // Prints the chief's outcome; returns the exit code.

@@ -5,13 +5,13 @@
 
 namespace actorps {
 
-caf::expected<batch_metrics> evaluate(mlp& net, const dataset& data) {
+caf::expected<batch_metrics> evaluate(network& net, const dataset& data) {
   const int batch = net.max_batch();
   const size_t px = static_cast<size_t>(data.cols);
   for (int first = 0; first < data.rows; first += batch) {
     int rows = std::min(batch, data.rows - first);
     net.load_batch(data.images.data() + first * px, data.labels.data() + first, rows);
-    net.forward();
+    net.forward(false);
     net.score();
   }
   return net.take_metrics();

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "data/dataset.hpp"
-#include "model/mlp.hpp"
+#include "model/network.hpp"
 
 #include <caf/expected.hpp>
 
@@ -10,6 +10,6 @@ namespace actorps {
 
 /// Returns the mean loss and accuracy of net's current parameters on data.
 /// REQUIRES: net's running metrics are empty (take_metrics() was called since the last step).
-caf::expected<batch_metrics> evaluate(mlp& net, const dataset& data);
+caf::expected<batch_metrics> evaluate(network& net, const dataset& data);
 
 } // namespace actorps

@@ -1,6 +1,8 @@
 // Evaluation rows, best-model tracking and the summary.
 #include "train/run_monitor.hpp"
 
+#include "train/model_report.hpp"
+
 #include "common/log.hpp"
 #include "train/evaluate.hpp"
 
@@ -8,7 +10,7 @@
 
 namespace actorps {
 
-run_monitor::run_monitor(const train_settings& s, std::string mode, mlp& net, const mnist_data& data,
+run_monitor::run_monitor(const train_settings& s, std::string mode, network& net, const data_splits& data,
                          run_log log)
   : settings_(s),
     mode_(std::move(mode)),
@@ -96,6 +98,7 @@ caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples
     .add("optimizer", to_string(s.optimizer.kind))
     .add("learning_rate", double{s.optimizer.learning_rate})
     .add("seed", static_cast<int64_t>(s.seed));
+  add_model(out, s.preset, net_.spec());
   out.merge(extra);
   if (auto err = log_.write_summary(out))
     return err;

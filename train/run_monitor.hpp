@@ -6,7 +6,7 @@
 #include "common/json.hpp"
 #include "config/train_options.hpp"
 #include "data/dataset.hpp"
-#include "model/mlp.hpp"
+#include "model/network.hpp"
 #include "train/run_log.hpp"
 #include "train/stop_rule.hpp"
 
@@ -45,7 +45,7 @@ class run_monitor {
 public:
   /// Starts the wall clock. net evaluates (its max_batch is the evaluation batch); data supplies
   /// the validation and test sets and the training-set size that defines an epoch.
-  run_monitor(const train_settings& s, std::string mode, mlp& net, const mnist_data& data,
+  run_monitor(const train_settings& s, std::string mode, network& net, const data_splits& data,
               run_log log);
 
   /// Evaluates net's current parameters after `step` global steps and `examples` examples; the
@@ -80,8 +80,8 @@ public:
 private:
   const train_settings& settings_;
   std::string mode_;
-  mlp& net_;
-  const mnist_data& data_;
+  network& net_;
+  const data_splits& data_;
   run_log log_;
   stop_rule rule_;
   std::vector<std::vector<float>> best_params_;

@@ -7,9 +7,10 @@
 #include "data/dataset.hpp"
 #include "gpu/device_select.hpp"
 #include "model/init.hpp"
-#include "model/mlp.hpp"
+#include "model/network.hpp"
 #include "model/optimizer.hpp"
 #include "train/evaluate.hpp"
+#include "train/model_report.hpp"
 #include "train/run_log.hpp"
 
 #include <algorithm>
@@ -20,7 +21,6 @@ namespace actorps {
 
 namespace {
 
-constexpr int eval_batch = 1000;
 const char* tag = "train";
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -29,44 +29,31 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 // Everything one run needs, built by prepare().
 struct session {
-  mnist_data data;
+  data_splits data;
   std::unique_ptr<backend> be;
-  std::unique_ptr<mlp> net;
+  std::unique_ptr<network> net;
   std::optional<optimizer> opt;
   std::optional<run_log> log;
 };
 
 caf::expected<session> prepare(const train_settings& s) {
   session out;
-  auto t0 = std::chrono::steady_clock::now();
-  auto data = load_mnist_dir(s.data_dir, s.validation_size);
+  auto data = load_training_data(s, tag);
   if (!data)
     return std::move(data.error());
   out.data = std::move(*data);
-  log_line(tag, cat("loaded ", out.data.train.rows, " training, ", out.data.validation.rows,
-                    " validation and ", out.data.test.rows, " test examples from ", s.data_dir,
-                    " in ", seconds_since(t0), " s"));
-  mlp_spec spec = s.model;
-  spec.input_size = out.data.train.cols;
-  int max_label = std::max({out.data.train.max_label, out.data.validation.max_label,
-                            out.data.test.max_label});
-  if (max_label >= spec.classes)
-    return caf::make_error(errc::invalid_config, cat("model.classes = ", spec.classes, " but ",
-                                                     s.data_dir, " has label ", max_label));
+  model_spec spec = with_input(s.model, out.data.train.shape);
   auto be = select_backend(s.device, tag);
   if (!be)
     return std::move(be.error());
   out.be = std::move(*be);
-  auto net = mlp::make(*out.be, spec, std::max(s.batch_size, eval_batch));
+  auto net = network::make(*out.be, spec, std::max(s.batch_size, evaluation_batch(spec)), s.seed);
   if (!net)
     return std::move(net.error());
   out.net = std::move(*net);
   if (auto err = out.net->set_parameters(initial_values(spec, s.init, s.seed)))
     return err;
-  std::vector<size_t> sizes;
-  for (auto& var : spec.variables())
-    sizes.push_back(var.size());
-  auto opt = optimizer::make(*out.be, s.optimizer, sizes);
+  auto opt = optimizer::make(*out.be, s.optimizer, spec.variables());
   if (!opt)
     return std::move(opt.error());
   out.opt.emplace(std::move(*opt));
@@ -74,10 +61,9 @@ caf::expected<session> prepare(const train_settings& s) {
   if (!log)
     return std::move(log.error());
   out.log.emplace(std::move(*log));
-  log_line(tag, cat("model ", spec.input_size, " -> ", spec.hidden.size(), " hidden (",
-                    to_string(spec.hidden_activation), ") -> ", spec.classes, ", ",
-                    spec.variables().size(), " variables; optimizer ", to_string(s.optimizer.kind),
-                    " lr ", s.optimizer.learning_rate, "; batch ", s.batch_size, "; backend ",
+  log_model(tag, s, spec);
+  log_line(tag, cat("optimizer ", to_string(s.optimizer.kind), " lr ", s.optimizer.learning_rate,
+                    " (", to_string(s.optimizer.schedule), "); batch ", s.batch_size, "; backend ",
                     out.be->name()));
   return out;
 }
@@ -89,9 +75,10 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
   if (!prepared)
     return std::move(prepared.error());
   session& ss = *prepared;
-  mlp& net = *ss.net;
+  network& net = *ss.net;
   const dataset& train = ss.data.train;
   batcher batches{train, partition_range(train.rows, 0, 1), s.batch_size, s.seed};
+  batches.set_augmentation(s.data.augment);
   std::vector<float> images(static_cast<size_t>(s.batch_size) * train.cols);
   std::vector<float> labels(static_cast<size_t>(s.batch_size));
   run_monitor monitor{s, "single", net, ss.data, std::move(*ss.log)};
@@ -118,7 +105,7 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
     auto t_step = std::chrono::steady_clock::now();
     batch_view view = batches.next(images.data(), labels.data());
     net.load_batch(images.data(), labels.data(), view.rows);
-    net.forward();
+    net.forward(true);
     net.backward();
     ss.opt->apply(net.parameters(), net.gradients());
     ++step;

@@ -21,7 +21,7 @@ struct chief_fixture : actor_fixture {
   temp_dir dir;
   train_settings train;
   cluster_settings cluster;
-  std::shared_ptr<const mnist_data> data = std::make_shared<const mnist_data>(quadrant_data(300, 50, 50));
+  std::shared_ptr<const data_splits> data = std::make_shared<const data_splits>(quadrant_data(300, 50, 50));
   std::shared_ptr<chief_outcome> outcome = std::make_shared<chief_outcome>();
   parameter_shard_actor shard = keep(make_parameter_shard(*sys, {0}));
 

@@ -120,7 +120,7 @@ struct worker_fixture : actor_fixture {
     cfg.cluster = *validate(cluster_values{});
     cfg.cluster.workers.resize(1);
     cfg.cluster.report_every = 5;
-    cfg.data = std::make_shared<const mnist_data>(quadrant_data(200, 20, 20));
+    cfg.data = std::make_shared<const data_splits>(quadrant_data(200, 20, 20));
     cfg.chief = chief;
     cfg.shards = {shard};
     cfg.host = "test";

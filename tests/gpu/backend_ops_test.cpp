@@ -4,7 +4,7 @@
 #include "compute/cpu_backend.hpp"
 #include "gpu/device_select.hpp"
 #include "model/init.hpp"
-#include "model/mlp.hpp"
+#include "model/network.hpp"
 #include "tests/support/helpers.hpp"
 
 #include <boost/test/unit_test.hpp>

@@ -6,7 +6,7 @@
 #include "common/errc.hpp"
 #include "compute/cpu_backend.hpp"
 #include "model/init.hpp"
-#include "model/mlp.hpp"
+#include "model/network.hpp"
 #include "tests/support/helpers.hpp"
 
 #include <boost/test/unit_test.hpp>

@@ -1,6 +1,6 @@
 // Tests of model/mlp: finite-difference gradient checks of every variable for every activation,
 // the loss gradient, and batch handling.
-#include "model/mlp.hpp"
+#include "model/network.hpp"
 
 #include "common/errc.hpp"
 #include "compute/cpu_backend.hpp"

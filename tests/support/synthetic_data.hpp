@@ -13,6 +13,7 @@ inline dataset quadrant_set(int n, uint32_t seed) {
   dataset d;
   d.rows = n;
   d.cols = 16;
+  d.shape = {4, 4, 1};
   d.max_label = 3;
   for (int i = 0; i < n; ++i) {
     int c = static_cast<int>(gen() % 4);
@@ -27,7 +28,7 @@ inline dataset quadrant_set(int n, uint32_t seed) {
 }
 
 /// Returns train / validation / test sets of the quadrant task.
-inline mnist_data quadrant_data(int train, int validation, int test) {
+inline data_splits quadrant_data(int train, int validation, int test) {
   return {quadrant_set(train, 1), quadrant_set(validation, 2), quadrant_set(test, 3)};
 }
 

@@ -1,26 +1,35 @@
-// The MLP's forward and backward passes on a compute backend, with its parameters, gradients and
-// workspace in that backend's memory. Used by the single-process trainer and by worker replicas.
+// A layer-list model's forward and backward passes on a compute backend, with its parameters,
+// gradients and activations in that backend's memory. Used by the single-process trainer, the
+// chief's evaluator and the worker replicas (the whole model).
 #pragma once
 
 #include "compute/backend.hpp"
+#include "model/layers.hpp"
 #include "model/loss_meter.hpp"
+#include "model/model_spec.hpp"
 #include "model/replica_model.hpp"
-#include "model/mlp_spec.hpp"
 
 #include <caf/expected.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
 namespace actorps {
 
+/// Returns the batch size evaluation uses for spec: 1,000 examples, fewer for models whose
+/// activations would need more than 64 MiB per layer at that size.
+int evaluation_batch(const model_spec& spec);
+
 /// Threading: like its backend, used by one thread at a time.
-class mlp : public replica_model {
+class network : public replica_model {
 public:
   /// Allocates parameters (zero), gradients and workspace for batches of up to max_batch rows.
-  static caf::expected<std::unique_ptr<mlp>> make(backend& be, const mlp_spec& spec, int max_batch);
+  /// Dropout masks derive from dropout_seed and the number of training passes so far.
+  static caf::expected<std::unique_ptr<network>> make(backend& be, const model_spec& spec,
+                                                      int max_batch, uint64_t dropout_seed = 0);
 
-  const mlp_spec& spec() const override { return spec_; }
+  const model_spec& spec() const override { return spec_; }
   backend& compute() { return be_; }
   int max_batch() const { return max_batch_; }
 
@@ -44,39 +53,44 @@ public:
   /// Downloads n values of gradient k starting at offset into host memory.
   caf::error download_gradient(size_t k, size_t offset, float* out, size_t n) override;
 
-  /// Copies rows examples (row-major images, labels as floats) into the backend.
+  /// Copies rows examples (row-major NHWC images, labels as floats) into the backend.
   /// REQUIRES: 0 < rows <= max_batch().
   void load_batch(const float* images, const float* labels, int rows) override;
 
-  /// Computes the logits of the loaded batch.
-  void forward();
+  /// Computes the logits of the loaded batch; training applies dropout (a fresh mask per call).
+  void forward(bool training);
 
-  /// After forward(): gradients of the batch's mean loss into gradients(); adds the loss to the
-  /// running metrics.
+  /// After forward(true): gradients of the batch's mean loss into gradients(); adds the loss to
+  /// the running metrics.
   void backward();
 
-  /// After forward(): adds the batch's loss and correct predictions to the running metrics.
+  /// After forward(false): adds the batch's loss and correct predictions to the running metrics.
   void score();
 
   /// Returns the metrics accumulated since the last call and resets them (waits for the backend).
   caf::expected<batch_metrics> take_metrics() override;
 
 private:
-  mlp(backend& be, const mlp_spec& spec, int max_batch);
+  network(backend& be, const model_spec& spec, int max_batch, uint64_t dropout_seed);
   caf::error allocate_all();
-  matrix layer_input(int l) const;
-  matrix activations(int l) const;
+  const float* layer_input(size_t l) const;
+  matrix logits() const;
 
   backend& be_;
-  mlp_spec spec_;
+  model_spec spec_;
   std::vector<variable_spec> vars_;
+  std::vector<int> first_var_;          // per layer, -1 without variables
+  std::vector<size_t> out_sizes_;       // per layer, floats per example
+  std::vector<std::unique_ptr<layer>> layers_;
   int max_batch_;
   int rows_ = 0;
+  uint64_t dropout_seed_;
+  uint64_t passes_ = 0;
   std::vector<buffer> params_;
   std::vector<buffer> grads_;
   buffer input_;
   buffer labels_;
-  std::vector<buffer> acts_;   // per layer: rows x outputs (post-activation for hidden layers)
+  std::vector<buffer> acts_;   // per layer: rows x output size (post-activation)
   buffer delta_[2];            // ping-pong backward buffers, max_batch x widest layer
   loss_meter meter_;
 };

@@ -1,0 +1,93 @@
+// Format detection, loading and per-channel normalisation.
+#include "data/data_source.hpp"
+
+#include "common/enum_names.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "data/cifar_reader.hpp"
+
+#include <cmath>
+#include <sys/stat.h>
+
+namespace actorps {
+
+const char* to_string(data_format f) {
+  switch (f) {
+    case data_format::automatic: return "auto";
+    case data_format::idx: return "idx";
+    case data_format::cifar10: return "cifar10";
+  }
+  return "unknown";
+}
+
+const char* to_string(normalization n) {
+  return n == normalization::none ? "none" : "per-channel";
+}
+
+std::optional<data_format> parse_data_format(const std::string& name) {
+  constexpr data_format all[] = {data_format::automatic, data_format::idx, data_format::cifar10};
+  return parse_by_name(name, all);
+}
+
+std::optional<normalization> parse_normalization(const std::string& name) {
+  constexpr normalization all[] = {normalization::none, normalization::per_channel};
+  return parse_by_name(name, all);
+}
+
+namespace {
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+} // namespace
+
+caf::expected<data_format> detect_format(const std::string& dir) {
+  if (exists(dir + "/" + cifar10_train_files[0]))
+    return data_format::cifar10;
+  for (auto name : {"/train-images-idx3-ubyte", "/train-images-idx3-ubyte.gz"})
+    if (exists(dir + name))
+      return data_format::idx;
+  return caf::make_error(errc::file_error,
+                         cat(dir, ": holds neither MNIST-format IDX files (train-images-idx3-ubyte[.gz]) "
+                                  "nor CIFAR-10 binary files (data_batch_1.bin); set data.dir"));
+}
+
+void normalize_per_channel(data_splits& data) {
+  const int c = data.train.shape.channels;
+  std::vector<double> sum(c, 0.0), sq(c, 0.0);
+  const auto& px = data.train.images;
+  for (size_t i = 0; i < px.size(); ++i) {
+    sum[i % c] += px[i];
+    sq[i % c] += double(px[i]) * px[i];
+  }
+  const double n = static_cast<double>(px.size() / c);
+  std::vector<float> mean(c), inv_std(c);
+  for (int k = 0; k < c; ++k) {
+    double m = sum[k] / n;
+    double var = std::max(sq[k] / n - m * m, 1e-12);
+    mean[k] = static_cast<float>(m);
+    inv_std[k] = static_cast<float>(1.0 / std::sqrt(var));
+  }
+  for (dataset* d : {&data.train, &data.validation, &data.test})
+    for (size_t i = 0; i < d->images.size(); ++i)
+      d->images[i] = (d->images[i] - mean[i % c]) * inv_std[i % c];
+}
+
+caf::expected<data_splits> load_data(const data_settings& settings) {
+  data_format format = settings.format;
+  if (format == data_format::automatic) {
+    auto found = detect_format(settings.dir);
+    if (!found)
+      return std::move(found.error());
+    format = *found;
+  }
+  auto data = format == data_format::cifar10 ? load_cifar10_dir(settings.dir, settings.validation_size)
+                                             : load_mnist_dir(settings.dir, settings.validation_size);
+  if (data && settings.normalize == normalization::per_channel)
+    normalize_per_channel(*data);
+  return data;
+}
+
+} // namespace actorps

@@ -1,0 +1,51 @@
+// Which data a run reads and how it is prepared: the directory and its format (IDX or CIFAR-10,
+// detected or named), the validation split, per-channel normalisation and training-time
+// augmentation.
+#pragma once
+
+#include "data/dataset.hpp"
+
+#include <caf/expected.hpp>
+
+#include <optional>
+#include <string>
+
+namespace actorps {
+
+enum class data_format { automatic, idx, cifar10 };
+
+enum class normalization { none, per_channel };
+
+const char* to_string(data_format f);          ///< "auto", "idx", "cifar10"
+const char* to_string(normalization n);        ///< "none", "per-channel"
+std::optional<data_format> parse_data_format(const std::string& name);
+std::optional<normalization> parse_normalization(const std::string& name);
+
+/// Random crops (after zero padding) and horizontal flips of training batches, as the CIFAR-10
+/// source does; seeded per batch.
+struct augmentation {
+  bool enabled = false;
+  int crop_padding = 4; ///< pixels of zero padding on every side before a random crop
+  bool flip = true;     ///< mirror half the images left-right
+};
+
+struct data_settings {
+  std::string dir = "/usr/share/datasets/fashion-mnist";
+  data_format format = data_format::automatic;
+  int validation_size = 0;
+  normalization normalize = normalization::none;
+  augmentation augment;
+};
+
+/// Returns the format of dir: cifar10 if it holds data_batch_1.bin, idx if it holds
+/// train-images-idx3-ubyte[.gz]; an error naming dir and both candidates otherwise.
+caf::expected<data_format> detect_format(const std::string& dir);
+
+/// Loads the three sets as settings say; with per-channel normalisation every set is shifted and
+/// scaled by the training set's per-channel mean and standard deviation.
+caf::expected<data_splits> load_data(const data_settings& settings);
+
+/// Subtracts each channel's training mean and divides by its standard deviation, in every set.
+void normalize_per_channel(data_splits& data);
+
+} // namespace actorps

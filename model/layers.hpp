@@ -1,0 +1,44 @@
+// The layers of a network on a compute backend: each computes its forward pass from its input to
+// its output and its backward pass from the gradient of its output, in backend memory. The
+// network (model/network.hpp) owns the activations, parameters and gradients; a layer owns only
+// its workspace (im2col columns, pooling winners, dropout masks).
+#pragma once
+
+#include "compute/backend.hpp"
+#include "model/model_spec.hpp"
+
+#include <caf/error.hpp>
+
+#include <cstdint>
+#include <memory>
+
+namespace actorps {
+
+/// What a layer's passes read and write; pointers are backend memory, rows examples each.
+struct layer_io {
+  int rows = 0;
+  const float* in = nullptr;  ///< rows x input size
+  float* out = nullptr;       ///< rows x output size (post-activation)
+};
+
+class layer {
+public:
+  virtual ~layer() = default;
+
+  /// Allocates the workspace for batches of up to max_batch rows.
+  virtual caf::error allocate(backend& be, int max_batch) = 0;
+
+  /// Computes io.out from io.in; training enables dropout, whose mask derives from seed.
+  virtual void forward(backend& be, const layer_io& io, const float* weights, const float* bias,
+                       bool training, uint64_t seed) = 0;
+
+  /// From dout (the gradient of the loss w.r.t. io.out; the layer may overwrite it): the weight
+  /// and bias gradients (trainable layers) and din (skipped when nullptr: the first layer).
+  virtual void backward(backend& be, const layer_io& io, float* dout, float* din,
+                        const float* weights, float* dweights, float* dbias) = 0;
+};
+
+/// Makes the layer `l` of spec. REQUIRES: spec.validate() is empty.
+std::unique_ptr<layer> make_layer(const model_spec& spec, size_t l);
+
+} // namespace actorps

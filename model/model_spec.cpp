@@ -1,0 +1,341 @@
+// Layer texts, shapes, variable naming and validation of a layer-list model.
+#include "model/model_spec.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace actorps {
+
+const char* to_string(layer_kind k) {
+  switch (k) {
+    case layer_kind::dense: return "dense";
+    case layer_kind::conv: return "conv";
+    case layer_kind::maxpool: return "maxpool";
+    case layer_kind::dropout: return "dropout";
+  }
+  return "unknown";
+}
+
+const char* to_string(padding_mode p) {
+  return p == padding_mode::same ? "same" : "valid";
+}
+
+bool operator==(const layer_spec& a, const layer_spec& b) {
+  return a.kind == b.kind && a.units == b.units && a.kernel == b.kernel && a.stride == b.stride
+         && a.padding == b.padding && a.act == b.act && a.rate == b.rate;
+}
+
+std::string layer_spec::text() const {
+  std::string out = to_string(kind);
+  switch (kind) {
+    case layer_kind::dense: out += cat(" ", units); break;
+    case layer_kind::conv:
+      out += cat(" ", kernel, "x", kernel, "x", units);
+      if (stride != 1)
+        out += cat(" stride ", stride);
+      if (padding != padding_mode::same)
+        out += " valid";
+      break;
+    case layer_kind::maxpool:
+      out += cat(" ", kernel);
+      if (stride != kernel)
+        out += cat(" stride ", stride);
+      if (padding != padding_mode::valid)
+        out += " same";
+      break;
+    case layer_kind::dropout: out += cat(" ", rate); break;
+  }
+  if (act)
+    out += cat(" ", to_string(*act));
+  return out;
+}
+
+std::string image_shape::text() const {
+  return cat(height, "x", width, "x", channels);
+}
+
+int model_spec::classes() const {
+  return layers.empty() ? 0 : layers.back().units;
+}
+
+namespace {
+
+// Output side and leading padding of a window of side k moved by stride over `in` cells;
+// out <= 0 when a valid window does not fit.
+void window_side(int in, int k, int stride, padding_mode p, int& out, int& pad) {
+  if (p == padding_mode::same) {
+    out = (in + stride - 1) / stride;
+    int total = (out - 1) * stride + k - in;
+    pad = total > 0 ? total / 2 : 0;
+  } else {
+    out = in >= k ? (in - k) / stride + 1 : 0;
+    pad = 0;
+  }
+}
+
+image_shape next_shape(const layer_spec& l, const image_shape& in) {
+  switch (l.kind) {
+    case layer_kind::dense: return {1, 1, l.units};
+    case layer_kind::dropout: return in;
+    case layer_kind::conv:
+    case layer_kind::maxpool: {
+      image_shape out{0, 0, l.kind == layer_kind::conv ? l.units : in.channels};
+      int pad = 0;
+      window_side(in.height, l.kernel, l.stride, l.padding, out.height, pad);
+      window_side(in.width, l.kernel, l.stride, l.padding, out.width, pad);
+      return out;
+    }
+  }
+  return in;
+}
+
+} // namespace
+
+std::vector<image_shape> model_spec::output_shapes() const {
+  std::vector<image_shape> out;
+  image_shape shape = input;
+  for (auto& l : layers) {
+    shape = next_shape(l, shape);
+    out.push_back(shape);
+  }
+  return out;
+}
+
+window_geometry model_spec::geometry(size_t l) const {
+  image_shape in = l == 0 ? input : output_shapes()[l - 1];
+  const layer_spec& layer = layers[l];
+  window_geometry g;
+  g.in_h = in.height;
+  g.in_w = in.width;
+  g.channels = in.channels;
+  g.k_h = g.k_w = layer.kernel;
+  g.stride = layer.stride;
+  window_side(in.height, layer.kernel, layer.stride, layer.padding, g.out_h, g.pad_top);
+  window_side(in.width, layer.kernel, layer.stride, layer.padding, g.out_w, g.pad_left);
+  return g;
+}
+
+std::vector<variable_spec> model_spec::variables() const {
+  std::vector<variable_spec> out;
+  int convs = 0, denses = 0;
+  image_shape in = input;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const auto& layer = layers[l];
+    if (layer.kind == layer_kind::conv) {
+      std::string prefix = cat("conv", convs++);
+      out.push_back({prefix + "/weights", layer.kernel * layer.kernel * in.channels, layer.units});
+      out.push_back({prefix + "/bias", 1, layer.units});
+    } else if (layer.kind == layer_kind::dense) {
+      std::string prefix = l + 1 == layers.size() ? std::string{"logits"} : cat("dense", denses++);
+      out.push_back({prefix + "/weights", static_cast<int>(in.size()), layer.units});
+      out.push_back({prefix + "/bias", 1, layer.units});
+    }
+    in = next_shape(layer, in);
+  }
+  return out;
+}
+
+std::vector<int> model_spec::first_variable() const {
+  std::vector<int> out;
+  int next = 0;
+  for (auto& l : layers) {
+    out.push_back(l.trainable() ? next : -1);
+    next += l.trainable() ? 2 : 0;
+  }
+  return out;
+}
+
+size_t model_spec::forward_macs() const {
+  size_t macs = 0;
+  image_shape in = input;
+  for (auto& l : layers) {
+    image_shape out = next_shape(l, in);
+    if (l.kind == layer_kind::dense)
+      macs += in.size() * static_cast<size_t>(l.units);
+    else if (l.kind == layer_kind::conv)
+      macs += out.size() * static_cast<size_t>(l.kernel * l.kernel * in.channels);
+    in = out;
+  }
+  return macs;
+}
+
+std::string model_spec::validate() const {
+  if (input.height <= 0 || input.width <= 0 || input.channels <= 0)
+    return cat("model input shape ", input.text(), " must be positive");
+  if (layers.empty())
+    return "the model has no layers";
+  image_shape in = input;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const auto& layer = layers[l];
+    auto where = [&] { return cat("layer ", l, " (", layer.text(), ")"); };
+    switch (layer.kind) {
+      case layer_kind::dense:
+      case layer_kind::conv:
+        if (layer.units <= 0)
+          return cat(where(), ": needs a positive number of ",
+                     layer.kind == layer_kind::dense ? "units" : "channels");
+        break;
+      case layer_kind::dropout:
+        if (!(layer.rate >= 0.0f && layer.rate < 1.0f))
+          return cat(where(), ": the rate must be in [0, 1)");
+        break;
+      case layer_kind::maxpool: break;
+    }
+    if (layer.kind == layer_kind::conv || layer.kind == layer_kind::maxpool) {
+      if (layer.kernel <= 0 || layer.stride <= 0)
+        return cat(where(), ": window and stride must be positive");
+      if (in.height == 1 && in.width == 1 && l > 0 && layers[l - 1].kind == layer_kind::dense)
+        return cat(where(), ": follows a dense layer; convolution and pooling need an image input");
+      if (layer.padding == padding_mode::valid && (in.height < layer.kernel || in.width < layer.kernel))
+        return cat(where(), ": its input is ", in.text(), ", smaller than the ", layer.kernel, "x",
+                   layer.kernel, " window (valid padding)");
+    }
+    in = next_shape(layer, in);
+  }
+  const auto& last = layers.back();
+  if (last.kind != layer_kind::dense || last.act)
+    return cat("the last layer must be the logits layer (\"dense CLASSES\", no activation), got \"",
+               last.text(), "\"");
+  if (last.units < 2)
+    return cat("the logits layer needs at least 2 classes, got ", last.units);
+  return {};
+}
+
+bool model_spec::dense_only() const {
+  for (auto& l : layers)
+    if (l.kind != layer_kind::dense)
+      return false;
+  return true;
+}
+
+std::vector<std::string> model_spec::layer_texts() const {
+  std::vector<std::string> out;
+  for (auto& l : layers)
+    out.push_back(l.text());
+  return out;
+}
+
+model_spec dense_model(image_shape input, const std::vector<int>& hidden, activation act, int classes) {
+  model_spec out;
+  out.input = input;
+  for (int units : hidden) {
+    layer_spec l;
+    l.units = units;
+    l.act = act;
+    out.layers.push_back(l);
+  }
+  layer_spec logits;
+  logits.units = classes;
+  out.layers.push_back(logits);
+  return out;
+}
+
+namespace {
+
+bool parse_int(const std::string& s, int& out) {
+  if (s.empty() || s.size() > 9)
+    return false;
+  for (char c : s)
+    if (c < '0' || c > '9')
+      return false;
+  out = std::atoi(s.c_str());
+  return true;
+}
+
+std::string bad(const std::string& why) {
+  return why;
+}
+
+// Parses text into out; returns what is wrong, empty on success.
+std::string parse_into(const std::string& text, layer_spec& out) {
+  std::istringstream in{text};
+  std::vector<std::string> words;
+  for (std::string w; in >> w;)
+    words.push_back(w);
+  if (words.empty())
+    return bad("empty layer");
+  const std::string& kind = words[0];
+  size_t i = 2;
+  if (kind == "dense") {
+    if (words.size() < 2 || !parse_int(words[1], out.units) || out.units <= 0)
+      return bad("expected \"dense UNITS [ACTIVATION]\" with UNITS a positive integer");
+  } else if (kind == "conv") {
+    out.kind = layer_kind::conv;
+    int kh = 0, kw = 0;
+    std::string dims = words.size() > 1 ? words[1] : "";
+    auto x1 = dims.find('x'), x2 = dims.find('x', x1 == std::string::npos ? x1 : x1 + 1);
+    if (x1 == std::string::npos || x2 == std::string::npos || !parse_int(dims.substr(0, x1), kh)
+        || !parse_int(dims.substr(x1 + 1, x2 - x1 - 1), kw) || !parse_int(dims.substr(x2 + 1), out.units)
+        || kh <= 0 || out.units <= 0)
+      return bad("expected \"conv KxKxCHANNELS [stride S] [same|valid] [ACTIVATION]\", e.g. \"conv 3x3x32 relu\"");
+    if (kh != kw)
+      return bad(cat("only square kernels are supported, got ", kh, "x", kw));
+    out.kernel = kh;
+  } else if (kind == "maxpool") {
+    out.kind = layer_kind::maxpool;
+    out.padding = padding_mode::valid;
+    if (words.size() < 2 || !parse_int(words[1], out.kernel) || out.kernel <= 0)
+      return bad("expected \"maxpool K [stride S] [same|valid]\" with K a positive integer");
+    out.stride = out.kernel;
+  } else if (kind == "dropout") {
+    out.kind = layer_kind::dropout;
+    char* end = nullptr;
+    out.rate = words.size() > 1 ? std::strtof(words[1].c_str(), &end) : -1.0f;
+    if (words.size() < 2 || end == nullptr || *end != '\0' || !(out.rate >= 0.0f && out.rate < 1.0f))
+      return bad("expected \"dropout RATE\" with 0 <= RATE < 1");
+  } else {
+    return bad(cat("unknown layer kind \"", kind, "\" (expected dense, conv, maxpool, dropout or flatten)"));
+  }
+  for (; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    bool windowed = out.kind == layer_kind::conv || out.kind == layer_kind::maxpool;
+    if (windowed && w == "stride") {
+      if (i + 1 >= words.size() || !parse_int(words[i + 1], out.stride) || out.stride <= 0)
+        return bad("\"stride\" needs a positive integer after it");
+      ++i;
+    } else if (windowed && (w == "same" || w == "valid")) {
+      out.padding = w == "same" ? padding_mode::same : padding_mode::valid;
+    } else if (out.kind != layer_kind::maxpool && out.kind != layer_kind::dropout && parse_activation(w)) {
+      if (out.act)
+        return bad("more than one activation");
+      out.act = parse_activation(w);
+    } else {
+      return bad(cat("unexpected \"", w, "\" (activations: relu, elu, sigmoid, tanh, leaky-relu",
+                     windowed ? "; options: stride S, same, valid)" : ")"));
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+caf::expected<layer_spec> parse_layer(const std::string& text) {
+  layer_spec out;
+  if (auto why = parse_into(text, out); !why.empty())
+    return caf::make_error(errc::invalid_config, why);
+  return out;
+}
+
+caf::expected<std::vector<layer_spec>> parse_layers(const std::vector<std::string>& texts,
+                                                    const std::string& key) {
+  std::vector<layer_spec> out;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    std::string trimmed = texts[i];
+    if (trimmed.find_first_not_of(' ') != std::string::npos)
+      trimmed = trimmed.substr(trimmed.find_first_not_of(' '));
+    if (trimmed == "flatten")
+      continue;
+    layer_spec layer;
+    if (auto why = parse_into(texts[i], layer); !why.empty())
+      return caf::make_error(errc::invalid_config, cat(key, "[", i, "] \"", texts[i], "\": ", why));
+    out.push_back(layer);
+  }
+  if (out.empty())
+    return caf::make_error(errc::invalid_config, cat(key, " has no layers"));
+  return out;
+}
+
+} // namespace actorps

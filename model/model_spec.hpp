@@ -1,0 +1,110 @@
+// A model as a list of layers over an input image shape: dense, 2-D convolution, max pooling and
+// dropout, ending in the logits layer (dense, no activation) that softmax cross-entropy reads.
+// Variables are named and ordered as they are created (the placement order).
+#pragma once
+
+#include "compute/activation.hpp"
+#include "compute/window_geometry.hpp"
+#include "model/variable_spec.hpp"
+
+#include <caf/expected.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+enum class layer_kind { dense, conv, maxpool, dropout };
+
+enum class padding_mode { same, valid };
+
+const char* to_string(layer_kind k);
+const char* to_string(padding_mode p);
+
+/// One layer. Text form (parse_layer / text()):
+///   dense UNITS [ACTIVATION]
+///   conv KxKxCHANNELS [stride S] [same|valid] [ACTIVATION]     (default stride 1, same)
+///   maxpool K [stride S] [same|valid]                          (default stride K, valid)
+///   dropout RATE                                               (0 <= RATE < 1, training only)
+/// "flatten" is accepted and implied: a dense layer reads its input flattened (NHWC order).
+struct layer_spec {
+  layer_kind kind = layer_kind::dense;
+  int units = 0;  ///< dense: outputs; conv: output channels
+  int kernel = 0; ///< conv: kernel side; maxpool: window side
+  int stride = 1;
+  padding_mode padding = padding_mode::same;
+  std::optional<activation> act;
+  float rate = 0.0f; ///< dropout
+
+  /// Returns the canonical text, e.g. "conv 3x3x32 relu".
+  std::string text() const;
+
+  /// Returns whether the layer has variables (weights and bias).
+  bool trainable() const { return kind == layer_kind::dense || kind == layer_kind::conv; }
+
+  friend bool operator==(const layer_spec& a, const layer_spec& b);
+};
+
+/// An example's shape: height x width x channels (NHWC, channels fastest); a dense layer's
+/// output is 1 x 1 x units.
+struct image_shape {
+  int height = 28;
+  int width = 28;
+  int channels = 1;
+  size_t size() const {
+    return static_cast<size_t>(height) * static_cast<size_t>(width) * static_cast<size_t>(channels);
+  }
+  std::string text() const; ///< "28x28x1"
+  friend bool operator==(const image_shape& a, const image_shape& b) {
+    return a.height == b.height && a.width == b.width && a.channels == b.channels;
+  }
+};
+
+struct model_spec {
+  image_shape input;
+  std::vector<layer_spec> layers; ///< the last one is the logits layer
+
+  /// The number of classes: the logits layer's units.
+  int classes() const;
+
+  /// Returns each layer's output shape. REQUIRES: validate() is empty.
+  std::vector<image_shape> output_shapes() const;
+
+  /// The window of conv or maxpool layer l over its input. REQUIRES: validate() is empty.
+  window_geometry geometry(size_t l) const;
+
+  /// Returns the variables in creation order: weights then bias per trainable layer, named
+  /// conv<i> / dense<i> by kind and count, the last layer "logits".
+  std::vector<variable_spec> variables() const;
+
+  /// Returns, per layer, the index of its first variable (-1 for layers without variables).
+  std::vector<int> first_variable() const;
+
+  /// Returns the multiply-adds of one example's forward pass.
+  size_t forward_macs() const;
+
+  /// Returns an error text naming the layer (position and text) whose sizes do not fit, empty if
+  /// the model is usable.
+  std::string validate() const;
+
+  /// Returns whether every layer is dense (what model parallelism splits).
+  bool dense_only() const;
+
+  /// The layer list as texts.
+  std::vector<std::string> layer_texts() const;
+};
+
+/// The dense shorthand: hidden layers of the given widths and activation, then classes logits.
+model_spec dense_model(image_shape input, const std::vector<int>& hidden, activation act, int classes);
+
+/// Parses one layer; errors say what is wrong with the text (without a position).
+caf::expected<layer_spec> parse_layer(const std::string& text);
+
+/// Parses a layer list; errors name the key, the position and the text, e.g.
+/// model.layers[2] "conv 3x3": expected KxKxCHANNELS. "flatten" entries are dropped.
+caf::expected<std::vector<layer_spec>> parse_layers(const std::vector<std::string>& texts,
+                                                    const std::string& key = "model.layers");
+
+} // namespace actorps

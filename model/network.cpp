@@ -1,0 +1,168 @@
+// Forward: each layer reads the previous layer's output (the input for layer 0); backward walks
+// the layers in reverse with two ping-pong gradient buffers; the first layer computes no input
+// gradient.
+#include "model/network.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "compute/dropout_mask.hpp"
+
+#include <algorithm>
+
+namespace actorps {
+
+int evaluation_batch(const model_spec& spec) {
+  size_t widest = spec.input.size();
+  for (auto& shape : spec.output_shapes())
+    widest = std::max(widest, shape.size());
+  return static_cast<int>(std::clamp<size_t>((size_t{1} << 24) / widest, 50, 1000));
+}
+
+network::network(backend& be, const model_spec& spec, int max_batch, uint64_t dropout_seed)
+  : be_(be), spec_(spec), vars_(spec.variables()), first_var_(spec.first_variable()),
+    max_batch_(max_batch), dropout_seed_(dropout_seed) {
+  for (auto& shape : spec.output_shapes())
+    out_sizes_.push_back(shape.size());
+  for (size_t l = 0; l < spec.layers.size(); ++l)
+    layers_.push_back(make_layer(spec, l));
+}
+
+caf::expected<std::unique_ptr<network>> network::make(backend& be, const model_spec& spec,
+                                                      int max_batch, uint64_t dropout_seed) {
+  if (auto why = spec.validate(); !why.empty())
+    return caf::make_error(errc::invalid_argument, why);
+  if (max_batch <= 0)
+    return caf::make_error(errc::invalid_argument, cat("max batch must be positive, got ", max_batch));
+  std::unique_ptr<network> net{new network(be, spec, max_batch, dropout_seed)};
+  if (auto err = net->allocate_all())
+    return err;
+  return net;
+}
+
+caf::error network::allocate_all() {
+  auto alloc = [&](size_t n, buffer& out) { return allocate_into(be_, n, out); };
+  params_.resize(vars_.size());
+  grads_.resize(vars_.size());
+  for (size_t i = 0; i < vars_.size(); ++i)
+    if (auto err = alloc(vars_[i].size(), params_[i]); err || (err = alloc(vars_[i].size(), grads_[i])))
+      return err;
+  const size_t batch = static_cast<size_t>(max_batch_);
+  size_t widest = spec_.input.size();
+  acts_.resize(layers_.size());
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    widest = std::max(widest, out_sizes_[l]);
+    if (auto err = alloc(batch * out_sizes_[l], acts_[l]))
+      return err;
+    if (auto err = layers_[l]->allocate(be_, max_batch_))
+      return err;
+  }
+  for (auto& d : delta_)
+    if (auto err = alloc(batch * widest, d))
+      return err;
+  if (auto err = alloc(batch * spec_.input.size(), input_); err || (err = alloc(batch, labels_)))
+    return err;
+  return meter_.allocate(be_);
+}
+
+caf::error network::set_parameters(const std::vector<std::vector<float>>& values) {
+  if (values.size() != vars_.size())
+    return caf::make_error(errc::shape_mismatch,
+                           cat("expected ", vars_.size(), " variables, got ", values.size()));
+  for (size_t i = 0; i < vars_.size(); ++i)
+    if (values[i].size() != vars_[i].size())
+      return caf::make_error(errc::shape_mismatch, cat(vars_[i].name, ": expected ", vars_[i].size(),
+                                                       " values, got ", values[i].size()));
+  for (size_t i = 0; i < vars_.size(); ++i)
+    be_.upload(values[i].data(), values[i].size(), params_[i].data());
+  return be_.sync();
+}
+
+namespace {
+
+caf::error download_all(backend& be, const std::vector<buffer>& src,
+                        std::vector<std::vector<float>>& out) {
+  out.resize(src.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    out[i].resize(src[i].size());
+    if (auto err = be.download(src[i].data(), src[i].size(), out[i].data()))
+      return err;
+  }
+  return caf::none;
+}
+
+caf::error check_range(const std::vector<variable_spec>& vars, size_t k, size_t offset, size_t n) {
+  if (k >= vars.size() || offset + n > vars[k].size())
+    return caf::make_error(errc::shape_mismatch, cat("variable ", k, " range [", offset, ", ", offset + n,
+                                                     ") is outside the model"));
+  return caf::none;
+}
+
+} // namespace
+
+caf::error network::get_parameters(std::vector<std::vector<float>>& values) {
+  return download_all(be_, params_, values);
+}
+
+caf::error network::get_gradients(std::vector<std::vector<float>>& values) {
+  return download_all(be_, grads_, values);
+}
+
+caf::error network::upload_parameter(size_t k, size_t offset, const float* values, size_t n) {
+  if (auto err = check_range(vars_, k, offset, n))
+    return err;
+  be_.upload(values, n, params_[k].data() + offset);
+  return caf::none;
+}
+
+caf::error network::download_gradient(size_t k, size_t offset, float* out, size_t n) {
+  if (auto err = check_range(vars_, k, offset, n))
+    return err;
+  return be_.download(grads_[k].data() + offset, n, out);
+}
+
+void network::load_batch(const float* images, const float* labels, int rows) {
+  rows_ = std::clamp(rows, 0, max_batch_);
+  be_.upload(images, static_cast<size_t>(rows_) * spec_.input.size(), input_.data());
+  be_.upload(labels, static_cast<size_t>(rows_), labels_.data());
+}
+
+const float* network::layer_input(size_t l) const {
+  return l == 0 ? input_.data() : acts_[l - 1].data();
+}
+
+matrix network::logits() const {
+  return acts_.back().as_matrix(rows_, spec_.classes());
+}
+
+void network::forward(bool training) {
+  const uint64_t seed = training ? mix64(dropout_seed_ ^ mix64(++passes_)) : 0;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    int v = first_var_[l];
+    layers_[l]->forward(be_, {rows_, layer_input(l), acts_[l].data()},
+                        v < 0 ? nullptr : params_[v].data(), v < 0 ? nullptr : params_[v + 1].data(),
+                        training, mix64(seed + l));
+  }
+}
+
+void network::backward() {
+  float* delta = delta_[0].data();
+  meter_.train(be_, logits(), labels_.data(), {delta, rows_, spec_.classes()});
+  for (size_t l = layers_.size(); l-- > 0;) {
+    float* din = l == 0 ? nullptr : delta_[(layers_.size() - l) % 2].data();
+    int v = first_var_[l];
+    layers_[l]->backward(be_, {rows_, layer_input(l), acts_[l].data()}, delta, din,
+                         v < 0 ? nullptr : params_[v].data(), v < 0 ? nullptr : grads_[v].data(),
+                         v < 0 ? nullptr : grads_[v + 1].data());
+    delta = din;
+  }
+}
+
+void network::score() {
+  meter_.score(be_, logits(), labels_.data(), delta_[0].as_matrix(rows_, spec_.classes()));
+}
+
+caf::expected<batch_metrics> network::take_metrics() {
+  return meter_.take(be_);
+}
+
+} // namespace actorps

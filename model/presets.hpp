@@ -1,0 +1,35 @@
+// Named models with their own training defaults (model.preset): the exercise-10 notebook's MLP,
+// the seed documents' sigmoid net and softmax regression, and a small CNN. Options a user sets
+// explicitly override a preset's defaults.
+#pragma once
+
+#include "compute/optimizer_rules.hpp"
+#include "model/init.hpp"
+
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+struct model_preset {
+  const char* name;
+  std::vector<std::string> layers; ///< the layer list, logits last
+  activation hidden_activation;    ///< for model.hidden without model.activation
+  init_options init;
+  optimizer_kind optimizer;
+  float learning_rate;
+  float momentum;
+  int batch_size;
+  const char* description;
+};
+
+/// Every preset: reference, seed-sigmoid, softmax, cnn.
+const std::vector<model_preset>& model_presets();
+
+/// Returns the preset of that name, or nullptr.
+const model_preset* find_preset(const std::string& name);
+
+/// Returns "reference, seed-sigmoid, softmax, cnn" (for messages).
+std::string preset_names();
+
+} // namespace actorps

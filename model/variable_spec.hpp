@@ -1,0 +1,19 @@
+// One trainable variable of a model: its TF-style name and its shape as a row-major matrix.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace actorps {
+
+/// A rows x cols row-major float matrix: dense weights are inputs x units, conv kernels
+/// (k_h * k_w * in_channels) x out_channels (TF's [k_h, k_w, in, out] flattened), biases 1 x units.
+struct variable_spec {
+  std::string name; ///< "conv0/weights", "dense0/bias", ..., "logits/weights", "logits/bias"
+  int rows = 0;
+  int cols = 0;
+  size_t size() const { return static_cast<size_t>(rows) * static_cast<size_t>(cols); }
+  size_t bytes() const { return size() * sizeof(float); }
+};
+
+} // namespace actorps
