@@ -1,5 +1,6 @@
 // actorps-node: one process of a cluster (chief, ps or worker), or the whole cluster in one
 // process (node.role = local), configured from a CAF config file and the command line.
+#include "compute/blas_kernels.hpp"
 #include "common/errc.hpp"
 #include "config/cluster_options.hpp"
 #include "config/train_options.hpp"
@@ -44,6 +45,7 @@ int fail(const caf::error& err) {
 } // namespace
 
 int main(int argc, char** argv) {
+  actorps::reexec_with_better_blas(argv);
   node_config cfg;
   switch (cfg.parse_strict(argc, argv)) {
     case actorps::strict_config::outcome::help_printed: return 0;

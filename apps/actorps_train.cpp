@@ -1,4 +1,5 @@
 // actorps-train: the single-process baseline trainer (same model and options as the cluster).
+#include "compute/blas_kernels.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "config/train_options.hpp"
@@ -16,6 +17,7 @@ struct train_config : actorps::strict_config {
 } // namespace
 
 int main(int argc, char** argv) {
+  actorps::reexec_with_better_blas(argv);
   train_config cfg;
   switch (cfg.parse_strict(argc, argv)) {
     case actorps::strict_config::outcome::help_printed: return 0;

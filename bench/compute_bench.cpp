@@ -2,11 +2,14 @@
 // examples/s at batch 50 and 512 (CPU backend, 1 thread by default), and the ratio of the
 // trainer's FLOP rate to sgemm's, all measured in one run.
 //   actorps-bench-compute [seconds-per-measurement=2] [threads=1]
+#include "compute/blas_kernels.hpp"
 #include "compute/cpu_backend.hpp"
 #include "data/batcher.hpp"
 #include "data/dataset.hpp"
 #include "model/init.hpp"
 #include "model/network.hpp"
+#include "model/mlp_spec.hpp"
+#include "model/presets.hpp"
 #include "model/optimizer.hpp"
 
 #include <chrono>
@@ -28,7 +31,7 @@ struct gemm_shape {
 };
 
 // The gemms of one training step of spec at batch b (forward, weight gradients, input gradients).
-std::vector<gemm_shape> step_gemms(const mlp_spec& spec, int b) {
+std::vector<gemm_shape> step_gemms(const mlp_spec& spec, int b) { // dense layers only
   std::vector<gemm_shape> out;
   for (int l = 0; l < spec.layer_count(); ++l) {
     int in = spec.layer_inputs(l), outw = spec.layer_outputs(l);
@@ -82,10 +85,12 @@ double sgemm_gflops(backend& be, const std::vector<gemm_shape>& shapes, double s
   return per_sec * flops_of(shapes) / 1e9;
 }
 
-// Synthetic data of the model's input size (timing does not depend on pixel values).
-dataset synthetic(int rows, int cols, int classes) {
+// Synthetic data of the model's input shape (timing does not depend on pixel values).
+dataset synthetic(int rows, image_shape shape, int classes) {
   dataset d;
   d.rows = rows;
+  d.shape = shape;
+  int cols = static_cast<int>(shape.size());
   d.cols = cols;
   d.max_label = classes - 1;
   std::mt19937 gen{7};
@@ -98,21 +103,18 @@ dataset synthetic(int rows, int cols, int classes) {
   return d;
 }
 
-double trainer_examples_per_second(backend& be, const mlp_spec& spec, const dataset& d, int batch,
+double trainer_examples_per_second(backend& be, const model_spec& spec, const dataset& d, int batch,
                                    double seconds) {
   auto net = std::move(*network::make(be, spec, batch));
-  (void) net->set_parameters(initial_values(spec, init_scheme::truncated_normal, 1));
-  std::vector<size_t> sizes;
-  for (auto& v : spec.variables())
-    sizes.push_back(v.size());
+  (void) net->set_parameters(initial_values(spec, init_options{}, 1));
   optimizer_params p;
-  auto opt = std::move(*optimizer::make(be, p, sizes));
+  auto opt = std::move(*optimizer::make(be, p, spec.variables()));
   batcher batches{d, partition_range(d.rows, 0, 1), batch, 1};
   std::vector<float> images(size_t(batch) * d.cols), labels(batch);
   double steps = rate(seconds, [&] {
     auto view = batches.next(images.data(), labels.data());
     net->load_batch(images.data(), labels.data(), view.rows);
-    net->forward();
+    net->forward(true);
     net->backward();
     opt.apply(net->parameters(), net->gradients());
   });
@@ -120,29 +122,39 @@ double trainer_examples_per_second(backend& be, const mlp_spec& spec, const data
   return steps * batch;
 }
 
+model_spec preset_model(const char* name) {
+  model_spec spec;
+  spec.layers = *parse_layers(find_preset(name)->layers);
+  return spec;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+  actorps::reexec_with_better_blas(argv);
   double seconds = argc > 1 ? std::atof(argv[1]) : 2.0;
   int threads = argc > 2 ? std::atoi(argv[2]) : 1;
   auto be = make_cpu_backend(threads);
-  mlp_spec spec; // reference: 784 -> 5 x 160 ELU -> 10
-  dataset d = synthetic(51200, spec.input_size, spec.classes);
-  std::printf("backend: %s; reference model 784 -> 5x160 elu -> 10; %.1f s per measurement\n",
-              be->name().c_str(), seconds);
+  model_spec reference = preset_model("reference");
+  mlp_spec dense = *dense_stack(reference);
+  dataset d = synthetic(12800, reference.input, reference.classes());
+  std::printf("backend: %s; %.1f s per measurement\n", be->name().c_str(), seconds);
+  std::printf("reference model 784 -> 5x160 elu -> 10:\n");
   std::printf("%-6s %14s %16s %20s %14s\n", "batch", "sgemm GFLOP/s", "train examples/s",
               "train GFLOP/s (gemm)", "train/sgemm");
-  double eps50 = 0;
   for (int batch : {50, 512}) {
-    auto shapes = step_gemms(spec, batch);
+    auto shapes = step_gemms(dense, batch);
     double gf = sgemm_gflops(*be, shapes, seconds);
-    double eps = trainer_examples_per_second(*be, spec, d, batch, seconds);
+    double eps = trainer_examples_per_second(*be, reference, d, batch, seconds);
     double train_gf = eps * flops_of(shapes) / batch / 1e9;
     std::printf("%-6d %14.1f %16.0f %20.1f %14.2f\n", batch, gf, eps, train_gf, train_gf / gf);
-    if (batch == 50)
-      eps50 = eps;
+    std::printf("{\"model\": \"reference\", \"batch\": %d, \"examples_per_second\": %.0f}\n", batch, eps);
   }
-  std::printf("batch 50 vs PyTorch 1.13 on this machine kind (24000-31000 examples/s, 1 thread, from "
-              "the issue): %.2f-%.2fx (goal >= 1.5x)\n", eps50 / 31000.0, eps50 / 24000.0);
+  model_spec cnn = preset_model("cnn");
+  double eps = trainer_examples_per_second(*be, cnn, d, 50, seconds);
+  double gflops = eps * 3.0 * 2.0 * static_cast<double>(cnn.forward_macs()) / 1e9;
+  std::printf("cnn preset, batch 50: %.0f examples/s (%.1f GFLOP/s counting 3 x forward multiply-adds)\n",
+              eps, gflops);
+  std::printf("{\"model\": \"cnn\", \"batch\": 50, \"examples_per_second\": %.0f}\n", eps);
   return 0;
 }

@@ -58,6 +58,7 @@ BOOST_AUTO_TEST_CASE(exponential_learning_rate_decay) {
   optimizer_params p;
   p.kind = optimizer_kind::sgd;
   p.learning_rate = 0.1f;
+  p.schedule = lr_schedule::exponential;
   BOOST_TEST(learning_rate_at(p, 12345) == 0.1f); // decay_rate 1: constant
   p.decay_rate = 0.5f;
   p.decay_steps = 10;
@@ -94,12 +95,115 @@ BOOST_AUTO_TEST_CASE(momentum_rounds_every_operation_separately) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(nesterov_looks_ahead_along_the_accumulator) {
+  optimizer_params p;
+  p.kind = optimizer_kind::nesterov; // lr 0.01, mu 0.95
+  std::vector<float> w = {1.0f}, g = {2.0f}, a = {0.0f};
+  apply_update_host(p, 1, 1, w.data(), g.data(), a.data(), nullptr);
+  // a = 2; w -= 0.01 * (2 + 0.95 * 2) = 0.039
+  BOOST_TEST(a[0] == 2.0f);
+  BOOST_TEST(w[0] == 0.961f, boost::test_tools::tolerance(1e-6f));
+}
+
+BOOST_AUTO_TEST_CASE(adagrad_accumulates_squares_from_its_initial_value) {
+  optimizer_params p;
+  p.kind = optimizer_kind::adagrad;
+  p.learning_rate = 0.1f;
+  BOOST_TEST(slot_initial_value(p, 0) == 0.1f); // TF1's initial_accumulator_value
+  std::vector<float> w = {1.0f}, g = {0.3f}, acc = {slot_initial_value(p, 0)};
+  apply_update_host(p, 1, 1, w.data(), g.data(), acc.data(), nullptr);
+  BOOST_TEST(acc[0] == 0.19f, boost::test_tools::tolerance(1e-6f));
+  BOOST_TEST(w[0] == 1.0f - 0.1f * 0.3f / std::sqrt(0.19f), boost::test_tools::tolerance(1e-6f));
+}
+
+BOOST_AUTO_TEST_CASE(rmsprop_follows_tf1_with_its_mean_square_starting_at_one) {
+  optimizer_params p;
+  p.kind = optimizer_kind::rmsprop;
+  p.learning_rate = 0.01f;
+  p.momentum = 0.5f;
+  p.epsilon = 1e-10f;
+  BOOST_TEST(slot_initial_value(p, 0) == 1.0f);
+  BOOST_TEST(slot_initial_value(p, 1) == 0.0f);
+  std::vector<float> w = {1.0f}, g = {2.0f}, ms = {1.0f}, mom = {0.0f};
+  apply_update_host(p, 1, 1, w.data(), g.data(), ms.data(), mom.data());
+  // ms = 0.9 + 0.1 * 4 = 1.3; mom = 0.01 * 2 / sqrt(1.3); w -= mom
+  double mom1 = 0.01 * 2 / std::sqrt(1.3);
+  BOOST_TEST(ms[0] == 1.3f, boost::test_tools::tolerance(1e-6f));
+  BOOST_TEST(w[0] == 1.0 - mom1, boost::test_tools::tolerance(1e-6));
+  apply_update_host(p, 2, 1, w.data(), g.data(), ms.data(), mom.data());
+  double ms2 = 0.9 * 1.3 + 0.4, mom2 = 0.5 * mom1 + 0.01 * 2 / std::sqrt(ms2);
+  BOOST_TEST(mom[0] == mom2, boost::test_tools::tolerance(1e-5));
+}
+
+BOOST_AUTO_TEST_CASE(weight_decay_adds_to_the_gradient_of_weights_but_not_biases) {
+  optimizer_params p;
+  p.kind = optimizer_kind::sgd;
+  p.learning_rate = 0.1f;
+  p.weight_decay = 0.5f;
+  std::vector<float> w = {2.0f}, g = {1.0f};
+  apply_update_host(for_variable(p, "conv0/weights"), 1, 1, w.data(), g.data(), nullptr, nullptr);
+  BOOST_TEST(w[0] == 2.0f - 0.1f * (1.0f + 1.0f), boost::test_tools::tolerance(1e-6f));
+  std::vector<float> b = {2.0f};
+  apply_update_host(for_variable(p, "conv0/bias"), 1, 1, b.data(), g.data(), nullptr, nullptr);
+  BOOST_TEST(b[0] == 1.9f, boost::test_tools::tolerance(1e-6f));
+  BOOST_TEST(decays("logits/weights"));
+  BOOST_TEST(!decays("logits/bias"));
+}
+
+BOOST_AUTO_TEST_CASE(schedules_follow_tensorflows_decay_functions) {
+  optimizer_params p;
+  p.learning_rate = 0.1f;
+  p.schedule = lr_schedule::exponential;
+  p.decay_rate = 0.5f;
+  p.decay_steps = 10;
+  p.staircase = true;
+  BOOST_TEST(learning_rate_at(p, 9) == 0.1f);
+  BOOST_TEST(learning_rate_at(p, 10) == 0.05f, boost::test_tools::tolerance(1e-6f));
+  BOOST_TEST(learning_rate_at(p, 19) == 0.05f, boost::test_tools::tolerance(1e-6f));
+  p.schedule = lr_schedule::piecewise;
+  p.boundaries = {100, 200};
+  p.values = {0.1f, 0.01f, 0.001f};
+  BOOST_TEST(learning_rate_at(p, 1) == 0.1f);
+  BOOST_TEST(learning_rate_at(p, 100) == 0.1f); // piecewise_constant: x <= boundary keeps the rate
+  BOOST_TEST(learning_rate_at(p, 101) == 0.01f);
+  BOOST_TEST(learning_rate_at(p, 201) == 0.001f);
+  p.schedule = lr_schedule::cosine;
+  p.decay_steps = 100;
+  p.cosine_alpha = 0.1f;
+  BOOST_TEST(learning_rate_at(p, 0) == 0.1f, boost::test_tools::tolerance(1e-6f));
+  BOOST_TEST(learning_rate_at(p, 50) == 0.1f * (0.9f * 0.5f + 0.1f), boost::test_tools::tolerance(1e-5f));
+  BOOST_TEST(learning_rate_at(p, 100) == 0.01f, boost::test_tools::tolerance(1e-5f));
+  BOOST_TEST(learning_rate_at(p, 500) == 0.01f, boost::test_tools::tolerance(1e-5f));
+}
+
+BOOST_AUTO_TEST_CASE(inconsistent_schedules_are_named) {
+  optimizer_params p;
+  p.schedule = lr_schedule::piecewise;
+  p.boundaries = {100};
+  p.values = {0.1f};
+  BOOST_TEST(check(p) == "train.lr-values needs one more entry than train.lr-boundaries (1 boundaries, 1 values)");
+  p.boundaries = {100, 50};
+  p.values = {0.1f, 0.01f, 0.001f};
+  BOOST_TEST(check(p) == "train.lr-boundaries must be positive and increasing; entry 1 is 50");
+  p.schedule = lr_schedule::cosine;
+  p.cosine_alpha = 2.0f;
+  BOOST_TEST(check(p) == "train.lr-alpha must be in [0, 1], got 2");
+  p.cosine_alpha = 0.0f;
+  BOOST_TEST(check(p).empty());
+}
+
 BOOST_AUTO_TEST_CASE(names_and_slots) {
   BOOST_TEST(slot_count(optimizer_kind::sgd) == 0);
   BOOST_TEST(slot_count(optimizer_kind::momentum) == 1);
+  BOOST_TEST(slot_count(optimizer_kind::nesterov) == 1);
+  BOOST_TEST(slot_count(optimizer_kind::adagrad) == 1);
   BOOST_TEST(slot_count(optimizer_kind::adam) == 2);
-  BOOST_TEST((parse_optimizer("adam") == optimizer_kind::adam));
-  BOOST_TEST(!parse_optimizer("rmsprop"));
+  BOOST_TEST(slot_count(optimizer_kind::rmsprop) == 2);
+  for (auto k : all_optimizers)
+    BOOST_TEST((parse_optimizer(to_string(k)) == k));
+  for (auto s : all_schedules)
+    BOOST_TEST((parse_schedule(to_string(s)) == s));
+  BOOST_TEST(!parse_optimizer("adadelta"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

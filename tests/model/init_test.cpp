@@ -1,5 +1,8 @@
-// Tests of model/init and model/mlp_spec: variable order, shapes and seeded initial values.
+// Tests of model/init: each initialiser's statistics, the notebook's exact rule, constant biases,
+// conv fans, and seeding.
 #include "model/init.hpp"
+
+#include "model/mlp_spec.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -7,64 +10,107 @@
 
 using namespace actorps;
 
-BOOST_AUTO_TEST_SUITE(init)
+namespace {
 
-BOOST_AUTO_TEST_CASE(reference_variables_in_creation_order) {
-  mlp_spec spec;
-  auto vars = spec.variables();
-  BOOST_REQUIRE_EQUAL(vars.size(), 12u);
-  BOOST_TEST(vars[0].name == "layer0/weights");
-  BOOST_TEST(vars[0].rows == 784);
-  BOOST_TEST(vars[0].cols == 160);
-  BOOST_TEST(vars[1].name == "layer0/bias");
-  BOOST_TEST(vars[1].rows == 1);
-  BOOST_TEST(vars[9].name == "layer4/bias");
-  BOOST_TEST(vars[10].name == "logits/weights");
-  BOOST_TEST(vars[10].cols == 10);
-  BOOST_TEST(vars[11].name == "logits/bias");
-  BOOST_TEST(spec.forward_macs() == 784u * 160 + 4u * 160 * 160 + 160u * 10);
+model_spec reference() {
+  return dense_model({28, 28, 1}, {160, 160, 160, 160, 160}, activation::elu, 10);
 }
 
-BOOST_AUTO_TEST_CASE(truncated_normal_statistics_and_zero_biases) {
-  mlp_spec spec;
-  auto values = initial_values(spec, init_scheme::truncated_normal, 42);
-  auto vars = spec.variables();
-  const double stddev = 2.0 / std::sqrt(784.0 + 160.0);
-  double sum = 0, sq = 0, worst = 0;
-  for (float v : values[0]) {
-    sum += v;
-    sq += double(v) * v;
-    worst = std::max(worst, std::fabs(double(v)));
+struct stats {
+  double mean = 0, rms = 0, worst = 0;
+};
+
+stats of(const std::vector<float>& xs) {
+  stats s;
+  for (float v : xs) {
+    s.mean += v;
+    s.rms += double(v) * v;
+    s.worst = std::max(s.worst, std::fabs(double(v)));
   }
-  double n = static_cast<double>(values[0].size());
-  BOOST_TEST(std::fabs(sum / n) < 0.01 * stddev * 10);
-  // A normal truncated at 2 sigma has a standard deviation of 0.88 sigma.
-  BOOST_TEST(std::sqrt(sq / n) == 0.88 * stddev, boost::test_tools::tolerance(0.02));
-  BOOST_TEST(worst <= 2.0 * stddev);
-  for (size_t i = 1; i < vars.size(); i += 2)
+  s.mean /= xs.size();
+  s.rms = std::sqrt(s.rms / xs.size());
+  return s;
+}
+
+std::vector<std::vector<float>> values_of(const model_spec& spec, init_scheme scheme, double stddev = 0,
+                                          double bias = 0, uint64_t seed = 42) {
+  return initial_values(spec, {scheme, stddev, bias}, seed);
+}
+
+// A normal truncated at 2 sigma has a standard deviation of 0.88 sigma.
+constexpr double truncated_rms = 0.88;
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(init)
+
+BOOST_AUTO_TEST_CASE(the_notebook_rule_uses_the_model_inputs_for_every_hidden_layer_and_glorot_for_logits) {
+  auto spec = reference();
+  auto values = values_of(spec, init_scheme::notebook);
+  const double stddev = 2.0 / std::sqrt(784.0 + 160.0);
+  for (size_t layer : {0, 2, 4, 6, 8}) { // every hidden weight matrix, layers 1-4 included
+    auto s = of(values[layer]);
+    BOOST_TEST(s.rms == truncated_rms * stddev, boost::test_tools::tolerance(0.03));
+    BOOST_TEST(s.worst <= 2.0 * stddev);
+  }
+  auto logits = of(values[10]);
+  const double limit = std::sqrt(6.0 / (160.0 + 10.0));
+  BOOST_TEST(logits.worst <= limit);
+  BOOST_TEST(logits.rms == limit / std::sqrt(3.0), boost::test_tools::tolerance(0.05));
+  for (size_t i = 1; i < values.size(); i += 2)
     for (float v : values[i])
       BOOST_TEST(v == 0.0f);
 }
 
-BOOST_AUTO_TEST_CASE(he_uses_fan_in) {
-  mlp_spec spec;
-  auto values = initial_values(spec, init_scheme::he, 1);
-  double sq = 0;
-  for (float v : values[2])
-    sq += double(v) * v;
-  BOOST_TEST(std::sqrt(sq / values[2].size()) == 0.88 * std::sqrt(2.0 / 160.0),
-             boost::test_tools::tolerance(0.03));
+BOOST_AUTO_TEST_CASE(truncated_normal_takes_an_explicit_stddev_or_the_per_layer_fan_rule) {
+  auto spec = reference();
+  auto fixed = values_of(spec, init_scheme::truncated_normal, 0.05);
+  BOOST_TEST(of(fixed[4]).rms == truncated_rms * 0.05, boost::test_tools::tolerance(0.03));
+  BOOST_TEST(of(fixed[4]).worst <= 0.1);
+  auto fan = values_of(spec, init_scheme::truncated_normal);
+  BOOST_TEST(of(fan[4]).rms == truncated_rms * 2.0 / std::sqrt(320.0), boost::test_tools::tolerance(0.03));
+}
+
+BOOST_AUTO_TEST_CASE(random_normal_defaults_to_tensorflows_stddev_one) {
+  auto spec = reference();
+  auto s = of(values_of(spec, init_scheme::random_normal)[0]);
+  BOOST_TEST(std::fabs(s.mean) < 0.01);
+  BOOST_TEST(s.rms == 1.0, boost::test_tools::tolerance(0.02));
+  BOOST_TEST(s.worst > 3.0); // not truncated
+  BOOST_TEST(of(values_of(spec, init_scheme::random_normal, 0.1)[0]).rms == 0.1, boost::test_tools::tolerance(0.02));
+}
+
+BOOST_AUTO_TEST_CASE(he_and_glorot_count_a_conv_kernels_window_in_its_fans) {
+  model_spec spec;
+  spec.layers = *parse_layers({"conv 3x3x32 relu", "maxpool 2", "dense 10"});
+  auto he = values_of(spec, init_scheme::he);
+  BOOST_TEST(of(he[0]).rms == truncated_rms * std::sqrt(2.0 / 9.0), boost::test_tools::tolerance(0.05));
+  auto glorot = values_of(spec, init_scheme::glorot_uniform);
+  const double limit = std::sqrt(6.0 / (9.0 + 9.0 * 32));
+  BOOST_TEST(of(glorot[0]).worst <= limit);
+  BOOST_TEST(of(glorot[0]).worst > 0.9 * limit);
+}
+
+BOOST_AUTO_TEST_CASE(biases_start_at_the_configured_constant) {
+  auto values = values_of(reference(), init_scheme::he, 0, 0.1);
+  for (size_t i = 1; i < values.size(); i += 2)
+    for (float v : values[i])
+      BOOST_TEST(v == 0.1f);
 }
 
 BOOST_AUTO_TEST_CASE(same_seed_same_values_other_seed_other_values) {
-  mlp_spec spec;
-  BOOST_TEST((initial_values(spec, init_scheme::truncated_normal, 7)
-              == initial_values(spec, init_scheme::truncated_normal, 7)));
-  BOOST_TEST((initial_values(spec, init_scheme::truncated_normal, 7)[0]
-              != initial_values(spec, init_scheme::truncated_normal, 8)[0]));
+  auto spec = reference();
+  BOOST_TEST((values_of(spec, init_scheme::notebook, 0, 0, 7) == values_of(spec, init_scheme::notebook, 0, 0, 7)));
+  BOOST_TEST((values_of(spec, init_scheme::notebook, 0, 0, 7)[0] != values_of(spec, init_scheme::notebook, 0, 0, 8)[0]));
 }
 
-BOOST_AUTO_TEST_CASE(invalid_specs_are_named) {
+BOOST_AUTO_TEST_CASE(scheme_names_round_trip) {
+  for (auto s : all_init_schemes)
+    BOOST_TEST((parse_init_scheme(to_string(s)) == s));
+  BOOST_TEST(!parse_init_scheme("xavier"));
+}
+
+BOOST_AUTO_TEST_CASE(invalid_dense_specs_are_named) {
   mlp_spec spec;
   spec.hidden = {160, 0};
   BOOST_TEST(spec.validate() == "hidden layer 1 must have positive width, got 0");

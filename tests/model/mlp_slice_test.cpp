@@ -26,10 +26,10 @@ struct split_result {
 // Calls f(var, offset, count) for each row segment of slice k's columns of every variable.
 template <class F>
 void for_each_segment(const mlp_slice& s, F f) {
-  for (int l = 0; l < s.spec().layer_count(); ++l) {
+  for (int l = 0; l < s.dense().layer_count(); ++l) {
     auto own = s.columns(l, s.slice());
-    size_t units = static_cast<size_t>(s.spec().layer_outputs(l));
-    for (int r = 0; r < s.spec().layer_inputs(l); ++r)
+    size_t units = static_cast<size_t>(s.dense().layer_outputs(l));
+    for (int r = 0; r < s.dense().layer_inputs(l); ++r)
       f(2 * l, r * units + own.begin, own.size());
     f(2 * l + 1, static_cast<size_t>(own.begin), own.size());
   }
@@ -88,7 +88,7 @@ split_result split_step(const mlp_spec& spec, int slices, const std::vector<std:
 }
 
 void expect_same_step(const mlp_spec& spec, int slices, int rows) {
-  auto params = initial_values(spec, init_scheme::truncated_normal, 11);
+  auto params = initial_values(spec.to_model(), {init_scheme::truncated_normal, 0.0, 0.0}, 11);
   for (auto& v : params) // biases non-zero too
     for (size_t i = 0; i < v.size(); ++i)
       v[i] += 0.01f * static_cast<float>(i % 7);
@@ -97,11 +97,11 @@ void expect_same_step(const mlp_spec& spec, int slices, int rows) {
   for (int r = 0; r < rows; ++r)
     labels[r] = static_cast<float>((r * 7) % spec.classes);
   auto be = make_cpu_backend(1);
-  auto whole = actorps::mlp::make(*be, spec, rows);
+  auto whole = network::make(*be, spec.to_model(), rows);
   BOOST_REQUIRE(whole);
   BOOST_REQUIRE(!(*whole)->set_parameters(params));
   (*whole)->load_batch(images.data(), labels.data(), rows);
-  (*whole)->forward();
+  (*whole)->forward(true);
   (*whole)->backward();
   std::vector<std::vector<float>> want;
   BOOST_REQUIRE(!(*whole)->get_gradients(want));

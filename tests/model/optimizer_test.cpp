@@ -1,4 +1,5 @@
-// Tests of model/optimizer: slots per variable and update numbering on a backend.
+// Tests of model/optimizer: slots per variable (at their initial values), weight decay for weights
+// only, and update numbering on a backend.
 #include "model/optimizer.hpp"
 
 #include "compute/cpu_backend.hpp"
@@ -13,11 +14,13 @@ BOOST_AUTO_TEST_SUITE(optimizer)
 
 BOOST_AUTO_TEST_CASE(applies_the_host_rule_with_increasing_update_numbers) {
   auto be = make_cpu_backend(1);
-  for (auto kind : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam}) {
+  for (auto kind : all_optimizers) {
     optimizer_params p;
     p.kind = kind;
+    p.weight_decay = 0.01f;
+    std::vector<variable_spec> specs = {{"dense0/weights", 1, 3}, {"dense0/bias", 1, 2}};
     std::vector<size_t> sizes = {3, 2};
-    auto opt = actorps::optimizer::make(*be, p, sizes);
+    auto opt = actorps::optimizer::make(*be, p, specs);
     BOOST_REQUIRE(opt);
     std::vector<buffer> vars, grads;
     std::vector<std::vector<float>> w_ref, slot0(2), slot1(2);
@@ -28,15 +31,16 @@ BOOST_AUTO_TEST_CASE(applies_the_host_rule_with_increasing_update_numbers) {
       be->upload(w.data(), w.size(), vars.back().data());
       be->upload(g.data(), g.size(), grads.back().data());
       w_ref.push_back(w);
-      slot0[i].assign(sizes[i], 0.0f);
-      slot1[i].assign(sizes[i], 0.0f);
+      slot0[i].assign(sizes[i], slot_initial_value(p, 0));
+      slot1[i].assign(sizes[i], slot_initial_value(p, 1));
     }
     for (long t = 1; t <= 3; ++t) {
       opt->apply(vars, grads);
       for (size_t i = 0; i < sizes.size(); ++i) {
         std::vector<float> g(sizes[i]);
         BOOST_REQUIRE(!be->download(grads[i].data(), g.size(), g.data()));
-        apply_update_host(p, t, sizes[i], w_ref[i].data(), g.data(), slot0[i].data(), slot1[i].data());
+        auto pv = for_variable(p, specs[i].name); // the bias does not decay
+        apply_update_host(pv, t, sizes[i], w_ref[i].data(), g.data(), slot0[i].data(), slot1[i].data());
       }
     }
     BOOST_TEST(opt->steps() == 3);

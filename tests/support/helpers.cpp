@@ -73,4 +73,21 @@ std::vector<float> random_values(size_t n, uint32_t seed, float lo, float hi) {
   return out;
 }
 
+std::vector<uint8_t> cifar_records(uint32_t n) {
+  std::vector<uint8_t> out;
+  for (uint32_t i = 0; i < n; ++i) {
+    out.push_back(static_cast<uint8_t>(i % 10));
+    for (uint32_t c = 0; c < 3; ++c)
+      for (uint32_t p = 0; p < 1024; ++p)
+        out.push_back(static_cast<uint8_t>((i + c * 7 + p) % 256));
+  }
+  return out;
+}
+
+void write_cifar_dir(const temp_dir& dir, uint32_t per_batch, uint32_t test) {
+  for (int b = 1; b <= 5; ++b)
+    write_file(dir.file("data_batch_" + std::to_string(b) + ".bin"), cifar_records(per_batch));
+  write_file(dir.file("test_batch.bin"), cifar_records(test));
+}
+
 } // namespace actorps::test

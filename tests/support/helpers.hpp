@@ -37,6 +37,13 @@ void write_gz_file(const std::string& path, const std::vector<uint8_t>& bytes);
 /// Returns an IDX unsigned-byte file's bytes: header for dims, then data.
 std::vector<uint8_t> idx_bytes(const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data);
 
+/// Returns n CIFAR-10 records (label byte, then 3 channel planes of 32x32): record i has label
+/// i % 10 and pixel bytes (i + channel * 7 + pixel) % 256.
+std::vector<uint8_t> cifar_records(uint32_t n);
+
+/// Writes a CIFAR-10 directory: five training batches of per_batch records and a test batch.
+void write_cifar_dir(const temp_dir& dir, uint32_t per_batch, uint32_t test);
+
 /// Returns the content of a text file ("" if it cannot be read).
 std::string read_text(const std::string& path);
 

@@ -1,0 +1,59 @@
+// Tests of data/data_source: format detection, loading by format, and per-channel normalisation.
+#include "data/data_source.hpp"
+
+#include "common/errc.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+
+using namespace actorps;
+using namespace actorps::test;
+
+BOOST_AUTO_TEST_SUITE(data_source)
+
+BOOST_AUTO_TEST_CASE(formats_are_detected_from_the_files) {
+  temp_dir cifar, idx, empty;
+  write_cifar_dir(cifar, 4, 4);
+  write_file(idx.file("train-images-idx3-ubyte.gz"), {});
+  BOOST_TEST((*detect_format(cifar.path()) == data_format::cifar10));
+  BOOST_TEST((*detect_format(idx.path()) == data_format::idx));
+  auto none = detect_format(empty.path());
+  BOOST_REQUIRE(!none);
+  BOOST_TEST(describe(none.error()).find(empty.path() + ": holds neither MNIST-format IDX files") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(load_data_reads_cifar_and_normalises_per_channel) {
+  temp_dir dir;
+  write_cifar_dir(dir, 10, 5);
+  data_settings s;
+  s.dir = dir.path();
+  s.validation_size = 5;
+  s.normalize = normalization::per_channel;
+  auto data = load_data(s);
+  BOOST_REQUIRE_MESSAGE(data, error_text(data));
+  for (int c = 0; c < 3; ++c) {
+    double sum = 0, sq = 0;
+    size_t n = 0;
+    for (size_t i = c; i < data->train.images.size(); i += 3, ++n) {
+      sum += data->train.images[i];
+      sq += double(data->train.images[i]) * data->train.images[i];
+    }
+    BOOST_TEST(std::fabs(sum / n) < 1e-4);
+    BOOST_TEST(std::sqrt(sq / n) == 1.0, boost::test_tools::tolerance(1e-3));
+  }
+  s.format = data_format::idx; // the wrong format is a named error, not garbage
+  auto wrong = load_data(s);
+  BOOST_REQUIRE(!wrong);
+  BOOST_TEST(describe(wrong.error()).find("train-images-idx3-ubyte[.gz]: not found") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(names_round_trip) {
+  for (auto f : {data_format::automatic, data_format::idx, data_format::cifar10})
+    BOOST_TEST((parse_data_format(to_string(f)) == f));
+  BOOST_TEST((parse_normalization("per-channel") == normalization::per_channel));
+  BOOST_TEST(!parse_data_format("png"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

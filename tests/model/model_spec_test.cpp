@@ -1,0 +1,156 @@
+// Tests of model/model_spec: layer texts and their errors, shapes, variable names and order,
+// validation naming the layer, and the dense-stack conversion model parallelism needs.
+#include "model/model_spec.hpp"
+
+#include "common/errc.hpp"
+#include "model/mlp_spec.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace actorps;
+
+namespace {
+
+model_spec cnn() {
+  model_spec spec;
+  spec.layers = *parse_layers({"conv 3x3x32 relu", "maxpool 2", "conv 3x3x64 relu", "maxpool 2",
+                               "dense 128 relu", "dense 10"});
+  return spec;
+}
+
+std::string error_of(const std::vector<std::string>& texts) {
+  auto parsed = parse_layers(texts);
+  BOOST_REQUIRE(!parsed);
+  BOOST_TEST(parsed.error() == errc::invalid_config);
+  return describe(parsed.error());
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(model_spec_suite)
+
+BOOST_AUTO_TEST_CASE(layer_texts_parse_with_defaults_and_round_trip) {
+  auto l = *parse_layer("conv 5x5x16 stride 2 valid tanh");
+  BOOST_TEST((l.kind == layer_kind::conv));
+  BOOST_TEST(l.kernel == 5);
+  BOOST_TEST(l.units == 16);
+  BOOST_TEST(l.stride == 2);
+  BOOST_TEST((l.padding == padding_mode::valid));
+  BOOST_TEST((l.act == activation::tanh));
+  BOOST_TEST(l.text() == "conv 5x5x16 stride 2 valid tanh");
+  auto pool = *parse_layer("maxpool 3");
+  BOOST_TEST(pool.stride == 3);
+  BOOST_TEST((pool.padding == padding_mode::valid));
+  BOOST_TEST(pool.text() == "maxpool 3");
+  BOOST_TEST(parse_layer("maxpool 3 stride 2 same")->text() == "maxpool 3 stride 2 same");
+  BOOST_TEST(parse_layer("dense 10")->text() == "dense 10");
+  BOOST_TEST(!parse_layer("dense 10")->act);
+  BOOST_TEST(parse_layer("dropout 0.25")->rate == 0.25f);
+  for (auto text : {"conv 3x3x8 leaky-relu", "dense 7 sigmoid", "dropout 0.5", "maxpool 2 stride 1"})
+    BOOST_TEST(parse_layer(text)->text() == text);
+  // flatten is implied and dropped
+  BOOST_TEST(parse_layers({"conv 3x3x4 relu", "flatten", "dense 10"})->size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(bad_layers_name_their_position_and_what_is_wrong) {
+  BOOST_TEST(error_of({"dense 10", "conv 3x3 relu"})
+             == "invalid_config: model.layers[1] \"conv 3x3 relu\": expected \"conv KxKxCHANNELS [stride S] "
+                "[same|valid] [ACTIVATION]\", e.g. \"conv 3x3x32 relu\"");
+  BOOST_TEST(error_of({"dense ten"}).find("model.layers[0] \"dense ten\": expected \"dense UNITS") != std::string::npos);
+  BOOST_TEST(error_of({"dense 10", "pool 2"}).find("model.layers[1] \"pool 2\": unknown layer kind \"pool\"")
+             != std::string::npos);
+  BOOST_TEST(error_of({"dense 10 swish"}).find("unexpected \"swish\"") != std::string::npos);
+  BOOST_TEST(error_of({"dense 10 relu elu"}).find("more than one activation") != std::string::npos);
+  BOOST_TEST(error_of({"dropout 1.0"}).find("0 <= RATE < 1") != std::string::npos);
+  BOOST_TEST(error_of({"conv 3x5x8"}).find("only square kernels") != std::string::npos);
+  BOOST_TEST(error_of({"maxpool 2 relu"}).find("unexpected \"relu\"") != std::string::npos);
+  BOOST_TEST(error_of({"conv 3x3x8 stride"}).find("\"stride\" needs a positive integer") != std::string::npos);
+  BOOST_TEST(error_of({}) == "invalid_config: model.layers has no layers");
+}
+
+BOOST_AUTO_TEST_CASE(shapes_and_variables_of_the_cnn) {
+  auto spec = cnn();
+  BOOST_REQUIRE(spec.validate().empty());
+  auto shapes = spec.output_shapes();
+  BOOST_TEST(shapes[0].text() == "28x28x32");
+  BOOST_TEST(shapes[1].text() == "14x14x32");
+  BOOST_TEST(shapes[3].text() == "7x7x64");
+  BOOST_TEST(shapes[5].text() == "1x1x10");
+  auto vars = spec.variables();
+  BOOST_REQUIRE_EQUAL(vars.size(), 8u);
+  BOOST_TEST(vars[0].name == "conv0/weights");
+  BOOST_TEST(vars[0].rows == 9);
+  BOOST_TEST(vars[0].cols == 32);
+  BOOST_TEST(vars[2].name == "conv1/weights");
+  BOOST_TEST(vars[2].rows == 3 * 3 * 32);
+  BOOST_TEST(vars[4].name == "dense0/weights");
+  BOOST_TEST(vars[4].rows == 7 * 7 * 64);
+  BOOST_TEST(vars[6].name == "logits/weights");
+  BOOST_TEST(vars[7].name == "logits/bias");
+  BOOST_TEST(spec.classes() == 10);
+  BOOST_TEST((spec.first_variable() == std::vector<int>{0, -1, 2, -1, 4, 6}));
+  BOOST_TEST(spec.forward_macs() == 28u * 28 * 32 * 9 + 14u * 14 * 64 * 288 + 3136u * 128 + 1280u);
+  auto g = spec.geometry(2);
+  BOOST_TEST(g.in_h == 14);
+  BOOST_TEST(g.channels == 32);
+  BOOST_TEST(g.pad_top == 1);
+  BOOST_TEST(g.out_w == 14);
+}
+
+BOOST_AUTO_TEST_CASE(same_and_valid_padding_follow_tensorflow) {
+  model_spec spec;
+  spec.input = {7, 7, 1};
+  spec.layers = *parse_layers({"conv 3x3x2 stride 2", "conv 2x2x2 stride 2 valid", "dense 2"});
+  auto shapes = spec.output_shapes();
+  BOOST_TEST(shapes[0].text() == "4x4x2"); // ceil(7 / 2)
+  BOOST_TEST(spec.geometry(0).pad_top == 1); // (4 - 1) * 2 + 3 - 7 = 2, half on top
+  BOOST_TEST(shapes[1].text() == "2x2x2"); // (4 - 2) / 2 + 1
+}
+
+BOOST_AUTO_TEST_CASE(validation_names_the_layer_whose_sizes_do_not_fit) {
+  model_spec spec;
+  spec.input = {4, 4, 1};
+  spec.layers = *parse_layers({"maxpool 2", "conv 3x3x4 valid relu", "dense 3"});
+  BOOST_TEST(spec.validate() == "layer 1 (conv 3x3x4 valid relu): its input is 2x2x1, smaller than the 3x3 window (valid padding)");
+  spec.layers = *parse_layers({"dense 8 relu", "conv 3x3x4 relu", "dense 3"});
+  BOOST_TEST(spec.validate().find("layer 1 (conv 3x3x4 relu): follows a dense layer") == 0);
+  spec.layers = *parse_layers({"dense 8 relu", "dense 3 relu"});
+  BOOST_TEST(spec.validate().find("the last layer must be the logits layer") == 0);
+  spec.layers = *parse_layers({"conv 3x3x4 relu", "dense 1"});
+  BOOST_TEST(spec.validate() == "the logits layer needs at least 2 classes, got 1");
+}
+
+BOOST_AUTO_TEST_CASE(the_dense_shorthand_keeps_the_reference_names) {
+  mlp_spec reference;
+  auto vars = reference.variables();
+  BOOST_REQUIRE_EQUAL(vars.size(), 12u);
+  BOOST_TEST(vars[0].name == "dense0/weights");
+  BOOST_TEST(vars[0].rows == 784);
+  BOOST_TEST(vars[9].name == "dense4/bias");
+  BOOST_TEST(vars[10].name == "logits/weights");
+  model_spec as_image = dense_model({28, 28, 1}, reference.hidden, activation::elu, 10);
+  auto image_vars = as_image.variables();
+  for (size_t i = 0; i < vars.size(); ++i) {
+    BOOST_TEST(image_vars[i].name == vars[i].name);
+    BOOST_TEST(image_vars[i].size() == vars[i].size());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(model_parallelism_takes_dense_stacks_only) {
+  auto dense = dense_stack(dense_model({28, 28, 1}, {20, 30}, activation::tanh, 4));
+  BOOST_REQUIRE(dense);
+  BOOST_TEST(dense->input_size == 784);
+  BOOST_TEST((dense->hidden == std::vector<int>{20, 30}));
+  BOOST_TEST((dense->hidden_activation == activation::tanh));
+  BOOST_TEST(dense->classes == 4);
+  auto conv = dense_stack(cnn());
+  BOOST_REQUIRE(!conv);
+  BOOST_TEST(describe(conv.error()) == "invalid_config: train.mode = model-parallel splits dense layers only; "
+                                       "layer 0 (conv 3x3x32 relu) is a conv layer");
+  model_spec mixed;
+  mixed.layers = *parse_layers({"dense 8 relu", "dense 8 elu", "dense 2"});
+  BOOST_TEST(describe(dense_stack(mixed).error()).find("layer 1 (dense 8 elu) differs") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,207 @@
+// Tests of model/network: finite-difference gradient checks of every layer type (dense, conv with
+// same / valid padding and strides, max pooling, dropout) and every activation, the loss
+// gradient, dropout's training-only masks, and batch handling.
+#include "model/network.hpp"
+
+#include "common/errc.hpp"
+#include "compute/cpu_backend.hpp"
+#include "model/init.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+
+using namespace actorps;
+using actorps::test::random_values;
+
+namespace {
+
+constexpr int batch = 3;
+using values = std::vector<std::vector<float>>;
+
+model_spec layers_model(image_shape input, std::vector<std::string> texts) {
+  model_spec spec;
+  spec.input = input;
+  spec.layers = *parse_layers(texts);
+  BOOST_REQUIRE_MESSAGE(spec.validate().empty(), spec.validate());
+  return spec;
+}
+
+struct fixture {
+  std::unique_ptr<backend> be = make_cpu_backend(1);
+  std::vector<float> labels = {0, 2, 1};
+
+  // The batch's mean loss at params; training passes use a fresh network with the same dropout
+  // seed, so every evaluation sees the same masks.
+  double loss_at(const model_spec& spec, const values& params, const std::vector<float>& images,
+                 bool training) {
+    auto net = std::move(*network::make(*be, spec, batch, 77));
+    BOOST_REQUIRE(!net->set_parameters(params));
+    net->load_batch(images.data(), labels.data(), batch);
+    net->forward(training);
+    net->score();
+    return net->take_metrics()->loss;
+  }
+
+  // Compares every analytic gradient of spec with central differences.
+  void check_gradients(const model_spec& spec, bool training, const std::string& what) {
+    auto images = random_values(batch * spec.input.size(), 21, -1.0f, 1.0f);
+    init_options init;
+    init.scheme = init_scheme::he;
+    auto params = initial_values(spec, init, 3);
+    for (size_t v = 1; v < params.size(); v += 2) // non-zero biases so their gradients matter
+      params[v] = random_values(params[v].size(), 30 + v, -0.3f, 0.3f);
+    auto net = std::move(*network::make(*be, spec, batch, 77));
+    BOOST_REQUIRE(!net->set_parameters(params));
+    net->load_batch(images.data(), labels.data(), batch);
+    net->forward(training);
+    net->backward();
+    values grads;
+    BOOST_REQUIRE(!net->get_gradients(grads));
+    const float eps = 1e-3f;
+    auto vars = spec.variables();
+    for (size_t v = 0; v < params.size(); ++v)
+      for (size_t i = 0; i < params[v].size(); ++i) {
+        auto plus = params, minus = params;
+        plus[v][i] += eps;
+        minus[v][i] -= eps;
+        double numeric = (loss_at(spec, plus, images, training) - loss_at(spec, minus, images, training)) / (2 * eps);
+        BOOST_TEST(std::fabs(grads[v][i] - numeric) <= 5e-4 + 2e-2 * std::fabs(numeric),
+                   what << ": " << vars[v].name << "[" << i << "]: analytic " << grads[v][i]
+                        << " numeric " << numeric);
+      }
+  }
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(network_suite, fixture)
+
+BOOST_AUTO_TEST_CASE(dense_layers_match_finite_differences_for_every_activation) {
+  for (auto f : all_activations) {
+    std::string act = to_string(f);
+    check_gradients(layers_model({1, 1, 6}, {"dense 5 " + act, "dense 4 " + act, "dense 3"}), false, act);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(conv_and_pool_layers_match_finite_differences) {
+  check_gradients(layers_model({6, 6, 2}, {"conv 3x3x3 tanh", "maxpool 2", "dense 3"}), false,
+                  "conv same + maxpool 2");
+  check_gradients(layers_model({7, 7, 1}, {"conv 3x3x2 stride 2 valid leaky-relu", "maxpool 2 stride 1",
+                                           "conv 2x2x2 elu", "dense 3"}),
+                  false, "conv valid stride 2 + overlapping pool + conv even kernel");
+  check_gradients(layers_model({5, 5, 2}, {"conv 3x3x2 stride 2 sigmoid", "maxpool 2 same", "dense 3"}),
+                  false, "conv same stride 2 + same pool");
+}
+
+BOOST_AUTO_TEST_CASE(dropout_matches_finite_differences_with_its_mask) {
+  check_gradients(layers_model({1, 1, 6}, {"dense 8 relu", "dropout 0.5", "dense 3"}), true, "dropout");
+}
+
+BOOST_AUTO_TEST_CASE(dropout_applies_only_in_training_and_draws_a_new_mask_per_pass) {
+  auto spec = layers_model({1, 1, 4}, {"dropout 0.5", "dense 3"});
+  auto net = std::move(*network::make(*be, spec, batch, 5));
+  auto params = initial_values(spec, init_options{}, 1);
+  BOOST_REQUIRE(!net->set_parameters(params));
+  auto images = random_values(batch * 4, 2, 0.5f, 1.0f);
+  auto loss_of = [&](bool training) {
+    net->load_batch(images.data(), labels.data(), batch);
+    net->forward(training);
+    net->score();
+    return net->take_metrics()->loss;
+  };
+  double eval1 = loss_of(false), eval2 = loss_of(false);
+  BOOST_TEST(eval1 == eval2);
+  double train1 = loss_of(true), train2 = loss_of(true);
+  BOOST_TEST(train1 != eval1);
+  BOOST_TEST(train1 != train2);
+  // the same seed gives the same masks
+  auto again = std::move(*network::make(*be, spec, batch, 5));
+  BOOST_REQUIRE(!again->set_parameters(params));
+  again->load_batch(images.data(), labels.data(), batch);
+  again->forward(true);
+  again->score();
+  BOOST_TEST(again->take_metrics()->loss == train1);
+}
+
+BOOST_AUTO_TEST_CASE(loss_gradient_matches_finite_differences) {
+  const int rows = 3, cols = 4;
+  auto zs = random_values(rows * cols, 5, -2.0f, 2.0f);
+  std::vector<float> ls = {3, 0, 1};
+  auto z = std::move(*be->allocate(zs.size())), l = std::move(*be->allocate(3)),
+       g = std::move(*be->allocate(zs.size())), loss = std::move(*be->allocate(1));
+  be->upload(ls.data(), 3, l.data());
+  auto eval = [&](const std::vector<float>& v) {
+    be->upload(v.data(), v.size(), z.data());
+    be->softmax_xent(z.as_matrix(rows, cols), l.data(), g.as_matrix(rows, cols), loss.data());
+    float out;
+    BOOST_REQUIRE(!be->download(loss.data(), 1, &out));
+    return double{out};
+  };
+  eval(zs);
+  std::vector<float> grad(zs.size());
+  BOOST_REQUIRE(!be->download(g.data(), grad.size(), grad.data()));
+  for (size_t i = 0; i < zs.size(); ++i) {
+    auto plus = zs, minus = zs;
+    plus[i] += 1e-3f;
+    minus[i] -= 1e-3f;
+    double numeric = (eval(plus) - eval(minus)) / 2e-3;
+    BOOST_TEST(std::fabs(grad[i] - numeric) < 2e-4, "logit " << i);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(metrics_average_over_batches_and_reset) {
+  auto spec = layers_model({1, 1, 6}, {"dense 5 elu", "dense 3"});
+  auto images = random_values(batch * 6, 21, 0.0f, 1.0f);
+  auto net = std::move(*network::make(*be, spec, batch));
+  BOOST_REQUIRE(!net->set_parameters(initial_values(spec, init_options{}, 1)));
+  net->load_batch(images.data(), labels.data(), 2);
+  net->forward(false);
+  net->score();
+  auto first = *net->take_metrics();
+  BOOST_TEST(first.rows == 2);
+  net->load_batch(images.data(), labels.data(), 2);
+  net->forward(false);
+  net->score();
+  net->forward(false);
+  net->score();
+  auto twice = *net->take_metrics();
+  BOOST_TEST(twice.rows == 4);
+  BOOST_TEST(twice.loss == first.loss, boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(twice.accuracy == first.accuracy);
+  BOOST_TEST(net->take_metrics()->rows == 0);
+}
+
+BOOST_AUTO_TEST_CASE(wrong_parameter_sizes_are_rejected_and_leave_parameters) {
+  auto spec = layers_model({2, 2, 1}, {"conv 2x2x3 relu", "dense 5 relu", "dense 3"});
+  auto net = std::move(*network::make(*be, spec, batch));
+  auto good = initial_values(spec, init_options{}, 1);
+  BOOST_REQUIRE(!net->set_parameters(good));
+  auto bad = good;
+  bad[2].pop_back();
+  auto err = net->set_parameters(bad);
+  BOOST_TEST(err == actorps::errc::shape_mismatch);
+  BOOST_TEST(describe(err) == "shape_mismatch: dense0/weights: expected 60 values, got 59");
+  values now;
+  BOOST_REQUIRE(!net->get_parameters(now));
+  BOOST_TEST((now == good));
+}
+
+BOOST_AUTO_TEST_CASE(an_invalid_model_is_refused_naming_the_layer) {
+  auto spec = layers_model({4, 4, 1}, {"conv 3x3x2 valid relu", "dense 3"});
+  spec.layers[0].kernel = 5;
+  auto net = network::make(*be, spec, batch);
+  BOOST_REQUIRE(!net);
+  BOOST_TEST(describe(net.error()).find("layer 0 (conv 5x5x2 valid relu)") != std::string::npos,
+             describe(net.error()));
+}
+
+BOOST_AUTO_TEST_CASE(evaluation_batches_shrink_for_large_activations) {
+  BOOST_TEST(evaluation_batch(layers_model({28, 28, 1}, {"dense 160 elu", "dense 10"})) == 1000);
+  int cnn = evaluation_batch(layers_model({28, 28, 1}, {"conv 3x3x32 relu", "maxpool 2", "dense 10"}));
+  BOOST_TEST(cnn < 1000);
+  BOOST_TEST(cnn * 28 * 28 * 32 <= (1 << 24));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

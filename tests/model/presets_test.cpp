@@ -1,0 +1,39 @@
+// Tests of model/presets: every preset is a valid model with usable training defaults.
+#include "model/presets.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace actorps;
+
+BOOST_AUTO_TEST_SUITE(presets)
+
+BOOST_AUTO_TEST_CASE(every_preset_is_a_valid_model_on_both_input_shapes) {
+  BOOST_TEST(preset_names() == "reference, seed-sigmoid, softmax, cnn");
+  for (auto& p : model_presets()) {
+    model_spec spec;
+    auto layers = parse_layers(p.layers);
+    BOOST_REQUIRE_MESSAGE(layers, p.name);
+    spec.layers = *layers;
+    for (image_shape input : {image_shape{28, 28, 1}, image_shape{32, 32, 3}}) {
+      spec.input = input;
+      BOOST_TEST(spec.validate().empty(), p.name << " on " << input.text() << ": " << spec.validate());
+    }
+    BOOST_TEST(spec.classes() == 10);
+    BOOST_TEST(p.learning_rate > 0.0f);
+    BOOST_TEST(p.batch_size > 0);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(presets_carry_their_documents_settings) {
+  auto* seed = find_preset("seed-sigmoid");
+  BOOST_REQUIRE(seed);
+  BOOST_TEST((seed->optimizer == optimizer_kind::sgd));
+  BOOST_TEST(seed->learning_rate == 0.001f);
+  BOOST_TEST(seed->batch_size == 100);
+  BOOST_TEST((seed->init.scheme == init_scheme::random_normal));
+  BOOST_TEST((find_preset("reference")->init.scheme == init_scheme::notebook));
+  BOOST_TEST(find_preset("cnn")->layers.front() == "conv 3x3x32 relu");
+  BOOST_TEST(!find_preset("resnet"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
