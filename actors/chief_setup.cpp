@@ -1,5 +1,6 @@
 // The Chief's set-up work: preparing the run (model, plan, checkpoints, controller), sending the
 // shards their setups, and restoring a shard that went down from the last checkpoint.
+#include "train/model_report.hpp"
 #include "actors/chief_state.hpp"
 
 #include "actors/chief_checkpoints.hpp"
@@ -84,6 +85,7 @@ caf::error detail::prepare(chief_pointer self) {
   if (!net)
     return std::move(net.error());
   st.net = std::move(*net);
+  log_model(tag, st.cfg.train, spec);
   if (cluster.model_parallel()) {
     auto dense = dense_stack(spec);
     if (!dense)

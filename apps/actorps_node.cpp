@@ -4,6 +4,7 @@
 #include "common/errc.hpp"
 #include "config/cluster_options.hpp"
 #include "config/train_options.hpp"
+#include "model/mlp_spec.hpp"
 #include "messages/register.hpp"
 #include "node/basp_guard.hpp"
 #include "node/exit_watchdog.hpp"
@@ -58,6 +59,9 @@ int main(int argc, char** argv) {
   auto cluster = actorps::validate(cfg.cluster);
   if (!cluster)
     return fail(cluster.error());
+  if (cluster->model_parallel())
+    if (auto dense = actorps::dense_stack(train->model); !dense)
+      return fail(dense.error());
   if (auto err = actorps::validate_tls(cluster->tls, {cfg.openssl_certificate, cfg.openssl_key,
                                                       cfg.openssl_cafile, cfg.openssl_passphrase}))
     return fail(err);
@@ -66,6 +70,10 @@ int main(int argc, char** argv) {
                                              cfg.openssl_passphrase}))
       return fail(err);
     cfg.load<caf::openssl::manager>();
+  }
+  if (cfg.cluster.check_only) {
+    std::printf("configuration ok: %s node, mode %s\n", to_string(cluster->role), to_string(cluster->mode));
+    return 0;
   }
   actorps::set_handshake_bound(cluster->max_handshake_bytes);
   caf::actor_system sys{cfg};

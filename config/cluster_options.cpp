@@ -60,7 +60,8 @@ std::optional<train_mode> parse_train_mode(const std::string& name) {
 void declare_cluster_options(strict_config& cfg, cluster_values& v) {
   cfg.group("node")
     .add(v.role, "role", "local (the whole cluster in one process), chief, ps or worker")
-    .add(v.index, "index", "this node's task index within its role");
+    .add(v.index, "index", "this node's task index within its role")
+    .add(v.check_only, "check-only", "validate the configuration (exit 0 or 2 with the error) and stop");
   cfg.group("cluster")
     .add(v.chief, "chief", "the chief's host:port")
     .add(v.ps, "ps", "parameter shards' host:port list")

@@ -45,6 +45,7 @@ struct cluster_values {
   // [node]
   std::string role = "local";
   int index = 0;
+  bool check_only = false;
   // [cluster]
   std::string chief = "127.0.0.1:4250";
   std::vector<std::string> ps = {"127.0.0.1:4251"};

@@ -87,7 +87,9 @@ def main():
     for mode, setup in MODES:
         run = runs[mode]
         if run is None:
-            lines.append(f"| {mode} | {setup} | failed | | | | | | | |")
+            skipped = os.path.join(run_dir, mode, "skipped")
+            why = f"skipped: {open(skipped).read().strip()}" if os.path.exists(skipped) else "failed"
+            lines.append(f"| {mode} | {setup} | {why} | | | | | | | |")
             continue
         s, rows = run["summary"], run["rows"]
         t = time_to(rows, target)
@@ -97,6 +99,12 @@ def main():
         lines.append(f"| {mode} | {setup} | {fmt_time(t)} | {pct(s['best_validation_accuracy'])} | "
                      f"{pct(s['final_test_accuracy'])} | {pct(s['test_accuracy'])} | "
                      f"{s['examples_per_second']:.0f} | {s['steps']} | {s['epochs']:.1f} | {s.get('stale_dropped', 0)} |")
+    model = next((r["summary"] for r in runs.values() if r is not None), None)
+    if model is not None and "layers" in model:
+        lines += ["", f"Model: preset `{model.get('preset', '?')}`, input {model.get('input', '?')}, layers "
+                      + ", ".join(f"`{l}`" for l in model["layers"])
+                      + f" ({model.get('parameters', '?')} parameters); optimizer {model.get('optimizer', '?')}, "
+                      f"learning rate {model.get('learning_rate', '?')}, batch {model.get('batch_size', '?')}."]
     lines += ["", "![test accuracy against training time](accuracy.png)", "", "## Answers", ""]
 
     def have(*modes):

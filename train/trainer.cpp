@@ -27,6 +27,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The metrics row's training seconds (wall_seconds includes evaluations and start-up).
+json_object training_time(double train_seconds) {
+  json_object out;
+  out.add("train_seconds", train_seconds);
+  return out;
+}
+
 // Everything one run needs, built by prepare().
 struct session {
   data_splits data;
@@ -127,14 +134,14 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
       interval_examples_start = examples;
     }
     if (eval)
-      if (auto err = monitor.evaluate(step, examples))
+      if (auto err = monitor.evaluate(step, examples, training_time(train_seconds)))
         return err;
     if (auto why = monitor.should_stop(step, examples)) {
       sum.stop_reason = *why;
       if (monitor.last_evaluated_step() != step) { // the final model is always evaluated once
         if (auto err = collect_loss())
           return err;
-        if (auto err = monitor.evaluate(step, examples))
+        if (auto err = monitor.evaluate(step, examples, training_time(train_seconds)))
           return err;
       }
       break;

@@ -72,7 +72,7 @@ struct worker_fixture : actor_fixture {
     setup.plan = plan;
     setup.optimizer = {"sgd", 0.1f};
     setup.workers = workers;
-    auto values = initial_values(spec, init_scheme::he, 1);
+    auto values = initial_values(spec.to_model(), {init_scheme::he, 0.0, 0.0}, 1);
     for (uint32_t k = 0; k < values.size(); ++k)
       setup.initial.push_back({k, 0, {values[k]}});
     BOOST_REQUIRE(ask<setup_reply>(result, init_atom_v, setup));
@@ -114,7 +114,7 @@ struct worker_fixture : actor_fixture {
     cfg.index = 0;
     auto s = validate(option_values{});
     cfg.train = *s;
-    cfg.train.model = spec;
+    cfg.train.model = spec.to_model();
     cfg.train.batch_size = 10;
     cfg.train.device.mode = device_mode::cpu;
     cfg.cluster = *validate(cluster_values{});

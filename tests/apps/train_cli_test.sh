@@ -24,9 +24,9 @@ expect_error() {
 
 expect_error 2 "not_an_option" --train.batch-sise=10
 expect_error 2 "unexpected argument 'extra'" extra
-expect_error 2 "train.batch-size must be > 0" --train.batch-size=0
+expect_error 2 "train.batch-size must be > 0" --train.batch-size=-1
 expect_error 2 "compute.device must be auto, cpu or gpu" --compute.device='"tpu"'
-expect_error 2 "model.activation must be relu, elu or sigmoid" --model.activation='"tanh"'
+expect_error 2 "model.activation must be one of relu, elu, sigmoid, tanh, leaky-relu" --model.activation='"swish"'
 
 printf '[train]\nbatch-sise=10\n' > "$tmp/unknown.ini"
 expect_error 2 "$tmp/unknown.ini: unknown key 'train.batch-sise'" --config-file="$tmp/unknown.ini"
@@ -34,7 +34,7 @@ printf '[train]\nlearning-rate=1\n' > "$tmp/type.ini"
 expect_error 2 "$tmp/type.ini: key 'train.learning-rate' expects a value of type" --config-file="$tmp/type.ini"
 expect_error 2 "cannot_open_file" --config-file="$tmp/missing.ini"
 
-expect_error 1 "$tmp/nodata/train-images-idx3-ubyte[.gz]: not found" --data.dir="\"$tmp/nodata\""
+expect_error 1 "$tmp/nodata: holds neither MNIST-format IDX files" --data.dir="\"$tmp/nodata\""
 mkdir -p "$tmp/bad"
 printf 'garbage' > "$tmp/bad/train-images-idx3-ubyte"
 printf 'garbage' > "$tmp/bad/train-labels-idx1-ubyte"

@@ -18,9 +18,14 @@ BOOST_AUTO_TEST_CASE(defaults_are_the_reference_workload) {
   BOOST_TEST((s->optimizer.kind == optimizer_kind::momentum));
   BOOST_TEST(s->optimizer.learning_rate == 0.01f);
   BOOST_TEST(s->optimizer.momentum == 0.95f);
-  BOOST_TEST(s->model.hidden == std::vector<int>(5, 160));
-  BOOST_TEST((s->model.hidden_activation == activation::elu));
-  BOOST_TEST(s->data_dir == "/usr/share/datasets/fashion-mnist");
+  BOOST_TEST(s->preset == "reference");
+  BOOST_TEST((s->model.layer_texts() == std::vector<std::string>{"dense 160 elu", "dense 160 elu", "dense 160 elu",
+                                                                  "dense 160 elu", "dense 160 elu", "dense 10"}));
+  BOOST_TEST((s->init.scheme == init_scheme::notebook));
+  BOOST_TEST((s->optimizer.schedule == lr_schedule::constant));
+  BOOST_TEST(s->data.dir == "/usr/share/datasets/fashion-mnist");
+  BOOST_TEST((s->data.format == data_format::automatic));
+  BOOST_TEST(!s->data.augment.enabled);
   BOOST_TEST((s->device.mode == device_mode::auto_select));
   BOOST_TEST(s->device.cpu_threads == 1);
 }
@@ -35,13 +40,37 @@ BOOST_AUTO_TEST_CASE(bad_values_name_their_key) {
     BOOST_TEST(describe(s.error()).find(text) != std::string::npos, describe(s.error()));
   };
   expect([](option_values& v) { v.batch_size = -1; }, "train.batch-size must be > 0, got -1");
-  expect([](option_values& v) { v.optimizer = "rmsprop"; }, "train.optimizer must be sgd, momentum or adam");
-  expect([](option_values& v) { v.learning_rate = 0; }, "train.learning-rate must be > 0");
+  expect([](option_values& v) { v.optimizer = "adadelta"; },
+         "train.optimizer must be one of sgd, momentum, nesterov, adam, adagrad, rmsprop, got \"adadelta\"");
+  expect([](option_values& v) { v.learning_rate = -1; }, "train.learning-rate must be > 0");
   expect([](option_values& v) { v.momentum = 1.0; }, "train.momentum must be in [0, 1)");
   expect([](option_values& v) { v.target_accuracy = 1.5; }, "train.target-accuracy must be in [0, 1]");
   expect([](option_values& v) { v.name = "a/b"; }, "train.name must be a non-empty name without '/'");
-  expect([](option_values& v) { v.hidden = {160, -3}; }, "hidden layer 1 must have positive width");
-  expect([](option_values& v) { v.init = "xavier"; }, "model.init must be truncated-normal or he");
+  expect([](option_values& v) { v.hidden = {160, -3}; }, "model.hidden[1] must be > 0, got -3");
+  expect([](option_values& v) { v.init = "xavier"; },
+         "model.init must be one of notebook, truncated-normal, random-normal, glorot-uniform, he");
+  expect([](option_values& v) { v.preset = "resnet"; },
+         "model.preset must be one of reference, seed-sigmoid, softmax, cnn, got \"resnet\"");
+  expect([](option_values& v) { v.layers = {"conv 3x3x8 relu", "maxpool two", "dense 10"}; },
+         "model.layers[1] \"maxpool two\": expected \"maxpool K [stride S] [same|valid]\"");
+  expect([](option_values& v) { v.layers = {"dense 8 relu", "dense 4 relu"}; },
+         "model.layers: the last layer must be the logits layer");
+  expect([](option_values& v) {
+    v.layers = {"dense 10"};
+    v.hidden = {5};
+  }, "model.layers and model.hidden both describe the model");
+  expect([](option_values& v) {
+    v.layers = {"dense 10"};
+    v.activation = "relu";
+  }, "model.activation applies to model.hidden and presets");
+  expect([](option_values& v) { v.lr_schedule = "step"; }, "train.lr-schedule must be one of constant, exponential");
+  expect([](option_values& v) {
+    v.lr_schedule = "piecewise";
+    v.lr_boundaries = {10};
+  }, "train.lr-values needs one more entry than train.lr-boundaries");
+  expect([](option_values& v) { v.lr_values = {0.1}; }, "apply to train.lr-schedule = piecewise only");
+  expect([](option_values& v) { v.data_format = "png"; }, "data.format must be auto, idx or cifar10");
+  expect([](option_values& v) { v.normalize = "global"; }, "data.normalize must be none or per-channel");
   expect([](option_values& v) { v.gpu_memory_fraction = 0; }, "compute.gpu-memory-fraction must be in (0, 1]");
   expect([](option_values& v) { v.threads = 0; }, "compute.threads must be >= 1");
   expect([](option_values& v) { v.validation_size = -5; }, "data.validation-size must be >= 0");
@@ -49,6 +78,64 @@ BOOST_AUTO_TEST_CASE(bad_values_name_their_key) {
     v.max_epochs = 0;
     v.patience = 0;
   }, "nothing else");
+}
+
+BOOST_AUTO_TEST_CASE(presets_bring_their_defaults_and_explicit_options_win) {
+  option_values v;
+  v.preset = "seed-sigmoid";
+  auto s = validate(v);
+  BOOST_REQUIRE(s);
+  BOOST_TEST((s->optimizer.kind == optimizer_kind::sgd));
+  BOOST_TEST(s->optimizer.learning_rate == 0.001f);
+  BOOST_TEST(s->batch_size == 100);
+  BOOST_TEST((s->init.scheme == init_scheme::random_normal));
+  BOOST_TEST((s->model.layer_texts() == std::vector<std::string>{"dense 100 sigmoid", "dense 10"}));
+  v.learning_rate = 0.05;
+  v.batch_size = 20;
+  v.optimizer = "momentum";
+  v.activation = "tanh";
+  v.classes = 4;
+  s = validate(v);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(s->optimizer.learning_rate == 0.05f);
+  BOOST_TEST(s->batch_size == 20);
+  BOOST_TEST(s->optimizer.momentum == 0.9f); // momentum for a preset without one: 0.9
+  BOOST_TEST((s->model.layer_texts() == std::vector<std::string>{"dense 100 tanh", "dense 4"}));
+  option_values cnn;
+  cnn.preset = "cnn";
+  s = validate(cnn);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(s->model.layers.size() == 6u);
+  BOOST_TEST(s->optimizer.momentum == 0.9f);
+  option_values rms;
+  rms.optimizer = "rmsprop";
+  s = validate(rms);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(s->optimizer.momentum == 0.0f); // TF1's RMSProp defaults
+  BOOST_TEST(s->optimizer.epsilon == 1e-10f);
+}
+
+BOOST_AUTO_TEST_CASE(the_dense_shorthand_and_a_layer_list) {
+  option_values v;
+  v.hidden = {30, 20};
+  v.activation = "relu";
+  auto s = validate(v);
+  BOOST_REQUIRE(s);
+  BOOST_TEST((s->model.layer_texts() == std::vector<std::string>{"dense 30 relu", "dense 20 relu", "dense 10"}));
+  option_values l;
+  l.layers = {"conv 5x5x6 relu", "flatten", "dropout 0.5", "dense 3"};
+  s = validate(l);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(s->model.classes() == 3);
+  BOOST_TEST(s->model.layers.size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(lr_decay_rate_alone_still_means_exponential_decay) {
+  option_values v;
+  v.lr_decay_rate = 0.5;
+  auto s = validate(v);
+  BOOST_REQUIRE(s);
+  BOOST_TEST((s->optimizer.schedule == lr_schedule::exponential));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

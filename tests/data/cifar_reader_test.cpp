@@ -25,9 +25,9 @@ BOOST_AUTO_TEST_CASE(records_become_interleaved_scaled_pixels) {
   BOOST_TEST((d->labels == std::vector<float>{0, 1, 2, 0, 1}));
   BOOST_TEST(d->max_label == 2);
   // record 1, pixel 5 (y 0, x 5), channel 2: byte (1 + 14 + 5) % 256 = 20
-  BOOST_TEST(d->images[1 * 3072 + 5 * 3 + 2] == 20.0f / 255.0f);
+  BOOST_TEST(d->images[1 * 3072 + 5 * 3 + 2] == 20.0f * (1.0f / 255.0f));
   // record 0, pixel 1000, channel 0: byte 1000 % 256 = 232
-  BOOST_TEST(d->images[1000 * 3] == 232.0f / 255.0f);
+  BOOST_TEST(d->images[1000 * 3] == 232.0f * (1.0f / 255.0f));
 }
 
 BOOST_AUTO_TEST_CASE(a_directory_loads_its_five_batches_and_test_batch) {

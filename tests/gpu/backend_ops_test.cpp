@@ -5,6 +5,7 @@
 #include "gpu/device_select.hpp"
 #include "model/init.hpp"
 #include "model/network.hpp"
+#include "model/presets.hpp"
 #include "tests/support/helpers.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -106,7 +107,7 @@ BOOST_FIXTURE_TEST_CASE(bias_rows_axpy_scale_copy, gpu_fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(activations_forward_and_backward, gpu_fixture) {
-  for (auto f : {activation::relu, activation::elu, activation::sigmoid}) {
+  for (auto f : all_activations) {
     values in = {random_values(3000, 8, -20.0f, 20.0f), std::vector<float>(3000),
                  random_values(3000, 9), std::vector<float>(3000)};
     compare(to_string(f), in, [f](backend& be, std::vector<buffer>& b) {
@@ -131,13 +132,15 @@ BOOST_FIXTURE_TEST_CASE(softmax_xent_and_count_correct, gpu_fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(optimizer_updates, gpu_fixture) {
-  for (auto kind : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam}) {
+  for (auto kind : all_optimizers) {
     optimizer_params p;
     p.kind = kind;
+    p.schedule = lr_schedule::exponential;
     p.decay_rate = 0.5f;
     p.decay_steps = 2;
-    values in = {random_values(5000, 11), random_values(5000, 12), std::vector<float>(5000),
-                 std::vector<float>(5000)};
+    p.weight_decay = 0.01f;
+    values in = {random_values(5000, 11), random_values(5000, 12),
+                 std::vector<float>(5000, slot_initial_value(p, 0)), std::vector<float>(5000)};
     compare(to_string(kind), in, [p](backend& be, std::vector<buffer>& b) {
       for (long t = 1; t <= 3; ++t)
         be.apply_update(p, t, 5000, b[0].data(), b[1].data(), b[2].data(), b[3].data());
@@ -145,30 +148,77 @@ BOOST_FIXTURE_TEST_CASE(optimizer_updates, gpu_fixture) {
   }
 }
 
-BOOST_FIXTURE_TEST_CASE(mlp_step_matches_cpu, gpu_fixture) {
-  mlp_spec spec; // the reference model
-  auto init = initial_values(spec, init_scheme::truncated_normal, 5);
-  auto images = random_values(64 * 784, 13, 0.0f, 1.0f);
-  std::vector<float> labels(64);
-  for (int i = 0; i < 64; ++i)
-    labels[i] = static_cast<float>(i % 10);
-  values grads[2];
-  double loss[2];
-  backend* bes[2] = {cpu.get(), gpu.get()};
-  for (int k = 0; k < 2; ++k) {
-    auto net = std::move(*mlp::make(*bes[k], spec, 64));
-    BOOST_REQUIRE(!net->set_parameters(init));
-    net->load_batch(images.data(), labels.data(), 64);
-    net->forward();
-    net->backward();
-    BOOST_REQUIRE(!net->get_gradients(grads[k]));
-    loss[k] = net->take_metrics()->loss;
+BOOST_FIXTURE_TEST_CASE(im2col_col2im_and_max_pooling, gpu_fixture) {
+  // the geometries of the cnn preset's layers, a strided same conv and an overlapping pool
+  struct case_t { window_geometry g; const char* what; };
+  auto geometry = [](int in, int c, int out, int k, int stride, int pad) {
+    window_geometry g;
+    g.in_h = g.in_w = in;
+    g.channels = c;
+    g.out_h = g.out_w = out;
+    g.k_h = g.k_w = k;
+    g.stride = stride;
+    g.pad_top = g.pad_left = pad;
+    return g;
+  };
+  for (auto [g, what] : {case_t{geometry(28, 1, 28, 3, 1, 1), "conv 28x28x1 3x3 same"},
+                         case_t{geometry(14, 32, 14, 3, 1, 1), "conv 14x14x32 3x3 same"},
+                         case_t{geometry(9, 3, 5, 3, 2, 1), "conv 9x9x3 3x3 stride 2 same"},
+                         case_t{geometry(28, 32, 14, 2, 2, 0), "pool 2"},
+                         case_t{geometry(7, 4, 3, 3, 2, 0), "pool 3 stride 2"}}) {
+    const int n = 3;
+    size_t cols = size_t(n) * g.positions() * g.window_size(), out = size_t(n) * g.positions() * g.channels;
+    values in = {random_values(n * g.in_size(), 14, -1.0f, 1.0f), std::vector<float>(cols),
+                 random_values(cols, 15), std::vector<float>(n * g.in_size())};
+    compare(std::string{"im2col+col2im "} + what, in, [g = g](backend& be, std::vector<buffer>& b) {
+      be.im2col(g, n, b[0].data(), b[1].data());
+      be.col2im(g, n, b[2].data(), b[3].data());
+    });
+    values pool = {in[0], std::vector<float>(out), std::vector<float>(out), random_values(out, 16),
+                   std::vector<float>(n * g.in_size())};
+    compare(std::string{"maxpool "} + what, pool, [g = g](backend& be, std::vector<buffer>& b) {
+      be.maxpool(g, n, b[0].data(), b[1].data(), b[2].data());
+      be.maxpool_backward(g, n, b[3].data(), b[2].data(), b[4].data());
+    });
   }
-  BOOST_TEST(loss[0] == loss[1], boost::test_tools::tolerance(1e-5));
-  for (size_t v = 0; v < grads[0].size(); ++v)
-    for (size_t i = 0; i < grads[0][v].size(); ++i)
-      BOOST_TEST(std::fabs(grads[0][v][i] - grads[1][v][i]) <= 1e-4f * (1e-2f + std::fabs(grads[0][v][i])),
-                 spec.variables()[v].name << "[" << i << "]");
+}
+
+BOOST_FIXTURE_TEST_CASE(dropout_and_multiply, gpu_fixture) {
+  values in = {random_values(10000, 17), std::vector<float>(10000), std::vector<float>(10000)};
+  compare("dropout+multiply", in, [](backend& be, std::vector<buffer>& b) {
+    be.dropout(10000, 0.3f, 1234, b[0].data(), b[1].data(), b[2].data());
+    be.multiply(10000, b[1].data(), b[2].data(), b[0].data());
+  });
+}
+
+BOOST_FIXTURE_TEST_CASE(reference_and_cnn_steps_match_cpu, gpu_fixture) {
+  for (auto preset : {"reference", "cnn"}) {
+    model_spec spec;
+    spec.layers = *parse_layers(find_preset(preset)->layers);
+    auto init = initial_values(spec, init_options{}, 5);
+    const int rows = 32;
+    auto images = random_values(rows * 784, 13, 0.0f, 1.0f);
+    std::vector<float> labels(rows);
+    for (int i = 0; i < rows; ++i)
+      labels[i] = static_cast<float>(i % 10);
+    values grads[2];
+    double loss[2];
+    backend* bes[2] = {cpu.get(), gpu.get()};
+    for (int k = 0; k < 2; ++k) {
+      auto net = std::move(*network::make(*bes[k], spec, rows));
+      BOOST_REQUIRE(!net->set_parameters(init));
+      net->load_batch(images.data(), labels.data(), rows);
+      net->forward(true);
+      net->backward();
+      BOOST_REQUIRE(!net->get_gradients(grads[k]));
+      loss[k] = net->take_metrics()->loss;
+    }
+    BOOST_TEST(loss[0] == loss[1], boost::test_tools::tolerance(1e-5));
+    for (size_t v = 0; v < grads[0].size(); ++v)
+      for (size_t i = 0; i < grads[0][v].size(); ++i)
+        BOOST_TEST(std::fabs(grads[0][v][i] - grads[1][v][i]) <= 1e-3f * (1e-2f + std::fabs(grads[0][v][i])),
+                   preset << " " << spec.variables()[v].name << "[" << i << "]");
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

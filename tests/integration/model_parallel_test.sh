@@ -6,7 +6,7 @@
 #     test accuracy and loss agree (the best-validation model is a snapshot taken while slices
 #     push, so it is not compared);
 #  3. data and model parallelism together: 2 groups of 2 slices;
-#  4. bad splits are refused, naming the key or the layer.
+#  4. bad splits are refused, naming the key or the layer (a conv model names its first conv layer).
 # Usage: model_parallel_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -61,5 +61,9 @@ out=$("$bin/actorps-node" --node.role=local --train.mode=model-parallel --train.
         --train.run-dir="$tmp/runs" 2>&1); rc=$?
 echo "exit $rc: $(grep -o 'layer 5 has only.*' <<< "$out" | head -1)"
 [[ $rc -ne 0 && "$out" == *"layer 5 has only 10 units"* ]] || fail "11 slices of 10 logits: exit $rc: $out"
+out=$("$bin/actorps-node" --node.role=local --train.mode=model-parallel --train.slices=2 --model.preset='"cnn"' 2>&1); rc=$?
+echo "exit $rc: ${out##*error: }"
+[[ $rc -eq 2 && "$out" == *"splits dense layers only; layer 0 (conv 3x3x32 relu) is a conv layer"* ]] \
+  || fail "a conv model in model-parallel mode: exit $rc: $out"
 
 finish

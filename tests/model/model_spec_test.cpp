@@ -12,8 +12,8 @@ using namespace actorps;
 
 namespace {
 
-model_spec cnn() {
-  model_spec spec;
+actorps::model_spec cnn() {
+  actorps::model_spec spec;
   spec.layers = *parse_layers({"conv 3x3x32 relu", "maxpool 2", "conv 3x3x64 relu", "maxpool 2",
                                "dense 128 relu", "dense 10"});
   return spec;
@@ -28,7 +28,7 @@ std::string error_of(const std::vector<std::string>& texts) {
 
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(model_spec_suite)
+BOOST_AUTO_TEST_SUITE(model_spec)
 
 BOOST_AUTO_TEST_CASE(layer_texts_parse_with_defaults_and_round_trip) {
   auto l = *parse_layer("conv 5x5x16 stride 2 valid tanh");
@@ -99,7 +99,7 @@ BOOST_AUTO_TEST_CASE(shapes_and_variables_of_the_cnn) {
 }
 
 BOOST_AUTO_TEST_CASE(same_and_valid_padding_follow_tensorflow) {
-  model_spec spec;
+  actorps::model_spec spec;
   spec.input = {7, 7, 1};
   spec.layers = *parse_layers({"conv 3x3x2 stride 2", "conv 2x2x2 stride 2 valid", "dense 2"});
   auto shapes = spec.output_shapes();
@@ -109,7 +109,7 @@ BOOST_AUTO_TEST_CASE(same_and_valid_padding_follow_tensorflow) {
 }
 
 BOOST_AUTO_TEST_CASE(validation_names_the_layer_whose_sizes_do_not_fit) {
-  model_spec spec;
+  actorps::model_spec spec;
   spec.input = {4, 4, 1};
   spec.layers = *parse_layers({"maxpool 2", "conv 3x3x4 valid relu", "dense 3"});
   BOOST_TEST(spec.validate() == "layer 1 (conv 3x3x4 valid relu): its input is 2x2x1, smaller than the 3x3 window (valid padding)");
@@ -129,7 +129,7 @@ BOOST_AUTO_TEST_CASE(the_dense_shorthand_keeps_the_reference_names) {
   BOOST_TEST(vars[0].rows == 784);
   BOOST_TEST(vars[9].name == "dense4/bias");
   BOOST_TEST(vars[10].name == "logits/weights");
-  model_spec as_image = dense_model({28, 28, 1}, reference.hidden, activation::elu, 10);
+  actorps::model_spec as_image = dense_model({28, 28, 1}, reference.hidden, activation::elu, 10);
   auto image_vars = as_image.variables();
   for (size_t i = 0; i < vars.size(); ++i) {
     BOOST_TEST(image_vars[i].name == vars[i].name);
@@ -148,7 +148,7 @@ BOOST_AUTO_TEST_CASE(model_parallelism_takes_dense_stacks_only) {
   BOOST_REQUIRE(!conv);
   BOOST_TEST(describe(conv.error()) == "invalid_config: train.mode = model-parallel splits dense layers only; "
                                        "layer 0 (conv 3x3x32 relu) is a conv layer");
-  model_spec mixed;
+  actorps::model_spec mixed;
   mixed.layers = *parse_layers({"dense 8 relu", "dense 8 elu", "dense 2"});
   BOOST_TEST(describe(dense_stack(mixed).error()).find("layer 1 (dense 8 elu) differs") != std::string::npos);
 }

@@ -36,7 +36,7 @@ struct fixture {
   // seed, so every evaluation sees the same masks.
   double loss_at(const model_spec& spec, const values& params, const std::vector<float>& images,
                  bool training) {
-    auto net = std::move(*network::make(*be, spec, batch, 77));
+    auto net = std::move(*actorps::network::make(*be, spec, batch, 77));
     BOOST_REQUIRE(!net->set_parameters(params));
     net->load_batch(images.data(), labels.data(), batch);
     net->forward(training);
@@ -52,7 +52,7 @@ struct fixture {
     auto params = initial_values(spec, init, 3);
     for (size_t v = 1; v < params.size(); v += 2) // non-zero biases so their gradients matter
       params[v] = random_values(params[v].size(), 30 + v, -0.3f, 0.3f);
-    auto net = std::move(*network::make(*be, spec, batch, 77));
+    auto net = std::move(*actorps::network::make(*be, spec, batch, 77));
     BOOST_REQUIRE(!net->set_parameters(params));
     net->load_batch(images.data(), labels.data(), batch);
     net->forward(training);
@@ -76,7 +76,7 @@ struct fixture {
 
 } // namespace
 
-BOOST_FIXTURE_TEST_SUITE(network_suite, fixture)
+BOOST_FIXTURE_TEST_SUITE(network, fixture)
 
 BOOST_AUTO_TEST_CASE(dense_layers_match_finite_differences_for_every_activation) {
   for (auto f : all_activations) {
@@ -101,7 +101,7 @@ BOOST_AUTO_TEST_CASE(dropout_matches_finite_differences_with_its_mask) {
 
 BOOST_AUTO_TEST_CASE(dropout_applies_only_in_training_and_draws_a_new_mask_per_pass) {
   auto spec = layers_model({1, 1, 4}, {"dropout 0.5", "dense 3"});
-  auto net = std::move(*network::make(*be, spec, batch, 5));
+  auto net = std::move(*actorps::network::make(*be, spec, batch, 5));
   auto params = initial_values(spec, init_options{}, 1);
   BOOST_REQUIRE(!net->set_parameters(params));
   auto images = random_values(batch * 4, 2, 0.5f, 1.0f);
@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(dropout_applies_only_in_training_and_draws_a_new_mask_per_p
   BOOST_TEST(train1 != eval1);
   BOOST_TEST(train1 != train2);
   // the same seed gives the same masks
-  auto again = std::move(*network::make(*be, spec, batch, 5));
+  auto again = std::move(*actorps::network::make(*be, spec, batch, 5));
   BOOST_REQUIRE(!again->set_parameters(params));
   again->load_batch(images.data(), labels.data(), batch);
   again->forward(true);
@@ -154,7 +154,7 @@ BOOST_AUTO_TEST_CASE(loss_gradient_matches_finite_differences) {
 BOOST_AUTO_TEST_CASE(metrics_average_over_batches_and_reset) {
   auto spec = layers_model({1, 1, 6}, {"dense 5 elu", "dense 3"});
   auto images = random_values(batch * 6, 21, 0.0f, 1.0f);
-  auto net = std::move(*network::make(*be, spec, batch));
+  auto net = std::move(*actorps::network::make(*be, spec, batch));
   BOOST_REQUIRE(!net->set_parameters(initial_values(spec, init_options{}, 1)));
   net->load_batch(images.data(), labels.data(), 2);
   net->forward(false);
@@ -175,7 +175,7 @@ BOOST_AUTO_TEST_CASE(metrics_average_over_batches_and_reset) {
 
 BOOST_AUTO_TEST_CASE(wrong_parameter_sizes_are_rejected_and_leave_parameters) {
   auto spec = layers_model({2, 2, 1}, {"conv 2x2x3 relu", "dense 5 relu", "dense 3"});
-  auto net = std::move(*network::make(*be, spec, batch));
+  auto net = std::move(*actorps::network::make(*be, spec, batch));
   auto good = initial_values(spec, init_options{}, 1);
   BOOST_REQUIRE(!net->set_parameters(good));
   auto bad = good;
@@ -191,7 +191,7 @@ BOOST_AUTO_TEST_CASE(wrong_parameter_sizes_are_rejected_and_leave_parameters) {
 BOOST_AUTO_TEST_CASE(an_invalid_model_is_refused_naming_the_layer) {
   auto spec = layers_model({4, 4, 1}, {"conv 3x3x2 valid relu", "dense 3"});
   spec.layers[0].kernel = 5;
-  auto net = network::make(*be, spec, batch);
+  auto net = actorps::network::make(*be, spec, batch);
   BOOST_REQUIRE(!net);
   BOOST_TEST(describe(net.error()).find("layer 0 (conv 5x5x2 valid relu)") != std::string::npos,
              describe(net.error()));

@@ -122,10 +122,11 @@ BOOST_AUTO_TEST_CASE(too_few_classes_for_the_labels_is_named) {
   temp_dir dir;
   write_quadrants(dir, 120, 40);
   auto s = small_run(dir);
-  s.model.classes = 3;
+  s.model.layers.back().units = 3;
   auto sum = train_single_process(s);
   BOOST_REQUIRE(!sum);
-  BOOST_TEST(describe(sum.error()) == "invalid_config: model.classes = 3 but " + dir.path() + " has label 3");
+  BOOST_TEST(describe(sum.error()) == "invalid_config: the model has 3 classes but " + dir.path()
+                                        + " has label 3 (set model.classes or the logits layer)");
 }
 
 BOOST_AUTO_TEST_CASE(divergence_is_an_error) {

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The benchmarks of the models issue, measured side by side in one run against PyTorch
+# (../shared/bench/torch_reference.py on Debian's python3-torch, installed here when missing):
+#  1. training examples/s of one step at batch 50, 1 thread, random 28x28 data: the reference MLP
+#     and the cnn preset, actorps (actorps-bench-compute) vs PyTorch (torch_reference.py speed);
+#  2. the cnn preset on Fashion-MNIST, single process: test accuracy after EPOCHS epochs and the
+#     training seconds to 91% test accuracy, actorps vs PyTorch (the same network and optimizer);
+#  3. the async cluster (1 shard, 2 workers) on the cnn preset vs the single-process trainer,
+#     the same number of steps: examples/s and test accuracy;
+#  4. the seeds' sigmoid net and softmax regression, single process.
+# Usage: bench/models_bench.sh [EPOCHS=15] [CLUSTER_STEPS=6000] [DATA_DIR]   (after scripts/build.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+epochs=${1:-15}
+cluster_steps=${2:-6000}
+data=${3:-/usr/share/datasets/fashion-mnist}
+bin=build/bin
+torch_ref=$(cd .. && pwd)/shared/bench/torch_reference.py
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+jfield() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
+if ! /usr/bin/python3 -c "import torch" 2> /dev/null; then
+  echo "== installing python3-torch (Debian) for the PyTorch baselines"
+  sudo_cmd=""; [[ $(id -u) -eq 0 ]] || sudo_cmd=sudo
+  $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch > "$tmp/apt.log" 2>&1 \
+    || { echo "models_bench: installing python3-torch failed, see the log:" >&2; tail -5 "$tmp/apt.log" >&2; exit 1; }
+fi
+[[ -f "$torch_ref" ]] || { echo "models_bench: $torch_ref is missing" >&2; exit 1; }
+
+echo "== 1. one training step at batch 50, 1 thread (examples/s)"
+"$bin/actorps-bench-compute" 3 1 2> /dev/null | tee "$tmp/ours.txt" | grep -v '^{'
+/usr/bin/python3 "$torch_ref" speed 1 2> /dev/null | tee "$tmp/torch.txt"
+python3 - "$tmp/ours.txt" "$tmp/torch.txt" <<'PY'
+import json, sys
+ours = {(j["model"], j["batch"]): j["examples_per_second"] for j in map(json.loads, (l for l in open(sys.argv[1]) if l.startswith("{")))}
+torch = {j["model"]: j["examples_per_second"] for j in map(json.loads, open(sys.argv[2]))}
+for model in ("mlp", "cnn"):
+    a = ours[("reference" if model == "mlp" else "cnn", 50)]
+    print(f"{model}: actorps {a:.0f} vs PyTorch {torch[model]:.0f} examples/s: {a / torch[model]:.2f}x")
+PY
+
+echo "== 2. cnn preset on $data, single process, $epochs epochs"
+"$bin/actorps-train" --model.preset='"cnn"' --data.dir="\"$data\"" --train.max-epochs="$epochs" --train.patience=0 \
+  --train.run-dir="$tmp" --train.name=cnn-single --compute.device='"cpu"' --train.progress-every=100000 \
+  --train.target-accuracy=0.0 > "$tmp/cnn-single.out" 2>&1
+ours_acc=$(field "$tmp/cnn-single/summary.json" final_test_accuracy)
+ours_eps=$(field "$tmp/cnn-single/summary.json" examples_per_second)
+ours_t91=$(python3 - "$tmp/cnn-single/metrics.jsonl" <<'PY'
+import json, sys
+for row in map(json.loads, open(sys.argv[1])):
+    if row.get("test_accuracy", 0) >= 0.91:
+        print(round(row["train_seconds"], 1)); break
+else:
+    print("never")
+PY
+)
+torch_line=$(/usr/bin/python3 "$torch_ref" cnn "$data" "$epochs" 0.91 2> "$tmp/torch-cnn.err" | tail -1)
+echo "actorps: final test accuracy $ours_acc, $ours_eps examples/s, training seconds to 91% test accuracy: $ours_t91"
+echo "PyTorch: best test accuracy $(jfield "$torch_line" best_test_accuracy), $(jfield "$torch_line" examples_per_second) examples/s, seconds to 91%: $(jfield "$torch_line" seconds_to_target)"
+
+echo "== 3. async cluster (1 shard, 2 workers) vs single process, cnn preset, $cluster_steps steps"
+common=(--model.preset='"cnn"' --data.dir="\"$data\"" --train.max-steps="$cluster_steps" --train.max-epochs=0
+        --train.patience=0 --train.progress-every=100000 --compute.device='"cpu"')
+"$bin/actorps-train" "${common[@]}" --train.run-dir="$tmp" --train.name=steps-single > "$tmp/steps-single.out" 2>&1
+scripts/local-cluster.sh --ps 1 --workers 2 --name steps-cluster --run-dir "$tmp" -- "${common[@]}" \
+  > "$tmp/steps-cluster.out" 2>&1
+python3 - "$tmp/steps-single/summary.json" "$tmp/steps-cluster/summary.json" <<'PY'
+import json, sys
+s, c = (json.load(open(p)) for p in sys.argv[1:])
+print(f"single process: {s['examples_per_second']:.0f} examples/s, test accuracy {s['final_test_accuracy']:.4f}")
+print(f"async cluster:  {c['examples_per_second']:.0f} examples/s, test accuracy {c['final_test_accuracy']:.4f}")
+print(f"cluster / single: {c['examples_per_second'] / s['examples_per_second']:.2f}x")
+PY
+
+echo "== 4. the seeds' networks, single process, $epochs epochs"
+for preset in seed-sigmoid softmax; do
+  "$bin/actorps-train" --model.preset="\"$preset\"" --data.dir="\"$data\"" --train.max-epochs="$epochs" \
+    --train.patience=0 --train.run-dir="$tmp" --train.name="$preset" --train.progress-every=100000 > "$tmp/$preset.out" 2>&1
+  echo "$preset: final test accuracy $(field "$tmp/$preset/summary.json" final_test_accuracy), $(field "$tmp/$preset/summary.json" examples_per_second) examples/s"
+done
