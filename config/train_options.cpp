@@ -50,9 +50,9 @@ void declare_train_options(strict_config& cfg, option_values& v) {
     .add(v.data_format, "format", "auto, idx or cifar10")
     .add(v.validation_size, "validation-size", "training examples held out for validation (0: 1/12)")
     .add(v.normalize, "normalize", "none or per-channel (the training set's mean and stddev)")
-    .add(v.augment, "augment", "random crops after zero padding and horizontal flips of training batches")
-    .add(v.crop_padding, "crop-padding", "augment: zero padding on each side before the crop")
-    .add(v.flip, "flip", "augment: mirror half the images left-right");
+    .add(v.augment, "augment", "none, crop, flip or crop-flip: random crops after zero padding and/or "
+                               "horizontal flips of training batches")
+    .add(v.crop_padding, "crop-padding", "augment: zero padding on each side before the crop");
   cfg.group("compute")
     .add(v.device, "device", "auto, cpu or gpu")
     .add(v.gpu_index, "gpu-index", "CUDA device ordinal")
@@ -189,7 +189,10 @@ caf::expected<data_settings> build_data(const option_values& v) {
   d.normalize = *norm;
   if (v.crop_padding < 0 || v.crop_padding > 64)
     return bad("data.crop-padding", cat("must be in [0, 64], got ", v.crop_padding));
-  d.augment = {v.augment, v.crop_padding, v.flip};
+  auto aug = parse_augmentation(v.augment, v.crop_padding);
+  if (!aug)
+    return bad("data.augment", cat("must be none, crop, flip or crop-flip, got \"", v.augment, "\""));
+  d.augment = *aug;
   return d;
 }
 

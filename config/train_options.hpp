@@ -62,9 +62,8 @@ struct option_values {
   std::string data_format = "auto";
   int validation_size = 0;
   std::string normalize = "none";
-  bool augment = false;
+  std::string augment = "none";
   int crop_padding = 4;
-  bool flip = true;
   // [compute]
   std::string device = "auto";
   int gpu_index = 0;

@@ -34,6 +34,25 @@ std::optional<normalization> parse_normalization(const std::string& name) {
   return parse_by_name(name, all);
 }
 
+std::optional<augmentation> parse_augmentation(const std::string& name, int crop_padding) {
+  if (name == "none")
+    return augmentation{false, 0, false};
+  if (name == "crop")
+    return augmentation{true, crop_padding, false};
+  if (name == "flip")
+    return augmentation{true, 0, true};
+  if (name == "crop-flip")
+    return augmentation{true, crop_padding, true};
+  return std::nullopt;
+}
+
+std::string to_string(const augmentation& aug) {
+  if (!aug.enabled)
+    return "none";
+  bool crop = aug.crop_padding > 0;
+  return crop && aug.flip ? "crop-flip" : crop ? "crop" : aug.flip ? "flip" : "none";
+}
+
 namespace {
 
 bool exists(const std::string& path) {

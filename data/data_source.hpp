@@ -25,9 +25,15 @@ std::optional<normalization> parse_normalization(const std::string& name);
 /// source does; seeded per batch.
 struct augmentation {
   bool enabled = false;
-  int crop_padding = 4; ///< pixels of zero padding on every side before a random crop
+  int crop_padding = 4; ///< pixels of zero padding on every side before a random crop (0: none)
   bool flip = true;     ///< mirror half the images left-right
 };
+
+/// Parses "none", "crop", "flip" or "crop-flip" (crops pad by crop_padding); nullopt otherwise.
+std::optional<augmentation> parse_augmentation(const std::string& name, int crop_padding);
+
+/// Returns the name parse_augmentation() takes for aug.
+std::string to_string(const augmentation& aug);
 
 struct data_settings {
   std::string dir = "/usr/share/datasets/fashion-mnist";

@@ -64,7 +64,7 @@ run sync-backup cluster --mode sync --ps 2 --workers 3 --name sync-backup -- "${
   --train.replicas-to-aggregate=2 "${extra[@]}"
 run ssp cluster --mode ssp --ps 2 --workers 2 --name ssp -- "${timed[@]}" --train.staleness=2 "${extra[@]}"
 if refusal=$("$bin/actorps-node" --node.role=local --train.mode=model-parallel --train.slices=2 \
-                "${extra[@]}" --node.check-only=true 2>&1); then
+                "${extra[@]}" --node.check-only 2>&1); then
   run model-parallel cluster --mode model-parallel --ps 2 --workers 2 --name model-parallel -- "${timed[@]}" \
     --train.slices=2 "${extra[@]}"
 else

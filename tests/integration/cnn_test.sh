@@ -12,7 +12,7 @@ echo "== 1: CIFAR-10 format, small CNN, augmentation, async cluster"
 python3 "$root/tests/integration/make_cifar.py" "$tmp/cifar" 200 200
 layers='["conv 3x3x8 relu", "maxpool 2", "conv 3x3x16 relu", "maxpool 2", "dropout 0.25", "dense 10"]'
 if cluster --ps 1 --workers 2 --name cifar --deadline 240 -- --data.dir="$tmp/cifar" --model.layers="$layers" \
-     --data.normalize='"per-channel"' --data.augment=true --data.crop-padding=2 --data.flip=false \
+     --data.normalize='"per-channel"' --data.augment='"crop"' --data.crop-padding=2 \
      --train.max-steps=300 --train.max-epochs=0 --train.patience=0 --train.learning-rate=0.02 \
      > "$tmp/cifar.out" 2>&1; then
   acc=$(field "$tmp/runs/cifar/summary.json" test_accuracy)
@@ -30,7 +30,7 @@ if cluster --ps 1 --workers 2 --name preset --deadline 300 -- --model.preset='"c
   summary=$tmp/runs/preset/summary.json
   acc=$(field "$summary" test_accuracy)
   echo "test accuracy $acc, $(field "$summary" examples_per_second) examples/s, $(field "$summary" parameters) parameters"
-  above "$acc" 0.6 || fail "the cnn preset reached only $acc after 200 steps"
+  above "$acc" 0.4 || fail "the cnn preset reached only $acc after 200 steps (chance 0.1)"
   [[ "$(field "$summary" preset)" == "cnn" ]] || fail "summary.json does not name the preset"
   python3 -c "import json,sys; l=json.load(open(sys.argv[1]))['layers']; sys.exit(0 if l[0]=='conv 3x3x32 relu' and len(l)==6 else 1)" \
     "$summary" || fail "summary.json does not record the layer list"
