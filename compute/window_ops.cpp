@@ -54,10 +54,15 @@ void im2col_host(const window_geometry& g, int n, const float* x, float* col) {
     float* rows = col + static_cast<size_t>(e) * g.positions() * g.window_size();
     for_each_window_cell(g, [&](int pos, int y, int xx, int k, bool inside) {
       float* dst = rows + static_cast<size_t>(pos) * g.window_size() + static_cast<size_t>(k) * c;
-      if (inside)
-        std::memcpy(dst, image + (static_cast<size_t>(y) * g.in_w + xx) * c, run);
-      else
+      const float* src = inside ? image + (static_cast<size_t>(y) * g.in_w + xx) * c : image;
+      if (c < 8) { // a call to memcpy per pixel would cost more than the copy (the first layer: c = 1)
+        for (int i = 0; i < c; ++i)
+          dst[i] = inside ? src[i] : 0.0f;
+      } else if (inside) {
+        std::memcpy(dst, src, run);
+      } else {
         std::memset(dst, 0, run);
+      }
     });
   }
 }

@@ -34,24 +34,39 @@ __global__ void im2col_kernel(window_geometry g, size_t total, const float* x, f
   }
 }
 
+// Input cell i (NHWC over every example) and the output windows that cover it.
+struct covered_cell {
+  int ch, x, y;
+  size_t e;
+  int oy0, oy1, ox0, ox1; // windows [oy0, oy1) x [ox0, ox1)
+};
+
+__device__ covered_cell cell_of(const window_geometry& g, size_t i) {
+  covered_cell c;
+  c.ch = static_cast<int>(i % g.channels);
+  size_t cell = i / g.channels;
+  c.x = static_cast<int>(cell % g.in_w);
+  c.y = static_cast<int>((cell / g.in_w) % g.in_h);
+  c.e = cell / (static_cast<size_t>(g.in_w) * g.in_h);
+  covering(c.y, g.pad_top, g.k_h, g.stride, g.out_h, c.oy0, c.oy1);
+  covering(c.x, g.pad_left, g.k_w, g.stride, g.out_w, c.ox0, c.ox1);
+  return c;
+}
+
+// The index of cell c within window (oy, ox): (y - top) * k_w + (x - left).
+__device__ int window_index(const window_geometry& g, const covered_cell& c, int oy, int ox) {
+  return (c.y - (oy * g.stride - g.pad_top)) * g.k_w + (c.x - (ox * g.stride - g.pad_left));
+}
+
 __global__ void col2im_kernel(window_geometry g, size_t total, const float* col, float* dx) {
-  const int c = g.channels;
   const int ws = g.window_size();
   ACTORPS_GRID_STRIDE(i, total) {
-    int ch = static_cast<int>(i % c);
-    size_t cell = i / c;
-    int xx = static_cast<int>(cell % g.in_w);
-    int y = static_cast<int>((cell / g.in_w) % g.in_h);
-    size_t e = cell / (static_cast<size_t>(g.in_w) * g.in_h);
-    int oy0, oy1, ox0, ox1;
-    covering(y, g.pad_top, g.k_h, g.stride, g.out_h, oy0, oy1);
-    covering(xx, g.pad_left, g.k_w, g.stride, g.out_w, ox0, ox1);
+    covered_cell c = cell_of(g, i);
     float sum = 0.0f;
-    for (int oy = oy0; oy < oy1; ++oy)
-      for (int ox = ox0; ox < ox1; ++ox) {
-        int k = (y - (oy * g.stride - g.pad_top)) * g.k_w + (xx - (ox * g.stride - g.pad_left));
-        size_t row = e * g.positions() + oy * g.out_w + ox;
-        sum += col[row * ws + static_cast<size_t>(k) * c + ch];
+    for (int oy = c.oy0; oy < c.oy1; ++oy)
+      for (int ox = c.ox0; ox < c.ox1; ++ox) {
+        size_t row = c.e * g.positions() + oy * g.out_w + ox;
+        sum += col[row * ws + static_cast<size_t>(window_index(g, c, oy, ox)) * g.channels + c.ch];
       }
     dx[i] = sum;
   }
@@ -86,23 +101,13 @@ __global__ void maxpool_kernel(window_geometry g, size_t total, const float* x, 
 
 __global__ void maxpool_backward_kernel(window_geometry g, size_t total, const float* dy,
                                         const float* argmax, float* dx) {
-  const int c = g.channels;
   ACTORPS_GRID_STRIDE(i, total) {
-    int ch = static_cast<int>(i % c);
-    size_t cell = i / c;
-    int xx = static_cast<int>(cell % g.in_w);
-    int y = static_cast<int>((cell / g.in_w) % g.in_h);
-    size_t e = cell / (static_cast<size_t>(g.in_w) * g.in_h);
-    int oy0, oy1, ox0, ox1;
-    covering(y, g.pad_top, g.k_h, g.stride, g.out_h, oy0, oy1);
-    covering(xx, g.pad_left, g.k_w, g.stride, g.out_w, ox0, ox1);
+    covered_cell c = cell_of(g, i);
     float sum = 0.0f;
-    for (int oy = oy0; oy < oy1; ++oy)
-      for (int ox = ox0; ox < ox1; ++ox) {
-        float k = static_cast<float>((y - (oy * g.stride - g.pad_top)) * g.k_w
-                                     + (xx - (ox * g.stride - g.pad_left)));
-        size_t out = (e * g.positions() + oy * g.out_w + ox) * c + ch;
-        sum += argmax[out] == k ? dy[out] : 0.0f;
+    for (int oy = c.oy0; oy < c.oy1; ++oy)
+      for (int ox = c.ox0; ox < c.ox1; ++ox) {
+        size_t out = (c.e * g.positions() + oy * g.out_w + ox) * g.channels + c.ch;
+        sum += argmax[out] == static_cast<float>(window_index(g, c, oy, ox)) ? dy[out] : 0.0f;
       }
     dx[i] = sum;
   }
