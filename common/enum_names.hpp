@@ -16,4 +16,13 @@ std::optional<Enum> parse_by_name(const std::string& name, const Enum (&all)[N])
   return std::nullopt;
 }
 
+/// Returns the names of `all` joined by ", " (for messages listing the accepted values).
+template <class Enum, size_t N>
+std::string names_of(const Enum (&all)[N]) {
+  std::string out;
+  for (Enum value : all)
+    out += (out.empty() ? "" : ", ") + std::string{to_string(value)};
+  return out;
+}
+
 } // namespace actorps

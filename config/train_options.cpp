@@ -1,6 +1,7 @@
 // Declaration and validation of the training options.
 #include "config/train_options.hpp"
 
+#include "common/enum_names.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "model/presets.hpp"
@@ -69,14 +70,6 @@ namespace {
 
 caf::error bad(const std::string& key, const std::string& rule) {
   return caf::make_error(errc::invalid_config, key + " " + rule);
-}
-
-template <class Enum, size_t N>
-std::string names_of(const Enum (&all)[N]) {
-  std::string out;
-  for (Enum e : all)
-    out += (out.empty() ? "" : ", ") + std::string{to_string(e)};
-  return out;
 }
 
 // The model the options describe: model.layers, or model.hidden, or the preset's layers.

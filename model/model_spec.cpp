@@ -1,6 +1,7 @@
 // Layer texts, shapes, variable naming and validation of a layer-list model.
 #include "model/model_spec.hpp"
 
+#include "common/enum_names.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
@@ -245,10 +246,6 @@ bool parse_int(const std::string& s, int& out) {
   return true;
 }
 
-std::string bad(const std::string& why) {
-  return why;
-}
-
 // Parses text into out; returns what is wrong, empty on success.
 std::string parse_into(const std::string& text, layer_spec& out) {
   std::istringstream in{text};
@@ -256,12 +253,12 @@ std::string parse_into(const std::string& text, layer_spec& out) {
   for (std::string w; in >> w;)
     words.push_back(w);
   if (words.empty())
-    return bad("empty layer");
+    return "empty layer";
   const std::string& kind = words[0];
   size_t i = 2;
   if (kind == "dense") {
     if (words.size() < 2 || !parse_int(words[1], out.units) || out.units <= 0)
-      return bad("expected \"dense UNITS [ACTIVATION]\" with UNITS a positive integer");
+      return "expected \"dense UNITS [ACTIVATION]\" with UNITS a positive integer";
   } else if (kind == "conv") {
     out.kind = layer_kind::conv;
     int kh = 0, kw = 0;
@@ -270,41 +267,41 @@ std::string parse_into(const std::string& text, layer_spec& out) {
     if (x1 == std::string::npos || x2 == std::string::npos || !parse_int(dims.substr(0, x1), kh)
         || !parse_int(dims.substr(x1 + 1, x2 - x1 - 1), kw) || !parse_int(dims.substr(x2 + 1), out.units)
         || kh <= 0 || out.units <= 0)
-      return bad("expected \"conv KxKxCHANNELS [stride S] [same|valid] [ACTIVATION]\", e.g. \"conv 3x3x32 relu\"");
+      return "expected \"conv KxKxCHANNELS [stride S] [same|valid] [ACTIVATION]\", e.g. \"conv 3x3x32 relu\"";
     if (kh != kw)
-      return bad(cat("only square kernels are supported, got ", kh, "x", kw));
+      return cat("only square kernels are supported, got ", kh, "x", kw);
     out.kernel = kh;
   } else if (kind == "maxpool") {
     out.kind = layer_kind::maxpool;
     out.padding = padding_mode::valid;
     if (words.size() < 2 || !parse_int(words[1], out.kernel) || out.kernel <= 0)
-      return bad("expected \"maxpool K [stride S] [same|valid]\" with K a positive integer");
+      return "expected \"maxpool K [stride S] [same|valid]\" with K a positive integer";
     out.stride = out.kernel;
   } else if (kind == "dropout") {
     out.kind = layer_kind::dropout;
     char* end = nullptr;
     out.rate = words.size() > 1 ? std::strtof(words[1].c_str(), &end) : -1.0f;
     if (words.size() < 2 || end == nullptr || *end != '\0' || !(out.rate >= 0.0f && out.rate < 1.0f))
-      return bad("expected \"dropout RATE\" with 0 <= RATE < 1");
+      return "expected \"dropout RATE\" with 0 <= RATE < 1";
   } else {
-    return bad(cat("unknown layer kind \"", kind, "\" (expected dense, conv, maxpool, dropout or flatten)"));
+    return cat("unknown layer kind \"", kind, "\" (expected dense, conv, maxpool, dropout or flatten)");
   }
   for (; i < words.size(); ++i) {
     const std::string& w = words[i];
     bool windowed = out.kind == layer_kind::conv || out.kind == layer_kind::maxpool;
     if (windowed && w == "stride") {
       if (i + 1 >= words.size() || !parse_int(words[i + 1], out.stride) || out.stride <= 0)
-        return bad("\"stride\" needs a positive integer after it");
+        return "\"stride\" needs a positive integer after it";
       ++i;
     } else if (windowed && (w == "same" || w == "valid")) {
       out.padding = w == "same" ? padding_mode::same : padding_mode::valid;
     } else if (out.kind != layer_kind::maxpool && out.kind != layer_kind::dropout && parse_activation(w)) {
       if (out.act)
-        return bad("more than one activation");
+        return "more than one activation";
       out.act = parse_activation(w);
     } else {
-      return bad(cat("unexpected \"", w, "\" (activations: relu, elu, sigmoid, tanh, leaky-relu",
-                     windowed ? "; options: stride S, same, valid)" : ")"));
+      return cat("unexpected \"", w, "\" (activations: ", names_of(all_activations),
+                 windowed ? "; options: stride S, same, valid)" : ")");
     }
   }
   return {};
