@@ -11,13 +11,6 @@
 
 namespace actorps {
 
-std::string model_string(const model_spec& spec) {
-  std::string layers;
-  for (auto& text : spec.layer_texts())
-    layers += (layers.empty() ? "" : ", ") + text;
-  return cat(spec.input.text(), ": ", layers);
-}
-
 std::vector<checkpoint_variable> checkpoint_variables(const placement_plan& plan) {
   std::vector<checkpoint_variable> out;
   for (size_t k = 0; k < plan.variables.size(); ++k)
@@ -34,7 +27,7 @@ checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, c
   m.examples = at.examples;
   m.train_seconds = at.train_seconds;
   m.validation_accuracy = at.validation_accuracy;
-  m.model = model_string(spec);
+  m.model = spec.text();
   m.placement = plan.strategy;
   m.variables = checkpoint_variables(plan);
   auto o = to_optimizer_config(shard_opt);

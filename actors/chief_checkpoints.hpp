@@ -24,9 +24,6 @@ struct run_position {
   double validation_accuracy = 0.0;
 };
 
-/// The model's shape as a checkpoint records it, e.g. "784-160x5-10 elu" for the reference model.
-std::string model_string(const model_spec& spec);
-
 /// The plan's variables with their shards, as a checkpoint records them.
 std::vector<checkpoint_variable> checkpoint_variables(const placement_plan& plan);
 

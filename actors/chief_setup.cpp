@@ -13,6 +13,7 @@
 #include "compute/cpu_backend.hpp"
 #include "model/column_split.hpp"
 #include "model/init.hpp"
+#include "saved_model/saved_model.hpp"
 
 #include <caf/actor_system.hpp>
 
@@ -50,9 +51,7 @@ caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const check
 // Sends every shard its setup; a shard that is already initialised keeps its values.
 void detail::init_shards(chief_pointer self) {
   auto& st = self->state;
-  std::vector<std::vector<float>> values; // only needed without a checkpoint
-  if (!st.restored)
-    values = initial_values(st.net->spec(), st.cfg.train.init, st.cfg.train.seed);
+  std::vector<std::vector<float>> values = std::move(st.start); // only needed without a checkpoint
   for (uint32_t s = 0; s < st.plan.shards; ++s) {
     auto setup = setup_for(self, s, st.restored ? &*st.restored : nullptr, &values);
     if (!setup)
@@ -114,7 +113,7 @@ caf::error detail::prepare(chief_pointer self) {
         for (auto& why : (*found)->skipped)
           log_line(tag, cat("skipping a checkpoint that does not verify: ", why));
         auto& m = (*found)->ckpt.manifest;
-        if (auto err = check_same_model(m, model_string(spec), checkpoint_variables(st.plan), (*found)->path))
+        if (auto err = check_same_model(m, spec.text(), checkpoint_variables(st.plan), (*found)->path))
           return err;
         log_line(tag, cat("restoring ", (*found)->path, ": global step ", m.global_step, ", ", m.examples,
                           " examples"));
@@ -123,6 +122,16 @@ caf::error detail::prepare(chief_pointer self) {
         log_line(tag, cat("no checkpoint in ", cluster.checkpoint_dir, "; starting from initial values"));
       }
     }
+  }
+  if (!st.restored) {
+    auto start = starting_values(spec, st.cfg.train.init, st.cfg.train.seed);
+    if (!start)
+      return std::move(start.error());
+    st.start = std::move(*start);
+    if (!st.cfg.train.init.from.empty())
+      log_line(tag, cat("starting from the values of ", st.cfg.train.init.from));
+  } else if (!st.cfg.train.init.from.empty()) {
+    log_line(tag, cat("model.init-from ", st.cfg.train.init.from, " is not used: the run resumes from a checkpoint"));
   }
   // Last: a start-up that failed above leaves an existing run's files alone.
   auto log = run_log::open(st.cfg.train.run_dir, st.cfg.train.name, st.restored.has_value());

@@ -33,6 +33,7 @@ struct chief_state {
   optimizer_params shard_opt;            // what the shards apply (async-adjusted)
   std::optional<checkpoint_store> store; // checkpoint.dir, if set
   std::optional<checkpoint> restored;    // what the run resumes from
+  std::vector<std::vector<float>> start; // the initial values, when not restored (freed once sent)
   static inline const char* name = "chief";
 };
 

@@ -10,8 +10,9 @@
 
 namespace actorps {
 
-/// Bumped on any change of the layout below; a reader refuses other versions by name.
-constexpr uint32_t checkpoint_format_version = 1;
+/// Bumped on any change of the layout below. Readers take every version up to this one (format 1
+/// lacks the input scaling) and refuse others by name. Writers write this one.
+constexpr uint32_t checkpoint_format_version = 2;
 
 struct checkpoint_variable {
   std::string name;
@@ -54,7 +55,7 @@ struct checkpoint_manifest {
   int64_t examples = 0;          ///< training examples consumed: the data position
   double train_seconds = 0;
   double validation_accuracy = 0; ///< at the evaluation that triggered the save (best model)
-  std::string model;              ///< e.g. "784-160x5-10 elu": the model's shape, checked on load
+  std::string model;              ///< model_spec::text(), e.g. "28x28x1: dense 160 elu, ..., dense 10"
   std::string placement;          ///< round-robin or balanced
   std::vector<checkpoint_variable> variables; ///< creation order
   checkpoint_optimizer optimizer;
@@ -63,10 +64,15 @@ struct checkpoint_manifest {
   uint64_t seed = 0;
   uint32_t workers = 0;
   std::vector<checkpoint_file> files;
+  // Format 2: how pixels were scaled for this model (empty: byte / 255 only), per channel.
+  std::vector<float> input_mean;
+  std::vector<float> input_stddev;
   template <class Archive>
   void serialize(Archive& ar) {
     ar(format, global_step, examples, train_seconds, validation_accuracy, model, placement, variables, optimizer,
        mode, batch_size, seed, workers, files);
+    if (format >= 2)
+      ar(input_mean, input_stddev);
   }
 };
 

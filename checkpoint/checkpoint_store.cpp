@@ -2,6 +2,7 @@
 #include "checkpoint/checkpoint_store.hpp"
 
 #include "common/errc.hpp"
+#include "common/file_io.hpp"
 #include "common/log.hpp"
 
 #include <cereal/archives/binary.hpp>
@@ -10,7 +11,6 @@
 
 #include <zlib.h>
 
-#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <regex>
 #include <set>
@@ -61,48 +60,6 @@ caf::error from_bytes(const std::string& bytes, T& x, const std::string& path) {
   return caf::none;
 }
 
-caf::error sync_path(const std::string& path, int flags) {
-  int fd = ::open(path.c_str(), flags);
-  if (fd < 0)
-    return caf::make_error(errc::file_error, cat(path, ": cannot open for fsync: ", std::strerror(errno)));
-  int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0)
-    return caf::make_error(errc::file_error, cat(path, ": fsync failed: ", std::strerror(errno)));
-  return caf::none;
-}
-
-// Writes bytes to path and fsyncs it.
-caf::error write_file(const std::string& path, const std::string& bytes) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0)
-    return caf::make_error(errc::file_error, cat(path, ": cannot create: ", std::strerror(errno)));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    auto n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) {
-      auto why = std::strerror(errno);
-      ::close(fd);
-      return caf::make_error(errc::file_error, cat(path, ": write failed: ", why));
-    }
-    done += static_cast<size_t>(n);
-  }
-  int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0)
-    return caf::make_error(errc::file_error, cat(path, ": fsync failed: ", std::strerror(errno)));
-  return caf::none;
-}
-
-caf::expected<std::string> read_file(const std::string& path) {
-  std::ifstream in{path, std::ios::binary};
-  if (!in)
-    return caf::make_error(errc::file_error, cat(path, ": cannot be read"));
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
 std::string step_name(const std::string& prefix, int64_t step) {
   std::ostringstream os;
   os << prefix << std::setw(12) << std::setfill('0') << step;
@@ -112,9 +69,9 @@ std::string step_name(const std::string& prefix, int64_t step) {
 caf::error check_shard(const checkpoint_manifest& m, const shard_checkpoint& sc, uint32_t shard,
                        const std::string& path) {
   auto bad = [&](const std::string& why) { return caf::make_error(errc::corrupt_data, cat(path, ": ", why)); };
-  if (sc.format != checkpoint_format_version || sc.shard != shard)
+  if (sc.format != m.format || sc.shard != shard)
     return bad(cat("holds shard ", sc.shard, " in format ", sc.format, ", expected shard ", shard, " in format ",
-                   checkpoint_format_version));
+                   m.format));
   std::set<uint32_t> want, got;
   for (uint32_t k = 0; k < m.variables.size(); ++k)
     if (m.variables[k].shard == shard)
@@ -136,7 +93,7 @@ caf::error check_shard(const checkpoint_manifest& m, const shard_checkpoint& sc,
 
 caf::expected<checkpoint> read_checkpoint(const std::string& path) {
   auto mpath = path + "/" + manifest_name;
-  auto raw = read_file(mpath);
+  auto raw = read_whole_file(mpath);
   if (!raw)
     return std::move(raw.error());
   constexpr size_t header = sizeof manifest_magic + sizeof(uint32_t) + sizeof(uint64_t);
@@ -156,13 +113,13 @@ caf::expected<checkpoint> read_checkpoint(const std::string& path) {
   if (auto err = from_bytes(payload, out.manifest, mpath))
     return err;
   auto& m = out.manifest;
-  if (m.format != checkpoint_format_version)
-    return caf::make_error(errc::corrupt_data, cat(mpath, ": format ", m.format, ", this build reads format ",
+  if (m.format < 1 || m.format > checkpoint_format_version)
+    return caf::make_error(errc::corrupt_data, cat(mpath, ": format ", m.format, ", this build reads formats 1 to ",
                                                    checkpoint_format_version));
   for (uint32_t s = 0; s < m.files.size(); ++s) {
     auto& f = m.files[s];
     auto fpath = path + "/" + f.file;
-    auto bytes = read_file(fpath);
+    auto bytes = read_whole_file(fpath);
     if (!bytes)
       return std::move(bytes.error());
     if (bytes->size() != f.bytes)
@@ -244,15 +201,14 @@ std::vector<std::string> checkpoint_store::list(bool best) const {
   return out;
 }
 
-caf::expected<std::string> checkpoint_store::write(const checkpoint& c, const std::string& prefix, int keep) {
-  auto final_path = dir_ + "/" + step_name(prefix, c.manifest.global_step);
+caf::error write_checkpoint(const checkpoint& c, const std::string& final_path) {
   auto tmp = final_path + ".tmp-" + std::to_string(::getpid());
   std::error_code ec;
   fs::remove_all(tmp, ec);
   fs::create_directory(tmp, ec);
   if (ec)
     return caf::make_error(errc::file_error, cat(tmp, ": cannot create: ", ec.message()));
-  auto fail = [&](caf::error err) -> caf::expected<std::string> {
+  auto fail = [&](caf::error err) {
     std::error_code ignored;
     fs::remove_all(tmp, ignored);
     return err;
@@ -261,9 +217,16 @@ caf::expected<std::string> checkpoint_store::write(const checkpoint& c, const st
   m.format = checkpoint_format_version;
   m.files.clear();
   for (uint32_t s = 0; s < c.shards.size(); ++s) {
-    auto bytes = to_bytes(c.shards[s]);
+    std::string bytes;
+    if (c.shards[s].format == m.format) {
+      bytes = to_bytes(c.shards[s]);
+    } else { // read from an older format: written in this one
+      shard_checkpoint now = c.shards[s];
+      now.format = m.format;
+      bytes = to_bytes(now);
+    }
     auto name = cat("shard-", s, ".bin");
-    if (auto err = write_file(tmp + "/" + name, bytes))
+    if (auto err = write_file_synced(tmp + "/" + name, bytes))
       return fail(std::move(err));
     m.files.push_back({s, name, bytes.size(), crc_of(bytes)});
   }
@@ -274,17 +237,24 @@ caf::expected<std::string> checkpoint_store::write(const checkpoint& c, const st
   raw.append(reinterpret_cast<const char*>(&crc), sizeof crc);
   raw.append(reinterpret_cast<const char*>(&length), sizeof length);
   raw += payload;
-  if (auto err = write_file(tmp + "/" + manifest_name, raw))
+  if (auto err = write_file_synced(tmp + "/" + manifest_name, raw))
     return fail(std::move(err));
-  if (auto err = sync_path(tmp, O_RDONLY | O_DIRECTORY))
+  if (auto err = sync_directory(tmp))
     return fail(std::move(err));
-  fs::remove_all(final_path, ec); // the same step saved again
+  fs::remove_all(final_path, ec); // the same step (or the same model name) saved again
   fs::rename(tmp, final_path, ec);
   if (ec)
     return fail(caf::make_error(errc::file_error, cat(final_path, ": cannot rename into place: ", ec.message())));
-  if (auto err = sync_path(dir_, O_RDONLY | O_DIRECTORY))
+  auto parent = fs::path{final_path}.parent_path().string();
+  return sync_directory(parent.empty() ? "." : parent);
+}
+
+caf::expected<std::string> checkpoint_store::write(const checkpoint& c, const std::string& prefix, int keep) {
+  auto final_path = dir_ + "/" + step_name(prefix, c.manifest.global_step);
+  if (auto err = write_checkpoint(c, final_path))
     return err;
   auto all = list(prefix == "best-");
+  std::error_code ec;
   for (size_t i = 0; i + static_cast<size_t>(keep) < all.size(); ++i)
     fs::remove_all(all[i], ec);
   return final_path;

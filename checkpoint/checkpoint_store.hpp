@@ -31,6 +31,11 @@ caf::expected<checkpoint> read_checkpoint(const std::string& path);
 caf::error check_same_model(const checkpoint_manifest& found, const std::string& model,
                             const std::vector<checkpoint_variable>& variables, const std::string& path);
 
+/// Writes c as directory final_path, all or nothing: a temporary directory next to it, every file
+/// fsynced, then renamed over any previous final_path. On failure final_path is as it was (or gone
+/// when it was being replaced) and no temporary directory is left.
+caf::error write_checkpoint(const checkpoint& c, const std::string& final_path);
+
 class checkpoint_store {
 public:
   /// Uses (and creates) directory dir; keeps the newest `keep` regular checkpoints.

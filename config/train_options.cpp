@@ -6,12 +6,26 @@
 #include "common/log.hpp"
 #include "model/presets.hpp"
 
+#include <filesystem>
+
 namespace actorps {
+
+const char* to_string(model_saving m) {
+  switch (m) {
+    case model_saving::both: return "both";
+    case model_saving::final_only: return "final";
+    case model_saving::best_only: return "best";
+    case model_saving::none: return "none";
+  }
+  return "?";
+}
 
 void declare_train_options(strict_config& cfg, option_values& v) {
   cfg.group("train")
     .add(v.name, "name", "run name: results go to <run-dir>/<name>/")
     .add(v.run_dir, "run-dir", "directory holding one folder per run")
+    .add(v.save_model, "save-model", "models kept in <run-dir>/<name>/model/: both (final/ and best/), final, "
+                                     "best or none")
     .add(v.seed, "seed", "seed of initialisation, data shuffling, augmentation and dropout")
     .add(v.batch_size, "batch-size", "examples per step (per worker; 0: the preset's)")
     .add(v.max_epochs, "max-epochs", "stop after this many epochs (0: no limit)")
@@ -45,6 +59,8 @@ void declare_train_options(strict_config& cfg, option_values& v) {
     .add(v.init, "init", "notebook, truncated-normal, random-normal, glorot-uniform or he (empty: the preset's)")
     .add(v.init_stddev, "init-stddev", "truncated-normal / random-normal stddev (0.0: the scheme's default)")
     .add(v.bias_init, "bias-init", "the constant every bias starts at")
+    .add(v.init_from, "init-from", "start from a saved model's values: an .npz (actorps-export), a checkpoint, "
+                                   "or a run's model directory (\"\": the init scheme)")
     .add(v.classes, "classes", "number of output classes (0: the preset's or the layer list's)");
   cfg.group("data")
     .add(v.data_dir, "dir", "directory of MNIST-format IDX files or CIFAR-10 binary files")
@@ -236,6 +252,15 @@ caf::expected<train_settings> validate(const option_values& v) {
     return bad("model.init-stddev", cat("must be >= 0, got ", v.init_stddev));
   init.stddev = v.init_stddev;
   init.bias = v.bias_init;
+  if (!v.init_from.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::exists(v.init_from, ec))
+      return bad("model.init-from", cat(v.init_from, ": no such file or directory"));
+    init.from = v.init_from;
+  }
+  auto saving = parse_by_name(v.save_model, all_model_savings);
+  if (!saving)
+    return bad("train.save-model", cat("must be one of ", names_of(all_model_savings), ", got \"", v.save_model, "\""));
   auto data = build_data(v);
   if (!data)
     return std::move(data.error());
@@ -250,6 +275,7 @@ caf::expected<train_settings> validate(const option_values& v) {
     return bad("compute.threads", cat("must be >= 1, got ", v.threads));
   s.name = v.name;
   s.run_dir = v.run_dir;
+  s.save_model = *saving;
   s.seed = static_cast<uint64_t>(v.seed);
   s.batch_size = v.batch_size > 0 ? v.batch_size : preset->batch_size;
   s.max_epochs = v.max_epochs;

@@ -23,6 +23,7 @@ struct option_values {
   // [train]
   std::string name = "train";
   std::string run_dir = "runs";
+  std::string save_model = "both";
   int64_t seed = 42;
   int batch_size = 0;
   int max_epochs = 30;
@@ -56,6 +57,7 @@ struct option_values {
   std::string init;
   double init_stddev = 0.0;
   double bias_init = 0.0;
+  std::string init_from;
   int classes = 0;
   // [data]
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
@@ -71,10 +73,20 @@ struct option_values {
   int threads = 1;
 };
 
+/// Which models a run keeps under <run-dir>/<name>/model/ when it finishes (train.save-model).
+enum class model_saving { both, final_only, best_only, none };
+
+constexpr model_saving all_model_savings[] = {model_saving::both, model_saving::final_only, model_saving::best_only,
+                                              model_saving::none};
+
+/// Returns "both", "final", "best" or "none".
+const char* to_string(model_saving m);
+
 /// Validated, typed training settings.
 struct train_settings {
   std::string name;
   std::string run_dir;
+  model_saving save_model = model_saving::both;
   uint64_t seed = 42;
   int batch_size = 0;
   int max_epochs = 30;     ///< 0: no epoch limit

@@ -82,16 +82,16 @@ void normalize_per_channel(data_splits& data) {
     sq[i % c] += double(px[i]) * px[i];
   }
   const double n = static_cast<double>(px.size() / c);
-  std::vector<float> mean(c), inv_std(c);
+  input_scaling scaling;
   for (int k = 0; k < c; ++k) {
     double m = sum[k] / n;
     double var = std::max(sq[k] / n - m * m, 1e-12);
-    mean[k] = static_cast<float>(m);
-    inv_std[k] = static_cast<float>(1.0 / std::sqrt(var));
+    scaling.mean.push_back(static_cast<float>(m));
+    scaling.stddev.push_back(static_cast<float>(std::sqrt(var)));
   }
   for (dataset* d : {&data.train, &data.validation, &data.test})
-    for (size_t i = 0; i < d->images.size(); ++i)
-      d->images[i] = (d->images[i] - mean[i % c]) * inv_std[i % c];
+    apply_scaling(*d, scaling);
+  data.scaling = std::move(scaling);
 }
 
 caf::expected<data_splits> load_data(const data_settings& settings) {

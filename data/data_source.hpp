@@ -51,7 +51,8 @@ caf::expected<data_format> detect_format(const std::string& dir);
 /// scaled by the training set's per-channel mean and standard deviation.
 caf::expected<data_splits> load_data(const data_settings& settings);
 
-/// Subtracts each channel's training mean and divides by its standard deviation, in every set.
+/// Subtracts each channel's training mean and divides by its standard deviation, in every set;
+/// records both in data.scaling.
 void normalize_per_channel(data_splits& data);
 
 } // namespace actorps

@@ -23,23 +23,13 @@ dataset dataset::slice(int first, int count) const {
   return out;
 }
 
-caf::expected<dataset> load_idx_pair(const std::string& images_path, const std::string& labels_path) {
+caf::expected<dataset> load_idx_images(const std::string& images_path) {
   auto images = read_idx(images_path);
   if (!images)
     return std::move(images.error());
-  auto labels = read_idx(labels_path);
-  if (!labels)
-    return std::move(labels.error());
   if (images->dims.size() != 3)
     return caf::make_error(errc::corrupt_data, cat(images_path, ": an image file has rank 3, this has ",
                                                    images->dims.size()));
-  if (labels->dims.size() != 1)
-    return caf::make_error(errc::corrupt_data, cat(labels_path, ": a label file has rank 1, this has ",
-                                                   labels->dims.size()));
-  if (images->dims[0] != labels->dims[0])
-    return caf::make_error(errc::corrupt_data,
-                           cat(images_path, " holds ", images->dims[0], " images but ", labels_path,
-                               " holds ", labels->dims[0], " labels"));
   dataset out;
   out.rows = static_cast<int>(images->dims[0]);
   out.shape = {static_cast<int>(images->dims[1]), static_cast<int>(images->dims[2]), 1};
@@ -47,9 +37,38 @@ caf::expected<dataset> load_idx_pair(const std::string& images_path, const std::
   out.images.resize(images->data.size());
   std::transform(images->data.begin(), images->data.end(), out.images.begin(),
                  [](uint8_t v) { return static_cast<float>(v) * (1.0f / 255.0f); });
-  out.labels.assign(labels->data.begin(), labels->data.end());
-  out.max_label = *std::max_element(labels->data.begin(), labels->data.end());
+  out.labels.assign(static_cast<size_t>(out.rows), 0.0f);
   return out;
+}
+
+caf::expected<dataset> load_idx_pair(const std::string& images_path, const std::string& labels_path) {
+  auto images = load_idx_images(images_path);
+  if (!images)
+    return std::move(images.error());
+  auto labels = read_idx(labels_path);
+  if (!labels)
+    return std::move(labels.error());
+  if (labels->dims.size() != 1)
+    return caf::make_error(errc::corrupt_data, cat(labels_path, ": a label file has rank 1, this has ",
+                                                   labels->dims.size()));
+  if (images->rows != static_cast<int>(labels->dims[0]))
+    return caf::make_error(errc::corrupt_data,
+                           cat(images_path, " holds ", images->rows, " images but ", labels_path,
+                               " holds ", labels->dims[0], " labels"));
+  images->labels.assign(labels->data.begin(), labels->data.end());
+  images->max_label = *std::max_element(labels->data.begin(), labels->data.end());
+  return images;
+}
+
+void apply_scaling(dataset& d, const input_scaling& s) {
+  if (s.identity())
+    return;
+  const size_t c = s.mean.size();
+  std::vector<float> inv(c);
+  for (size_t k = 0; k < c; ++k)
+    inv[k] = 1.0f / s.stddev[k];
+  for (size_t i = 0; i < d.images.size(); ++i)
+    d.images[i] = (d.images[i] - s.mean[i % c]) * inv[i % c];
 }
 
 int default_validation_size(int n) {

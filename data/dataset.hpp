@@ -24,12 +24,27 @@ struct dataset {
   dataset slice(int first, int count) const;
 };
 
-/// The three sets the trainers use.
+/// How a pixel becomes a model input after the readers scale bytes to [0, 1]:
+/// x = (byte / 255 - mean[c]) / stddev[c] for channel c. Empty vectors: x = byte / 255.
+struct input_scaling {
+  std::vector<float> mean;
+  std::vector<float> stddev;
+  bool identity() const { return mean.empty(); }
+};
+
+/// Applies s to d's images in place. REQUIRES: s is the identity or has d.shape.channels entries.
+void apply_scaling(dataset& d, const input_scaling& s);
+
+/// The three sets the trainers use, and the scaling already applied to all three.
 struct data_splits {
   dataset train;
   dataset validation;
   dataset test;
+  input_scaling scaling;
 };
+
+/// Loads an image file (rank 3: n x h x w) without labels (all 0): images to classify.
+caf::expected<dataset> load_idx_images(const std::string& images_path);
 
 /// Loads an image file (rank 3: n x h x w) and its label file (rank 1: n); the counts must match.
 /// Errors name the file and what is wrong.

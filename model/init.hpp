@@ -37,6 +37,7 @@ struct init_options {
   init_scheme scheme = init_scheme::notebook;
   double stddev = 0.0; ///< truncated-normal, random-normal; 0: the scheme's default
   double bias = 0.0;   ///< every bias starts at this constant
+  std::string from;    ///< model.init-from: start from this saved model's values instead ("": none)
 };
 
 /// Returns the initial value of every variable of spec, in creation order; same seed, same values.

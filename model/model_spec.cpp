@@ -5,6 +5,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -216,6 +217,54 @@ std::vector<std::string> model_spec::layer_texts() const {
   std::vector<std::string> out;
   for (auto& l : layers)
     out.push_back(l.text());
+  return out;
+}
+
+std::string model_spec::text() const {
+  std::string out = input.text() + ":";
+  for (size_t i = 0; i < layers.size(); ++i)
+    out += (i == 0 ? " " : ", ") + layers[i].text();
+  return out;
+}
+
+std::optional<image_shape> parse_image_shape(const std::string& text) {
+  image_shape out;
+  char x1 = 0, x2 = 0;
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c%d%n", &out.height, &x1, &out.width, &x2, &out.channels, &used) != 5
+      || x1 != 'x' || x2 != 'x' || used != static_cast<int>(text.size()) || out.height <= 0 || out.width <= 0
+      || out.channels <= 0)
+    return std::nullopt;
+  return out;
+}
+
+caf::expected<model_spec> parse_model_text(const std::string& text, const std::string& what) {
+  auto bad = [&](const std::string& why) {
+    return caf::make_error(errc::corrupt_data, cat(what, ": the model \"", text, "\" ", why));
+  };
+  auto colon = text.find(": ");
+  if (colon == std::string::npos)
+    return bad("is not \"HxWxC: layer, layer, ...\"");
+  auto input = parse_image_shape(text.substr(0, colon));
+  if (!input)
+    return bad(cat("has the input shape \"", text.substr(0, colon), "\", not HxWxC"));
+  std::vector<std::string> texts;
+  std::string rest = text.substr(colon + 2);
+  for (size_t start = 0;;) {
+    auto comma = rest.find(", ", start);
+    texts.push_back(rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 2;
+  }
+  auto layers = parse_layers(texts, "layers");
+  if (!layers)
+    return bad(cat("does not parse: ", describe(layers.error())));
+  model_spec out;
+  out.input = *input;
+  out.layers = std::move(*layers);
+  if (auto why = out.validate(); !why.empty())
+    return bad(cat("does not fit: ", why));
   return out;
 }
 

@@ -94,7 +94,18 @@ struct model_spec {
 
   /// The layer list as texts.
   std::vector<std::string> layer_texts() const;
+
+  /// The whole model as one line, e.g. "28x28x1: conv 3x3x32 relu, maxpool 2, dense 10" (what a
+  /// checkpoint records; parse_model_text reads it back).
+  std::string text() const;
 };
+
+/// Parses "HxWxC" (each > 0); nullopt otherwise.
+std::optional<image_shape> parse_image_shape(const std::string& text);
+
+/// Parses model_spec::text() back and validates the model; errors name `what` (a file) and say
+/// what is wrong.
+caf::expected<model_spec> parse_model_text(const std::string& text, const std::string& what);
 
 /// The dense shorthand: hidden layers of the given widths and activation, then classes logits.
 model_spec dense_model(image_shape input, const std::vector<int>& hidden, activation act, int classes);

@@ -161,6 +161,12 @@ void network::score() {
   meter_.score(be_, logits(), labels_.data(), delta_[0].as_matrix(rows_, spec_.classes()));
 }
 
+caf::error network::download_logits(std::vector<float>& out) {
+  auto m = logits();
+  out.resize(m.size());
+  return be_.download(m.data, m.size(), out.data());
+}
+
 caf::expected<batch_metrics> network::take_metrics() {
   return meter_.take(be_);
 }

@@ -67,6 +67,10 @@ public:
   /// After forward(false): adds the batch's loss and correct predictions to the running metrics.
   void score();
 
+  /// After forward(false): copies the loaded batch's logits (rows x classes, row-major) into out
+  /// (resized); what evaluation tools turn into predictions and probabilities.
+  caf::error download_logits(std::vector<float>& out);
+
   /// Returns the metrics accumulated since the last call and resets them (waits for the backend).
   caf::expected<batch_metrics> take_metrics() override;
 

@@ -3,10 +3,14 @@
 
 #include "train/model_report.hpp"
 
+#include "checkpoint/checkpoint_store.hpp"
+#include "saved_model/saved_model.hpp"
+
 #include "common/log.hpp"
 #include "train/evaluate.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace actorps {
 
@@ -39,9 +43,12 @@ caf::error run_monitor::evaluate(int64_t step, int64_t examples, const json_obje
   double t = seconds();
   last_improved_ = rule_.observe_evaluation(val->loss, val->accuracy, t);
   last_validation_accuracy_ = val->accuracy;
-  if (last_improved_)
+  if (last_improved_) {
     if (auto err = net_.get_parameters(best_params_))
       return err;
+    best_step_ = step;
+    best_validation_accuracy_ = val->accuracy;
+  }
   json_object row;
   row.add("mode", mode_).add("step", step).add("epoch", epochs(examples)).add("wall_seconds", t)
     .add("examples", examples).add("validation_loss", val->loss)
@@ -60,6 +67,29 @@ std::optional<std::string> run_monitor::should_stop(int64_t step, int64_t exampl
   return rule_.should_stop(step, epochs(examples), seconds());
 }
 
+caf::expected<std::string> run_monitor::save_model(const char* which, std::vector<std::vector<float>> values,
+                                                   int64_t step, double validation_accuracy) {
+  saved_model m;
+  m.spec = net_.spec();
+  m.scaling = data_.scaling;
+  m.values = std::move(values);
+  m.step = step;
+  m.validation_accuracy = validation_accuracy;
+  auto dir = cat(settings_.run_dir, "/", settings_.name, "/model");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  auto path = cat(dir, "/", which);
+  auto c = to_checkpoint(m);
+  c.manifest.mode = mode_;
+  c.manifest.batch_size = settings_.batch_size;
+  c.manifest.seed = settings_.seed;
+  if (auto err = write_checkpoint(c, path))
+    return err;
+  log_line(mode_, cat(which, " model saved: ", path, " (step ", step, ", validation accuracy ", validation_accuracy,
+                      ")"));
+  return path;
+}
+
 caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples,
                                                const json_object& extra) {
   sum.mode = mode_;
@@ -69,6 +99,22 @@ caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples
     return std::move(final_test.error());
   sum.final_test_accuracy = final_test->accuracy;
   sum.final_test_loss = final_test->loss;
+  const auto saving = settings_.save_model;
+  if (saving == model_saving::both || saving == model_saving::final_only) {
+    std::vector<std::vector<float>> final_params;
+    if (auto err = net_.get_parameters(final_params))
+      return err;
+    auto path = save_model("final", std::move(final_params), last_step_, last_validation_accuracy_);
+    if (!path)
+      return std::move(path.error());
+    sum.final_model = *path;
+  }
+  if ((saving == model_saving::both || saving == model_saving::best_only) && !best_params_.empty()) {
+    auto path = save_model("best", best_params_, best_step_, best_validation_accuracy_);
+    if (!path)
+      return std::move(path.error());
+    sum.best_model = *path;
+  }
   if (!best_params_.empty())
     if (auto err = net_.set_parameters(best_params_))
       return err;
@@ -99,6 +145,9 @@ caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples
     .add("learning_rate", double{s.optimizer.learning_rate})
     .add("seed", static_cast<int64_t>(s.seed));
   add_model(out, s.preset, net_.spec());
+  json_object models;
+  models.add("final", sum.final_model).add("best", sum.best_model);
+  out.add_raw("models", models.str());
   out.merge(extra);
   if (auto err = log_.write_summary(out))
     return err;

@@ -38,6 +38,8 @@ struct run_summary {
   double epochs = 0.0;
   std::optional<double> seconds_to_target;
   std::string stop_reason;
+  std::string final_model; ///< where the final model was saved ("" when train.save-model skips it)
+  std::string best_model;  ///< where the best-validation model was saved ("" likewise)
 };
 
 /// Threading: one owner (the trainer's thread or the chief actor).
@@ -72,8 +74,9 @@ public:
   /// A run resumed from a checkpoint: its clock starts at the seconds the runs before it took.
   void resume(double seconds) { resumed_ = seconds; }
 
-  /// Evaluates the final model on the test set, restores the best parameters into net, and
-  /// writes summary.json from `partial` (steps, stop_reason, backend, train_seconds and examples
+  /// Evaluates the final model on the test set, saves the final and best models as
+  /// train.save-model says (<run-dir>/<name>/model/final and .../best, checkpoint format), restores
+  /// the best parameters into net, and writes summary.json from `partial` (steps, stop_reason, backend, train_seconds and examples
   /// filled in by the caller) plus `extra` fields. Returns the completed summary.
   caf::expected<run_summary> finish(run_summary partial, int64_t examples, const json_object& extra);
 
@@ -84,7 +87,12 @@ private:
   const data_splits& data_;
   run_log log_;
   stop_rule rule_;
+  caf::expected<std::string> save_model(const char* which, std::vector<std::vector<float>> values, int64_t step,
+                                        double validation_accuracy);
+
   std::vector<std::vector<float>> best_params_;
+  int64_t best_step_ = 0;
+  double best_validation_accuracy_ = 0.0;
   int64_t last_step_ = -1;
   bool last_improved_ = false;
   double last_validation_accuracy_ = 0.0;

@@ -9,6 +9,7 @@
 #include "model/init.hpp"
 #include "model/network.hpp"
 #include "model/optimizer.hpp"
+#include "saved_model/saved_model.hpp"
 #include "train/evaluate.hpp"
 #include "train/model_report.hpp"
 #include "train/run_log.hpp"
@@ -58,8 +59,13 @@ caf::expected<session> prepare(const train_settings& s) {
   if (!net)
     return std::move(net.error());
   out.net = std::move(*net);
-  if (auto err = out.net->set_parameters(initial_values(spec, s.init, s.seed)))
+  auto start = starting_values(spec, s.init, s.seed);
+  if (!start)
+    return std::move(start.error());
+  if (auto err = out.net->set_parameters(*start))
     return err;
+  if (!s.init.from.empty())
+    log_line(tag, cat("starting from the values of ", s.init.from));
   auto opt = optimizer::make(*out.be, s.optimizer, spec.variables());
   if (!opt)
     return std::move(opt.error());

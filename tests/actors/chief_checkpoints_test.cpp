@@ -29,7 +29,7 @@ BOOST_AUTO_TEST_SUITE(chief_checkpoints)
 BOOST_AUTO_TEST_CASE(a_cnn_checkpoint_restores_bit_for_bit) {
   model_spec cnn;
   cnn.layers = *parse_layers(find_preset("cnn")->layers);
-  BOOST_TEST(model_string(cnn) == "28x28x1: conv 3x3x32 relu, maxpool 2, conv 3x3x64 relu, maxpool 2, "
+  BOOST_TEST(cnn.text() == "28x28x1: conv 3x3x32 relu, maxpool 2, conv 3x3x64 relu, maxpool 2, "
                                   "dense 128 relu, dense 10");
   auto plan = make_placement(cnn.variables(), 2, placement_strategy::round_robin);
   auto values = initial_values(cnn, init_options{}, 9);
@@ -54,7 +54,7 @@ BOOST_AUTO_TEST_CASE(a_cnn_checkpoint_restores_bit_for_bit) {
   BOOST_REQUIRE_MESSAGE(saved, error_text(saved));
   auto loaded = store->load_latest();
   BOOST_REQUIRE_MESSAGE(loaded && *loaded, "nothing loaded");
-  BOOST_TEST((*loaded)->ckpt.manifest.model == model_string(cnn));
+  BOOST_TEST((*loaded)->ckpt.manifest.model == cnn.text());
   std::vector<bool> seen(values.size(), false);
   for (uint32_t s = 0; s < 2; ++s) {
     shard_setup setup;

@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE(initialises_the_shard_once_and_keeps_existing_values) {
   // A previous chief initialised the shard with other values (seed 99).
   model_spec spec = with_input(train.model, {4, 4, 1});
   auto plan = make_placement(spec.variables(), 1, placement_strategy::round_robin);
-  auto values = initial_values(spec, {init_scheme::truncated_normal, 0.0, 0.0}, 99);
+  auto values = initial_values(spec, {init_scheme::truncated_normal, 0.0, 0.0, ""}, 99);
   shard_setup setup{0, plan, {"sgd", 0.1f}, 1, {}};
   for (uint32_t k = 0; k < values.size(); ++k)
     setup.initial.push_back({k, 0, {values[k]}});

@@ -40,7 +40,7 @@ struct group {
     spec.hidden = {9, 7};
     spec.classes = 5;
     plan = make_placement(spec.variables(), 1, placement_strategy::round_robin);
-    auto params = initial_values(spec.to_model(), {init_scheme::he, 0.0, 0.0}, 3);
+    auto params = initial_values(spec.to_model(), {init_scheme::he, 0.0, 0.0, ""}, 3);
     auto images = test::random_values(static_cast<size_t>(rows) * spec.input_size, 8, 0.0f, 1.0f);
     std::vector<float> labels(rows);
     for (int r = 0; r < rows; ++r)

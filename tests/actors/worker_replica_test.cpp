@@ -72,7 +72,7 @@ struct worker_fixture : actor_fixture {
     setup.plan = plan;
     setup.optimizer = {"sgd", 0.1f};
     setup.workers = workers;
-    auto values = initial_values(spec.to_model(), {init_scheme::he, 0.0, 0.0}, 1);
+    auto values = initial_values(spec.to_model(), {init_scheme::he, 0.0, 0.0, ""}, 1);
     for (uint32_t k = 0; k < values.size(); ++k)
       setup.initial.push_back({k, 0, {values[k]}});
     BOOST_REQUIRE(ask<setup_reply>(result, init_atom_v, setup));

@@ -43,6 +43,14 @@ BOOST_AUTO_TEST_CASE(load_data_reads_cifar_and_normalises_per_channel) {
     BOOST_TEST(std::fabs(sum / n) < 1e-4);
     BOOST_TEST(std::sqrt(sq / n) == 1.0, boost::test_tools::tolerance(1e-3));
   }
+  // The recorded scaling turns the raw test set into exactly what training evaluated on.
+  BOOST_TEST_REQUIRE(data->scaling.mean.size() == 3u);
+  s.normalize = normalization::none;
+  auto raw = load_data(s);
+  BOOST_REQUIRE(raw);
+  BOOST_TEST(raw->scaling.identity());
+  apply_scaling(raw->test, data->scaling);
+  BOOST_TEST(raw->test.images == data->test.images);
   s.format = data_format::idx; // the wrong format is a named error, not garbage
   auto wrong = load_data(s);
   BOOST_REQUIRE(!wrong);

@@ -34,7 +34,7 @@ stats of(const std::vector<float>& xs) {
 
 std::vector<std::vector<float>> values_of(const model_spec& spec, init_scheme scheme, double stddev = 0,
                                           double bias = 0, uint64_t seed = 42) {
-  return initial_values(spec, {scheme, stddev, bias}, seed);
+  return initial_values(spec, {scheme, stddev, bias, ""}, seed);
 }
 
 // A normal truncated at 2 sigma has a standard deviation of 0.88 sigma.

@@ -88,7 +88,7 @@ split_result split_step(const mlp_spec& spec, int slices, const std::vector<std:
 }
 
 void expect_same_step(const mlp_spec& spec, int slices, int rows) {
-  auto params = initial_values(spec.to_model(), {init_scheme::truncated_normal, 0.0, 0.0}, 11);
+  auto params = initial_values(spec.to_model(), {init_scheme::truncated_normal, 0.0, 0.0, ""}, 11);
   for (auto& v : params) // biases non-zero too
     for (size_t i = 0; i < v.size(); ++i)
       v[i] += 0.01f * static_cast<float>(i % 7);

@@ -153,4 +153,36 @@ BOOST_AUTO_TEST_CASE(model_parallelism_takes_dense_stacks_only) {
   BOOST_TEST(describe(dense_stack(mixed).error()).find("layer 1 (dense 8 elu) differs") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(model_text_round_trips) {
+  auto spec = cnn();
+  spec.input = {32, 32, 3};
+  spec.layers.insert(spec.layers.begin() + 2, *parse_layer("dropout 0.25"));
+  BOOST_TEST(spec.text() == "32x32x3: conv 3x3x32 relu, maxpool 2, dropout 0.25, conv 3x3x64 relu, maxpool 2, "
+                            "dense 128 relu, dense 10");
+  auto back = parse_model_text(spec.text(), "m");
+  BOOST_TEST_REQUIRE(static_cast<bool>(back));
+  BOOST_TEST((back->input == spec.input));
+  BOOST_TEST((back->layers == spec.layers));
+  auto shape = parse_image_shape("28x28x1");
+  BOOST_TEST_REQUIRE(shape.has_value());
+  BOOST_TEST((*shape == image_shape{28, 28, 1}));
+  for (const char* bad : {"28x28", "28x28x0", "28x28x1x", "axbxc", ""})
+    BOOST_TEST(!parse_image_shape(bad).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(bad_model_texts_are_named) {
+  auto check = [](const std::string& text, const std::string& want) {
+    auto m = parse_model_text(text, "ckpt/manifest.bin");
+    BOOST_TEST_INFO("text: " << text);
+    BOOST_TEST_REQUIRE(!m);
+    BOOST_TEST((m.error() == errc::corrupt_data));
+    BOOST_TEST(describe(m.error()).find("ckpt/manifest.bin: the model") != std::string::npos);
+    BOOST_TEST(describe(m.error()).find(want) != std::string::npos, describe(m.error()));
+  };
+  check("784-160x5-10 elu", "is not");
+  check("28x28: dense 10", "input shape");
+  check("28x28x1: dense ten", "does not parse");
+  check("2x2x1: conv 3x3x4 valid relu, dense 10", "does not fit");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,6 @@
+// actorps-export: see tools/model_tools.hpp and docs/export.md.
+#include "tools/model_tools.hpp"
+
+int main(int argc, char** argv) {
+  return actorps::export_main(argc, argv);
+}

@@ -1,0 +1,75 @@
+// POSIX open/write/fsync/rename.
+#include "common/file_io.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace actorps {
+
+caf::expected<std::string> read_whole_file(const std::string& path) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in)
+    return caf::make_error(errc::file_error, cat(path, ": cannot be read"));
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+caf::error write_file_synced(const std::string& path, const std::string& bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    return caf::make_error(errc::file_error, cat(path, ": cannot create: ", std::strerror(errno)));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    auto n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      auto why = std::strerror(errno);
+      ::close(fd);
+      return caf::make_error(errc::file_error, cat(path, ": write failed: ", why));
+    }
+    done += static_cast<size_t>(n);
+  }
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0)
+    return caf::make_error(errc::file_error, cat(path, ": fsync failed: ", std::strerror(errno)));
+  return caf::none;
+}
+
+caf::error sync_directory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0)
+    return caf::make_error(errc::file_error, cat(dir, ": cannot open for fsync: ", std::strerror(errno)));
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0)
+    return caf::make_error(errc::file_error, cat(dir, ": fsync failed: ", std::strerror(errno)));
+  return caf::none;
+}
+
+caf::error write_file_atomically(const std::string& path, const std::string& bytes) {
+  auto tmp = cat(path, ".tmp-", ::getpid());
+  if (auto err = write_file_synced(tmp, bytes)) {
+    std::remove(tmp.c_str());
+    return err;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    auto why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return caf::make_error(errc::file_error, cat(path, ": cannot rename into place: ", why));
+  }
+  auto dir = std::filesystem::path{path}.parent_path().string();
+  return sync_directory(dir.empty() ? "." : dir);
+}
+
+} // namespace actorps

@@ -1,0 +1,88 @@
+// libpng's simplified API (png_image): no setjmp/longjmp, errors in image.message.
+#include "data/png_reader.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <png.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+namespace actorps {
+
+bool looks_like_png(const std::string& path) {
+  std::ifstream in{path, std::ios::binary};
+  unsigned char head[8] = {};
+  return in.read(reinterpret_cast<char*>(head), 8) && png_sig_cmp(head, 0, 8) == 0;
+}
+
+std::vector<float> resize_bilinear(const std::vector<float>& image, const image_shape& from, const image_shape& to) {
+  std::vector<float> out(to.size());
+  const int c = from.channels;
+  const double sy = static_cast<double>(from.height) / to.height, sx = static_cast<double>(from.width) / to.width;
+  for (int y = 0; y < to.height; ++y) {
+    double fy = std::clamp((y + 0.5) * sy - 0.5, 0.0, from.height - 1.0);
+    int y0 = static_cast<int>(fy), y1 = std::min(y0 + 1, from.height - 1);
+    double wy = fy - y0;
+    for (int x = 0; x < to.width; ++x) {
+      double fx = std::clamp((x + 0.5) * sx - 0.5, 0.0, from.width - 1.0);
+      int x0 = static_cast<int>(fx), x1 = std::min(x0 + 1, from.width - 1);
+      double wx = fx - x0;
+      for (int k = 0; k < c; ++k) {
+        auto at = [&](int yy, int xx) { return image[(static_cast<size_t>(yy) * from.width + xx) * c + k]; };
+        double top = at(y0, x0) * (1 - wx) + at(y0, x1) * wx;
+        double bottom = at(y1, x0) * (1 - wx) + at(y1, x1) * wx;
+        out[(static_cast<size_t>(y) * to.width + x) * c + k] = static_cast<float>(top * (1 - wy) + bottom * wy);
+      }
+    }
+  }
+  return out;
+}
+
+caf::expected<dataset> read_png(const std::string& path, const image_shape& want, bool resize) {
+  std::ifstream probe{path, std::ios::binary};
+  if (!probe)
+    return caf::make_error(errc::file_error, cat(path, ": cannot be read"));
+  probe.close();
+  if (!looks_like_png(path))
+    return caf::make_error(errc::corrupt_data, cat(path, ": not a PNG image (no PNG signature)"));
+  png_image image;
+  std::memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_file(&image, path.c_str()))
+    return caf::make_error(errc::corrupt_data, cat(path, ": a corrupt PNG (", image.message, ")"));
+  const bool color = (image.format & PNG_FORMAT_FLAG_COLOR) != 0;
+  const int channels = color ? 3 : 1;
+  if (channels != want.channels) {
+    png_image_free(&image);
+    return caf::make_error(errc::shape_mismatch,
+                           cat(path, ": ", color ? "an RGB image (3 channels)" : "a grey image (1 channel)",
+                               ", the model takes ", want.channels, want.channels == 1 ? " (grey)" : " (RGB)"));
+  }
+  image_shape got{static_cast<int>(image.height), static_cast<int>(image.width), channels};
+  if ((got.height != want.height || got.width != want.width) && !resize) {
+    png_image_free(&image);
+    return caf::make_error(errc::shape_mismatch, cat(path, ": ", got.width, "x", got.height, " pixels, the model takes ",
+                                                     want.width, "x", want.height, " (pass --resize to scale it)"));
+  }
+  image.format = color ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY; // alpha composited onto black
+  std::vector<png_byte> bytes(PNG_IMAGE_SIZE(image));
+  png_color black{0, 0, 0};
+  if (!png_image_finish_read(&image, &black, bytes.data(), 0, nullptr))
+    return caf::make_error(errc::corrupt_data, cat(path, ": a corrupt PNG (", image.message, ")"));
+  std::vector<float> pixels(bytes.size());
+  for (size_t i = 0; i < bytes.size(); ++i)
+    pixels[i] = static_cast<float>(bytes[i]) * (1.0f / 255.0f); // as the IDX and CIFAR-10 readers scale
+  dataset out;
+  out.rows = 1;
+  out.shape = want;
+  out.cols = static_cast<int>(want.size());
+  out.images = got == want ? std::move(pixels) : resize_bilinear(pixels, got, want);
+  out.labels = {0.0f};
+  return out;
+}
+
+} // namespace actorps

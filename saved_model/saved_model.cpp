@@ -1,0 +1,310 @@
+// Converting between checkpoints, .npz exports and the in-memory saved model.
+#include "saved_model/saved_model.hpp"
+
+#include "checkpoint/checkpoint_store.hpp"
+#include "common/errc.hpp"
+#include "common/json.hpp"
+#include "common/json_reader.hpp"
+#include "common/log.hpp"
+#include "saved_model/npz_file.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+namespace actorps {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shape_list(const std::vector<size_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+// Floats with 9 significant digits: they read back bit for bit.
+std::string float_list(const std::vector<float>& xs) {
+  std::string out = "[";
+  for (size_t i = 0; i < xs.size(); ++i) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(xs[i]));
+    out += (i > 0 ? ", " : "") + std::string{buf};
+  }
+  return out + "]";
+}
+
+std::string shape_text(const std::vector<size_t>& shape) {
+  std::string out;
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i > 0 ? "x" : "") + std::to_string(shape[i]);
+  return shape.empty() ? "scalar" : out;
+}
+
+caf::expected<std::vector<float>> floats_of(const json_value* v, const std::string& what) {
+  std::vector<float> out;
+  if (v == nullptr)
+    return out;
+  if (!v->is(json_value::kind::array))
+    return caf::make_error(errc::corrupt_data, cat(what, " is not a list of numbers"));
+  for (auto& x : v->items) {
+    if (!x.is(json_value::kind::number))
+      return caf::make_error(errc::corrupt_data, cat(what, " is not a list of numbers"));
+    out.push_back(static_cast<float>(x.number));
+  }
+  return out;
+}
+
+// The model described by an .npz's model.json.
+caf::expected<saved_model> describe_npz(const std::string& json, const std::string& path) {
+  const std::string where = cat(path, ": ", model_entry);
+  auto doc = parse_json(json, where);
+  if (!doc)
+    return std::move(doc.error());
+  auto format = doc->find("format");
+  if (format == nullptr || format->text != "actorps-model")
+    return caf::make_error(errc::corrupt_data, cat(where, ": \"format\" is not \"actorps-model\""));
+  auto text = doc->find("model");
+  if (text == nullptr || !text->is(json_value::kind::string))
+    return caf::make_error(errc::corrupt_data, cat(where, ": no \"model\" text"));
+  auto spec = parse_model_text(text->text, where);
+  if (!spec)
+    return std::move(spec.error());
+  saved_model m;
+  m.spec = std::move(*spec);
+  if (auto scaling = doc->find("scaling")) {
+    auto mean = floats_of(scaling->find("mean"), where + ": scaling.mean");
+    auto stddev = floats_of(scaling->find("stddev"), where + ": scaling.stddev");
+    if (!mean)
+      return std::move(mean.error());
+    if (!stddev)
+      return std::move(stddev.error());
+    m.scaling = {std::move(*mean), std::move(*stddev)};
+  }
+  if (!m.scaling.identity()
+      && (m.scaling.mean.size() != static_cast<size_t>(m.spec.input.channels)
+          || m.scaling.stddev.size() != m.scaling.mean.size()))
+    return caf::make_error(errc::corrupt_data, cat(where, ": the scaling needs one mean and one stddev per channel (",
+                                                   m.spec.input.channels, ")"));
+  if (auto step = doc->find("step"); step && step->is(json_value::kind::number))
+    m.step = static_cast<int64_t>(step->number);
+  if (auto acc = doc->find("validation_accuracy"); acc && acc->is(json_value::kind::number))
+    m.validation_accuracy = acc->number;
+  return m;
+}
+
+caf::expected<saved_model> load_npz(const std::string& path) {
+  auto arrays = read_npz(path);
+  if (!arrays)
+    return std::move(arrays.error());
+  const npy_array* description = nullptr;
+  std::map<std::string, const npy_array*> by_name;
+  for (auto& a : *arrays) {
+    if (a.name == model_entry && a.is_text)
+      description = &a;
+    else
+      by_name[a.name] = &a;
+  }
+  if (description == nullptr)
+    return caf::make_error(errc::corrupt_data, cat(path, ": has no ", model_entry,
+                                                   " entry (not written by actorps-export?); it can still "
+                                                   "start a training run with --model.init-from"));
+  auto m = describe_npz(description->text, path);
+  if (!m)
+    return m;
+  auto vars = m->spec.variables();
+  for (size_t k = 0; k < vars.size(); ++k) {
+    auto found = by_name.find(vars[k].name);
+    auto want = export_shape(m->spec, k);
+    if (found == by_name.end())
+      return caf::make_error(errc::corrupt_data, cat(path, ": lacks the model's variable ", vars[k].name));
+    if (found->second->is_text || found->second->shape != want)
+      return caf::make_error(errc::corrupt_data, cat(path, ": ", vars[k].name, " has shape ",
+                                                     shape_text(found->second->shape), ", the model needs ",
+                                                     shape_text(want)));
+    m->values.push_back(found->second->values);
+  }
+  m->source = path;
+  return m;
+}
+
+// The checkpoint a path names: itself, or the best (else final) model of a model or run directory.
+std::string checkpoint_dir_of(const std::string& path) {
+  if (fs::exists(fs::path{path} / "manifest.bin"))
+    return path;
+  for (const char* sub : {"best", "model/best", "final", "model/final"})
+    if (fs::exists(fs::path{path} / sub / "manifest.bin"))
+      return (fs::path{path} / sub).string();
+  return path;
+}
+
+} // namespace
+
+std::vector<size_t> export_shape(const model_spec& spec, size_t k) {
+  auto vars = spec.variables();
+  auto first = spec.first_variable();
+  const auto& v = vars.at(k);
+  for (size_t l = 0; l < spec.layers.size(); ++l) {
+    if (first[l] < 0 || (static_cast<size_t>(first[l]) != k && static_cast<size_t>(first[l]) + 1 != k))
+      continue;
+    bool bias = static_cast<size_t>(first[l]) + 1 == k;
+    if (bias)
+      return {static_cast<size_t>(v.size())};
+    if (spec.layers[l].kind == layer_kind::conv) {
+      auto g = spec.geometry(l);
+      return {static_cast<size_t>(g.k_h), static_cast<size_t>(g.k_w), static_cast<size_t>(g.channels),
+              static_cast<size_t>(v.cols)};
+    }
+    return {static_cast<size_t>(v.rows), static_cast<size_t>(v.cols)};
+  }
+  return {v.size()};
+}
+
+std::string model_json(const saved_model& m) {
+  std::string layers = "[";
+  for (size_t i = 0; i < m.spec.layers.size(); ++i)
+    layers += (i > 0 ? ", " : "") + json_quote(m.spec.layers[i].text());
+  layers += "]";
+  std::string variables = "[";
+  auto vars = m.spec.variables();
+  for (size_t k = 0; k < vars.size(); ++k) {
+    json_object v;
+    v.add("name", vars[k].name).add_raw("shape", shape_list(export_shape(m.spec, k)));
+    variables += (k > 0 ? ", " : "") + v.str();
+  }
+  variables += "]";
+  json_object scaling;
+  scaling.add("divide", 255.0).add_raw("mean", float_list(m.scaling.mean)).add_raw("stddev", float_list(m.scaling.stddev));
+  json_object out;
+  out.add("format", "actorps-model")
+    .add("version", 1)
+    .add("model", m.spec.text())
+    .add_raw("input", shape_list({static_cast<size_t>(m.spec.input.height), static_cast<size_t>(m.spec.input.width),
+                                  static_cast<size_t>(m.spec.input.channels)}))
+    .add_raw("layers", layers)
+    .add("classes", m.spec.classes())
+    .add_raw("scaling", scaling.str())
+    .add_raw("variables", variables)
+    .add("step", m.step)
+    .add("validation_accuracy", m.validation_accuracy);
+  return out.str();
+}
+
+caf::expected<saved_model> from_checkpoint(const checkpoint& c, const std::string& path) {
+  auto spec = parse_model_text(c.manifest.model, path + "/manifest.bin");
+  if (!spec)
+    return std::move(spec.error());
+  saved_model m;
+  m.spec = std::move(*spec);
+  auto vars = m.spec.variables();
+  const auto& listed = c.manifest.variables;
+  bool same = listed.size() == vars.size();
+  for (size_t k = 0; same && k < vars.size(); ++k)
+    same = listed[k].name == vars[k].name && listed[k].rows == vars[k].rows && listed[k].cols == vars[k].cols;
+  if (!same)
+    return caf::make_error(errc::corrupt_data, cat(path, "/manifest.bin: its variables are not those of its model \"",
+                                                   c.manifest.model, "\""));
+  m.values.resize(vars.size());
+  for (auto& shard : c.shards)
+    for (auto& v : shard.variables)
+      m.values[v.index] = v.values; // read_checkpoint verified indices and sizes
+  m.scaling = {c.manifest.input_mean, c.manifest.input_stddev};
+  m.step = c.manifest.global_step;
+  m.validation_accuracy = c.manifest.validation_accuracy;
+  m.source = path;
+  return m;
+}
+
+checkpoint to_checkpoint(const saved_model& m) {
+  checkpoint c;
+  auto& man = c.manifest;
+  man.global_step = m.step;
+  man.validation_accuracy = m.validation_accuracy;
+  man.model = m.spec.text();
+  man.placement = "single";
+  auto vars = m.spec.variables();
+  for (auto& v : vars)
+    man.variables.push_back({v.name, v.rows, v.cols, 0});
+  man.input_mean = m.scaling.mean;
+  man.input_stddev = m.scaling.stddev;
+  shard_checkpoint shard;
+  for (uint32_t k = 0; k < vars.size(); ++k)
+    shard.variables.push_back({k, m.values[k], {}, {}});
+  c.shards.push_back(std::move(shard));
+  return c;
+}
+
+caf::expected<saved_model> load_saved_model(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return caf::make_error(errc::file_error, cat(path, ": no such file or directory"));
+  if (fs::is_directory(path, ec)) {
+    auto dir = checkpoint_dir_of(path);
+    if (!fs::exists(fs::path{dir} / "manifest.bin"))
+      return caf::make_error(errc::file_error, cat(path, ": neither a checkpoint (no manifest.bin) nor a run or "
+                                                   "model directory holding best/ or final/"));
+    auto c = read_checkpoint(dir);
+    if (!c)
+      return std::move(c.error());
+    return from_checkpoint(*c, dir);
+  }
+  if (!looks_like_npz(path))
+    return caf::make_error(errc::corrupt_data, cat(path, ": neither an .npz file nor a checkpoint directory"));
+  return load_npz(path);
+}
+
+caf::error export_npz(const saved_model& m, const std::string& path) {
+  std::vector<npy_array> arrays;
+  auto vars = m.spec.variables();
+  for (size_t k = 0; k < vars.size(); ++k)
+    arrays.push_back(float_array(vars[k].name, export_shape(m.spec, k), m.values[k]));
+  arrays.push_back(text_array(model_entry, model_json(m)));
+  return write_npz(arrays, path);
+}
+
+caf::expected<std::vector<std::vector<float>>> starting_values(const model_spec& spec, const init_options& init,
+                                                               uint64_t seed) {
+  if (init.from.empty())
+    return initial_values(spec, init, seed);
+  // Named arrays with their shapes, from an .npz (any arrays: model.json is optional here) or a
+  // saved model's checkpoint.
+  std::map<std::string, std::pair<std::vector<size_t>, std::vector<float>>> found;
+  std::error_code ec;
+  if (!fs::is_directory(init.from, ec) && fs::exists(init.from, ec) && looks_like_npz(init.from)) {
+    auto arrays = read_npz(init.from);
+    if (!arrays)
+      return std::move(arrays.error());
+    for (auto& a : *arrays)
+      if (!a.is_text)
+        found[a.name] = {a.shape, a.values};
+  } else {
+    auto m = load_saved_model(init.from);
+    if (!m)
+      return std::move(m.error());
+    auto vars = m->spec.variables();
+    for (size_t k = 0; k < vars.size(); ++k)
+      found[vars[k].name] = {export_shape(m->spec, k), m->values[k]};
+  }
+  auto bad = [&](const std::string& why) {
+    return caf::make_error(errc::invalid_config, cat("model.init-from ", init.from, ": ", why));
+  };
+  auto vars = spec.variables();
+  std::vector<std::vector<float>> out;
+  for (size_t k = 0; k < vars.size(); ++k) {
+    auto want = export_shape(spec, k);
+    auto i = found.find(vars[k].name);
+    if (i == found.end())
+      return bad(cat("lacks the variable ", vars[k].name, " (shape ", shape_text(want), ")"));
+    if (i->second.first != want)
+      return bad(cat(vars[k].name, " has shape ", shape_text(i->second.first), ", this model's is ", shape_text(want)));
+    out.push_back(std::move(i->second.second));
+    found.erase(i);
+  }
+  if (!found.empty())
+    return bad(cat("holds ", found.begin()->first, ", which this model does not have"));
+  return out;
+}
+
+} // namespace actorps

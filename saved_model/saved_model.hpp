@@ -1,0 +1,62 @@
+// A trained model outside training: what it computes (the layer list over an input shape), how its
+// inputs are scaled, and the values of its variables. Read from a checkpoint directory (the
+// cluster's checkpoints and the models every run keeps under runs/<name>/model/) or from an .npz
+// that actorps-export wrote; written as either. Format of the .npz: docs/export.md.
+#pragma once
+
+#include "checkpoint/checkpoint_format.hpp"
+#include "data/dataset.hpp"
+#include "model/init.hpp"
+#include "model/model_spec.hpp"
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+struct saved_model {
+  model_spec spec;
+  input_scaling scaling;
+  std::vector<std::vector<float>> values; ///< per variable, creation order
+  int64_t step = 0;                       ///< the global step it was taken at
+  double validation_accuracy = 0.0;       ///< at that step (0 when unknown)
+  std::string source;                     ///< the path it was read from
+};
+
+/// The name of the text entry of an exported .npz that describes the model (JSON).
+constexpr const char* model_entry = "model.json";
+
+/// The shape variable k of spec has in an export: conv weights [k_h, k_w, in, out] (TF's HWIO),
+/// dense weights [in, out], biases [units].
+std::vector<size_t> export_shape(const model_spec& spec, size_t k);
+
+/// Returns the model description written into an .npz: format, input shape, layers, classes,
+/// scaling, variables with their shapes, step and validation accuracy (one line of JSON).
+std::string model_json(const saved_model& m);
+
+/// Builds a saved model from a verified checkpoint (variables gathered from every shard file).
+/// Errors name path: a model text that does not parse, variables that are not the model's.
+caf::expected<saved_model> from_checkpoint(const checkpoint& c, const std::string& path);
+
+/// Returns m as a one-shard checkpoint (placement "single", no optimizer slots).
+checkpoint to_checkpoint(const saved_model& m);
+
+/// Reads a model from path: a checkpoint directory (holding manifest.bin), a model directory
+/// runs/<name>/model or a run directory runs/<name> (their best model), or an .npz written by
+/// actorps-export. Every failure names the path.
+caf::expected<saved_model> load_saved_model(const std::string& path);
+
+/// Writes m to path as an .npz (atomically: a temporary file renamed into place).
+caf::error export_npz(const saved_model& m, const std::string& path);
+
+/// The values a run starts from: init.from's variables when set (loaded with load_saved_model and
+/// matched to spec by name and shape; a missing, extra or differently shaped variable is an
+/// invalid_config error naming it and both shapes), otherwise initial_values(spec, init, seed).
+caf::expected<std::vector<std::vector<float>>> starting_values(const model_spec& spec, const init_options& init,
+                                                               uint64_t seed);
+
+} // namespace actorps

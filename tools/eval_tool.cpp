@@ -1,0 +1,156 @@
+// actorps-eval: a saved model on a labelled data set's test split and validation split.
+#include "tools/model_tools.hpp"
+
+#include "common/errc.hpp"
+#include "common/file_io.hpp"
+#include "common/json.hpp"
+#include "common/log.hpp"
+#include "compute/cpu_backend.hpp"
+#include "data/data_source.hpp"
+#include "saved_model/inference.hpp"
+#include "tools/confusion_matrix.hpp"
+#include "tools/tool_args.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+namespace actorps {
+
+namespace {
+
+caf::expected<confusion_matrix> score(const saved_model& m, dataset& set, const std::string& what, backend& be) {
+  if (auto err = check_fits(m, set, what, true))
+    return err;
+  apply_scaling(set, m.scaling);
+  auto logits = model_logits(m, set, be);
+  if (!logits)
+    return std::move(logits.error());
+  confusion_matrix cm{m.spec.classes()};
+  cm.add(logits->data(), set.labels.data(), set.rows);
+  return cm;
+}
+
+// A heat map of the confusion matrix with gnuplot (counts in the cells).
+caf::error plot(const confusion_matrix& cm, const std::string& png, const std::string& title) {
+  auto data = png + ".dat.tmp";
+  std::string rows;
+  for (int c = 0; c < cm.classes(); ++c)
+    for (int p = 0; p < cm.classes(); ++p)
+      rows += cat(p, " ", c, " ", cm.count(c, p), "\n");
+  if (auto err = write_file_synced(data, rows))
+    return err;
+  auto script = png + ".gp.tmp";
+  const int n = cm.classes();
+  std::string gp = cat("set terminal pngcairo size 760,680 noenhanced\n", "set output '", png, "'\n",
+                       "set title '", title, "'\n", "set xlabel 'predicted class'\nset ylabel 'true class'\n",
+                       "set xrange [-0.5:", n - 0.5, "]\nset yrange [", n - 0.5, ":-0.5]\n",
+                       "set xtics 1\nset ytics 1\nset palette defined (0 'white', 1 '#1f4e9c')\n",
+                       "plot '", data, "' using 1:2:3 with image notitle, '", data,
+                       "' using 1:2:(sprintf('%d', $3)) with labels font ',9' notitle\n");
+  if (auto err = write_file_synced(script, gp))
+    return err;
+  int rc = std::system(cat("gnuplot '", script, "' 2>", png, ".err.tmp").c_str());
+  auto why = read_whole_file(png + ".err.tmp");
+  std::remove(data.c_str());
+  std::remove(script.c_str());
+  std::remove((png + ".err.tmp").c_str());
+  if (rc != 0)
+    return caf::make_error(errc::file_error, cat(png, ": gnuplot failed (exit ", rc, "): ", why ? *why : ""));
+  return caf::none;
+}
+
+} // namespace
+
+int eval_main(int argc, char** argv) {
+  const std::vector<tool_option> options = {
+    {"data.dir", "directory of MNIST-format IDX files or CIFAR-10 binary files", "/usr/share/datasets/fashion-mnist"},
+    {"data.format", "auto, idx or cifar10", "auto"},
+    {"data.validation-size", "training examples held out for validation, as in training (0: 1/12)", "0"},
+    {"set", "test, validation or both", "both"},
+    {"out", "the JSON report", "eval.json"},
+    {"plot", "also draw the test confusion matrix with gnuplot (--plot=FILE.png; --plot: OUT with .png)", "", true,
+     "(out).png"},
+    {"threads", "CPU threads", "1"},
+  };
+  const char* usage = "actorps-eval MODEL [options]\n"
+                      "  MODEL: a checkpoint directory, a run directory (runs/NAME: its best model), a model\n"
+                      "         directory (runs/NAME/model) or an .npz written by actorps-export";
+  auto fail = [](const caf::error& err, int code) {
+    std::fprintf(stderr, "error: %s\n", describe(err).c_str());
+    return code;
+  };
+  auto args = parse_tool_args(argc, argv, options);
+  if (!args)
+    return fail(args.error(), 2);
+  if (args->help) {
+    std::printf("%s", tool_usage(usage, options).c_str());
+    return 0;
+  }
+  if (args->positional.size() != 1) {
+    std::fprintf(stderr, "error: expected one MODEL, got %zu arguments\n%s", args->positional.size(),
+                 tool_usage(usage, options).c_str());
+    return 2;
+  }
+  data_settings ds;
+  ds.dir = args->get("data.dir");
+  auto format = parse_data_format(args->get("data.format"));
+  if (!format)
+    return fail(caf::make_error(errc::invalid_config, cat("--data.format must be auto, idx or cifar10, got \"",
+                                                          args->get("data.format"), "\"")), 2);
+  ds.format = *format;
+  auto validation_size = int_option(*args, "data.validation-size", 0, 1 << 30);
+  auto threads = int_option(*args, "threads", 1, 256);
+  if (!validation_size)
+    return fail(validation_size.error(), 2);
+  if (!threads)
+    return fail(threads.error(), 2);
+  ds.validation_size = *validation_size;
+  const auto& which = args->get("set");
+  if (which != "test" && which != "validation" && which != "both")
+    return fail(caf::make_error(errc::invalid_config, cat("--set must be test, validation or both, got \"", which,
+                                                          "\"")), 2);
+  std::string out = args->get("out");
+  std::string png = args->get("plot");
+  if (png == "(out).png")
+    png = std::filesystem::path{out}.replace_extension(".png").string();
+  if (!png.empty() && which == "validation")
+    return fail(caf::make_error(errc::invalid_config, "--plot draws the test set's matrix: use --set=test or both"), 2);
+
+  auto m = load_saved_model(args->positional[0]);
+  if (!m)
+    return fail(m.error(), 1);
+  auto data = load_data(ds); // unscaled: the model's own scaling is applied below
+  if (!data)
+    return fail(data.error(), 1);
+  auto be = make_cpu_backend(*threads);
+  std::printf("model %s (step %lld): %s\ndata %s\n", m->source.c_str(), static_cast<long long>(m->step),
+              m->spec.text().c_str(), ds.dir.c_str());
+  json_object report;
+  report.add("model", m->source).add("model_text", m->spec.text()).add("step", m->step).add("data", ds.dir);
+  std::optional<confusion_matrix> test_cm;
+  for (const char* set : {"test", "validation"}) {
+    if (which != "both" && which != set)
+      continue;
+    dataset& d = std::string{set} == "test" ? data->test : data->validation;
+    auto cm = score(*m, d, cat(ds.dir, " (", set, " set)"), *be);
+    if (!cm)
+      return fail(cm.error(), 1);
+    std::printf("\n%s set: %lld examples, loss %.4f, accuracy %.2f%%\n%s", set, static_cast<long long>(cm->examples()),
+                cm->loss(), 100.0 * cm->accuracy(), cm->table().c_str());
+    report.add_raw(set, cm->json());
+    if (std::string{set} == "test")
+      test_cm = std::move(*cm);
+  }
+  if (auto err = write_file_atomically(out, report.str() + "\n"))
+    return fail(err, 1);
+  std::printf("\nreport: %s\n", out.c_str());
+  if (!png.empty()) {
+    if (auto err = plot(*test_cm, png, cat("confusion matrix, test set: ", m->source)))
+      return fail(err, 1);
+    std::printf("plot: %s\n", png.c_str());
+  }
+  return 0;
+}
+
+} // namespace actorps

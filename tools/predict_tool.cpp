@@ -1,0 +1,105 @@
+// actorps-predict: classes and probabilities of images under a saved model.
+#include "tools/model_tools.hpp"
+
+#include "common/errc.hpp"
+#include "common/json.hpp"
+#include "common/log.hpp"
+#include "compute/cpu_backend.hpp"
+#include "saved_model/inference.hpp"
+#include "tools/image_inputs.hpp"
+#include "tools/tool_args.hpp"
+
+#include <cstdio>
+
+namespace actorps {
+
+int predict_main(int argc, char** argv) {
+  const std::vector<tool_option> options = {
+    {"top", "how many classes to list per image, most probable first", "1"},
+    {"output", "table or jsonl (one JSON object per image)", "table"},
+    {"input-format", "auto (by content), png, idx or cifar10", "auto"},
+    {"resize", "scale PNG images of another size to the model's (bilinear); without it they are refused", "no",
+     true, "yes"},
+    {"threads", "CPU threads", "1"},
+  };
+  const char* usage = "actorps-predict MODEL INPUT... [options]\n"
+                      "  MODEL: a checkpoint directory, a run directory (runs/NAME: its best model), a model\n"
+                      "         directory (runs/NAME/model) or an .npz written by actorps-export\n"
+                      "  INPUT: PNG images (grey or RGB), IDX image files (raw or .gz), CIFAR-10 .bin files";
+  auto fail = [](const caf::error& err, int code) {
+    std::fprintf(stderr, "error: %s\n", describe(err).c_str());
+    return code;
+  };
+  auto args = parse_tool_args(argc, argv, options);
+  if (!args)
+    return fail(args.error(), 2);
+  if (args->help) {
+    std::printf("%s", tool_usage(usage, options).c_str());
+    return 0;
+  }
+  if (args->positional.size() < 2) {
+    std::fprintf(stderr, "error: expected MODEL and at least one INPUT\n%s", tool_usage(usage, options).c_str());
+    return 2;
+  }
+  auto top = int_option(*args, "top", 1, 1 << 20);
+  auto threads = int_option(*args, "threads", 1, 256);
+  auto kind = parse_input_kind(args->get("input-format"));
+  const auto& output = args->get("output");
+  const auto& resize = args->get("resize");
+  if (!top)
+    return fail(top.error(), 2);
+  if (!threads)
+    return fail(threads.error(), 2);
+  if (!kind)
+    return fail(caf::make_error(errc::invalid_config, cat("--input-format must be auto, png, idx or cifar10, got \"",
+                                                          args->get("input-format"), "\"")), 2);
+  if (output != "table" && output != "jsonl")
+    return fail(caf::make_error(errc::invalid_config, cat("--output must be table or jsonl, got \"", output, "\"")), 2);
+  if (resize != "yes" && resize != "no")
+    return fail(caf::make_error(errc::invalid_config, cat("--resize must be yes or no, got \"", resize, "\"")), 2);
+
+  auto m = load_saved_model(args->positional[0]);
+  if (!m)
+    return fail(m.error(), 1);
+  const int classes = m->spec.classes();
+  const int k = std::min(*top, classes);
+  // Every input is loaded and checked before anything is printed: a bad file fails the run whole.
+  std::vector<std::pair<std::string, image_input>> inputs;
+  for (size_t i = 1; i < args->positional.size(); ++i) {
+    auto in = load_image_input(args->positional[i], *kind, m->spec.input, resize == "yes");
+    if (!in)
+      return fail(in.error(), 1);
+    apply_scaling(in->images, m->scaling);
+    inputs.emplace_back(args->positional[i], std::move(*in));
+  }
+  auto be = make_cpu_backend(*threads);
+  if (output == "table")
+    std::printf("%-32s %7s %6s %11s%s\n", "input", "index", "class", "probability", k > 1 ? "  top classes" : "");
+  for (auto& [path, in] : inputs) {
+    auto logits = model_logits(*m, in.images, *be);
+    if (!logits)
+      return fail(logits.error(), 1);
+    for (int r = 0; r < in.images.rows; ++r) {
+      auto best = top_classes(softmax(logits->data() + static_cast<size_t>(r) * classes, classes), k);
+      if (output == "jsonl") {
+        std::string list = "[";
+        for (size_t j = 0; j < best.size(); ++j)
+          list += cat(j > 0 ? ", " : "", "{\"class\": ", best[j].first, ", \"probability\": ", best[j].second, "}");
+        json_object line;
+        line.add("input", path).add("index", r).add("class", best[0].first).add("probability", best[0].second);
+        if (in.labelled)
+          line.add("label", static_cast<int>(in.images.labels[r]));
+        line.add_raw("top", list + "]");
+        std::printf("%s\n", line.str().c_str());
+      } else {
+        std::string rest;
+        for (size_t j = 1; j < best.size(); ++j)
+          rest += cat("  ", best[j].first, ":", best[j].second);
+        std::printf("%-32s %7d %6d %11.6f%s\n", path.c_str(), r, best[0].first, best[0].second, rest.c_str());
+      }
+    }
+  }
+  return 0;
+}
+
+} // namespace actorps
