@@ -75,18 +75,4 @@ caf::error restore_into(const checkpoint& c, shard_setup& setup) {
   return caf::none;
 }
 
-std::string weights_digest(const std::vector<std::vector<float>>& params) {
-  uint64_t h = 1469598103934665603ULL;
-  for (auto& var : params) {
-    auto* bytes = reinterpret_cast<const unsigned char*>(var.data());
-    for (size_t i = 0; i < var.size() * sizeof(float); ++i) {
-      h ^= bytes[i];
-      h *= 1099511628211ULL;
-    }
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
 } // namespace actorps

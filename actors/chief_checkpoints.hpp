@@ -8,6 +8,7 @@
 #include "config/cluster_options.hpp"
 #include "config/train_options.hpp"
 #include "messages/shard_protocol.hpp"
+#include "saved_model/saved_model.hpp"
 
 #include <caf/error.hpp>
 
@@ -31,10 +32,6 @@ std::vector<checkpoint_variable> checkpoint_variables(const placement_plan& plan
 checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, const optimizer_params& shard_opt,
                            const train_settings& train, const cluster_settings& cluster, const run_position& at,
                            const std::vector<shard_snapshot>& snapshots);
-
-/// FNV-1a over the bytes of every variable in creation order, as 16 hex digits: equal digests,
-/// equal weights (summary.json's weights_digest).
-std::string weights_digest(const std::vector<std::vector<float>>& params);
 
 /// Adds shard `setup.shard`'s values, optimizer slots and version from c to setup (whose plan
 /// must be c's placement). Fails with invalid_config when c was taken with another number of

@@ -129,7 +129,8 @@ caf::error detail::prepare(chief_pointer self) {
       return std::move(start.error());
     st.start = std::move(*start);
     if (!st.cfg.train.init.from.empty())
-      log_line(tag, cat("starting from the values of ", st.cfg.train.init.from));
+      log_line(tag, cat("starting from the values of ", st.cfg.train.init.from, " (weights digest ",
+                        weights_digest(st.start), ")"));
   } else if (!st.cfg.train.init.from.empty()) {
     log_line(tag, cat("model.init-from ", st.cfg.train.init.from, " is not used: the run resumes from a checkpoint"));
   }

@@ -20,12 +20,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 jfield() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
-if ! /usr/bin/python3 -c "import torch" 2> /dev/null; then
-  echo "== installing python3-torch (Debian) for the PyTorch baselines"
-  sudo_cmd=""; [[ $(id -u) -eq 0 ]] || sudo_cmd=sudo
-  $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch > "$tmp/apt.log" 2>&1 \
-    || { echo "models_bench: installing python3-torch failed, see the log:" >&2; tail -5 "$tmp/apt.log" >&2; exit 1; }
-fi
+bench/install_torch.sh models_bench
 [[ -f "$torch_ref" ]] || { echo "models_bench: $torch_ref is missing" >&2; exit 1; }
 
 echo "== 1. one training step at batch 50, 1 thread (examples/s)"

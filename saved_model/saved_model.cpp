@@ -142,6 +142,20 @@ std::string checkpoint_dir_of(const std::string& path) {
 
 } // namespace
 
+std::string weights_digest(const std::vector<std::vector<float>>& params) {
+  uint64_t h = 1469598103934665603ULL;
+  for (auto& var : params) {
+    auto* bytes = reinterpret_cast<const unsigned char*>(var.data());
+    for (size_t i = 0; i < var.size() * sizeof(float); ++i) {
+      h ^= bytes[i];
+      h *= 1099511628211ULL;
+    }
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
 std::vector<size_t> export_shape(const model_spec& spec, size_t k) {
   auto vars = spec.variables();
   auto first = spec.first_variable();

@@ -27,6 +27,10 @@ struct saved_model {
   std::string source;                     ///< the path it was read from
 };
 
+/// FNV-1a over the bytes of every variable in creation order, as 16 hex digits: equal digests,
+/// equal weights (summary.json's weights_digest; what actorps-export and model.init-from log).
+std::string weights_digest(const std::vector<std::vector<float>>& params);
+
 /// The name of the text entry of an exported .npz that describes the model (JSON).
 constexpr const char* model_entry = "model.json";
 

@@ -53,8 +53,9 @@ int export_main(int argc, char** argv) {
   size_t parameters = 0;
   for (auto& v : m->values)
     parameters += v.size();
-  std::printf("exported %zu variables (%zu parameters) of \"%s\" from %s to %s\n", m->values.size(), parameters,
-              m->spec.text().c_str(), m->source.c_str(), out.c_str());
+  std::printf("exported %zu variables (%zu parameters) of \"%s\" from %s to %s (weights digest %s)\n",
+              m->values.size(), parameters, m->spec.text().c_str(), m->source.c_str(), out.c_str(),
+              weights_digest(m->values).c_str());
   return 0;
 }
 

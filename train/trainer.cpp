@@ -65,7 +65,7 @@ caf::expected<session> prepare(const train_settings& s) {
   if (auto err = out.net->set_parameters(*start))
     return err;
   if (!s.init.from.empty())
-    log_line(tag, cat("starting from the values of ", s.init.from));
+    log_line(tag, cat("starting from the values of ", s.init.from, " (weights digest ", weights_digest(*start), ")"));
   auto opt = optimizer::make(*out.be, s.optimizer, spec.variables());
   if (!opt)
     return std::move(opt.error());

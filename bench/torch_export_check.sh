@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Outside CI: an exported model in PyTorch reproduces actorps' test accuracy.
+# Usage: bench/torch_export_check.sh [MODEL.npz [DATA_DIR]]
+#   Without MODEL: trains the reference MLP (2 epochs) and the cnn preset (1,500 steps) with
+#   actorps-train, exports each, and checks both. Run from the repository root after a build.
+set -euo pipefail
+data=${2:-/usr/share/datasets/fashion-mnist}
+bin=build/bin
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bench/install_torch.sh torch_export_check
+
+check() { # NPZ: actorps-eval's and PyTorch's test accuracy side by side
+  "$bin/actorps-eval" "$1" --data.dir="$data" --set=test --out="$tmp/eval.json" > /dev/null
+  ours=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['test']['accuracy'])" "$tmp/eval.json")
+  line=$(/usr/bin/python3 bench/torch_from_npz.py "$1" "$data")
+  theirs=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['torch_test_accuracy'])" "$line")
+  python3 - "$ours" "$theirs" "$line" <<'PY'
+import json, sys
+ours, theirs, line = float(sys.argv[1]), float(sys.argv[2]), json.loads(sys.argv[3])
+ok = abs(ours - theirs) <= 1e-4
+print(f"{line['model']}\n  actorps-eval {ours:.4f}, PyTorch from the npz {theirs:.4f}: "
+      f"{'equal' if ok else 'DIFFERENT'} (|diff| {abs(ours - theirs):.4f}, {line['examples']} test examples)")
+sys.exit(0 if ok else 1)
+PY
+}
+
+if [[ $# -ge 1 ]]; then
+  check "$1"
+  exit
+fi
+status=0
+for run in "reference --train.max-epochs=2" "cnn --train.max-steps=1500 --train.max-epochs=0"; do
+  set -- $run
+  "$bin/actorps-train" --model.preset="$1" "${@:2}" --train.patience=0 --train.run-dir="$tmp/runs" \
+    --train.name="$1" --data.dir="$data" > "$tmp/$1.log" 2>&1
+  "$bin/actorps-export" "$tmp/runs/$1" "$tmp/$1.npz" > /dev/null
+  check "$tmp/$1.npz" || status=1
+done
+exit $status

@@ -1,0 +1,120 @@
+// Tests of data/png_reader: grey, RGB, RGBA (composited onto black) and 16-bit images read exactly;
+// sizes and channel counts the model does not take are named errors; resizing on request;
+// corrupt and foreign files named.
+#include "data/png_reader.hpp"
+
+#include "common/errc.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <png.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include <cstring>
+
+using namespace actorps;
+using namespace actorps::test;
+
+namespace {
+
+// Writes a w x h image in `format` (a PNG_FORMAT_*), component bytes (or 16-bit words) in px.
+template <class T>
+void write_png(const std::string& path, int w, int h, png_uint_32 format, const std::vector<T>& px) {
+  png_image image;
+  std::memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(w);
+  image.height = static_cast<png_uint_32>(h);
+  image.format = format;
+  BOOST_REQUIRE(png_image_write_to_file(&image, path.c_str(), 0, px.data(), 0, nullptr));
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(png_reader)
+
+BOOST_AUTO_TEST_CASE(grey_and_rgb_read_exactly) {
+  temp_dir dir;
+  std::vector<uint8_t> grey(6 * 4);
+  for (size_t i = 0; i < grey.size(); ++i)
+    grey[i] = static_cast<uint8_t>(i * 10);
+  write_png(dir.file("g.png"), 6, 4, PNG_FORMAT_GRAY, grey);
+  auto g = read_png(dir.file("g.png"), {4, 6, 1}, false);
+  BOOST_REQUIRE_MESSAGE(g, error_text(g));
+  BOOST_TEST(g->rows == 1);
+  BOOST_TEST(g->cols == 24);
+  for (size_t i = 0; i < grey.size(); ++i)
+    BOOST_TEST(g->images[i] == static_cast<float>(grey[i]) * (1.0f / 255.0f)); // as the IDX reader scales
+  std::vector<uint8_t> rgb(2 * 2 * 3);
+  for (size_t i = 0; i < rgb.size(); ++i)
+    rgb[i] = static_cast<uint8_t>(20 * i + 1);
+  write_png(dir.file("c.png"), 2, 2, PNG_FORMAT_RGB, rgb);
+  auto c = read_png(dir.file("c.png"), {2, 2, 3}, false);
+  BOOST_REQUIRE_MESSAGE(c, error_text(c));
+  for (size_t i = 0; i < rgb.size(); ++i) // NHWC: a pixel's channels together, as in CIFAR-10 data
+    BOOST_TEST(c->images[i] == static_cast<float>(rgb[i]) * (1.0f / 255.0f));
+}
+
+BOOST_AUTO_TEST_CASE(alpha_is_composited_onto_black) {
+  temp_dir dir;
+  write_png(dir.file("a.png"), 2, 1, PNG_FORMAT_GA, std::vector<uint8_t>{200, 255, 200, 0});
+  auto a = read_png(dir.file("a.png"), {1, 2, 1}, false);
+  BOOST_REQUIRE_MESSAGE(a, error_text(a));
+  BOOST_TEST(a->images[0] == 200.0f / 255.0f, boost::test_tools::tolerance(1e-6f)); // opaque
+  BOOST_TEST(a->images[1] == 0.0f);                                               // transparent
+}
+
+BOOST_AUTO_TEST_CASE(sixteen_bit_images_read) {
+  temp_dir dir;
+  write_png(dir.file("w.png"), 2, 1, PNG_FORMAT_LINEAR_Y, std::vector<uint16_t>{0, 65535});
+  auto w = read_png(dir.file("w.png"), {1, 2, 1}, false);
+  BOOST_REQUIRE_MESSAGE(w, error_text(w));
+  BOOST_TEST(w->images[0] == 0.0f);
+  BOOST_TEST(w->images[1] == 1.0f);
+}
+
+BOOST_AUTO_TEST_CASE(size_and_channels_must_fit_unless_resized) {
+  temp_dir dir;
+  write_png(dir.file("big.png"), 8, 6, PNG_FORMAT_GRAY, std::vector<uint8_t>(48, 100));
+  auto big = read_png(dir.file("big.png"), {4, 4, 1}, false);
+  BOOST_REQUIRE(!big);
+  BOOST_TEST((big.error() == errc::shape_mismatch));
+  BOOST_TEST(describe(big.error()).find("big.png: 8x6 pixels, the model takes 4x4 (pass --resize") != std::string::npos);
+  auto resized = read_png(dir.file("big.png"), {4, 4, 1}, true);
+  BOOST_REQUIRE_MESSAGE(resized, error_text(resized));
+  BOOST_TEST(resized->images.size() == 16u);
+  for (float x : resized->images) // a flat image stays flat
+    BOOST_TEST(x == 100.0f / 255.0f, boost::test_tools::tolerance(1e-6f));
+  auto rgb = read_png(dir.file("big.png"), {6, 8, 3}, false);
+  BOOST_REQUIRE(!rgb);
+  BOOST_TEST(describe(rgb.error()).find("a grey image (1 channel), the model takes 3 (RGB)") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(resize_bilinear_interpolates) {
+  // 1x2 -> 1x4: samples at x = -0.25, 0.25, 0.75, 1.25 of the source, clamped
+  auto out = resize_bilinear({0.0f, 1.0f}, {1, 2, 1}, {1, 4, 1});
+  BOOST_TEST(out[0] == 0.0f);
+  BOOST_TEST(out[1] == 0.25f);
+  BOOST_TEST(out[2] == 0.75f);
+  BOOST_TEST(out[3] == 1.0f);
+}
+
+BOOST_AUTO_TEST_CASE(corrupt_and_foreign_files_are_named) {
+  temp_dir dir;
+  write_png(dir.file("ok.png"), 8, 8, PNG_FORMAT_GRAY, std::vector<uint8_t>(64, 7));
+  auto bytes = read_text(dir.file("ok.png"));
+  write_file(dir.file("cut.png"), std::vector<uint8_t>(bytes.begin(), bytes.begin() + 40));
+  auto cut = read_png(dir.file("cut.png"), {8, 8, 1}, false);
+  BOOST_REQUIRE(!cut);
+  BOOST_TEST((cut.error() == errc::corrupt_data));
+  BOOST_TEST(describe(cut.error()).find("cut.png: a corrupt PNG") != std::string::npos, describe(cut.error()));
+  write_file(dir.file("text.png"), {'n', 'o', 't', ' ', 'a', ' ', 'p', 'n', 'g'});
+  auto text = read_png(dir.file("text.png"), {8, 8, 1}, false);
+  BOOST_REQUIRE(!text);
+  BOOST_TEST(describe(text.error()).find("text.png: not a PNG image") != std::string::npos);
+  auto absent = read_png(dir.file("absent.png"), {8, 8, 1}, false);
+  BOOST_REQUIRE(!absent);
+  BOOST_TEST((absent.error() == errc::file_error));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,106 @@
+// Tests of saved_model/npz_file: round trips of float and text arrays, the .npy header as numpy
+// writes it, the zip structure, and named errors for truncated, garbled or foreign files.
+#include "saved_model/npz_file.hpp"
+
+#include "common/errc.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace actorps;
+using namespace actorps::test;
+
+namespace {
+
+std::vector<uint8_t> bytes_of(const std::string& s) {
+  return {s.begin(), s.end()};
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(npz_file)
+
+BOOST_AUTO_TEST_CASE(arrays_and_text_round_trip_bit_for_bit) {
+  temp_dir dir;
+  auto odd = random_values(7 * 3, 5);
+  odd[0] = -0.0f;
+  odd[1] = std::numeric_limits<float>::denorm_min();
+  odd[2] = std::numeric_limits<float>::infinity();
+  std::vector<npy_array> arrays = {float_array("conv0/weights", {3, 3, 1, 2}, random_values(18, 1)),
+                                   float_array("conv0/bias", {2}, {0.5f, -1.25f}),
+                                   float_array("odd", {7, 3}, odd),
+                                   text_array("model.json", "{\"model\": \"28x28x1: dense 10\", \"\xc3\xa9\": 1}")};
+  BOOST_REQUIRE(!write_npz(arrays, dir.file("m.npz")));
+  BOOST_TEST(looks_like_npz(dir.file("m.npz")));
+  auto back = read_npz(dir.file("m.npz"));
+  BOOST_REQUIRE_MESSAGE(back, error_text(back));
+  BOOST_REQUIRE_EQUAL(back->size(), arrays.size());
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    BOOST_TEST((*back)[i].name == arrays[i].name);
+    BOOST_TEST((*back)[i].is_text == arrays[i].is_text);
+    BOOST_TEST((*back)[i].shape == arrays[i].shape);
+    BOOST_TEST((*back)[i].text == arrays[i].text);
+    BOOST_REQUIRE_EQUAL((*back)[i].values.size(), arrays[i].values.size());
+    BOOST_TEST(std::memcmp((*back)[i].values.data(), arrays[i].values.data(), arrays[i].values.size() * 4) == 0);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(entries_are_npy_files_as_numpy_writes_them) {
+  temp_dir dir;
+  BOOST_REQUIRE(!write_npz({float_array("w", {2, 3}, {1, 2, 3, 4, 5, 6})}, dir.file("m.npz")));
+  auto raw = read_text(dir.file("m.npz"));
+  // local header, the entry's name, then the .npy: magic, version 1.0, header length, header
+  BOOST_TEST(raw.compare(0, 4, "PK\x03\x04") == 0);
+  auto npy = raw.find("\x93NUMPY");
+  BOOST_REQUIRE(npy != std::string::npos);
+  BOOST_TEST(raw.substr(30, 5) == "w.npy");
+  BOOST_TEST(raw[npy + 6] == '\x01');
+  BOOST_TEST(raw[npy + 7] == '\x00');
+  size_t header_len = static_cast<unsigned char>(raw[npy + 8]) | static_cast<unsigned char>(raw[npy + 9]) << 8;
+  BOOST_TEST((10 + header_len) % 64 == 0u);
+  auto header = raw.substr(npy + 10, header_len);
+  BOOST_TEST(header.find("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }") == 0u);
+  BOOST_TEST(header.back() == '\n');
+  float first;
+  std::memcpy(&first, raw.data() + npy + 10 + header_len, 4);
+  BOOST_TEST(first == 1.0f);
+  // the end record closes the archive
+  BOOST_TEST(raw.compare(raw.size() - 22, 4, "PK\x05\x06") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(broken_files_are_named_errors) {
+  temp_dir dir;
+  BOOST_REQUIRE(!write_npz({float_array("w", {4}, {1, 2, 3, 4}), text_array("t", "x")}, dir.file("m.npz")));
+  auto raw = read_text(dir.file("m.npz"));
+  auto check = [&](const std::string& name, const std::string& bytes, const std::string& want) {
+    write_file(dir.file(name), bytes_of(bytes));
+    auto r = read_npz(dir.file(name));
+    BOOST_TEST_INFO(name);
+    BOOST_TEST_REQUIRE(!r);
+    BOOST_TEST((r.error() == errc::corrupt_data));
+    BOOST_TEST(describe(r.error()).find(dir.file(name)) != std::string::npos, describe(r.error()));
+    BOOST_TEST(describe(r.error()).find(want) != std::string::npos, describe(r.error()));
+  };
+  check("truncated.npz", raw.substr(0, raw.size() / 2), "truncated");
+  check("foreign.npz", "just some text, not a zip archive at all........", "not an .npz");
+  auto flipped = raw;
+  flipped[raw.find("\x93NUMPY") + 130] ^= 0x55; // inside w's values (its header ends at +128)
+  check("flipped.npz", flipped, "checksum mismatch");
+  auto missing = read_npz(dir.file("absent.npz"));
+  BOOST_REQUIRE(!missing);
+  BOOST_TEST((missing.error() == errc::file_error));
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_write_leaves_nothing) {
+  temp_dir dir;
+  auto err = write_npz({float_array("w", {1}, {1})}, dir.file("no/such/dir/m.npz"));
+  BOOST_REQUIRE(err);
+  BOOST_TEST(describe(err).find("no/such/dir/m.npz") != std::string::npos);
+  BOOST_TEST(!looks_like_npz(dir.file("no/such/dir/m.npz")));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,75 @@
+// Tests of tools/image_inputs: inputs recognised by content (PNG, IDX raw and gzip, CIFAR-10),
+// and named errors for unrecognised files and shapes the model does not take.
+#include "tools/image_inputs.hpp"
+
+#include "common/errc.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <png.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include <cstring>
+
+using namespace actorps;
+using namespace actorps::test;
+
+namespace {
+
+void write_grey_png(const std::string& path, int w, int h) {
+  png_image image;
+  std::memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(w);
+  image.height = static_cast<png_uint_32>(h);
+  image.format = PNG_FORMAT_GRAY;
+  std::vector<png_byte> px(static_cast<size_t>(w * h), 200);
+  BOOST_REQUIRE(png_image_write_to_file(&image, path.c_str(), 0, px.data(), 0, nullptr));
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(image_inputs)
+
+BOOST_AUTO_TEST_CASE(kinds_are_recognised_by_content) {
+  temp_dir dir;
+  const image_shape mnist{4, 4, 1};
+  write_grey_png(dir.file("a.img"), 4, 4);
+  write_file(dir.file("b.img"), idx_bytes({2, 4, 4}, std::vector<uint8_t>(32, 51)));
+  write_gz_file(dir.file("c.img"), idx_bytes({3, 4, 4}, std::vector<uint8_t>(48, 0)));
+  write_file(dir.file("d.img"), cifar_records(2));
+  auto a = load_image_input(dir.file("a.img"), input_kind::automatic, mnist, false);
+  BOOST_REQUIRE_MESSAGE(a, error_text(a));
+  BOOST_TEST(a->images.rows == 1);
+  BOOST_TEST(a->images.images[0] == 200.0f / 255.0f, boost::test_tools::tolerance(1e-6f));
+  auto b = load_image_input(dir.file("b.img"), input_kind::automatic, mnist, false);
+  BOOST_REQUIRE_MESSAGE(b, error_text(b));
+  BOOST_TEST(b->images.rows == 2);
+  BOOST_TEST(!b->labelled);
+  BOOST_TEST(load_image_input(dir.file("c.img"), input_kind::automatic, mnist, false)->images.rows == 3);
+  auto d = load_image_input(dir.file("d.img"), input_kind::automatic, {32, 32, 3}, false);
+  BOOST_REQUIRE_MESSAGE(d, error_text(d));
+  BOOST_TEST(d->labelled);
+  BOOST_TEST(d->images.labels[1] == 1.0f);
+  BOOST_TEST((parse_input_kind("cifar10") == input_kind::cifar10));
+  BOOST_TEST(!parse_input_kind("jpeg"));
+}
+
+BOOST_AUTO_TEST_CASE(unrecognised_and_misfit_inputs_are_named) {
+  temp_dir dir;
+  write_file(dir.file("notes.txt"), {'h', 'e', 'l', 'l', 'o'});
+  auto what = load_image_input(dir.file("notes.txt"), input_kind::automatic, {4, 4, 1}, false);
+  BOOST_REQUIRE(!what);
+  BOOST_TEST(describe(what.error()).find("notes.txt: not a PNG image, an IDX image file or a CIFAR-10") !=
+             std::string::npos);
+  write_file(dir.file("b.idx"), idx_bytes({2, 5, 5}, std::vector<uint8_t>(50, 0)));
+  auto misfit = load_image_input(dir.file("b.idx"), input_kind::automatic, {4, 4, 1}, true);
+  BOOST_REQUIRE(!misfit);
+  BOOST_TEST(describe(misfit.error()) ==
+             "shape_mismatch: " + dir.file("b.idx") + ": images are 5x5x1, the model takes 4x4x1 (only PNG images are resized)");
+  auto absent = load_image_input(dir.file("absent.png"), input_kind::automatic, {4, 4, 1}, false);
+  BOOST_REQUIRE(!absent);
+  BOOST_TEST((absent.error() == errc::file_error));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
