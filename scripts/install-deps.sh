@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(g++ cmake libcaf-dev libssl-dev libcereal-dev libboost-test-dev libopenblas-dev
-          zlib1g-dev dataset-fashion-mnist openssl python3 gnuplot-nox)
+          zlib1g-dev libpng-dev dataset-fashion-mnist openssl python3 python3-numpy gnuplot-nox)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -2,7 +2,8 @@
 # Convolutional models in real clusters on 127.0.0.1:
 #  1. CIFAR-10 binary files (written by the test: no real copy is reachable here), detected by
 #     data.format = auto, normalised per channel and augmented, train a small CNN in an async
-#     cluster (1 shard, 2 workers) far above chance (10 classes);
+#     cluster (1 shard, 2 workers) far above chance (10 classes); the chief keeps the model, and
+#     actorps-eval on it (with its recorded scaling) reproduces the summary's test accuracy;
 #  2. the cnn preset trains on Fashion-MNIST in an async cluster; its summary records the layer
 #     list and the chief prints the model table.
 # Usage: cnn_test.sh REPO_ROOT BIN_DIR
@@ -20,6 +21,13 @@ if cluster --ps 1 --workers 2 --name cifar --deadline 240 -- --data.dir="$tmp/ci
   above "$acc" 0.5 || fail "the CIFAR-format CNN reached only $acc"
   [[ "$(field "$tmp/runs/cifar/summary.json" input)" == "32x32x3" ]] || fail "the input shape is not 32x32x3"
   grep -q "(32x32x3) from $tmp/cifar" "$tmp/runs/cifar/logs/chief.log" || fail "the chief did not log the CIFAR data"
+  # the cluster kept its model, with the per-channel scaling: actorps-eval reproduces the summary
+  "$bin/actorps-eval" "$tmp/runs/cifar" --data.dir="$tmp/cifar" --set=test --out="$tmp/cifar-eval.json" \
+    > "$tmp/cifar-eval.out" 2>&1 || { fail "actorps-eval of the cluster's model failed"; tail -3 "$tmp/cifar-eval.out"; }
+  evaluated=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['test']['accuracy'])" "$tmp/cifar-eval.json")
+  echo "actorps-eval of $tmp/runs/cifar/model/best: $evaluated"
+  python3 -c "import sys; sys.exit(0 if abs(float(sys.argv[1]) - float(sys.argv[2])) <= 1e-4 else 1)" "$acc" "$evaluated" \
+    || fail "actorps-eval ($evaluated) does not reproduce the cluster's test accuracy ($acc)"
 else
   fail "the CIFAR cluster failed:"; tail -20 "$tmp/cifar.out"
 fi
