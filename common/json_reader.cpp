@@ -3,6 +3,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "common/utf8.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -95,24 +96,6 @@ private:
     return true;
   }
 
-  static void append_utf8(std::string& out, unsigned cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
   bool hex4(unsigned& cp) {
     if (pos_ + 4 > s_.size())
       return fail("truncated \\u escape");
@@ -164,7 +147,7 @@ private:
               return false;
             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
           }
-          append_utf8(out, cp);
+          append_utf8(out, static_cast<char32_t>(cp));
           break;
         }
         default: return fail(cat("bad escape \\", e));

@@ -5,6 +5,7 @@
 #include "common/errc.hpp"
 #include "common/file_io.hpp"
 #include "common/log.hpp"
+#include "common/utf8.hpp"
 
 #include <zlib.h>
 
@@ -47,40 +48,6 @@ uint32_t crc_of(const char* data, size_t n) {
   return static_cast<uint32_t>(crc);
 }
 
-// -- UTF-8 <-> UTF-32 for numpy's '<U' text ------------------------------------------------------
-
-std::u32string utf32_of(const std::string& s) {
-  std::u32string out;
-  for (size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    int extra = c < 0x80 ? 0 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
-    char32_t cp = extra == 0 ? c : c & (0x3F >> extra);
-    for (int k = 1; k <= extra && i + static_cast<size_t>(k) < s.size(); ++k)
-      cp = (cp << 6) | (static_cast<unsigned char>(s[i + static_cast<size_t>(k)]) & 0x3F);
-    out += cp;
-    i += static_cast<size_t>(extra) + 1;
-  }
-  return out;
-}
-
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 // -- .npy ----------------------------------------------------------------------------------------
 
 constexpr char npy_magic[] = "\x93NUMPY";
@@ -96,7 +63,7 @@ std::string npy_bytes(const npy_array& a) {
   std::string descr, data;
   std::vector<size_t> shape = a.shape;
   if (a.is_text) {
-    auto text = utf32_of(a.text);
+    auto text = code_points(a.text);
     descr = cat("<U", std::max<size_t>(text.size(), 1));
     shape.clear();
     for (char32_t cp : text)

@@ -76,53 +76,40 @@ int eval_main(int argc, char** argv) {
   const char* usage = "actorps-eval MODEL [options]\n"
                       "  MODEL: a checkpoint directory, a run directory (runs/NAME: its best model), a model\n"
                       "         directory (runs/NAME/model) or an .npz written by actorps-export";
-  auto fail = [](const caf::error& err, int code) {
-    std::fprintf(stderr, "error: %s\n", describe(err).c_str());
-    return code;
-  };
-  auto args = parse_tool_args(argc, argv, options);
-  if (!args)
-    return fail(args.error(), 2);
-  if (args->help) {
-    std::printf("%s", tool_usage(usage, options).c_str());
-    return 0;
-  }
-  if (args->positional.size() != 1) {
-    std::fprintf(stderr, "error: expected one MODEL, got %zu arguments\n%s", args->positional.size(),
-                 tool_usage(usage, options).c_str());
-    return 2;
-  }
+  tool_args args;
+  if (auto done = begin_tool(argc, argv, options, usage, 1, 1, args))
+    return *done;
   data_settings ds;
-  ds.dir = args->get("data.dir");
-  auto format = parse_data_format(args->get("data.format"));
+  ds.dir = args.get("data.dir");
+  auto format = parse_data_format(args.get("data.format"));
   if (!format)
-    return fail(caf::make_error(errc::invalid_config, cat("--data.format must be auto, idx or cifar10, got \"",
-                                                          args->get("data.format"), "\"")), 2);
+    return tool_failure(caf::make_error(errc::invalid_config, cat("--data.format must be auto, idx or cifar10, got \"",
+                                                          args.get("data.format"), "\"")), 2);
   ds.format = *format;
-  auto validation_size = int_option(*args, "data.validation-size", 0, 1 << 30);
-  auto threads = int_option(*args, "threads", 1, 256);
+  auto validation_size = int_option(args, "data.validation-size", 0, 1 << 30);
+  auto threads = int_option(args, "threads", 1, 256);
   if (!validation_size)
-    return fail(validation_size.error(), 2);
+    return tool_failure(validation_size.error(), 2);
   if (!threads)
-    return fail(threads.error(), 2);
+    return tool_failure(threads.error(), 2);
   ds.validation_size = *validation_size;
-  const auto& which = args->get("set");
+  const auto& which = args.get("set");
   if (which != "test" && which != "validation" && which != "both")
-    return fail(caf::make_error(errc::invalid_config, cat("--set must be test, validation or both, got \"", which,
+    return tool_failure(caf::make_error(errc::invalid_config, cat("--set must be test, validation or both, got \"", which,
                                                           "\"")), 2);
-  std::string out = args->get("out");
-  std::string png = args->get("plot");
+  std::string out = args.get("out");
+  std::string png = args.get("plot");
   if (png == "(out).png")
     png = std::filesystem::path{out}.replace_extension(".png").string();
   if (!png.empty() && which == "validation")
-    return fail(caf::make_error(errc::invalid_config, "--plot draws the test set's matrix: use --set=test or both"), 2);
+    return tool_failure(caf::make_error(errc::invalid_config, "--plot draws the test set's matrix: use --set=test or both"), 2);
 
-  auto m = load_saved_model(args->positional[0]);
+  auto m = load_saved_model(args.positional[0]);
   if (!m)
-    return fail(m.error(), 1);
+    return tool_failure(m.error(), 1);
   auto data = load_data(ds); // unscaled: the model's own scaling is applied below
   if (!data)
-    return fail(data.error(), 1);
+    return tool_failure(data.error(), 1);
   auto be = make_cpu_backend(*threads);
   std::printf("model %s (step %lld): %s\ndata %s\n", m->source.c_str(), static_cast<long long>(m->step),
               m->spec.text().c_str(), ds.dir.c_str());
@@ -135,7 +122,7 @@ int eval_main(int argc, char** argv) {
     dataset& d = std::string{set} == "test" ? data->test : data->validation;
     auto cm = score(*m, d, cat(ds.dir, " (", set, " set)"), *be);
     if (!cm)
-      return fail(cm.error(), 1);
+      return tool_failure(cm.error(), 1);
     std::printf("\n%s set: %lld examples, loss %.4f, accuracy %.2f%%\n%s", set, static_cast<long long>(cm->examples()),
                 cm->loss(), 100.0 * cm->accuracy(), cm->table().c_str());
     report.add_raw(set, cm->json());
@@ -143,11 +130,11 @@ int eval_main(int argc, char** argv) {
       test_cm = std::move(*cm);
   }
   if (auto err = write_file_atomically(out, report.str() + "\n"))
-    return fail(err, 1);
+    return tool_failure(err, 1);
   std::printf("\nreport: %s\n", out.c_str());
   if (!png.empty()) {
     if (auto err = plot(*test_cm, png, cat("confusion matrix, test set: ", m->source)))
-      return fail(err, 1);
+      return tool_failure(err, 1);
     std::printf("plot: %s\n", png.c_str());
   }
   return 0;

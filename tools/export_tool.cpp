@@ -20,36 +20,20 @@ int export_main(int argc, char** argv) {
   const char* usage = "actorps-export MODEL OUT [--format=npz|checkpoint]\n"
                       "  MODEL: a checkpoint directory, a run directory (runs/NAME: its best model), a model\n"
                       "         directory (runs/NAME/model) or an .npz written by actorps-export";
-  auto args = parse_tool_args(argc, argv, options);
-  if (!args) {
-    std::fprintf(stderr, "error: %s\n", describe(args.error()).c_str());
-    return 2;
-  }
-  if (args->help) {
-    std::printf("%s", tool_usage(usage, options).c_str());
-    return 0;
-  }
-  if (args->positional.size() != 2) {
-    std::fprintf(stderr, "error: expected MODEL and OUT, got %zu arguments\n%s", args->positional.size(),
-                 tool_usage(usage, options).c_str());
-    return 2;
-  }
-  const auto& format = args->get("format");
-  if (format != "npz" && format != "checkpoint") {
-    std::fprintf(stderr, "error: --format must be npz or checkpoint, got \"%s\"\n", format.c_str());
-    return 2;
-  }
-  auto m = load_saved_model(args->positional[0]);
-  if (!m) {
-    std::fprintf(stderr, "error: %s\n", describe(m.error()).c_str());
-    return 1;
-  }
-  const auto& out = args->positional[1];
+  tool_args args;
+  if (auto done = begin_tool(argc, argv, options, usage, 2, 2, args))
+    return *done;
+  const auto& format = args.get("format");
+  if (format != "npz" && format != "checkpoint")
+    return tool_failure(caf::make_error(errc::invalid_config, cat("--format must be npz or checkpoint, got \"", format,
+                                                                  "\"")), 2);
+  auto m = load_saved_model(args.positional[0]);
+  if (!m)
+    return tool_failure(m.error(), 1);
+  const auto& out = args.positional[1];
   auto err = format == "npz" ? export_npz(*m, out) : write_checkpoint(to_checkpoint(*m), out);
-  if (err) {
-    std::fprintf(stderr, "error: %s\n", describe(err).c_str());
-    return 1;
-  }
+  if (err)
+    return tool_failure(err, 1);
   size_t parameters = 0;
   for (auto& v : m->values)
     parameters += v.size();

@@ -9,6 +9,7 @@
 #include "tools/image_inputs.hpp"
 #include "tools/tool_args.hpp"
 
+#include <cstdint>
 #include <cstdio>
 
 namespace actorps {
@@ -26,51 +27,39 @@ int predict_main(int argc, char** argv) {
                       "  MODEL: a checkpoint directory, a run directory (runs/NAME: its best model), a model\n"
                       "         directory (runs/NAME/model) or an .npz written by actorps-export\n"
                       "  INPUT: PNG images (grey or RGB), IDX image files (raw or .gz), CIFAR-10 .bin files";
-  auto fail = [](const caf::error& err, int code) {
-    std::fprintf(stderr, "error: %s\n", describe(err).c_str());
-    return code;
-  };
-  auto args = parse_tool_args(argc, argv, options);
-  if (!args)
-    return fail(args.error(), 2);
-  if (args->help) {
-    std::printf("%s", tool_usage(usage, options).c_str());
-    return 0;
-  }
-  if (args->positional.size() < 2) {
-    std::fprintf(stderr, "error: expected MODEL and at least one INPUT\n%s", tool_usage(usage, options).c_str());
-    return 2;
-  }
-  auto top = int_option(*args, "top", 1, 1 << 20);
-  auto threads = int_option(*args, "threads", 1, 256);
-  auto kind = parse_input_kind(args->get("input-format"));
-  const auto& output = args->get("output");
-  const auto& resize = args->get("resize");
+  tool_args args;
+  if (auto done = begin_tool(argc, argv, options, usage, 2, SIZE_MAX, args))
+    return *done;
+  auto top = int_option(args, "top", 1, 1 << 20);
+  auto threads = int_option(args, "threads", 1, 256);
+  auto kind = parse_input_kind(args.get("input-format"));
+  const auto& output = args.get("output");
+  const auto& resize = args.get("resize");
   if (!top)
-    return fail(top.error(), 2);
+    return tool_failure(top.error(), 2);
   if (!threads)
-    return fail(threads.error(), 2);
+    return tool_failure(threads.error(), 2);
   if (!kind)
-    return fail(caf::make_error(errc::invalid_config, cat("--input-format must be auto, png, idx or cifar10, got \"",
-                                                          args->get("input-format"), "\"")), 2);
+    return tool_failure(caf::make_error(errc::invalid_config, cat("--input-format must be auto, png, idx or cifar10, got \"",
+                                                          args.get("input-format"), "\"")), 2);
   if (output != "table" && output != "jsonl")
-    return fail(caf::make_error(errc::invalid_config, cat("--output must be table or jsonl, got \"", output, "\"")), 2);
+    return tool_failure(caf::make_error(errc::invalid_config, cat("--output must be table or jsonl, got \"", output, "\"")), 2);
   if (resize != "yes" && resize != "no")
-    return fail(caf::make_error(errc::invalid_config, cat("--resize must be yes or no, got \"", resize, "\"")), 2);
+    return tool_failure(caf::make_error(errc::invalid_config, cat("--resize must be yes or no, got \"", resize, "\"")), 2);
 
-  auto m = load_saved_model(args->positional[0]);
+  auto m = load_saved_model(args.positional[0]);
   if (!m)
-    return fail(m.error(), 1);
+    return tool_failure(m.error(), 1);
   const int classes = m->spec.classes();
   const int k = std::min(*top, classes);
   // Every input is loaded and checked before anything is printed: a bad file fails the run whole.
   std::vector<std::pair<std::string, image_input>> inputs;
-  for (size_t i = 1; i < args->positional.size(); ++i) {
-    auto in = load_image_input(args->positional[i], *kind, m->spec.input, resize == "yes");
+  for (size_t i = 1; i < args.positional.size(); ++i) {
+    auto in = load_image_input(args.positional[i], *kind, m->spec.input, resize == "yes");
     if (!in)
-      return fail(in.error(), 1);
+      return tool_failure(in.error(), 1);
     apply_scaling(in->images, m->scaling);
-    inputs.emplace_back(args->positional[i], std::move(*in));
+    inputs.emplace_back(args.positional[i], std::move(*in));
   }
   auto be = make_cpu_backend(*threads);
   if (output == "table")
@@ -78,7 +67,7 @@ int predict_main(int argc, char** argv) {
   for (auto& [path, in] : inputs) {
     auto logits = model_logits(*m, in.images, *be);
     if (!logits)
-      return fail(logits.error(), 1);
+      return tool_failure(logits.error(), 1);
     for (int r = 0; r < in.images.rows; ++r) {
       auto best = top_classes(softmax(logits->data() + static_cast<size_t>(r) * classes, classes), k);
       if (output == "jsonl") {

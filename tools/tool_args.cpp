@@ -4,6 +4,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace actorps {
@@ -60,6 +61,32 @@ std::string tool_usage(const std::string& usage, const std::vector<tool_option>&
     out += name + o.help + (o.fallback.empty() ? "" : " (default: " + o.fallback + ")") + "\n";
   }
   return out;
+}
+
+std::optional<int> begin_tool(int argc, char** argv, const std::vector<tool_option>& options, const std::string& usage,
+                              size_t min_positional, size_t max_positional, tool_args& args) {
+  auto parsed = parse_tool_args(argc, argv, options);
+  if (!parsed)
+    return tool_failure(parsed.error(), 2);
+  if (parsed->help) {
+    std::printf("%s", tool_usage(usage, options).c_str());
+    return 0;
+  }
+  auto n = parsed->positional.size();
+  if (n < min_positional || n > max_positional) {
+    std::fprintf(stderr, "error: got %zu argument(s), expected %s\n%s", n,
+                 min_positional == max_positional ? std::to_string(min_positional).c_str()
+                                                  : cat(min_positional, " or more").c_str(),
+                 tool_usage(usage, options).c_str());
+    return 2;
+  }
+  args = std::move(*parsed);
+  return std::nullopt;
+}
+
+int tool_failure(const caf::error& err, int code) {
+  std::fprintf(stderr, "error: %s\n", describe(err).c_str());
+  return code;
 }
 
 caf::expected<int> int_option(const tool_args& args, const std::string& key, int min, int max) {

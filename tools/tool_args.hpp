@@ -5,6 +5,7 @@
 #include <caf/expected.hpp>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,15 @@ caf::expected<tool_args> parse_tool_args(int argc, char** argv, const std::vecto
 
 /// Returns "usage: USAGE\n\noptions:\n  --key  help (default: x)\n..." for --help.
 std::string tool_usage(const std::string& usage, const std::vector<tool_option>& options);
+
+/// The common start of a tool: parses argv; for --help prints the usage and returns 0; for a bad
+/// command line, or fewer than min_positional / more than max_positional arguments, prints the
+/// error and the usage and returns 2. Otherwise fills args and returns nullopt.
+std::optional<int> begin_tool(int argc, char** argv, const std::vector<tool_option>& options, const std::string& usage,
+                              size_t min_positional, size_t max_positional, tool_args& args);
+
+/// Prints "error: <err described>" to stderr and returns code.
+int tool_failure(const caf::error& err, int code);
 
 /// Parses option key as a whole number in [min, max]; errors name the key.
 caf::expected<int> int_option(const tool_args& args, const std::string& key, int min, int max);

@@ -11,8 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cereal/archives/binary.hpp>
+#include <cereal/types/string.hpp>
+#include <cereal/types/vector.hpp>
+#include <zlib.h>
+
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 using namespace actorps;
 
@@ -186,6 +192,51 @@ BOOST_AUTO_TEST_CASE(another_models_checkpoint_is_refused_by_name) {
   BOOST_TEST(describe(err).find("checkpoint /runs/x/ckpt-000000000100 is of another model") != std::string::npos,
              describe(err));
   BOOST_TEST(!actorps::checkpoint_store::open(tmp.file("k"), 0)); // keep >= 1
+}
+
+BOOST_AUTO_TEST_CASE(format_1_checkpoints_still_read) {
+  // A format-1 checkpoint as the previous build wrote it: no input scaling after the files.
+  auto c = sample(5);
+  c.manifest.format = 1;
+  auto dir = tmp.file("v1");
+  std::filesystem::create_directories(dir);
+  auto bytes_of = [](const auto& x) {
+    std::ostringstream os{std::ios::binary};
+    {
+      cereal::BinaryOutputArchive ar{os};
+      ar(x);
+    }
+    return os.str();
+  };
+  auto crc = [](const std::string& b) {
+    return static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(b.data()), static_cast<uInt>(b.size())));
+  };
+  for (uint32_t s = 0; s < 2; ++s) {
+    c.shards[s].format = 1;
+    auto b = bytes_of(c.shards[s]);
+    std::ofstream{dir + "/shard-" + std::to_string(s) + ".bin", std::ios::binary} << b;
+    c.manifest.files.push_back({s, "shard-" + std::to_string(s) + ".bin", b.size(), crc(b)});
+  }
+  auto payload = bytes_of(c.manifest);
+  uint32_t sum = crc(payload);
+  uint64_t length = payload.size();
+  std::ofstream m{dir + "/manifest.bin", std::ios::binary};
+  m.write("APSCKPT1", 8);
+  m.write(reinterpret_cast<const char*>(&sum), 4);
+  m.write(reinterpret_cast<const char*>(&length), 8);
+  m << payload;
+  m.close();
+  auto read = read_checkpoint(dir);
+  BOOST_REQUIRE_MESSAGE(read, test::error_text(read));
+  BOOST_TEST(read->manifest.format == 1u);
+  BOOST_TEST(read->manifest.input_mean.empty());
+  BOOST_TEST(read->shards[0].variables[0].values == c.shards[0].variables[0].values);
+  // written again, it is format 2
+  BOOST_REQUIRE(!write_checkpoint(*read, tmp.file("v2")));
+  auto again = read_checkpoint(tmp.file("v2"));
+  BOOST_REQUIRE_MESSAGE(again, test::error_text(again));
+  BOOST_TEST(again->manifest.format == checkpoint_format_version);
+  BOOST_TEST(again->shards[1].variables[0].values == c.shards[1].variables[0].values);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

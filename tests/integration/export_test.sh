@@ -120,6 +120,6 @@ expect_error 1 "damaged/shard-0.bin: checksum mismatch" "$bin/actorps-predict" d
 expect_error 1 "no/such/dir/out.npz" "$bin/actorps-export" m.npz no/such/dir/out.npz
 [[ -z "$(ls no 2> /dev/null)" ]] || fail "a failed export left a file"
 expect_error 2 "unknown option --tpo" "$bin/actorps-predict" m.npz img0.png --tpo=3
-expect_error 2 "expected MODEL and OUT" "$bin/actorps-export" m.npz
+expect_error 2 "got 1 argument(s), expected 2" "$bin/actorps-export" m.npz
 
 finish

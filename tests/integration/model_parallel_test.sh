@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Model parallelism (train.mode = model-parallel) as real multi-process clusters on 127.0.0.1:
-#  1. K = 2 slices over 2 shards train on Fashion-MNIST; the slices log their columns' group;
+#  1. K = 2 slices over 2 shards train on Fashion-MNIST; the slices log their columns' group; the
+#     chief keeps the whole model (actorps-eval reproduces the final model's test accuracy);
 #  2. one replica split into K = 2 and K = 3 slices follows the same training (the split changes
 #     only rounding): both stop by themselves at exactly train.max-steps, and the final model's
 #     test accuracy and loss agree (the best-validation model is a snapshot taken while slices
@@ -29,6 +30,11 @@ trains() {
 echo "== 1: Fashion-MNIST, 2 shards, 1 group of 2 slices, 400 steps"
 trains fashion 0.7 1 "slice 1 of group 0" --mode model-parallel --ps 2 --workers 2 --deadline 300 -- --train.slices=2 \
   --train.max-steps=400
+# the chief kept the whole (unsplit) model: actorps-eval reproduces the final model's accuracy
+"$bin/actorps-eval" "$tmp/runs/fashion/model/final" --set=test --out="$tmp/fashion-eval.json" > "$tmp/eval.out" 2>&1 \
+  || { fail "actorps-eval of the model-parallel run's model failed"; tail -3 "$tmp/eval.out"; }
+python3 -c "import json,sys; a=json.load(open(sys.argv[1]))['final_test_accuracy']; b=json.load(open(sys.argv[2]))['test']['accuracy']; print('final model: summary', a, 'actorps-eval', b); sys.exit(0 if abs(a-b) <= 1e-4 else 1)" \
+  "$tmp/runs/fashion/summary.json" "$tmp/fashion-eval.json" || fail "actorps-eval does not reproduce the final model's accuracy"
 
 echo "== 2: one replica, K = 2 and K = 3, same seed and data"
 python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"

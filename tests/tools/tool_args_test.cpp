@@ -52,4 +52,22 @@ BOOST_AUTO_TEST_CASE(bad_command_lines_are_named) {
   BOOST_TEST(!int_option(*parse({"--top=0"}), "top", 1, 10));
 }
 
+BOOST_AUTO_TEST_CASE(begin_tool_answers_help_and_counts) {
+  static const std::vector<tool_option> options = {{"top", "k", "1"}};
+  auto run = [](std::vector<std::string> words, actorps::tool_args& args) {
+    std::vector<char*> argv{const_cast<char*>("tool")};
+    for (auto& w : words)
+      argv.push_back(w.data());
+    return begin_tool(static_cast<int>(argv.size()), argv.data(), options, "tool MODEL", 1, 1, args);
+  };
+  actorps::tool_args args;
+  BOOST_TEST((run({"--help"}, args) == std::optional<int>{0}));
+  BOOST_TEST((run({}, args) == std::optional<int>{2})); // too few
+  BOOST_TEST((run({"a", "b"}, args) == std::optional<int>{2})); // too many
+  BOOST_TEST((run({"a", "--bad=1"}, args) == std::optional<int>{2}));
+  BOOST_TEST(!run({"a", "--top=4"}, args).has_value());
+  BOOST_TEST(args.get("top") == "4");
+  BOOST_TEST(args.positional.front() == "a");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
