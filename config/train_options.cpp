@@ -6,8 +6,6 @@
 #include "common/log.hpp"
 #include "model/presets.hpp"
 
-#include <filesystem>
-
 namespace actorps {
 
 const char* to_string(model_saving m) {
@@ -252,12 +250,7 @@ caf::expected<train_settings> validate(const option_values& v) {
     return bad("model.init-stddev", cat("must be >= 0, got ", v.init_stddev));
   init.stddev = v.init_stddev;
   init.bias = v.bias_init;
-  if (!v.init_from.empty()) {
-    std::error_code ec;
-    if (!std::filesystem::exists(v.init_from, ec))
-      return bad("model.init-from", cat(v.init_from, ": no such file or directory"));
-    init.from = v.init_from;
-  }
+  init.from = v.init_from; // read (and checked) by the role that initialises: the trainer or the chief
   auto saving = parse_by_name(v.save_model, all_model_savings);
   if (!saving)
     return bad("train.save-model", cat("must be one of ", names_of(all_model_savings), ", got \"", v.save_model, "\""));

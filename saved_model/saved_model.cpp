@@ -286,6 +286,8 @@ caf::expected<std::vector<std::vector<float>>> starting_values(const model_spec&
   // saved model's checkpoint.
   std::map<std::string, std::pair<std::vector<size_t>, std::vector<float>>> found;
   std::error_code ec;
+  if (!fs::exists(init.from, ec))
+    return caf::make_error(errc::invalid_config, cat("model.init-from ", init.from, ": no such file or directory"));
   if (!fs::is_directory(init.from, ec) && fs::exists(init.from, ec) && looks_like_npz(init.from)) {
     auto arrays = read_npz(init.from);
     if (!arrays)

@@ -42,7 +42,7 @@ caf::error plot(const confusion_matrix& cm, const std::string& png, const std::s
     return err;
   auto script = png + ".gp.tmp";
   const int n = cm.classes();
-  std::string gp = cat("set terminal pngcairo size 760,680 noenhanced\n", "set output '", png, "'\n",
+  std::string gp = cat("set terminal pngcairo size 760,680 noenhanced\n", "set output '", png, ".tmp'\n",
                        "set title '", title, "'\n", "set xlabel 'predicted class'\nset ylabel 'true class'\n",
                        "set xrange [-0.5:", n - 0.5, "]\nset yrange [", n - 0.5, ":-0.5]\n",
                        "set xtics 1\nset ytics 1\nset palette defined (0 'white', 1 '#1f4e9c')\n",
@@ -55,8 +55,12 @@ caf::error plot(const confusion_matrix& cm, const std::string& png, const std::s
   std::remove(data.c_str());
   std::remove(script.c_str());
   std::remove((png + ".err.tmp").c_str());
-  if (rc != 0)
+  if (rc != 0) {
+    std::remove((png + ".tmp").c_str());
     return caf::make_error(errc::file_error, cat(png, ": gnuplot failed (exit ", rc, "): ", why ? *why : ""));
+  }
+  if (std::rename((png + ".tmp").c_str(), png.c_str()) != 0) // never a half-drawn PNG under the name
+    return caf::make_error(errc::file_error, cat(png, ": cannot rename into place"));
   return caf::none;
 }
 

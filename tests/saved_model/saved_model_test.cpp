@@ -169,6 +169,8 @@ BOOST_AUTO_TEST_CASE(init_from_matches_by_name_and_shape) {
   BOOST_REQUIRE(!write_npz(arrays, dir.file("extra.npz")));
   init.from = dir.file("extra.npz");
   refused(m.spec, "holds extra/weights, which this model does not have");
+  init.from = dir.file("absent.npz");
+  refused(m.spec, "model.init-from " + dir.file("absent.npz") + ": no such file or directory");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
