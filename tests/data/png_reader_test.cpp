@@ -10,23 +10,15 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include <cstring>
 
 using namespace actorps;
 using namespace actorps::test;
 
 namespace {
 
-// Writes a w x h image in `format` (a PNG_FORMAT_*), component bytes (or 16-bit words) in px.
 template <class T>
 void write_png(const std::string& path, int w, int h, png_uint_32 format, const std::vector<T>& px) {
-  png_image image;
-  std::memset(&image, 0, sizeof image);
-  image.version = PNG_IMAGE_VERSION;
-  image.width = static_cast<png_uint_32>(w);
-  image.height = static_cast<png_uint_32>(h);
-  image.format = format;
-  BOOST_REQUIRE(png_image_write_to_file(&image, path.c_str(), 0, px.data(), 0, nullptr));
+  test::write_png(path, w, h, format, px.data());
 }
 
 } // namespace

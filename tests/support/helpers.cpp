@@ -7,6 +7,9 @@
 #include <sstream>
 #include <stdexcept>
 #include <zlib.h>
+#include <png.h>
+
+#include <cstring>
 
 #include <ftw.h>
 #include <unistd.h>
@@ -32,6 +35,17 @@ void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   if (!out)
     throw std::runtime_error("cannot write " + path);
+}
+
+void write_png(const std::string& path, int w, int h, uint32_t format, const void* pixels) {
+  png_image image;
+  std::memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(w);
+  image.height = static_cast<png_uint_32>(h);
+  image.format = format;
+  if (!png_image_write_to_file(&image, path.c_str(), 0, pixels, 0, nullptr))
+    throw std::runtime_error("cannot write " + path + ": " + image.message);
 }
 
 void write_gz_file(const std::string& path, const std::vector<uint8_t>& bytes) {

@@ -34,6 +34,10 @@ void write_file(const std::string& path, const std::vector<uint8_t>& bytes);
 /// Writes bytes gzip-compressed to path.
 void write_gz_file(const std::string& path, const std::vector<uint8_t>& bytes);
 
+/// Writes a w x h PNG; format is a libpng PNG_FORMAT_* value (e.g. PNG_FORMAT_GRAY), pixels the
+/// components row by row: bytes, or 16-bit words for the PNG_FORMAT_LINEAR_* formats.
+void write_png(const std::string& path, int w, int h, uint32_t format, const void* pixels);
+
 /// Returns an IDX unsigned-byte file's bytes: header for dims, then data.
 std::vector<uint8_t> idx_bytes(const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data);
 

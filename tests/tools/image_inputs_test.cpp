@@ -9,7 +9,6 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include <cstring>
 
 using namespace actorps;
 using namespace actorps::test;
@@ -17,14 +16,8 @@ using namespace actorps::test;
 namespace {
 
 void write_grey_png(const std::string& path, int w, int h) {
-  png_image image;
-  std::memset(&image, 0, sizeof image);
-  image.version = PNG_IMAGE_VERSION;
-  image.width = static_cast<png_uint_32>(w);
-  image.height = static_cast<png_uint_32>(h);
-  image.format = PNG_FORMAT_GRAY;
   std::vector<png_byte> px(static_cast<size_t>(w * h), 200);
-  BOOST_REQUIRE(png_image_write_to_file(&image, path.c_str(), 0, px.data(), 0, nullptr));
+  write_png(path, w, h, PNG_FORMAT_GRAY, px.data());
 }
 
 } // namespace
