@@ -53,31 +53,44 @@ int predict_main(int argc, char** argv) {
   const int classes = m->spec.classes();
   const int k = std::min(*top, classes);
   // Every input is loaded and checked before anything is printed: a bad file fails the run whole.
-  std::vector<std::pair<std::string, image_input>> inputs;
+  // All images go through the model together (one network, full batches).
+  struct origin {
+    std::string path;
+    int rows;
+    bool labelled;
+  };
+  std::vector<origin> origins;
+  dataset all;
+  all.shape = m->spec.input;
+  all.cols = static_cast<int>(all.shape.size());
   for (size_t i = 1; i < args.positional.size(); ++i) {
     auto in = load_image_input(args.positional[i], *kind, m->spec.input, resize == "yes");
     if (!in)
       return tool_failure(in.error(), 1);
     apply_scaling(in->images, m->scaling);
-    inputs.emplace_back(args.positional[i], std::move(*in));
+    origins.push_back({args.positional[i], in->images.rows, in->labelled});
+    all.rows += in->images.rows;
+    all.images.insert(all.images.end(), in->images.images.begin(), in->images.images.end());
+    all.labels.insert(all.labels.end(), in->images.labels.begin(), in->images.labels.end());
   }
   auto be = make_cpu_backend(*threads);
+  auto logits = model_logits(*m, all, *be);
+  if (!logits)
+    return tool_failure(logits.error(), 1);
   if (output == "table")
     std::printf("%-32s %7s %6s %11s%s\n", "input", "index", "class", "probability", k > 1 ? "  top classes" : "");
-  for (auto& [path, in] : inputs) {
-    auto logits = model_logits(*m, in.images, *be);
-    if (!logits)
-      return tool_failure(logits.error(), 1);
-    for (int r = 0; r < in.images.rows; ++r) {
-      auto best = top_classes(softmax(logits->data() + static_cast<size_t>(r) * classes, classes), k);
+  size_t row = 0;
+  for (auto& [path, rows, labelled] : origins) {
+    for (int r = 0; r < rows; ++r, ++row) {
+      auto best = top_classes(softmax(logits->data() + row * static_cast<size_t>(classes), classes), k);
       if (output == "jsonl") {
         std::string list = "[";
         for (size_t j = 0; j < best.size(); ++j)
           list += cat(j > 0 ? ", " : "", "{\"class\": ", best[j].first, ", \"probability\": ", best[j].second, "}");
         json_object line;
         line.add("input", path).add("index", r).add("class", best[0].first).add("probability", best[0].second);
-        if (in.labelled)
-          line.add("label", static_cast<int>(in.images.labels[r]));
+        if (labelled)
+          line.add("label", static_cast<int>(all.labels[row]));
         line.add_raw("top", list + "]");
         std::printf("%s\n", line.str().c_str());
       } else {
