@@ -115,9 +115,10 @@ caf::expected<saved_model> load_npz(const std::string& path) {
   if (!m)
     return m;
   auto vars = m->spec.variables();
+  auto shapes = export_shapes(m->spec);
   for (size_t k = 0; k < vars.size(); ++k) {
     auto found = by_name.find(vars[k].name);
-    auto want = export_shape(m->spec, k);
+    const auto& want = shapes[k];
     if (found == by_name.end())
       return caf::make_error(errc::corrupt_data, cat(path, ": lacks the model's variable ", vars[k].name));
     if (found->second->is_text || found->second->shape != want)
@@ -156,24 +157,24 @@ std::string weights_digest(const std::vector<std::vector<float>>& params) {
   return buf;
 }
 
-std::vector<size_t> export_shape(const model_spec& spec, size_t k) {
+std::vector<std::vector<size_t>> export_shapes(const model_spec& spec) {
   auto vars = spec.variables();
   auto first = spec.first_variable();
-  const auto& v = vars.at(k);
+  std::vector<std::vector<size_t>> out;
   for (size_t l = 0; l < spec.layers.size(); ++l) {
-    if (first[l] < 0 || (static_cast<size_t>(first[l]) != k && static_cast<size_t>(first[l]) + 1 != k))
+    if (first[l] < 0)
       continue;
-    bool bias = static_cast<size_t>(first[l]) + 1 == k;
-    if (bias)
-      return {static_cast<size_t>(v.size())};
+    const auto& w = vars[static_cast<size_t>(first[l])];
     if (spec.layers[l].kind == layer_kind::conv) {
       auto g = spec.geometry(l);
-      return {static_cast<size_t>(g.k_h), static_cast<size_t>(g.k_w), static_cast<size_t>(g.channels),
-              static_cast<size_t>(v.cols)};
+      out.push_back({static_cast<size_t>(g.k_h), static_cast<size_t>(g.k_w), static_cast<size_t>(g.channels),
+                     static_cast<size_t>(w.cols)});
+    } else {
+      out.push_back({static_cast<size_t>(w.rows), static_cast<size_t>(w.cols)});
     }
-    return {static_cast<size_t>(v.rows), static_cast<size_t>(v.cols)};
+    out.push_back({static_cast<size_t>(w.cols)}); // the bias
   }
-  return {v.size()};
+  return out;
 }
 
 std::string model_json(const saved_model& m) {
@@ -183,9 +184,10 @@ std::string model_json(const saved_model& m) {
   layers += "]";
   std::string variables = "[";
   auto vars = m.spec.variables();
+  auto shapes = export_shapes(m.spec);
   for (size_t k = 0; k < vars.size(); ++k) {
     json_object v;
-    v.add("name", vars[k].name).add_raw("shape", shape_list(export_shape(m.spec, k)));
+    v.add("name", vars[k].name).add_raw("shape", shape_list(shapes[k]));
     variables += (k > 0 ? ", " : "") + v.str();
   }
   variables += "]";
@@ -272,8 +274,9 @@ caf::expected<saved_model> load_saved_model(const std::string& path) {
 caf::error export_npz(const saved_model& m, const std::string& path) {
   std::vector<npy_array> arrays;
   auto vars = m.spec.variables();
+  auto shapes = export_shapes(m.spec);
   for (size_t k = 0; k < vars.size(); ++k)
-    arrays.push_back(float_array(vars[k].name, export_shape(m.spec, k), m.values[k]));
+    arrays.push_back(float_array(vars[k].name, shapes[k], m.values[k]));
   arrays.push_back(text_array(model_entry, model_json(m)));
   return write_npz(arrays, path);
 }
@@ -300,16 +303,18 @@ caf::expected<std::vector<std::vector<float>>> starting_values(const model_spec&
     if (!m)
       return std::move(m.error());
     auto vars = m->spec.variables();
+    auto shapes = export_shapes(m->spec);
     for (size_t k = 0; k < vars.size(); ++k)
-      found[vars[k].name] = {export_shape(m->spec, k), m->values[k]};
+      found[vars[k].name] = {shapes[k], m->values[k]};
   }
   auto bad = [&](const std::string& why) {
     return caf::make_error(errc::invalid_config, cat("model.init-from ", init.from, ": ", why));
   };
   auto vars = spec.variables();
+  auto shapes = export_shapes(spec);
   std::vector<std::vector<float>> out;
   for (size_t k = 0; k < vars.size(); ++k) {
-    auto want = export_shape(spec, k);
+    const auto& want = shapes[k];
     auto i = found.find(vars[k].name);
     if (i == found.end())
       return bad(cat("lacks the variable ", vars[k].name, " (shape ", shape_text(want), ")"));

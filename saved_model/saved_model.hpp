@@ -34,9 +34,9 @@ std::string weights_digest(const std::vector<std::vector<float>>& params);
 /// The name of the text entry of an exported .npz that describes the model (JSON).
 constexpr const char* model_entry = "model.json";
 
-/// The shape variable k of spec has in an export: conv weights [k_h, k_w, in, out] (TF's HWIO),
-/// dense weights [in, out], biases [units].
-std::vector<size_t> export_shape(const model_spec& spec, size_t k);
+/// The shape of each variable of spec (creation order) in an export: conv weights
+/// [k_h, k_w, in, out] (TF's HWIO), dense weights [in, out], biases [units].
+std::vector<std::vector<size_t>> export_shapes(const model_spec& spec);
 
 /// Returns the model description written into an .npz: format, input shape, layers, classes,
 /// scaling, variables with their shapes, step and validation accuracy (one line of JSON).

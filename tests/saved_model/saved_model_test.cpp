@@ -47,10 +47,11 @@ BOOST_AUTO_TEST_SUITE(saved_model)
 
 BOOST_AUTO_TEST_CASE(export_shapes_follow_tf) {
   auto m = cnn_model();
-  BOOST_TEST((export_shape(m.spec, 0) == std::vector<size_t>{3, 3, 3, 4})); // conv0/weights, HWIO
-  BOOST_TEST((export_shape(m.spec, 1) == std::vector<size_t>{4}));          // conv0/bias
-  BOOST_TEST((export_shape(m.spec, 2) == std::vector<size_t>{64, 6}));      // dense0/weights: 4x4x4 in
-  BOOST_TEST((export_shape(m.spec, 5) == std::vector<size_t>{3}));          // logits/bias
+  auto shapes = export_shapes(m.spec);
+  BOOST_TEST((shapes[0] == std::vector<size_t>{3, 3, 3, 4})); // conv0/weights, HWIO
+  BOOST_TEST((shapes[1] == std::vector<size_t>{4}));          // conv0/bias
+  BOOST_TEST((shapes[2] == std::vector<size_t>{64, 6}));      // dense0/weights: 4x4x4 in
+  BOOST_TEST((shapes[5] == std::vector<size_t>{3}));          // logits/bias
 }
 
 BOOST_AUTO_TEST_CASE(checkpoint_and_npz_round_trips) {
