@@ -119,15 +119,6 @@ BOOST_AUTO_TEST_CASE(tensors_are_copied_raw) {
   BOOST_TEST(buf.size() < 262144u * 4 + 64);
 }
 
-BOOST_AUTO_TEST_CASE(an_oversized_tensor_count_is_refused_before_allocating) {
-  std::vector<char> buf;
-  caf::binary_serializer sink{*sys, buf};
-  size_t huge = (size_t{1} << 30); // 4 GiB of floats, above max_tensor_floats
-  BOOST_REQUIRE(!sink.begin_sequence(huge));
-  tensor_buffer t;
-  caf::binary_deserializer source{*sys, buf};
-  BOOST_TEST(static_cast<bool>(inspect(static_cast<caf::deserializer&>(source), t)));
-  BOOST_TEST(t.values.empty());
-}
+// Refused frames (oversized, truncated, garbled): tests/messages/tensor_test.cpp.
 
 BOOST_AUTO_TEST_SUITE_END()

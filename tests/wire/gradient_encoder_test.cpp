@@ -1,0 +1,130 @@
+// Error feedback keeps the sum of what was sent plus the residual equal to the sum of the
+// gradients, at every precision and with top-k; top-k keeps exactly the k largest magnitudes.
+#include "wire/gradient_encoder.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <random>
+
+using namespace actorps;
+
+namespace {
+
+// Gradients on a grid of 1/64 so that every sum below is exact in float.
+std::vector<float> grid_gradient(std::mt19937& rng, size_t n) {
+  std::uniform_int_distribution<int> d(-4096, 4096);
+  std::vector<float> g(n);
+  for (auto& x : g)
+    x = static_cast<float>(d(rng)) / 64.0f;
+  return g;
+}
+
+void check_sums_are_kept(compression_settings settings) {
+  gradient_encoder enc{settings};
+  std::mt19937 rng{3};
+  const size_t n = 1000;
+  const uint32_t offset = 40;
+  std::vector<double> gradients(n, 0.0), sent(n, 0.0);
+  for (int step = 0; step < 50; ++step) {
+    auto g = grid_gradient(rng, n);
+    for (size_t i = 0; i < n; ++i)
+      gradients[i] += g[i];
+    enc.encode(7, offset, g.data(), n);
+    for (size_t i = 0; i < n; ++i)
+      sent[i] += g[i];
+  }
+  auto residual = enc.residual(7, offset, n);
+  for (size_t i = 0; i < n; ++i)
+    BOOST_TEST_REQUIRE(sent[i] + residual[i] == gradients[i], "entry " << i);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(gradient_encoder)
+
+BOOST_AUTO_TEST_CASE(exact_settings_send_the_gradient_unchanged) {
+  actorps::gradient_encoder enc{{}};
+  std::vector<float> g{0.1f, -0.2f, 0.3f};
+  auto before = g;
+  enc.encode(0, 0, g.data(), g.size());
+  BOOST_TEST(g == before);
+  BOOST_TEST(enc.residual(0, 0, 3) == std::vector<float>(3, 0.0f));
+}
+
+BOOST_AUTO_TEST_CASE(error_feedback_keeps_the_sum_of_updates) {
+  check_sums_are_kept({wire_precision::bf16, gradient_compression::none, 0.01});
+  check_sums_are_kept({wire_precision::fp16, gradient_compression::none, 0.01});
+  check_sums_are_kept({wire_precision::fp32, gradient_compression::topk, 0.01});
+  check_sums_are_kept({wire_precision::bf16, gradient_compression::topk, 0.05});
+}
+
+BOOST_AUTO_TEST_CASE(what_is_sent_is_exact_at_the_wire_precision) {
+  actorps::gradient_encoder enc{{wire_precision::bf16, gradient_compression::none, 0.01}};
+  std::vector<float> g{0.1f, 1.0f / 3.0f, -7.123f};
+  enc.encode(0, 0, g.data(), g.size());
+  for (float x : g)
+    BOOST_TEST(bf16_to_float(float_to_bf16(x)) == x);
+  auto r = enc.residual(0, 0, 3);
+  BOOST_TEST(g[0] + r[0] == 0.1f);
+  BOOST_TEST(std::fabs(r[0]) > 0.0f); // 0.1 is not a bf16 value: something was kept
+}
+
+BOOST_AUTO_TEST_CASE(fp16_saturates_and_keeps_the_excess) {
+  actorps::gradient_encoder enc{{wire_precision::fp16, gradient_compression::none, 0.01}};
+  std::vector<float> g{1e6f, -1e6f};
+  enc.encode(2, 0, g.data(), g.size());
+  BOOST_TEST(g[0] == 65504.0f);
+  BOOST_TEST(g[1] == -65504.0f);
+  auto r = enc.residual(2, 0, 2);
+  BOOST_TEST(r[0] == 1e6f - 65504.0f);
+  BOOST_TEST(std::isfinite(r[1]));
+}
+
+BOOST_AUTO_TEST_CASE(topk_keeps_the_largest_magnitudes) {
+  std::vector<float> xs{0.5f, -3.0f, 0.1f, 2.0f, -0.2f, 2.0f, 0.0f, 1.0f};
+  BOOST_TEST(keep_topk(xs.data(), xs.size(), 3) == 3u);
+  std::vector<float> expected{0.0f, -3.0f, 0.0f, 2.0f, 0.0f, 2.0f, 0.0f, 0.0f};
+  BOOST_TEST(xs == expected);
+  std::vector<float> ties{1.0f, -1.0f, 1.0f, 1.0f};
+  keep_topk(ties.data(), ties.size(), 2); // equal magnitudes: the lower indices win
+  BOOST_TEST(ties == (std::vector<float>{1.0f, -1.0f, 0.0f, 0.0f}));
+  std::vector<float> all{1.0f, 2.0f};
+  BOOST_TEST(keep_topk(all.data(), 2, 5) == 2u);
+  BOOST_TEST(all == (std::vector<float>{1.0f, 2.0f}));
+}
+
+BOOST_AUTO_TEST_CASE(topk_count_rounds_up_and_sends_at_least_one) {
+  BOOST_TEST(topk_count(0.01, 125440) == 1255u);
+  BOOST_TEST(topk_count(0.01, 10) == 1u);
+  BOOST_TEST(topk_count(1.0, 10) == 10u);
+  BOOST_TEST(topk_count(0.01, 0) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(topk_with_feedback_sends_every_coordinate_eventually) {
+  // a constant gradient: unsent coordinates grow until they win a place
+  actorps::gradient_encoder enc{{wire_precision::fp32, gradient_compression::topk, 0.1}};
+  const size_t n = 20;
+  std::vector<int> times_sent(n, 0);
+  for (int step = 0; step < 40; ++step) {
+    std::vector<float> g(n, 1.0f);
+    enc.encode(0, 0, g.data(), n);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (g[i] != 0.0f) {
+        ++times_sent[i];
+        ++nonzero;
+      }
+    BOOST_TEST(nonzero == 2u);
+  }
+  for (size_t i = 0; i < n; ++i)
+    BOOST_TEST(times_sent[i] == 4);
+}
+
+BOOST_AUTO_TEST_CASE(names_parse_and_print) {
+  BOOST_TEST((parse_gradient_compression("topk") == gradient_compression::topk));
+  BOOST_TEST((parse_gradient_compression("none") == gradient_compression::none));
+  BOOST_TEST(!parse_gradient_compression("top-k"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

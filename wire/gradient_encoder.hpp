@@ -1,0 +1,66 @@
+// What a worker sends of its gradients (cluster.wire-precision, cluster.gradient-compression):
+// each gradient slice plus what earlier steps did not send of it (error feedback) is rounded to
+// the wire precision and, with top-k, cut to its k largest magnitudes; what was not sent is kept
+// for the next step. So the sum of everything sent plus the kept residual equals the sum of the
+// gradients. Plain logic, no CAF: the worker calls encode() on every slice it pushes.
+#pragma once
+
+#include "wire/precision.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace actorps {
+
+enum class gradient_compression : uint8_t { none, topk };
+
+/// "none", "topk".
+const char* to_string(gradient_compression c);
+
+/// Parses a compression name; nullopt for anything else.
+std::optional<gradient_compression> parse_gradient_compression(const std::string& name);
+
+struct compression_settings {
+  wire_precision precision = wire_precision::fp32;
+  gradient_compression compression = gradient_compression::none;
+  double topk_ratio = 0.01; ///< top-k: the share of each slice's values sent, in (0, 1]
+
+  /// Whether gradients travel as computed (fp32, no compression: no residual kept).
+  bool exact() const {
+    return precision == wire_precision::fp32 && compression == gradient_compression::none;
+  }
+};
+
+/// Values a top-k slice of n floats sends: ceil(ratio * n), at least 1 (0 for an empty slice).
+size_t topk_count(double ratio, size_t n);
+
+/// Sets every entry of xs to 0 except the k of largest magnitude (ties: the lower index wins);
+/// returns how many are left non-zero.
+size_t keep_topk(float* xs, size_t n, size_t k);
+
+class gradient_encoder {
+public:
+  explicit gradient_encoder(compression_settings settings) : settings_(settings) {
+  }
+
+  const compression_settings& settings() const {
+    return settings_;
+  }
+
+  /// Replaces grad[0, n) (variable `variable` from `offset` on) by what is sent: grad plus the
+  /// residual, rounded and with top-k cut; the rest becomes the residual. Nothing for exact().
+  void encode(uint32_t variable, uint32_t offset, float* grad, size_t n);
+
+  /// The residual kept for variable[offset, offset + n) (zeros where nothing is kept).
+  std::vector<float> residual(uint32_t variable, uint32_t offset, size_t n) const;
+
+private:
+  compression_settings settings_;
+  std::unordered_map<uint32_t, std::vector<float>> residuals_; // per variable, grown on demand
+};
+
+} // namespace actorps

@@ -1,0 +1,42 @@
+// The precisions tensors may travel in (cluster.wire-precision): fp32 as computed, or 16-bit
+// bfloat16 / IEEE half. Conversions round to nearest, ties to even; NaN stays NaN (quiet),
+// infinities stay infinite, fp16 keeps denormals (and rounds values past 65504 to infinity).
+// Plain functions: the tensor encoding (messages/tensor.hpp) and the gradient encoder use them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace actorps {
+
+enum class wire_precision : uint8_t { fp32 = 0, bf16 = 1, fp16 = 2 };
+
+/// "fp32", "bf16", "fp16".
+const char* to_string(wire_precision p);
+
+/// Parses a precision name; nullopt for anything else.
+std::optional<wire_precision> parse_wire_precision(const std::string& name);
+
+/// Bytes one value takes on the wire.
+inline size_t bytes_per_value(wire_precision p) {
+  return p == wire_precision::fp32 ? 4 : 2;
+}
+
+uint16_t float_to_bf16(float x);
+float bf16_to_float(uint16_t h);
+uint16_t float_to_fp16(float x);
+float fp16_to_float(uint16_t h);
+
+/// Encodes n floats as 16-bit values of precision p (bf16 or fp16).
+void encode_halves(wire_precision p, const float* in, size_t n, uint16_t* out);
+
+/// Decodes n 16-bit values of precision p (bf16 or fp16) into floats.
+void decode_halves(wire_precision p, const uint16_t* in, size_t n, float* out);
+
+/// Rounds n floats in place to the nearest value of precision p (nothing for fp32), so that
+/// they travel exactly.
+void round_to_precision(wire_precision p, float* xs, size_t n);
+
+} // namespace actorps
