@@ -79,6 +79,7 @@ void read_model_then(chief_pointer self, uint64_t op,
       .add("stale_dropped", self->state.stale_dropped)
       .add_raw("waited_on", json_array(first.waited_on))
       .add_raw("lag_histogram", json_array(first.lag_histogram));
+    self->state.traffic.describe(row, self->state.ctl->worker_steps());
     auto& st = self->state;
     pull_every_variable(
       self, st.cfg.shards, st.plan, st.cfg.cluster.max_slice_floats, st.cfg.cluster.request_timeout, st.shape,
@@ -160,7 +161,12 @@ void finish(chief_pointer self, uint64_t op) {
       .add("stale_dropped", st.stale_dropped)
       .add("workers_lost", ctl.workers_lost())
       .add("weights_digest", digest)
+      .add("wire_precision", to_string(st.cfg.cluster.wire.precision))
+      .add("gradient_compression", to_string(st.cfg.cluster.wire.compression))
       .add("resumed_from_step", st.restored ? st.restored->manifest.global_step : int64_t{-1});
+    if (st.cfg.cluster.wire.compression == gradient_compression::topk)
+      extra.add("topk_ratio", st.cfg.cluster.wire.topk_ratio);
+    st.traffic.describe(extra, ctl.worker_steps());
     auto done = st.monitor->finish(std::move(sum), ctl.examples(), extra);
     if (!done)
       return execute(self, ctl.failed(0, errc::file_error, cat("writing the summary failed: ", describe(done.error()))));
@@ -280,6 +286,7 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg) 
       auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
       if (rep.worker >= self->state.workers.size() || from != self->state.workers[rep.worker].address())
         return log_line(tag, cat("ignored a progress report for worker ", rep.worker, " from another sender"));
+      self->state.traffic.add(rep.bytes_sent, rep.bytes_received);
       execute(self, self->state.ctl->progress(rep.worker, rep.steps, rep.examples, rep.loss_sum, rep.final,
                                               self->clock().now()));
     },

@@ -5,6 +5,7 @@
 
 #include "actors/chief.hpp"
 #include "actors/run_control.hpp"
+#include "actors/traffic_meter.hpp"
 #include "checkpoint/checkpoint_store.hpp"
 #include "compute/backend.hpp"
 #include "model/network.hpp"
@@ -30,6 +31,7 @@ struct chief_state {
   std::vector<std::vector<float>> shape; // the model's variables, zeroed: a pull's buffer
   int64_t global_step = 0;               // shard 0's version at the last counters
   int64_t stale_dropped = 0;
+  traffic_meter traffic;                 // tensor bytes the workers reported moving
   optimizer_params shard_opt;            // what the shards apply (async-adjusted)
   std::optional<checkpoint_store> store; // checkpoint.dir, if set
   std::optional<checkpoint> restored;    // what the run resumes from

@@ -218,6 +218,7 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
       auto first = values.begin() + g.offset;
       out.values.push_back({g.variable, g.offset, {float_vector(first, first + g.data.values.size())}});
     }
+  set_wire_precision(out.values, req.reply_precision);
   return out;
 }
 

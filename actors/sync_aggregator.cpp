@@ -32,6 +32,7 @@ struct aggregator_state {
   std::vector<uint64_t> waited_on;
   std::vector<uint64_t> lag_histogram;
   clock_type::time_point step_started;
+  wire_precision reply_precision = wire_precision::fp32; // the workers' (one cluster setting)
   static inline const char* name = "sync_aggregator";
 };
 
@@ -63,7 +64,7 @@ void apply_step(aggregator_pointer self) {
   std::vector<caf::typed_response_promise<push_reply>> release;
   for (auto w : done.released)
     release.push_back(std::move(st.waiting[w]));
-  push_request update{done.released.front(), done.step, std::move(done.average), true, 0};
+  push_request update{done.released.front(), done.step, std::move(done.average), true, 0, st.reply_precision};
   uint64_t next = done.step + 1;
   self->request(st.shard, st.cfg.request_timeout, push_atom_v, std::move(update))
     .then(
@@ -108,6 +109,7 @@ void lose_worker(aggregator_pointer self, uint32_t w, const std::string& why) {
 caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   auto& st = self->state;
   auto ranges = ranges_of(req.grads);
+  st.reply_precision = req.reply_precision;
   bool first = st.sync->missing().size() == st.sync->live_workers();
   auto verdict = st.sync->offer(req.worker, req.step, std::move(req.grads));
   if (!verdict)

@@ -43,13 +43,16 @@ caf::error report(worker_pointer self, const replica_command& c) {
     return caf::make_error(errc::non_finite, cat("training loss is ", m->loss, " at step ", st.ctl->step(),
                                                  "; lower train.learning-rate"));
   bool counts = c.steps > 0 || c.examples > 0;
-  progress_report rep{st.cfg.index, c.steps, c.examples, counts ? m->loss * m->rows : 0.0, c.final};
+  progress_report rep{st.cfg.index, c.steps, c.examples, counts ? m->loss * m->rows : 0.0, c.final,
+                      st.bytes_sent, st.bytes_received};
+  st.bytes_sent = st.bytes_received = 0;
   self->send(st.cfg.chief, progress_atom_v, rep);
   return caf::none;
 }
 
 // Uploads the values of a reply from shard s; fails the worker when they do not fit.
 bool upload(worker_pointer self, uint32_t s, const std::vector<variable_slice>& slices) {
+  self->state.bytes_received += payload_bytes(slices);
   for (auto& slice : slices)
     if (auto err = self->state.step->model().upload_parameter(slice.variable, slice.offset,
                                                               slice.data.values.data(), slice.data.values.size())) {
@@ -95,8 +98,12 @@ void push_gradients(worker_pointer self) {
   auto& st = self->state;
   st.step->end();
   auto fill = [&](uint32_t k, uint32_t offset, uint32_t count, float* dst) {
-    return st.step->model().download_gradient(k, offset, dst, count);
+    auto err = st.step->model().download_gradient(k, offset, dst, count);
+    if (!err)
+      st.encoder->encode(k, offset, dst, count); // rounding, top-k, error feedback (or nothing)
+    return err;
   };
+  const auto& wire = st.encoder->settings();
   for (uint32_t s = 0; s < st.plan.shards; ++s) {
     auto requests = push_requests_for(st.held[s], st.cfg.index, static_cast<uint64_t>(st.ctl->step()),
                                       st.cfg.cluster.max_slice_floats, fill);
@@ -105,6 +112,12 @@ void push_gradients(worker_pointer self) {
     for (auto& req : *requests) {
       req.return_values = true;
       req.base_version = st.ctl->version(s);
+      req.reply_precision = wire.precision;
+      for (auto& g : req.grads) {
+        g.data.precision = wire.precision;
+        g.data.sparse = wire.compression == gradient_compression::topk;
+      }
+      st.bytes_sent += payload_bytes(req.grads);
       auto epoch = st.ctl->requested(s);
       self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, push_atom_v, std::move(req))
         .then(

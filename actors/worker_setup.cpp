@@ -30,6 +30,7 @@ caf::error prepare(worker_pointer self) {
   if (!step)
     return std::move(step.error());
   st.step = std::move(*step);
+  st.encoder = std::make_unique<gradient_encoder>(cfg.cluster.wire);
   // the slices of a group train one replica: same partition, same batches
   auto replica = static_cast<int>(cfg.index) / slices;
   auto replicas = static_cast<int>(cfg.cluster.replicas());

@@ -8,6 +8,7 @@
 #include "actors/replica_step.hpp"
 #include "actors/worker_replica.hpp"
 #include "data/batcher.hpp"
+#include "wire/gradient_encoder.hpp"
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -31,6 +32,9 @@ struct worker_state {
   std::vector<std::vector<pull_request>> pulls; // per shard
   std::vector<float> images;
   std::vector<float> labels;
+  std::unique_ptr<gradient_encoder> encoder; // what of the gradients is sent (error feedback)
+  uint64_t bytes_sent = 0;                   // tensor payload bytes since the last report
+  uint64_t bytes_received = 0;
   static inline const char* name = "worker_replica";
 };
 

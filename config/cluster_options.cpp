@@ -72,7 +72,10 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.request_timeout, "request-timeout", "deadline of every pull, push and evaluation request")
     .add(v.report_every, "report-every", "worker progress reports every N steps")
     .add(v.max_message_bytes, "max-message-bytes", "largest tensor payload of one message")
-    .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it");
+    .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it")
+    .add(v.wire_precision, "wire-precision", "fp32, bf16 or fp16: how gradients and values travel (shards keep fp32)")
+    .add(v.gradient_compression, "gradient-compression", "none or topk (each pushed slice's largest gradients, with error feedback)")
+    .add(v.topk_ratio, "topk-ratio", "topk: the share of each slice's gradient values sent, in (0, 1]");
   cfg.group("train")
     .add(v.mode, "mode", "async, sync (SyncReplicasOptimizer), ssp (bounded staleness) or model-parallel")
     .add(v.slices, "slices", "model-parallel: vertical slices per model replica (workers are groups of this many)")
@@ -201,6 +204,15 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
     return bad("train.staleness", cat("must be >= 0, got ", v.staleness));
   s.staleness = static_cast<uint32_t>(v.staleness);
   s.step_timeout = std::chrono::duration_cast<ms>(v.step_timeout);
+  auto precision = parse_wire_precision(v.wire_precision);
+  if (!precision)
+    return bad("cluster.wire-precision", cat("must be fp32, bf16 or fp16, got \"", v.wire_precision, "\""));
+  auto compression = parse_gradient_compression(v.gradient_compression);
+  if (!compression)
+    return bad("cluster.gradient-compression", cat("must be none or topk, got \"", v.gradient_compression, "\""));
+  if (!(v.topk_ratio > 0.0 && v.topk_ratio <= 1.0))
+    return bad("cluster.topk-ratio", cat("must be in (0, 1], got ", v.topk_ratio));
+  s.wire = {*precision, *compression, v.topk_ratio};
   if (s.step_timeout.count() <= 0)
     return bad("cluster.step-timeout", "must be positive, e.g. 30s");
   if (v.slow_worker < -1 || v.slow_worker >= workers)

@@ -5,6 +5,7 @@
 
 #include "compute/optimizer_rules.hpp"
 #include "config/strict_config.hpp"
+#include "wire/gradient_encoder.hpp"
 
 #include <caf/expected.hpp>
 #include <caf/timespan.hpp>
@@ -57,6 +58,9 @@ struct cluster_values {
   int report_every = 50;
   int64_t max_message_bytes = int64_t{64} << 20;
   caf::timespan step_timeout = std::chrono::seconds(30);
+  std::string wire_precision = "fp32";
+  std::string gradient_compression = "none";
+  double topk_ratio = 0.01;
   // [train]
   std::string mode = "async";
   int replicas_to_aggregate = 0;
@@ -92,6 +96,7 @@ struct cluster_settings {
   int report_every = 50;
   uint32_t max_slice_floats = 1u << 24; ///< from cluster.max-message-bytes
   std::chrono::milliseconds step_timeout{30000};
+  compression_settings wire;           ///< how workers' gradients and the shards' values travel
   train_mode mode = train_mode::async;
   uint32_t replicas_to_aggregate = 0;  ///< sync: gradients averaged per step (resolved: 1..workers)
   uint32_t staleness = 0;              ///< ssp: steps a worker may run ahead of the slowest

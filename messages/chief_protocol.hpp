@@ -45,6 +45,8 @@ struct progress_report {
   int64_t examples = 0;  ///< examples since the previous report
   double loss_sum = 0.0; ///< sum of per-example training losses since the previous report
   bool final = false;    ///< the worker stopped after this report
+  uint64_t bytes_sent = 0;     ///< tensor payload bytes pushed to shards since the previous report
+  uint64_t bytes_received = 0; ///< tensor payload bytes received from shards since the previous report
 };
 
 template <class Inspector>
@@ -60,11 +62,12 @@ typename Inspector::result_type inspect(Inspector& f, worker_welcome& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
   return f(caf::meta::type_name("progress_report"), x.worker, x.steps, x.examples, x.loss_sum,
-           x.final);
+           x.final, x.bytes_sent, x.bytes_received);
 }
 
 ACTORPS_FIELDWISE_EQ(worker_hello, v.worker, v.host, v.byte_order_probe)
 ACTORPS_FIELDWISE_EQ(worker_welcome, v.plan, v.workers, v.steps_left, v.more)
-ACTORPS_FIELDWISE_EQ(progress_report, v.worker, v.steps, v.examples, v.loss_sum, v.final)
+ACTORPS_FIELDWISE_EQ(progress_report, v.worker, v.steps, v.examples, v.loss_sum, v.final, v.bytes_sent,
+                     v.bytes_received)
 
 } // namespace actorps

@@ -108,6 +108,8 @@ struct push_request {
   std::vector<variable_slice> grads;  ///< gradients of the mean loss of one batch
   bool return_values = false;         ///< answer with the updated values of the same ranges
   uint64_t base_version = 0;          ///< the shard version the worker's parameters came from
+  /// The precision the reply's values travel in (cluster.wire-precision; the shard keeps fp32).
+  wire_precision reply_precision = wire_precision::fp32;
 };
 
 struct push_reply {
@@ -116,6 +118,23 @@ struct push_reply {
   uint64_t next_step = 0;              ///< the step the worker computes next
   bool stale = false;                  ///< sync: the gradients came too late and were dropped
 };
+
+/// Rounds the values of slices to precision p and marks them to travel in it (values a shard
+/// sends to a worker with cluster.wire-precision = bf16 or fp16).
+inline void set_wire_precision(std::vector<variable_slice>& slices, wire_precision p) {
+  for (auto& s : slices) {
+    round_to_precision(p, s.data.values.data(), s.data.values.size());
+    s.data.precision = p;
+  }
+}
+
+/// Tensor payload bytes of slices on the wire (see payload_bytes).
+inline uint64_t payload_bytes(const std::vector<variable_slice>& slices) {
+  uint64_t n = 0;
+  for (auto& s : slices)
+    n += payload_bytes(s.data);
+  return n;
+}
 
 /// Buckets of shard_stats::lag_histogram: lags 0 .. lag_buckets - 2, and one for larger lags.
 constexpr uint64_t lag_buckets = 17;
@@ -188,7 +207,7 @@ typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_request& x) {
   return f(caf::meta::type_name("push_request"), x.worker, x.step, x.grads, x.return_values,
-           x.base_version);
+           x.base_version, x.reply_precision);
 }
 
 template <class Inspector>
@@ -216,7 +235,7 @@ ACTORPS_FIELDWISE_EQ(shard_snapshot, v.version, v.values, v.slot0, v.slot1)
 ACTORPS_FIELDWISE_EQ(setup_reply, v.already_initialized, v.version)
 ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges)
 ACTORPS_FIELDWISE_EQ(pull_reply, v.version, v.slices)
-ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads, v.return_values, v.base_version)
+ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads, v.return_values, v.base_version, v.reply_precision)
 ACTORPS_FIELDWISE_EQ(push_reply, v.version, v.values, v.next_step, v.stale)
 ACTORPS_FIELDWISE_EQ(shard_stats, v.version, v.stale_dropped, v.waited_on, v.lag_histogram)
 

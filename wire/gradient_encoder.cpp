@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <functional>
 
 namespace actorps {
 
@@ -34,15 +34,31 @@ size_t topk_count(double ratio, size_t n) {
 size_t keep_topk(float* xs, size_t n, size_t k) {
   if (k >= n)
     return n;
-  std::vector<uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
-  auto larger = [&](uint32_t a, uint32_t b) {
-    float x = std::fabs(xs[a]), y = std::fabs(xs[b]);
-    return x > y || (x == y && a < b);
-  };
-  std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(), larger);
-  for (size_t i = k; i < n; ++i)
-    xs[order[i]] = 0.0f;
+  if (k == 0) {
+    std::fill(xs, xs + n, 0.0f);
+    return 0;
+  }
+  // the k-th largest magnitude, by selection over a copy (no index indirection)
+  thread_local std::vector<float> magnitudes;
+  magnitudes.resize(n);
+  for (size_t i = 0; i < n; ++i)
+    magnitudes[i] = std::fabs(xs[i]);
+  std::nth_element(magnitudes.begin(), magnitudes.begin() + static_cast<std::ptrdiff_t>(k - 1), magnitudes.end(),
+                   std::greater<float>());
+  const float threshold = magnitudes[k - 1];
+  size_t above = 0;
+  for (size_t i = 0; i < n; ++i)
+    above += std::fabs(xs[i]) > threshold;
+  size_t ties = k - above; // entries equal to the threshold that are kept: the first ones
+  for (size_t i = 0; i < n; ++i) {
+    float m = std::fabs(xs[i]);
+    if (m > threshold)
+      continue;
+    if (m == threshold && ties > 0)
+      --ties;
+    else
+      xs[i] = 0.0f;
+  }
   return k;
 }
 

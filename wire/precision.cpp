@@ -41,12 +41,11 @@ std::optional<wire_precision> parse_wire_precision(const std::string& name) {
   return std::nullopt;
 }
 
-uint16_t float_to_bf16(float x) {
-  uint32_t u = bits_of(x);
-  if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep the sign and the top of the payload, quiet
-    return static_cast<uint16_t>((u >> 16) | 0x0040u);
-  u += 0x7fffu + ((u >> 16) & 1u); // round to nearest, ties to even (overflows to infinity)
-  return static_cast<uint16_t>(u >> 16);
+uint16_t float_to_bf16(float x) { // branch-free, so that the bulk loops vectorise
+  const uint32_t u = bits_of(x);
+  const uint32_t nan = (u >> 16) | 0x0040u;             // NaN: keep the sign and payload top, quiet
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16; // nearest, ties to even
+  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
 }
 
 float bf16_to_float(uint16_t h) {

@@ -168,6 +168,19 @@ BOOST_AUTO_TEST_CASE(push_can_return_the_updated_values) {
   BOOST_TEST(ask<push_reply>(shard, push_atom_v, req)->values.empty());
 }
 
+BOOST_AUTO_TEST_CASE(values_return_in_the_requested_precision_from_fp32_masters) {
+  init();
+  push_request req{0, 1, {{1, 0, {{0.1f, 0.2f, 0.3f}}}}, true, 0, wire_precision::bf16};
+  auto r = ask<push_reply>(shard, push_atom_v, req);
+  BOOST_REQUIRE(r);
+  auto& sent = r->values[0].data;
+  BOOST_TEST((sent.precision == wire_precision::bf16));
+  auto held = values_of(1, 3); // the shard's own values stay fp32
+  for (size_t i = 0; i < 3; ++i)
+    BOOST_TEST(sent.values[i] == bf16_to_float(float_to_bf16(held[i])));
+  BOOST_TEST((held != sent.to_vector()));
+}
+
 BOOST_AUTO_TEST_CASE(rejected_pushes_change_nothing) {
   init();
   auto nan = std::numeric_limits<float>::quiet_NaN();

@@ -24,6 +24,8 @@ struct chief_log {
   int64_t examples = 0;
   double loss_sum = 0.0;
   bool final_seen = false;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
 };
 
 struct stub_state {
@@ -44,6 +46,8 @@ chief_actor::behavior_type stub_chief(chief_actor::stateful_pointer<stub_state> 
       log->examples += rep.examples;
       log->loss_sum += rep.loss_sum;
       log->final_seen = log->final_seen || rep.final;
+      log->bytes_sent += rep.bytes_sent;
+      log->bytes_received += rep.bytes_received;
       if (log->steps >= stop_after && !rep.final)
         self->send(caf::actor_cast<worker_replica_actor>(self->current_sender()), stop_atom_v);
     },
@@ -152,6 +156,45 @@ BOOST_AUTO_TEST_CASE(registers_trains_against_the_shard_and_stops_cleanly) {
   // every step pushed once to the only shard
   auto v = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {}});
   BOOST_TEST(v->version == static_cast<uint64_t>(log->steps));
+}
+
+BOOST_AUTO_TEST_CASE(reports_count_the_tensor_bytes_of_every_wire_setting) {
+  // 16x8 + 8 + 8x4 + 4 = 172 floats: each step pushes the gradients and receives the values
+  const uint64_t floats = 172;
+  struct expectation {
+    compression_settings wire;
+    uint64_t sent_per_step;     // gradient payload
+    uint64_t received_per_step; // values payload (the first pull is fp32, the rest as set)
+  };
+  // top-k 1%: ceil(0.01 n) of each variable: 2 + 1 + 1 + 1 values, 4 bytes of index each
+  std::vector<expectation> cases{{{wire_precision::fp32, gradient_compression::none, 0.01}, floats * 4, floats * 4},
+                                 {{wire_precision::bf16, gradient_compression::none, 0.01}, floats * 2, floats * 2},
+                                 {{wire_precision::fp16, gradient_compression::topk, 0.01}, 5 * (4 + 2), floats * 2}};
+  for (auto& c : cases) {
+    *log = chief_log{};
+    auto store = initialised_shard(1);
+    auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}, int64_t{-1}));
+    auto cfg = config(chief);
+    cfg.shards = {store};
+    cfg.cluster.wire = c.wire;
+    auto worker = keep(make_worker_replica(*sys, cfg, false));
+    (*self)->monitor(worker);
+    sched->run();
+    (*self)->send(worker, start_atom_v);
+    sched->run();
+    (*self)->receive([](caf::down_msg&) {});
+    auto steps = static_cast<uint64_t>(log->steps);
+    BOOST_REQUIRE(steps >= 20u);
+    BOOST_TEST(log->bytes_sent == steps * c.sent_per_step, to_string(c.wire.precision));
+    BOOST_TEST(log->bytes_received == floats * 4 + steps * c.received_per_step, to_string(c.wire.precision));
+    // the shard keeps fp32 master copies: its values are not all 16-bit values
+    auto v = ask<pull_reply>(store, pull_atom_v, pull_request{0, {{0, 0, 128}}});
+    BOOST_REQUIRE(v);
+    auto held = v->slices[0].data.values;
+    auto rounded = held;
+    round_to_precision(c.wire.precision, rounded.data(), rounded.size());
+    BOOST_TEST((c.wire.exact() || held != rounded));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(the_only_replica_stops_by_itself_after_the_steps_left) {

@@ -58,6 +58,25 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
   expect([](cluster_values& v) { v.placement = "random"; }, "cluster.placement must be round-robin or balanced");
   expect([](cluster_values& v) { v.connect_timeout = caf::timespan{0}; }, "cluster.connect-timeout must be positive");
   expect([](cluster_values& v) { v.async_momentum = "double"; }, "train.async-momentum must be compensate or none");
+  expect([](cluster_values& v) { v.wire_precision = "fp8"; }, "cluster.wire-precision must be fp32, bf16 or fp16, got \"fp8\"");
+  expect([](cluster_values& v) { v.gradient_compression = "top-k"; }, "cluster.gradient-compression must be none or topk");
+  expect([](cluster_values& v) { v.topk_ratio = 0.0; }, "cluster.topk-ratio must be in (0, 1], got 0");
+  expect([](cluster_values& v) { v.topk_ratio = 1.5; }, "cluster.topk-ratio must be in (0, 1], got 1.5");
+}
+
+BOOST_AUTO_TEST_CASE(wire_settings_resolve) {
+  cluster_values v;
+  auto s = validate(v);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(s->wire.exact());
+  v.wire_precision = "bf16";
+  v.gradient_compression = "topk";
+  v.topk_ratio = 0.05;
+  s = validate(v);
+  BOOST_REQUIRE(s);
+  BOOST_TEST((s->wire.precision == wire_precision::bf16));
+  BOOST_TEST((s->wire.compression == gradient_compression::topk));
+  BOOST_TEST(s->wire.topk_ratio == 0.05);
 }
 
 BOOST_AUTO_TEST_CASE(model_parallel_groups_are_the_replicas) {
