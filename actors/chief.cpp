@@ -163,8 +163,9 @@ void finish(chief_pointer self, uint64_t op) {
       .add("weights_digest", digest)
       .add("wire_precision", to_string(st.cfg.cluster.wire.precision))
       .add("gradient_compression", to_string(st.cfg.cluster.wire.compression))
+      .add("value_compression", to_string(st.cfg.cluster.wire.value_compression))
       .add("resumed_from_step", st.restored ? st.restored->manifest.global_step : int64_t{-1});
-    if (st.cfg.cluster.wire.compression == gradient_compression::topk)
+    if (st.cfg.cluster.wire.compression == sparsifier::topk || st.cfg.cluster.wire.value_compression == sparsifier::topk)
       extra.add("topk_ratio", st.cfg.cluster.wire.topk_ratio);
     st.traffic.describe(extra, ctl.worker_steps());
     auto done = st.monitor->finish(std::move(sum), ctl.examples(), extra);

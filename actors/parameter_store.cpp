@@ -171,7 +171,15 @@ caf::error parameter_store::check_range(uint32_t var, uint32_t offset, size_t co
   return caf::none;
 }
 
-caf::expected<pull_reply> parameter_store::pull(const pull_request& req) const {
+caf::expected<pull_reply> parameter_store::pull(const pull_request& req) {
+  auto out = read(req);
+  if (out && req.keep_view && req.worker != chief_worker_id)
+    for (auto& s : out->slices)
+      views_.record(req.worker, s.variable, s.offset, s.data.values.data(), s.data.values.size());
+  return out;
+}
+
+caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
   if (auto err = check_worker(req.worker, true))
     return err;
   for (auto& r : req.ranges)
@@ -218,7 +226,11 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
       auto first = values.begin() + g.offset;
       out.values.push_back({g.variable, g.offset, {float_vector(first, first + g.data.values.size())}});
     }
-  set_wire_precision(out.values, req.reply_precision);
+  if (req.reply_topk > 0.0)
+    for (auto& slice : out.values)
+      views_.encode(req.worker, slice, req.reply_topk, req.reply_precision);
+  else
+    set_wire_precision(out.values, req.reply_precision);
   return out;
 }
 
@@ -230,7 +242,7 @@ shard_stats parameter_store::stats() const {
 }
 
 caf::expected<std::vector<variable_slice>> parameter_store::values_of(const std::vector<slice_ref>& ranges) const {
-  auto reply = pull(pull_request{chief_worker_id, ranges});
+  auto reply = read(pull_request{chief_worker_id, ranges});
   if (!reply)
     return std::move(reply.error());
   return std::move(reply->slices);

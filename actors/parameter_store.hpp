@@ -3,6 +3,7 @@
 // store exactly as it was. Single-threaded (owned by the shard actor).
 #pragma once
 
+#include "actors/value_views.hpp"
 #include "compute/optimizer_rules.hpp"
 #include "messages/shard_protocol.hpp"
 
@@ -35,11 +36,13 @@ public:
   /// Returns the number of pushes applied so far.
   uint64_t version() const { return version_; }
 
-  /// Returns the requested ranges of this shard's variables.
-  caf::expected<pull_reply> pull(const pull_request& req) const;
+  /// Returns the requested ranges of this shard's variables; with keep_view, remembers them as
+  /// what the worker holds (value-compression).
+  caf::expected<pull_reply> pull(const pull_request& req);
 
   /// Validates every slice (worker id, variable held here, range, finite values), then applies
-  /// the optimizer to each slice and advances the version once.
+  /// the optimizer to each slice and advances the version once. The reply's values (if asked
+  /// for) travel at the request's precision, as top-k deltas with reply_topk > 0.
   caf::expected<push_reply> push(const push_request& req);
 
   /// Returns the shard's counters: version and the lag histogram of async pushes.
@@ -69,6 +72,7 @@ private:
   const variable* find(uint32_t k) const;
   caf::error check_worker(uint32_t worker, bool chief_allowed) const;
   caf::error check_range(uint32_t var, uint32_t offset, size_t count) const;
+  caf::expected<pull_reply> read(const pull_request& req) const;
 
   bool initialized_ = false;
   uint32_t shard_ = 0;
@@ -78,6 +82,7 @@ private:
   std::vector<uint64_t> lag_histogram_;
   std::vector<int> slot_of_; // global variable index -> position in vars_, or -1
   std::vector<variable> vars_;
+  value_views views_; // what each worker holds, with value-compression
 };
 
 } // namespace actorps

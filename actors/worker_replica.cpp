@@ -4,6 +4,7 @@
 #include "actors/worker_replica.hpp"
 
 #include "actors/slicing.hpp"
+#include "actors/value_views.hpp"
 #include "actors/worker_state.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
@@ -51,14 +52,34 @@ caf::error report(worker_pointer self, const replica_command& c) {
 }
 
 // Uploads the values of a reply from shard s; fails the worker when they do not fit.
+// With value-compression the worker keeps a mirror of its values: a delta slice is added to it,
+// a full one replaces it, and the mirror's range is uploaded.
 bool upload(worker_pointer self, uint32_t s, const std::vector<variable_slice>& slices) {
-  self->state.bytes_received += payload_bytes(slices);
-  for (auto& slice : slices)
-    if (auto err = self->state.step->model().upload_parameter(slice.variable, slice.offset,
-                                                              slice.data.values.data(), slice.data.values.size())) {
+  auto& st = self->state;
+  st.bytes_received += payload_bytes(slices);
+  for (auto& slice : slices) {
+    const float* values = slice.data.values.data();
+    const size_t n = slice.data.values.size();
+    caf::error err;
+    if (!st.mirror.empty()) {
+      if (slice.variable >= st.mirror.size() || slice.offset + n > st.mirror[slice.variable].size())
+        err = caf::make_error(errc::protocol_error, cat("slice of variable ", slice.variable, " at offset ",
+                                                        slice.offset, " is outside the model"));
+      else {
+        float* held = st.mirror[slice.variable].data() + slice.offset;
+        merge_into(held, slice);
+        values = held;
+      }
+    } else if (slice.delta) {
+      err = caf::make_error(errc::protocol_error, "a delta reached a worker without cluster.value-compression");
+    }
+    if (!err)
+      err = st.step->model().upload_parameter(slice.variable, slice.offset, values, n);
+    if (err) {
       fail(self, std::move(err), cat("values from shard ", s, " do not fit the model"));
       return false;
     }
+  }
   return true;
 }
 
@@ -113,9 +134,10 @@ void push_gradients(worker_pointer self) {
       req.return_values = true;
       req.base_version = st.ctl->version(s);
       req.reply_precision = wire.precision;
+      req.reply_topk = wire.value_compression == sparsifier::topk ? wire.topk_ratio : 0.0;
       for (auto& g : req.grads) {
         g.data.precision = wire.precision;
-        g.data.sparse = wire.compression == gradient_compression::topk;
+        g.data.sparse = wire.compression == sparsifier::topk;
       }
       st.bytes_sent += payload_bytes(req.grads);
       auto epoch = st.ctl->requested(s);

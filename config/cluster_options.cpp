@@ -75,6 +75,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it")
     .add(v.wire_precision, "wire-precision", "fp32, bf16 or fp16: how gradients and values travel (shards keep fp32)")
     .add(v.gradient_compression, "gradient-compression", "none or topk (each pushed slice's largest gradients, with error feedback)")
+    .add(v.value_compression, "value-compression", "none or topk (async, ssp: shards answer with the top-k of each slice's change since the worker's last values)")
     .add(v.topk_ratio, "topk-ratio", "topk: the share of each slice's gradient values sent, in (0, 1]");
   cfg.group("train")
     .add(v.mode, "mode", "async, sync (SyncReplicasOptimizer), ssp (bounded staleness) or model-parallel")
@@ -207,12 +208,18 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   auto precision = parse_wire_precision(v.wire_precision);
   if (!precision)
     return bad("cluster.wire-precision", cat("must be fp32, bf16 or fp16, got \"", v.wire_precision, "\""));
-  auto compression = parse_gradient_compression(v.gradient_compression);
+  auto compression = parse_sparsifier(v.gradient_compression);
   if (!compression)
     return bad("cluster.gradient-compression", cat("must be none or topk, got \"", v.gradient_compression, "\""));
+  auto value_compression = parse_sparsifier(v.value_compression);
+  if (!value_compression)
+    return bad("cluster.value-compression", cat("must be none or topk, got \"", v.value_compression, "\""));
+  if (*value_compression == sparsifier::topk && s.mode != train_mode::async && s.mode != train_mode::ssp)
+    return bad("cluster.value-compression", cat("topk needs train.mode async or ssp (every worker gets its own "
+                                                "values), not ", v.mode));
   if (!(v.topk_ratio > 0.0 && v.topk_ratio <= 1.0))
     return bad("cluster.topk-ratio", cat("must be in (0, 1], got ", v.topk_ratio));
-  s.wire = {*precision, *compression, v.topk_ratio};
+  s.wire = {*precision, *compression, v.topk_ratio, *value_compression};
   if (s.step_timeout.count() <= 0)
     return bad("cluster.step-timeout", "must be positive, e.g. 30s");
   if (v.slow_worker < -1 || v.slow_worker >= workers)

@@ -60,6 +60,7 @@ struct cluster_values {
   caf::timespan step_timeout = std::chrono::seconds(30);
   std::string wire_precision = "fp32";
   std::string gradient_compression = "none";
+  std::string value_compression = "none";
   double topk_ratio = 0.01;
   // [train]
   std::string mode = "async";

@@ -54,6 +54,7 @@ struct variable_slice {
   uint32_t variable = 0;
   uint32_t offset = 0;
   tensor_buffer data;
+  bool delta = false; ///< data is a difference to add to what the receiver holds (value-compression)
 };
 
 /// A range of a variable to pull.
@@ -94,6 +95,7 @@ struct setup_reply {
 struct pull_request {
   uint32_t worker = 0;
   std::vector<slice_ref> ranges;
+  bool keep_view = false; ///< value-compression: the shard remembers these values as the worker's
 };
 
 struct pull_reply {
@@ -110,6 +112,9 @@ struct push_request {
   uint64_t base_version = 0;          ///< the shard version the worker's parameters came from
   /// The precision the reply's values travel in (cluster.wire-precision; the shard keeps fp32).
   wire_precision reply_precision = wire_precision::fp32;
+  /// value-compression: > 0 asks for the top-k (this share) of the change since the worker's
+  /// last values instead of the values (slices marked delta); 0: the values.
+  double reply_topk = 0.0;
 };
 
 struct push_reply {
@@ -170,7 +175,7 @@ typename Inspector::result_type inspect(Inspector& f, optimizer_config& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, variable_slice& x) {
-  return f(caf::meta::type_name("variable_slice"), x.variable, x.offset, x.data);
+  return f(caf::meta::type_name("variable_slice"), x.variable, x.offset, x.data, x.delta);
 }
 
 template <class Inspector>
@@ -196,7 +201,7 @@ typename Inspector::result_type inspect(Inspector& f, setup_reply& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pull_request& x) {
-  return f(caf::meta::type_name("pull_request"), x.worker, x.ranges);
+  return f(caf::meta::type_name("pull_request"), x.worker, x.ranges, x.keep_view);
 }
 
 template <class Inspector>
@@ -207,7 +212,7 @@ typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_request& x) {
   return f(caf::meta::type_name("push_request"), x.worker, x.step, x.grads, x.return_values,
-           x.base_version, x.reply_precision);
+           x.base_version, x.reply_precision, x.reply_topk);
 }
 
 template <class Inspector>
@@ -228,14 +233,14 @@ ACTORPS_FIELDWISE_EQ(placement_plan, v.strategy, v.shards, v.variables, v.shard_
 ACTORPS_FIELDWISE_EQ(optimizer_config, v.kind, v.learning_rate, v.momentum, v.beta1, v.beta2,
                      v.epsilon, v.decay_rate, v.decay_steps, v.rho, v.initial_accumulator,
                      v.weight_decay, v.schedule, v.staircase, v.boundaries, v.values, v.cosine_alpha)
-ACTORPS_FIELDWISE_EQ(variable_slice, v.variable, v.offset, v.data)
+ACTORPS_FIELDWISE_EQ(variable_slice, v.variable, v.offset, v.data, v.delta)
 ACTORPS_FIELDWISE_EQ(slice_ref, v.variable, v.offset, v.count)
 ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.initial, v.slot0, v.slot1, v.version)
 ACTORPS_FIELDWISE_EQ(shard_snapshot, v.version, v.values, v.slot0, v.slot1)
 ACTORPS_FIELDWISE_EQ(setup_reply, v.already_initialized, v.version)
-ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges)
+ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges, v.keep_view)
 ACTORPS_FIELDWISE_EQ(pull_reply, v.version, v.slices)
-ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads, v.return_values, v.base_version, v.reply_precision)
+ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads, v.return_values, v.base_version, v.reply_precision, v.reply_topk)
 ACTORPS_FIELDWISE_EQ(push_reply, v.version, v.values, v.next_step, v.stale)
 ACTORPS_FIELDWISE_EQ(shard_stats, v.version, v.stale_dropped, v.waited_on, v.lag_histogram)
 

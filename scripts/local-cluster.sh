@@ -6,13 +6,17 @@
 #
 #   scripts/local-cluster.sh [--mode async|sync|ssp] [--ps N] [--workers N] [--name NAME]
 #                            [--run-dir DIR] [--bin DIR] [--deadline SECONDS] [--tolerate NODE]...
-#                            [--tls] [-- actorps-node options...]
+#                            [--tls] [--addr NODE=IP]... [--netns-prefix P] [-- actorps-node options...]
 #
 # --tls: makes a cluster CA and a certificate per node (scripts/make-certs.sh, under
 # runs/<name>/certs) and runs every connection over TLS with mutual authentication.
 #
 # --tolerate worker-2: that node may die (e.g. killed for a drill) without failing the cluster.
 # The PIDs of the nodes are written to runs/<name>/pids ("NODE PID" lines).
+#
+# --addr ps-0=10.99.0.2: that node listens on (and is reached at) this address instead of
+# 127.0.0.1; --netns-prefix P runs node N in the network namespace "P<N>" (ip netns exec, as
+# root), e.g. the namespaces bench/netem_cluster.sh makes.
 #
 # Example: scripts/local-cluster.sh --ps 2 --workers 3 -- --train.max-epochs=5
 set -uo pipefail
@@ -21,8 +25,8 @@ cd "$(dirname "$0")/.."
 absolute() { [[ "$1" = /* ]] && echo "$1" || echo "$caller/$1"; } # paths given are the caller's
 
 mode=async ps=1 workers=2 name="" bin=build/bin deadline=3600 run_dir=runs
-declare -A tolerated=()
-tls=false
+declare -A tolerated=() addr=()
+tls=false netns_prefix=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mode) mode=$2; shift 2 ;;
@@ -34,8 +38,11 @@ while [[ $# -gt 0 ]]; do
     --deadline) deadline=$2; shift 2 ;;
     --tolerate) tolerated[$2]=1; shift 2 ;;
     --tls) tls=true; shift ;;
+    --addr) [[ "$2" == *=* ]] || { echo "local-cluster: --addr wants NODE=IP, got '$2'" >&2; exit 2; }
+            addr[${2%%=*}]=${2#*=}; shift 2 ;;
+    --netns-prefix) netns_prefix=$2; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "local-cluster: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -57,18 +64,19 @@ for s in socks:
     print(s.getsockname()[1])
 PY
 )
-list() { # list FIRST COUNT -> ["127.0.0.1:p", ...]
+host() { echo "${addr[$1]:-127.0.0.1}"; } # host NODE-NAME
+list() { # list ROLE FIRST COUNT -> ["host:p", ...] for nodes ROLE-0 ..
   local out="" i
-  for ((i = $1; i < $1 + $2; i++)); do out+="${out:+, }\"127.0.0.1:${ports[$i]}\""; done
+  for ((i = 0; i < $3; i++)); do out+="${out:+, }\"$(host "$1-$i"):${ports[$(($2 + i))]}\""; done
   echo "[$out]"
 }
 config="$run/cluster.ini"
 cat > "$config" <<INI
 ; written by scripts/local-cluster.sh
 [cluster]
-chief = "127.0.0.1:${ports[0]}"
-ps = $(list 1 "$ps")
-workers = $(list $((1 + ps)) "$workers")
+chief = "$(host chief):${ports[0]}"
+ps = $(list ps 1 "$ps")
+workers = $(list worker $((1 + ps)) "$workers")
 [train]
 mode = "$mode"
 name = "$name"
@@ -93,7 +101,9 @@ start() { # start NODE-NAME ROLE INDEX
   local security=()
   [[ $tls == true ]] && security=(--security.tls --openssl.certificate="$run/certs/$1.pem"
                                   --openssl.key="$run/certs/$1.key" --openssl.cafile="$run/certs/ca.pem")
-  "$bin/actorps-node" --config-file="$config" --node.role="$2" --node.index="$3" "${security[@]}" "${extra[@]}" \
+  local wrap=()
+  [[ -n "$netns_prefix" ]] && wrap=(ip netns exec "$netns_prefix$1")
+  "${wrap[@]}" "$bin/actorps-node" --config-file="$config" --node.role="$2" --node.index="$3" "${security[@]}" "${extra[@]}" \
     > "$run/logs/$1.log" 2>&1 &
   pids[$1]=$!
   echo "$1 $!" >> "$run/pids"

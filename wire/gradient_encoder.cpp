@@ -13,12 +13,12 @@ constexpr float fp16_max = 65504.0f;
 
 } // namespace
 
-const char* to_string(gradient_compression c) {
-  return c == gradient_compression::topk ? "topk" : "none";
+const char* to_string(sparsifier c) {
+  return c == sparsifier::topk ? "topk" : "none";
 }
 
-std::optional<gradient_compression> parse_gradient_compression(const std::string& name) {
-  for (auto c : {gradient_compression::none, gradient_compression::topk})
+std::optional<sparsifier> parse_sparsifier(const std::string& name) {
+  for (auto c : {sparsifier::none, sparsifier::topk})
     if (name == to_string(c))
       return c;
   return std::nullopt;
@@ -31,6 +31,40 @@ size_t topk_count(double ratio, size_t n) {
   return std::clamp<size_t>(k, 1, n);
 }
 
+namespace {
+
+// The k-th largest of the magnitudes of xs (1 <= k < n). A strided sample proposes a threshold
+// that about 2k magnitudes reach; the exact k-th is then selected among those candidates only
+// (and among all magnitudes when the sample was unlucky), so the result is exact either way.
+float kth_largest_magnitude(const float* xs, size_t n, size_t k) {
+  thread_local std::vector<float> pool;
+  const size_t samples = std::min<size_t>(n, 4096);
+  if (samples < n && 4 * k < n) {
+    pool.resize(samples);
+    const size_t stride = n / samples;
+    for (size_t i = 0; i < samples; ++i)
+      pool[i] = std::fabs(xs[i * stride]);
+    size_t rank = std::min(samples - 1, (2 * k * samples) / n); // ~2k of n above it
+    std::nth_element(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(rank), pool.end(), std::greater<float>());
+    const float proposal = pool[rank];
+    pool.clear();
+    for (size_t i = 0; i < n; ++i)
+      if (std::fabs(xs[i]) >= proposal)
+        pool.push_back(std::fabs(xs[i]));
+    if (pool.size() >= k) {
+      std::nth_element(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(k - 1), pool.end(), std::greater<float>());
+      return pool[k - 1];
+    }
+  }
+  pool.resize(n);
+  for (size_t i = 0; i < n; ++i)
+    pool[i] = std::fabs(xs[i]);
+  std::nth_element(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(k - 1), pool.end(), std::greater<float>());
+  return pool[k - 1];
+}
+
+} // namespace
+
 size_t keep_topk(float* xs, size_t n, size_t k) {
   if (k >= n)
     return n;
@@ -38,14 +72,7 @@ size_t keep_topk(float* xs, size_t n, size_t k) {
     std::fill(xs, xs + n, 0.0f);
     return 0;
   }
-  // the k-th largest magnitude, by selection over a copy (no index indirection)
-  thread_local std::vector<float> magnitudes;
-  magnitudes.resize(n);
-  for (size_t i = 0; i < n; ++i)
-    magnitudes[i] = std::fabs(xs[i]);
-  std::nth_element(magnitudes.begin(), magnitudes.begin() + static_cast<std::ptrdiff_t>(k - 1), magnitudes.end(),
-                   std::greater<float>());
-  const float threshold = magnitudes[k - 1];
+  const float threshold = kth_largest_magnitude(xs, n, k);
   size_t above = 0;
   for (size_t i = 0; i < n; ++i)
     above += std::fabs(xs[i]) > threshold;
@@ -72,7 +99,7 @@ void gradient_encoder::encode(uint32_t variable, uint32_t offset, float* grad, s
   for (size_t i = 0; i < n; ++i) // what would be sent without loss
     r[i] += grad[i];
   std::copy(r, r + n, grad);
-  if (settings_.compression == gradient_compression::topk)
+  if (settings_.compression == sparsifier::topk)
     keep_topk(grad, n, topk_count(settings_.topk_ratio, n));
   if (settings_.precision == wire_precision::fp16) // saturate: what is above fp16's range stays
     for (size_t i = 0; i < n; ++i)

@@ -16,22 +16,24 @@
 
 namespace actorps {
 
-enum class gradient_compression : uint8_t { none, topk };
+enum class sparsifier : uint8_t { none, topk };
 
+/// How a tensor is thinned before it travels: not at all, or to its k largest magnitudes.
 /// "none", "topk".
-const char* to_string(gradient_compression c);
+const char* to_string(sparsifier c);
 
 /// Parses a compression name; nullopt for anything else.
-std::optional<gradient_compression> parse_gradient_compression(const std::string& name);
+std::optional<sparsifier> parse_sparsifier(const std::string& name);
 
 struct compression_settings {
   wire_precision precision = wire_precision::fp32;
-  gradient_compression compression = gradient_compression::none;
+  sparsifier compression = sparsifier::none;       ///< of the gradients a worker pushes
   double topk_ratio = 0.01; ///< top-k: the share of each slice's values sent, in (0, 1]
+  sparsifier value_compression = sparsifier::none; ///< of the values a shard answers with
 
   /// Whether gradients travel as computed (fp32, no compression: no residual kept).
   bool exact() const {
-    return precision == wire_precision::fp32 && compression == gradient_compression::none;
+    return precision == wire_precision::fp32 && compression == sparsifier::none;
   }
 };
 

@@ -167,9 +167,9 @@ BOOST_AUTO_TEST_CASE(reports_count_the_tensor_bytes_of_every_wire_setting) {
     uint64_t received_per_step; // values payload (the first pull is fp32, the rest as set)
   };
   // top-k 1%: ceil(0.01 n) of each variable: 2 + 1 + 1 + 1 values, 4 bytes of index each
-  std::vector<expectation> cases{{{wire_precision::fp32, gradient_compression::none, 0.01}, floats * 4, floats * 4},
-                                 {{wire_precision::bf16, gradient_compression::none, 0.01}, floats * 2, floats * 2},
-                                 {{wire_precision::fp16, gradient_compression::topk, 0.01}, 5 * (4 + 2), floats * 2}};
+  std::vector<expectation> cases{{{wire_precision::fp32, sparsifier::none, 0.01}, floats * 4, floats * 4},
+                                 {{wire_precision::bf16, sparsifier::none, 0.01}, floats * 2, floats * 2},
+                                 {{wire_precision::fp16, sparsifier::topk, 0.01}, 5 * (4 + 2), floats * 2}};
   for (auto& c : cases) {
     *log = chief_log{};
     auto store = initialised_shard(1);

@@ -60,6 +60,9 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
   expect([](cluster_values& v) { v.async_momentum = "double"; }, "train.async-momentum must be compensate or none");
   expect([](cluster_values& v) { v.wire_precision = "fp8"; }, "cluster.wire-precision must be fp32, bf16 or fp16, got \"fp8\"");
   expect([](cluster_values& v) { v.gradient_compression = "top-k"; }, "cluster.gradient-compression must be none or topk");
+  expect([](cluster_values& v) { v.value_compression = "all"; }, "cluster.value-compression must be none or topk");
+  expect([](cluster_values& v) { v.value_compression = "topk"; v.mode = "sync"; },
+         "cluster.value-compression topk needs train.mode async or ssp");
   expect([](cluster_values& v) { v.topk_ratio = 0.0; }, "cluster.topk-ratio must be in (0, 1], got 0");
   expect([](cluster_values& v) { v.topk_ratio = 1.5; }, "cluster.topk-ratio must be in (0, 1], got 1.5");
 }
@@ -75,7 +78,7 @@ BOOST_AUTO_TEST_CASE(wire_settings_resolve) {
   s = validate(v);
   BOOST_REQUIRE(s);
   BOOST_TEST((s->wire.precision == wire_precision::bf16));
-  BOOST_TEST((s->wire.compression == gradient_compression::topk));
+  BOOST_TEST((s->wire.compression == sparsifier::topk));
   BOOST_TEST(s->wire.topk_ratio == 0.05);
 }
 

@@ -53,14 +53,14 @@ BOOST_AUTO_TEST_CASE(exact_settings_send_the_gradient_unchanged) {
 }
 
 BOOST_AUTO_TEST_CASE(error_feedback_keeps_the_sum_of_updates) {
-  check_sums_are_kept({wire_precision::bf16, gradient_compression::none, 0.01});
-  check_sums_are_kept({wire_precision::fp16, gradient_compression::none, 0.01});
-  check_sums_are_kept({wire_precision::fp32, gradient_compression::topk, 0.01});
-  check_sums_are_kept({wire_precision::bf16, gradient_compression::topk, 0.05});
+  check_sums_are_kept({wire_precision::bf16, sparsifier::none, 0.01});
+  check_sums_are_kept({wire_precision::fp16, sparsifier::none, 0.01});
+  check_sums_are_kept({wire_precision::fp32, sparsifier::topk, 0.01});
+  check_sums_are_kept({wire_precision::bf16, sparsifier::topk, 0.05});
 }
 
 BOOST_AUTO_TEST_CASE(what_is_sent_is_exact_at_the_wire_precision) {
-  actorps::gradient_encoder enc{{wire_precision::bf16, gradient_compression::none, 0.01}};
+  actorps::gradient_encoder enc{{wire_precision::bf16, sparsifier::none, 0.01}};
   std::vector<float> g{0.1f, 1.0f / 3.0f, -7.123f};
   enc.encode(0, 0, g.data(), g.size());
   for (float x : g)
@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(what_is_sent_is_exact_at_the_wire_precision) {
 }
 
 BOOST_AUTO_TEST_CASE(fp16_saturates_and_keeps_the_excess) {
-  actorps::gradient_encoder enc{{wire_precision::fp16, gradient_compression::none, 0.01}};
+  actorps::gradient_encoder enc{{wire_precision::fp16, sparsifier::none, 0.01}};
   std::vector<float> g{1e6f, -1e6f};
   enc.encode(2, 0, g.data(), g.size());
   BOOST_TEST(g[0] == 65504.0f);
@@ -94,6 +94,29 @@ BOOST_AUTO_TEST_CASE(topk_keeps_the_largest_magnitudes) {
   BOOST_TEST(all == (std::vector<float>{1.0f, 2.0f}));
 }
 
+BOOST_AUTO_TEST_CASE(topk_of_large_slices_matches_a_full_sort) {
+  // large slices take the sampled path; heavy ties and skewed data must not change the result
+  std::mt19937 rng{21};
+  for (int trial = 0; trial < 20; ++trial) {
+    const size_t n = 50000 + 977 * static_cast<size_t>(trial);
+    std::vector<float> xs(n);
+    std::normal_distribution<float> d;
+    for (size_t i = 0; i < n; ++i)
+      xs[i] = trial % 3 == 0 ? std::round(d(rng) * 4.0f) : trial % 3 == 1 ? (i < n / 100 ? 100.0f : d(rng)) : d(rng);
+    const size_t k = topk_count(0.01 * (1 + trial % 4), n);
+    // the reference: sort indices by magnitude, lower index first among equals
+    std::vector<uint32_t> order(n);
+    for (uint32_t i = 0; i < n; ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return std::fabs(xs[a]) > std::fabs(xs[b]); });
+    std::vector<float> expected(n, 0.0f);
+    for (size_t i = 0; i < k; ++i)
+      expected[order[i]] = xs[order[i]];
+    keep_topk(xs.data(), n, k);
+    BOOST_TEST_REQUIRE((xs == expected), "trial " << trial);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(topk_count_rounds_up_and_sends_at_least_one) {
   BOOST_TEST(topk_count(0.01, 125440) == 1255u);
   BOOST_TEST(topk_count(0.01, 10) == 1u);
@@ -103,7 +126,7 @@ BOOST_AUTO_TEST_CASE(topk_count_rounds_up_and_sends_at_least_one) {
 
 BOOST_AUTO_TEST_CASE(topk_with_feedback_sends_every_coordinate_eventually) {
   // a constant gradient: unsent coordinates grow until they win a place
-  actorps::gradient_encoder enc{{wire_precision::fp32, gradient_compression::topk, 0.1}};
+  actorps::gradient_encoder enc{{wire_precision::fp32, sparsifier::topk, 0.1}};
   const size_t n = 20;
   std::vector<int> times_sent(n, 0);
   for (int step = 0; step < 40; ++step) {
@@ -122,9 +145,9 @@ BOOST_AUTO_TEST_CASE(topk_with_feedback_sends_every_coordinate_eventually) {
 }
 
 BOOST_AUTO_TEST_CASE(names_parse_and_print) {
-  BOOST_TEST((parse_gradient_compression("topk") == gradient_compression::topk));
-  BOOST_TEST((parse_gradient_compression("none") == gradient_compression::none));
-  BOOST_TEST(!parse_gradient_compression("top-k"));
+  BOOST_TEST((parse_sparsifier("topk") == sparsifier::topk));
+  BOOST_TEST((parse_sparsifier("none") == sparsifier::none));
+  BOOST_TEST(!parse_sparsifier("top-k"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
