@@ -1,38 +1,100 @@
 #!/usr/bin/env bash
-# The cluster benchmarks of the actor-cluster issue, measured side by side in one run:
+# The data-path benchmarks, measured side by side in one run, ending with the goals table of the
+# data-path issue:
 #  1. a 1 MiB push + pull between two processes through the shard protocol, plain and TLS, vs a
 #     raw TCP echo;
 #  2. async cluster examples/s (1 shard, 2 workers, batch 50, one process per node), plain and
-#     TLS, vs the single-process trainer, same model, same number of steps.
-# Usage: bench/cluster_bench.sh [steps=4400]   (after scripts/build.sh)
+#     TLS, vs the single-process trainer and PyTorch's RPC parameter server with 2 trainers
+#     (../shared/bench/torch_reference.py rpc), same number of steps;
+#  3. the wire encodings on 127.0.0.1 (fp32, bf16, top-k 1% of the gradients, top-k 1% of the
+#     gradients and of the values' changes): tensor bytes per step and test accuracy after the
+#     same number of steps;
+#  4. as root: the same cluster on an emulated 1 Gbit/s network (bench/netem_cluster.sh).
+# Usage: bench/cluster_bench.sh [steps=4400] [accuracy-steps=3300]   (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=${1:-4400}
+acc_steps=${2:-3300}
 bin=build/bin
+data=${ACTORPS_DATA_DIR:-/usr/share/datasets/fashion-mnist}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+py=/usr/bin/python3
+field() { $py -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+bench/install_torch.sh cluster_bench
 
 echo "== 1. transfer"
-"$bin/actorps-bench-transfer" 3 2>/dev/null
+"$bin/actorps-bench-transfer" 3 2> /dev/null | tee "$tmp/transfer.txt"
 
 echo "== 2. training throughput, $steps steps of batch 50, CPU backend"
-"$bin/actorps-train" --train.max-steps="$steps" --train.run-dir="$tmp" --train.name=single \
-  --train.progress-every=100000 --compute.device=cpu > /dev/null 2>&1
+common=(--train.max-steps="$steps" --train.progress-every=100000 --compute.device=cpu)
+"$bin/actorps-train" "${common[@]}" --train.run-dir="$tmp" --train.name=single > /dev/null 2>&1
+scripts/local-cluster.sh --ps 1 --workers 2 --name cluster --run-dir "$tmp" -- "${common[@]}" > /dev/null 2>&1
+scripts/local-cluster.sh --tls --ps 1 --workers 2 --name tls --run-dir "$tmp" -- "${common[@]}" > /dev/null 2>&1
+$py ../shared/bench/torch_reference.py rpc "$data" 2 $((steps / 2)) 2> /dev/null | tail -n 1 > "$tmp/torch_rpc.json"
 single=$(field "$tmp/single/summary.json" examples_per_second)
-scripts/local-cluster.sh --ps 1 --workers 2 --name cluster --run-dir "$tmp" -- \
-  --train.max-steps="$steps" --train.progress-every=100000 --compute.device=cpu > /dev/null 2>&1
 cluster=$(field "$tmp/cluster/summary.json" examples_per_second)
-scripts/local-cluster.sh --tls --ps 1 --workers 2 --name tls --run-dir "$tmp" -- \
-  --train.max-steps="$steps" --train.progress-every=100000 --compute.device=cpu > /dev/null 2>&1
 tls=$(field "$tmp/tls/summary.json" examples_per_second)
-python3 - "$single" "$cluster" "$tls" <<'PY'
-import sys
-single, cluster, tls = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
-print(f"single-process trainer           {single:10.0f} examples/s")
-print(f"async cluster, 1 shard, 2 workers {cluster:9.0f} examples/s (4 processes on this machine)")
-print(f"the same cluster over TLS        {tls:10.0f} examples/s")
-print(f"cluster / single-process: {cluster / single:.2f}; TLS / plain cluster: {tls / cluster:.2f}")
-print(f"cluster vs PyTorch RPC parameter server with 2 trainers (13000-15000 examples/s, from the issue): "
-      f"{cluster / 15000:.2f}-{cluster / 13000:.2f}x (goal >= 2x)")
+torch_rpc=$(field "$tmp/torch_rpc.json" examples_per_second)
+printf '%-44s %9.0f examples/s\n' "single-process trainer" "$single" "async cluster, 1 shard, 2 workers" "$cluster" \
+  "the same cluster over TLS" "$tls" "PyTorch RPC parameter server, 2 trainers" "$torch_rpc"
+
+echo "== 3. wire encodings, async cluster on 127.0.0.1, $acc_steps steps each"
+for setting in fp32 bf16 topk topk-both; do
+  case "$setting" in
+    fp32) opts=() ;;
+    bf16) opts=(--cluster.wire-precision='"bf16"') ;;
+    topk) opts=(--cluster.gradient-compression='"topk"') ;;
+    topk-both) opts=(--cluster.gradient-compression='"topk"' --cluster.value-compression='"topk"') ;;
+  esac
+  scripts/local-cluster.sh --ps 1 --workers 2 --name "wire-$setting" --run-dir "$tmp" -- \
+    --train.max-steps="$acc_steps" --train.progress-every=100000 --compute.device=cpu "${opts[@]}" > /dev/null 2>&1
+  s="$tmp/wire-$setting/summary.json"
+  printf '  %-10s %9.0f examples/s  pushed %8.0f  received %8.0f tensor bytes/step  final test accuracy %.4f\n' \
+    "$setting" "$(field "$s" examples_per_second)" "$(field "$s" sent_bytes_per_step)" \
+    "$(field "$s" received_bytes_per_step)" "$(field "$s" final_test_accuracy)"
+done
+
+: > "$tmp/netem.txt"
+if [[ $(id -u) -eq 0 ]]; then
+  echo "== 4. emulated network"
+  bench/netem_cluster.sh --rates 1gbit --results "$tmp/netem.txt"
+else
+  echo "== 4. emulated network: skipped (needs root for ip netns and tc)"
+fi
+
+echo "== goals"
+$py - "$tmp" "$single" "$cluster" "$tls" "$torch_rpc" <<'PY'
+import json, re, sys
+tmp = sys.argv[1]
+single, cluster, tls, torch_rpc = map(float, sys.argv[2:6])
+transfer = open(f"{tmp}/transfer.txt").read()
+m = re.search(r"shard protocol / raw TCP: ([0-9.]+) sequential, ([0-9.]+) pipelined", transfer)
+wire = {s: json.load(open(f"{tmp}/wire-{s}/summary.json")) for s in ("fp32", "bf16", "topk", "topk-both")}
+def total(s): return wire[s]["sent_bytes_per_step"] + wire[s]["received_bytes_per_step"]
+def points(s): return 100 * (wire[s]["final_test_accuracy"] - wire["fp32"]["final_test_accuracy"])
+rows = [
+  ("1 MiB push+pull vs raw TCP echo", f"{m.group(1)}x sequential, {m.group(2)}x pipelined" if m else "?", ">= 0.75x"),
+  ("async cluster (1 shard, 2 workers) vs single process, fp32", f"{cluster / single:.2f}x", ">= 0.75x"),
+  ("the same vs PyTorch RPC PS, 2 trainers", f"{cluster / torch_rpc:.2f}x", ">= 3x"),
+  ("TLS cluster vs plain cluster", f"{tls / cluster:.2f}x", ">= 0.85x"),
+  ("bf16 wire: bytes per step / accuracy", f"{total('bf16') / total('fp32'):.3f}x / {points('bf16'):+.2f} points",
+   "0.5x / within 0.3 points"),
+  ("top-k 1% (gradients): gradient bytes / accuracy",
+   f"{wire['topk']['sent_bytes_per_step'] / wire['fp32']['sent_bytes_per_step']:.3f}x / {points('topk'):+.2f} points",
+   "<= 0.05x / within 0.5 points"),
+  ("top-k 1% (gradients and values): all bytes / accuracy",
+   f"{total('topk-both') / total('fp32'):.3f}x / {points('topk-both'):+.2f} points", "-"),
+]
+netem = {}
+for line in open(f"{tmp}/netem.txt"):
+    rate, setting, eps, *_ = line.split()
+    netem[setting] = float(eps)
+if "fp32" in netem:
+    r = {s: netem[s] / netem["fp32"] for s in netem if s != "fp32"}
+    rows.append(("1 Gbit/s emulated: bf16, top-k, top-k both vs fp32 examples/s",
+                 ", ".join(f"{s} {v:.2f}x" for s, v in r.items()), ">= 1.8x and >= 5x"))
+print("| figure | this run | goal |\n|---|---|---|")
+for name, value, goal in rows:
+    print(f"| {name} | {value} | {goal} |")
 PY

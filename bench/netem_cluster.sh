@@ -7,7 +7,9 @@
 # step and test accuracy, with the ratios to fp32 measured in this run.
 #
 #   sudo bench/netem_cluster.sh [--steps N] [--rates "1gbit 10gbit"] [--delay 0.1ms] [--topk-ratio R]
-#                               [--settings "fp32 bf16 topk"] [-- extra actorps-node options]
+#                               [--settings "fp32 bf16 topk topk-both"] [--results FILE]
+#                               [-- extra actorps-node options]
+# --results FILE appends one line per run: RATE SETTING EXAMPLES/S BYTES/STEP PUSHED/STEP ACCURACY.
 #
 # Needs root (ip netns, tc) and a build (scripts/build.sh). Traffic stays inside the namespaces
 # this script makes (10.99.0.0/24); it removes every namespace it made on exit, also on Ctrl-C.
@@ -15,7 +17,7 @@
 # delay is added; the script says so in its output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-steps=1500 rates="1gbit 10gbit" delay=0.1ms topk_ratio=0.01 settings="fp32 bf16 topk topk-both"
+steps=1500 rates="1gbit 10gbit" delay=0.1ms topk_ratio=0.01 settings="fp32 bf16 topk topk-both" results=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --steps) steps=$2; shift 2 ;;
@@ -23,8 +25,9 @@ while [[ $# -gt 0 ]]; do
     --delay) delay=$2; shift 2 ;;
     --topk-ratio) topk_ratio=$2; shift 2 ;;
     --settings) settings=$2; shift 2 ;;
+    --results) results=$2; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "netem_cluster: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -119,6 +122,7 @@ for rate in $rates; do
     acc_of[$name]=$(field "$s" final_test_accuracy)
     printf '  %-10s %9.0f examples/s  %10.0f tensor bytes/step (%8.0f pushed)  final test accuracy %.4f\n' \
       "$setting" "${rate_of[$name]}" "${bytes_of[$name]}" "$(field "$s" sent_bytes_per_step)" "${acc_of[$name]}"
+    [[ -z "$results" ]] || echo "$rate $setting ${rate_of[$name]} ${bytes_of[$name]} $(field "$s" sent_bytes_per_step) ${acc_of[$name]}" >> "$results"
   done
   base="$rate-fp32"
   if [[ -n "${rate_of[$base]:-}" ]]; then
