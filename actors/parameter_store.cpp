@@ -191,7 +191,7 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
   for (auto& r : req.ranges) {
     auto& values = find(r.variable)->values;
     out.slices.push_back({r.variable, r.offset,
-                          {float_vector(values.begin() + r.offset, values.begin() + r.offset + r.count)}});
+                          tensor_copy(values.data() + r.offset, r.count)});
   }
   return out;
 }
@@ -223,8 +223,7 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
   if (req.return_values)
     for (auto& g : req.grads) {
       auto& values = vars_[slot_of_[g.variable]].values;
-      auto first = values.begin() + g.offset;
-      out.values.push_back({g.variable, g.offset, {float_vector(first, first + g.data.values.size())}});
+      out.values.push_back({g.variable, g.offset, tensor_copy(values.data() + g.offset, g.data.values.size())});
     }
   if (req.reply_topk > 0.0)
     for (auto& slice : out.values)

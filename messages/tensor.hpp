@@ -66,6 +66,14 @@ struct tensor_buffer {
   std::vector<float> to_vector() const { return {values.begin(), values.end()}; }
 };
 
+/// A tensor holding a copy of xs[0, n): one memmove (constructing a float_vector from iterators
+/// goes element by element through the allocator's construct).
+inline tensor_buffer tensor_copy(const float* xs, size_t n) {
+  float_vector out(n);
+  std::copy(xs, xs + n, out.data());
+  return {std::move(out)};
+}
+
 /// Tensors are equal when their values are (the precision and sparsity say only how they travel).
 inline bool operator==(const tensor_buffer& x, const tensor_buffer& y) {
   return x.values == y.values;

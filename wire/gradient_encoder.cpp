@@ -36,30 +36,33 @@ namespace {
 // The k-th largest of the magnitudes of xs (1 <= k < n). A strided sample proposes a threshold
 // that about 2k magnitudes reach; the exact k-th is then selected among those candidates only
 // (and among all magnitudes when the sample was unlucky), so the result is exact either way.
+// The loops are branch-free over plain pointers, so that they vectorise.
 float kth_largest_magnitude(const float* xs, size_t n, size_t k) {
-  thread_local std::vector<float> pool;
+  thread_local std::vector<float> buffer;
+  buffer.resize(n);
+  float* pool = buffer.data();
   const size_t samples = std::min<size_t>(n, 4096);
   if (samples < n && 4 * k < n) {
-    pool.resize(samples);
     const size_t stride = n / samples;
     for (size_t i = 0; i < samples; ++i)
       pool[i] = std::fabs(xs[i * stride]);
     size_t rank = std::min(samples - 1, (2 * k * samples) / n); // ~2k of n above it
-    std::nth_element(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(rank), pool.end(), std::greater<float>());
+    std::nth_element(pool, pool + rank, pool + samples, std::greater<float>());
     const float proposal = pool[rank];
-    pool.clear();
-    for (size_t i = 0; i < n; ++i)
-      if (std::fabs(xs[i]) >= proposal)
-        pool.push_back(std::fabs(xs[i]));
-    if (pool.size() >= k) {
-      std::nth_element(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(k - 1), pool.end(), std::greater<float>());
+    size_t m = 0;
+    for (size_t i = 0; i < n; ++i) { // always store, advance only for a candidate
+      const float v = std::fabs(xs[i]);
+      pool[m] = v;
+      m += v >= proposal;
+    }
+    if (m >= k) {
+      std::nth_element(pool, pool + (k - 1), pool + m, std::greater<float>());
       return pool[k - 1];
     }
   }
-  pool.resize(n);
   for (size_t i = 0; i < n; ++i)
     pool[i] = std::fabs(xs[i]);
-  std::nth_element(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(k - 1), pool.end(), std::greater<float>());
+  std::nth_element(pool, pool + (k - 1), pool + n, std::greater<float>());
   return pool[k - 1];
 }
 
@@ -73,19 +76,18 @@ size_t keep_topk(float* xs, size_t n, size_t k) {
     return 0;
   }
   const float threshold = kth_largest_magnitude(xs, n, k);
-  size_t above = 0;
-  for (size_t i = 0; i < n; ++i)
-    above += std::fabs(xs[i]) > threshold;
-  size_t ties = k - above; // entries equal to the threshold that are kept: the first ones
-  for (size_t i = 0; i < n; ++i) {
-    float m = std::fabs(xs[i]);
-    if (m > threshold)
-      continue;
-    if (m == threshold && ties > 0)
-      --ties;
-    else
-      xs[i] = 0.0f;
+  size_t kept = 0;
+  for (size_t i = 0; i < n; ++i) { // keep what reaches the threshold
+    const bool keep = std::fabs(xs[i]) >= threshold;
+    xs[i] = keep ? xs[i] : 0.0f;
+    kept += keep;
   }
+  // more than k reach it only through ties at the threshold: the last ones go
+  for (size_t i = n; kept > k && i-- > 0;)
+    if (std::fabs(xs[i]) == threshold) {
+      xs[i] = 0.0f;
+      --kept;
+    }
   return k;
 }
 
