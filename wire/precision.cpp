@@ -6,8 +6,6 @@
 
 namespace actorps {
 
-namespace {
-
 uint32_t bits_of(float x) {
   uint32_t u;
   std::memcpy(&u, &x, sizeof u);
@@ -19,8 +17,6 @@ float float_of(uint32_t u) {
   std::memcpy(&x, &u, sizeof x);
   return x;
 }
-
-} // namespace
 
 const char* to_string(wire_precision p) {
   switch (p) {

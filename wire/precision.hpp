@@ -24,6 +24,10 @@ inline size_t bytes_per_value(wire_precision p) {
   return p == wire_precision::fp32 ? 4 : 2;
 }
 
+/// The bits of a float, and the float of bits.
+uint32_t bits_of(float x);
+float float_of(uint32_t u);
+
 uint16_t float_to_bf16(float x);
 float bf16_to_float(uint16_t h);
 uint16_t float_to_fp16(float x);

@@ -14,18 +14,6 @@ using namespace actorps;
 
 namespace {
 
-uint32_t bits_of(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-}
-
-float float_of(uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
-
 // The reference: the compiler's IEEE half (software or F16C conversion, round to nearest even).
 uint16_t reference_fp16(float x) {
   _Float16 h = static_cast<_Float16>(x);
