@@ -225,11 +225,11 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
       auto& values = vars_[slot_of_[g.variable]].values;
       out.values.push_back({g.variable, g.offset, tensor_copy(values.data() + g.offset, g.data.values.size())});
     }
-  if (req.reply_topk > 0.0)
-    for (auto& slice : out.values)
+  for (auto& slice : out.values)
+    if (req.reply_topk > 0.0)
       views_.encode(req.worker, slice, req.reply_topk, req.reply_precision);
-  else
-    set_wire_precision(out.values, req.reply_precision);
+    else
+      set_wire_precision(slice, req.reply_precision);
   return out;
 }
 

@@ -24,9 +24,8 @@ void value_views::encode(uint32_t w, variable_slice& slice, double ratio, wire_p
   auto& values = slice.data.values;
   const size_t n = values.size();
   auto it = views_.find({w, slice.variable, slice.offset});
-  slice.data.precision = p;
   if (it == views_.end() || it->second.size() != n) { // nothing to diff against: the values
-    round_to_precision(p, values.data(), n);
+    set_wire_precision(slice, p);
     record(w, slice.variable, slice.offset, values.data(), n);
     slice.delta = false;
     slice.data.sparse = false;
@@ -36,7 +35,7 @@ void value_views::encode(uint32_t w, variable_slice& slice, double ratio, wire_p
   for (size_t i = 0; i < n; ++i)
     values[i] -= view[i];
   keep_topk(values.data(), n, topk_count(ratio, n));
-  round_to_precision(p, values.data(), n);
+  set_wire_precision(slice, p);
   slice.delta = true;
   slice.data.sparse = true;
   merge_into(view.data(), slice); // the worker adds the same floats in the same way

@@ -124,13 +124,11 @@ struct push_reply {
   bool stale = false;                  ///< sync: the gradients came too late and were dropped
 };
 
-/// Rounds the values of slices to precision p and marks them to travel in it (values a shard
+/// Rounds the values of a slice to precision p and marks it to travel in it (values a shard
 /// sends to a worker with cluster.wire-precision = bf16 or fp16).
-inline void set_wire_precision(std::vector<variable_slice>& slices, wire_precision p) {
-  for (auto& s : slices) {
-    round_to_precision(p, s.data.values.data(), s.data.values.size());
-    s.data.precision = p;
-  }
+inline void set_wire_precision(variable_slice& slice, wire_precision p) {
+  round_to_precision(p, slice.data.values.data(), slice.data.values.size());
+  slice.data.precision = p;
 }
 
 /// Tensor payload bytes of slices on the wire (see payload_bytes).

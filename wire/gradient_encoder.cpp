@@ -98,9 +98,10 @@ void gradient_encoder::encode(uint32_t variable, uint32_t offset, float* grad, s
   if (residual.size() < offset + n)
     residual.resize(offset + n, 0.0f);
   float* r = residual.data() + offset;
-  for (size_t i = 0; i < n; ++i) // what would be sent without loss
+  for (size_t i = 0; i < n; ++i) { // what would be sent without loss
     r[i] += grad[i];
-  std::copy(r, r + n, grad);
+    grad[i] = r[i];
+  }
   if (settings_.compression == sparsifier::topk)
     keep_topk(grad, n, topk_count(settings_.topk_ratio, n));
   if (settings_.precision == wire_precision::fp16) // saturate: what is above fp16's range stays
