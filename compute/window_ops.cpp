@@ -1,5 +1,7 @@
-// im2col copies runs of `channels` contiguous floats (NHWC keeps a pixel's channels together);
-// pooling loops over channels innermost, so both vectorise.
+// The window ops walk each output position's window row by row: for one (position, window row)
+// the cells inside the image are one contiguous run of NHWC floats in the input and one
+// contiguous run in the im2col row, so im2col and col2im move whole runs (k_w * channels floats)
+// and pooling loops over channels innermost; every inner loop is branch-free and vectorises.
 #include "compute/window_ops.hpp"
 
 #include "compute/fast_math.hpp"
@@ -12,31 +14,63 @@ namespace actorps {
 
 namespace {
 
-// Calls fn(out_index, y, x, k) for every output position and window cell of one example whose
-// input cell (y, x) lies inside the image; k is the cell's index in the window.
+// One window row of one output position: input row y (inside the image), window cells
+// [kx_begin, kx_end) inside the image, starting at input column x_begin.
+struct window_run {
+  int pos;
+  int ky;
+  int y;
+  int kx_begin;
+  int kx_end;
+  int x_begin;
+};
+
+// Calls fn(run) for every output position of one example and every window row that lies
+// inside the image and has at least one cell inside; rows and cells in the padding are skipped.
 template <class Fn>
-void for_each_window_cell(const window_geometry& g, Fn&& fn) {
+void for_each_window_run(const window_geometry& g, Fn&& fn) {
   for (int oy = 0; oy < g.out_h; ++oy)
     for (int ox = 0; ox < g.out_w; ++ox) {
-      const int pos = oy * g.out_w + ox;
+      const int x0 = ox * g.stride - g.pad_left;
+      const int kx_begin = std::max(0, -x0);
+      const int kx_end = std::min(g.k_w, g.in_w - x0);
+      if (kx_begin >= kx_end)
+        continue;
       for (int ky = 0; ky < g.k_h; ++ky) {
         const int y = oy * g.stride - g.pad_top + ky;
-        for (int kx = 0; kx < g.k_w; ++kx) {
-          const int x = ox * g.stride - g.pad_left + kx;
-          fn(pos, y, x, ky * g.k_w + kx, y >= 0 && y < g.in_h && x >= 0 && x < g.in_w);
-        }
+        if (y >= 0 && y < g.in_h)
+          fn(window_run{oy * g.out_w + ox, ky, y, kx_begin, kx_end, x0 + kx_begin});
       }
     }
 }
 
+// Whether every input cell lies in exactly one window (stride = window, no padding, the output
+// covering the input exactly): then pooling's gradient can be written without clearing first.
+bool windows_tile(const window_geometry& g) {
+  return g.stride == g.k_h && g.stride == g.k_w && g.pad_top == 0 && g.pad_left == 0
+         && g.out_h * g.stride == g.in_h && g.out_w * g.stride == g.in_w;
+}
+
+// Short runs (the first conv layer's runs are 3 floats) copy inline: a memcpy call per run
+// would cost more than the copy.
+void copy_run(const float* src, size_t n, float* dst) {
+  if (n < 16) {
+    for (size_t i = 0; i < n; ++i)
+      dst[i] = src[i];
+  } else {
+    std::memcpy(dst, src, n * sizeof(float));
+  }
+}
+
 ACTORPS_VECTOR_CLONES
-void add_run(const float* src, int n, float* dst) {
-  for (int i = 0; i < n; ++i)
+void add_run(const float* __restrict src, size_t n, float* __restrict dst) {
+  for (size_t i = 0; i < n; ++i)
     dst[i] += src[i];
 }
 
 ACTORPS_VECTOR_CLONES
-void max_run(const float* src, int n, float k, float* best, float* arg) {
+void max_run(const float* __restrict src, int n, float k, float* __restrict best,
+             float* __restrict arg) {
   for (int i = 0; i < n; ++i) {
     bool wins = src[i] > best[i];
     best[i] = wins ? src[i] : best[i];
@@ -44,39 +78,71 @@ void max_run(const float* src, int n, float k, float* best, float* arg) {
   }
 }
 
+// dst[i] (+)= (arg[i] == k ? grad[i] : 0): the gradient of one window cell, added when windows
+// overlap, written when they tile.
+ACTORPS_VECTOR_CLONES
+void route_run(const float* __restrict grad, const float* __restrict arg, float k, int n,
+               bool accumulate, float* __restrict dst) {
+  if (accumulate) {
+    for (int i = 0; i < n; ++i)
+      dst[i] += arg[i] == k ? grad[i] : 0.0f;
+  } else {
+    for (int i = 0; i < n; ++i)
+      dst[i] = arg[i] == k ? grad[i] : 0.0f;
+  }
+}
+
+void route_gradient(const window_geometry& g, int n, const float* dy, const float* argmax,
+                    bool accumulate, float* dx) {
+  const int c = g.channels;
+  const size_t out_size = static_cast<size_t>(g.positions()) * c;
+  for (int e = 0; e < n; ++e) {
+    float* image = dx + static_cast<size_t>(e) * g.in_size();
+    const float* grad = dy + e * out_size;
+    const float* arg = argmax + e * out_size;
+    for_each_window_run(g, [&](const window_run& r) {
+      const float* gp = grad + static_cast<size_t>(r.pos) * c;
+      const float* ap = arg + static_cast<size_t>(r.pos) * c;
+      float* cell = image + (static_cast<size_t>(r.y) * g.in_w + r.x_begin) * c;
+      for (int kx = r.kx_begin; kx < r.kx_end; ++kx, cell += c)
+        route_run(gp, ap, static_cast<float>(r.ky * g.k_w + kx), c, accumulate, cell);
+    });
+  }
+}
+
 } // namespace
 
 void im2col_host(const window_geometry& g, int n, const float* x, float* col) {
-  const int c = g.channels;
-  const size_t run = static_cast<size_t>(c) * sizeof(float);
+  const size_t c = static_cast<size_t>(g.channels);
+  const size_t ws = static_cast<size_t>(g.window_size());
+  const size_t rows = static_cast<size_t>(n) * g.positions();
+  // Padding cells are 0: clear only the rows of positions whose window leaves the image.
+  const bool padded = g.pad_top > 0 || g.pad_left > 0 || (g.out_h - 1) * g.stride + g.k_h > g.in_h
+                      || (g.out_w - 1) * g.stride + g.k_w > g.in_w;
+  if (padded)
+    std::fill(col, col + rows * ws, 0.0f);
   for (int e = 0; e < n; ++e) {
     const float* image = x + static_cast<size_t>(e) * g.in_size();
-    float* rows = col + static_cast<size_t>(e) * g.positions() * g.window_size();
-    for_each_window_cell(g, [&](int pos, int y, int xx, int k, bool inside) {
-      float* dst = rows + static_cast<size_t>(pos) * g.window_size() + static_cast<size_t>(k) * c;
-      const float* src = inside ? image + (static_cast<size_t>(y) * g.in_w + xx) * c : image;
-      if (c < 8) { // a call to memcpy per pixel would cost more than the copy (the first layer: c = 1)
-        for (int i = 0; i < c; ++i)
-          dst[i] = inside ? src[i] : 0.0f;
-      } else if (inside) {
-        std::memcpy(dst, src, run);
-      } else {
-        std::memset(dst, 0, run);
-      }
+    float* out = col + static_cast<size_t>(e) * g.positions() * ws;
+    for_each_window_run(g, [&](const window_run& r) {
+      copy_run(image + (static_cast<size_t>(r.y) * g.in_w + r.x_begin) * c,
+               static_cast<size_t>(r.kx_end - r.kx_begin) * c,
+               out + r.pos * ws + (static_cast<size_t>(r.ky) * g.k_w + r.kx_begin) * c);
     });
   }
 }
 
 void col2im_host(const window_geometry& g, int n, const float* col, float* dx) {
-  const int c = g.channels;
+  const size_t c = static_cast<size_t>(g.channels);
+  const size_t ws = static_cast<size_t>(g.window_size());
   std::fill(dx, dx + static_cast<size_t>(n) * g.in_size(), 0.0f);
   for (int e = 0; e < n; ++e) {
     float* image = dx + static_cast<size_t>(e) * g.in_size();
-    const float* rows = col + static_cast<size_t>(e) * g.positions() * g.window_size();
-    for_each_window_cell(g, [&](int pos, int y, int xx, int k, bool inside) {
-      if (inside)
-        add_run(rows + static_cast<size_t>(pos) * g.window_size() + static_cast<size_t>(k) * c, c,
-                image + (static_cast<size_t>(y) * g.in_w + xx) * c);
+    const float* rows = col + static_cast<size_t>(e) * g.positions() * ws;
+    for_each_window_run(g, [&](const window_run& r) {
+      add_run(rows + r.pos * ws + (static_cast<size_t>(r.ky) * g.k_w + r.kx_begin) * c,
+              static_cast<size_t>(r.kx_end - r.kx_begin) * c,
+              image + (static_cast<size_t>(r.y) * g.in_w + r.x_begin) * c);
     });
   }
 }
@@ -90,34 +156,23 @@ void maxpool_host(const window_geometry& g, int n, const float* x, float* y, flo
     const float* image = x + static_cast<size_t>(e) * g.in_size();
     float* out = y + e * out_size;
     float* arg = argmax + e * out_size;
-    for_each_window_cell(g, [&](int pos, int yy, int xx, int k, bool inside) {
-      if (inside)
-        max_run(image + (static_cast<size_t>(yy) * g.in_w + xx) * c, c, static_cast<float>(k),
-                out + static_cast<size_t>(pos) * c, arg + static_cast<size_t>(pos) * c);
+    for_each_window_run(g, [&](const window_run& r) {
+      const float* cell = image + (static_cast<size_t>(r.y) * g.in_w + r.x_begin) * c;
+      for (int kx = r.kx_begin; kx < r.kx_end; ++kx, cell += c)
+        max_run(cell, c, static_cast<float>(r.ky * g.k_w + kx), out + static_cast<size_t>(r.pos) * c,
+                arg + static_cast<size_t>(r.pos) * c);
     });
   }
 }
 
 void maxpool_backward_host(const window_geometry& g, int n, const float* dy, const float* argmax,
                            float* dx) {
-  const int c = g.channels;
-  const size_t out_size = static_cast<size_t>(g.positions()) * c;
-  std::fill(dx, dx + static_cast<size_t>(n) * g.in_size(), 0.0f);
-  for (int e = 0; e < n; ++e) {
-    float* image = dx + static_cast<size_t>(e) * g.in_size();
-    const float* grad = dy + e * out_size;
-    const float* arg = argmax + e * out_size;
-    for_each_window_cell(g, [&](int pos, int yy, int xx, int k, bool inside) {
-      if (!inside)
-        return;
-      float* cell = image + (static_cast<size_t>(yy) * g.in_w + xx) * c;
-      const float* gp = grad + static_cast<size_t>(pos) * c;
-      const float* ap = arg + static_cast<size_t>(pos) * c;
-      const float kf = static_cast<float>(k);
-      for (int i = 0; i < c; ++i)
-        cell[i] += ap[i] == kf ? gp[i] : 0.0f;
-    });
+  if (windows_tile(g)) {
+    route_gradient(g, n, dy, argmax, false, dx);
+    return;
   }
+  std::fill(dx, dx + static_cast<size_t>(n) * g.in_size(), 0.0f);
+  route_gradient(g, n, dy, argmax, true, dx);
 }
 
 } // namespace actorps

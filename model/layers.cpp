@@ -1,6 +1,7 @@
 // Dense: out = f(in W + b). Conv: out = f(im2col(in) W + b) over NHWC, in chunks of examples so
-// that the column buffer stays small; backward recomputes the columns of each chunk for dW and
-// reuses the buffer for the column gradient that col2im folds back. Max pooling keeps each
+// that the column buffer stays small; backward reuses forward's columns when the batch fit in one
+// chunk (else recomputes each chunk's) for dW, then overwrites them with the column gradient
+// that col2im folds back. Max pooling keeps each
 // window's winner; dropout keeps its mask.
 #include "model/layers.hpp"
 
@@ -76,6 +77,7 @@ public:
       be.im2col(g_, n, io.in + first * g_.in_size(), cols_.data());
       be.gemm(false, false, 1.0f, columns(n), weights(w), 0.0f, out_rows(io.out, first, n));
     }
+    columns_of_ = io.rows <= chunk_ ? columns_hold::whole_batch : columns_hold::nothing;
     matrix out = out_rows(io.out, 0, io.rows);
     be.add_bias(out, b);
     if (act_)
@@ -89,12 +91,14 @@ public:
     for (int first = 0; first < io.rows; first += chunk_) {
       int n = std::min(chunk_, io.rows - first);
       matrix delta = out_rows(dout, first, n);
-      be.im2col(g_, n, io.in + first * g_.in_size(), cols_.data());
+      if (columns_of_ != columns_hold::whole_batch)
+        be.im2col(g_, n, io.in + first * g_.in_size(), cols_.data());
       be.gemm(true, false, 1.0f, columns(n), delta, first == 0 ? 0.0f : 1.0f,
               {dw, g_.window_size(), channels_});
       if (din != nullptr) {
         be.gemm(false, true, 1.0f, delta, weights(w), 0.0f, columns(n));
         be.col2im(g_, n, cols_.data(), din + first * g_.in_size());
+        columns_of_ = columns_hold::nothing;
       }
     }
   }
@@ -113,11 +117,16 @@ private:
     return {base + first * per_example, n * g_.positions(), channels_};
   }
 
+  // What cols_ holds: the columns of the whole batch of the latest forward (backward, which
+  // always follows the forward of its batch, then skips im2col), or nothing it can reuse.
+  enum class columns_hold { nothing, whole_batch };
+
   window_geometry g_;
   int channels_;
   std::optional<activation> act_;
   int chunk_;
   buffer cols_;
+  columns_hold columns_of_ = columns_hold::nothing;
 };
 
 class maxpool_layer final : public layer {

@@ -34,6 +34,7 @@ public:
 
   /// From dout (the gradient of the loss w.r.t. io.out; the layer may overwrite it): the weight
   /// and bias gradients (trainable layers) and din (skipped when nullptr: the first layer).
+  /// REQUIRES: the layer's latest forward was of this io (layers may keep what it computed).
   virtual void backward(backend& be, const layer_io& io, float* dout, float* din,
                         const float* weights, float* dweights, float* dbias) = 0;
 };
