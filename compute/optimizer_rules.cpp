@@ -4,6 +4,7 @@
 #include "common/enum_names.hpp"
 #include "common/log.hpp"
 
+#include "compute/denormals.hpp"
 #include "compute/fast_math.hpp"
 
 #include <algorithm>
@@ -145,6 +146,7 @@ optimizer_params for_variable(const optimizer_params& p, const std::string& vari
 ACTORPS_VECTOR_CLONES
 void apply_update_host(const optimizer_params& p, long t, size_t n, float* w, const float* g,
                        float* slot0, float* slot1) {
+  denormals_flushed flushed; // slots of weights whose gradient stays 0 decay towards denormals
   const float lr = learning_rate_at(p, t);
   const float wd = p.weight_decay;
   switch (p.kind) {

@@ -25,23 +25,35 @@ struct window_run {
   int x_begin;
 };
 
-// Calls fn(run) for every output position of one example and every window row that lies
-// inside the image and has at least one cell inside; rows and cells in the padding are skipped.
-template <class Fn>
-void for_each_window_run(const window_geometry& g, Fn&& fn) {
-  for (int oy = 0; oy < g.out_h; ++oy)
+// Calls on_border(pos) for every output position of one example whose window leaves the image,
+// then fn(run) for each of its window rows that lies inside the image and has at least one cell
+// inside; rows and cells in the padding are skipped.
+template <class Border, class Fn>
+void for_each_window_run(const window_geometry& g, Border&& on_border, Fn&& fn) {
+  for (int oy = 0; oy < g.out_h; ++oy) {
+    const int y0 = oy * g.stride - g.pad_top;
+    const bool rows_inside = y0 >= 0 && y0 + g.k_h <= g.in_h;
     for (int ox = 0; ox < g.out_w; ++ox) {
+      const int pos = oy * g.out_w + ox;
       const int x0 = ox * g.stride - g.pad_left;
       const int kx_begin = std::max(0, -x0);
       const int kx_end = std::min(g.k_w, g.in_w - x0);
+      if (!rows_inside || kx_begin > 0 || kx_end < g.k_w)
+        on_border(pos);
       if (kx_begin >= kx_end)
         continue;
       for (int ky = 0; ky < g.k_h; ++ky) {
-        const int y = oy * g.stride - g.pad_top + ky;
+        const int y = y0 + ky;
         if (y >= 0 && y < g.in_h)
-          fn(window_run{oy * g.out_w + ox, ky, y, kx_begin, kx_end, x0 + kx_begin});
+          fn(window_run{pos, ky, y, kx_begin, kx_end, x0 + kx_begin});
       }
     }
+  }
+}
+
+template <class Fn>
+void for_each_window_run(const window_geometry& g, Fn&& fn) {
+  for_each_window_run(g, [](int) {}, fn);
 }
 
 // Whether every input cell lies in exactly one window (stride = window, no padding, the output
@@ -115,16 +127,12 @@ void route_gradient(const window_geometry& g, int n, const float* dy, const floa
 void im2col_host(const window_geometry& g, int n, const float* x, float* col) {
   const size_t c = static_cast<size_t>(g.channels);
   const size_t ws = static_cast<size_t>(g.window_size());
-  const size_t rows = static_cast<size_t>(n) * g.positions();
-  // Padding cells are 0: clear only the rows of positions whose window leaves the image.
-  const bool padded = g.pad_top > 0 || g.pad_left > 0 || (g.out_h - 1) * g.stride + g.k_h > g.in_h
-                      || (g.out_w - 1) * g.stride + g.k_w > g.in_w;
-  if (padded)
-    std::fill(col, col + rows * ws, 0.0f);
   for (int e = 0; e < n; ++e) {
     const float* image = x + static_cast<size_t>(e) * g.in_size();
     float* out = col + static_cast<size_t>(e) * g.positions() * ws;
-    for_each_window_run(g, [&](const window_run& r) {
+    // Padding cells are 0: only the rows of positions whose window leaves the image are cleared.
+    auto clear_row = [&](int pos) { std::fill(out + pos * ws, out + (pos + 1) * ws, 0.0f); };
+    for_each_window_run(g, clear_row, [&](const window_run& r) {
       copy_run(image + (static_cast<size_t>(r.y) * g.in_w + r.x_begin) * c,
                static_cast<size_t>(r.kx_end - r.kx_begin) * c,
                out + r.pos * ws + (static_cast<size_t>(r.ky) * g.k_w + r.kx_begin) * c);

@@ -5,6 +5,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "compute/denormals.hpp"
 #include "compute/dropout_mask.hpp"
 
 #include <algorithm>
@@ -135,6 +136,7 @@ matrix network::logits() const {
 }
 
 void network::forward(bool training) {
+  denormals_flushed flushed;
   const uint64_t seed = training ? mix64(dropout_seed_ ^ mix64(++passes_)) : 0;
   for (size_t l = 0; l < layers_.size(); ++l) {
     int v = first_var_[l];
@@ -145,6 +147,7 @@ void network::forward(bool training) {
 }
 
 void network::backward() {
+  denormals_flushed flushed;
   float* delta = delta_[0].data();
   meter_.train(be_, logits(), labels_.data(), {delta, rows_, spec_.classes()});
   for (size_t l = layers_.size(); l-- > 0;) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 using namespace actorps;
@@ -204,6 +205,22 @@ BOOST_AUTO_TEST_CASE(names_and_slots) {
   for (auto s : all_schedules)
     BOOST_TEST((parse_schedule(to_string(s)) == s));
   BOOST_TEST(!parse_optimizer("adadelta"));
+}
+
+BOOST_AUTO_TEST_CASE(updates_flush_denormal_slots_to_zero_and_restore_the_callers_mode) {
+  // A slot whose gradient stays 0 decays by mu each step; below FLT_MIN it would become a
+  // denormal, which costs a microcode assist per operation. The update flushes it to 0 instead,
+  // and leaves the calling thread's floating-point mode as it found it.
+  optimizer_params p; // momentum, mu 0.95
+  const float tiny = std::numeric_limits<float>::min(); // the smallest normal float
+  std::vector<float> w = {1.0f}, g = {0.0f}, a = {tiny};
+  apply_update_host(p, 1, 1, w.data(), g.data(), a.data(), nullptr);
+  BOOST_TEST(a[0] == 0.0f);
+  BOOST_TEST(w[0] == 1.0f);
+  volatile float operand = tiny;
+  const float half_of_tiny = operand * 0.5f; // outside the update denormals are kept
+  BOOST_TEST(half_of_tiny > 0.0f);
+  BOOST_TEST(std::fpclassify(half_of_tiny) == FP_SUBNORMAL);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
