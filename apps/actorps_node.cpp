@@ -1,8 +1,10 @@
 // actorps-node: one process of a cluster (chief, ps or worker), or the whole cluster in one
-// process (node.role = local), configured from a CAF config file and the command line.
+// process (node.role = local), configured from a CAF config file and the command line (where
+// TF1's --job_name, --task_index, --ps_hosts, --worker_hosts and --chief_hosts work too).
 #include "compute/blas_kernels.hpp"
 #include "common/errc.hpp"
 #include "config/cluster_options.hpp"
+#include "config/tf1_flags.hpp"
 #include "config/train_options.hpp"
 #include "model/mlp_spec.hpp"
 #include "messages/register.hpp"
@@ -16,6 +18,8 @@
 #include <caf/openssl/manager.hpp>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -47,8 +51,15 @@ int fail(const caf::error& err) {
 
 int main(int argc, char** argv) {
   actorps::reexec_with_better_blas(argv);
+  auto args = actorps::translate_tf1_flags(std::vector<std::string>(argv + 1, argv + argc));
+  if (!args)
+    return fail(args.error());
+  std::vector<char*> translated{argv[0]};
+  for (auto& arg : *args)
+    translated.push_back(arg.data());
+  translated.push_back(nullptr);
   node_config cfg;
-  switch (cfg.parse_strict(argc, argv)) {
+  switch (cfg.parse_strict(static_cast<int>(translated.size()) - 1, translated.data())) {
     case actorps::strict_config::outcome::help_printed: return 0;
     case actorps::strict_config::outcome::failed: return 2;
     case actorps::strict_config::outcome::run: break;

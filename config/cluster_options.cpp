@@ -33,12 +33,14 @@ const char* to_string(node_role r) {
     case node_role::chief: return "chief";
     case node_role::ps: return "ps";
     case node_role::worker: return "worker";
+    case node_role::chief_worker: return "chief-worker";
   }
   return "unknown";
 }
 
 std::optional<node_role> parse_node_role(const std::string& name) {
-  constexpr node_role all[] = {node_role::local, node_role::chief, node_role::ps, node_role::worker};
+  constexpr node_role all[] = {node_role::local, node_role::chief, node_role::ps, node_role::worker,
+                               node_role::chief_worker};
   return parse_by_name(name, all);
 }
 
@@ -59,7 +61,7 @@ std::optional<train_mode> parse_train_mode(const std::string& name) {
 
 void declare_cluster_options(strict_config& cfg, cluster_values& v) {
   cfg.group("node")
-    .add(v.role, "role", "local (the whole cluster in one process), chief, ps or worker")
+    .add(v.role, "role", "local (the whole cluster in one process), chief, ps, worker or chief-worker (the chief and worker 0 in one process, as TF1's chief worker)")
     .add(v.index, "index", "this node's task index within its role")
     .add(v.check_only, "check-only", "validate the configuration (exit 0 or 2 with the error) and stop");
   cfg.group("cluster")
@@ -134,7 +136,7 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   cluster_settings s;
   auto role = parse_node_role(v.role);
   if (!role)
-    return bad("node.role", cat("must be local, chief, ps or worker, got \"", v.role, "\""));
+    return bad("node.role", cat("must be local, chief, ps, worker or chief-worker, got \"", v.role, "\""));
   s.role = *role;
   if (v.index < 0)
     return bad("node.index", cat("must be >= 0, got ", v.index));
@@ -157,10 +159,21 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
     return bad("node.index", cat("is ", s.index, " but cluster.workers lists ", s.workers.size(), " workers"));
   if (s.role == node_role::chief && s.index != 0)
     return bad("node.index", cat("of the chief must be 0, got ", s.index));
+  if (s.role == node_role::chief_worker && s.index != 0)
+    return bad("node.index", cat("of the chief-worker must be 0 (worker 0 runs the chief), got ", s.index));
+  auto mode = parse_train_mode(v.mode);
+  if (!mode)
+    return bad("train.mode", cat("must be async, sync, ssp or model-parallel, got \"", v.mode, "\""));
+  s.mode = *mode;
+  // Workers listen only in model-parallel mode: elsewhere the chief may use worker 0's address
+  // (TF1's layout, where worker 0 is the chief).
+  const bool chief_at_worker0 = !s.model_parallel() && same_address(s.chief) == same_address(s.workers[0]);
   std::map<std::string, std::string> seen{{same_address(s.chief), s.chief.str()}};
   for (auto* list : {&s.ps, &s.workers})
     for (auto& ep : *list)
-      if (auto [at, fresh] = seen.emplace(same_address(ep), ep.str()); !fresh)
+      if (chief_at_worker0 && &ep == &s.workers[0])
+        continue;
+      else if (auto [at, fresh] = seen.emplace(same_address(ep), ep.str()); !fresh)
         return bad("cluster", at->second == ep.str()
                                 ? cat("lists ", ep.str(), " twice: every node needs its own host:port")
                                 : cat("lists ", at->second, " and ", ep.str(),
@@ -186,10 +199,6 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.max_handshake_bytes < 4096 || v.max_handshake_bytes > (int64_t{1} << 24))
     return bad("security.max-handshake-bytes", cat("must be in [4096, 16777216], got ", v.max_handshake_bytes));
   s.max_handshake_bytes = static_cast<uint32_t>(v.max_handshake_bytes);
-  auto mode = parse_train_mode(v.mode);
-  if (!mode)
-    return bad("train.mode", cat("must be async, sync, ssp or model-parallel, got \"", v.mode, "\""));
-  s.mode = *mode;
   auto workers = static_cast<int>(s.workers.size());
   if (s.model_parallel()) {
     if (v.slices < 1 || workers % v.slices != 0)

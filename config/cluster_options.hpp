@@ -29,7 +29,7 @@ struct endpoint {
 std::optional<endpoint> parse_endpoint(const std::string& text);
 
 /// What one process runs.
-enum class node_role { local, chief, ps, worker };
+enum class node_role { local, chief, ps, worker, chief_worker };
 
 /// How workers' updates reach the variables (train.mode), parsed once at validation.
 enum class train_mode { async, sync, ssp, model_parallel };

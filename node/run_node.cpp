@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 namespace actorps {
@@ -146,20 +147,30 @@ caf::expected<std::vector<parameter_shard_actor>> connect_shards(caf::actor_syst
   return shards;
 }
 
+// The chief; with node.role = chief-worker (TF1's chief worker) worker 0 runs in the same
+// process, on the same data, talking to the chief without the network.
 int run_chief(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
-  auto data = load_data(train, "chief");
+  const bool with_worker = cluster.role == node_role::chief_worker;
+  const std::string who = with_worker ? "chief-worker" : "chief";
+  auto data = load_data(train, who);
   if (!data)
-    return report_failure("chief", data.error());
-  auto shards = connect_shards(sys, cluster, "chief");
+    return report_failure(who, data.error());
+  auto shards = connect_shards(sys, cluster, who);
   if (!shards)
-    return report_failure("chief", shards.error());
+    return report_failure(who, shards.error());
   auto outcome = std::make_shared<chief_outcome>();
   auto chief = make_chief(sys, {train, cluster, *data, *shards, outcome, shard_reconnector(sys, cluster, "chief", *shards)});
   if (auto port = publish_at(sys, chief, cluster.chief, "chief", cluster.tls); !port) {
     caf::anon_send_exit(chief, caf::exit_reason::kill);
-    return report_failure("chief", port.error());
+    return report_failure(who, port.error());
   }
+  std::optional<worker_replica_actor> worker;
+  if (with_worker)
+    worker = make_worker_replica(sys, {cluster.index, train, cluster, *data, chief, *shards, cluster.workers[cluster.index].host,
+                                       nullptr, shard_reconnector(sys, cluster, "worker 0", *shards)});
   serve_until_exit(sys, chief);
+  if (worker)
+    wait_for_exit(sys, *worker); // it quits after the chief's stop
   std::lock_guard<std::mutex> guard{outcome->mtx};
   return conclude(*outcome, train);
 }
@@ -230,7 +241,8 @@ int run_local(caf::actor_system& sys, const train_settings& train, const cluster
 int run_node(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
   switch (cluster.role) {
     case node_role::ps: return run_ps(sys, cluster);
-    case node_role::chief: return run_chief(sys, train, cluster);
+    case node_role::chief:
+    case node_role::chief_worker: return run_chief(sys, train, cluster);
     case node_role::worker: return run_worker(sys, train, cluster);
     case node_role::local: return run_local(sys, train, cluster);
   }
