@@ -101,7 +101,7 @@ void evaluate(chief_pointer self, const run_command& c) {
     auto& st = self->state;
     if (st.ctl->phase() != run_phase::training)
       return execute(self, st.ctl->evaluated(c.op, false, self->clock().now()));
-    if (auto err = st.monitor->evaluate(c.step, c.examples, row))
+    if (auto err = st.monitor->evaluate(c.step, c.examples, row, c.train_loss))
       return execute(self, st.ctl->failed(0, errc::file_error, cat("evaluation failed: ", describe(err))));
     execute(self, st.ctl->evaluated(c.op, st.monitor->last_improved(), self->clock().now()));
   });
@@ -131,12 +131,12 @@ void save(chief_pointer self, const run_command& c) {
 }
 
 // The final evaluation and summary.json.
-void finish(chief_pointer self, uint64_t op) {
+void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
   read_model_then(self, op, [=](json_object counters, std::vector<std::vector<float>>& final_params) {
     auto& st = self->state;
     auto& ctl = *st.ctl;
     if (st.monitor->last_evaluated_step() != ctl.steps())
-      if (auto err = st.monitor->evaluate(ctl.steps(), ctl.examples(), counters))
+      if (auto err = st.monitor->evaluate(ctl.steps(), ctl.examples(), counters, train_loss))
         return execute(self, ctl.failed(0, errc::file_error, cat("the final evaluation failed: ", describe(err))));
     auto digest = weights_digest(final_params); // the final model, before finish() restores the best
     log_line(tag, cat("final weights digest ", digest));
@@ -219,7 +219,7 @@ void detail::execute(chief_pointer self, run_commands cmds) {
         break;
       case run_command::kind::evaluate: evaluate(self, c); break;
       case run_command::kind::save: save(self, c); break;
-      case run_command::kind::finish: finish(self, c.op); break;
+      case run_command::kind::finish: finish(self, c.op, c.train_loss); break;
       case run_command::kind::restore_shard:
         if (auto err = restore_shard(self, c.index))
           return execute(self, st.ctl->failed(0, errc::peer_unreachable, describe(err)));

@@ -156,6 +156,7 @@ caf::error detail::prepare(chief_pointer self) {
   rc.train_rows = static_cast<int64_t>(st.cfg.data->train.rows);
   rc.progress_every = st.cfg.train.progress_every;
   rc.eval_every = st.cfg.train.eval_every;
+  rc.eval_every_epochs = st.cfg.train.eval_every_epochs;
   rc.checkpoints = st.store.has_value();
   rc.shards_recoverable = st.store && st.cfg.reconnect_shard && !cluster.model_parallel();
   rc.checkpoint_every_steps = cluster.checkpoint_every_steps;

@@ -131,7 +131,7 @@ void run_control::start_training(run_time now, run_commands& out) {
   line_start_ = now;
   next_line_step_ = steps_ + cfg_.progress_every;
   next_eval_step_ = steps_ + cfg_.eval_every;
-  next_eval_epoch_ = std::floor(static_cast<double>(examples_) / cfg_.train_rows) + 1.0;
+  next_eval_epoch_ = next_epoch_evaluation(static_cast<double>(examples_) / cfg_.train_rows, cfg_.eval_every_epochs);
   next_save_step_ = steps_ + cfg_.checkpoint_every_steps;
   next_save_seconds_ = cfg_.checkpoint_every_seconds;
   out.push_back(run_command::log(cat("all ", cfg_.workers, " workers registered; training (", to_string(cfg_.mode), ")")));
@@ -194,6 +194,7 @@ run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, 
   examples_ += examples;
   line_loss_ += loss_sum;
   line_examples_ += examples;
+  eval_loss_.add(loss_sum, examples);
   if (final && members_[j] == member::training)
     members_[j] = member::finished;
   if (steps_ >= next_line_step_) {

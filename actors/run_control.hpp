@@ -5,6 +5,7 @@
 
 #include "common/errc.hpp"
 #include "config/cluster_options.hpp"
+#include "train/stop_rule.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -39,7 +40,8 @@ struct run_control_config {
   int64_t grant_steps = 0;
   int64_t train_rows = 1;             ///< examples per epoch
   int64_t progress_every = 100;       ///< a progress line every N global steps
-  int64_t eval_every = 0;             ///< also evaluate every N global steps (0: per epoch only)
+  int64_t eval_every = 0;             ///< also evaluate every N global steps (0: none)
+  int eval_every_epochs = 1;          ///< evaluate every K epochs (0: none)
   bool checkpoints = false;           ///< checkpoint.dir is set
   bool shards_recoverable = false;    ///< a lost shard can be reached again and restored
   int64_t checkpoint_every_steps = 0;
@@ -77,6 +79,7 @@ struct run_command {
   bool best = false;
   int64_t step = 0;
   int64_t examples = 0;
+  std::optional<double> train_loss; ///< evaluate, finish: the mean training loss since the last evaluation
   errc code = errc::none;
   std::string text;
   std::chrono::milliseconds after{0};
@@ -94,6 +97,10 @@ struct run_command {
 };
 
 using run_commands = std::vector<run_command>;
+
+/// The epoch count at which the next per-epoch evaluation is due after `epochs` epochs: the next
+/// multiple of `every` above it (infinity when every is 0: no per-epoch evaluations).
+double next_epoch_evaluation(double epochs, int every);
 
 /// The answer to a registration: refused (code and text) or accepted (steps_left for the welcome).
 struct run_admission {
@@ -199,6 +206,7 @@ private:
   int64_t workers_lost_ = 0;
   double line_loss_ = 0.0;
   int64_t line_examples_ = 0;
+  loss_mean eval_loss_; ///< the training loss reported since the previous evaluation
   int64_t next_line_step_ = 0;
   run_time line_start_{};
   double next_eval_epoch_ = 1.0;

@@ -5,24 +5,33 @@
 #include "common/log.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace actorps {
 
 using kind = run_command::kind;
 
+double next_epoch_evaluation(double epochs, int every) {
+  if (every <= 0)
+    return std::numeric_limits<double>::infinity();
+  return (std::floor(epochs / every) + 1.0) * every;
+}
+
 void run_control::maybe_evaluate(run_time now, run_commands& out) {
   double epochs = static_cast<double>(examples_) / cfg_.train_rows;
-  bool due = epochs >= next_eval_epoch_ || (cfg_.eval_every > 0 && steps_ >= next_eval_step_);
+  bool due = (cfg_.eval_every_epochs > 0 && epochs >= next_eval_epoch_)
+             || (cfg_.eval_every > 0 && steps_ >= next_eval_step_);
   if (!due || flight_.evaluation || restoring_any()) // (a due evaluation waits for the shards)
     return check_stop(now, out);
-  while (next_eval_epoch_ <= epochs)
-    next_eval_epoch_ += 1.0;
+  next_eval_epoch_ = next_epoch_evaluation(epochs, cfg_.eval_every_epochs);
   while (cfg_.eval_every > 0 && next_eval_step_ <= steps_)
     next_eval_step_ += cfg_.eval_every;
   flight_.evaluation = next_op_++;
   auto c = run_command::for_op(kind::evaluate, *flight_.evaluation);
   c.step = steps_;
   c.examples = examples_;
+  c.train_loss = eval_loss_.take();
   out.push_back(std::move(c));
 }
 
@@ -93,7 +102,9 @@ void run_control::begin_finish(run_commands& out) {
   if (restoring_any() || flight_.summary)
     return; // shard_restored() comes back here
   flight_.summary = next_op_++;
-  out.push_back(run_command::for_op(kind::finish, *flight_.summary));
+  auto c = run_command::for_op(kind::finish, *flight_.summary);
+  c.train_loss = eval_loss_.take();
+  out.push_back(std::move(c));
 }
 
 run_commands run_control::finished(uint64_t op) {

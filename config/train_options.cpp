@@ -18,6 +18,14 @@ const char* to_string(model_saving m) {
   return "?";
 }
 
+const char* to_string(stop_metric m) {
+  switch (m) {
+    case stop_metric::validation_loss: return "validation-loss";
+    case stop_metric::train_loss: return "train-loss";
+  }
+  return "?";
+}
+
 void declare_train_options(strict_config& cfg, option_values& v) {
   cfg.group("train")
     .add(v.name, "name", "run name: results go to <run-dir>/<name>/")
@@ -30,9 +38,12 @@ void declare_train_options(strict_config& cfg, option_values& v) {
     .add(v.max_steps, "max-steps", "stop after this many steps (0: no limit)")
     .add(v.max_seconds, "max-seconds", "stop after this many seconds of training (0.0: no limit)")
     .add(v.target_accuracy, "target-accuracy", "stop at this validation accuracy (0.0: none)")
-    .add(v.patience, "patience", "early stopping: evaluations without a lower validation loss (0: off)")
+    .add(v.patience, "patience", "early stopping: evaluations without a lower early-stopping-metric (0: off)")
+    .add(v.early_stopping_metric, "early-stopping-metric", "validation-loss or train-loss (the mean since the "
+                                                           "previous evaluation): what patience watches")
     .add(v.progress_every, "progress-every", "print a progress line every N steps")
-    .add(v.eval_every, "eval-every", "also evaluate every N steps (0: once per epoch)")
+    .add(v.eval_every, "eval-every", "also evaluate every N steps (0: none)")
+    .add(v.eval_every_epochs, "eval-every-epochs", "evaluate every K epochs (0: none)")
     .add(v.optimizer, "optimizer", "sgd, momentum, nesterov, adam, adagrad or rmsprop (empty: the preset's)")
     .add(v.learning_rate, "learning-rate", "optimizer learning rate (0.0: the preset's)")
     .add(v.momentum, "momentum", "momentum, nesterov and rmsprop momentum (-1: the preset's; rmsprop 0)")
@@ -233,6 +244,15 @@ caf::expected<train_settings> validate(const option_values& v) {
     return bad("train.progress-every", cat("must be > 0, got ", v.progress_every));
   if (v.eval_every < 0)
     return bad("train.eval-every", cat("must be >= 0, got ", v.eval_every));
+  if (v.eval_every_epochs < 0)
+    return bad("train.eval-every-epochs", cat("must be >= 0, got ", v.eval_every_epochs));
+  if (v.patience > 0 && v.eval_every == 0 && v.eval_every_epochs == 0)
+    return bad("train.patience", cat("counts evaluations, but train.eval-every and train.eval-every-epochs are "
+                                     "both 0: none would happen"));
+  auto metric = parse_by_name(v.early_stopping_metric, all_stop_metrics);
+  if (!metric)
+    return bad("train.early-stopping-metric", cat("must be validation-loss or train-loss, got \"",
+                                                  v.early_stopping_metric, "\""));
   auto opt = build_optimizer(v, *preset);
   if (!opt)
     return std::move(opt.error());
@@ -276,8 +296,10 @@ caf::expected<train_settings> validate(const option_values& v) {
   s.max_seconds = v.max_seconds;
   s.target_accuracy = v.target_accuracy;
   s.patience = v.patience;
+  s.early_stopping = *metric;
   s.progress_every = v.progress_every;
   s.eval_every = v.eval_every;
+  s.eval_every_epochs = v.eval_every_epochs;
   s.optimizer = std::move(*opt);
   s.preset = preset->name;
   s.model = std::move(*model);

@@ -17,6 +17,14 @@
 
 namespace actorps {
 
+/// What early stopping watches (train.early-stopping-metric): the validation loss of each
+/// evaluation, or the mean training loss since the previous one.
+enum class stop_metric { validation_loss, train_loss };
+
+constexpr stop_metric all_stop_metrics[] = {stop_metric::validation_loss, stop_metric::train_loss};
+
+const char* to_string(stop_metric m);
+
 /// Raw option values as CAF fills them (strings for enumerations). Options a preset decides
 /// (model.preset) start at a sentinel -- an empty string, 0 or -1 -- meaning "the preset's".
 struct option_values {
@@ -31,8 +39,10 @@ struct option_values {
   double max_seconds = 0.0;
   double target_accuracy = 0.0;
   int patience = 5;
+  std::string early_stopping_metric = "validation-loss";
   int progress_every = 200;
   int eval_every = 0;
+  int eval_every_epochs = 1;
   std::string optimizer;
   double learning_rate = 0.0;
   double momentum = -1.0;
@@ -93,9 +103,11 @@ struct train_settings {
   int64_t max_steps = 0;   ///< 0: no step limit
   double max_seconds = 0.0; ///< 0: no wall-time limit (seconds of training)
   double target_accuracy = 0.0; ///< 0: none; else stop once validation accuracy reaches it
-  int patience = 5;        ///< evaluations without a better validation loss before stopping; 0: off
+  int patience = 5;        ///< evaluations without a better early_stopping metric before stopping; 0: off
+  stop_metric early_stopping = stop_metric::validation_loss;
   int progress_every = 200;
-  int eval_every = 0;      ///< extra evaluations every N steps; 0: once per epoch only
+  int eval_every = 0;      ///< extra evaluations every N steps; 0: none
+  int eval_every_epochs = 1; ///< evaluations every K epochs; 0: none
   optimizer_params optimizer;
   std::string preset;      ///< the model.preset the defaults came from
   model_spec model;        ///< input 28x28x1 until the data sets it (with_input)

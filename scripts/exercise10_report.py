@@ -59,7 +59,7 @@ def compare_accuracy(a, b, name_a, name_b):
 
 def compare_speed(ta, tb, name_a, name_b, target):
     if ta is None and tb is None:
-        return f"neither {name_a} nor {name_b} reached {pct(target)} validation accuracy in the budget"
+        return f"neither {name_a} nor {name_b} reached {pct(target)} validation accuracy"
     if ta is None:
         return f"{name_a} never reached {pct(target)} validation accuracy, {name_b} did after {tb:.1f} s"
     if tb is None:
@@ -72,11 +72,24 @@ def compare_speed(ta, tb, name_a, name_b, target):
 
 def main():
     run_dir, budget, target, epochs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+    # notebook EVAL_EVERY_EPOCHS PATIENCE MAX_EPOCHS: the notebook's early stopping, no time budget
+    notebook = sys.argv[6:9] if len(sys.argv) > 5 and sys.argv[5] == "notebook" else None
     runs = {mode: load(run_dir, mode) for mode, _ in MODES}
+    if notebook:
+        how = (f"Every mode trained the same model on the same data as the exercise-10 notebook did: no "
+               f"time budget, an evaluation every {notebook[0]} epochs (`train.eval-every-epochs`), early "
+               f"stopping after {notebook[1]} evaluations without a lower validation loss "
+               f"(`train.patience`, `train.early-stopping-metric = validation-loss`), at most {notebook[2]} "
+               f"epochs, and the model with the lowest validation loss kept (*best-val model*, the "
+               f"notebook's restored model)")
+        within = "before early stopping"
+    else:
+        how = (f"Every mode trained the same model on the same data for {budget:.0f} s of wall-clock time "
+               f"(`train.max-seconds`), evaluating every 500 steps")
+        within = f"in {budget:.0f} s"
     lines = [f"# Exercise 10: async, sync and model-parallel training",
              "",
-             f"Every mode trained the same model on the same data for {budget:.0f} s of wall-clock time "
-             f"(`train.max-seconds`), evaluating every 500 steps; *time to target* is the training time "
+             f"{how}; *time to target* is the training time "
              f"at the first evaluation with validation accuracy >= {pct(target)}. Test accuracy is the "
              f"final model's; *best-val model* is the test accuracy of the model with the lowest "
              f"validation loss. Every cluster node is its own process on this machine.",
@@ -99,6 +112,10 @@ def main():
         lines.append(f"| {mode} | {setup} | {fmt_time(t)} | {pct(s['best_validation_accuracy'])} | "
                      f"{pct(s['final_test_accuracy'])} | {pct(s['test_accuracy'])} | "
                      f"{s['examples_per_second']:.0f} | {s['steps']} | {s['epochs']:.1f} | {s.get('stale_dropped', 0)} |")
+    if notebook:
+        lines += ["", "Why each run stopped: " + "; ".join(
+            f"{mode} after {runs[mode]['summary']['epochs']:.1f} epochs ({runs[mode]['summary']['stop_reason']})"
+            for mode, _ in MODES if runs[mode] is not None) + "."]
     model = next((r["summary"] for r in runs.values() if r is not None), None)
     if model is not None and "layers" in model:
         lines += ["", f"Model: preset `{model.get('preset', '?')}`, input {model.get('input', '?')}, layers "
@@ -114,7 +131,7 @@ def main():
         a, b = facts["async"], facts["single"]
         lines.append(f"- **How long does asynchronous training take?** "
                      + (f"Async reached {pct(target)} validation accuracy after {a['t']:.1f} s"
-                        if a["t"] is not None else f"Async did not reach {pct(target)} in {budget:.0f} s")
+                        if a["t"] is not None else f"Async did not reach {pct(target)} {within}")
                      + f" and ended at {pct(a['test'])} test accuracy, at {a['eps']:.0f} examples/s; "
                      + compare_speed(a["t"], b["t"], "async", "the single process", target) + ".")
     if have("sync", "async"):
@@ -138,9 +155,10 @@ def main():
                      f"{a['eps'] / b['eps']:.2f}x async; "
                      + compare_speed(a["t"], c["t"], "it", "the single process", target) + ". **Different?** "
                      + compare_accuracy(a["test"], c["test"], "It", "the single process")
-                     + f", after {a['epochs']:.1f} epochs in the budget against {c['epochs']:.1f}: one replica "
+                     + f", after {a['epochs']:.1f} epochs against {c['epochs']:.1f}: one replica "
                        "has no stale gradients, so per step it computes what the unsplit model computes, up "
-                       "to rounding; what differs is how many steps fit in the budget.")
+                       "to rounding; what differs is how many steps it took"
+                       + (" before early stopping." if notebook else " in the budget."))
     lines += ["", f"## Accuracy after {epochs} epochs with 1, 2 and 3 async workers", "",
               "| workers | epochs | final test | best validation | wall s | examples/s |", "|---|---|---|---|---|---|"]
     done = [load(run_dir, f"epochs-{w}") for w in (1, 2, 3)]

@@ -21,7 +21,7 @@ run_monitor::run_monitor(const train_settings& s, std::string mode, network& net
     net_(net),
     data_(data),
     log_(std::move(log)),
-    rule_({s.max_steps, s.max_epochs, s.target_accuracy, s.patience, s.max_seconds}),
+    rule_({s.max_steps, s.max_epochs, s.target_accuracy, s.patience, s.max_seconds, s.early_stopping}),
     start_(std::chrono::steady_clock::now()) {
 }
 
@@ -33,7 +33,8 @@ double run_monitor::epochs(int64_t examples) const {
   return static_cast<double>(examples) / std::max(1, data_.train.rows);
 }
 
-caf::error run_monitor::evaluate(int64_t step, int64_t examples, const json_object& extra) {
+caf::error run_monitor::evaluate(int64_t step, int64_t examples, const json_object& extra,
+                                 std::optional<double> train_loss) {
   auto val = actorps::evaluate(net_, data_.validation);
   if (!val)
     return std::move(val.error());
@@ -41,7 +42,7 @@ caf::error run_monitor::evaluate(int64_t step, int64_t examples, const json_obje
   if (!test)
     return std::move(test.error());
   double t = seconds();
-  last_improved_ = rule_.observe_evaluation(val->loss, val->accuracy, t);
+  last_improved_ = rule_.observe_evaluation(val->loss, val->accuracy, t, train_loss);
   last_validation_accuracy_ = val->accuracy;
   if (last_improved_) {
     if (auto err = net_.get_parameters(best_params_))
@@ -54,6 +55,8 @@ caf::error run_monitor::evaluate(int64_t step, int64_t examples, const json_obje
     .add("examples", examples).add("validation_loss", val->loss)
     .add("validation_accuracy", val->accuracy).add("test_loss", test->loss)
     .add("test_accuracy", test->accuracy);
+  if (train_loss)
+    row.add("train_loss", *train_loss);
   row.merge(extra);
   if (auto err = log_.append_metrics(row))
     return err;

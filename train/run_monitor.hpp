@@ -51,8 +51,11 @@ public:
               run_log log);
 
   /// Evaluates net's current parameters after `step` global steps and `examples` examples; the
-  /// metrics row gets the fields of `extra` too. REQUIRES: net's running metrics are empty.
-  caf::error evaluate(int64_t step, int64_t examples, const json_object& extra = json_object{});
+  /// metrics row gets the fields of `extra` too, and `train_loss` (the mean training loss since
+  /// the previous evaluation, where measured), which train.early-stopping-metric may watch.
+  /// REQUIRES: net's running metrics are empty.
+  caf::error evaluate(int64_t step, int64_t examples, const json_object& extra = json_object{},
+                      std::optional<double> train_loss = std::nullopt);
 
   /// Returns the reason to stop, if any, after `step` steps and `examples` examples.
   std::optional<std::string> should_stop(int64_t step, int64_t examples) const;

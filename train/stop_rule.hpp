@@ -1,6 +1,9 @@
 // When training stops: step and epoch limits, a target accuracy, and early stopping on the
-// validation loss. Plain logic, shared by the single-process trainer and the chief.
+// validation loss or the training loss. Plain logic, shared by the single-process trainer and the
+// chief.
 #pragma once
+
+#include "config/train_options.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -15,6 +18,32 @@ struct stop_limits {
   double target_accuracy = 0.0;
   int patience = 0;
   double max_seconds = 0.0;
+  stop_metric metric = stop_metric::validation_loss; ///< what patience watches
+};
+
+/// The mean of the training losses seen since it was last taken: what the train-loss metric
+/// watches at each evaluation.
+class loss_mean {
+public:
+  /// Adds the losses of `rows` examples, summed.
+  void add(double loss_sum, int64_t rows) {
+    sum_ += loss_sum;
+    rows_ += rows;
+  }
+
+  /// Returns the mean since the last take (nullopt when no example was added) and starts anew.
+  std::optional<double> take() {
+    std::optional<double> out;
+    if (rows_ > 0)
+      out = sum_ / static_cast<double>(rows_);
+    sum_ = 0.0;
+    rows_ = 0;
+    return out;
+  }
+
+private:
+  double sum_ = 0.0;
+  int64_t rows_ = 0;
 };
 
 /// Tracks evaluations and progress and says when and why to stop.
@@ -22,9 +51,13 @@ class stop_rule {
 public:
   explicit stop_rule(stop_limits limits) : limits_(limits) {}
 
-  /// Records an evaluation at wall time t (seconds). Returns true when it is the best validation
-  /// loss so far (the model worth keeping).
-  bool observe_evaluation(double validation_loss, double validation_accuracy, double t);
+  /// Records an evaluation at wall time t (seconds), with the mean training loss since the
+  /// previous evaluation where one was measured. Returns true when it is the best validation
+  /// loss so far (the model worth keeping, whatever the metric). Patience counts evaluations
+  /// without a lower value of limits.metric; an evaluation without a training loss does not
+  /// improve the train-loss metric.
+  bool observe_evaluation(double validation_loss, double validation_accuracy, double t,
+                          std::optional<double> train_loss = std::nullopt);
 
   /// Returns the reason to stop after `steps` steps, `epochs` epochs and `seconds` of training,
   /// or nullopt.
@@ -39,6 +72,7 @@ public:
 private:
   stop_limits limits_;
   double best_loss_ = 1e300;
+  double best_metric_ = 1e300;
   double best_accuracy_ = 0.0;
   int since_best_ = 0;
   std::optional<double> target_time_;

@@ -98,8 +98,9 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
 
   run_summary sum;
   sum.backend = ss.be->name();
-  int64_t step = 0, examples = 0, interval_rows = 0, interval_examples_start = 0;
+  int64_t step = 0, examples = 0, interval_rows = 0, interval_examples_start = 0, epochs_done = 0;
   double interval_loss = 0.0, train_seconds = 0.0, interval_train_start = 0.0;
+  loss_mean since_eval; // the training loss since the previous evaluation
 
   // Moves the training loss accumulated on the backend into the interval sums.
   auto collect_loss = [&]() -> caf::error {
@@ -111,7 +112,11 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
                                                    m->loss, "); lower train.learning-rate"));
     interval_loss += m->loss * m->rows;
     interval_rows += m->rows;
+    since_eval.add(m->loss * m->rows, m->rows);
     return caf::none;
+  };
+  auto evaluate = [&] {
+    return monitor.evaluate(step, examples, training_time(train_seconds), since_eval.take());
   };
 
   for (;;) {
@@ -124,7 +129,9 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
     ++step;
     examples += view.rows;
     bool progress = step % s.progress_every == 0;
-    bool eval = view.ends_epoch || (s.eval_every > 0 && step % s.eval_every == 0);
+    epochs_done += view.ends_epoch ? 1 : 0;
+    bool eval = (view.ends_epoch && s.eval_every_epochs > 0 && epochs_done % s.eval_every_epochs == 0)
+                || (s.eval_every > 0 && step % s.eval_every == 0);
     if (progress || eval)
       if (auto err = collect_loss())
         return err;
@@ -140,14 +147,14 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
       interval_examples_start = examples;
     }
     if (eval)
-      if (auto err = monitor.evaluate(step, examples, training_time(train_seconds)))
+      if (auto err = evaluate())
         return err;
     if (auto why = monitor.should_stop(step, examples)) {
       sum.stop_reason = *why;
       if (monitor.last_evaluated_step() != step) { // the final model is always evaluated once
         if (auto err = collect_loss())
           return err;
-        if (auto err = monitor.evaluate(step, examples, training_time(train_seconds)))
+        if (auto err = evaluate())
           return err;
       }
       break;

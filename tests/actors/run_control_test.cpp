@@ -465,4 +465,36 @@ BOOST_AUTO_TEST_CASE(progress_outside_training_and_from_unknown_workers_is_ignor
   BOOST_TEST(ctl.steps() == 0);
 }
 
+BOOST_AUTO_TEST_CASE(evaluates_every_k_epochs_with_the_training_loss_since_the_last_evaluation) {
+  auto cfg = open_ended(100);
+  cfg.eval_every_epochs = 2;
+  controller ctl{cfg};
+  start(ctl);
+  BOOST_TEST(!has(ctl.progress(0, 10, 100, 30.0, false, t0), kind::evaluate)); // epoch 1: not due
+  auto cmds = ctl.progress(1, 10, 100, 10.0, false, t0);                       // epoch 2
+  auto* eval = find(cmds, kind::evaluate);
+  BOOST_REQUIRE(eval);
+  BOOST_TEST(eval->examples == 200);
+  BOOST_REQUIRE(eval->train_loss);
+  BOOST_TEST(*eval->train_loss == 0.2); // (30 + 10) / 200 examples
+  ctl.evaluated(eval->op, false, t0);
+  BOOST_TEST(!has(ctl.progress(0, 10, 100, 5.0, false, t0), kind::evaluate)); // epoch 3
+  cmds = ctl.progress(0, 10, 100, 5.0, false, t0);                             // epoch 4
+  eval = find(cmds, kind::evaluate);
+  BOOST_REQUIRE(eval);
+  BOOST_TEST(*eval->train_loss == 0.05); // only the losses since the previous evaluation
+  BOOST_TEST(next_epoch_evaluation(4.0, 2) == 6.0);
+  BOOST_TEST(next_epoch_evaluation(5.5, 5) == 10.0);
+}
+
+BOOST_AUTO_TEST_CASE(no_evaluation_by_epoch_when_eval_every_epochs_is_zero) {
+  auto cfg = open_ended(100);
+  cfg.eval_every_epochs = 0;
+  cfg.eval_every = 25;
+  controller ctl{cfg};
+  start(ctl);
+  BOOST_TEST(!has(ctl.progress(0, 20, 100, 1.0, false, t0), kind::evaluate)); // epoch 1, step 20
+  BOOST_TEST(has(ctl.progress(1, 5, 10, 1.0, false, t0), kind::evaluate));    // step 25
+}
+
 BOOST_AUTO_TEST_SUITE_END()

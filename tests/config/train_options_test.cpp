@@ -79,6 +79,24 @@ BOOST_AUTO_TEST_CASE(bad_values_name_their_key) {
     v.max_epochs = 0;
     v.patience = 0;
   }, "nothing else");
+  expect([](option_values& v) { v.eval_every_epochs = -1; }, "train.eval-every-epochs must be >= 0, got -1");
+  expect([](option_values& v) { v.eval_every_epochs = 0; },
+         "train.patience counts evaluations, but train.eval-every and train.eval-every-epochs are both 0");
+  expect([](option_values& v) { v.early_stopping_metric = "validation-accuracy"; },
+         "train.early-stopping-metric must be validation-loss or train-loss, got \"validation-accuracy\"");
+}
+
+BOOST_AUTO_TEST_CASE(the_notebooks_early_stopping_settings_validate) {
+  option_values v;
+  v.eval_every_epochs = 5;
+  v.patience = 6;
+  v.early_stopping_metric = "train-loss";
+  auto s = validate(v);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(s->eval_every_epochs == 5);
+  BOOST_TEST(s->patience == 6);
+  BOOST_TEST((s->early_stopping == stop_metric::train_loss));
+  BOOST_TEST(to_string(s->early_stopping) == std::string{"train-loss"});
 }
 
 BOOST_AUTO_TEST_CASE(presets_bring_their_defaults_and_explicit_options_win) {

@@ -44,4 +44,28 @@ BOOST_AUTO_TEST_CASE(patience_counts_evaluations_without_a_lower_loss) {
   BOOST_TEST(r.best_validation_loss() == 0.7);
 }
 
+BOOST_AUTO_TEST_CASE(patience_can_watch_the_training_loss_and_the_best_model_stays_the_validation_best) {
+  actorps::stop_limits limits{0, 0, 0.0, 2};
+  limits.metric = actorps::stop_metric::train_loss;
+  actorps::stop_rule r{limits};
+  BOOST_TEST(r.observe_evaluation(1.0, 0.5, 1, 0.9));
+  BOOST_TEST(!r.observe_evaluation(1.1, 0.5, 2, 0.8)); // training loss improves: no count
+  BOOST_TEST(!r.observe_evaluation(1.2, 0.5, 3, 0.85));
+  BOOST_TEST(!r.should_stop(0, 0));
+  BOOST_TEST(r.observe_evaluation(0.9, 0.6, 4)); // no training loss measured: counts
+  auto why = r.should_stop(0, 0);
+  BOOST_REQUIRE(why);
+  BOOST_TEST(*why == "early stopping: no lower training loss in 2 evaluations");
+  BOOST_TEST(r.best_validation_loss() == 0.9);
+}
+
+BOOST_AUTO_TEST_CASE(loss_mean_averages_what_came_since_it_was_last_taken) {
+  actorps::loss_mean m;
+  BOOST_TEST(!m.take());
+  m.add(3.0, 10);
+  m.add(1.0, 10);
+  BOOST_TEST(*m.take() == 0.2);
+  BOOST_TEST(!m.take());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -108,6 +108,34 @@ BOOST_AUTO_TEST_CASE(a_step_limit_between_evaluations_still_evaluates_the_final_
   BOOST_TEST(metrics.find("\"step\": 7,") != std::string::npos, metrics);
 }
 
+BOOST_AUTO_TEST_CASE(evaluates_every_k_epochs_and_stops_early_on_the_training_loss) {
+  temp_dir dir;
+  write_quadrants(dir, 600, 200);
+  auto s = small_run(dir);
+  s.max_epochs = 6;
+  s.eval_every_epochs = 2;
+  auto sum = train_single_process(s);
+  BOOST_REQUIRE_MESSAGE(sum, error_text(sum));
+  auto metrics = read_text(dir.file("runs/t/metrics.jsonl"));
+  BOOST_TEST(std::count(metrics.begin(), metrics.end(), '\n') == 3); // epochs 2, 4 and 6
+  for (auto step : {"\"step\": 56,", "\"step\": 112,", "\"step\": 168,"})
+    BOOST_TEST(metrics.find(step) != std::string::npos, step << " in " << metrics);
+  BOOST_TEST(metrics.find("\"train_loss\": ") != std::string::npos);
+  // Gradient ascent (a negative rate, which validation would refuse) raises the training loss
+  // every epoch: patience 2 stops after the third evaluation.
+  temp_dir again;
+  write_quadrants(again, 600, 200);
+  s = small_run(again);
+  s.optimizer.learning_rate = -0.002f;
+  s.optimizer.momentum = 0.0f;
+  s.patience = 2;
+  s.early_stopping = stop_metric::train_loss;
+  sum = train_single_process(s);
+  BOOST_REQUIRE_MESSAGE(sum, error_text(sum));
+  BOOST_TEST(sum->stop_reason == "early stopping: no lower training loss in 2 evaluations");
+  BOOST_TEST(sum->epochs == 3.0);
+}
+
 BOOST_AUTO_TEST_CASE(seeded_runs_are_reproducible) {
   temp_dir dir;
   write_quadrants(dir, 300, 100);
