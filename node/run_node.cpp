@@ -223,10 +223,10 @@ int run_local(caf::actor_system& sys, const train_settings& train, const cluster
   for (uint32_t s = 0; s < cluster.ps.size(); ++s)
     shards.push_back(spawn_shard(sys, cluster, s));
   auto outcome = std::make_shared<chief_outcome>();
-  auto chief = make_chief(sys, {train, cluster, *data, shards, outcome});
+  auto chief = make_chief(sys, {train, cluster, *data, shards, outcome, nullptr});
   std::vector<worker_replica_actor> workers;
   for (uint32_t j = 0; j < cluster.workers.size(); ++j)
-    workers.push_back(make_worker_replica(sys, {j, train, cluster, *data, chief, shards, "local"}));
+    workers.push_back(make_worker_replica(sys, {j, train, cluster, *data, chief, shards, "local", nullptr, nullptr}));
   wait_for_exit(sys, chief);
   for (auto& w : workers)
     wait_for_exit(sys, w); // they quit after the chief's stop, or when they see it go down
