@@ -38,7 +38,8 @@ const tf1_flag* find_flag(const std::string& name) {
 std::string option_name(const std::string& arg) {
   if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
     return {};
-  return arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
+  auto eq = arg.find('=');
+  return arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
 }
 
 caf::expected<std::vector<std::string>> host_list(const std::string& flag, const std::string& text) {

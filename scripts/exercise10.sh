@@ -49,14 +49,15 @@ mkdir -p "$out"
 
 # Every timed run: the budget, no other stop, an evaluation every 500 steps; with --notebook the
 # notebook's early stopping instead (the notebook's numbers: every 5 epochs, patience 6).
-timed=(--train.max-seconds="$budget.0" --train.max-epochs=0 --train.patience=0 --train.eval-every=500
-       --train.progress-every=1000000000)
-report_how=()
 if [[ $notebook == true ]]; then
   [[ "$max_epochs" =~ ^[1-9][0-9]*$ ]] || { echo "exercise10: --max-epochs must be a positive number, got '$max_epochs'" >&2; exit 2; }
   timed=(--train.max-seconds=0.0 --train.max-epochs="$max_epochs" --train.eval-every-epochs=5 --train.patience=6
          --train.early-stopping-metric='"validation-loss"' --train.eval-every=0 --train.progress-every=1000000000)
   report_how=(notebook 5 6 "$max_epochs")
+else
+  timed=(--train.max-seconds="$budget.0" --train.max-epochs=0 --train.patience=0 --train.eval-every=500
+         --train.progress-every=1000000000)
+  report_how=()
 fi
 log=$out/exercise10.log
 run() { # run LABEL COMMAND...: one run, its output in $out/LABEL.out; failures are reported, not fatal

@@ -77,9 +77,7 @@ int eval_main(int argc, char** argv) {
      "(out).png"},
     {"threads", "CPU threads", "1"},
   };
-  const char* usage = "actorps-eval MODEL [options]\n"
-                      "  MODEL: a checkpoint directory, a run directory (runs/NAME: its best model), a model\n"
-                      "         directory (runs/NAME/model) or an .npz written by actorps-export";
+  const std::string usage = cat("actorps-eval MODEL [options]\n", model_argument_help);
   tool_args args;
   if (auto done = begin_tool(argc, argv, options, usage, 1, 1, args))
     return *done;

@@ -17,9 +17,7 @@ int export_main(int argc, char** argv) {
     {"format", "npz (NumPy: one float32 array per variable plus model.json) or checkpoint (a checkpoint "
                "directory, e.g. from an .npz)", "npz"},
   };
-  const char* usage = "actorps-export MODEL OUT [--format=npz|checkpoint]\n"
-                      "  MODEL: a checkpoint directory, a run directory (runs/NAME: its best model), a model\n"
-                      "         directory (runs/NAME/model) or an .npz written by actorps-export";
+  const std::string usage = cat("actorps-export MODEL OUT [--format=npz|checkpoint]\n", model_argument_help);
   tool_args args;
   if (auto done = begin_tool(argc, argv, options, usage, 2, 2, args))
     return *done;

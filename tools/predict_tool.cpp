@@ -23,10 +23,8 @@ int predict_main(int argc, char** argv) {
      true, "yes"},
     {"threads", "CPU threads", "1"},
   };
-  const char* usage = "actorps-predict MODEL INPUT... [options]\n"
-                      "  MODEL: a checkpoint directory, a run directory (runs/NAME: its best model), a model\n"
-                      "         directory (runs/NAME/model) or an .npz written by actorps-export\n"
-                      "  INPUT: PNG images (grey or RGB), IDX image files (raw or .gz), CIFAR-10 .bin files";
+  const std::string usage = cat("actorps-predict MODEL INPUT... [options]\n", model_argument_help,
+                                "\n  INPUT: PNG images (grey or RGB), IDX image files (raw or .gz), CIFAR-10 .bin files");
   tool_args args;
   if (auto done = begin_tool(argc, argv, options, usage, 2, SIZE_MAX, args))
     return *done;

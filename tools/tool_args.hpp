@@ -34,6 +34,11 @@ struct tool_args {
 /// is positional), "-h"/"--help". Errors (invalid_config) name the argument.
 caf::expected<tool_args> parse_tool_args(int argc, char** argv, const std::vector<tool_option>& options);
 
+/// The usage lines of the MODEL argument every model tool takes (load_saved_model's path kinds).
+inline constexpr const char* model_argument_help =
+  "  MODEL: a checkpoint directory, a run directory (runs/NAME: its best model), a model\n"
+  "         directory (runs/NAME/model) or an .npz written by actorps-export";
+
 /// Returns "usage: USAGE\n\noptions:\n  --key  help (default: x)\n..." for --help.
 std::string tool_usage(const std::string& usage, const std::vector<tool_option>& options);
 

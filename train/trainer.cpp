@@ -98,7 +98,7 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
 
   run_summary sum;
   sum.backend = ss.be->name();
-  int64_t step = 0, examples = 0, interval_rows = 0, interval_examples_start = 0, epochs_done = 0;
+  int64_t step = 0, examples = 0, interval_rows = 0, interval_examples_start = 0;
   double interval_loss = 0.0, train_seconds = 0.0, interval_train_start = 0.0;
   loss_mean since_eval; // the training loss since the previous evaluation
 
@@ -129,8 +129,8 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
     ++step;
     examples += view.rows;
     bool progress = step % s.progress_every == 0;
-    epochs_done += view.ends_epoch ? 1 : 0;
-    bool eval = (view.ends_epoch && s.eval_every_epochs > 0 && epochs_done % s.eval_every_epochs == 0)
+    // (an epoch ends after exactly train.rows examples: examples / rows counts whole epochs)
+    bool eval = (view.ends_epoch && s.eval_every_epochs > 0 && (examples / train.rows) % s.eval_every_epochs == 0)
                 || (s.eval_every > 0 && step % s.eval_every == 0);
     if (progress || eval)
       if (auto err = collect_loss())
