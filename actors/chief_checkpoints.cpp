@@ -4,19 +4,44 @@
 #include <cstdio>
 
 #include "actors/parameter_store.hpp"
+#include "actors/placement.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
-#include <map>
+#include <algorithm>
 
 namespace actorps {
 
 std::vector<checkpoint_variable> checkpoint_variables(const placement_plan& plan) {
   std::vector<checkpoint_variable> out;
-  for (size_t k = 0; k < plan.variables.size(); ++k)
-    out.push_back({plan.variables[k].name, plan.variables[k].rows, plan.variables[k].cols, plan.shard_of[k]});
+  for (uint32_t k = 0; k < plan.variables.size(); ++k)
+    out.push_back({plan.variables[k].name, plan.variables[k].rows, plan.variables[k].cols, home_shard(plan, k)});
   return out;
 }
+
+namespace {
+
+// Puts the parts the shards sent (values or one optimizer slot) together into whole variables.
+void merge_parts(const placement_plan& plan, const std::vector<shard_snapshot>& snapshots,
+                 std::vector<variable_slice> shard_snapshot::*which, std::vector<std::vector<float>>& out) {
+  for (auto& snap : snapshots)
+    for (auto& part : snap.*which) {
+      auto& whole = out[part.variable];
+      if (whole.empty())
+        whole.resize(static_cast<size_t>(plan.variables[part.variable].rows) * plan.variables[part.variable].cols);
+      auto values = part.data.to_vector();
+      std::copy(values.begin(), values.end(), whole.begin() + part.offset);
+    }
+}
+
+// The part of whole starting at offset with n values, or nothing when whole is empty (no slot).
+std::vector<variable_slice> cut(uint32_t k, size_t offset, size_t n, const std::vector<float>& whole) {
+  if (whole.empty())
+    return {};
+  return {{k, static_cast<uint32_t>(offset), tensor_copy(whole.data() + offset, n)}};
+}
+
+} // namespace
 
 checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, const optimizer_params& shard_opt,
                            const train_settings& train, const cluster_settings& cluster, const run_position& at,
@@ -36,42 +61,61 @@ checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, c
   m.batch_size = train.batch_size;
   m.seed = train.seed;
   m.workers = static_cast<uint32_t>(cluster.workers.size());
+  m.partitioner = plan.partitioner;
+  // Whole variables, each in the file of the shard holding its first part.
+  const size_t n = plan.variables.size();
+  std::vector<std::vector<float>> values(n), slot0(n), slot1(n);
+  merge_parts(plan, snapshots, &shard_snapshot::values, values);
+  merge_parts(plan, snapshots, &shard_snapshot::slot0, slot0);
+  merge_parts(plan, snapshots, &shard_snapshot::slot1, slot1);
   for (uint32_t s = 0; s < snapshots.size(); ++s) {
     shard_checkpoint sc;
     sc.shard = s;
     sc.version = snapshots[s].version;
-    std::map<uint32_t, checkpoint_variable_state> vars;
-    for (auto& v : snapshots[s].values)
-      vars[v.variable] = {v.variable, v.data.to_vector(), {}, {}};
-    for (auto& v : snapshots[s].slot0)
-      vars[v.variable].slot0 = v.data.to_vector();
-    for (auto& v : snapshots[s].slot1)
-      vars[v.variable].slot1 = v.data.to_vector();
-    for (auto& [k, v] : vars)
-      sc.variables.push_back(std::move(v));
     c.shards.push_back(std::move(sc));
   }
+  for (uint32_t k = 0; k < n; ++k)
+    c.shards.at(home_shard(plan, k))
+      .variables.push_back({k, std::move(values[k]), std::move(slot0[k]), std::move(slot1[k])});
   return c;
 }
 
-caf::error restore_into(const checkpoint& c, shard_setup& setup) {
-  if (c.shards.size() != setup.plan.shards || c.manifest.variables != checkpoint_variables(setup.plan))
+caf::error check_same_placement(const checkpoint& c, const placement_plan& plan, const std::string& path) {
+  if (c.shards.size() != plan.shards || c.manifest.variables != checkpoint_variables(plan)
+      || c.manifest.partitioner != plan.partitioner)
     return caf::make_error(errc::invalid_config,
-                           cat("the checkpoint places its variables on ", c.shards.size(),
-                               " shards differently from this run (", setup.plan.shards, " shards, placement ",
-                               setup.plan.strategy, "): restore with the same cluster.ps and cluster.placement"));
-  auto& sc = c.shards[setup.shard];
+                           cat("the checkpoint", path.empty() ? "" : " " + path, " places its variables on ",
+                               c.shards.size(), " shards (placement ",
+                               c.manifest.placement, ", partitioner ", c.manifest.partitioner,
+                               ") differently from this run (", plan.shards, " shards, placement ", plan.strategy,
+                               ", partitioner ", plan.partitioner,
+                               "): restore with the same cluster.ps, cluster.placement and cluster.partitioner"));
+  return caf::none;
+}
+
+caf::error restore_into(const checkpoint& c, shard_setup& setup) {
+  auto& plan = setup.plan;
+  if (auto err = check_same_placement(c, plan, ""))
+    return err;
   setup.initial.clear();
   setup.slot0.clear();
   setup.slot1.clear();
-  for (auto& v : sc.variables) {
-    setup.initial.push_back({v.index, 0, {v.values}});
-    if (!v.slot0.empty())
-      setup.slot0.push_back({v.index, 0, {v.slot0}});
-    if (!v.slot1.empty())
-      setup.slot1.push_back({v.index, 0, {v.slot1}});
+  for (uint32_t i : parts_of(plan, setup.shard)) {
+    auto& part = plan.parts[i];
+    const checkpoint_variable_state* whole = nullptr;
+    for (auto& v : c.shards[home_shard(plan, part.variable)].variables)
+      if (v.index == part.variable)
+        whole = &v;
+    if (whole == nullptr) // read_checkpoint verified the files against the manifest
+      return caf::make_error(errc::corrupt_data, cat("the checkpoint lacks ", plan.variables[part.variable].name));
+    const size_t offset = static_cast<size_t>(part.row_begin) * plan.variables[part.variable].cols;
+    const size_t n = part_bytes(plan, part) / sizeof(float);
+    for (auto [to, from] : {std::pair{&setup.initial, &whole->values}, std::pair{&setup.slot0, &whole->slot0},
+                            std::pair{&setup.slot1, &whole->slot1}})
+      for (auto& slice : cut(part.variable, offset, n, *from))
+        to->push_back(std::move(slice));
   }
-  setup.version = sc.version;
+  setup.version = c.shards[setup.shard].version;
   return caf::none;
 }
 

@@ -33,9 +33,13 @@ checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, c
                            const train_settings& train, const cluster_settings& cluster, const run_position& at,
                            const std::vector<shard_snapshot>& snapshots);
 
+/// Fails with invalid_config, naming both (and c's path when given), when c was taken with another
+/// number of shards, placement or partitioner than plan.
+caf::error check_same_placement(const checkpoint& c, const placement_plan& plan, const std::string& path);
+
 /// Adds shard `setup.shard`'s values, optimizer slots and version from c to setup (whose plan
-/// must be c's placement). Fails with invalid_config when c was taken with another number of
-/// shards or another placement.
+/// must be c's placement): its parts cut from the whole variables c holds. Fails as
+/// check_same_placement does.
 caf::error restore_into(const checkpoint& c, shard_setup& setup);
 
 } // namespace actorps

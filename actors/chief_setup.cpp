@@ -41,8 +41,13 @@ caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const check
       return err;
     return setup;
   }
-  for (uint32_t k : variables_of(st.plan, s))
-    setup.initial.push_back({k, 0, {(*values)[k]}});
+  for (uint32_t i : parts_of(st.plan, s)) {
+    auto& part = st.plan.parts[i];
+    const size_t begin = static_cast<size_t>(part.row_begin) * st.plan.variables[part.variable].cols;
+    auto& whole = (*values)[part.variable];
+    setup.initial.push_back({part.variable, static_cast<uint32_t>(begin),
+                             tensor_copy(whole.data() + begin, part_bytes(st.plan, part) / sizeof(float))});
+  }
   return setup;
 }
 
@@ -93,7 +98,7 @@ caf::error detail::prepare(chief_pointer self) {
       return caf::make_error(errc::invalid_config, why);
   }
   auto strategy = parse_placement(cluster.placement);
-  st.plan = make_placement(spec.variables(), static_cast<uint32_t>(st.cfg.shards.size()), *strategy);
+  st.plan = make_placement(spec.variables(), static_cast<uint32_t>(st.cfg.shards.size()), *strategy, cluster.partition);
   if (cluster.aggregated())
     for (uint32_t s = 0; s < st.plan.shards; ++s)
       if (pull_requests_for(held_ranges(st.plan, s), 0, cluster.max_slice_floats).size() > 1)
@@ -114,6 +119,8 @@ caf::error detail::prepare(chief_pointer self) {
           log_line(tag, cat("skipping a checkpoint that does not verify: ", why));
         auto& m = (*found)->ckpt.manifest;
         if (auto err = check_same_model(m, spec.text(), checkpoint_variables(st.plan), (*found)->path))
+          return err;
+        if (auto err = check_same_placement((*found)->ckpt, st.plan, (*found)->path))
           return err;
         log_line(tag, cat("restoring ", (*found)->path, ": global step ", m.global_step, ", ", m.examples,
                           " examples"));

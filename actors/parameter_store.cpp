@@ -1,6 +1,7 @@
 // Validation and updates of a shard's variables.
 #include "actors/parameter_store.hpp"
 
+#include "actors/placement.hpp"
 #include "actors/slicing.hpp"
 
 #include "common/errc.hpp"
@@ -73,61 +74,76 @@ bool all_finite(const Floats& xs) {
 
 caf::error parameter_store::init(const shard_setup& setup) {
   const auto& plan = setup.plan;
-  if (plan.shard_of.size() != plan.variables.size() || setup.shard >= plan.shards)
+  if (setup.shard >= plan.shards)
+    return caf::make_error(errc::invalid_argument, cat("shard ", setup.shard, ": the placement plan has only ",
+                                                       plan.shards, " shards"));
+  if (auto why = check_parts(plan); !why.empty())
     return caf::make_error(errc::invalid_argument,
-                           cat("shard ", setup.shard, ": inconsistent placement plan (", plan.shards,
-                               " shards, ", plan.variables.size(), " variables)"));
+                           cat("shard ", setup.shard, ": inconsistent placement plan (", plan.shards, " shards, ",
+                               plan.variables.size(), " variables): ", why));
   auto opt = to_optimizer_params(setup.optimizer);
   if (!opt)
     return std::move(opt.error());
-  std::vector<int> slot_of(plan.variables.size(), -1);
-  std::vector<variable> vars;
-  for (uint32_t k = 0; k < plan.variables.size(); ++k)
-    if (plan.shard_of[k] == setup.shard) {
-      slot_of[k] = static_cast<int>(vars.size());
-      auto& info = plan.variables[k];
-      variable v;
-      v.index = k;
-      v.name = info.name;
-      v.values.assign(static_cast<size_t>(info.rows) * info.cols, 0.0f);
-      vars.push_back(std::move(v));
-    }
-  std::vector<bool> seen(vars.size(), false);
-  for (auto& slice : setup.initial) {
-    if (slice.variable >= slot_of.size() || slot_of[slice.variable] < 0)
-      return caf::make_error(errc::unknown_variable, cat("shard ", setup.shard, ": initial value for variable ",
-                                                         slice.variable, ", which this shard does not hold"));
-    auto& v = vars[slot_of[slice.variable]];
-    if (slice.offset != 0 || slice.data.values.size() != v.values.size())
-      return caf::make_error(errc::shape_mismatch, cat("shard ", setup.shard, ": initial value of ", v.name,
-                                                       " has ", slice.data.values.size(), " floats, expected ",
-                                                       v.values.size()));
-    if (!all_finite(slice.data.values))
-      return caf::make_error(errc::non_finite, cat("shard ", setup.shard, ": initial value of ", v.name,
-                                                   " is not finite"));
-    v.values.assign(slice.data.values.begin(), slice.data.values.end());
-    seen[slot_of[slice.variable]] = true;
+  std::vector<std::vector<int>> held(plan.variables.size());
+  std::vector<part> parts;
+  for (uint32_t i : parts_of(plan, setup.shard)) {
+    auto& info = plan.parts[i];
+    auto& var = plan.variables[info.variable];
+    held[info.variable].push_back(static_cast<int>(parts.size()));
+    part v;
+    v.index = info.variable;
+    v.offset = static_cast<uint32_t>(info.row_begin) * static_cast<uint32_t>(var.cols);
+    v.name = part_name(plan, i);
+    v.values.assign(part_bytes(plan, info) / sizeof(float), 0.0f);
+    v.optimizer = for_variable(*opt, var.name);
+    parts.push_back(std::move(v));
   }
-  for (size_t i = 0; i < vars.size(); ++i)
+  // Returns the part a setup slice fills: held here, starting where the part starts.
+  auto part_for = [&](const variable_slice& slice) -> part* {
+    if (slice.variable >= held.size())
+      return nullptr;
+    for (int pos : held[slice.variable])
+      if (parts[pos].offset == slice.offset)
+        return &parts[pos];
+    return nullptr;
+  };
+  std::vector<bool> seen(parts.size(), false);
+  for (auto& slice : setup.initial) {
+    auto* v = part_for(slice);
+    if (v == nullptr)
+      return caf::make_error(errc::unknown_variable, cat("shard ", setup.shard, ": initial value for variable ",
+                                                         slice.variable, " at offset ", slice.offset,
+                                                         ", which this shard does not hold"));
+    if (slice.data.values.size() != v->values.size())
+      return caf::make_error(errc::shape_mismatch, cat("shard ", setup.shard, ": initial value of ", v->name,
+                                                       " has ", slice.data.values.size(), " floats, expected ",
+                                                       v->values.size()));
+    if (!all_finite(slice.data.values))
+      return caf::make_error(errc::non_finite, cat("shard ", setup.shard, ": initial value of ", v->name,
+                                                   " is not finite"));
+    v->values.assign(slice.data.values.begin(), slice.data.values.end());
+    seen[v - parts.data()] = true;
+  }
+  for (size_t i = 0; i < parts.size(); ++i)
     if (!seen[i])
       return caf::make_error(errc::invalid_argument, cat("shard ", setup.shard, ": no initial value for ",
-                                                         vars[i].name));
+                                                         parts[i].name));
   const int slots = slot_count(opt->kind);
-  for (auto& v : vars) {
-    v.optimizer = for_variable(*opt, v.name);
+  for (auto& v : parts) {
     if (slots > 0)
       v.slot0.assign(v.values.size(), slot_initial_value(*opt, 0));
     if (slots > 1)
       v.slot1.assign(v.values.size(), slot_initial_value(*opt, 1));
   }
-  // restored optimizer state (a checkpoint): whole, finite, for variables held here
+  // restored optimizer state (a checkpoint): whole parts, finite, held here
   for (auto [slices, which] : {std::pair{&setup.slot0, 0}, std::pair{&setup.slot1, 1}})
     for (auto& slice : *slices) {
-      int pos = slice.variable < slot_of.size() ? slot_of[slice.variable] : -1;
-      auto* dst = pos < 0 ? nullptr : which == 0 ? &vars[pos].slot0 : &vars[pos].slot1;
-      if (dst == nullptr || slice.offset != 0 || slice.data.values.size() != dst->size())
+      auto* v = part_for(slice);
+      auto* dst = v == nullptr ? nullptr : which == 0 ? &v->slot0 : &v->slot1;
+      if (dst == nullptr || slice.data.values.size() != dst->size())
         return caf::make_error(errc::shape_mismatch, cat("shard ", setup.shard, ": restored optimizer slot ", which,
-                                                         " of variable ", slice.variable, " does not fit"));
+                                                         " of variable ", slice.variable, " at offset ", slice.offset,
+                                                         " does not fit"));
       if (!all_finite(slice.data.values))
         return caf::make_error(errc::non_finite, cat("shard ", setup.shard, ": restored optimizer slot ", which,
                                                      " of variable ", slice.variable, " is not finite"));
@@ -136,17 +152,22 @@ caf::error parameter_store::init(const shard_setup& setup) {
   shard_ = setup.shard;
   workers_ = setup.workers;
   optimizer_ = *opt;
-  slot_of_ = std::move(slot_of);
-  vars_ = std::move(vars);
+  held_ = std::move(held);
+  parts_ = std::move(parts);
   version_ = setup.version;
   initialized_ = true;
   return caf::none;
 }
 
-const parameter_store::variable* parameter_store::find(uint32_t k) const {
-  if (k >= slot_of_.size() || slot_of_[k] < 0)
+const parameter_store::part* parameter_store::find(uint32_t k, uint32_t offset, size_t count) const {
+  if (k >= held_.size())
     return nullptr;
-  return &vars_[slot_of_[k]];
+  for (int pos : held_[k]) {
+    auto& p = parts_[pos];
+    if (offset >= p.offset && static_cast<size_t>(offset - p.offset) + count <= p.values.size())
+      return &p;
+  }
+  return nullptr;
 }
 
 caf::error parameter_store::check_worker(uint32_t worker, bool chief_allowed) const {
@@ -161,13 +182,16 @@ caf::error parameter_store::check_worker(uint32_t worker, bool chief_allowed) co
 }
 
 caf::error parameter_store::check_range(uint32_t var, uint32_t offset, size_t count) const {
-  const variable* v = find(var);
-  if (v == nullptr)
+  if (var >= held_.size() || held_[var].empty())
     return caf::make_error(errc::unknown_variable, cat("shard ", shard_, " does not hold variable ", var));
-  if (static_cast<size_t>(offset) + count > v->values.size())
-    return caf::make_error(errc::shape_mismatch, cat("shard ", shard_, ": ", v->name, "[", offset, ", ",
-                                                     static_cast<size_t>(offset) + count, ") is outside its ",
-                                                     v->values.size(), " values"));
+  if (find(var, offset, count) == nullptr) {
+    std::string mine;
+    for (int pos : held_[var])
+      mine += cat(mine.empty() ? "" : ", ", "[", parts_[pos].offset, ", ", parts_[pos].offset + parts_[pos].values.size(), ")");
+    return caf::make_error(errc::shape_mismatch, cat("shard ", shard_, ": ", parts_[held_[var][0]].name, " range [",
+                                                     offset, ", ", static_cast<size_t>(offset) + count,
+                                                     ") is outside the values held here: ", mine));
+  }
   return caf::none;
 }
 
@@ -189,9 +213,8 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
   out.version = version_;
   out.slices.reserve(req.ranges.size());
   for (auto& r : req.ranges) {
-    auto& values = find(r.variable)->values;
-    out.slices.push_back({r.variable, r.offset,
-                          tensor_copy(values.data() + r.offset, r.count)});
+    auto* p = find(r.variable, r.offset, r.count);
+    out.slices.push_back({r.variable, r.offset, tensor_copy(p->values.data() + (r.offset - p->offset), r.count)});
   }
   return out;
 }
@@ -203,16 +226,17 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
     if (auto err = check_range(g.variable, g.offset, g.data.values.size()))
       return err;
     if (!all_finite(g.data.values))
-      return caf::make_error(errc::non_finite, cat("shard ", shard_, ": gradient of ", find(g.variable)->name,
+      return caf::make_error(errc::non_finite, cat("shard ", shard_, ": gradient of ",
+                                                   find(g.variable, g.offset, g.data.values.size())->name,
                                                    " from worker ", req.worker, " is not finite"));
   }
   const long t = static_cast<long>(version_) + 1;
   for (auto& g : req.grads) {
-    auto& v = vars_[slot_of_[g.variable]];
-    size_t n = g.data.values.size();
-    apply_update_host(v.optimizer, t, n, v.values.data() + g.offset, g.data.values.data(),
-                      v.slot0.empty() ? nullptr : v.slot0.data() + g.offset,
-                      v.slot1.empty() ? nullptr : v.slot1.data() + g.offset);
+    const size_t n = g.data.values.size();
+    auto& v = *find(g.variable, g.offset, n);
+    const size_t at = g.offset - v.offset;
+    apply_update_host(v.optimizer, t, n, v.values.data() + at, g.data.values.data(),
+                      v.slot0.empty() ? nullptr : v.slot0.data() + at, v.slot1.empty() ? nullptr : v.slot1.data() + at);
   }
   if (lag_histogram_.empty())
     lag_histogram_.assign(lag_buckets, 0);
@@ -222,8 +246,8 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
   push_reply out{version_, {}, req.step + 1, false};
   if (req.return_values)
     for (auto& g : req.grads) {
-      auto& values = vars_[slot_of_[g.variable]].values;
-      out.values.push_back({g.variable, g.offset, tensor_copy(values.data() + g.offset, g.data.values.size())});
+      auto& p = *find(g.variable, g.offset, g.data.values.size());
+      out.values.push_back({g.variable, g.offset, tensor_copy(p.values.data() + (g.offset - p.offset), g.data.values.size())});
     }
   for (auto& slice : out.values)
     if (req.reply_topk > 0.0)
@@ -250,11 +274,11 @@ caf::expected<std::vector<variable_slice>> parameter_store::values_of(const std:
 std::string parameter_store::describe() const {
   std::string names;
   size_t bytes = 0;
-  for (auto& v : vars_) {
+  for (auto& v : parts_) {
     names += (names.empty() ? "" : ", ") + v.name;
     bytes += v.values.size() * sizeof(float);
   }
-  return cat("holds ", vars_.size(), " variables (", bytes, " bytes): ", names,
+  return cat("holds ", parts_.size(), " variables (", bytes, " bytes): ", names,
              "; optimizer ", to_string(optimizer_.kind), " lr ", optimizer_.learning_rate);
 }
 
@@ -263,12 +287,12 @@ caf::expected<shard_snapshot> parameter_store::snapshot() const {
     return caf::make_error(errc::not_initialized, cat("shard ", shard_, ": nothing to save before the setup"));
   shard_snapshot out;
   out.version = version_;
-  for (auto& v : vars_) {
-    out.values.push_back({v.index, 0, {v.values}});
+  for (auto& v : parts_) {
+    out.values.push_back({v.index, v.offset, {v.values}});
     if (!v.slot0.empty())
-      out.slot0.push_back({v.index, 0, {v.slot0}});
+      out.slot0.push_back({v.index, v.offset, {v.slot0}});
     if (!v.slot1.empty())
-      out.slot1.push_back({v.index, 0, {v.slot1}});
+      out.slot1.push_back({v.index, v.offset, {v.slot1}});
   }
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace actorps {
@@ -27,8 +28,9 @@ public:
   explicit parameter_store(uint32_t shard = 0) : shard_(shard) {}
 
   /// Initialises from setup (once). Fails, leaving the store uninitialised, when the setup is
-  /// inconsistent: a value for a variable another shard holds, a missing variable, wrong sizes,
-  /// non-finite values or an unknown optimizer.
+  /// inconsistent: a value for a part another shard holds, a missing part, wrong sizes,
+  /// non-finite values or an unknown optimizer. Setup slices carry whole parts (a whole
+  /// variable unless it is partitioned), at the part's offset in its variable.
   caf::error init(const shard_setup& setup);
 
   bool initialized() const { return initialized_; }
@@ -59,17 +61,22 @@ public:
   std::string describe() const;
 
 private:
-  struct variable {
-    uint32_t index = 0;
-    std::string name;
+  // A variable, or one part of it (cluster.partitioner), held here.
+  struct part {
+    uint32_t index = 0;  // the variable
+    uint32_t offset = 0; // where the part starts in the whole variable
+    std::string name;    // with "/part_J" when the variable is split
     std::vector<float> values;
     std::vector<float> slot0;
     std::vector<float> slot1;
     optimizer_params optimizer; // the shard's, with this variable's weight decay
   };
 
-  // Returns the variable with global index k if this shard holds it, else nullptr.
-  const variable* find(uint32_t k) const;
+  // Returns the part of variable k held here that contains [offset, offset + count), or nullptr.
+  const part* find(uint32_t k, uint32_t offset, size_t count) const;
+  part* find(uint32_t k, uint32_t offset, size_t count) {
+    return const_cast<part*>(std::as_const(*this).find(k, offset, count));
+  }
   caf::error check_worker(uint32_t worker, bool chief_allowed) const;
   caf::error check_range(uint32_t var, uint32_t offset, size_t count) const;
   caf::expected<pull_reply> read(const pull_request& req) const;
@@ -80,8 +87,8 @@ private:
   optimizer_params optimizer_;
   uint64_t version_ = 0;
   std::vector<uint64_t> lag_histogram_;
-  std::vector<int> slot_of_; // global variable index -> position in vars_, or -1
-  std::vector<variable> vars_;
+  std::vector<std::vector<int>> held_; // variable -> positions in parts_ of its parts held here
+  std::vector<part> parts_;
   value_views views_; // what each worker holds, with value-compression
 };
 

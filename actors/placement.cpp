@@ -1,7 +1,8 @@
-// Placement plans and their table.
+// Partitioning, placement plans and their table.
 #include "actors/placement.hpp"
 
 #include "common/enum_names.hpp"
+#include "common/log.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -23,49 +24,72 @@ std::optional<placement_strategy> parse_placement(const std::string& name) {
 }
 
 placement_plan make_placement(const std::vector<variable_spec>& vars, uint32_t shards,
-                              placement_strategy strategy) {
+                              placement_strategy strategy, const partitioner& split) {
   placement_plan plan;
   plan.strategy = to_string(strategy);
+  plan.partitioner = to_string(split);
   plan.shards = shards;
-  for (auto& v : vars)
+  std::vector<size_t> bytes; // per part
+  for (uint32_t k = 0; k < vars.size(); ++k) {
+    auto& v = vars[k];
     plan.variables.push_back({v.name, v.rows, v.cols});
-  plan.shard_of.resize(vars.size());
+    int row = 0;
+    for (int rows : partition_rows(v, split)) {
+      plan.parts.push_back({k, row, rows, 0});
+      bytes.push_back(static_cast<size_t>(rows) * static_cast<size_t>(v.cols) * sizeof(float));
+      row += rows;
+    }
+  }
   if (strategy == placement_strategy::round_robin) {
-    for (size_t k = 0; k < vars.size(); ++k)
-      plan.shard_of[k] = static_cast<uint32_t>(k % shards);
+    for (size_t i = 0; i < plan.parts.size(); ++i)
+      plan.parts[i].shard = static_cast<uint32_t>(i % shards);
     return plan;
   }
-  std::vector<size_t> order(vars.size());
+  std::vector<size_t> order(plan.parts.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return vars[a].bytes() > vars[b].bytes(); });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
   std::vector<size_t> load(shards, 0);
-  for (size_t k : order) {
+  for (size_t i : order) {
     auto s = static_cast<uint32_t>(std::min_element(load.begin(), load.end()) - load.begin());
-    plan.shard_of[k] = s;
-    load[s] += vars[k].bytes();
+    plan.parts[i].shard = s;
+    load[s] += bytes[i];
   }
   return plan;
 }
 
+size_t part_bytes(const placement_plan& plan, const variable_part& part) {
+  return static_cast<size_t>(part.rows) * static_cast<size_t>(plan.variables[part.variable].cols) * sizeof(float);
+}
+
 std::vector<size_t> bytes_per_shard(const placement_plan& plan) {
   std::vector<size_t> out(plan.shards, 0);
-  for (size_t k = 0; k < plan.variables.size(); ++k)
-    out[plan.shard_of[k]] += static_cast<size_t>(plan.variables[k].rows) * plan.variables[k].cols * sizeof(float);
+  for (auto& part : plan.parts)
+    out[part.shard] += part_bytes(plan, part);
   return out;
+}
+
+std::string part_name(const placement_plan& plan, uint32_t i) {
+  auto& part = plan.parts[i];
+  auto& var = plan.variables[part.variable];
+  if (part.rows == var.rows)
+    return var.name;
+  uint32_t j = 0; // parts of one variable are adjacent, in row order
+  while (j < i && plan.parts[i - j - 1].variable == part.variable)
+    ++j;
+  return cat(var.name, "/part_", j);
 }
 
 std::string placement_table(const placement_plan& plan) {
   std::string out;
-  char line[160];
-  std::snprintf(line, sizeof line, "placement (%s, %u shards):\n  %-16s %-10s %10s  %s\n",
-                plan.strategy.c_str(), plan.shards, "variable", "shape", "bytes", "shard");
+  char line[200];
+  std::snprintf(line, sizeof line, "placement (%s, partitioner %s, %u shards):\n  %-24s %-10s %10s  %s\n",
+                plan.strategy.c_str(), plan.partitioner.c_str(), plan.shards, "variable", "shape", "bytes", "shard");
   out += line;
-  for (size_t k = 0; k < plan.variables.size(); ++k) {
-    auto& v = plan.variables[k];
-    std::string shape = std::to_string(v.rows) + "x" + std::to_string(v.cols);
-    std::snprintf(line, sizeof line, "  %-16s %-10s %10zu  %u\n", v.name.c_str(), shape.c_str(),
-                  static_cast<size_t>(v.rows) * v.cols * sizeof(float), plan.shard_of[k]);
+  for (uint32_t i = 0; i < plan.parts.size(); ++i) {
+    auto& part = plan.parts[i];
+    std::string shape = std::to_string(part.rows) + "x" + std::to_string(plan.variables[part.variable].cols);
+    std::snprintf(line, sizeof line, "  %-24s %-10s %10zu  %u\n", part_name(plan, i).c_str(), shape.c_str(),
+                  part_bytes(plan, part), part.shard);
     out += line;
   }
   auto bytes = bytes_per_shard(plan);
@@ -75,12 +99,40 @@ std::string placement_table(const placement_plan& plan) {
   return out;
 }
 
-std::vector<uint32_t> variables_of(const placement_plan& plan, uint32_t s) {
+std::vector<uint32_t> parts_of(const placement_plan& plan, uint32_t s) {
   std::vector<uint32_t> out;
-  for (uint32_t k = 0; k < plan.shard_of.size(); ++k)
-    if (plan.shard_of[k] == s)
-      out.push_back(k);
+  for (uint32_t i = 0; i < plan.parts.size(); ++i)
+    if (plan.parts[i].shard == s)
+      out.push_back(i);
   return out;
+}
+
+uint32_t home_shard(const placement_plan& plan, uint32_t k) {
+  for (auto& part : plan.parts)
+    if (part.variable == k)
+      return part.shard;
+  return 0;
+}
+
+std::string check_parts(const placement_plan& plan) {
+  uint32_t k = 0;
+  int32_t row = 0;
+  for (auto& part : plan.parts) {
+    if (part.shard >= plan.shards)
+      return cat("a part is on shard ", part.shard, " of ", plan.shards);
+    if (k < plan.variables.size() && row == plan.variables[k].rows && part.variable == k + 1) {
+      ++k;
+      row = 0;
+    }
+    if (part.variable != k || part.row_begin != row || part.rows <= 0 || k >= plan.variables.size())
+      return cat("the parts do not cover variable ", k, " in row order");
+    row += part.rows;
+    if (row > plan.variables[k].rows)
+      return cat("the parts of ", plan.variables[k].name, " have more than its ", plan.variables[k].rows, " rows");
+  }
+  if (plan.variables.empty() ? !plan.parts.empty() : k + 1 != plan.variables.size() || row != plan.variables[k].rows)
+    return "the parts do not cover every variable";
+  return {};
 }
 
 } // namespace actorps

@@ -1,9 +1,12 @@
 // Where variables live: round-robin in creation order (TensorFlow's replica_device_setter rule)
-// or size-balanced. Plain logic, computed once by the chief.
+// or size-balanced, after an optional partitioner has split large variables by rows (TF's
+// fixed_size_partitioner / variable_axis_size_partitioner): each part is then placed like a
+// variable of its own. Plain logic, computed once by the chief.
 #pragma once
 
 #include "messages/shard_protocol.hpp"
-#include "model/mlp_spec.hpp"
+#include "model/partitioner.hpp"
+#include "model/variable_spec.hpp"
 
 #include <optional>
 #include <string>
@@ -13,8 +16,8 @@ namespace actorps {
 
 /// Placement strategies.
 enum class placement_strategy {
-  round_robin, ///< variable k -> shard k % S
-  balanced,    ///< largest variable first onto the shard holding the fewest bytes
+  round_robin, ///< part k -> shard k % S
+  balanced,    ///< largest part first onto the shard holding the fewest bytes
 };
 
 const char* to_string(placement_strategy s);
@@ -22,15 +25,29 @@ std::optional<placement_strategy> parse_placement(const std::string& name);
 
 /// Returns the plan for vars on `shards` shards. REQUIRES: shards >= 1.
 placement_plan make_placement(const std::vector<variable_spec>& vars, uint32_t shards,
-                              placement_strategy strategy);
+                              placement_strategy strategy, const partitioner& parts = {});
+
+/// Returns the bytes of a part.
+size_t part_bytes(const placement_plan& plan, const variable_part& part);
 
 /// Returns the bytes each shard holds under plan.
 std::vector<size_t> bytes_per_shard(const placement_plan& plan);
 
-/// Returns the plan as a table: variable, shape, bytes, shard; then bytes per shard.
+/// Returns the plan as a table: variable (or part), shape, bytes, shard; then bytes per shard.
 std::string placement_table(const placement_plan& plan);
 
-/// Returns the indices of the variables shard s holds, in creation order.
-std::vector<uint32_t> variables_of(const placement_plan& plan, uint32_t s);
+/// Returns the indices (into plan.parts) of the parts shard s holds, in creation order.
+std::vector<uint32_t> parts_of(const placement_plan& plan, uint32_t s);
+
+/// Returns the name of part i: the variable's, with "/part_J" when the variable is split.
+std::string part_name(const placement_plan& plan, uint32_t i);
+
+/// Returns the shard of variable k's first part (where a checkpoint stores the whole variable).
+/// REQUIRES: k < plan.variables.size() and plan.parts covers it.
+uint32_t home_shard(const placement_plan& plan, uint32_t k);
+
+/// Returns an empty string when plan.parts cover every variable exactly, in order, on shards
+/// below plan.shards; else what is wrong.
+std::string check_parts(const placement_plan& plan);
 
 } // namespace actorps

@@ -39,15 +39,17 @@ void for_each_piece(const std::vector<slice_ref>& held, uint32_t max_floats, F e
 std::vector<slice_ref> held_ranges(const placement_plan& plan, uint32_t shard, uint32_t slice,
                                    uint32_t slices) {
   std::vector<slice_ref> out;
-  for (uint32_t k : variables_of(plan, shard)) {
-    auto& var = plan.variables[k];
+  for (uint32_t i : parts_of(plan, shard)) {
+    auto& part = plan.parts[i];
+    const auto cols = static_cast<uint32_t>(plan.variables[part.variable].cols);
+    const auto first = static_cast<uint32_t>(part.row_begin);
     if (slices == 1) {
-      out.push_back({k, 0, static_cast<uint32_t>(var.rows * var.cols)});
+      out.push_back({part.variable, first * cols, static_cast<uint32_t>(part.rows) * cols});
       continue;
     }
-    auto cols = slice_columns(var.cols, static_cast<int>(slice), static_cast<int>(slices));
-    for (int r = 0; r < var.rows; ++r)
-      out.push_back({k, static_cast<uint32_t>(r * var.cols + cols.begin), static_cast<uint32_t>(cols.size())});
+    auto mine = slice_columns(static_cast<int>(cols), static_cast<int>(slice), static_cast<int>(slices));
+    for (uint32_t r = first; r < first + static_cast<uint32_t>(part.rows); ++r)
+      out.push_back({part.variable, r * cols + static_cast<uint32_t>(mine.begin), static_cast<uint32_t>(mine.size())});
   }
   return out;
 }

@@ -16,9 +16,10 @@ namespace actorps {
 /// The worker id the chief uses to pull (shards accept it for pulls, never for pushes).
 constexpr uint32_t chief_worker_id = 0xFFFFFFFFu;
 
-/// Returns the ranges of shard s's variables that a worker holds: every variable whole, or in
+/// Returns the ranges of shard s's variable parts that a worker holds: every part whole, or in
 /// model-parallel mode slice k of K's columns of each (one range per row of a weight matrix,
-/// one for a bias; columns as model/column_split.hpp divides them).
+/// one for a bias; columns as model/column_split.hpp divides them). Offsets are those of the
+/// whole variable: a part of rows [r, r + n) is the range [r * cols, (r + n) * cols).
 std::vector<slice_ref> held_ranges(const placement_plan& plan, uint32_t shard, uint32_t slice = 0,
                                    uint32_t slices = 1);
 

@@ -144,7 +144,7 @@ shard_rates shard_protocol(double seconds, const std::string& certs) {
   const uint32_t n = payload / sizeof(float);
   caf::scoped_actor self{sys};
   auto timeout = std::chrono::seconds(30);
-  shard_setup setup{0, {"round-robin", 1, {{"w", 1, static_cast<int32_t>(n)}}, {0}}, {"sgd", 1e-6f}, 1,
+  shard_setup setup{0, {"round-robin", 1, {{"w", 1, static_cast<int32_t>(n)}}, {{0, 0, 1, 0}}}, {"sgd", 1e-6f}, 1,
                     {{0, 0, {std::vector<float>(n, 1.0f)}}}};
   self->request(*shard, timeout, init_atom_v, setup).receive([](const setup_reply&) {}, [](caf::error&) { std::exit(1); });
   push_request push{0, 0, {{0, 0, {std::vector<float>(n, 0.5f)}}}};

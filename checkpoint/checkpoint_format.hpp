@@ -11,14 +11,15 @@
 namespace actorps {
 
 /// Bumped on any change of the layout below. Readers take every version up to this one (format 1
-/// lacks the input scaling) and refuse others by name. Writers write this one.
-constexpr uint32_t checkpoint_format_version = 2;
+/// lacks the input scaling, format 2 the partitioner) and refuse others by name. Writers write
+/// this one.
+constexpr uint32_t checkpoint_format_version = 3;
 
 struct checkpoint_variable {
   std::string name;
   int32_t rows = 0;
   int32_t cols = 0;
-  uint32_t shard = 0; ///< placement
+  uint32_t shard = 0; ///< placement: the shard of its first part, whose file holds it whole
   template <class Archive>
   void serialize(Archive& ar) { ar(name, rows, cols, shard); }
 };
@@ -67,12 +68,16 @@ struct checkpoint_manifest {
   // Format 2: how pixels were scaled for this model (empty: byte / 255 only), per channel.
   std::vector<float> input_mean;
   std::vector<float> input_stddev;
+  // Format 3: cluster.partitioner ("none", "fixed:K", "max-bytes:B"); earlier formats had none.
+  std::string partitioner = "none";
   template <class Archive>
   void serialize(Archive& ar) {
     ar(format, global_step, examples, train_seconds, validation_accuracy, model, placement, variables, optimizer,
        mode, batch_size, seed, workers, files);
     if (format >= 2)
       ar(input_mean, input_stddev);
+    if (format >= 3)
+      ar(partitioner);
   }
 };
 

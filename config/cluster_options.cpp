@@ -69,6 +69,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.ps, "ps", "parameter shards' host:port list")
     .add(v.workers, "workers", "workers' host:port list")
     .add(v.placement, "placement", "round-robin (replica_device_setter) or balanced")
+    .add(v.partitioner, "partitioner", "none, fixed:K (every variable in K row parts) or max-bytes:B (parts of at most B bytes); parts are placed like variables")
     .add(v.connect_timeout, "connect-timeout", "how long a node retries reaching a peer")
     .add(v.startup_timeout, "startup-timeout", "how long the chief waits for workers, a shard for its setup")
     .add(v.request_timeout, "request-timeout", "deadline of every pull, push and evaluation request")
@@ -181,6 +182,10 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.placement != "round-robin" && v.placement != "balanced")
     return bad("cluster.placement", cat("must be round-robin or balanced, got \"", v.placement, "\""));
   s.placement = v.placement;
+  auto split = parse_partitioner(v.partitioner);
+  if (!split)
+    return bad("cluster.partitioner", cat("must be none, fixed:K or max-bytes:B with K, B >= 1, got \"", v.partitioner, "\""));
+  s.partition = *split;
   using ms = std::chrono::milliseconds;
   s.connect_timeout = std::chrono::duration_cast<ms>(v.connect_timeout);
   s.startup_timeout = std::chrono::duration_cast<ms>(v.startup_timeout);

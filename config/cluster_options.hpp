@@ -5,6 +5,7 @@
 
 #include "compute/optimizer_rules.hpp"
 #include "config/strict_config.hpp"
+#include "model/partitioner.hpp"
 #include "wire/gradient_encoder.hpp"
 
 #include <caf/expected.hpp>
@@ -52,6 +53,7 @@ struct cluster_values {
   std::vector<std::string> ps = {"127.0.0.1:4251"};
   std::vector<std::string> workers = {"127.0.0.1:4260", "127.0.0.1:4261"};
   std::string placement = "round-robin";
+  std::string partitioner = "none";
   caf::timespan connect_timeout = std::chrono::seconds(30);
   caf::timespan startup_timeout = std::chrono::seconds(120);
   caf::timespan request_timeout = std::chrono::seconds(60);
@@ -91,6 +93,7 @@ struct cluster_settings {
   std::vector<endpoint> ps;
   std::vector<endpoint> workers;
   std::string placement; ///< validated name of a placement_strategy
+  partitioner partition;  ///< how variables are split by rows before placement
   std::chrono::milliseconds connect_timeout{30000};
   std::chrono::milliseconds startup_timeout{120000};
   std::chrono::milliseconds request_timeout{60000};

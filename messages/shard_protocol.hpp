@@ -21,12 +21,24 @@ struct variable_info {
   int32_t cols = 0;
 };
 
-/// Where every variable lives: variables in creation order, shard_of[k] its shard.
+/// Rows [row_begin, row_begin + rows) of a variable and the shard holding them. A variable is
+/// one part unless cluster.partitioner splits it (TF's partitioned variables); on the wire a part
+/// is the range [row_begin * cols, (row_begin + rows) * cols) of the whole variable.
+struct variable_part {
+  uint32_t variable = 0;
+  int32_t row_begin = 0;
+  int32_t rows = 0;
+  uint32_t shard = 0;
+};
+
+/// Where every variable lives: variables in creation order, each covered by its parts (in row
+/// order, a variable's parts after the previous variable's).
 struct placement_plan {
   std::string strategy; ///< "round-robin" or "balanced"
   uint32_t shards = 0;
   std::vector<variable_info> variables;
-  std::vector<uint32_t> shard_of;
+  std::vector<variable_part> parts;
+  std::string partitioner = "none"; ///< cluster.partitioner: none, fixed:K or max-bytes:B
 };
 
 /// The optimizer a shard applies (names as in the config: sgd, momentum, adam).
@@ -160,8 +172,13 @@ typename Inspector::result_type inspect(Inspector& f, variable_info& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, variable_part& x) {
+  return f(caf::meta::type_name("variable_part"), x.variable, x.row_begin, x.rows, x.shard);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, placement_plan& x) {
-  return f(caf::meta::type_name("placement_plan"), x.strategy, x.shards, x.variables, x.shard_of);
+  return f(caf::meta::type_name("placement_plan"), x.strategy, x.shards, x.variables, x.parts, x.partitioner);
 }
 
 template <class Inspector>
@@ -227,7 +244,8 @@ typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
 // -- equality (tests compare round trips) ------------------------------------------
 
 ACTORPS_FIELDWISE_EQ(variable_info, v.name, v.rows, v.cols)
-ACTORPS_FIELDWISE_EQ(placement_plan, v.strategy, v.shards, v.variables, v.shard_of)
+ACTORPS_FIELDWISE_EQ(variable_part, v.variable, v.row_begin, v.rows, v.shard)
+ACTORPS_FIELDWISE_EQ(placement_plan, v.strategy, v.shards, v.variables, v.parts, v.partitioner)
 ACTORPS_FIELDWISE_EQ(optimizer_config, v.kind, v.learning_rate, v.momentum, v.beta1, v.beta2,
                      v.epsilon, v.decay_rate, v.decay_steps, v.rho, v.initial_accumulator,
                      v.weight_decay, v.schedule, v.staircase, v.boundaries, v.values, v.cosine_alpha)

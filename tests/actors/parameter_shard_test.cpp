@@ -102,7 +102,7 @@ BOOST_AUTO_TEST_CASE(init_rejects_a_value_for_another_shards_variable) {
   auto r = ask<setup_reply>(shard, init_atom_v, s);
   BOOST_REQUIRE(!r);
   BOOST_TEST(r.error() == errc::unknown_variable);
-  BOOST_TEST(describe(r.error()) == "unknown_variable: shard 1: initial value for variable 0, which this shard does not hold");
+  BOOST_TEST(describe(r.error()) == "unknown_variable: shard 1: initial value for variable 0 at offset 0, which this shard does not hold");
   // still uninitialised: a later correct setup works
   BOOST_TEST(!ask<setup_reply>(shard, init_atom_v, setup_for_shard1())->already_initialized);
 }
@@ -143,7 +143,49 @@ BOOST_AUTO_TEST_CASE(pull_bad_input_is_named) {
   r = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{0, 0, 6}}});
   BOOST_TEST(describe(r.error()) == "unknown_variable: shard 1 does not hold variable 0");
   r = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{1, 2, 2}}});
-  BOOST_TEST(describe(r.error()) == "shape_mismatch: shard 1: layer0/bias[2, 4) is outside its 3 values");
+  BOOST_TEST(describe(r.error()) == "shape_mismatch: shard 1: layer0/bias range [2, 4) is outside the values held here: [0, 3)");
+}
+
+BOOST_AUTO_TEST_CASE(a_shard_holds_parts_of_a_partitioned_variable_by_their_offsets) {
+  // a 5x2 variable in parts of rows [0, 2), [2, 4), [4, 5) on 2 shards: shard 1 holds rows
+  // [2, 4) -- the values at offsets [4, 8) of the whole variable -- and the bias
+  auto split = make_placement({{"w", 5, 2}, {"b", 1, 2}}, 2, placement_strategy::round_robin, {partitioner::rule::fixed, 3});
+  BOOST_REQUIRE_EQUAL(split.parts.size(), 4u);
+  BOOST_REQUIRE(parts_of(split, 1) == std::vector<uint32_t>({1, 3}));
+  shard_setup s;
+  s.shard = 1;
+  s.plan = split;
+  s.optimizer = {"sgd", 0.5f};
+  s.workers = 1;
+  s.initial = {{0, 4, {{1.0f, 2.0f, 3.0f, 4.0f}}}, {1, 0, {{5.0f, 6.0f}}}};
+  auto missing = s;
+  missing.initial.pop_back();
+  auto r = ask<setup_reply>(shard, init_atom_v, missing);
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(describe(r.error()) == "invalid_argument: shard 1: no initial value for b");
+  auto elsewhere = s; // rows [0, 2) are shard 0's
+  elsewhere.initial[0].offset = 0;
+  r = ask<setup_reply>(shard, init_atom_v, elsewhere);
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(r.error() == errc::unknown_variable);
+  BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, s));
+  // pulls and pushes address the whole variable's offsets
+  auto pulled = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{0, 5, 2}}});
+  BOOST_REQUIRE_MESSAGE(pulled, error_text(pulled));
+  BOOST_TEST(pulled->slices.at(0).data.to_vector() == std::vector<float>({2.0f, 3.0f}));
+  auto outside = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{0, 6, 4}}});
+  BOOST_REQUIRE(!outside);
+  BOOST_TEST(describe(outside.error()) == "shape_mismatch: shard 1: w/part_1 range [6, 10) is outside the values held here: [4, 8)");
+  auto pushed = ask<push_reply>(shard, push_atom_v, push_request{0, 0, {{0, 4, {{2.0f, 2.0f, 2.0f, 2.0f}}}}, true});
+  BOOST_REQUIRE_MESSAGE(pushed, error_text(pushed));
+  BOOST_TEST(pushed->values.at(0).offset == 4u);
+  BOOST_TEST(pushed->values.at(0).data.to_vector() == std::vector<float>({0.0f, 1.0f, 2.0f, 3.0f}));
+  auto snap = ask<shard_snapshot>(shard, save_atom_v);
+  BOOST_REQUIRE_MESSAGE(snap, error_text(snap));
+  BOOST_REQUIRE_EQUAL(snap->values.size(), 2u);
+  BOOST_TEST(snap->values[0].variable == 0u);
+  BOOST_TEST(snap->values[0].offset == 4u);
+  BOOST_TEST(snap->values[1].variable == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(push_applies_the_optimizer_and_advances_the_version) {

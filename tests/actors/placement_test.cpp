@@ -1,19 +1,39 @@
-// Tests of actors/placement: round-robin and balanced plans, bytes per shard, the table.
+// Tests of actors/placement: round-robin and balanced plans, partitioned variables, bytes per
+// shard, the table.
 #include "actors/placement.hpp"
+#include "model/mlp_spec.hpp"
 #include "model/model_spec.hpp"
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <cstdlib>
+
 using namespace actorps;
+
+namespace {
+
+// |a - b| / max(a, b)
+double imbalance(const std::vector<size_t>& bytes) {
+  auto [lo, hi] = std::minmax_element(bytes.begin(), bytes.end());
+  return static_cast<double>(*hi - *lo) / static_cast<double>(*hi);
+}
+
+} // namespace
 
 BOOST_AUTO_TEST_SUITE(placement)
 
 BOOST_AUTO_TEST_CASE(round_robin_in_creation_order) {
   auto plan = make_placement(mlp_spec{}.variables(), 3, placement_strategy::round_robin);
-  BOOST_REQUIRE_EQUAL(plan.shard_of.size(), 12u);
-  for (uint32_t k = 0; k < 12; ++k)
-    BOOST_TEST(plan.shard_of[k] == k % 3);
-  BOOST_TEST(variables_of(plan, 1) == std::vector<uint32_t>({1, 4, 7, 10}));
+  BOOST_REQUIRE_EQUAL(plan.parts.size(), 12u);
+  for (uint32_t k = 0; k < 12; ++k) {
+    BOOST_TEST(plan.parts[k].variable == k);
+    BOOST_TEST(plan.parts[k].rows == plan.variables[k].rows);
+    BOOST_TEST(plan.parts[k].shard == k % 3);
+  }
+  BOOST_TEST(parts_of(plan, 1) == std::vector<uint32_t>({1, 4, 7, 10}));
+  BOOST_TEST(plan.partitioner == "none");
+  BOOST_TEST(check_parts(plan) == "");
 }
 
 BOOST_AUTO_TEST_CASE(reference_model_bytes_per_shard) {
@@ -26,11 +46,66 @@ BOOST_AUTO_TEST_CASE(reference_model_bytes_per_shard) {
   BOOST_TEST(bal == std::vector<size_t>({501760u, 419240u}));
 }
 
+BOOST_AUTO_TEST_CASE(partitions_balance_the_reference_model_on_two_shards) {
+  auto vars = mlp_spec{}.variables();
+  // whole variables: round-robin 917,760 / 3,240 and balanced 501,760 / 419,240 bytes
+  BOOST_TEST(imbalance(bytes_per_shard(make_placement(vars, 2, placement_strategy::round_robin))) > 0.99);
+  BOOST_TEST(imbalance(bytes_per_shard(make_placement(vars, 2, placement_strategy::balanced))) > 0.16);
+  for (const char* split : {"fixed:2", "fixed:4", "max-bytes:65536"})
+    for (auto strategy : {placement_strategy::round_robin, placement_strategy::balanced}) {
+      auto plan = make_placement(vars, 2, strategy, *parse_partitioner(split));
+      BOOST_TEST(check_parts(plan) == "");
+      auto bytes = bytes_per_shard(plan);
+      BOOST_TEST(bytes[0] + bytes[1] == 920000u + 1000u);
+      BOOST_TEST(imbalance(bytes) < 0.10, split << " " << to_string(strategy) << ": " << bytes[0] << " / " << bytes[1]);
+    }
+  auto fixed2 = bytes_per_shard(make_placement(vars, 2, placement_strategy::round_robin, *parse_partitioner("fixed:2")));
+  BOOST_TEST(fixed2 == std::vector<size_t>({460800u, 460200u}));
+}
+
+BOOST_AUTO_TEST_CASE(parts_are_placed_like_variables_of_their_own) {
+  auto plan = make_placement(mlp_spec{}.variables(), 2, placement_strategy::round_robin, *parse_partitioner("fixed:2"));
+  // dense0/weights in two parts, then its bias, then dense1/weights in two parts, ...
+  BOOST_REQUIRE(plan.parts.size() >= 4u);
+  BOOST_TEST(plan.parts[0].variable == 0u);
+  BOOST_TEST(plan.parts[0].row_begin == 0);
+  BOOST_TEST(plan.parts[0].rows == 392);
+  BOOST_TEST(plan.parts[1].row_begin == 392);
+  BOOST_TEST(plan.parts[2].variable == 1u);
+  for (uint32_t i = 0; i < plan.parts.size(); ++i)
+    BOOST_TEST(plan.parts[i].shard == i % 2);
+  BOOST_TEST(part_name(plan, 0) == "dense0/weights/part_0");
+  BOOST_TEST(part_name(plan, 1) == "dense0/weights/part_1");
+  BOOST_TEST(part_name(plan, 2) == "dense0/bias");
+  BOOST_TEST(home_shard(plan, 0) == 0u);
+  BOOST_TEST(home_shard(plan, 2) == 1u); // dense1/weights/part_0 is part 3
+  auto table = placement_table(plan);
+  BOOST_TEST(table.find("partitioner fixed:2") != std::string::npos, table);
+  BOOST_TEST(table.find("dense0/weights/part_1    392x160        250880  1") != std::string::npos, table);
+  BOOST_TEST(table.find("bytes per shard: 0=460800 1=460200") != std::string::npos, table);
+}
+
+BOOST_AUTO_TEST_CASE(check_parts_names_what_is_wrong) {
+  auto plan = make_placement(mlp_spec{}.variables(), 2, placement_strategy::round_robin, *parse_partitioner("fixed:2"));
+  auto gap = plan;
+  gap.parts.erase(gap.parts.begin() + 1); // dense0/weights loses its second half
+  BOOST_TEST(check_parts(gap) != "");
+  auto overlap = plan;
+  overlap.parts[1].row_begin = 391;
+  BOOST_TEST(check_parts(overlap) != "");
+  auto far = plan;
+  far.parts[3].shard = 2;
+  BOOST_TEST(check_parts(far).find("shard 2") != std::string::npos);
+  auto short_end = plan;
+  short_end.parts.pop_back();
+  BOOST_TEST(check_parts(short_end) != "");
+}
+
 BOOST_AUTO_TEST_CASE(table_lists_every_variable) {
   auto plan = make_placement(mlp_spec{}.variables(), 2, placement_strategy::round_robin);
   auto table = placement_table(plan);
-  BOOST_TEST(table.find("dense0/weights   784x160        501760  0") != std::string::npos, table);
-  BOOST_TEST(table.find("logits/bias      1x10               40  1") != std::string::npos, table);
+  BOOST_TEST(table.find("dense0/weights           784x160        501760  0") != std::string::npos, table);
+  BOOST_TEST(table.find("logits/bias              1x10               40  1") != std::string::npos, table);
   BOOST_TEST(table.find("bytes per shard: 0=917760 1=3240") != std::string::npos, table);
 }
 
@@ -40,15 +115,18 @@ BOOST_AUTO_TEST_CASE(the_cnn_places_its_kernels_round_robin_and_balanced) {
                               "dense 128 relu", "dense 10"});
   auto rr = make_placement(cnn.variables(), 2, placement_strategy::round_robin);
   auto table = placement_table(rr);
-  BOOST_TEST(table.find("conv0/weights    9x32             1152  0") != std::string::npos, table);
-  BOOST_TEST(table.find("conv1/weights    288x64          73728  0") != std::string::npos, table);
-  BOOST_TEST(table.find("dense0/weights   3136x128      1605632  0") != std::string::npos, table);
-  BOOST_TEST(table.find("logits/bias      1x10               40  1") != std::string::npos, table);
+  BOOST_TEST(table.find("conv0/weights            9x32             1152  0") != std::string::npos, table);
+  BOOST_TEST(table.find("conv1/weights            288x64          73728  0") != std::string::npos, table);
+  BOOST_TEST(table.find("dense0/weights           3136x128      1605632  0") != std::string::npos, table);
+  BOOST_TEST(table.find("logits/bias              1x10               40  1") != std::string::npos, table);
   // round-robin puts every kernel on shard 0; balanced evens the bytes out as far as whole
-  // variables allow (dense0's kernel alone is 93% of the model)
+  // variables allow (dense0's kernel alone is 93% of the model); partitions even them out
   auto bal = bytes_per_shard(make_placement(cnn.variables(), 2, placement_strategy::balanced));
   BOOST_TEST(bal[0] == 1605632u);
   BOOST_TEST(bal[1] == 1152u + 128 + 73728 + 256 + 512 + 5120 + 40);
+  auto split = bytes_per_shard(
+    make_placement(cnn.variables(), 2, placement_strategy::balanced, *parse_partitioner("max-bytes:65536")));
+  BOOST_TEST(imbalance(split) < 0.10, split[0] << " / " << split[1]);
 }
 
 BOOST_AUTO_TEST_CASE(names) {

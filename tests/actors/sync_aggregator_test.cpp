@@ -43,7 +43,7 @@ struct aggregator_fixture : actor_fixture {
 
   parameter_shard_actor start(sync_aggregator_config cfg) {
     auto agg = keep(make_sync_aggregator(*sys, cfg, shard));
-    shard_setup setup{0, {"round-robin", 1, {{"w", 1, 2}}, {0}}, {"sgd", 1.0f}, cfg.workers, {{0, 0, {{10.0f, 20.0f}}}}};
+    shard_setup setup{0, {"round-robin", 1, {{"w", 1, 2}}, {{0, 0, 1, 0}}}, {"sgd", 1.0f}, cfg.workers, {{0, 0, {{10.0f, 20.0f}}}}};
     BOOST_REQUIRE(ask<setup_reply>(agg, init_atom_v, setup));
     for (uint32_t w = 0; w < cfg.workers; ++w) {
       got.push_back(std::make_shared<std::vector<push_reply>>());

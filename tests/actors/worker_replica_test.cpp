@@ -6,6 +6,7 @@
 #include "actors/slicing.hpp"
 #include "actors/parameter_store.hpp"
 #include "model/init.hpp"
+#include "model/mlp_spec.hpp"
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/synthetic_data.hpp"
 

@@ -56,6 +56,9 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
   expect([](cluster_values& v) { v.staleness = -1; }, "train.staleness must be >= 0");
   expect([](cluster_values& v) { v.slow_worker = 2; }, "debug.slow-worker must be -1 or a worker index below 2");
   expect([](cluster_values& v) { v.placement = "random"; }, "cluster.placement must be round-robin or balanced");
+  expect([](cluster_values& v) { v.partitioner = "fixed:0"; },
+         "cluster.partitioner must be none, fixed:K or max-bytes:B with K, B >= 1, got \"fixed:0\"");
+  expect([](cluster_values& v) { v.partitioner = "min-max"; }, "cluster.partitioner must be none, fixed:K or max-bytes:B");
   expect([](cluster_values& v) { v.connect_timeout = caf::timespan{0}; }, "cluster.connect-timeout must be positive");
   expect([](cluster_values& v) { v.async_momentum = "double"; }, "train.async-momentum must be compensate or none");
   expect([](cluster_values& v) { v.wire_precision = "fp8"; }, "cluster.wire-precision must be fp32, bf16 or fp16, got \"fp8\"");
@@ -65,6 +68,16 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
          "cluster.value-compression topk needs train.mode async or ssp");
   expect([](cluster_values& v) { v.topk_ratio = 0.0; }, "cluster.topk-ratio must be in (0, 1], got 0");
   expect([](cluster_values& v) { v.topk_ratio = 1.5; }, "cluster.topk-ratio must be in (0, 1], got 1.5");
+}
+
+BOOST_AUTO_TEST_CASE(the_partitioner_resolves) {
+  cluster_values v;
+  BOOST_TEST((validate(v)->partition.kind == partitioner::rule::none));
+  v.partitioner = "max-bytes:65536";
+  auto s = validate(v);
+  BOOST_REQUIRE(s);
+  BOOST_TEST((s->partition.kind == partitioner::rule::max_bytes));
+  BOOST_TEST(s->partition.value == 65536u);
 }
 
 BOOST_AUTO_TEST_CASE(wire_settings_resolve) {

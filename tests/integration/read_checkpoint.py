@@ -55,6 +55,7 @@ def read_manifest(path):
                                    "crc32": r.take("I")})
     if m["format"] >= 2:
         m["input_mean"], m["input_stddev"] = r.floats(), r.floats()
+    m["partitioner"] = r.string() if m["format"] >= 3 else "none"
     assert r.at == len(payload), "%d bytes left over in the manifest" % (len(payload) - r.at)
     return m
 

@@ -33,7 +33,7 @@ std::shared_ptr<std::atomic<int64_t>> reported = std::make_shared<std::atomic<in
 chief_actor::behavior_type echo_chief(chief_actor::pointer) {
   return {
     [](register_atom, const worker_hello& hello) -> caf::result<worker_welcome> {
-      placement_plan plan{"round-robin", 1, {{hello.host, 1, 2}}, {0}};
+      placement_plan plan{"round-robin", 1, {{hello.host, 1, 2}}, {{0, 0, 1, 0}}};
       return worker_welcome{plan, hello.worker};
     },
     [](progress_atom, const progress_report& rep) { *reported += rep.steps; },
@@ -73,7 +73,7 @@ BOOST_FIXTURE_TEST_SUITE(loopback, loopback_fixture)
 BOOST_AUTO_TEST_CASE(shard_protocol_over_tcp) {
   auto local = make_parameter_shard(server, {0});
   auto shard = connect(local);
-  shard_setup setup{0, {"round-robin", 1, {{"w", 512, 512}}, {0}}, {"sgd", 0.5f}, 1,
+  shard_setup setup{0, {"round-robin", 1, {{"w", 512, 512}}, {{0, 0, 512, 0}}}, {"sgd", 0.5f}, 1,
                     {{0, 0, {actorps::test::random_values(512 * 512, 1)}}}};
   auto init = ask<setup_reply>(shard, init_atom_v, setup);
   BOOST_REQUIRE_MESSAGE(init, actorps::test::error_text(init));

@@ -44,7 +44,7 @@ struct fixture {
 };
 
 placement_plan sample_plan() {
-  return {"round-robin", 2, {{"layer0/weights", 784, 160}, {"layer0/bias", 1, 160}}, {0, 1}};
+  return {"round-robin", 2, {{"layer0/weights", 784, 160}, {"layer0/bias", 1, 160}}, {{0, 0, 392, 0}, {0, 392, 392, 1}, {1, 0, 1, 1}}, "fixed:2"};
 }
 
 variable_slice sample_slice(uint32_t var, size_t n) {

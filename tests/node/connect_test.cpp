@@ -88,7 +88,7 @@ struct tls_fixture {
   std::unique_ptr<peer> server, client;
   parameter_shard_actor local;
   endpoint at{"127.0.0.1", 0};
-  shard_setup setup{0, {"round-robin", 1, {{"w", 64, 64}}, {0}}, {"sgd", 0.5f}, 1,
+  shard_setup setup{0, {"round-robin", 1, {{"w", 64, 64}}, {{0, 0, 64, 0}}}, {"sgd", 0.5f}, 1,
                     {{0, 0, {test::random_values(64 * 64, 3)}}}};
 
   tls_fixture() {
