@@ -19,7 +19,7 @@ if cluster --ps 2 --workers 2 --name fashion --deadline 300 -- --train.max-steps
   for node in chief ps-0 ps-1 worker-0 worker-1; do
     [[ -s "$tmp/runs/fashion/logs/$node.log" ]] || fail "no log for $node"
   done
-  grep -q "placement (round-robin, 2 shards)" "$tmp/runs/fashion/logs/chief.log" || fail "no placement table in the chief's log"
+  grep -q "placement (round-robin, partitioner none, 2 shards)" "$tmp/runs/fashion/logs/chief.log" || fail "no placement table in the chief's log"
 else
   fail "the Fashion-MNIST cluster failed:"; tail -20 "$tmp/fashion.out"
 fi
