@@ -36,6 +36,9 @@ caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const check
   setup.plan = st.plan;
   setup.optimizer = to_optimizer_config(st.shard_opt);
   setup.workers = static_cast<uint32_t>(st.workers.size());
+  auto& cluster = st.cfg.cluster;
+  setup.session = {to_string(cluster.mode), cluster.replicas_to_aggregate, cluster.staleness,
+                   static_cast<int64_t>(cluster.step_timeout.count())};
   if (ckpt) {
     if (auto err = restore_into(*ckpt, setup))
       return err;
@@ -70,7 +73,8 @@ void detail::init_shards(chief_pointer self) {
                           ? cat(name, " was already initialised (version ", reply.version, ", global step ",
                                 reply.version / self->state.cfg.cluster.slices, "); keeping its values")
                           : cat("initialised ", name));
-          execute(self, self->state.ctl->shard_ready(s, self->clock().now()));
+          execute(self, self->state.ctl->shard_ready(s, self->clock().now(),
+                                                     reply.already_initialized ? reply.version : 0));
         },
         [=](caf::error& err) {
           execute(self, self->state.ctl->failed(0, errc::peer_unreachable,
@@ -99,6 +103,7 @@ caf::error detail::prepare(chief_pointer self) {
   }
   auto strategy = parse_placement(cluster.placement);
   st.plan = make_placement(spec.variables(), static_cast<uint32_t>(st.cfg.shards.size()), *strategy, cluster.partition);
+  st.plan.scope = st.cfg.train.scope;
   if (cluster.aggregated())
     for (uint32_t s = 0; s < st.plan.shards; ++s)
       if (pull_requests_for(held_ranges(st.plan, s), 0, cluster.max_slice_floats).size() > 1)

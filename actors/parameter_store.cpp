@@ -150,6 +150,7 @@ caf::error parameter_store::init(const shard_setup& setup) {
       dst->assign(slice.data.values.begin(), slice.data.values.end());
     }
   shard_ = setup.shard;
+  scope_ = plan.scope;
   workers_ = setup.workers;
   optimizer_ = *opt;
   held_ = std::move(held);
@@ -195,7 +196,15 @@ caf::error parameter_store::check_range(uint32_t var, uint32_t offset, size_t co
   return caf::none;
 }
 
+caf::error parameter_store::check_scope(const std::string& scope) const {
+  if (!initialized_ || scope == scope_)
+    return caf::none;
+  return caf::make_error(errc::unknown_scope, cat("shard ", shard_, " holds scope \"", scope_, "\", not \"", scope, "\""));
+}
+
 caf::expected<pull_reply> parameter_store::pull(const pull_request& req) {
+  if (auto err = check_scope(req.scope))
+    return err;
   auto out = read(req);
   if (out && req.keep_view && req.worker != chief_worker_id)
     for (auto& s : out->slices)
@@ -221,6 +230,8 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
 
 caf::expected<push_reply> parameter_store::push(const push_request& req) {
   if (auto err = check_worker(req.worker, false))
+    return err;
+  if (auto err = check_scope(req.scope))
     return err;
   for (auto& g : req.grads) {
     if (auto err = check_range(g.variable, g.offset, g.data.values.size()))

@@ -39,7 +39,7 @@ public:
   uint64_t version() const { return version_; }
 
   /// Returns the requested ranges of this shard's variables; with keep_view, remembers them as
-  /// what the worker holds (value-compression).
+  /// what the worker holds (value-compression). Fails with unknown_scope for another scope.
   caf::expected<pull_reply> pull(const pull_request& req);
 
   /// Validates every slice (worker id, variable held here, range, finite values), then applies
@@ -79,10 +79,12 @@ private:
   }
   caf::error check_worker(uint32_t worker, bool chief_allowed) const;
   caf::error check_range(uint32_t var, uint32_t offset, size_t count) const;
+  caf::error check_scope(const std::string& scope) const;
   caf::expected<pull_reply> read(const pull_request& req) const;
 
   bool initialized_ = false;
   uint32_t shard_ = 0;
+  std::string scope_; // the plan's: pulls and pushes must name it
   uint32_t workers_ = 0;
   optimizer_params optimizer_;
   uint64_t version_ = 0;

@@ -78,10 +78,15 @@ std::string run_control::missing() const {
   return out;
 }
 
+int64_t run_control::worker_steps_at(int64_t global_step) const {
+  return cfg_.mode == train_mode::sync ? global_step * cfg_.replicas_to_aggregate : global_step;
+}
+
 void run_control::resume(int64_t global_step, int64_t examples, double seconds) {
+  resumed_ = true;
   steps_ = global_step;
   resumed_seconds_ = seconds;
-  worker_steps_ = cfg_.mode == train_mode::sync ? global_step * cfg_.replicas_to_aggregate : global_step;
+  worker_steps_ = worker_steps_at(global_step);
   examples_ = examples;
 }
 
@@ -111,12 +116,19 @@ run_commands run_control::begin(run_time now) {
   return out;
 }
 
-run_commands run_control::shard_ready(uint32_t, run_time now) {
+run_commands run_control::shard_ready(uint32_t, run_time now, uint64_t kept_version) {
   run_commands out;
   if (phase_ != run_phase::init_shards || flight_.setups == 0)
     return out;
+  if (kept_version > 0 && !resumed_)
+    attached_step_ = std::max(attached_step_, static_cast<int64_t>(kept_version / cfg_.slices));
   if (--flight_.setups > 0)
     return out;
+  if (attached_step_ > 0) {
+    steps_ = attached_step_;
+    worker_steps_ = worker_steps_at(steps_);
+    out.push_back(run_command::log(cat("the shards kept this scope's variables: continuing at global step ", steps_)));
+  }
   phase_ = run_phase::waiting;
   if (std::none_of(members_.begin(), members_.end(), [](member m) { return m == member::absent; }))
     start_training(now, out);

@@ -137,8 +137,13 @@ public:
 
   /// The run begins: every shard has been sent its setup.
   run_commands begin(run_time now);
-  /// Shard s answered its setup.
-  run_commands shard_ready(uint32_t s, run_time now);
+  /// Shard s answered its setup; kept_version > 0: it already held the scope's variables at that
+  /// version (a session attaching to a scope, or a restarted chief). Without a checkpoint to
+  /// resume, training continues at the global step the kept variables are at (the highest
+  /// version over the shards, divided by the slices).
+  run_commands shard_ready(uint32_t s, run_time now, uint64_t kept_version = 0);
+  /// The global step the run continued at from kept variables (-1: none).
+  int64_t attached_step() const { return attached_step_; }
   /// Worker j registers (new, or restarted after it went down).
   run_admission worker_registered(uint32_t j, run_time now);
   /// A progress report of worker j.
@@ -215,6 +220,10 @@ private:
   double next_save_seconds_ = 0.0;
   std::string stop_reason_;
   double resumed_seconds_ = 0.0;
+  // Worker steps (the sum of the reports) at a global step.
+  int64_t worker_steps_at(int64_t global_step) const;
+  bool resumed_ = false;       ///< resume() was called (a checkpoint decides the global step)
+  int64_t attached_step_ = -1; ///< from the shards' kept versions
 };
 
 } // namespace actorps

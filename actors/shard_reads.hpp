@@ -41,8 +41,10 @@ void pull_every_variable(Self* self, const std::vector<parameter_shard_actor>& s
                          std::function<void(std::vector<std::vector<float>>&)> done, failed_fn failed) {
   std::vector<std::pair<uint32_t, pull_request>> requests;
   for (uint32_t s = 0; s < plan.shards; ++s)
-    for (auto& req : pull_requests_for(held_ranges(plan, s), chief_worker_id, max_floats))
+    for (auto& req : pull_requests_for(held_ranges(plan, s), chief_worker_id, max_floats)) {
+      req.scope = plan.scope;
       requests.emplace_back(s, std::move(req));
+    }
   auto params = std::make_shared<std::vector<std::vector<float>>>(shape);
   auto fan = fan_in<bool>::make(
     requests.size(), [params, done](std::vector<bool>&) { done(*params); }, std::move(failed));

@@ -33,6 +33,7 @@ struct aggregator_state {
   std::vector<uint64_t> lag_histogram;
   clock_type::time_point step_started;
   wire_precision reply_precision = wire_precision::fp32; // the workers' (one cluster setting)
+  std::string scope;                                     // its shard's (from the setup)
   static inline const char* name = "sync_aggregator";
 };
 
@@ -65,6 +66,7 @@ void apply_step(aggregator_pointer self) {
   for (auto w : done.released)
     release.push_back(std::move(st.waiting[w]));
   push_request update{done.released.front(), done.step, std::move(done.average), true, 0, st.reply_precision};
+  update.scope = st.scope;
   uint64_t next = done.step + 1;
   self->request(st.shard, st.cfg.request_timeout, push_atom_v, std::move(update))
     .then(
@@ -119,7 +121,7 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   ++st.lag_histogram[std::min<uint64_t>(now_step - std::min(now_step, req.step), lag_buckets - 1)];
   if (*verdict == sync_rule::verdict::stale) {
     ++st.stale_dropped;
-    self->request(st.shard, st.cfg.request_timeout, pull_atom_v, pull_request{chief_worker_id, ranges})
+    self->request(st.shard, st.cfg.request_timeout, pull_atom_v, pull_request{chief_worker_id, ranges, false, st.scope})
       .then([=](pull_reply& current) mutable { rp.deliver(push_reply{current.version, std::move(current.slices), now_step, true}); },
             [=](caf::error& err) mutable { rp.deliver(err); });
     return rp;
@@ -200,6 +202,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
       // A shard restored from a checkpoint: its version is the number of steps applied, so sync
       // resumes at that step; ssp forgets the workers' steps until each pushes again.
       auto rp = self->make_response_promise<setup_reply>();
+      self->state.scope = setup.plan.scope;
       self->request(self->state.shard, self->state.cfg.request_timeout, a, std::move(setup))
         .then(
           [=](const setup_reply& reply) mutable {

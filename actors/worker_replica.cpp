@@ -135,6 +135,7 @@ void push_gradients(worker_pointer self) {
       req.base_version = st.ctl->version(s);
       req.reply_precision = wire.precision;
       req.reply_topk = wire.value_compression == sparsifier::topk ? wire.topk_ratio : 0.0;
+      req.scope = st.plan.scope;
       for (auto& g : req.grads) {
         g.data.precision = wire.precision;
         g.data.sparse = wire.compression == sparsifier::topk;

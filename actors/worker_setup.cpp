@@ -69,8 +69,10 @@ caf::error accept_plan(worker_pointer self, placement_plan plan) {
   for (uint32_t s = 0; s < plan.shards; ++s) {
     st.held.push_back(held_ranges(plan, s, st.cfg.index % slices, slices));
     st.pulls.push_back(pull_requests_for(st.held.back(), st.cfg.index, st.cfg.cluster.max_slice_floats));
-    for (auto& req : st.pulls.back()) // value-compression: the shard diffs later replies against these
-      req.keep_view = st.cfg.cluster.wire.value_compression == sparsifier::topk;
+    for (auto& req : st.pulls.back()) {
+      req.keep_view = st.cfg.cluster.wire.value_compression == sparsifier::topk; // later replies diff against these
+      req.scope = plan.scope;
+    }
   }
   if (st.cfg.cluster.wire.value_compression == sparsifier::topk) {
     st.mirror.clear();

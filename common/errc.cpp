@@ -24,6 +24,7 @@ const char* to_string(errc x) {
     case errc::peer_unreachable: return "peer_unreachable";
     case errc::timeout: return "timeout";
     case errc::protocol_error: return "protocol_error";
+    case errc::unknown_scope: return "unknown_scope";
   }
   return "unknown";
 }

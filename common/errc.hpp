@@ -29,6 +29,7 @@ enum class errc : uint8_t {
   peer_unreachable,   ///< a node could not reach a peer before its deadline
   timeout,            ///< a wait or request passed its deadline
   protocol_error,     ///< a peer broke the protocol (wrong byte order, unexpected reply)
+  unknown_scope,      ///< a message names a variable scope (train.scope) the shard does not hold
 };
 
 /// Returns the enumerator's name, e.g. "invalid_config".

@@ -34,13 +34,14 @@ const char* to_string(node_role r) {
     case node_role::ps: return "ps";
     case node_role::worker: return "worker";
     case node_role::chief_worker: return "chief-worker";
+    case node_role::scopes: return "scopes";
   }
   return "unknown";
 }
 
 std::optional<node_role> parse_node_role(const std::string& name) {
   constexpr node_role all[] = {node_role::local, node_role::chief, node_role::ps, node_role::worker,
-                               node_role::chief_worker};
+                               node_role::chief_worker, node_role::scopes};
   return parse_by_name(name, all);
 }
 
@@ -61,9 +62,11 @@ std::optional<train_mode> parse_train_mode(const std::string& name) {
 
 void declare_cluster_options(strict_config& cfg, cluster_values& v) {
   cfg.group("node")
-    .add(v.role, "role", "local (the whole cluster in one process), chief, ps, worker or chief-worker (the chief and worker 0 in one process, as TF1's chief worker)")
+    .add(v.role, "role", "local (the whole cluster in one process), chief, ps, worker, chief-worker (the chief and worker 0 in one process, as TF1's chief worker) or scopes (list, or drop, the variable scopes ps node.index holds)")
     .add(v.index, "index", "this node's task index within its role")
-    .add(v.check_only, "check-only", "validate the configuration (exit 0 or 2 with the error) and stop");
+    .add(v.check_only, "check-only", "validate the configuration (exit 0 or 2 with the error) and stop")
+    .add(v.keep_alive, "keep-alive", "ps: outlive the run; the chief's stop ends its session and the shard keeps every scope's variables")
+    .add(v.drop_scope, "drop-scope", "with node.role = scopes: drop this scope (refused while a session trains it)");
   cfg.group("cluster")
     .add(v.chief, "chief", "the chief's host:port")
     .add(v.ps, "ps", "parameter shards' host:port list")
@@ -137,7 +140,7 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   cluster_settings s;
   auto role = parse_node_role(v.role);
   if (!role)
-    return bad("node.role", cat("must be local, chief, ps, worker or chief-worker, got \"", v.role, "\""));
+    return bad("node.role", cat("must be local, chief, ps, worker, chief-worker or scopes, got \"", v.role, "\""));
   s.role = *role;
   if (v.index < 0)
     return bad("node.index", cat("must be >= 0, got ", v.index));
@@ -154,7 +157,9 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
     return bad("cluster.ps", "must list at least one parameter shard");
   if (s.workers.empty())
     return bad("cluster.workers", "must list at least one worker");
-  if (s.role == node_role::ps && s.index >= s.ps.size())
+  s.keep_alive = v.keep_alive;
+  s.drop_scope = v.drop_scope;
+  if ((s.role == node_role::ps || s.role == node_role::scopes) && s.index >= s.ps.size())
     return bad("node.index", cat("is ", s.index, " but cluster.ps lists ", s.ps.size(), " shards"));
   if (s.role == node_role::worker && s.index >= s.workers.size())
     return bad("node.index", cat("is ", s.index, " but cluster.workers lists ", s.workers.size(), " workers"));

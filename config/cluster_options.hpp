@@ -30,7 +30,7 @@ struct endpoint {
 std::optional<endpoint> parse_endpoint(const std::string& text);
 
 /// What one process runs.
-enum class node_role { local, chief, ps, worker, chief_worker };
+enum class node_role { local, chief, ps, worker, chief_worker, scopes };
 
 /// How workers' updates reach the variables (train.mode), parsed once at validation.
 enum class train_mode { async, sync, ssp, model_parallel };
@@ -48,6 +48,8 @@ struct cluster_values {
   std::string role = "local";
   int index = 0;
   bool check_only = false;
+  bool keep_alive = false;
+  std::string drop_scope;
   // [cluster]
   std::string chief = "127.0.0.1:4250";
   std::vector<std::string> ps = {"127.0.0.1:4251"};
@@ -89,6 +91,8 @@ struct cluster_values {
 struct cluster_settings {
   node_role role = node_role::local;
   uint32_t index = 0;
+  bool keep_alive = false; ///< ps: the chief's stop ends its session; the shard keeps its scopes
+  std::string drop_scope;  ///< scopes role: drop this scope of ps node.index (else list them)
   endpoint chief;
   std::vector<endpoint> ps;
   std::vector<endpoint> workers;

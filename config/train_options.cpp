@@ -29,6 +29,7 @@ const char* to_string(stop_metric m) {
 void declare_train_options(strict_config& cfg, option_values& v) {
   cfg.group("train")
     .add(v.name, "name", "run name: results go to <run-dir>/<name>/")
+    .add(v.scope, "scope", "variable scope on the shards: a later session with the same scope continues its variables (with node.keep-alive ps nodes); \"\": none")
     .add(v.run_dir, "run-dir", "directory holding one folder per run")
     .add(v.save_model, "save-model", "models kept in <run-dir>/<name>/model/: both (final/ and best/), final, "
                                      "best or none")
@@ -218,6 +219,10 @@ caf::expected<data_settings> build_data(const option_values& v) {
 
 caf::expected<train_settings> validate(const option_values& v) {
   train_settings s;
+  if (v.scope.size() > 128 || v.scope.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./") != std::string::npos
+      || (!v.scope.empty() && (v.scope.front() == '/' || v.scope.back() == '/')))
+    return bad("train.scope", cat("must be at most 128 letters, digits and _-./, not starting or ending with '/', got \"",
+                                  v.scope, "\""));
   if (v.name.empty() || v.name.find('/') != std::string::npos)
     return bad("train.name", cat("must be a non-empty name without '/', got \"", v.name, "\""));
   if (v.run_dir.empty())
@@ -287,6 +292,7 @@ caf::expected<train_settings> validate(const option_values& v) {
   if (v.threads < 1)
     return bad("compute.threads", cat("must be >= 1, got ", v.threads));
   s.name = v.name;
+  s.scope = v.scope;
   s.run_dir = v.run_dir;
   s.save_model = *saving;
   s.seed = static_cast<uint64_t>(v.seed);

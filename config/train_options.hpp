@@ -30,6 +30,7 @@ const char* to_string(stop_metric m);
 struct option_values {
   // [train]
   std::string name = "train";
+  std::string scope;
   std::string run_dir = "runs";
   std::string save_model = "both";
   int64_t seed = 42;
@@ -95,6 +96,7 @@ const char* to_string(model_saving m);
 /// Validated, typed training settings.
 struct train_settings {
   std::string name;
+  std::string scope; ///< the variables' scope on the shards ("": none)
   std::string run_dir;
   model_saving save_model = model_saving::both;
   uint64_t seed = 42;

@@ -39,6 +39,16 @@ struct placement_plan {
   std::vector<variable_info> variables;
   std::vector<variable_part> parts;
   std::string partitioner = "none"; ///< cluster.partitioner: none, fixed:K or max-bytes:B
+  std::string scope;                ///< train.scope: the variables' scope on the shards ("": none)
+};
+
+/// How a session's pushes reach its scope's shard (the chief's train.mode): async applies each
+/// at once; sync and ssp go through a SyncAggregator the shard node spawns for the scope.
+struct session_mode {
+  std::string mode = "async";         ///< async, sync, ssp or model-parallel
+  uint32_t replicas_to_aggregate = 1; ///< sync
+  uint32_t staleness = 0;             ///< ssp
+  int64_t step_timeout_ms = 30000;    ///< sync: a step goes on without a silent worker after this
 };
 
 /// The optimizer a shard applies (names as in the config: sgd, momentum, adam).
@@ -88,6 +98,7 @@ struct shard_setup {
   std::vector<variable_slice> slot0;  ///< optimizer slot 0 of every variable (momentum, Adam m)
   std::vector<variable_slice> slot1;  ///< optimizer slot 1 (Adam v)
   uint64_t version = 0;               ///< updates applied before the checkpoint
+  session_mode session;               ///< how pushes are applied (read by the shard node)
 };
 
 /// Chief -> shard: (save_atom) -> shard_snapshot. Everything the shard holds, for a checkpoint.
@@ -108,6 +119,7 @@ struct pull_request {
   uint32_t worker = 0;
   std::vector<slice_ref> ranges;
   bool keep_view = false; ///< value-compression: the shard remembers these values as the worker's
+  std::string scope;      ///< the plan's scope
 };
 
 struct pull_reply {
@@ -127,6 +139,7 @@ struct push_request {
   /// value-compression: > 0 asks for the top-k (this share) of the change since the worker's
   /// last values instead of the values (slices marked delta); 0: the values.
   double reply_topk = 0.0;
+  std::string scope; ///< the plan's scope
 };
 
 struct push_reply {
@@ -134,6 +147,15 @@ struct push_reply {
   std::vector<variable_slice> values;  ///< the pushed ranges after the update, if asked for
   uint64_t next_step = 0;              ///< the step the worker computes next
   bool stale = false;                  ///< sync: the gradients came too late and were dropped
+};
+
+/// What a ps node holds of one scope (train.scope), for the scope admin command.
+struct scope_info {
+  std::string name;
+  std::string phase;      ///< "in session" (a chief trains it) or "kept" (between sessions)
+  uint32_t variables = 0; ///< variables (or parts) held on this shard
+  uint64_t bytes = 0;     ///< their values' bytes (optimizer slots come on top)
+  uint64_t version = 0;   ///< updates applied
 };
 
 /// Rounds the values of a slice to precision p and marks it to travel in it (values a shard
@@ -178,7 +200,18 @@ typename Inspector::result_type inspect(Inspector& f, variable_part& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, placement_plan& x) {
-  return f(caf::meta::type_name("placement_plan"), x.strategy, x.shards, x.variables, x.parts, x.partitioner);
+  return f(caf::meta::type_name("placement_plan"), x.strategy, x.shards, x.variables, x.parts, x.partitioner,
+           x.scope);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, session_mode& x) {
+  return f(caf::meta::type_name("session_mode"), x.mode, x.replicas_to_aggregate, x.staleness, x.step_timeout_ms);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, scope_info& x) {
+  return f(caf::meta::type_name("scope_info"), x.name, x.phase, x.variables, x.bytes, x.version);
 }
 
 template <class Inspector>
@@ -201,7 +234,7 @@ typename Inspector::result_type inspect(Inspector& f, slice_ref& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_setup& x) {
   return f(caf::meta::type_name("shard_setup"), x.shard, x.plan, x.optimizer, x.workers, x.initial, x.slot0,
-           x.slot1, x.version);
+           x.slot1, x.version, x.session);
 }
 
 template <class Inspector>
@@ -216,7 +249,7 @@ typename Inspector::result_type inspect(Inspector& f, setup_reply& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pull_request& x) {
-  return f(caf::meta::type_name("pull_request"), x.worker, x.ranges, x.keep_view);
+  return f(caf::meta::type_name("pull_request"), x.worker, x.ranges, x.keep_view, x.scope);
 }
 
 template <class Inspector>
@@ -227,7 +260,7 @@ typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_request& x) {
   return f(caf::meta::type_name("push_request"), x.worker, x.step, x.grads, x.return_values,
-           x.base_version, x.reply_precision, x.reply_topk);
+           x.base_version, x.reply_precision, x.reply_topk, x.scope);
 }
 
 template <class Inspector>
@@ -245,18 +278,21 @@ typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
 
 ACTORPS_FIELDWISE_EQ(variable_info, v.name, v.rows, v.cols)
 ACTORPS_FIELDWISE_EQ(variable_part, v.variable, v.row_begin, v.rows, v.shard)
-ACTORPS_FIELDWISE_EQ(placement_plan, v.strategy, v.shards, v.variables, v.parts, v.partitioner)
+ACTORPS_FIELDWISE_EQ(placement_plan, v.strategy, v.shards, v.variables, v.parts, v.partitioner, v.scope)
+ACTORPS_FIELDWISE_EQ(session_mode, v.mode, v.replicas_to_aggregate, v.staleness, v.step_timeout_ms)
+ACTORPS_FIELDWISE_EQ(scope_info, v.name, v.phase, v.variables, v.bytes, v.version)
 ACTORPS_FIELDWISE_EQ(optimizer_config, v.kind, v.learning_rate, v.momentum, v.beta1, v.beta2,
                      v.epsilon, v.decay_rate, v.decay_steps, v.rho, v.initial_accumulator,
                      v.weight_decay, v.schedule, v.staircase, v.boundaries, v.values, v.cosine_alpha)
 ACTORPS_FIELDWISE_EQ(variable_slice, v.variable, v.offset, v.data, v.delta)
 ACTORPS_FIELDWISE_EQ(slice_ref, v.variable, v.offset, v.count)
-ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.initial, v.slot0, v.slot1, v.version)
+ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.initial, v.slot0, v.slot1, v.version,
+                     v.session)
 ACTORPS_FIELDWISE_EQ(shard_snapshot, v.version, v.values, v.slot0, v.slot1)
 ACTORPS_FIELDWISE_EQ(setup_reply, v.already_initialized, v.version)
-ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges, v.keep_view)
+ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges, v.keep_view, v.scope)
 ACTORPS_FIELDWISE_EQ(pull_reply, v.version, v.slices)
-ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads, v.return_values, v.base_version, v.reply_precision, v.reply_topk)
+ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads, v.return_values, v.base_version, v.reply_precision, v.reply_topk, v.scope)
 ACTORPS_FIELDWISE_EQ(push_reply, v.version, v.values, v.next_step, v.stale)
 ACTORPS_FIELDWISE_EQ(shard_stats, v.version, v.stale_dropped, v.waited_on, v.lag_histogram)
 

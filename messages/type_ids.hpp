@@ -26,6 +26,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
   CAF_ADD_ATOM(actorps, actorps, slice_atom, "slice")
   CAF_ADD_ATOM(actorps, actorps, save_atom, "save")
   CAF_ADD_ATOM(actorps, actorps, grant_atom, "grant")
+  CAF_ADD_ATOM(actorps, actorps, scopes_atom, "scopes")
+  CAF_ADD_ATOM(actorps, actorps, drop_atom, "drop")
 
   // Message types: every top-level element of a message that crosses the network.
   CAF_ADD_TYPE_ID(actorps, (actorps::shard_setup))
@@ -41,5 +43,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(actorps, (actorps::slice_group))
   CAF_ADD_TYPE_ID(actorps, (actorps::layer_part))
   CAF_ADD_TYPE_ID(actorps, (actorps::shard_snapshot))
+  CAF_ADD_TYPE_ID(actorps, (actorps::scope_info))
+  CAF_ADD_TYPE_ID(actorps, (std::vector<actorps::scope_info>))
 
 CAF_END_TYPE_ID_BLOCK(actorps)

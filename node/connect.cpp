@@ -122,6 +122,9 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const endpoint& ep, con
 template caf::expected<parameter_shard_actor>
 connect_to<parameter_shard_actor>(caf::actor_system&, const endpoint&, const std::string&,
                                   const std::string&, std::chrono::milliseconds, bool);
+template caf::expected<resource_container_actor>
+connect_to<resource_container_actor>(caf::actor_system&, const endpoint&, const std::string&,
+                                     const std::string&, std::chrono::milliseconds, bool);
 template caf::expected<chief_actor>
 connect_to<chief_actor>(caf::actor_system&, const endpoint&, const std::string&, const std::string&,
                         std::chrono::milliseconds, bool);
@@ -147,6 +150,9 @@ caf::expected<uint16_t> publish_at(caf::actor_system& sys, const Handle& hdl, co
 template caf::expected<uint16_t>
 publish_at<parameter_shard_actor>(caf::actor_system&, const parameter_shard_actor&, const endpoint&,
                                   const std::string&, bool);
+template caf::expected<uint16_t>
+publish_at<resource_container_actor>(caf::actor_system&, const resource_container_actor&, const endpoint&,
+                                     const std::string&, bool);
 template caf::expected<uint16_t>
 publish_at<chief_actor>(caf::actor_system&, const chief_actor&, const endpoint&, const std::string&, bool);
 template caf::expected<uint16_t>

@@ -5,7 +5,8 @@
 
 #include "actors/chief.hpp"
 #include "actors/parameter_shard.hpp"
-#include "actors/sync_aggregator.hpp"
+#include "actors/resource_container.hpp"
+#include "actors/scope_table.hpp"
 #include "actors/worker_replica.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
@@ -72,16 +73,10 @@ int conclude(const chief_outcome& outcome, const train_settings& train) {
   return 0;
 }
 
-// Spawns shard i; in sync and ssp modes a SyncAggregator in front of it, whose handle serves
-// in the shard's place.
-parameter_shard_actor spawn_shard(caf::actor_system& sys, const cluster_settings& cluster, uint32_t i) {
-  auto shard = make_parameter_shard(sys, {i, cluster.startup_timeout});
-  if (!cluster.aggregated())
-    return shard;
-  sync_aggregator_config cfg{i, cluster.mode, static_cast<uint32_t>(cluster.workers.size()),
-                             cluster.replicas_to_aggregate, cluster.staleness, cluster.step_timeout,
-                             cluster.request_timeout};
-  return make_sync_aggregator(sys, cfg, shard);
+// Spawns ps node i's resource container: it spawns a shard (with a SyncAggregator in front in
+// sync and ssp sessions) for each scope a chief sets up.
+resource_container_actor spawn_shard(caf::actor_system& sys, const cluster_settings& cluster, uint32_t i) {
+  return make_resource_container(sys, {i, cluster.startup_timeout, cluster.request_timeout, cluster.keep_alive});
 }
 
 // Reaches a restarted peer at `at`, retrying for cluster.connect-timeout. For a moment after a
@@ -130,8 +125,35 @@ int run_ps(caf::actor_system& sys, const cluster_settings& cluster) {
     caf::anon_send_exit(shard, caf::exit_reason::kill);
     return report_failure(who, port.error());
   }
+  if (cluster.keep_alive)
+    log_line(who, "node.keep-alive: the shard outlives its sessions (stop it with SIGTERM)");
   auto reason = serve_until_exit(sys, shard);
   return reason ? report_failure(who, reason) : 0;
+}
+
+// node.role = scopes: lists the scopes ps node.index holds, or drops node.drop-scope.
+int run_scopes(caf::actor_system& sys, const cluster_settings& cluster) {
+  std::string who = "scopes";
+  auto ps = connect_to<resource_container_actor>(sys, cluster.ps[cluster.index], who, cat("shard ", cluster.index),
+                                                 cluster.connect_timeout, cluster.tls);
+  if (!ps)
+    return report_failure(who, ps.error());
+  caf::scoped_actor self{sys};
+  auto print = [](const scope_info& x) {
+    std::printf("%-24s %-10s %9u %12llu %10llu\n", scope_label(x.name).c_str(), x.phase.c_str(), x.variables,
+                static_cast<unsigned long long>(x.bytes), static_cast<unsigned long long>(x.version));
+  };
+  int rc = 0;
+  auto failed = [&](caf::error& err) { rc = report_failure(who, err); };
+  std::printf("%-24s %-10s %9s %12s %10s\n", "scope", "phase", "variables", "bytes", "version");
+  if (!cluster.drop_scope.empty())
+    self->request(*ps, cluster.request_timeout, drop_atom_v, cluster.drop_scope)
+      .receive([&](const scope_info& x) { print(x); std::printf("dropped %s\n", scope_label(x.name).c_str()); },
+               failed);
+  else
+    self->request(*ps, cluster.request_timeout, scopes_atom_v)
+      .receive([&](const std::vector<scope_info>& all) { for (auto& x : all) print(x); }, failed);
+  return rc;
 }
 
 caf::expected<std::vector<parameter_shard_actor>> connect_shards(caf::actor_system& sys, const cluster_settings& cluster,
@@ -245,6 +267,7 @@ int run_node(caf::actor_system& sys, const train_settings& train, const cluster_
     case node_role::chief_worker: return run_chief(sys, train, cluster);
     case node_role::worker: return run_worker(sys, train, cluster);
     case node_role::local: return run_local(sys, train, cluster);
+    case node_role::scopes: return run_scopes(sys, cluster);
   }
   return 1;
 }

@@ -39,9 +39,10 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
     BOOST_TEST(s.error() == errc::invalid_config);
     BOOST_TEST(describe(s.error()).find(text) != std::string::npos, describe(s.error()));
   };
-  expect([](cluster_values& v) { v.role = "boss"; }, "node.role must be local, chief, ps, worker or chief-worker");
+  expect([](cluster_values& v) { v.role = "boss"; }, "node.role must be local, chief, ps, worker, chief-worker or scopes");
   expect([](cluster_values& v) { v.role = "worker"; v.index = 2; }, "node.index is 2 but cluster.workers lists 2 workers");
   expect([](cluster_values& v) { v.role = "ps"; v.index = 1; }, "node.index is 1 but cluster.ps lists 1 shards");
+  expect([](cluster_values& v) { v.role = "scopes"; v.index = 1; }, "node.index is 1 but cluster.ps lists 1 shards");
   expect([](cluster_values& v) { v.ps = {"127.0.0.1:4250"}; }, "cluster lists 127.0.0.1:4250 twice");
   // (issue 11, item 8: one address written two ways passed the check)
   expect([](cluster_values& v) { v.ps = {"localhost:4250"}; },

@@ -46,6 +46,8 @@ BOOST_AUTO_TEST_CASE(bad_values_name_their_key) {
   expect([](option_values& v) { v.momentum = 1.0; }, "train.momentum must be in [0, 1)");
   expect([](option_values& v) { v.target_accuracy = 1.5; }, "train.target-accuracy must be in [0, 1]");
   expect([](option_values& v) { v.name = "a/b"; }, "train.name must be a non-empty name without '/'");
+  expect([](option_values& v) { v.scope = "a b"; }, "train.scope must be at most 128 letters, digits and _-./");
+  expect([](option_values& v) { v.scope = "problem_1/"; }, "not starting or ending with '/', got \"problem_1/\"");
   expect([](option_values& v) { v.hidden = {160, -3}; }, "model.hidden[1] must be > 0, got -3");
   expect([](option_values& v) { v.init = "xavier"; },
          "model.init must be one of notebook, truncated-normal, random-normal, glorot-uniform, he");

@@ -58,14 +58,17 @@ BOOST_FIXTURE_TEST_SUITE(serialization, fixture)
 BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   shard_setup setup{1, sample_plan(), {"adam", 0.001f, 0.9f, 0.8f, 0.99f, 1e-7f, 0.5f, 100}, 3,
                     {sample_slice(1, 160)}};
+  setup.plan.scope = "problem_1";
+  setup.session = {"sync", 2, 0, 1500};
   BOOST_TEST((round_trip(setup) == setup));
   setup_reply sr{true, 42};
   BOOST_TEST((round_trip(sr) == sr));
-  pull_request pr{2, {{0, 0, 125440}, {1, 0, 160}}};
+  pull_request pr{2, {{0, 0, 125440}, {1, 0, 160}}, true, "problem_1"};
   BOOST_TEST((round_trip(pr) == pr));
   pull_reply prep{9, {sample_slice(0, 1000), sample_slice(1, 0)}};
   BOOST_TEST((round_trip(prep) == prep));
   push_request push{1, 77, {sample_slice(0, 262144)}, true, 76};
+  push.scope = "problem_2";
   BOOST_TEST((round_trip(push) == push));
   push_reply pa{78, {sample_slice(3, 50)}, 78, true};
   BOOST_TEST((round_trip(pa) == pa));
@@ -87,6 +90,8 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   BOOST_TEST((round_trip(snap) == snap));
   layer_part stop{2, 6, layer_part::stop_marker, false, {}};
   BOOST_TEST((round_trip(stop) == stop));
+  std::vector<scope_info> scopes{{"problem_1", "kept", 9, 460800, 300}, {"", "in session", 3, 40, 2}};
+  BOOST_TEST((round_trip(scopes) == scopes));
 }
 
 BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
@@ -106,7 +111,8 @@ BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
   check(typeid(slice_group), "actorps::slice_group");
   check(typeid(layer_part), "actorps::layer_part");
   check(typeid(shard_snapshot), "actorps::shard_snapshot");
-  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 13);
+  check(typeid(scope_info), "actorps::scope_info");
+  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 15);
 }
 
 BOOST_AUTO_TEST_CASE(tensors_are_copied_raw) {

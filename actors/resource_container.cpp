@@ -1,0 +1,253 @@
+// The ResourceContainer actor: scope_table decisions, carried out on per-scope shards.
+#include "actors/resource_container.hpp"
+
+#include "actors/fan_in.hpp"
+#include "actors/placement.hpp"
+#include "actors/scope_table.hpp"
+#include "actors/sync_aggregator.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <map>
+
+namespace actorps {
+
+namespace {
+
+// The actors serving one scope.
+struct scope_actors {
+  parameter_shard_actor shard;
+  parameter_shard_actor front; // the aggregator in sync/ssp sessions, else the shard
+  caf::actor_addr chief;       // who set it up last
+};
+
+struct container_state {
+  resource_container_config cfg;
+  std::string tag;
+  scope_table table;
+  std::map<std::string, scope_actors> scopes;
+  static inline const char* name = "resource_container";
+};
+
+using container_pointer = resource_container_actor::stateful_pointer<container_state>;
+
+// Spawns the shard of a new scope, with an aggregator in front for sync and ssp sessions.
+scope_actors spawn_scope(container_pointer self, const shard_setup& setup) {
+  auto& cfg = self->state.cfg;
+  scope_actors out;
+  out.shard = make_parameter_shard(self->system(), {cfg.index, std::chrono::milliseconds{0}});
+  out.front = out.shard;
+  auto mode = parse_train_mode(setup.session.mode);
+  if (mode && (*mode == train_mode::sync || *mode == train_mode::ssp)) {
+    sync_aggregator_config agg{cfg.index, *mode, setup.workers, setup.session.replicas_to_aggregate,
+                               setup.session.staleness, std::chrono::milliseconds{setup.session.step_timeout_ms},
+                               cfg.request_timeout};
+    out.front = make_sync_aggregator(self->system(), agg, out.shard);
+  }
+  self->monitor(out.front);
+  // the scope's actors end with the container (local mode exits it; a ps node process ends)
+  self->attach_functor([shard = out.shard.address(), front = out.front.address()] {
+    caf::anon_send_exit(front, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
+  });
+  return out;
+}
+
+// The scope a chief-side message (save, stats) is for: the one whose chief sent it, or the only
+// one there is.
+const std::string* scope_of_sender(container_pointer self) {
+  auto& st = self->state;
+  auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  for (auto& [name, actors] : st.scopes)
+    if (sender && actors.chief == sender)
+      return &name;
+  return st.scopes.size() == 1 ? &st.scopes.begin()->first : nullptr;
+}
+
+caf::error no_scope_for_sender(container_pointer self) {
+  return caf::make_error(errc::unknown_scope, cat(self->state.tag, ": cannot tell which of ", self->state.scopes.size(),
+                                                  " scopes this request is for (it did not come from a scope's chief)"));
+}
+
+scope_info info_of(container_pointer self, const std::string& name, uint64_t version) {
+  auto& st = self->state;
+  auto& plan = st.table.plan(name);
+  return {name, to_string(st.table.phase(name)), static_cast<uint32_t>(parts_of(plan, st.cfg.index).size()),
+          bytes_per_shard(plan).at(st.cfg.index), version};
+}
+
+// Stops a scope's actors and forgets them.
+void stop_scope(container_pointer self, const std::string& name) {
+  auto& st = self->state;
+  auto it = st.scopes.find(name);
+  if (it == st.scopes.end())
+    return;
+  self->demonitor(it->second.front.address());
+  self->send(it->second.front, stop_atom_v); // an aggregator stops its shard too
+  st.scopes.erase(it);
+}
+
+caf::result<setup_reply> on_setup(container_pointer self, shard_setup& setup) {
+  auto& st = self->state;
+  if (setup.shard != st.cfg.index)
+    return caf::make_error(errc::invalid_argument, cat("setup for shard ", setup.shard, " sent to shard ", st.cfg.index));
+  const std::string scope = setup.plan.scope;
+  auto verdict = st.table.begin(setup);
+  if (!verdict) {
+    log_line(st.tag, cat("refused a session: ", describe(verdict.error())));
+    return std::move(verdict.error());
+  }
+  if (*verdict == scope_table::verdict::create) {
+    st.scopes[scope] = spawn_scope(self, setup);
+    log_line(st.tag, cat("scope ", scope_label(scope), ": new (", setup.session.mode, " session)"));
+  } else {
+    log_line(st.tag, cat("scope ", scope_label(scope), ": a session attaches to its kept variables"));
+  }
+  auto& actors = st.scopes[scope];
+  actors.chief = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  if (actors.chief)
+    self->monitor(actors.chief);
+  const bool fresh = *verdict == scope_table::verdict::create;
+  auto rp = self->make_response_promise<setup_reply>();
+  self->request(actors.front, st.cfg.request_timeout, init_atom_v, std::move(setup))
+    .then([=](setup_reply& reply) mutable { rp.deliver(reply); },
+          [=](caf::error& err) mutable {
+            if (fresh) { // a setup the new shard refused leaves no scope behind
+              self->state.table.forget(scope);
+              stop_scope(self, scope);
+            }
+            rp.deliver(std::move(err));
+          });
+  return rp;
+}
+
+// Ends the sessions whose chief is `chief` (its stop, or it went down).
+void end_sessions_of(container_pointer self, const caf::actor_addr& chief, const std::string& why) {
+  auto& st = self->state;
+  for (auto& [name, actors] : st.scopes)
+    if (actors.chief && actors.chief == chief && st.table.phase(name) == scope_phase::in_session) {
+      st.table.end(name);
+      log_line(st.tag, cat("scope ", scope_label(name), ": session ended (", why, "); keeping its variables"));
+    }
+}
+
+resource_container_actor::behavior_type container_behavior(container_pointer self, resource_container_config cfg) {
+  auto& st = self->state;
+  st.cfg = cfg;
+  st.tag = cat("shard ", cfg.index);
+  if (cfg.setup_timeout.count() > 0 && !cfg.keep_alive)
+    self->delayed_send(self, cfg.setup_timeout, tick_atom_v);
+  self->set_down_handler([=](caf::down_msg& msg) {
+    auto& st = self->state;
+    for (auto it = st.scopes.begin(); it != st.scopes.end(); ++it)
+      if (msg.source == it->second.front.address()) {
+        auto name = it->first;
+        log_line(st.tag, cat("scope ", scope_label(name), ": its shard went down (", caf::to_string(msg.reason), ")"));
+        st.table.forget(name);
+        st.scopes.erase(it);
+        if (!st.cfg.keep_alive) // as a shard alone would: the process ends with it
+          self->quit(msg.reason);
+        return;
+      }
+    if (st.cfg.keep_alive)
+      end_sessions_of(self, msg.source, "its chief went down");
+  });
+  return {
+    [=](init_atom, shard_setup& setup) -> caf::result<setup_reply> { return on_setup(self, setup); },
+    [=](pull_atom a, pull_request& req) -> caf::result<pull_reply> {
+      auto it = self->state.scopes.find(req.scope);
+      if (it == self->state.scopes.end())
+        return self->state.table.unknown(req.scope, self->state.cfg.index);
+      return self->delegate(it->second.front, a, std::move(req));
+    },
+    [=](push_atom a, push_request& req) -> caf::result<push_reply> {
+      auto it = self->state.scopes.find(req.scope);
+      if (it == self->state.scopes.end())
+        return self->state.table.unknown(req.scope, self->state.cfg.index);
+      return self->delegate(it->second.front, a, std::move(req));
+    },
+    [=](stats_atom a) -> caf::result<shard_stats> {
+      auto* scope = scope_of_sender(self);
+      if (scope == nullptr)
+        return no_scope_for_sender(self);
+      return self->delegate(self->state.scopes[*scope].front, a);
+    },
+    [=](save_atom a) -> caf::result<shard_snapshot> {
+      auto* scope = scope_of_sender(self);
+      if (scope == nullptr)
+        return no_scope_for_sender(self);
+      return self->delegate(self->state.scopes[*scope].front, a);
+    },
+    [=](stop_atom) {
+      auto& st = self->state;
+      if (st.cfg.keep_alive) {
+        end_sessions_of(self, caf::actor_cast<caf::actor_addr>(self->current_sender()), "its chief stopped");
+        return;
+      }
+      for (auto& name : st.table.names())
+        stop_scope(self, name);
+      log_line(st.tag, "stopping");
+      self->quit();
+    },
+    [=](tick_atom) {
+      if (!self->state.scopes.empty())
+        return;
+      log_line(self->state.tag, "no setup from the chief within cluster.startup-timeout");
+      self->quit(caf::make_error(errc::timeout, cat(self->state.tag, ": no setup from the chief within cluster.startup-timeout")));
+    },
+    [=](scopes_atom) -> caf::result<std::vector<scope_info>> {
+      auto& st = self->state;
+      auto names = st.table.names();
+      if (names.empty())
+        return std::vector<scope_info>{};
+      auto rp = self->make_response_promise<std::vector<scope_info>>();
+      auto fan = fan_in<scope_info>::make(
+        names.size(), [rp](std::vector<scope_info>& all) mutable { rp.deliver(std::move(all)); },
+        [rp](std::string why) mutable { rp.deliver(caf::make_error(errc::peer_unreachable, why)); });
+      for (size_t i = 0; i < names.size(); ++i)
+        self->request(st.scopes[names[i]].front, st.cfg.request_timeout, stats_atom_v)
+          .then([=](const shard_stats& stats) { fan->put(i, info_of(self, names[i], stats.version)); },
+                [=](caf::error& err) { fan->fail(cat("scope ", scope_label(names[i]), ": ", describe(err))); });
+      return rp;
+    },
+    [=](drop_atom, const std::string& scope) -> caf::result<scope_info> {
+      auto& st = self->state;
+      if (!st.table.holds(scope))
+        return st.table.unknown(scope, st.cfg.index);
+      if (st.table.phase(scope) == scope_phase::in_session)
+        return st.table.drop(scope, st.cfg.index); // the refusal, naming why
+      auto rp = self->make_response_promise<scope_info>();
+      self->request(st.scopes[scope].front, st.cfg.request_timeout, stats_atom_v)
+        .then(
+          [=](const shard_stats& stats) mutable {
+            auto& st = self->state;
+            if (!st.table.holds(scope) || st.table.phase(scope) != scope_phase::kept) {
+              rp.deliver(caf::make_error(errc::invalid_argument, cat("scope ", scope_label(scope),
+                                                                     " changed while being dropped")));
+              return;
+            }
+            auto info = info_of(self, scope, stats.version);
+            st.table.drop(scope, st.cfg.index);
+            stop_scope(self, scope);
+            log_line(st.tag, cat("scope ", scope_label(scope), ": dropped (", info.variables, " variables, ",
+                                 info.bytes, " bytes, version ", info.version, ")"));
+            rp.deliver(std::move(info));
+          },
+          [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      return rp;
+    },
+  };
+}
+
+} // namespace
+
+resource_container_actor make_resource_container(caf::actor_system& sys, resource_container_config cfg) {
+  return sys.spawn(container_behavior, std::move(cfg));
+}
+
+} // namespace actorps
