@@ -164,7 +164,8 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
       .add("wire_precision", to_string(st.cfg.cluster.wire.precision))
       .add("gradient_compression", to_string(st.cfg.cluster.wire.compression))
       .add("value_compression", to_string(st.cfg.cluster.wire.value_compression))
-      .add("resumed_from_step", st.restored ? st.restored->manifest.global_step : int64_t{-1});
+      .add("resumed_from_step", st.restored ? st.restored->manifest.global_step : int64_t{-1})
+      .add("attached_at_step", st.ctl->attached_step());
     if (st.cfg.cluster.wire.compression == sparsifier::topk || st.cfg.cluster.wire.value_compression == sparsifier::topk)
       extra.add("topk_ratio", st.cfg.cluster.wire.topk_ratio);
     st.traffic.describe(extra, ctl.worker_steps());
