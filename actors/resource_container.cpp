@@ -59,19 +59,25 @@ scope_actors spawn_scope(container_pointer self, const shard_setup& setup) {
 }
 
 // The scope a chief-side message (save, stats) is for: the one whose chief sent it, or the only
-// one there is.
+// one there is; nullptr when that is not one scope.
 const std::string* scope_of_sender(container_pointer self) {
   auto& st = self->state;
   auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  const std::string* found = nullptr;
   for (auto& [name, actors] : st.scopes)
-    if (sender && actors.chief == sender)
-      return &name;
-  return st.scopes.size() == 1 ? &st.scopes.begin()->first : nullptr;
+    if (sender && actors.chief == sender) {
+      if (found != nullptr)
+        return nullptr;
+      found = &name;
+    }
+  if (found == nullptr && st.scopes.size() == 1)
+    found = &st.scopes.begin()->first;
+  return found;
 }
 
 caf::error no_scope_for_sender(container_pointer self) {
   return caf::make_error(errc::unknown_scope, cat(self->state.tag, ": cannot tell which of ", self->state.scopes.size(),
-                                                  " scopes this request is for (it did not come from a scope's chief)"));
+                                                  " scopes this request is for (it did not come from exactly one scope's chief)"));
 }
 
 scope_info info_of(container_pointer self, const std::string& name, uint64_t version) {

@@ -160,6 +160,45 @@ BOOST_AUTO_TEST_CASE(a_resumed_run_counts_the_seconds_of_the_runs_before_it) {
   BOOST_TEST(ctl.seconds(t0 + 5s) == 35.0);
 }
 
+// Issue 15 (resource containers): a session attaching to a scope's kept variables continues at
+// the global step they are at -- the highest shard version, per slice -- and the steps left
+// count from there; a checkpoint resume decides instead when there is one.
+BOOST_AUTO_TEST_CASE(a_session_on_kept_variables_continues_their_global_step) {
+  for (auto mode : {train_mode::async, train_mode::sync}) {
+    auto c = config(mode);
+    c.workers = 1;
+    c.replicas_to_aggregate = 1;
+    c.max_steps = 10;
+    controller ctl{c};
+    ctl.begin(t0);
+    BOOST_TEST(ctl.shard_ready(0, t0, 4).empty()); // shards may be a few updates apart (async)
+    auto out = ctl.shard_ready(1, t0, 6);
+    BOOST_TEST(logs(out, "the shards kept this scope's variables: continuing at global step 6"));
+    BOOST_TEST(ctl.attached_step() == 6);
+    BOOST_TEST(ctl.steps() == 6);
+    BOOST_TEST(ctl.worker_registered(0, t0).steps_left == (mode == train_mode::sync ? -1 : 4));
+  }
+  auto mp = config(train_mode::model_parallel);
+  mp.slices = 2;
+  controller sliced{mp};
+  sliced.begin(t0);
+  sliced.shard_ready(0, t0, 14);
+  sliced.shard_ready(1, t0, 14);
+  BOOST_TEST(sliced.steps() == 7); // every slice pushes each step
+  controller fresh{config()};
+  fresh.begin(t0);
+  fresh.shard_ready(0, t0);
+  BOOST_TEST(!logs(fresh.shard_ready(1, t0), "continuing"));
+  BOOST_TEST(fresh.attached_step() == -1);
+  controller restored{config()};
+  restored.resume(3, 150);
+  restored.begin(t0);
+  restored.shard_ready(0, t0, 9);
+  restored.shard_ready(1, t0, 9);
+  BOOST_TEST(restored.steps() == 3); // the checkpoint's step
+  BOOST_TEST(restored.attached_step() == -1);
+}
+
 BOOST_AUTO_TEST_CASE(registrations_are_refused_by_name) {
   auto c = config();
   c.worker_names = {"worker 0 at h:1", "worker 1 at h:2"};
