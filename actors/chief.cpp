@@ -152,6 +152,8 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
     extra.add("workers", workers)
       .add("shards", static_cast<int64_t>(st.plan.shards))
       .add("placement", st.plan.strategy)
+      .add("partitioner", st.plan.partitioner)
+      .add("scope", st.plan.scope)
       .add("shard_learning_rate", double{st.shard_opt.learning_rate})
       .add("shard_momentum", double{st.shard_opt.momentum})
       .add("replicas_to_aggregate", static_cast<int64_t>(st.cfg.cluster.replicas_to_aggregate))
