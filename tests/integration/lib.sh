@@ -26,5 +26,13 @@ kill_when_training() {
     sleep 0.1
   done
 }
+# same_weights RUN_A RUN_B WHAT: the two runs' summaries have the same (non-empty) weights digest
+same_weights() {
+  local a b
+  a=$(field "$tmp/runs/$1/summary.json" weights_digest 2>/dev/null)
+  b=$(field "$tmp/runs/$2/summary.json" weights_digest 2>/dev/null)
+  echo "weights digests: $1 $a, $2 $b"
+  [[ -n "$a" && "$a" == "$b" ]] || fail "$3: digests differ: '$a' vs '$b'"
+}
 # finish: prints the count and exits non-zero on any failure
 finish() { echo "$failures failure(s)"; [[ $failures -eq 0 ]]; }

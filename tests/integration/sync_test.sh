@@ -25,10 +25,7 @@ for run in a b; do
     --train.max-steps=150 --train.max-epochs=0 --train.patience=0 \
     > "$tmp/det-$run.out" 2>&1 || { fail "deterministic run $run failed"; tail -20 "$tmp/det-$run.out"; }
 done
-da=$(field "$tmp/runs/det-a/summary.json" weights_digest 2>/dev/null)
-db=$(field "$tmp/runs/det-b/summary.json" weights_digest 2>/dev/null)
-echo "weights digests: $da $db"
-[[ -n "$da" && "$da" == "$db" ]] || fail "digests differ: '$da' vs '$db'"
+same_weights det-a det-b "two seeded sync runs"
 
 echo "== 3: kill -9 one worker of three mid-run, then restart it"
 killopts=("${small[@]}" --train.max-seconds=8.0 --train.max-epochs=0 --train.patience=0 --cluster.report-every=10)
