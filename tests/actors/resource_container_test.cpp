@@ -6,6 +6,8 @@
 #include "actors/placement.hpp"
 #include "tests/support/actor_fixture.hpp"
 
+#include <caf/event_based_actor.hpp>
+
 using namespace actorps;
 using namespace actorps::test;
 
@@ -90,6 +92,21 @@ BOOST_AUTO_TEST_CASE(with_keep_alive_a_later_session_continues_the_kept_variable
   BOOST_TEST(again->version == 2u);
   BOOST_TEST(values(c, "a") == std::vector<float>({8.0f, 18.0f}));
   BOOST_TEST(list(c).at(0).phase == "in session");
+}
+
+BOOST_AUTO_TEST_CASE(with_keep_alive_a_chief_going_down_ends_its_session) {
+  auto c = spawn(true);
+  auto setup = setup_of("a");
+  auto chief = sys->spawn([c, setup](caf::event_based_actor* me) {
+    me->request(c, caf::infinite, init_atom_v, setup).then([](const setup_reply&) {});
+    return caf::behavior{[](int) {}};
+  });
+  sched->run();
+  BOOST_TEST(list(c).at(0).phase == "in session");
+  caf::anon_send_exit(chief, caf::exit_reason::kill); // kill -9 of the chief's process, seen as a down
+  sched->run();
+  BOOST_TEST(list(c).at(0).phase == "kept");
+  BOOST_TEST(static_cast<bool>(ask<scope_info>(c, drop_atom_v, std::string{"a"}))); // droppable now
 }
 
 BOOST_AUTO_TEST_CASE(a_session_that_does_not_fit_is_refused_and_changes_nothing) {
