@@ -160,15 +160,20 @@ caf::error parameter_store::init(const shard_setup& setup) {
   return caf::none;
 }
 
-const parameter_store::part* parameter_store::find(uint32_t k, uint32_t offset, size_t count) const {
-  if (k >= held_.size())
-    return nullptr;
-  for (int pos : held_[k]) {
+caf::expected<size_t> parameter_store::locate(uint32_t var, uint32_t offset, size_t count) const {
+  if (var >= held_.size() || held_[var].empty())
+    return caf::make_error(errc::unknown_variable, cat("shard ", shard_, " does not hold variable ", var));
+  for (int pos : held_[var]) {
     auto& p = parts_[pos];
     if (offset >= p.offset && static_cast<size_t>(offset - p.offset) + count <= p.values.size())
-      return &p;
+      return static_cast<size_t>(pos);
   }
-  return nullptr;
+  std::string mine;
+  for (int pos : held_[var])
+    mine += cat(mine.empty() ? "" : ", ", "[", parts_[pos].offset, ", ", parts_[pos].offset + parts_[pos].values.size(), ")");
+  return caf::make_error(errc::shape_mismatch, cat("shard ", shard_, ": ", parts_[held_[var][0]].name, " range [",
+                                                   offset, ", ", static_cast<size_t>(offset) + count,
+                                                   ") is outside the values held here: ", mine));
 }
 
 caf::error parameter_store::check_worker(uint32_t worker, bool chief_allowed) const {
@@ -179,20 +184,6 @@ caf::error parameter_store::check_worker(uint32_t worker, bool chief_allowed) co
   if (worker >= workers_)
     return caf::make_error(errc::unknown_worker, cat("shard ", shard_, ": worker ", worker,
                                                      " is not in the cluster (", workers_, " workers)"));
-  return caf::none;
-}
-
-caf::error parameter_store::check_range(uint32_t var, uint32_t offset, size_t count) const {
-  if (var >= held_.size() || held_[var].empty())
-    return caf::make_error(errc::unknown_variable, cat("shard ", shard_, " does not hold variable ", var));
-  if (find(var, offset, count) == nullptr) {
-    std::string mine;
-    for (int pos : held_[var])
-      mine += cat(mine.empty() ? "" : ", ", "[", parts_[pos].offset, ", ", parts_[pos].offset + parts_[pos].values.size(), ")");
-    return caf::make_error(errc::shape_mismatch, cat("shard ", shard_, ": ", parts_[held_[var][0]].name, " range [",
-                                                     offset, ", ", static_cast<size_t>(offset) + count,
-                                                     ") is outside the values held here: ", mine));
-  }
   return caf::none;
 }
 
@@ -215,15 +206,21 @@ caf::expected<pull_reply> parameter_store::pull(const pull_request& req) {
 caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
   if (auto err = check_worker(req.worker, true))
     return err;
-  for (auto& r : req.ranges)
-    if (auto err = check_range(r.variable, r.offset, r.count))
-      return err;
+  std::vector<size_t> at; // the part of each range
+  at.reserve(req.ranges.size());
+  for (auto& r : req.ranges) {
+    auto pos = locate(r.variable, r.offset, r.count);
+    if (!pos)
+      return std::move(pos.error());
+    at.push_back(*pos);
+  }
   pull_reply out;
   out.version = version_;
   out.slices.reserve(req.ranges.size());
-  for (auto& r : req.ranges) {
-    auto* p = find(r.variable, r.offset, r.count);
-    out.slices.push_back({r.variable, r.offset, tensor_copy(p->values.data() + (r.offset - p->offset), r.count)});
+  for (size_t i = 0; i < req.ranges.size(); ++i) {
+    auto& r = req.ranges[i];
+    auto& p = parts_[at[i]];
+    out.slices.push_back({r.variable, r.offset, tensor_copy(p.values.data() + (r.offset - p.offset), r.count)});
   }
   return out;
 }
@@ -233,21 +230,26 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
     return err;
   if (auto err = check_scope(req.scope))
     return err;
+  std::vector<size_t> at; // the part of each gradient slice
+  at.reserve(req.grads.size());
   for (auto& g : req.grads) {
-    if (auto err = check_range(g.variable, g.offset, g.data.values.size()))
-      return err;
+    auto pos = locate(g.variable, g.offset, g.data.values.size());
+    if (!pos)
+      return std::move(pos.error());
     if (!all_finite(g.data.values))
-      return caf::make_error(errc::non_finite, cat("shard ", shard_, ": gradient of ",
-                                                   find(g.variable, g.offset, g.data.values.size())->name,
+      return caf::make_error(errc::non_finite, cat("shard ", shard_, ": gradient of ", parts_[*pos].name,
                                                    " from worker ", req.worker, " is not finite"));
+    at.push_back(*pos);
   }
   const long t = static_cast<long>(version_) + 1;
-  for (auto& g : req.grads) {
+  for (size_t i = 0; i < req.grads.size(); ++i) {
+    auto& g = req.grads[i];
     const size_t n = g.data.values.size();
-    auto& v = *find(g.variable, g.offset, n);
-    const size_t at = g.offset - v.offset;
-    apply_update_host(v.optimizer, t, n, v.values.data() + at, g.data.values.data(),
-                      v.slot0.empty() ? nullptr : v.slot0.data() + at, v.slot1.empty() ? nullptr : v.slot1.data() + at);
+    auto& v = parts_[at[i]];
+    const size_t from = g.offset - v.offset;
+    apply_update_host(v.optimizer, t, n, v.values.data() + from, g.data.values.data(),
+                      v.slot0.empty() ? nullptr : v.slot0.data() + from,
+                      v.slot1.empty() ? nullptr : v.slot1.data() + from);
   }
   if (lag_histogram_.empty())
     lag_histogram_.assign(lag_buckets, 0);
@@ -256,8 +258,9 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
   ++version_;
   push_reply out{version_, {}, req.step + 1, false};
   if (req.return_values)
-    for (auto& g : req.grads) {
-      auto& p = *find(g.variable, g.offset, g.data.values.size());
+    for (size_t i = 0; i < req.grads.size(); ++i) {
+      auto& g = req.grads[i];
+      auto& p = parts_[at[i]];
       out.values.push_back({g.variable, g.offset, tensor_copy(p.values.data() + (g.offset - p.offset), g.data.values.size())});
     }
   for (auto& slice : out.values)

@@ -11,7 +11,6 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace actorps {
@@ -72,13 +71,10 @@ private:
     optimizer_params optimizer; // the shard's, with this variable's weight decay
   };
 
-  // Returns the part of variable k held here that contains [offset, offset + count), or nullptr.
-  const part* find(uint32_t k, uint32_t offset, size_t count) const;
-  part* find(uint32_t k, uint32_t offset, size_t count) {
-    return const_cast<part*>(std::as_const(*this).find(k, offset, count));
-  }
+  // Returns the position in parts_ of the part of variable var held here that contains
+  // [offset, offset + count), or the error naming the ranges held.
   caf::error check_worker(uint32_t worker, bool chief_allowed) const;
-  caf::error check_range(uint32_t var, uint32_t offset, size_t count) const;
+  caf::expected<size_t> locate(uint32_t var, uint32_t offset, size_t count) const;
   caf::error check_scope(const std::string& scope) const;
   caf::expected<pull_reply> read(const pull_request& req) const;
 

@@ -75,9 +75,24 @@ const std::string* scope_of_sender(container_pointer self) {
   return found;
 }
 
-caf::error no_scope_for_sender(container_pointer self) {
-  return caf::make_error(errc::unknown_scope, cat(self->state.tag, ": cannot tell which of ", self->state.scopes.size(),
-                                                  " scopes this request is for (it did not come from exactly one scope's chief)"));
+// Hands a pull or push on to the shard (or aggregator) of the scope it names.
+template <class Reply, class Atom, class Request>
+caf::result<Reply> to_named_scope(container_pointer self, Atom a, Request& req) {
+  auto it = self->state.scopes.find(req.scope);
+  if (it == self->state.scopes.end())
+    return self->state.table.unknown(req.scope, self->state.cfg.index);
+  return self->delegate(it->second.front, a, std::move(req));
+}
+
+// Hands a save or stats request on to the scope of the chief that sent it.
+template <class Reply, class Atom>
+caf::result<Reply> to_senders_scope(container_pointer self, Atom a) {
+  auto* scope = scope_of_sender(self);
+  if (scope == nullptr)
+    return caf::make_error(errc::unknown_scope,
+                           cat(self->state.tag, ": cannot tell which of ", self->state.scopes.size(),
+                               " scopes this request is for (it did not come from exactly one scope's chief)"));
+  return self->delegate(self->state.scopes[*scope].front, a);
 }
 
 scope_info info_of(container_pointer self, const std::string& name, uint64_t version) {
@@ -165,30 +180,10 @@ resource_container_actor::behavior_type container_behavior(container_pointer sel
   });
   return {
     [=](init_atom, shard_setup& setup) -> caf::result<setup_reply> { return on_setup(self, setup); },
-    [=](pull_atom a, pull_request& req) -> caf::result<pull_reply> {
-      auto it = self->state.scopes.find(req.scope);
-      if (it == self->state.scopes.end())
-        return self->state.table.unknown(req.scope, self->state.cfg.index);
-      return self->delegate(it->second.front, a, std::move(req));
-    },
-    [=](push_atom a, push_request& req) -> caf::result<push_reply> {
-      auto it = self->state.scopes.find(req.scope);
-      if (it == self->state.scopes.end())
-        return self->state.table.unknown(req.scope, self->state.cfg.index);
-      return self->delegate(it->second.front, a, std::move(req));
-    },
-    [=](stats_atom a) -> caf::result<shard_stats> {
-      auto* scope = scope_of_sender(self);
-      if (scope == nullptr)
-        return no_scope_for_sender(self);
-      return self->delegate(self->state.scopes[*scope].front, a);
-    },
-    [=](save_atom a) -> caf::result<shard_snapshot> {
-      auto* scope = scope_of_sender(self);
-      if (scope == nullptr)
-        return no_scope_for_sender(self);
-      return self->delegate(self->state.scopes[*scope].front, a);
-    },
+    [=](pull_atom a, pull_request& req) { return to_named_scope<pull_reply>(self, a, req); },
+    [=](push_atom a, push_request& req) { return to_named_scope<push_reply>(self, a, req); },
+    [=](stats_atom a) { return to_senders_scope<shard_stats>(self, a); },
+    [=](save_atom a) { return to_senders_scope<shard_snapshot>(self, a); },
     [=](stop_atom) {
       auto& st = self->state;
       if (st.cfg.keep_alive) {
@@ -223,18 +218,15 @@ resource_container_actor::behavior_type container_behavior(container_pointer sel
     },
     [=](drop_atom, const std::string& scope) -> caf::result<scope_info> {
       auto& st = self->state;
-      if (!st.table.holds(scope))
-        return st.table.unknown(scope, st.cfg.index);
-      if (st.table.phase(scope) == scope_phase::in_session)
-        return st.table.drop(scope, st.cfg.index); // the refusal, naming why
+      if (auto err = st.table.may_drop(scope, st.cfg.index))
+        return err;
       auto rp = self->make_response_promise<scope_info>();
       self->request(st.scopes[scope].front, st.cfg.request_timeout, stats_atom_v)
         .then(
           [=](const shard_stats& stats) mutable {
             auto& st = self->state;
-            if (!st.table.holds(scope) || st.table.phase(scope) != scope_phase::kept) {
-              rp.deliver(caf::make_error(errc::invalid_argument, cat("scope ", scope_label(scope),
-                                                                     " changed while being dropped")));
+            if (auto err = st.table.may_drop(scope, st.cfg.index)) { // a session attached meanwhile
+              rp.deliver(std::move(err));
               return;
             }
             auto info = info_of(self, scope, stats.version);

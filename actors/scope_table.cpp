@@ -4,6 +4,8 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
+#include <algorithm>
+
 namespace actorps {
 
 const char* to_string(scope_phase p) {
@@ -76,14 +78,20 @@ void scope_table::end(const std::string& scope) {
     it->second.phase = scope_phase::kept;
 }
 
-caf::error scope_table::drop(const std::string& scope, uint32_t shard) {
+caf::error scope_table::may_drop(const std::string& scope, uint32_t shard) const {
   auto it = scopes_.find(scope);
   if (it == scopes_.end())
     return unknown(scope, shard);
   if (it->second.phase == scope_phase::in_session)
     return caf::make_error(errc::invalid_argument, cat("scope ", scope_label(scope),
                                                        " is in session: stop its chief first"));
-  scopes_.erase(it);
+  return caf::none;
+}
+
+caf::error scope_table::drop(const std::string& scope, uint32_t shard) {
+  if (auto err = may_drop(scope, shard))
+    return err;
+  scopes_.erase(scope);
   return caf::none;
 }
 

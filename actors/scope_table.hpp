@@ -45,8 +45,11 @@ public:
   /// The session of scope ended (its chief stopped or went down); a no-op for unknown scopes.
   void end(const std::string& scope);
 
-  /// Drops a kept scope. Fails with unknown_scope naming the held scopes, or with
-  /// invalid_argument while a session trains it.
+  /// Returns why scope may not be dropped now: unknown_scope naming the held scopes, or
+  /// invalid_argument while a session trains it; none for a kept scope.
+  caf::error may_drop(const std::string& scope, uint32_t shard) const;
+
+  /// Drops a kept scope; fails as may_drop says, leaving the table unchanged.
   caf::error drop(const std::string& scope, uint32_t shard);
 
   /// Removes a scope whatever its phase (its shard failed its setup or went down).
