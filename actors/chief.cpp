@@ -213,7 +213,13 @@ void detail::execute(chief_pointer self, run_commands cmds) {
       case run_command::kind::log: log_line(tag, c.text); break;
       case run_command::kind::tick: self->delayed_send(self, c.after, tick_atom_v); break;
       case run_command::kind::start_workers: start_workers(self); break;
-      case run_command::kind::start_worker: self->send(st.workers[c.index], start_atom_v); break;
+      case run_command::kind::start_worker:
+        in_graph_worker_back(self, c.index);
+        self->send(st.workers[c.index], start_atom_v);
+        break;
+      case run_command::kind::in_graph_step: // by message: a welcome being answered goes out first
+        self->send(self, step_atom_v);
+        break;
       case run_command::kind::grant: self->send(st.workers[c.index], grant_atom_v, c.step); break;
       case run_command::kind::stop_workers:
         for (uint32_t j = 0; j < st.workers.size(); ++j)
@@ -224,6 +230,7 @@ void detail::execute(chief_pointer self, run_commands cmds) {
       case run_command::kind::save: save(self, c); break;
       case run_command::kind::finish: finish(self, c.op, c.train_loss); break;
       case run_command::kind::restore_shard:
+        in_graph_abandon(self);
         if (auto err = restore_shard(self, c.index))
           return execute(self, st.ctl->failed(0, errc::peer_unreachable, describe(err)));
         break;
@@ -261,8 +268,12 @@ void on_down(chief_pointer self, const caf::down_msg& msg) {
   auto& st = self->state;
   auto why = caf::to_string(msg.reason);
   for (uint32_t j = 0; j < st.workers.size(); ++j)
-    if (st.workers[j] && msg.source == st.workers[j].address())
-      return execute(self, st.ctl->worker_down(j, why));
+    if (st.workers[j] && msg.source == st.workers[j].address()) {
+      execute(self, st.ctl->worker_down(j, why));
+      if (st.ctl->phase() != run_phase::done)
+        in_graph_worker_down(self, j);
+      return;
+    }
   for (uint32_t s = 0; s < st.cfg.shards.size(); ++s)
     if (msg.source == st.cfg.shards[s].address())
       return execute(self, st.ctl->shard_down(s, why));
@@ -298,6 +309,11 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg) 
       if (self->current_sender() != self->ctrl())
         return log_line(tag, "ignored a tick from another sender: ticks are the chief's own");
       execute(self, self->state.ctl->tick(self->clock().now()));
+    },
+    [=](step_atom) {
+      if (self->current_sender() != self->ctrl())
+        return log_line(tag, "ignored a step message from another sender: in-graph steps are the chief's own");
+      in_graph_step(self);
     },
   };
 }

@@ -37,7 +37,7 @@ caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const check
   setup.optimizer = to_optimizer_config(st.shard_opt);
   setup.workers = static_cast<uint32_t>(st.workers.size());
   auto& cluster = st.cfg.cluster;
-  setup.session = {to_string(cluster.mode), cluster.replicas_to_aggregate, cluster.staleness,
+  setup.session = {cluster.in_graph() ? in_graph_session : to_string(cluster.mode), cluster.replicas_to_aggregate, cluster.staleness,
                    static_cast<int64_t>(cluster.step_timeout.count())};
   if (ckpt) {
     if (auto err = restore_into(*ckpt, setup))
@@ -160,7 +160,8 @@ caf::error detail::prepare(chief_pointer self) {
   rc.workers = static_cast<uint32_t>(cluster.workers.size());
   rc.shards = static_cast<uint32_t>(st.cfg.shards.size());
   rc.mode = cluster.mode;
-  rc.replicas_to_aggregate = cluster.replicas_to_aggregate;
+  rc.in_graph = cluster.in_graph();
+  rc.replicas_to_aggregate = rc.in_graph ? 1 : cluster.replicas_to_aggregate; // in-graph: one update a step
   rc.slices = cluster.slices;
   rc.max_steps = st.cfg.train.max_steps;
   if (cluster.mode == train_mode::async && rc.max_steps > 0 && rc.workers > 1)
@@ -181,6 +182,7 @@ caf::error detail::prepare(chief_pointer self) {
     rc.shard_names.push_back(cat("shard ", s, " at ", cluster.ps[s].str()));
   rc.should_stop = [self](int64_t steps, int64_t examples) { return self->state.monitor->should_stop(steps, examples); };
   st.ctl.emplace(std::move(rc));
+  in_graph_prepare(self);
   if (st.restored)
     st.ctl->resume(st.restored->manifest.global_step, st.restored->manifest.examples,
                    st.restored->manifest.train_seconds);

@@ -1,13 +1,16 @@
-// The Chief actor's state and the functions its two source files share: chief.cpp (the
-// behaviour, and carrying out run_control's commands) and chief_setup.cpp (preparing the run,
-// setting shards up, restoring a lost one). Included by those two files only.
+// The Chief actor's state and the functions its source files share: chief.cpp (the behaviour,
+// and carrying out run_control's commands), chief_setup.cpp (preparing the run, setting shards
+// up, restoring a lost one) and chief_in_graph.cpp (in-graph replication's steps). Included by
+// those files only.
 #pragma once
 
 #include "actors/chief.hpp"
+#include "actors/in_graph_rules.hpp"
 #include "actors/run_control.hpp"
 #include "actors/traffic_meter.hpp"
 #include "checkpoint/checkpoint_store.hpp"
 #include "compute/backend.hpp"
+#include "data/batcher.hpp"
 #include "model/network.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -18,6 +21,17 @@
 #include <vector>
 
 namespace actorps::detail {
+
+/// In-graph replication: the chief's steps (actors/chief_in_graph.cpp).
+struct in_graph_state {
+  enum class phase { idle, computing, applying };
+  phase at = phase::idle;
+  std::optional<in_graph_round> round;
+  std::unique_ptr<batcher> order;  // the one global data order, batches of workers x batch-size
+  std::vector<int32_t> rows;       // the step's global batch (kept while the step is run again)
+  uint64_t augment_seed = 0;
+  std::optional<caf::timestamp> stalled_since; // the step found no worker to compute it
+};
 
 struct chief_state {
   chief_config cfg;
@@ -36,6 +50,7 @@ struct chief_state {
   std::optional<checkpoint_store> store; // checkpoint.dir, if set
   std::optional<checkpoint> restored;    // what the run resumes from
   std::vector<std::vector<float>> start; // the initial values, when not restored (freed once sent)
+  in_graph_state in_graph;
   static inline const char* name = "chief";
 };
 
@@ -55,6 +70,19 @@ void fail_run(chief_pointer self, caf::error err, peers what = peers::stop);
 /// Builds the evaluation model, the run log, the placement plan, the checkpoint store (and the
 /// checkpoint to resume from) and the controller. Errors name the key or file.
 caf::error prepare(chief_pointer self);
+
+/// In-graph: creates the global data order and the step's rules (nothing otherwise).
+void in_graph_prepare(chief_pointer self);
+
+/// In-graph: begins the next step (or the one a stall or a lost shard interrupted).
+void in_graph_step(chief_pointer self);
+
+/// In-graph: worker j's process went down (its parts go to the others) or rejoined.
+void in_graph_worker_down(chief_pointer self, uint32_t j);
+void in_graph_worker_back(chief_pointer self, uint32_t j);
+
+/// In-graph: a shard went down; the step being computed is dropped and runs again later.
+void in_graph_abandon(chief_pointer self);
 
 /// Sends every shard its setup (a shard that is already initialised keeps its values).
 void init_shards(chief_pointer self);

@@ -30,11 +30,16 @@ namespace actorps {
 ///   To itself: run the next step.
 /// (tick_atom)
 ///   To itself: the start deadline (cluster.startup-timeout) passed.
+/// (compute_atom, gradient_request) -> gradient_reply
+///   In-graph replication, from the chief: the gradient of some rows of the step's global batch
+///   with the step's parameters (pulled from the shards once per step). Errors: protocol_error
+///   (not started in-graph, or from another sender), the pull's error.
 using worker_replica_actor
   = caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<start_atom, slice_group>,
                      caf::reacts_to<slice_atom, layer_part>, caf::reacts_to<register_atom>,
                      caf::reacts_to<grant_atom, int64_t>, caf::reacts_to<stop_atom>,
-                     caf::reacts_to<step_atom>, caf::reacts_to<tick_atom>>;
+                     caf::reacts_to<step_atom>, caf::reacts_to<tick_atom>,
+                     caf::replies_to<compute_atom, gradient_request>::with<gradient_reply>>;
 
 /// Chief:
 ///
@@ -48,7 +53,11 @@ using worker_replica_actor
 /// (tick_atom)
 ///   To itself: a deadline (workers' registration, final reports) passed. Ignored from any
 ///   other sender.
+/// (step_atom)
+///   To itself, in-graph: begin the step again after no worker could compute it. Ignored from
+///   any other sender.
 using chief_actor = caf::typed_actor<caf::replies_to<register_atom, worker_hello>::with<worker_welcome>,
-                                     caf::reacts_to<progress_atom, progress_report>, caf::reacts_to<tick_atom>>;
+                                     caf::reacts_to<progress_atom, progress_report>, caf::reacts_to<tick_atom>,
+                                     caf::reacts_to<step_atom>>;
 
 } // namespace actorps

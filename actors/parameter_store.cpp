@@ -152,6 +152,7 @@ caf::error parameter_store::init(const shard_setup& setup) {
   shard_ = setup.shard;
   scope_ = plan.scope;
   workers_ = setup.workers;
+  pushers_ = setup.session.mode == in_graph_session ? pushers::chief : pushers::workers;
   optimizer_ = *opt;
   held_ = std::move(held);
   parts_ = std::move(parts);
@@ -226,7 +227,10 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
 }
 
 caf::expected<push_reply> parameter_store::push(const push_request& req) {
-  if (auto err = check_worker(req.worker, false))
+  if (pushers_ == pushers::chief && req.worker != chief_worker_id && initialized_)
+    return caf::make_error(errc::protocol_error, cat("shard ", shard_, ": worker ", req.worker,
+                                                     " pushed to an in-graph session, where only the chief pushes"));
+  if (auto err = check_worker(req.worker, pushers_ == pushers::chief))
     return err;
   if (auto err = check_scope(req.scope))
     return err;

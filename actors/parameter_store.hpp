@@ -82,6 +82,9 @@ private:
   uint32_t shard_ = 0;
   std::string scope_; // the plan's: pulls and pushes must name it
   uint32_t workers_ = 0;
+  /// Who pushes: the workers (between-graph), or the chief alone (an in-graph session).
+  enum class pushers { workers, chief };
+  pushers pushers_ = pushers::workers;
   optimizer_params optimizer_;
   uint64_t version_ = 0;
   std::vector<uint64_t> lag_histogram_;

@@ -21,6 +21,8 @@ const char* to_string(replica_phase p) {
       return "paused";
     case replica_phase::awaiting_grant:
       return "awaiting_grant";
+    case replica_phase::serving:
+      return "serving";
     case replica_phase::stopping:
       return "stopping";
     case replica_phase::done:
@@ -100,6 +102,10 @@ replica_commands replica_control::start() {
 }
 
 replica_commands replica_control::begin_training() {
+  if (cfg_.in_graph) { // no loop of its own: the chief's requests come (a round is never begun)
+    phase_ = replica_phase::serving;
+    return {replica_command::log("training in-graph: computing the parts of the chief's steps")};
+  }
   replica_commands out{replica_command::log("training")};
   if (steps_left_ == 0 && !more_grants_) { // restored at train.max-steps: nothing left to do
     phase_ = replica_phase::stopping;

@@ -23,6 +23,7 @@ enum class replica_phase {
   recovering,     ///< a round broke (a shard went down): waiting before pulling afresh
   paused,         ///< the chief went down: reaching its restart; no new steps
   awaiting_grant, ///< async with train.max-steps: the chief's grant of steps is used up
+  serving,        ///< in-graph: started; computes the parts of the chief's steps it is sent
   stopping,       ///< told to stop (or out of steps): waiting for the requests in flight
   done,           ///< quit (normally or failed)
 };
@@ -39,6 +40,7 @@ struct replica_control_config {
   bool speaks_for_group = true;     ///< false for slices > 0: their reports count nothing
   bool shards_recoverable = false;  ///< a lost shard can be reached again (not model-parallel)
   bool chief_recoverable = false;   ///< a lost chief can be reached again
+  bool in_graph = false;            ///< train.replication = in-graph: the chief drives the steps
   std::chrono::milliseconds startup_timeout{120000};
   std::chrono::milliseconds retry_after{200}; ///< recovering: pause before pulling afresh
 };

@@ -36,7 +36,8 @@ struct container_state {
 
 using container_pointer = resource_container_actor::stateful_pointer<container_state>;
 
-// Spawns the shard of a new scope, with an aggregator in front for sync and ssp sessions.
+// Spawns the shard of a new scope, with an aggregator in front for sync and ssp sessions (an
+// in-graph session, whose mode is "in-graph", has none: the chief pushes each step's average).
 scope_actors spawn_scope(container_pointer self, const shard_setup& setup) {
   auto& cfg = self->state.cfg;
   scope_actors out;

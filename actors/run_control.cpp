@@ -146,8 +146,10 @@ void run_control::start_training(run_time now, run_commands& out) {
   next_eval_epoch_ = next_epoch_evaluation(static_cast<double>(examples_) / cfg_.train_rows, cfg_.eval_every_epochs);
   next_save_step_ = steps_ + cfg_.checkpoint_every_steps;
   next_save_seconds_ = cfg_.checkpoint_every_seconds;
-  out.push_back(run_command::log(cat("all ", cfg_.workers, " workers registered; training (", to_string(cfg_.mode), ")")));
+  out.push_back(run_command::log(cat("all ", cfg_.workers, " workers registered; training (", to_string(cfg_.mode),
+                                     cfg_.in_graph ? ", in-graph" : "", ")")));
   out.push_back(run_command{kind::start_workers});
+  next_in_graph_step(out);
 }
 
 run_admission run_control::worker_registered(uint32_t j, run_time now) {
@@ -202,25 +204,9 @@ run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, 
   worker_steps_ += steps;
   if (cfg_.grant_steps > 0)
     granted_[j] = std::max<int64_t>(0, granted_[j] - steps);
-  steps_ = cfg_.mode == train_mode::sync ? worker_steps_ / cfg_.replicas_to_aggregate : worker_steps_;
-  examples_ += examples;
-  line_loss_ += loss_sum;
-  line_examples_ += examples;
-  eval_loss_.add(loss_sum, examples);
   if (final && members_[j] == member::training)
     members_[j] = member::finished;
-  if (steps_ >= next_line_step_) {
-    double span = std::chrono::duration<double>(now - line_start_).count();
-    // (reports that arrive together, e.g. a backlog, span no time: no rate to speak of)
-    auto rate = span >= 0.01 ? cat(static_cast<int64_t>(line_examples_ / span), " examples/s") : std::string{"- examples/s"};
-    out.push_back(run_command::log(cat("step ", steps_, " epoch ", static_cast<double>(examples_) / cfg_.train_rows, " | ",
-                                       rate, " | loss ", line_examples_ > 0 ? line_loss_ / line_examples_ : 0.0)));
-    line_loss_ = 0.0;
-    line_examples_ = 0;
-    line_start_ = now;
-    while (next_line_step_ <= steps_)
-      next_line_step_ += cfg_.progress_every;
-  }
+  count(examples, loss_sum, now, out);
   if (phase_ == run_phase::training && all_reported()) {
     // sync workers stop by themselves at train.max-steps, so every run stops at the same step
     phase_ = run_phase::stopping;
@@ -236,6 +222,47 @@ run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, 
   if (phase_ == run_phase::stopping && all_reported())
     begin_finish(out);
   return out;
+}
+
+run_commands run_control::chief_step(int64_t examples, double loss_sum, run_time now) {
+  run_commands out;
+  if (!cfg_.in_graph || (phase_ != run_phase::training && phase_ != run_phase::stopping))
+    return out;
+  ++worker_steps_;
+  count(examples, loss_sum, now, out);
+  if (phase_ == run_phase::training) {
+    maybe_evaluate(now, out);
+    maybe_checkpoint(now, out);
+  }
+  next_in_graph_step(out);
+  return out;
+}
+
+// In-graph: the next step is due while training goes on and every shard can answer.
+void run_control::next_in_graph_step(run_commands& out) {
+  if (cfg_.in_graph && phase_ == run_phase::training && !restoring_any())
+    out.push_back(run_command{kind::in_graph_step});
+}
+
+// Counts examples and losses into the global step and writes the progress line when one is due.
+void run_control::count(int64_t examples, double loss_sum, run_time now, run_commands& out) {
+  steps_ = cfg_.mode == train_mode::sync ? worker_steps_ / cfg_.replicas_to_aggregate : worker_steps_;
+  examples_ += examples;
+  line_loss_ += loss_sum;
+  line_examples_ += examples;
+  eval_loss_.add(loss_sum, examples);
+  if (steps_ >= next_line_step_) {
+    double span = std::chrono::duration<double>(now - line_start_).count();
+    // (reports that arrive together, e.g. a backlog, span no time: no rate to speak of)
+    auto rate = span >= 0.01 ? cat(static_cast<int64_t>(line_examples_ / span), " examples/s") : std::string{"- examples/s"};
+    out.push_back(run_command::log(cat("step ", steps_, " epoch ", static_cast<double>(examples_) / cfg_.train_rows, " | ",
+                                       rate, " | loss ", line_examples_ > 0 ? line_loss_ / line_examples_ : 0.0)));
+    line_loss_ = 0.0;
+    line_examples_ = 0;
+    line_start_ = now;
+    while (next_line_step_ <= steps_)
+      next_line_step_ += cfg_.progress_every;
+  }
 }
 
 void run_control::check_stop(run_time now, run_commands& out) {

@@ -34,6 +34,10 @@ struct run_control_config {
   train_mode mode = train_mode::async;
   uint32_t replicas_to_aggregate = 1; ///< sync
   uint32_t slices = 1;                ///< model-parallel
+  /// train.replication = in-graph: the chief drives the steps (in_graph_step commands, chief_step()
+  /// inputs); workers only report at their stop. (mode sync, replicas_to_aggregate 1: one update
+  /// per global step.)
+  bool in_graph = false;
   int64_t max_steps = 0;              ///< 0: no step limit
   /// > 0: async workers get their steps as grants of up to this many (see worker_welcome::more),
   /// so a run ends at exactly max_steps and workers stop when the chief stops answering.
@@ -61,6 +65,7 @@ struct run_command {
   enum class kind {
     start_workers,  ///< start every worker (model-parallel: in groups of `slices`)
     start_worker,   ///< `index`: start a worker that rejoined
+    in_graph_step,  ///< in-graph: run the next step (the chief's driver; then chief_step())
     grant,          ///< `index`: grant worker `index` `step` more steps
     stop_workers,   ///< tell every live worker to stop
     evaluate,       ///< `op`: read counters, pull the model, evaluate at `step`/`examples`
@@ -148,6 +153,10 @@ public:
   run_admission worker_registered(uint32_t j, run_time now);
   /// A progress report of worker j.
   run_commands progress(uint32_t j, int64_t steps, int64_t examples, double loss_sum, bool final, run_time now);
+  /// In-graph: the chief's step was applied on every shard: `examples` rows, their losses' sum.
+  run_commands chief_step(int64_t examples, double loss_sum, run_time now);
+  /// Whether a shard is being restored (in-graph: no step may run).
+  bool restoring() const { return restoring_any(); }
   /// Worker j's actor went down.
   run_commands worker_down(uint32_t j, const std::string& why);
   /// Shard s's actor went down.
@@ -188,6 +197,8 @@ private:
   void start_training(run_time now, run_commands& out);
   void begin_stop(std::string reason, run_time now, run_commands& out);
   void check_stop(run_time now, run_commands& out);
+  void count(int64_t examples, double loss_sum, run_time now, run_commands& out);
+  void next_in_graph_step(run_commands& out);
   void maybe_evaluate(run_time now, run_commands& out);
   void maybe_checkpoint(run_time now, run_commands& out);
   void request_save(bool best, run_commands& out);

@@ -197,6 +197,7 @@ run_commands run_control::shard_restored(uint32_t s) {
         flight_.queued_save.reset();
         request_save(best, out);
       }
+      next_in_graph_step(out); // (the step a lost shard interrupted runs again)
       break;
     case run_phase::finishing:
       begin_finish(out);

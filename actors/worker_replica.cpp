@@ -51,10 +51,11 @@ caf::error report(worker_pointer self, const replica_command& c) {
   return caf::none;
 }
 
-// Uploads the values of a reply from shard s; fails the worker when they do not fit.
+} // namespace
+
 // With value-compression the worker keeps a mirror of its values: a delta slice is added to it,
 // a full one replaces it, and the mirror's range is uploaded.
-bool upload(worker_pointer self, uint32_t s, const std::vector<variable_slice>& slices) {
+bool detail::upload(worker_pointer self, uint32_t s, const std::vector<variable_slice>& slices) {
   auto& st = self->state;
   st.bytes_received += payload_bytes(slices);
   for (auto& slice : slices) {
@@ -82,6 +83,8 @@ bool upload(worker_pointer self, uint32_t s, const std::vector<variable_slice>& 
   }
   return true;
 }
+
+namespace {
 
 // A request to shard s failed: the controller decides whether the worker survives it.
 void on_request_error(worker_pointer self, uint32_t s, caf::error err, const std::string& what) {
@@ -329,6 +332,7 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
       if (self->current_sender() == self->ctrl())
         execute(self, self->state.ctl->tick(self->clock().now()));
     },
+    [=](compute_atom, gradient_request& req) { return compute_part(self, std::move(req)); },
   };
 }
 

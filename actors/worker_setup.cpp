@@ -43,8 +43,9 @@ caf::error prepare(worker_pointer self) {
   st.batches->set_augmentation(cfg.train.data.augment);
   st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input.size());
   st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
-  log_line(st.tag, cat("partition [", range.begin, ", ", range.end, ") of ", cfg.data->train.rows,
-                       " examples; backend ", st.be->name(),
+  log_line(st.tag, cat(cfg.cluster.in_graph() ? std::string{"in-graph: parts of the chief's global batches"}
+                                              : cat("partition [", range.begin, ", ", range.end, ")"),
+                       " of ", cfg.data->train.rows, " examples; backend ", st.be->name(),
                        cfg.cluster.model_parallel() ? cat("; slice ", cfg.index % cfg.cluster.slices, " of ", slices,
                                                           " in group ", replica)
                                                     : std::string{}));
@@ -106,6 +107,7 @@ replica_control_config control_config(const worker_replica_config& cfg) {
   c.speaks_for_group = cfg.index % cfg.cluster.slices == 0; // every slice computes the same loss
   c.shards_recoverable = static_cast<bool>(cfg.reconnect_shard) && !cfg.cluster.model_parallel();
   c.chief_recoverable = static_cast<bool>(cfg.reconnect_chief);
+  c.in_graph = cfg.cluster.in_graph();
   c.startup_timeout = cfg.cluster.startup_timeout;
   return c;
 }

@@ -1,7 +1,7 @@
-// The WorkerReplica actor's state and the functions its two source files share: worker_replica.cpp
-// (the behaviour, and carrying out replica_control's commands) and worker_setup.cpp (the
-// backend, the step, the data partition, the chief's plan and group). Included by those two
-// files only.
+// The WorkerReplica actor's state and the functions its source files share: worker_replica.cpp
+// (the behaviour, and carrying out replica_control's commands), worker_setup.cpp (the backend,
+// the step, the data partition, the chief's plan and group) and worker_in_graph.cpp (in-graph
+// replication's gradient requests). Included by those files only.
 #pragma once
 
 #include "actors/replica_control.hpp"
@@ -13,11 +13,20 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace actorps::detail {
+
+/// In-graph replication: which step's parameters the model holds.
+struct in_graph_params {
+  enum class phase { none, pulling, held };
+  phase at = phase::none;
+  uint64_t step = 0;
+  std::vector<std::function<void(caf::error)>> waiting; // parts of `step` waiting for the pull
+};
 
 struct worker_state {
   worker_replica_config cfg;
@@ -36,6 +45,7 @@ struct worker_state {
   std::vector<std::vector<float>> mirror;    // value-compression: the values as the shards see this worker's
   uint64_t bytes_sent = 0;                   // tensor payload bytes since the last report
   uint64_t bytes_received = 0;
+  in_graph_params params;                    // in-graph only
   static inline const char* name = "worker_replica";
 };
 
@@ -50,6 +60,14 @@ caf::error prepare(worker_pointer self);
 
 /// Checks that the chief's plan describes this worker's model; prepares the pull requests.
 caf::error accept_plan(worker_pointer self, placement_plan plan);
+
+/// Uploads the values of a reply from shard s; fails the worker (and returns false) when they do
+/// not fit.
+bool upload(worker_pointer self, uint32_t s, const std::vector<variable_slice>& slices);
+
+/// In-graph: the gradient of the request's rows with the parameters of its step (pulled from the
+/// shards once per step). Errors: protocol_error for a request the worker cannot take.
+caf::result<gradient_reply> compute_part(worker_pointer self, gradient_request req);
 
 /// Model-parallel: keeps the group's workers, whom the step sends to.
 caf::error join_group(worker_pointer self, const slice_group& group);

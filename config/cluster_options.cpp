@@ -55,6 +55,10 @@ const char* to_string(train_mode m) {
   return "unknown";
 }
 
+const char* to_string(replication r) {
+  return r == replication::in_graph ? "in-graph" : "between-graph";
+}
+
 std::optional<train_mode> parse_train_mode(const std::string& name) {
   constexpr train_mode all[] = {train_mode::async, train_mode::sync, train_mode::ssp, train_mode::model_parallel};
   return parse_by_name(name, all);
@@ -85,6 +89,8 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.topk_ratio, "topk-ratio", "topk: the share of each slice's gradient values sent, in (0, 1]");
   cfg.group("train")
     .add(v.mode, "mode", "async, sync (SyncReplicasOptimizer), ssp (bounded staleness) or model-parallel")
+    .add(v.replication, "replication", "between-graph (every worker runs its own steps) or in-graph (sync: the chief drives "
+                                       "each step, splitting one global batch of workers x batch-size among the workers)")
     .add(v.slices, "slices", "model-parallel: vertical slices per model replica (workers are groups of this many)")
     .add(v.replicas_to_aggregate, "replicas-to-aggregate", "sync: gradients averaged per step (0: all workers; fewer: the rest are backups)")
     .add(v.staleness, "staleness", "ssp: steps a worker may run ahead of the slowest")
@@ -236,6 +242,20 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (*value_compression == sparsifier::topk && s.mode != train_mode::async && s.mode != train_mode::ssp)
     return bad("cluster.value-compression", cat("topk needs train.mode async or ssp (every worker gets its own "
                                                 "values), not ", v.mode));
+  if (v.replication == "in-graph") {
+    s.replicate = replication::in_graph;
+    if (s.mode != train_mode::sync)
+      return bad("train.replication", cat("in-graph steps are synchronous: it needs train.mode = sync, not ", v.mode));
+    if (s.replicas_to_aggregate != static_cast<uint32_t>(workers))
+      return bad("train.replicas-to-aggregate", cat("in-graph replication averages every part of the global batch: "
+                                                    "leave it 0 (backup workers are between-graph only), got ",
+                                                    v.replicas_to_aggregate));
+    if (*precision != wire_precision::fp32 || *compression != sparsifier::none)
+      return bad(*precision != wire_precision::fp32 ? "cluster.wire-precision" : "cluster.gradient-compression",
+                 "in-graph replication moves fp32 gradients uncompressed: leave it at its default");
+  } else if (v.replication != "between-graph") {
+    return bad("train.replication", cat("must be between-graph or in-graph, got \"", v.replication, "\""));
+  }
   if (!(v.topk_ratio > 0.0 && v.topk_ratio <= 1.0))
     return bad("cluster.topk-ratio", cat("must be in (0, 1], got ", v.topk_ratio));
   s.wire = {*precision, *compression, v.topk_ratio, *value_compression};

@@ -39,6 +39,14 @@ enum class train_mode { async, sync, ssp, model_parallel };
 const char* to_string(train_mode m);
 std::optional<train_mode> parse_train_mode(const std::string& name);
 
+/// Who drives the steps (train.replication): between-graph, every worker runs its own loop (the
+/// modes above); in-graph, the chief drives every step and the workers compute the gradients of
+/// the parts of one global batch it hands them (sync only).
+enum class replication { between_graph, in_graph };
+
+/// Returns the config spelling: "between-graph", "in-graph".
+const char* to_string(replication r);
+
 const char* to_string(node_role r);
 std::optional<node_role> parse_node_role(const std::string& name);
 
@@ -68,6 +76,7 @@ struct cluster_values {
   double topk_ratio = 0.01;
   // [train]
   std::string mode = "async";
+  std::string replication = "between-graph";
   int replicas_to_aggregate = 0;
   int staleness = 0;
   int slices = 2;
@@ -106,6 +115,7 @@ struct cluster_settings {
   std::chrono::milliseconds step_timeout{30000};
   compression_settings wire;           ///< how workers' gradients and the shards' values travel
   train_mode mode = train_mode::async;
+  replication replicate = replication::between_graph;
   uint32_t replicas_to_aggregate = 0;  ///< sync: gradients averaged per step (resolved: 1..workers)
   uint32_t staleness = 0;              ///< ssp: steps a worker may run ahead of the slowest
   uint32_t slices = 1;                 ///< model-parallel: K slices per group (1 otherwise)
@@ -123,6 +133,9 @@ struct cluster_settings {
 
   /// Returns whether workers push through a SyncAggregator (sync and ssp).
   bool aggregated() const { return mode == train_mode::sync || mode == train_mode::ssp; }
+
+  /// In-graph replication: the chief drives the steps; shards take its pushes, with no aggregator.
+  bool in_graph() const { return replicate == replication::in_graph; }
 
   /// Model-parallel: workers g*K .. g*K+K-1 form group g, worker g*K+k holds slice k.
   bool model_parallel() const { return mode == train_mode::model_parallel; }

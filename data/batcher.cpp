@@ -27,18 +27,29 @@ void batcher::reshuffle() {
   cursor_ = 0;
 }
 
-batch_view batcher::next(float* images, float* labels) {
-  const int rows = std::min(batch_size_, static_cast<int>(order_.size()) - cursor_);
-  const size_t px = static_cast<size_t>(data_.cols);
-  for (int r = 0; r < rows; ++r) {
-    int idx = order_[static_cast<size_t>(cursor_ + r)];
-    std::memcpy(images + r * px, data_.images.data() + idx * px, px * sizeof(float));
-    labels[r] = data_.labels[static_cast<size_t>(idx)];
+void copy_examples(const dataset& data, const augmentation& aug, const int32_t* indices, int n, uint64_t seed,
+                   float* images, float* labels) {
+  const size_t px = static_cast<size_t>(data.cols);
+  for (int r = 0; r < n; ++r) {
+    auto idx = static_cast<size_t>(indices[r]);
+    std::memcpy(images + r * px, data.images.data() + idx * px, px * sizeof(float));
+    labels[r] = data.labels[idx];
   }
-  augment_batch(aug_, data_.shape, rows,
-                (seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epoch_)) * 1000003ULL
-                  + static_cast<uint64_t>(cursor_),
-                images);
+  augment_batch(aug, data.shape, n, seed, images);
+}
+
+batch_view batcher::next(float* images, float* labels) {
+  uint64_t seed = 0;
+  auto out = next_indices(scratch_, seed);
+  copy_examples(data_, aug_, scratch_.data(), out.rows, seed, images, labels);
+  return out;
+}
+
+batch_view batcher::next_indices(std::vector<int32_t>& indices, uint64_t& augment_seed) {
+  const int rows = std::min(batch_size_, static_cast<int>(order_.size()) - cursor_);
+  indices.assign(order_.begin() + cursor_, order_.begin() + cursor_ + rows);
+  augment_seed = (seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epoch_)) * 1000003ULL
+                 + static_cast<uint64_t>(cursor_);
   cursor_ += rows;
   batch_view out{rows, cursor_ == static_cast<int>(order_.size())};
   if (out.ends_epoch) {

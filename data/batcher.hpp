@@ -26,6 +26,11 @@ struct batch_view {
   bool ends_epoch = false;  ///< whether this batch completes an epoch of the partition
 };
 
+/// Copies examples `indices[0..n)` of data into images (n x cols) and labels (n), then augments
+/// them as aug says, seeded by `seed`.
+void copy_examples(const dataset& data, const augmentation& aug, const int32_t* indices, int n, uint64_t seed,
+                   float* images, float* labels);
+
 /// Threading: one owner. Keeps a reference to the data set, which must outlive it.
 class batcher {
 public:
@@ -38,6 +43,10 @@ public:
 
   /// Copies the next batch into images (batch_size x cols) and labels (batch_size).
   batch_view next(float* images, float* labels);
+
+  /// The next batch's example indices (into `indices`) and the seed its augmentation takes,
+  /// without copying anything: in-graph replication's global batch, which workers copy in parts.
+  batch_view next_indices(std::vector<int32_t>& indices, uint64_t& augment_seed);
 
   /// Returns the number of completed epochs.
   long epochs_completed() const { return epoch_; }
@@ -55,6 +64,7 @@ private:
   long epoch_ = 0;
   int cursor_ = 0;
   std::vector<int> order_;
+  std::vector<int32_t> scratch_; // next()'s indices
   augmentation aug_;
 };
 

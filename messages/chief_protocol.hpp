@@ -1,4 +1,5 @@
-// The conversation between workers and the Chief: registration, progress, start and stop.
+// The conversation between workers and the Chief: registration, progress, start and stop, and
+// in-graph replication's gradient requests.
 // Message by message in docs/protocol.md.
 #pragma once
 
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace actorps {
 
@@ -49,6 +51,36 @@ struct progress_report {
   uint64_t bytes_received = 0; ///< tensor payload bytes received from shards since the previous report
 };
 
+/// Chief -> worker, in-graph replication: (compute_atom, gradient_request) -> gradient_reply.
+/// The worker pulls the parameters of `step` (the shards' values once the chief's previous
+/// step is applied; pulled once per step however many parts it is given), computes the
+/// gradient of these training rows and answers with it.
+struct gradient_request {
+  uint64_t step = 0;
+  uint32_t part = 0;              ///< which part of the step's global batch
+  std::vector<int32_t> rows;      ///< training-set indices of the part's examples
+  uint64_t augment_seed = 0;      ///< seeds data.augment for these rows
+};
+
+/// The worker's answer: the mean gradient over the part's rows, whole variables in plan order.
+struct gradient_reply {
+  uint64_t step = 0;
+  uint32_t part = 0;
+  int32_t rows = 0;
+  double loss_sum = 0.0;                ///< sum of the rows' training losses
+  std::vector<variable_slice> grads;    ///< one per variable, offset 0, the whole variable
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, gradient_request& x) {
+  return f(caf::meta::type_name("gradient_request"), x.step, x.part, x.rows, x.augment_seed);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, gradient_reply& x) {
+  return f(caf::meta::type_name("gradient_reply"), x.step, x.part, x.rows, x.loss_sum, x.grads);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_hello& x) {
   return f(caf::meta::type_name("worker_hello"), x.worker, x.host, x.byte_order_probe);
@@ -65,6 +97,8 @@ typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
            x.final, x.bytes_sent, x.bytes_received);
 }
 
+ACTORPS_FIELDWISE_EQ(gradient_request, v.step, v.part, v.rows, v.augment_seed)
+ACTORPS_FIELDWISE_EQ(gradient_reply, v.step, v.part, v.rows, v.loss_sum, v.grads)
 ACTORPS_FIELDWISE_EQ(worker_hello, v.worker, v.host, v.byte_order_probe)
 ACTORPS_FIELDWISE_EQ(worker_welcome, v.plan, v.workers, v.steps_left, v.more)
 ACTORPS_FIELDWISE_EQ(progress_report, v.worker, v.steps, v.examples, v.loss_sum, v.final, v.bytes_sent,

@@ -42,10 +42,14 @@ struct placement_plan {
   std::string scope;                ///< train.scope: the variables' scope on the shards ("": none)
 };
 
+/// session_mode::mode of a session with train.replication = in-graph: the chief pushes each
+/// step's averaged gradient straight to the shard (no aggregator); workers only pull.
+inline constexpr const char* in_graph_session = "in-graph";
+
 /// How a session's pushes reach its scope's shard (the chief's train.mode): async applies each
 /// at once; sync and ssp go through a SyncAggregator the shard node spawns for the scope.
 struct session_mode {
-  std::string mode = "async";         ///< async, sync, ssp or model-parallel
+  std::string mode = "async";         ///< async, sync, ssp, model-parallel or in-graph
   uint32_t replicas_to_aggregate = 1; ///< sync
   uint32_t staleness = 0;             ///< ssp
   int64_t step_timeout_ms = 30000;    ///< sync: a step goes on without a silent worker after this

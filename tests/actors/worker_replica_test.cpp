@@ -53,6 +53,7 @@ chief_actor::behavior_type stub_chief(chief_actor::stateful_pointer<stub_state> 
         self->send(caf::actor_cast<worker_replica_actor>(self->current_sender()), stop_atom_v);
     },
     [=](tick_atom) {},
+    [=](step_atom) {},
   };
 }
 

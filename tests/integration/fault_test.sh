@@ -21,7 +21,15 @@ drill() {
   grep "^| kill" "$tmp/$name.out"
   for c in $cases; do
     row=$(grep "^| kill -9 $c |" "$tmp/$name.out")
-    [[ "$row" == "| kill -9 $c | 1 | 1 | 1 |"* ]] || fail "$name $c: did not resume and reach 0.75 by itself: $row"
+    [[ "$row" == "| kill -9 $c | 1 | 1 | 1 |"* ]] || { fail "$name $c: did not resume and reach 0.75 by itself: $row"; show_logs "$name" "$c"; }
+  done
+}
+# show_logs NAME CASE: the ends of a failed case's logs (the scratch folder is removed on exit)
+show_logs() {
+  local f
+  for f in $(ls -d "$tmp/$1"/fault-drill-*/"$2"-1)/logs/*.log; do
+    echo "--- $(basename "$f") (last 12 lines)"
+    tail -12 "$f"
   done
 }
 # in_log NAME CASE LOG PATTERN WHAT: fails with WHAT unless the drill's log has PATTERN
