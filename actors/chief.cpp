@@ -156,6 +156,7 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
       .add("scope", st.plan.scope)
       .add("shard_learning_rate", double{st.shard_opt.learning_rate})
       .add("shard_momentum", double{st.shard_opt.momentum})
+      .add("replication", to_string(st.cfg.cluster.replicate))
       .add("replicas_to_aggregate", static_cast<int64_t>(st.cfg.cluster.replicas_to_aggregate))
       .add("staleness", static_cast<int64_t>(st.cfg.cluster.staleness))
       .add("global_step", st.global_step)

@@ -321,7 +321,8 @@ replica_commands replica_control::finish_if_idle() {
   phase_ = replica_phase::done;
   replica_commands out{report(true), command(replica_command::kind::announce_stop)};
   out.push_back(replica_command::log(
-    cat("stopped at step ", step_, stale_steps_ > 0 ? cat(" (", stale_steps_, " steps dropped as stale)") : "")));
+    cfg_.in_graph ? cat("stopped after computing ", parts_, " in-graph parts")
+                  : cat("stopped at step ", step_, stale_steps_ > 0 ? cat(" (", stale_steps_, " steps dropped as stale)") : "")));
   out.push_back(command(replica_command::kind::quit));
   return out;
 }

@@ -140,6 +140,9 @@ public:
   enum class step_state { waiting, ready, stopped };
   replica_commands step_status(step_state s, int rows);
 
+  /// In-graph: a part of the chief's step was computed (counted for the stop's log line).
+  void part_computed() { ++parts_; }
+
   /// The chief's actor went down.
   replica_commands chief_down(std::string why);
   /// The restarted chief was reached.
@@ -182,6 +185,7 @@ private:
   int64_t step_ = 0;
   int64_t steps_left_ = -1;
   int64_t stale_steps_ = 0;
+  int64_t parts_ = 0; ///< in-graph parts computed
   int64_t report_steps_ = 0;
   int64_t report_examples_ = 0;
 };

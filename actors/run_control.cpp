@@ -233,6 +233,7 @@ run_commands run_control::chief_step(int64_t examples, double loss_sum, run_time
   if (phase_ == run_phase::training) {
     maybe_evaluate(now, out);
     maybe_checkpoint(now, out);
+    check_stop(now, out); // (also while an evaluation runs: no step past a limit)
   }
   next_in_graph_step(out);
   return out;

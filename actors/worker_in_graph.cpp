@@ -87,6 +87,8 @@ caf::expected<gradient_reply> gradient_of(worker_pointer self, const gradient_re
       return err;
     out.grads.push_back({k, 0, tensor_buffer{std::move(values)}});
   }
+  st.bytes_sent += payload_bytes(out.grads);
+  st.ctl->part_computed();
   return out;
 }
 
