@@ -68,6 +68,22 @@ BOOST_AUTO_TEST_CASE(scopes_are_kept_apart) {
   BOOST_TEST(describe(p.error()) == "unknown_scope: shard 0 holds no scope (none) (it holds: \"a\", \"b\")");
 }
 
+// A restarted ps node holds nothing until the chief restores it: workers that reach it first
+// must be told to wait (not_initialized, which they retry), not refused (unknown_scope ends them).
+BOOST_AUTO_TEST_CASE(a_node_without_scopes_asks_workers_to_wait_for_the_setup) {
+  auto c = spawn(false);
+  auto r = ask<pull_reply>(c, pull_atom_v, pull_request{0, {{0, 0, 2}}, false, ""});
+  BOOST_REQUIRE(!r);
+  BOOST_TEST((r.error() == errc::not_initialized));
+  BOOST_TEST(describe(r.error()) == "not_initialized: shard 0 holds no scope yet (a restarted ps node waits for the "
+                                    "chief to set it up)");
+  auto p = push(c, "a", 1.0f);
+  BOOST_REQUIRE(!p);
+  BOOST_TEST((p.error() == errc::not_initialized));
+  BOOST_REQUIRE(ask<setup_reply>(c, init_atom_v, setup_of("a")));
+  BOOST_TEST(static_cast<bool>(push(c, "a", 1.0f)));
+}
+
 BOOST_AUTO_TEST_CASE(without_keep_alive_the_chiefs_stop_ends_the_node) {
   auto c = spawn(false);
   BOOST_REQUIRE(ask<setup_reply>(c, init_atom_v, setup_of("a")));
