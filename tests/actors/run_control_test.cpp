@@ -536,4 +536,64 @@ BOOST_AUTO_TEST_CASE(no_evaluation_by_epoch_when_eval_every_epochs_is_zero) {
   BOOST_TEST(has(ctl.progress(1, 5, 10, 1.0, false, t0), kind::evaluate));    // step 25
 }
 
+// In-graph replication: the chief asks for its own steps, one after another, and stops at the
+// step limit exactly (also with an evaluation in flight); a lost shard holds the steps until it
+// is restored; workers only send their final reports.
+BOOST_AUTO_TEST_CASE(in_graph_steps_are_driven_by_the_chief) {
+  auto cfg = config(train_mode::sync);
+  cfg.in_graph = true;
+  cfg.replicas_to_aggregate = 1;
+  cfg.max_steps = 3;
+  cfg.eval_every = 2;
+  controller ctl{cfg};
+  auto started = start(ctl);
+  BOOST_TEST(has(started, kind::start_workers));
+  BOOST_TEST(has(started, kind::in_graph_step));
+  BOOST_TEST(logs(started, "training (sync, in-graph)"));
+  auto one = ctl.chief_step(100, 50.0, t0 + 1ms);
+  BOOST_TEST(ctl.steps() == 1);
+  BOOST_TEST(ctl.examples() == 100);
+  BOOST_TEST(has(one, kind::in_graph_step));
+  auto two = ctl.chief_step(100, 40.0, t0 + 2ms);
+  BOOST_REQUIRE(has(two, kind::evaluate)); // due at step 2; the steps go on meanwhile
+  BOOST_TEST(has(two, kind::in_graph_step));
+  auto three = ctl.chief_step(100, 30.0, t0 + 3ms);
+  BOOST_TEST(ctl.steps() == 3);
+  BOOST_TEST(!has(three, kind::in_graph_step)); // the limit: no fourth step
+  BOOST_TEST(has(three, kind::stop_workers));
+  BOOST_TEST((ctl.phase() == run_phase::stopping));
+  BOOST_TEST(ctl.progress(0, 0, 0, 0.0, true, t0 + 4ms).empty());
+  auto last = ctl.progress(1, 0, 0, 0.0, true, t0 + 4ms);
+  BOOST_TEST(has(last, kind::finish));
+  BOOST_TEST(ctl.steps() == 3); // the workers' final reports count no steps
+}
+
+BOOST_AUTO_TEST_CASE(in_graph_steps_wait_for_a_lost_shard) {
+  auto cfg = open_ended();
+  cfg.mode = train_mode::sync;
+  cfg.in_graph = true;
+  cfg.replicas_to_aggregate = 1;
+  controller ctl{cfg};
+  start(ctl);
+  auto down = ctl.shard_down(1, "killed");
+  BOOST_TEST(has(down, kind::restore_shard));
+  BOOST_TEST(ctl.restoring());
+  auto during = ctl.chief_step(100, 10.0, t0 + 1ms); // a step whose pushes were in flight
+  BOOST_TEST(!has(during, kind::in_graph_step));
+  auto back = ctl.shard_restored(1);
+  BOOST_TEST(has(back, kind::in_graph_step));
+  BOOST_TEST(!ctl.restoring());
+  // a worker lost: the steps go on with the others (the chief moves its parts)
+  auto lost = ctl.worker_down(1, "killed");
+  BOOST_TEST(!has(lost, kind::fail));
+  BOOST_TEST(logs(lost, "training goes on with 1 worker(s)"));
+}
+
+BOOST_AUTO_TEST_CASE(between_graph_runs_get_no_chief_steps) {
+  controller ctl{config(train_mode::sync)};
+  BOOST_TEST(!has(start(ctl), kind::in_graph_step));
+  BOOST_TEST(ctl.chief_step(100, 1.0, t0).empty());
+  BOOST_TEST(ctl.steps() == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
