@@ -3,6 +3,7 @@
 #include "actors/parameter_shard.hpp"
 
 #include "actors/placement.hpp"
+#include "actors/slicing.hpp"
 #include "actors/parameter_store.hpp"
 #include "tests/support/actor_fixture.hpp"
 
@@ -239,6 +240,26 @@ BOOST_AUTO_TEST_CASE(rejected_pushes_change_nothing) {
   BOOST_TEST(values_of(3, 2) == std::vector<float>({4.0f, 5.0f}));
   auto v = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {}});
   BOOST_TEST(v->version == 0u);
+}
+
+// Between-graph, only workers push; in an in-graph session only the chief does (its average).
+BOOST_AUTO_TEST_CASE(in_an_in_graph_session_only_the_chief_pushes) {
+  init();
+  push_request from_chief{chief_worker_id, 1, {{1, 0, {{1.0f, 1.0f, 1.0f}}}}};
+  auto r = ask<push_reply>(shard, push_atom_v, from_chief);
+  BOOST_REQUIRE(!r);
+  BOOST_TEST((r.error() == errc::unknown_worker));
+  auto in_graph = keep(make_parameter_shard(*sys, {1, std::chrono::milliseconds{0}}));
+  auto setup = setup_for_shard1();
+  setup.session.mode = in_graph_session;
+  BOOST_REQUIRE(ask<setup_reply>(in_graph, init_atom_v, setup));
+  auto worker = ask<push_reply>(in_graph, push_atom_v, push_request{0, 1, {{1, 0, {{1.0f, 1.0f, 1.0f}}}}});
+  BOOST_REQUIRE(!worker);
+  BOOST_TEST(describe(worker.error())
+             == "protocol_error: shard 1: worker 0 pushed to an in-graph session, where only the chief pushes");
+  auto applied = ask<push_reply>(in_graph, push_atom_v, from_chief);
+  BOOST_REQUIRE_MESSAGE(applied, error_text(applied));
+  BOOST_TEST(applied->version == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(momentum_slots_follow_the_host_rule) {

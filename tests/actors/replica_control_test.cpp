@@ -122,6 +122,30 @@ BOOST_AUTO_TEST_CASE(registers_starts_and_runs_pull_compute_push_rounds) {
   BOOST_TEST(ctl.pending() == 0u);
 }
 
+// In-graph, the start begins no loop: the worker serves the chief's requests until the stop,
+// then reports (no steps: the chief counted them) and quits; a lost shard is reached again.
+BOOST_AUTO_TEST_CASE(in_graph_a_worker_serves_until_the_stop) {
+  auto cfg = config(train_mode::sync);
+  cfg.in_graph = true;
+  controller ctl(cfg);
+  BOOST_TEST(kinds(start(ctl)).empty());
+  BOOST_TEST(ctl.phase() == phase::serving);
+  BOOST_TEST(ctl.tick(t0 + 1h).empty()); // no start deadline while serving
+  auto lost = ctl.shard_down(1, "shard 1 went down");
+  BOOST_TEST((kinds(lost) == std::vector<kind>{kind::reconnect_shards}));
+  BOOST_TEST(kinds(ctl.shards_reconnected()).empty());
+  BOOST_TEST(ctl.phase() == phase::serving);
+  ctl.part_computed();
+  ctl.part_computed();
+  auto stop = ctl.stop();
+  BOOST_TEST((kinds(stop) == std::vector<kind>{kind::report, kind::announce_stop, kind::quit}));
+  BOOST_TEST(find(stop, kind::report)->steps == 0);
+  BOOST_TEST(find(stop, kind::report)->final);
+  BOOST_TEST(std::any_of(stop.begin(), stop.end(), [](const replica_command& c) {
+    return c.text == "stopped after computing 2 in-graph parts";
+  }));
+}
+
 BOOST_AUTO_TEST_CASE(a_start_that_overtakes_the_welcome_begins_training_on_the_welcome) {
   controller ctl(config());
   ctl.begin(t0);

@@ -68,6 +68,14 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
   expect([](cluster_values& v) { v.value_compression = "topk"; v.mode = "sync"; },
          "cluster.value-compression topk needs train.mode async or ssp");
   expect([](cluster_values& v) { v.topk_ratio = 0.0; }, "cluster.topk-ratio must be in (0, 1], got 0");
+  expect([](cluster_values& v) { v.replication = "in_graph"; },
+         "train.replication must be between-graph or in-graph, got \"in_graph\"");
+  expect([](cluster_values& v) { v.replication = "in-graph"; },
+         "train.replication in-graph steps are synchronous: it needs train.mode = sync, not async");
+  expect([](cluster_values& v) { v.replication = "in-graph"; v.mode = "sync"; v.replicas_to_aggregate = 1; },
+         "train.replicas-to-aggregate in-graph replication averages every part of the global batch");
+  expect([](cluster_values& v) { v.replication = "in-graph"; v.mode = "sync"; v.wire_precision = "bf16"; },
+         "cluster.wire-precision in-graph replication moves fp32 gradients uncompressed");
   expect([](cluster_values& v) { v.topk_ratio = 1.5; }, "cluster.topk-ratio must be in (0, 1], got 1.5");
 }
 
@@ -113,6 +121,20 @@ BOOST_AUTO_TEST_CASE(model_parallel_groups_are_the_replicas) {
   BOOST_TEST(p.momentum == 0.9f, boost::test_tools::tolerance(1e-6f));
   v.mode = "async"; // slices mean nothing outside model-parallel
   BOOST_TEST(validate(v)->replicas() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(in_graph_replication_resolves) {
+  cluster_values v;
+  auto between = validate(v);
+  BOOST_REQUIRE(between);
+  BOOST_TEST(!between->in_graph());
+  v.mode = "sync";
+  v.replication = "in-graph";
+  auto s = validate(v);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(s->in_graph());
+  BOOST_TEST(std::string{to_string(s->replicate)} == "in-graph");
+  BOOST_TEST(s->replicas_to_aggregate == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(sync_modes_resolve_replicas) {

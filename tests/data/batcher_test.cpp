@@ -92,4 +92,27 @@ BOOST_AUTO_TEST_CASE(last_batch_of_an_epoch_may_be_short_and_labels_follow_image
     BOOST_TEST(lab[r] == static_cast<float>(static_cast<int>(px[r]) % 10));
 }
 
+// In-graph replication: the chief takes the indices, the workers copy their parts of them;
+// together they give exactly the batches next() copies.
+BOOST_AUTO_TEST_CASE(indices_and_copies_give_the_same_batches_as_next) {
+  auto d = numbered(23);
+  actorps::batcher copies{d, {0, 23}, 5, 9};
+  actorps::batcher indices{d, {0, 23}, 5, 9};
+  std::vector<float> px(5), lab(5), px2(5), lab2(5);
+  std::vector<int32_t> idx;
+  for (int i = 0; i < 12; ++i) { // over two epochs and the short last batches
+    auto a = copies.next(px.data(), lab.data());
+    uint64_t seed = 0;
+    auto b = indices.next_indices(idx, seed);
+    BOOST_REQUIRE(a.rows == b.rows);
+    BOOST_TEST(a.ends_epoch == b.ends_epoch);
+    BOOST_REQUIRE(idx.size() == static_cast<size_t>(b.rows));
+    copy_examples(d, {}, idx.data(), b.rows, seed, px2.data(), lab2.data());
+    for (int r = 0; r < a.rows; ++r) {
+      BOOST_TEST(px[r] == px2[r]);
+      BOOST_TEST(lab[r] == lab2[r]);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
