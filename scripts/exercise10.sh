@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Exercise 10: on the same data and the same wall-clock budget, trains the single-process
-# baseline, async, sync, sync with one backup worker, ssp and model-parallel -- each cluster a
-# real multi-process local cluster -- then the same async cluster for a fixed number of epochs
-# with 1, 2 and 3 workers, and writes runs/<name>/report.md (+ accuracy.png).
+# baseline, async, sync, sync with one backup worker, in-graph sync, ssp and model-parallel --
+# each cluster a real multi-process local cluster -- then the same async cluster for a fixed
+# number of epochs with 1, 2 and 3 workers, and writes runs/<name>/report.md (+ accuracy.png).
 #
 #   scripts/exercise10.sh [--preset NAME] [--budget SECONDS] [--target ACCURACY] [--epochs N]
 #                         [--notebook [--max-epochs N]] [--name NAME] [--run-dir DIR] [--bin DIR]
@@ -82,6 +82,8 @@ run async cluster --mode async --ps 2 --workers 2 --name async -- "${timed[@]}" 
 run sync cluster --mode sync --ps 2 --workers 2 --name sync -- "${timed[@]}" "${extra[@]}"
 run sync-backup cluster --mode sync --ps 2 --workers 3 --name sync-backup -- "${timed[@]}" \
   --train.replicas-to-aggregate=2 "${extra[@]}"
+run in-graph cluster --mode sync --ps 2 --workers 2 --name in-graph -- "${timed[@]}" --train.replication='"in-graph"' \
+  "${extra[@]}"
 run ssp cluster --mode ssp --ps 2 --workers 2 --name ssp -- "${timed[@]}" --train.staleness=2 "${extra[@]}"
 if refusal=$("$bin/actorps-node" --node.role=local --train.mode=model-parallel --train.slices=2 \
                 "${extra[@]}" --node.check-only 2>&1); then

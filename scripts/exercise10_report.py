@@ -16,6 +16,7 @@ MODES = [
     ("async", "async, 2 shards x 2 workers"),
     ("sync", "sync, 2 shards x 2 workers (average 2 of 2)"),
     ("sync-backup", "sync, 2 shards x 3 workers (average 2 of 3: 1 backup)"),
+    ("in-graph", "in-graph sync, 2 shards x 2 workers (the chief splits each global batch of 2 x batch-size)"),
     ("ssp", "ssp, 2 shards x 2 workers, staleness 2"),
     ("model-parallel", "model-parallel, 2 shards, 1 replica in 2 vertical slices"),
 ]
@@ -144,6 +145,11 @@ def main():
         a, b = facts["sync-backup"], facts["sync"]
         lines.append(f"- **A backup worker:** " + compare_speed(a["t"], b["t"], "sync with a backup", "plain sync", target)
                      + "; " + compare_accuracy(a["test"], b["test"], "it", "plain sync") + ".")
+    if have("in-graph", "sync"):
+        a, b = facts["in-graph"], facts["sync"]
+        lines.append(f"- **In-graph against between-graph sync:** " + compare_speed(a["t"], b["t"], "in-graph", "between-graph sync", target)
+                     + f"; in-graph trained {a['eps']:.0f} vs {b['eps']:.0f} examples/s; "
+                     + compare_accuracy(a["test"], b["test"], "in-graph", "between-graph sync") + ".")
     if have("ssp", "async"):
         a, b = facts["ssp"], facts["async"]
         lines.append(f"- **Bounded staleness:** " + compare_speed(a["t"], b["t"], "ssp", "async", target)

@@ -10,12 +10,12 @@ python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 if "$root/scripts/exercise10.sh" --budget 2 --epochs 1 --target 0.9 --name smoke --run-dir "$tmp/runs" --bin "$bin" -- \
      --data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.learning-rate=0.03 > "$tmp/ex.out" 2>&1; then
   report=$tmp/runs/smoke/report.md
-  for mode in single async sync sync-backup ssp model-parallel; do
+  for mode in single async sync sync-backup in-graph ssp model-parallel; do
     grep -q "^| $mode | " "$report" || fail "no row for $mode"
   done
   grep -q "| failed |" "$report" && fail "a mode failed: $(grep '| failed |' "$report")"
   answers=$(grep -c '^- \*\*' "$report")
-  [[ $answers -eq 5 ]] || fail "expected 5 answers, found $answers"
+  [[ $answers -eq 6 ]] || fail "expected 6 answers, found $answers"
   [[ $(grep -c '^| [123] | ' "$report") -eq 3 ]] || fail "the 1/2/3-worker table is incomplete"
   [[ "$(head -c 8 "$tmp/runs/smoke/accuracy.png" | od -An -tx1 | tr -d ' \n')" == "89504e470d0a1a0a" ]] \
     || fail "accuracy.png is not a PNG"
@@ -30,7 +30,7 @@ if "$root/scripts/exercise10.sh" --notebook --max-epochs 40 --epochs 1 --target 
   grep -q "as the exercise-10 notebook did" "$report" || fail "notebook: the report does not name its settings"
   grep -q "^Why each run stopped: " "$report" || fail "notebook: no stop reasons in the report"
   grep -q "| failed |" "$report" && fail "notebook: a mode failed: $(grep '| failed |' "$report")"
-  for mode in single async sync sync-backup ssp model-parallel; do
+  for mode in single async sync sync-backup in-graph ssp model-parallel; do
     grep -q "^| $mode | " "$report" || fail "notebook: no row for $mode"
     reason=$(field "$tmp/runs/notebook/$mode/summary.json" stop_reason)
     [[ "$reason" == "early stopping: no lower validation loss in 6 evaluations" || "$reason" == "max epochs 40 reached" ]] \
