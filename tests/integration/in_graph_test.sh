@@ -34,17 +34,7 @@ cluster --mode sync --ps 2 --workers 3 --name calm --deadline 300 -- "${small[@]
 cluster --mode sync --ps 2 --workers 3 --name kill --deadline 300 --tolerate worker-2 -- "${small[@]}" \
   > "$tmp/kill.out" 2>&1 &
 cpid=$!
-victim=$(kill_when_training kill worker-2)
-restarted=""
-if [[ -n "$victim" ]]; then
-  echo "killed worker-2 (pid $victim)"
-  sleep 1
-  "$bin/actorps-node" --config-file="$tmp/runs/kill/cluster.ini" --node.role=worker --node.index=2 "${small[@]}" \
-    > "$tmp/restarted.log" 2>&1 &
-  restarted=$!
-else
-  fail "training never started"
-fi
+restart_killed_worker kill 2 "$tmp/restarted.log" "${small[@]}"
 wait "$cpid"; rc=$?
 [[ -n "$restarted" ]] && { wait "$restarted" || fail "the restarted worker exited $?"; }
 if [[ $rc -eq 0 ]]; then

@@ -26,6 +26,20 @@ kill_when_training() {
     sleep 0.1
   done
 }
+# restart_killed_worker RUN J LOG [options]: kill -9s worker J of run RUN once it trains, then
+# starts it again from the run's cluster.ini with the options (output in LOG); sets `restarted`
+# to its pid (empty, with a failure counted, when training never started)
+restart_killed_worker() {
+  local run=$1 j=$2 log=$3 victim
+  shift 3
+  restarted=""
+  victim=$(kill_when_training "$run" "worker-$j")
+  [[ -n "$victim" ]] || { fail "$run: training never started"; return; }
+  echo "killed worker-$j (pid $victim)"
+  sleep 1
+  "$bin/actorps-node" --config-file="$tmp/runs/$run/cluster.ini" --node.role=worker --node.index="$j" "$@" > "$log" 2>&1 &
+  restarted=$!
+}
 # same_weights RUN_A RUN_B WHAT: the two runs' summaries have the same (non-empty) weights digest
 same_weights() {
   local a b

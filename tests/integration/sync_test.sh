@@ -32,17 +32,7 @@ killopts=("${small[@]}" --train.max-seconds=8.0 --train.max-epochs=0 --train.pat
 cluster --mode sync --ps 1 --workers 3 --name kill --deadline 180 --tolerate worker-2 -- "${killopts[@]}" \
   > "$tmp/kill.out" 2>&1 &
 cpid=$!
-victim=$(kill_when_training kill worker-2)
-restarted=""
-if [[ -n "$victim" ]]; then
-  echo "killed worker-2 (pid $victim)"
-  sleep 1
-  "$bin/actorps-node" --config-file="$tmp/runs/kill/cluster.ini" --node.role=worker --node.index=2 \
-    "${killopts[@]}" > "$tmp/restarted.log" 2>&1 &
-  restarted=$!
-else
-  fail "training never started"
-fi
+restart_killed_worker kill 2 "$tmp/restarted.log" "${killopts[@]}"
 wait "$cpid"; rc=$?
 if [[ -n "$restarted" ]]; then
   wait "$restarted"; rrc=$?

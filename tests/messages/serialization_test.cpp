@@ -92,6 +92,10 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   BOOST_TEST((round_trip(stop) == stop));
   std::vector<scope_info> scopes{{"problem_1", "kept", 9, 460800, 300}, {"", "in session", 3, 40, 2}};
   BOOST_TEST((round_trip(scopes) == scopes));
+  gradient_request greq{4, 1, {7, 0, 54999}, 99};
+  BOOST_TEST((round_trip(greq) == greq));
+  gradient_reply grep{4, 1, 3, 1.5, {sample_slice(2, 5)}};
+  BOOST_TEST((round_trip(grep) == grep));
 }
 
 BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
@@ -112,7 +116,9 @@ BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
   check(typeid(layer_part), "actorps::layer_part");
   check(typeid(shard_snapshot), "actorps::shard_snapshot");
   check(typeid(scope_info), "actorps::scope_info");
-  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 15);
+  check(typeid(gradient_request), "actorps::gradient_request");
+  check(typeid(gradient_reply), "actorps::gradient_reply");
+  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 17);
 }
 
 BOOST_AUTO_TEST_CASE(tensors_are_copied_raw) {
