@@ -108,8 +108,8 @@ caf::error restore_into(const checkpoint& c, shard_setup& setup) {
         whole = &v;
     if (whole == nullptr) // read_checkpoint verified the files against the manifest
       return caf::make_error(errc::corrupt_data, cat("the checkpoint lacks ", plan.variables[part.variable].name));
-    const size_t offset = static_cast<size_t>(part.row_begin) * plan.variables[part.variable].cols;
-    const size_t n = part_bytes(plan, part) / sizeof(float);
+    const size_t offset = part_offset(plan, part);
+    const size_t n = part_floats(plan, part);
     for (auto [to, from] : {std::pair{&setup.initial, &whole->values}, std::pair{&setup.slot0, &whole->slot0},
                             std::pair{&setup.slot1, &whole->slot1}})
       for (auto& slice : cut(part.variable, offset, n, *from))

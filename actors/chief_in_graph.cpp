@@ -32,7 +32,7 @@ void fail_step(chief_pointer self, errc code, std::string why) {
 // again after a pause, until it has stalled for a whole cluster.step-timeout.
 void stalled(chief_pointer self, const std::string& why) {
   auto& g = self->state.in_graph;
-  auto now = caf::make_timestamp();
+  auto now = self->clock().now();
   if (!g.stalled_since)
     g.stalled_since = now;
   g.round->abandon();

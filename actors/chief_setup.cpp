@@ -46,10 +46,9 @@ caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const check
   }
   for (uint32_t i : parts_of(st.plan, s)) {
     auto& part = st.plan.parts[i];
-    const size_t begin = static_cast<size_t>(part.row_begin) * st.plan.variables[part.variable].cols;
+    const uint32_t begin = part_offset(st.plan, part);
     auto& whole = (*values)[part.variable];
-    setup.initial.push_back({part.variable, static_cast<uint32_t>(begin),
-                             tensor_copy(whole.data() + begin, part_bytes(st.plan, part) / sizeof(float))});
+    setup.initial.push_back({part.variable, begin, tensor_copy(whole.data() + begin, part_floats(st.plan, part))});
   }
   return setup;
 }

@@ -4,6 +4,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "data/batcher.hpp"
 
 #include <algorithm>
 
@@ -32,8 +33,8 @@ caf::expected<std::vector<in_graph_round::assignment>> in_graph_round::begin(uin
   const auto n = static_cast<uint32_t>(std::min<int>(static_cast<int>(workers_), rows));
   parts_.clear();
   for (uint32_t p = 0; p < n; ++p) {
-    auto at = [&](uint32_t k) { return static_cast<int>(static_cast<long>(rows) * k / n); };
-    parts_.push_back({at(p), at(p + 1) - at(p)});
+    auto r = partition_range(rows, static_cast<int>(p), static_cast<int>(n));
+    parts_.push_back({r.begin, r.size()});
   }
   grads_.assign(n, std::nullopt);
   losses_.assign(n, 0.0);

@@ -92,9 +92,9 @@ caf::error parameter_store::init(const shard_setup& setup) {
     held[info.variable].push_back(static_cast<int>(parts.size()));
     part v;
     v.index = info.variable;
-    v.offset = static_cast<uint32_t>(info.row_begin) * static_cast<uint32_t>(var.cols);
+    v.offset = part_offset(plan, info);
     v.name = part_name(plan, i);
-    v.values.assign(part_bytes(plan, info) / sizeof(float), 0.0f);
+    v.values.assign(part_floats(plan, info), 0.0f);
     v.optimizer = for_variable(*opt, var.name);
     parts.push_back(std::move(v));
   }
@@ -188,6 +188,15 @@ caf::error parameter_store::check_worker(uint32_t worker, bool chief_allowed) co
   return caf::none;
 }
 
+caf::error parameter_store::check_pusher(uint32_t worker) const {
+  if (pushers_ == pushers::workers) // (also before the setup: check_worker says not_initialized)
+    return check_worker(worker, false);
+  if (worker != chief_worker_id)
+    return caf::make_error(errc::protocol_error, cat("shard ", shard_, ": worker ", worker,
+                                                     " pushed to an in-graph session, where only the chief pushes"));
+  return caf::none;
+}
+
 caf::error parameter_store::check_scope(const std::string& scope) const {
   if (!initialized_ || scope == scope_)
     return caf::none;
@@ -227,10 +236,7 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
 }
 
 caf::expected<push_reply> parameter_store::push(const push_request& req) {
-  if (pushers_ == pushers::chief && req.worker != chief_worker_id && initialized_)
-    return caf::make_error(errc::protocol_error, cat("shard ", shard_, ": worker ", req.worker,
-                                                     " pushed to an in-graph session, where only the chief pushes"));
-  if (auto err = check_worker(req.worker, pushers_ == pushers::chief))
+  if (auto err = check_pusher(req.worker))
     return err;
   if (auto err = check_scope(req.scope))
     return err;

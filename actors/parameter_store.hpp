@@ -71,9 +71,11 @@ private:
     optimizer_params optimizer; // the shard's, with this variable's weight decay
   };
 
+  caf::error check_worker(uint32_t worker, bool chief_allowed) const;
+  // Whether `worker` may push: a worker of the session, or in an in-graph session the chief alone.
+  caf::error check_pusher(uint32_t worker) const;
   // Returns the position in parts_ of the part of variable var held here that contains
   // [offset, offset + count), or the error naming the ranges held.
-  caf::error check_worker(uint32_t worker, bool chief_allowed) const;
   caf::expected<size_t> locate(uint32_t var, uint32_t offset, size_t count) const;
   caf::error check_scope(const std::string& scope) const;
   caf::expected<pull_reply> read(const pull_request& req) const;

@@ -36,7 +36,7 @@ placement_plan make_placement(const std::vector<variable_spec>& vars, uint32_t s
     int row = 0;
     for (int rows : partition_rows(v, split)) {
       plan.parts.push_back({k, row, rows, 0});
-      bytes.push_back(static_cast<size_t>(rows) * static_cast<size_t>(v.cols) * sizeof(float));
+      bytes.push_back(part_bytes(plan, plan.parts.back()));
       row += rows;
     }
   }
@@ -57,8 +57,16 @@ placement_plan make_placement(const std::vector<variable_spec>& vars, uint32_t s
   return plan;
 }
 
+size_t part_floats(const placement_plan& plan, const variable_part& part) {
+  return static_cast<size_t>(part.rows) * static_cast<size_t>(plan.variables[part.variable].cols);
+}
+
 size_t part_bytes(const placement_plan& plan, const variable_part& part) {
-  return static_cast<size_t>(part.rows) * static_cast<size_t>(plan.variables[part.variable].cols) * sizeof(float);
+  return part_floats(plan, part) * sizeof(float);
+}
+
+uint32_t part_offset(const placement_plan& plan, const variable_part& part) {
+  return static_cast<uint32_t>(part.row_begin) * static_cast<uint32_t>(plan.variables[part.variable].cols);
 }
 
 std::vector<size_t> bytes_per_shard(const placement_plan& plan) {

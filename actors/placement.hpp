@@ -30,6 +30,11 @@ placement_plan make_placement(const std::vector<variable_spec>& vars, uint32_t s
 /// Returns the bytes of a part.
 size_t part_bytes(const placement_plan& plan, const variable_part& part);
 
+/// Returns where a part starts in its row-major variable (row_begin x cols) and how many floats
+/// it has: the whole-variable range its slices are addressed by.
+uint32_t part_offset(const placement_plan& plan, const variable_part& part);
+size_t part_floats(const placement_plan& plan, const variable_part& part);
+
 /// Returns the bytes each shard holds under plan.
 std::vector<size_t> bytes_per_shard(const placement_plan& plan);
 

@@ -80,11 +80,8 @@ const std::string* scope_of_sender(container_pointer self) {
 template <class Reply, class Atom, class Request>
 caf::result<Reply> to_named_scope(container_pointer self, Atom a, Request& req) {
   auto it = self->state.scopes.find(req.scope);
-  if (it == self->state.scopes.end() && self->state.scopes.empty()) // (a restart the chief has not restored)
-    return caf::make_error(errc::not_initialized, cat("shard ", self->state.cfg.index, " holds no scope yet (a "
-                                                      "restarted ps node waits for the chief to set it up)"));
   if (it == self->state.scopes.end())
-    return self->state.table.unknown(req.scope, self->state.cfg.index);
+    return self->state.table.missing(req.scope, self->state.cfg.index);
   return self->delegate(it->second.front, a, std::move(req));
 }
 

@@ -106,6 +106,13 @@ std::vector<std::string> scope_table::names() const {
   return out;
 }
 
+caf::error scope_table::missing(const std::string& scope, uint32_t shard) const {
+  if (scopes_.empty())
+    return caf::make_error(errc::not_initialized, cat("shard ", shard, " holds no scope yet (a restarted ps node "
+                                                      "waits for the chief to set it up)"));
+  return unknown(scope, shard);
+}
+
 caf::error scope_table::unknown(const std::string& scope, uint32_t shard) const {
   std::string held;
   for (auto& [name, e] : scopes_)

@@ -63,6 +63,10 @@ public:
   /// Returns unknown_scope for `scope`, listing the scopes held.
   caf::error unknown(const std::string& scope, uint32_t shard) const;
 
+  /// The answer to a pull or push for a scope not held: not_initialized while nothing is held (a
+  /// restarted ps node the chief has not set up yet: workers wait and retry), else unknown().
+  caf::error missing(const std::string& scope, uint32_t shard) const;
+
 private:
   struct entry {
     placement_plan plan;

@@ -44,7 +44,7 @@ std::vector<slice_ref> held_ranges(const placement_plan& plan, uint32_t shard, u
     const auto cols = static_cast<uint32_t>(plan.variables[part.variable].cols);
     const auto first = static_cast<uint32_t>(part.row_begin);
     if (slices == 1) {
-      out.push_back({part.variable, first * cols, static_cast<uint32_t>(part.rows) * cols});
+      out.push_back({part.variable, part_offset(plan, part), static_cast<uint32_t>(part_floats(plan, part))});
       continue;
     }
     auto mine = slice_columns(static_cast<int>(cols), static_cast<int>(slice), static_cast<int>(slices));

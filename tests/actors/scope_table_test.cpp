@@ -81,8 +81,10 @@ BOOST_AUTO_TEST_CASE(only_kept_scopes_are_dropped) {
   BOOST_TEST(!t.drop("a", 1));
   BOOST_TEST(!t.holds("a"));
   BOOST_TEST(describe(t.drop("a", 1)) == "unknown_scope: shard 1 holds no scope \"a\" (it holds: none)");
+  BOOST_TEST((t.missing("a", 1) == errc::not_initialized)); // nothing held: a restart not set up yet
   BOOST_REQUIRE(t.begin(setup_of("")));
   BOOST_TEST(describe(t.unknown("x", 0)) == "unknown_scope: shard 0 holds no scope \"x\" (it holds: (none))");
+  BOOST_TEST((t.missing("x", 0) == errc::unknown_scope));
   t.forget("");
   BOOST_TEST(t.names().empty());
 }
