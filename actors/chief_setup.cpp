@@ -35,10 +35,10 @@ caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const check
   setup.shard = s;
   setup.plan = st.plan;
   setup.optimizer = to_optimizer_config(st.shard_opt);
-  setup.workers = static_cast<uint32_t>(st.workers.size());
   auto& cluster = st.cfg.cluster;
+  setup.workers = cluster.worker_ids();
   setup.session = {cluster.in_graph() ? in_graph_session : to_string(cluster.mode), cluster.replicas_to_aggregate, cluster.staleness,
-                   static_cast<int64_t>(cluster.step_timeout.count())};
+                   static_cast<int64_t>(cluster.step_timeout.count()), static_cast<uint32_t>(cluster.workers.size())};
   if (ckpt) {
     if (auto err = restore_into(*ckpt, setup))
       return err;

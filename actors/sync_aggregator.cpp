@@ -172,9 +172,9 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
   st.shard = shard;
   st.tag = cat("aggregator ", cfg.index);
   if (cfg.mode == train_mode::ssp)
-    st.ssp.emplace(cfg.workers, cfg.staleness);
+    st.ssp.emplace(cfg.workers, cfg.staleness, cfg.live_at_start);
   else
-    st.sync.emplace(cfg.workers, cfg.replicas_to_aggregate);
+    st.sync.emplace(cfg.workers, cfg.replicas_to_aggregate, cfg.live_at_start);
   st.waiting.resize(cfg.workers);
   st.parked.resize(cfg.workers);
   st.senders.resize(cfg.workers);
@@ -195,8 +195,11 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
       }
   });
   log_line(st.tag, cfg.mode == train_mode::ssp ? cat("ssp, staleness ", cfg.staleness, ", ", cfg.workers, " workers")
-                                     : cat("sync, ", cfg.replicas_to_aggregate, " of ", cfg.workers,
-                                           " workers aggregated per step"));
+                                     : cfg.replicas_to_aggregate >= cfg.workers
+                                         ? cat("sync, every live worker's gradient aggregated per step (", cfg.workers,
+                                               " worker ids)")
+                                         : cat("sync, ", cfg.replicas_to_aggregate, " of ", cfg.workers,
+                                               " workers aggregated per step"));
   return {
     [=](init_atom a, shard_setup& setup) -> caf::result<setup_reply> {
       // A shard restored from a checkpoint: its version is the number of steps applied, so sync

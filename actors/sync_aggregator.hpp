@@ -25,6 +25,7 @@ struct sync_aggregator_config {
   uint32_t staleness = 0;             ///< ssp
   std::chrono::milliseconds step_timeout{30000}; ///< a step goes on without a silent worker after this
   std::chrono::milliseconds request_timeout{60000}; ///< deadline of every request to its shard
+  uint32_t live_at_start = 0;         ///< ids live from the start (0: all; elastic joiners count from their first push)
 };
 
 /// Spawns an aggregator in front of `shard`; the returned handle is used (and published) in the

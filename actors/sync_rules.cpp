@@ -9,8 +9,19 @@
 
 namespace actorps {
 
-sync_rule::sync_rule(uint32_t workers, uint32_t replicas_to_aggregate)
-  : workers_(workers), replicas_(replicas_to_aggregate), live_(workers, true), grads_(workers) {
+namespace {
+
+std::vector<bool> live_from_start(uint32_t workers, uint32_t live_at_start) {
+  std::vector<bool> live(workers, false);
+  std::fill_n(live.begin(), live_at_start == 0 ? workers : std::min(live_at_start, workers), true);
+  return live;
+}
+
+} // namespace
+
+sync_rule::sync_rule(uint32_t workers, uint32_t replicas_to_aggregate, uint32_t live_at_start)
+  : workers_(workers), replicas_(replicas_to_aggregate), live_(live_from_start(workers, live_at_start)),
+    grads_(workers) {
 }
 
 uint32_t sync_rule::live_workers() const {
@@ -106,14 +117,16 @@ std::vector<uint32_t> sync_rule::missing() const {
   return out;
 }
 
-ssp_rule::ssp_rule(uint32_t workers, uint32_t staleness)
-  : staleness_(staleness), live_(workers, true), done_(workers, 0) {
+ssp_rule::ssp_rule(uint32_t workers, uint32_t staleness, uint32_t live_at_start)
+  : staleness_(staleness), done_(workers, 0), shift_(workers, 0) {
+  for (bool on : live_from_start(workers, live_at_start))
+    standing_.push_back(on ? standing::live : standing::away);
 }
 
 uint64_t ssp_rule::min_live() const {
   uint64_t m = std::numeric_limits<uint64_t>::max();
-  for (size_t w = 0; w < done_.size(); ++w)
-    if (live_[w])
+  for (uint32_t w = 0; w < done_.size(); ++w)
+    if (live(w))
       m = std::min(m, done_[w]);
   return m == std::numeric_limits<uint64_t>::max() ? 0 : m;
 }
@@ -121,8 +134,15 @@ uint64_t ssp_rule::min_live() const {
 uint64_t ssp_rule::finished(uint32_t worker, uint64_t step) {
   if (worker >= done_.size())
     return 0;
-  live_[worker] = true;
-  done_[worker] = std::max(done_[worker], step + 1);
+  if (standing_[worker] == standing::away) { // enters at the slowest live worker's count
+    bool anyone = std::find(standing_.begin(), standing_.end(), standing::live) != standing_.end();
+    auto floor = anyone ? min_live() : done_[worker];
+    shift_[worker] = static_cast<int64_t>(floor) - static_cast<int64_t>(step);
+    done_[worker] = floor;
+  }
+  standing_[worker] = standing::live;
+  auto counted = static_cast<int64_t>(step) + 1 + shift_[worker];
+  done_[worker] = std::max<uint64_t>(done_[worker], static_cast<uint64_t>(std::max<int64_t>(0, counted)));
   return done_[worker] - min_live();
 }
 
@@ -131,19 +151,21 @@ bool ssp_rule::may_continue(uint32_t worker) const {
 }
 
 void ssp_rule::lose(uint32_t worker) {
-  if (worker < live_.size())
-    live_[worker] = false;
+  if (worker < standing_.size())
+    standing_[worker] = standing::away;
 }
 
 void ssp_rule::resume() {
-  live_.assign(live_.size(), false);
+  for (auto& s : standing_)
+    if (s == standing::live)
+      s = standing::resumed;
 }
 
 std::vector<uint32_t> ssp_rule::slowest() const {
   std::vector<uint32_t> out;
   uint64_t m = min_live();
   for (uint32_t w = 0; w < done_.size(); ++w)
-    if (live_[w] && done_[w] == m)
+    if (live(w) && done_[w] == m)
       out.push_back(w);
   return out;
 }

@@ -30,8 +30,9 @@ public:
     uint32_t waited_on = 0;         ///< the contributor that arrived last
   };
 
-  /// REQUIRES: 1 <= replicas_to_aggregate <= workers.
-  sync_rule(uint32_t workers, uint32_t replicas_to_aggregate);
+  /// Worker ids 0..workers-1; the first `live_at_start` are live from the start (0: all), the
+  /// others (elastic joiners) from their first push. REQUIRES: 1 <= replicas_to_aggregate.
+  sync_rule(uint32_t workers, uint32_t replicas_to_aggregate, uint32_t live_at_start = 0);
 
   uint64_t step() const { return step_; }
   uint32_t live_workers() const;
@@ -71,12 +72,17 @@ private:
 
 /// Stale synchronous parallel: updates apply at once, but a worker may start its next step only
 /// while it is at most `staleness` steps ahead of the slowest live worker (0: lock-step).
+/// Steps are counted per worker. A worker that is away (an elastic joiner, or one lost whose
+/// restart counts from 0 again) enters at the slowest live worker's count with its first push,
+/// whatever its own step number says, so it neither parks the others nor runs ahead of them.
+/// After resume() the workers go on with their own counts.
 class ssp_rule {
 public:
-  ssp_rule(uint32_t workers, uint32_t staleness);
+  /// Worker ids 0..workers-1, the first `live_at_start` live from the start (0: all).
+  ssp_rule(uint32_t workers, uint32_t staleness, uint32_t live_at_start = 0);
 
-  /// Records that worker w finished `step` (its gradients were applied). A lost worker counts as
-  /// live again. Returns how many steps w is now ahead of the slowest live worker.
+  /// Records that worker w finished `step` (its gradients were applied). A worker that is not
+  /// live enters (see above). Returns how many steps w is now ahead of the slowest live worker.
   uint64_t finished(uint32_t worker, uint64_t step);
 
   /// Returns whether worker w may start its next step.
@@ -96,9 +102,15 @@ public:
 private:
   uint64_t min_live() const;
 
+  /// live: counted; resumed: not counted until its next push, which keeps its count; away: not
+  /// counted until its next push, which enters it at the slowest live count.
+  enum class standing { live, resumed, away };
+  bool live(uint32_t w) const { return standing_[w] == standing::live; }
+
   uint32_t staleness_;
-  std::vector<bool> live_;
-  std::vector<uint64_t> done_; // steps finished per worker
+  std::vector<standing> standing_;
+  std::vector<uint64_t> done_;  // steps finished per worker, on the rule's count
+  std::vector<int64_t> shift_;  // the rule's count minus the worker's own step numbers
 };
 
 } // namespace actorps

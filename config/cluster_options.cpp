@@ -70,7 +70,8 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.index, "index", "this node's task index within its role")
     .add(v.check_only, "check-only", "validate the configuration (exit 0 or 2 with the error) and stop")
     .add(v.keep_alive, "keep-alive", "ps: outlive the run; the chief's stop ends its session and the shard keeps every scope's variables")
-    .add(v.drop_scope, "drop-scope", "with node.role = scopes: drop this scope (refused while a session trains it)");
+    .add(v.drop_scope, "drop-scope", "with node.role = scopes: drop this scope (refused while a session trains it)")
+    .add(v.join, "join", "worker: join the running elastic job of the chief at this host:port (the chief assigns the index; node.index is not used)");
   cfg.group("cluster")
     .add(v.chief, "chief", "the chief's host:port")
     .add(v.ps, "ps", "parameter shards' host:port list")
@@ -86,7 +87,12 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.wire_precision, "wire-precision", "fp32, bf16 or fp16: how gradients and values travel (shards keep fp32)")
     .add(v.gradient_compression, "gradient-compression", "none or topk (each pushed slice's largest gradients, with error feedback)")
     .add(v.value_compression, "value-compression", "none or topk (async, ssp: shards answer with the top-k of each slice's change since the worker's last values)")
-    .add(v.topk_ratio, "topk-ratio", "topk: the share of each slice's gradient values sent, in (0, 1]");
+    .add(v.topk_ratio, "topk-ratio", "topk: the share of each slice's gradient values sent, in (0, 1]")
+    .add(v.elastic, "elastic", "workers may join (node.join) and leave (SIGTERM) the running job; the chief hands out the data in leases")
+    .add(v.min_workers, "min-workers", "elastic: below this many live workers training pauses")
+    .add(v.max_workers, "max-workers", "elastic: a join above this many live workers is refused")
+    .add(v.elastic_aggregate, "elastic-aggregate", "elastic sync: all (every live worker's gradient per step) or fixed (train.replicas-to-aggregate; the rest are backups)")
+    .add(v.lease_batches, "lease-batches", "elastic: batches in one data lease (a leaving or crashed worker's unfinished lease goes to others)");
   cfg.group("train")
     .add(v.mode, "mode", "async, sync (SyncReplicasOptimizer), ssp (bounded staleness) or model-parallel")
     .add(v.replication, "replication", "between-graph (every worker runs its own steps) or in-graph (sync: the chief drives "
@@ -140,6 +146,51 @@ caf::error parse_list(const std::vector<std::string>& texts, const char* key, st
   return caf::none;
 }
 
+// cluster.elastic and node.join.
+caf::error validate_elastic(const cluster_values& v, cluster_settings& s) {
+  auto& e = s.elastic;
+  const auto workers = static_cast<int>(s.workers.size());
+  if (!v.join.empty()) {
+    auto at = parse_endpoint(v.join);
+    if (!at)
+      return bad("node.join", cat("\"", v.join, "\" is not host:port (the chief's address)"));
+    if (s.role != node_role::worker)
+      return bad("node.join", cat("is for node.role = worker, not ", v.role));
+    if (!v.elastic)
+      return bad("node.join", "needs cluster.elastic: a fixed cluster takes only the workers it lists");
+    e.join = *at;
+    s.chief = *at;
+  }
+  if (!v.elastic)
+    return caf::none;
+  e.on = true;
+  if (s.model_parallel())
+    return bad("cluster.elastic", "does not work with train.mode = model-parallel: a group cannot go on without a slice");
+  if (s.in_graph())
+    return bad("cluster.elastic", "works with between-graph replication only (train.replication = in-graph cuts the "
+                                  "global batch among the configured workers)");
+  if (v.min_workers < 1 || v.min_workers > workers)
+    return bad("cluster.min-workers", cat("must be in [1, ", workers, "] (the workers cluster.workers lists start the "
+                                          "job), got ", v.min_workers));
+  if (v.max_workers < workers || v.max_workers > 4096)
+    return bad("cluster.max-workers", cat("must be in [", workers, ", 4096] (at least the ", workers,
+                                          " workers cluster.workers lists), got ", v.max_workers));
+  e.min_workers = static_cast<uint32_t>(v.min_workers);
+  e.max_workers = static_cast<uint32_t>(v.max_workers);
+  if (v.elastic_aggregate == "all")
+    e.aggregate = elastic_aggregate::all;
+  else if (v.elastic_aggregate == "fixed")
+    e.aggregate = elastic_aggregate::fixed;
+  else
+    return bad("cluster.elastic-aggregate", cat("must be all or fixed, got \"", v.elastic_aggregate, "\""));
+  if (v.lease_batches < 1 || v.lease_batches > 100000)
+    return bad("cluster.lease-batches", cat("must be in [1, 100000], got ", v.lease_batches));
+  e.lease_batches = static_cast<uint32_t>(v.lease_batches);
+  if (s.mode == train_mode::sync && e.aggregate == elastic_aggregate::all)
+    s.replicas_to_aggregate = s.worker_ids(); // every live worker: the rule takes min(this, live)
+  return caf::none;
+}
+
 } // namespace
 
 caf::expected<cluster_settings> validate(const cluster_values& v) {
@@ -167,7 +218,7 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   s.drop_scope = v.drop_scope;
   if ((s.role == node_role::ps || s.role == node_role::scopes) && s.index >= s.ps.size())
     return bad("node.index", cat("is ", s.index, " but cluster.ps lists ", s.ps.size(), " shards"));
-  if (s.role == node_role::worker && s.index >= s.workers.size())
+  if (s.role == node_role::worker && v.join.empty() && s.index >= s.workers.size())
     return bad("node.index", cat("is ", s.index, " but cluster.workers lists ", s.workers.size(), " workers"));
   if (s.role == node_role::chief && s.index != 0)
     return bad("node.index", cat("of the chief must be 0, got ", s.index));
@@ -287,6 +338,8 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.async_momentum != "compensate" && v.async_momentum != "none")
     return bad("train.async-momentum", cat("must be compensate or none, got \"", v.async_momentum, "\""));
   s.compensate_momentum = v.async_momentum == "compensate";
+  if (auto err = validate_elastic(v, s))
+    return err;
   return s;
 }
 

@@ -58,6 +58,7 @@ struct cluster_values {
   bool check_only = false;
   bool keep_alive = false;
   std::string drop_scope;
+  std::string join;
   // [cluster]
   std::string chief = "127.0.0.1:4250";
   std::vector<std::string> ps = {"127.0.0.1:4251"};
@@ -74,6 +75,11 @@ struct cluster_values {
   std::string gradient_compression = "none";
   std::string value_compression = "none";
   double topk_ratio = 0.01;
+  bool elastic = false;
+  int min_workers = 1;
+  int max_workers = 16;
+  std::string elastic_aggregate = "all";
+  int lease_batches = 10;
   // [train]
   std::string mode = "async";
   std::string replication = "between-graph";
@@ -94,6 +100,20 @@ struct cluster_values {
   double checkpoint_every_seconds = 60.0;
   int checkpoint_keep = 3;
   bool checkpoint_restore = true;
+};
+
+/// Sync with elastic membership (cluster.elastic-aggregate): every live worker's gradient is
+/// averaged (all), or train.replicas-to-aggregate of them with the rest as backups (fixed).
+enum class elastic_aggregate { all, fixed };
+
+/// Elastic membership (cluster.elastic): workers join and leave a running job.
+struct elastic_settings {
+  bool on = false;
+  uint32_t min_workers = 1;   ///< below it training pauses (the chief hands out no data)
+  uint32_t max_workers = 16;  ///< a join above it is refused (cluster_full)
+  elastic_aggregate aggregate = elastic_aggregate::all;
+  uint32_t lease_batches = 10; ///< batches per data lease the chief hands a worker
+  std::optional<endpoint> join; ///< node.join: this worker joins the running job at this chief
 };
 
 /// Validated cluster settings.
@@ -130,6 +150,7 @@ struct cluster_settings {
   double checkpoint_every_seconds = 60.0; ///< save every T seconds (0: by steps only)
   int checkpoint_keep = 3;             ///< regular checkpoints kept (plus the best)
   bool checkpoint_restore = true;      ///< start from the newest valid checkpoint in the dir
+  elastic_settings elastic;
 
   /// Returns whether workers push through a SyncAggregator (sync and ssp).
   bool aggregated() const { return mode == train_mode::sync || mode == train_mode::ssp; }
@@ -139,6 +160,12 @@ struct cluster_settings {
 
   /// Model-parallel: workers g*K .. g*K+K-1 form group g, worker g*K+k holds slice k.
   bool model_parallel() const { return mode == train_mode::model_parallel; }
+
+  /// Worker ids the shards accept: the configured workers', and with cluster.elastic up to
+  /// max-workers more for joins (a joiner takes the lowest id no live member holds).
+  uint32_t worker_ids() const {
+    return static_cast<uint32_t>(workers.size()) + (elastic.on ? elastic.max_workers : 0u);
+  }
 
   /// Returns the number of model replicas training on their own data: the groups in
   /// model-parallel mode, else the workers.

@@ -19,11 +19,17 @@ batcher::batcher(const dataset& data, index_range range, int batch_size, uint64_
   reshuffle();
 }
 
+std::vector<int> epoch_order(index_range range, uint64_t seed, long epoch) {
+  std::vector<int> order(static_cast<size_t>(range.size()));
+  std::iota(order.begin(), order.end(), range.begin);
+  std::mt19937_64 gen{seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epoch)};
+  for (size_t i = order.size(); i > 1; --i)
+    std::swap(order[i - 1], order[gen() % i]);
+  return order;
+}
+
 void batcher::reshuffle() {
-  std::iota(order_.begin(), order_.end(), range_.begin);
-  std::mt19937_64 gen{seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epoch_)};
-  for (size_t i = order_.size(); i > 1; --i)
-    std::swap(order_[i - 1], order_[gen() % i]);
+  order_ = epoch_order(range_, seed_, epoch_);
   cursor_ = 0;
 }
 

@@ -20,6 +20,10 @@ struct index_range {
 /// The partitions are disjoint and cover [0, n). REQUIRES: 0 <= part < parts.
 index_range partition_range(int n, int part, int parts);
 
+/// The example order of `epoch`: range's indices shuffled, seeded by (seed, epoch). The batcher
+/// serves its epochs in this order; elastic training's data leases cut it into pieces.
+std::vector<int> epoch_order(index_range range, uint64_t seed, long epoch);
+
 /// One mini-batch copied out of the data set.
 struct batch_view {
   int rows = 0;             ///< examples in this batch (the last of an epoch may be smaller)

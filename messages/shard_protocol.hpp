@@ -53,6 +53,9 @@ struct session_mode {
   uint32_t replicas_to_aggregate = 1; ///< sync
   uint32_t staleness = 0;             ///< ssp
   int64_t step_timeout_ms = 30000;    ///< sync: a step goes on without a silent worker after this
+  /// Worker ids live from the start (the configured workers); ids above, up to shard_setup::workers,
+  /// are elastic joiners that count from their first push. 0: every id.
+  uint32_t live_at_start = 0;
 };
 
 /// The optimizer a shard applies (names as in the config: sgd, momentum, adam).
@@ -210,7 +213,8 @@ typename Inspector::result_type inspect(Inspector& f, placement_plan& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_mode& x) {
-  return f(caf::meta::type_name("session_mode"), x.mode, x.replicas_to_aggregate, x.staleness, x.step_timeout_ms);
+  return f(caf::meta::type_name("session_mode"), x.mode, x.replicas_to_aggregate, x.staleness, x.step_timeout_ms,
+           x.live_at_start);
 }
 
 template <class Inspector>
@@ -283,7 +287,7 @@ typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
 ACTORPS_FIELDWISE_EQ(variable_info, v.name, v.rows, v.cols)
 ACTORPS_FIELDWISE_EQ(variable_part, v.variable, v.row_begin, v.rows, v.shard)
 ACTORPS_FIELDWISE_EQ(placement_plan, v.strategy, v.shards, v.variables, v.parts, v.partitioner, v.scope)
-ACTORPS_FIELDWISE_EQ(session_mode, v.mode, v.replicas_to_aggregate, v.staleness, v.step_timeout_ms)
+ACTORPS_FIELDWISE_EQ(session_mode, v.mode, v.replicas_to_aggregate, v.staleness, v.step_timeout_ms, v.live_at_start)
 ACTORPS_FIELDWISE_EQ(scope_info, v.name, v.phase, v.variables, v.bytes, v.version)
 ACTORPS_FIELDWISE_EQ(optimizer_config, v.kind, v.learning_rate, v.momentum, v.beta1, v.beta2,
                      v.epsilon, v.decay_rate, v.decay_steps, v.rho, v.initial_accumulator,

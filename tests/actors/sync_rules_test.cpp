@@ -124,4 +124,50 @@ BOOST_AUTO_TEST_CASE(ssp_after_a_restore_counts_each_worker_from_its_next_push) 
   BOOST_TEST(rule.slowest() == std::vector<uint32_t>({1}));
 }
 
+
+BOOST_AUTO_TEST_CASE(elastic_sync_aggregates_every_live_worker_and_a_joiner_counts_from_its_first_push) {
+  sync_rule rule{6, 6, 2}; // ids 0..5, workers 0 and 1 configured, all live gradients averaged
+  BOOST_TEST(rule.live_workers() == 2u);
+  BOOST_TEST((*rule.offer(0, 0, grads({2.0f, 0.0f}, {0.0f})) == sync_rule::verdict::accepted));
+  BOOST_TEST(!rule.ready());
+  BOOST_TEST((*rule.offer(1, 0, grads({4.0f, 0.0f}, {0.0f})) == sync_rule::verdict::accepted));
+  BOOST_TEST(rule.ready()); // the joiner-to-be (id 4) is not waited for before its first push
+  rule.complete();
+  BOOST_TEST((*rule.offer(4, 0, grads({1.0f, 0.0f}, {0.0f})) == sync_rule::verdict::stale)); // joins late
+  BOOST_TEST(rule.live_workers() == 3u);
+  rule.offer(0, 1, grads({3.0f, 0.0f}, {0.0f}));
+  rule.offer(1, 1, grads({3.0f, 0.0f}, {0.0f}));
+  BOOST_TEST(!rule.ready()); // now step 1 waits for the joiner too
+  BOOST_TEST(rule.missing() == std::vector<uint32_t>({4}));
+  rule.offer(4, 1, grads({6.0f, 0.0f}, {0.0f}));
+  auto done = rule.complete();
+  BOOST_TEST(done.average[0].data.values[0] == 4.0f); // (3 + 3 + 6) / 3
+  BOOST_TEST(!rule.lose(1)); // worker 1 leaves: two live now
+  rule.offer(0, 2, grads({1.0f, 0.0f}, {0.0f}));
+  BOOST_TEST(!rule.ready());
+  rule.offer(4, 2, grads({1.0f, 0.0f}, {0.0f}));
+  BOOST_TEST(rule.ready());
+}
+
+BOOST_AUTO_TEST_CASE(ssp_joiners_and_restarted_workers_enter_at_the_slowest_count) {
+  ssp_rule rule{4, 1, 2}; // ids 0..3, workers 0 and 1 configured
+  for (uint64_t s = 0; s < 50; ++s) {
+    rule.finished(0, s);
+    rule.finished(1, s);
+  }
+  BOOST_TEST(rule.finished(3, 0) == 1u); // a joiner's step 0 enters at 50 and counts 51, not 1
+  BOOST_TEST(rule.may_continue(0));
+  BOOST_TEST(rule.may_continue(3));
+  rule.finished(3, 1);
+  rule.finished(3, 2);                   // 53 on the rule's count: three ahead
+  BOOST_TEST(!rule.may_continue(3));
+  rule.lose(1);                          // worker 1 crashes; its restart counts from 0 again
+  rule.finished(0, 50);                  // 51
+  BOOST_TEST(rule.finished(1, 0) == 1u); // enters at the slowest live count (51) and counts 52
+  BOOST_TEST(rule.slowest() == std::vector<uint32_t>({0}));
+  BOOST_TEST(!rule.may_continue(3));     // 53 vs 51
+  rule.finished(0, 51);
+  BOOST_TEST(rule.may_continue(3));      // 53 vs 52
+}
+
 BOOST_AUTO_TEST_SUITE_END()
