@@ -29,10 +29,6 @@ namespace {
 
 const char* tag = "chief";
 
-std::string endpoint_name(const char* role, size_t i, const endpoint& at) {
-  return cat(role, " ", i, " at ", at.str());
-}
-
 } // namespace
 
 void detail::fail_run(chief_pointer self, caf::error err, peers what) {
@@ -140,7 +136,7 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
         return execute(self, ctl.failed(0, errc::file_error, cat("the final evaluation failed: ", describe(err))));
     auto digest = weights_digest(final_params); // the final model, before finish() restores the best
     log_line(tag, cat("final weights digest ", digest));
-    auto workers = static_cast<int64_t>(st.workers.size());
+    auto workers = static_cast<int64_t>(st.cfg.cluster.workers.size()); // (elastic: those it started with)
     run_summary sum;
     sum.backend = cat("workers: ", workers, ", shards: ", st.plan.shards);
     sum.steps = ctl.steps();
@@ -172,6 +168,7 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
     if (st.cfg.cluster.wire.compression == sparsifier::topk || st.cfg.cluster.wire.value_compression == sparsifier::topk)
       extra.add("topk_ratio", st.cfg.cluster.wire.topk_ratio);
     st.traffic.describe(extra, ctl.worker_steps());
+    describe_elastic(self, extra);
     auto done = st.monitor->finish(std::move(sum), ctl.examples(), extra);
     if (!done)
       return execute(self, ctl.failed(0, errc::file_error, cat("writing the summary failed: ", describe(done.error()))));
@@ -196,7 +193,9 @@ void start_workers(chief_pointer self) {
     for (uint32_t k = 0; k < slices; ++k)
       group.slices.push_back(caf::actor_cast<caf::strong_actor_ptr>(st.workers[g * slices + k]));
     for (uint32_t k = 0; k < slices; ++k)
-      if (st.cfg.cluster.model_parallel())
+      if (!st.workers[g * slices + k])
+        continue; // (an elastic id nobody holds)
+      else if (st.cfg.cluster.model_parallel())
         self->send(st.workers[g * slices + k], start_atom_v, group);
       else
         self->send(st.workers[g * slices + k], start_atom_v);
@@ -212,6 +211,7 @@ void detail::execute(chief_pointer self, run_commands cmds) {
       return;
     switch (c.what) {
       case run_command::kind::log: log_line(tag, c.text); break;
+      case run_command::kind::membership: record_membership(self, c); break;
       case run_command::kind::tick: self->delayed_send(self, c.after, tick_atom_v); break;
       case run_command::kind::start_workers: start_workers(self); break;
       case run_command::kind::start_worker:
@@ -251,18 +251,18 @@ caf::result<worker_welcome> on_register(chief_pointer self, const worker_hello& 
   auto hdl = caf::actor_cast<worker_replica_actor>(self->current_sender());
   if (!hdl)
     return caf::make_error(errc::protocol_error, "an anonymous registration (no worker to answer)");
-  if (hello.worker < st.workers.size() && !(hello.byte_order_probe == std::vector<float>{byte_order_probe_value}))
-    return caf::make_error(errc::protocol_error,
-                           cat(endpoint_name("worker", hello.worker, st.cfg.cluster.workers[hello.worker]),
-                               " stores floats in another byte order; raw tensor copies need one"));
   auto verdict = st.ctl->worker_registered(hello.worker, self->clock().now());
   if (verdict.code != errc::none)
     return caf::make_error(verdict.code, verdict.text);
+  if (auto err = check_hello(self, hello)) // (after the index: an unknown one is named as such)
+    return err;
+  if (hello.worker >= st.workers.size())
+    st.workers.resize(hello.worker + 1);
   st.workers[hello.worker] = hdl;
   self->monitor(hdl);
   log_line(tag, cat("worker ", hello.worker, " is at ", hello.host));
   execute(self, std::move(verdict.then));
-  return worker_welcome{st.plan, static_cast<uint32_t>(st.workers.size()), verdict.steps_left, verdict.more};
+  return worker_welcome{st.plan, st.ctl->live(), hello.worker, verdict.steps_left, verdict.more};
 }
 
 void on_down(chief_pointer self, const caf::down_msg& msg) {
@@ -270,7 +270,8 @@ void on_down(chief_pointer self, const caf::down_msg& msg) {
   auto why = caf::to_string(msg.reason);
   for (uint32_t j = 0; j < st.workers.size(); ++j)
     if (st.workers[j] && msg.source == st.workers[j].address()) {
-      execute(self, st.ctl->worker_down(j, why));
+      elastic_worker_down(self, j);
+      execute(self, st.ctl->worker_down(j, why, self->clock().now()));
       if (st.ctl->phase() != run_phase::done)
         in_graph_worker_down(self, j);
       return;
@@ -298,13 +299,16 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg) 
   }
   return {
     [=](register_atom, const worker_hello& hello) { return on_register(self, hello); },
+    [=](join_atom, const worker_hello& hello) { return on_join(self, hello); },
+    [=](lease_atom, const lease_request& req) { return on_lease(self, req); },
+    [=](leave_atom, const lease_request& req) { return on_leave(self, req); },
     [=](progress_atom, const progress_report& rep) {
       auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
       if (rep.worker >= self->state.workers.size() || from != self->state.workers[rep.worker].address())
         return log_line(tag, cat("ignored a progress report for worker ", rep.worker, " from another sender"));
       self->state.traffic.add(rep.bytes_sent, rep.bytes_received);
       execute(self, self->state.ctl->progress(rep.worker, rep.steps, rep.examples, rep.loss_sum, rep.final,
-                                              self->clock().now()));
+                                              self->clock().now(), rep.global_step));
     },
     [=](tick_atom) {
       if (self->current_sender() != self->ctrl())

@@ -163,7 +163,10 @@ caf::error detail::prepare(chief_pointer self) {
   rc.replicas_to_aggregate = rc.in_graph ? 1 : cluster.replicas_to_aggregate; // in-graph: one update a step
   rc.slices = cluster.slices;
   rc.max_steps = st.cfg.train.max_steps;
-  if (cluster.mode == train_mode::async && rc.max_steps > 0 && rc.workers > 1)
+  rc.elastic = cluster.elastic.on;
+  rc.min_workers = cluster.elastic.min_workers;
+  rc.max_workers = cluster.elastic.max_workers;
+  if (cluster.mode == train_mode::async && rc.max_steps > 0 && (rc.workers > 1 || rc.elastic))
     rc.grant_steps = std::max<int64_t>(1, 2 * cluster.report_every); // a report refills it
   rc.train_rows = static_cast<int64_t>(st.cfg.data->train.rows);
   rc.progress_every = st.cfg.train.progress_every;
@@ -182,6 +185,7 @@ caf::error detail::prepare(chief_pointer self) {
   rc.should_stop = [self](int64_t steps, int64_t examples) { return self->state.monitor->should_stop(steps, examples); };
   st.ctl.emplace(std::move(rc));
   in_graph_prepare(self);
+  elastic_prepare(self);
   if (st.restored)
     st.ctl->resume(st.restored->manifest.global_step, st.restored->manifest.examples,
                    st.restored->manifest.train_seconds);

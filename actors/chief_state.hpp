@@ -11,6 +11,7 @@
 #include "checkpoint/checkpoint_store.hpp"
 #include "compute/backend.hpp"
 #include "data/batcher.hpp"
+#include "data/epoch_ledger.hpp"
 #include "model/network.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -33,6 +34,16 @@ struct in_graph_state {
   std::optional<run_time> stalled_since; // the step found no worker to compute it
 };
 
+/// Elastic membership: the data leases and what the summary counts (actors/chief_elastic.cpp).
+struct elastic_state {
+  std::optional<epoch_ledger> ledger;
+  int64_t joins = 0;
+  int64_t leaves = 0;
+  int64_t crashes = 0;
+  int64_t epochs_counted = 0;
+  bool counts_exact = true; ///< every counted epoch used each example exactly once
+};
+
 struct chief_state {
   chief_config cfg;
   std::unique_ptr<backend> be;
@@ -51,6 +62,7 @@ struct chief_state {
   std::optional<checkpoint> restored;    // what the run resumes from
   std::vector<std::vector<float>> start; // the initial values, when not restored (freed once sent)
   in_graph_state in_graph;
+  elastic_state elastic;
   static inline const char* name = "chief";
 };
 
@@ -83,6 +95,25 @@ void in_graph_worker_back(chief_pointer self, uint32_t j);
 
 /// In-graph: a shard went down; the step being computed is dropped and runs again later.
 void in_graph_abandon(chief_pointer self);
+
+/// Checks a worker's hello against the run: byte order, model, placement, shards. Errors name
+/// the worker and the difference (protocol_error, wrong_cluster).
+caf::error check_hello(chief_pointer self, const worker_hello& hello);
+
+/// Elastic: creates the data ledger (the epochs continue from a resumed run's examples).
+void elastic_prepare(chief_pointer self);
+
+/// Elastic: a join, a lease request, a leave; what a worker's crash does to its leases.
+caf::result<worker_welcome> on_join(chief_pointer self, const worker_hello& hello);
+caf::result<data_lease> on_lease(chief_pointer self, const lease_request& req);
+caf::result<data_lease> on_leave(chief_pointer self, const lease_request& req);
+void elastic_worker_down(chief_pointer self, uint32_t j);
+
+/// Records a join, leave or crash (a membership command) in metrics.jsonl.
+void record_membership(chief_pointer self, const run_command& c);
+
+/// Adds the elastic counters to summary.json's fields.
+void describe_elastic(chief_pointer self, json_object& extra);
 
 /// Sends every shard its setup (a shard that is already initialised keeps its values).
 void init_shards(chief_pointer self);

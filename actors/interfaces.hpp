@@ -30,6 +30,11 @@ namespace actorps {
 ///   To itself: run the next step.
 /// (tick_atom)
 ///   To itself: the start deadline (cluster.startup-timeout) passed.
+/// (leave_atom)
+///   From its node on SIGTERM: leave the job cleanly -- finish the step in flight, report how
+///   far its data leases got ((leave_atom, lease_request) to the chief), quit normally.
+/// (lease_atom)
+///   To itself, elastic: ask the chief for data again (after a pause, or a failed request).
 /// (compute_atom, gradient_request) -> gradient_reply
 ///   In-graph replication, from the chief: the gradient of some rows of the step's global batch
 ///   with the step's parameters (pulled from the shards once per step). Errors: protocol_error
@@ -38,14 +43,25 @@ using worker_replica_actor
   = caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<start_atom, slice_group>,
                      caf::reacts_to<slice_atom, layer_part>, caf::reacts_to<register_atom>,
                      caf::reacts_to<grant_atom, int64_t>, caf::reacts_to<stop_atom>,
-                     caf::reacts_to<step_atom>, caf::reacts_to<tick_atom>,
+                     caf::reacts_to<step_atom>, caf::reacts_to<tick_atom>, caf::reacts_to<leave_atom>,
+                     caf::reacts_to<lease_atom>,
                      caf::replies_to<compute_atom, gradient_request>::with<gradient_reply>>;
 
 /// Chief:
 ///
 /// (register_atom, worker_hello) -> worker_welcome
-///   A worker joins: the chief checks its index and byte order, monitors it and answers with the
-///   placement plan. Errors: unknown_worker, protocol_error.
+///   A worker registers: the chief checks its index, byte order, model, placement and shards,
+///   monitors it and answers with the placement plan. Errors: unknown_worker, wrong_cluster,
+///   protocol_error.
+/// (join_atom, worker_hello) -> worker_welcome
+///   Elastic: a worker outside cluster.workers asks for an id (welcome.index); it then registers
+///   under it. Errors: unknown_worker (not elastic), cluster_full, wrong_cluster, protocol_error.
+/// (lease_atom, lease_request) -> data_lease
+///   Elastic: the worker's next data lease; its finished leases are reported in the request.
+///   A lease with wait_ms > 0 and no rows: training is paused, ask again later.
+/// (leave_atom, lease_request) -> data_lease
+///   Elastic (and any between-graph job): the worker leaves; what its leases did not finish goes
+///   to others. The answer is empty.
 /// (progress_atom, progress_report)
 ///   A worker's steps, examples and training loss since its last report; drives the global step,
 ///   evaluation and the stop rule.
@@ -57,6 +73,9 @@ using worker_replica_actor
 ///   To itself, in-graph: begin the step again after no worker could compute it. Ignored from
 ///   any other sender.
 using chief_actor = caf::typed_actor<caf::replies_to<register_atom, worker_hello>::with<worker_welcome>,
+                                     caf::replies_to<join_atom, worker_hello>::with<worker_welcome>,
+                                     caf::replies_to<lease_atom, lease_request>::with<data_lease>,
+                                     caf::replies_to<leave_atom, lease_request>::with<data_lease>,
                                      caf::reacts_to<progress_atom, progress_report>, caf::reacts_to<tick_atom>,
                                      caf::reacts_to<step_atom>>;
 

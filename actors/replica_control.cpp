@@ -137,6 +137,21 @@ replica_commands replica_control::stop() {
   return finish_if_idle();
 }
 
+replica_commands replica_control::leave() {
+  switch (phase_) {
+    case replica_phase::done:
+      return {};
+    case replica_phase::registering: // not a member (yet, or of the chief being restarted): just go
+    case replica_phase::paused:
+      phase_ = replica_phase::done;
+      return {replica_command::log("leaving before registering with the chief"), command(replica_command::kind::quit)};
+    default:
+      ending_ = ending::leave;
+      phase_ = replica_phase::stopping;
+      return finish_if_idle();
+  }
+}
+
 replica_commands replica_control::tick(replica_time now) {
   if (now + std::chrono::milliseconds(1) < deadline_)
     return {}; // armed for an earlier registration
@@ -319,11 +334,13 @@ replica_commands replica_control::finish_if_idle() {
   if (phase_ != replica_phase::stopping || round_.pending > 0 || round_.at == stage::computing)
     return {};
   phase_ = replica_phase::done;
-  replica_commands out{report(true), command(replica_command::kind::announce_stop)};
+  const bool leaving = ending_ == ending::leave;
+  replica_commands out{report(!leaving), command(replica_command::kind::announce_stop)};
   out.push_back(replica_command::log(
-    cfg_.in_graph ? cat("stopped after computing ", parts_, " in-graph parts")
-                  : cat("stopped at step ", step_, stale_steps_ > 0 ? cat(" (", stale_steps_, " steps dropped as stale)") : "")));
-  out.push_back(command(replica_command::kind::quit));
+    cat(leaving ? "leaving the job " : "stopped ",
+        cfg_.in_graph ? cat("after computing ", parts_, " in-graph parts")
+                      : cat("at step ", step_, stale_steps_ > 0 ? cat(" (", stale_steps_, " steps dropped as stale)") : ""))));
+  out.push_back(command(leaving ? replica_command::kind::leave : replica_command::kind::quit));
   return out;
 }
 

@@ -58,6 +58,7 @@ struct replica_command {
     retry_after,      ///< ask for retry() after `after`
     tick_after,       ///< ask for tick() after `after` (the start deadline)
     announce_stop,    ///< model-parallel: tell the group this slice stops
+    leave,            ///< tell the chief this worker leaves (its data leases' progress), then quit
     quit,             ///< stopped normally
     fail,             ///< quit with `code` and `text`
     log,              ///< `text`: a log line
@@ -114,6 +115,8 @@ public:
   replica_commands granted(int64_t steps);
   /// The chief's stop.
   replica_commands stop();
+  /// SIGTERM: leave the job -- finish the round in flight, report, tell the chief, quit normally.
+  replica_commands leave();
   /// The start deadline may have passed.
   replica_commands tick(replica_time now);
 
@@ -175,7 +178,12 @@ private:
   void register_now(replica_time now, replica_commands& out);
 
   replica_control_config cfg_;
+  /// How a worker in the stopping phase ends: told to stop (a final report) or leaving the job
+  /// (a last report, then the leave).
+  enum class ending { stop, leave };
+
   replica_phase phase_ = replica_phase::registering;
+  ending ending_ = ending::stop;
   round_state round_;
   bool start_early_ = false;    ///< registering: the start overtook the welcome
   bool more_grants_ = false;    ///< at zero steps left: wait for a grant instead of stopping

@@ -59,13 +59,50 @@ bool run_control::restoring_any() const {
 }
 
 uint32_t run_control::live_workers() const {
-  return static_cast<uint32_t>(std::count_if(members_.begin(), members_.end(),
-                                             [](member m) { return m != member::gone && m != member::absent; }));
+  return static_cast<uint32_t>(std::count_if(members_.begin(), members_.end(), [](member m) {
+    return m == member::registered || m == member::training || m == member::finished;
+  }));
 }
 
 bool run_control::all_reported() const {
-  return std::all_of(members_.begin(), members_.end(),
-                     [](member m) { return m == member::finished || m == member::gone; });
+  return std::all_of(members_.begin(), members_.end(), [](member m) {
+    return m == member::finished || m == member::gone || m == member::left || m == member::admitted
+           || m == member::absent;
+  });
+}
+
+bool run_control::paused() const {
+  return cfg_.elastic && phase_ == run_phase::training && live_workers() < cfg_.min_workers;
+}
+
+// Makes room for worker id j (elastic ids above the configured workers).
+void run_control::grow(uint32_t j) {
+  if (j >= members_.size()) {
+    members_.resize(j + 1, member::absent);
+    granted_.resize(j + 1, 0);
+  }
+}
+
+// Logs and records a join, leave or crash with the new live count, and the pause it starts or ends.
+void run_control::membership_changed(const char* event, uint32_t j, bool was_paused, run_time now,
+                                     run_commands& out) {
+  run_command c{kind::membership};
+  c.text = event;
+  c.index = j;
+  c.workers = live_workers();
+  c.step = steps_;
+  out.push_back(std::move(c));
+  if (!was_paused && paused()) {
+    pause_deadline_ = now + cfg_.startup_timeout;
+    out.push_back(run_command::log(cat("training paused: ", live_workers(), " live worker(s), cluster.min-workers is ",
+                                       cfg_.min_workers, ": waiting for ", cfg_.min_workers - live_workers(),
+                                       " more to join (cluster.startup-timeout)")));
+    run_command t{kind::tick};
+    t.after = reminder;
+    out.push_back(std::move(t));
+  } else if (was_paused && !paused() && phase_ == run_phase::training) {
+    out.push_back(run_command::log(cat("training resumes with ", live_workers(), " workers")));
+  }
 }
 
 std::string run_control::missing() const {
@@ -154,12 +191,28 @@ void run_control::start_training(run_time now, run_commands& out) {
 
 run_admission run_control::worker_registered(uint32_t j, run_time now) {
   run_admission out;
-  if (j >= members_.size()) {
+  // (elastic: a restarted chief takes back the joiners of the run it continues)
+  bool rejoining_id = cfg_.elastic && j < cfg_.workers + cfg_.max_workers
+                      && (phase_ == run_phase::init_shards || phase_ == run_phase::waiting);
+  if (j >= members_.size() && !rejoining_id) {
     out.code = errc::unknown_worker;
-    out.text = cat("worker ", j, " registered but cluster.workers lists ", members_.size(), " workers");
+    out.text = cat("worker ", j, " registered but cluster.workers lists ", cfg_.workers, " workers",
+                   cfg_.elastic ? " (a joiner gets its id from node.join)" : "");
     return out;
   }
-  if (cfg_.max_steps > 0 && cfg_.workers / cfg_.slices == 1 && cfg_.mode != train_mode::sync)
+  grow(j);
+  if (members_[j] == member::admitted && phase_ == run_phase::training) { // an elastic joiner
+    bool was_paused = paused();
+    members_[j] = member::training;
+    grant_first(j, out);
+    out.then.push_back(run_command::log(cat("worker ", j, " joined: ", live_workers(), " workers")));
+    membership_changed("join", j, was_paused, now, out.then);
+    run_command c{kind::start_worker};
+    c.index = j;
+    out.then.push_back(std::move(c));
+    return out;
+  }
+  if (cfg_.max_steps > 0 && cfg_.workers / cfg_.slices == 1 && cfg_.mode != train_mode::sync && !cfg_.elastic)
     out.steps_left = std::max<int64_t>(0, cfg_.max_steps - steps_); // its steps are the global steps
   switch (phase_) {
     case run_phase::init_shards:
@@ -175,9 +228,12 @@ run_admission run_control::worker_registered(uint32_t j, run_time now) {
     case run_phase::training:
     case run_phase::stopping:
       if (members_[j] == member::gone && phase_ == run_phase::training) { // a restarted worker rejoins
+        bool was_paused = paused();
         members_[j] = member::training;
         grant_first(j, out);
         out.then.push_back(run_command::log(cat(worker_name(j), " rejoined")));
+        if (cfg_.elastic)
+          membership_changed("rejoin", j, was_paused, now, out.then);
         run_command c{kind::start_worker};
         c.index = j;
         out.then.push_back(std::move(c));
@@ -195,11 +251,71 @@ run_admission run_control::worker_registered(uint32_t j, run_time now) {
   }
 }
 
+run_admission run_control::worker_joining(run_time) {
+  run_admission out;
+  if (!cfg_.elastic) {
+    out.code = errc::unknown_worker;
+    out.text = cat("a worker asked to join, but this cluster takes only the ", cfg_.workers,
+                   " workers cluster.workers lists (set cluster.elastic for joins)");
+    return out;
+  }
+  if (phase_ != run_phase::training) {
+    out.code = errc::protocol_error;
+    out.text = cat("a worker asked to join while the run is ", to_string(phase_), " (joins are taken while training)");
+    return out;
+  }
+  auto members = static_cast<uint32_t>(std::count_if(members_.begin(), members_.end(), [](member m) {
+    return m == member::admitted || m == member::registered || m == member::training;
+  }));
+  if (members >= cfg_.max_workers) {
+    out.code = errc::cluster_full;
+    out.text = cat("a worker asked to join, but the job has ", members, " workers and cluster.max-workers is ",
+                   cfg_.max_workers);
+    return out;
+  }
+  // The lowest id above the configured ones that no member holds (a configured worker's id
+  // stays its own: a restart of it registers under it again).
+  uint32_t j = cfg_.workers;
+  while (j < members_.size() && members_[j] != member::absent && members_[j] != member::left
+         && members_[j] != member::gone)
+    ++j;
+  grow(j);
+  members_[j] = member::admitted;
+  out.index = j;
+  out.then.push_back(run_command::log(cat("a worker joins as worker ", j)));
+  return out;
+}
+
+run_commands run_control::worker_left(uint32_t j, run_time now) {
+  run_commands out;
+  if (j >= members_.size() || (members_[j] != member::training && members_[j] != member::registered
+                               && members_[j] != member::finished))
+    return out;
+  if (cfg_.mode == train_mode::model_parallel)
+    return worker_down(j, "it left", now);
+  bool was_paused = paused();
+  members_[j] = member::left;
+  if (cfg_.grant_steps > 0)
+    granted_[j] = 0;
+  out.push_back(run_command::log(cat(worker_name(j), " left: ", live_workers(), " workers")));
+  if (phase_ == run_phase::training || phase_ == run_phase::stopping)
+    membership_changed("leave", j, was_paused, now, out);
+  if (live_workers() == 0 && !cfg_.elastic && phase_ == run_phase::training)
+    return fail(errc::peer_unreachable, cat("every worker left (the last: ", worker_name(j), ")"));
+  for (uint32_t k = 0; phase_ == run_phase::training && k < members_.size(); ++k)
+    if (members_[k] == member::training)
+      top_up(k, out);
+  if (phase_ == run_phase::stopping && all_reported())
+    begin_finish(out);
+  return out;
+}
+
 run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, double loss_sum, bool final,
-                                   run_time now) {
+                                   run_time now, int64_t global_step) {
   run_commands out;
   if ((phase_ != run_phase::training && phase_ != run_phase::stopping) || j >= members_.size())
     return out;
+  reported_step_ = std::max(reported_step_, global_step);
   // The global step counts updates: every push in async and ssp, every aggregated step in sync.
   worker_steps_ += steps;
   if (cfg_.grant_steps > 0)
@@ -247,7 +363,12 @@ void run_control::next_in_graph_step(run_commands& out) {
 
 // Counts examples and losses into the global step and writes the progress line when one is due.
 void run_control::count(int64_t examples, double loss_sum, run_time now, run_commands& out) {
-  steps_ = cfg_.mode == train_mode::sync ? worker_steps_ / cfg_.replicas_to_aggregate : worker_steps_;
+  if (cfg_.mode != train_mode::sync)
+    steps_ = worker_steps_;
+  else if (cfg_.elastic && !cfg_.in_graph) // the contributions per step follow the membership
+    steps_ = std::max(steps_, reported_step_);
+  else
+    steps_ = worker_steps_ / cfg_.replicas_to_aggregate;
   examples_ += examples;
   line_loss_ += loss_sum;
   line_examples_ += examples;
@@ -287,12 +408,12 @@ void run_control::begin_stop(std::string reason, run_time now, run_commands& out
 }
 
 
-run_commands run_control::worker_down(uint32_t j, const std::string& why) {
+run_commands run_control::worker_down(uint32_t j, const std::string& why, run_time now) {
   run_commands out;
   if (j >= members_.size() || phase_ == run_phase::done)
     return out;
   auto& m = members_[j];
-  if (m == member::absent || m == member::finished || m == member::gone)
+  if (m == member::absent || m == member::finished || m == member::gone || m == member::left)
     return out;
   if (cfg_.grant_steps > 0)
     granted_[j] = 0; // its steps go back to the pool
@@ -309,13 +430,16 @@ run_commands run_control::worker_down(uint32_t j, const std::string& why) {
   if (cfg_.mode == train_mode::model_parallel)
     return fail(errc::peer_unreachable, cat("lost a worker: ", worker_name(j), " went down (", why,
                                             "); in model-parallel mode its group cannot go on without its slice"));
+  bool was_paused = paused();
   m = member::gone;
   ++workers_lost_;
   auto live = live_workers();
-  if (live == 0)
+  if (cfg_.elastic)
+    membership_changed("crash", j, was_paused, now, out);
+  if (live == 0 && !cfg_.elastic)
     return fail(errc::peer_unreachable, cat("lost every worker: ", worker_name(j), " went down (", why, ")"));
   out.push_back(run_command::log(cat(worker_name(j), " went down (", why, "); training goes on with ", live,
-                            " worker(s); a restarted worker ", j, " rejoins")));
+                            " worker(s)", j < cfg_.workers ? cat("; a restarted worker ", j, " rejoins") : std::string{})));
   for (uint32_t k = 0; phase_ == run_phase::training && k < members_.size(); ++k)
     if (members_[k] == member::training) // a worker waiting for a grant takes the lost one's steps
       top_up(k, out);
@@ -357,6 +481,17 @@ void run_control::top_up(uint32_t j, run_commands& out) {
 
 run_commands run_control::tick(run_time now) {
   run_commands out;
+  if (paused()) { // a reminder every 5 s; the run fails once the pause outlasts cluster.startup-timeout
+    if (now + std::chrono::milliseconds(1) >= pause_deadline_)
+      return fail(errc::timeout, cat("training stayed paused for cluster.startup-timeout: ", live_workers(),
+                                     " live worker(s), cluster.min-workers is ", cfg_.min_workers));
+    out.push_back(run_command::log(cat("training paused: waiting for ", cfg_.min_workers - live_workers(),
+                                       " more worker(s) to join (", live_workers(), " live, cluster.min-workers ",
+                                       cfg_.min_workers, ")")));
+    run_command c{kind::tick};
+    c.after = std::min(std::chrono::duration_cast<std::chrono::milliseconds>(pause_deadline_ - now), reminder);
+    out.push_back(std::move(c));
+  }
   bool starting = phase_ == run_phase::init_shards || phase_ == run_phase::waiting;
   if (now + std::chrono::milliseconds(1) < deadline_) {
     if (starting) { // a reminder: whom we wait for, every 5 s until the deadline

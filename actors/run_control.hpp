@@ -21,8 +21,9 @@ enum class run_phase { init_shards, waiting, training, stopping, finishing, fina
 
 const char* to_string(run_phase p);
 
-/// What the controller knows of each worker.
-enum class member { absent, registered, training, finished, gone };
+/// What the controller knows of each worker id. admitted: an elastic joiner was given the id and
+/// has not registered yet; left: it left cleanly (SIGTERM); gone: its process went down.
+enum class member { absent, admitted, registered, training, finished, gone, left };
 
 /// Time as the actor's clock tells it (CAF's actor_clock is a steady clock; tests drive it).
 using run_time = std::chrono::steady_clock::time_point;
@@ -38,6 +39,12 @@ struct run_control_config {
   /// inputs); workers only report at their stop. (mode sync, replicas_to_aggregate 1: one update
   /// per global step.)
   bool in_graph = false;
+  /// cluster.elastic: workers join (ids from `workers` up) and leave while training; below
+  /// min_workers live workers training pauses (no data leases), a join above max_workers is
+  /// refused. Sync steps are counted from the workers' reported global steps.
+  bool elastic = false;
+  uint32_t min_workers = 1;
+  uint32_t max_workers = 1;
   int64_t max_steps = 0;              ///< 0: no step limit
   /// > 0: async workers get their steps as grants of up to this many (see worker_welcome::more),
   /// so a run ends at exactly max_steps and workers stop when the chief stops answering.
@@ -76,6 +83,7 @@ struct run_command {
     fail,           ///< the run failed with `code` and `text`: stop everyone and quit with it
     log,            ///< `text`: a log line
     tick,           ///< ask for tick() after `after`
+    membership,     ///< `text` (join, leave, crash) of worker `index`: record it with `workers` live
   };
   explicit run_command(kind k) : what(k) {}
   kind what;
@@ -85,6 +93,7 @@ struct run_command {
   int64_t step = 0;
   int64_t examples = 0;
   std::optional<double> train_loss; ///< evaluate, finish: the mean training loss since the last evaluation
+  uint32_t workers = 0;             ///< membership: live workers after the change
   errc code = errc::none;
   std::string text;
   std::chrono::milliseconds after{0};
@@ -113,6 +122,7 @@ struct run_admission {
   std::string text;
   int64_t steps_left = -1;
   bool more = false; ///< steps_left is a grant: more follow as the worker reports
+  uint32_t index = 0; ///< worker_joining(): the id the joiner was given
   run_commands then;
 };
 
@@ -149,16 +159,27 @@ public:
   run_commands shard_ready(uint32_t s, run_time now, uint64_t kept_version = 0);
   /// The global step the run continued at from kept variables (-1: none).
   int64_t attached_step() const { return attached_step_; }
-  /// Worker j registers (new, or restarted after it went down).
+  /// Worker j registers (new, restarted after it went down, or an admitted joiner).
   run_admission worker_registered(uint32_t j, run_time now);
-  /// A progress report of worker j.
-  run_commands progress(uint32_t j, int64_t steps, int64_t examples, double loss_sum, bool final, run_time now);
+  /// Elastic: a worker outside the configured list asks to join; on success `index` is its id
+  /// (member admitted until it registers). Errors: unknown_worker (not elastic), cluster_full,
+  /// protocol_error (not training).
+  run_admission worker_joining(run_time now);
+  /// Worker j left cleanly (its lease reports are in); the run goes on without it.
+  run_commands worker_left(uint32_t j, run_time now);
+  /// Live workers (registered or training).
+  uint32_t live() const { return live_workers(); }
+  /// Elastic: training with fewer live workers than cluster.min-workers (no data is handed out).
+  bool paused() const;
+  /// A progress report of worker j; `global_step`: the step it is at (sync; -1: not given).
+  run_commands progress(uint32_t j, int64_t steps, int64_t examples, double loss_sum, bool final, run_time now,
+                        int64_t global_step = -1);
   /// In-graph: the chief's step was applied on every shard: `examples` rows, their losses' sum.
   run_commands chief_step(int64_t examples, double loss_sum, run_time now);
   /// Whether a shard is being restored (in-graph: no step may run).
   bool restoring() const { return restoring_any(); }
-  /// Worker j's actor went down.
-  run_commands worker_down(uint32_t j, const std::string& why);
+  /// Worker j's actor went down (elastic: below cluster.min-workers training pauses from `now`).
+  run_commands worker_down(uint32_t j, const std::string& why, run_time now = run_time{});
   /// Shard s's actor went down.
   run_commands shard_down(uint32_t s, const std::string& why);
   /// Shard s was restored after it went down.
@@ -189,6 +210,8 @@ private:
   };
 
   bool restoring_any() const;
+  void grow(uint32_t j);
+  void membership_changed(const char* event, uint32_t j, bool was_paused, run_time now, run_commands& out);
   std::string worker_name(uint32_t j) const;
   std::string shard_name(uint32_t s) const;
   uint32_t live_workers() const;
@@ -215,6 +238,8 @@ private:
   in_flight flight_;
   uint64_t next_op_ = 1;
   run_time deadline_{};
+  run_time pause_deadline_{};    ///< paused(): the run fails if still paused then
+  int64_t reported_step_ = 0;   ///< elastic sync: the highest global step a worker reported
   run_time train_start_{};
   int64_t steps_ = 0;
   int64_t worker_steps_ = 0;

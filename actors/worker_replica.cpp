@@ -45,7 +45,7 @@ caf::error report(worker_pointer self, const replica_command& c) {
                                                  "; lower train.learning-rate"));
   bool counts = c.steps > 0 || c.examples > 0;
   progress_report rep{st.cfg.index, c.steps, c.examples, counts ? m->loss * m->rows : 0.0, c.final,
-                      st.bytes_sent, st.bytes_received};
+                      st.ctl->step(), st.bytes_sent, st.bytes_received};
   st.bytes_sent = st.bytes_received = 0;
   self->send(st.cfg.chief, progress_atom_v, rep);
   return caf::none;
@@ -174,13 +174,65 @@ void follow_step(worker_pointer self) {
   }
 }
 
+void compute(worker_pointer self);
+
+// Elastic: asks the chief for the next data lease when the queue wants one. A step that waited
+// for data goes on once a lease is in (or ends, if the worker is stopping meanwhile).
+void ask_lease(worker_pointer self) {
+  auto& st = self->state;
+  if (!st.leases->wants_more())
+    return;
+  self->request(st.cfg.chief, st.cfg.cluster.request_timeout, lease_atom_v, st.leases->request(st.cfg.index))
+    .then(
+      [=](data_lease& lease) {
+        auto& st = self->state;
+        if (st.ctl->phase() == replica_phase::done)
+          return;
+        auto wait = std::chrono::milliseconds{lease.rows.empty() ? std::max(lease.wait_ms, 1) : 0};
+        st.leases->answered(std::move(lease));
+        if (wait.count() > 0)
+          self->delayed_send(self, wait, lease_atom_v); // paused: ask again then
+        else if (st.data == worker_state::feed::starving)
+          compute(self);
+      },
+      [=](caf::error& err) {
+        auto& st = self->state;
+        if (st.ctl->phase() == replica_phase::done)
+          return;
+        if (!st.cfg.reconnect_chief)
+          return fail(self, std::move(err), "asking the chief for data failed");
+        st.leases->request_failed(); // the chief may be restarting: ask again soon
+        self->delayed_send(self, std::chrono::milliseconds{500}, lease_atom_v);
+      });
+}
+
 // One step on the current parameters: loads the next batch and begins the step.
 void compute(worker_pointer self) {
   auto& st = self->state;
   auto started = std::chrono::steady_clock::now();
-  batch_view view = st.batches->next(st.images.data(), st.labels.data());
-  st.step->model().load_batch(st.images.data(), st.labels.data(), view.rows);
-  if (auto err = st.step->begin(view.rows))
+  int rows = 0;
+  if (st.ctl->phase() == replica_phase::done)
+    return;
+  if (st.leases) {
+    if (st.ctl->phase() == replica_phase::stopping) { // stopped or leaving while it waited for data
+      st.data = worker_state::feed::flowing;
+      return execute(self, st.ctl->step_status(replica_control::step_state::stopped, 0));
+    }
+    if (!st.leases->ready()) {
+      st.data = worker_state::feed::starving;
+      return ask_lease(self);
+    }
+    st.data = worker_state::feed::flowing;
+    auto batch = st.leases->take(st.cfg.train.batch_size);
+    copy_examples(st.cfg.data->train, st.cfg.train.data.augment, batch.rows, batch.count, batch.augment_seed,
+                  st.images.data(), st.labels.data());
+    rows = batch.count;
+    ask_lease(self); // the next lease before it is needed
+  } else {
+    rows = st.batches->next(st.images.data(), st.labels.data()).rows;
+  }
+  st.step->model().load_batch(st.images.data(), st.labels.data(), rows);
+  if (auto err = st.step->begin(rows))
     return fail(self, std::move(err), "the step failed");
   if (static_cast<int>(st.cfg.index) == st.cfg.cluster.slow_worker) // debug.slowdown: a straggler
     std::this_thread::sleep_for((std::chrono::steady_clock::now() - started) * (st.cfg.cluster.slowdown - 1.0));
@@ -202,9 +254,21 @@ void reconnect_shards(worker_pointer self, const std::vector<uint32_t>& lost) {
   execute(self, st.ctl->shards_reconnected());
 }
 
+// Tells the chief this worker leaves (how far its data leases got), then quits.
+void leave_job(worker_pointer self) {
+  auto& st = self->state;
+  auto req = st.leases ? st.leases->leave(st.cfg.index) : lease_request{st.cfg.index, {}};
+  self->request(st.cfg.chief, st.cfg.cluster.request_timeout, leave_atom_v, std::move(req))
+    .then([=](const data_lease&) { self->quit(); },
+          [=](caf::error& err) {
+            log_line(self->state.tag, cat("the chief did not take the leave (", describe(err), "); quitting anyway"));
+            self->quit();
+          });
+}
+
 void register_with_chief(worker_pointer self) {
   auto& st = self->state;
-  worker_hello hello{st.cfg.index, st.cfg.host, {{byte_order_probe_value}}};
+  auto hello = worker_hello_for(st.cfg.train, st.cfg.cluster, *st.cfg.data, st.cfg.index, st.cfg.host);
   self->request(st.cfg.chief, st.cfg.cluster.request_timeout, register_atom_v, hello)
     .then(
       [=](worker_welcome& welcome) {
@@ -250,6 +314,9 @@ void execute(worker_pointer self, replica_commands commands) {
         break;
       case kind::announce_stop:
         st.step->announce_stop(); // a group stops together: the others drop the step I leave
+        break;
+      case kind::leave:
+        leave_job(self);
         break;
       case kind::quit:
         self->quit();
@@ -316,7 +383,27 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
       if (self->current_sender() == self->ctrl())
         execute(self, self->state.ctl->retry());
     },
-    [=](stop_atom) { execute(self, self->state.ctl->stop()); },
+    [=](stop_atom) {
+      execute(self, self->state.ctl->stop());
+      if (self->state.data == worker_state::feed::starving) // (no data is coming: end the step)
+        compute(self);
+    },
+    [=](leave_atom) {
+      log_line(self->state.tag, "leaving the job (SIGTERM): finishing the step in flight");
+      execute(self, self->state.ctl->leave());
+      if (self->state.data == worker_state::feed::starving)
+        compute(self);
+    },
+    [=](lease_atom) { // to itself: ask for data again after a pause or a failed request
+      auto& st = self->state;
+      if (self->current_sender() != self->ctrl() || !st.leases || st.ctl->phase() == replica_phase::done)
+        return;
+      st.leases->wait_over();
+      if (st.data == worker_state::feed::starving)
+        compute(self);
+      else
+        ask_lease(self);
+    },
     [=](register_atom) { // after the chief went down: reach the restarted chief, register again
       auto& st = self->state;
       if (self->current_sender() != self->ctrl() || st.ctl->phase() != replica_phase::paused)
@@ -326,6 +413,8 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
         return fail(self, std::move(chief.error()), "the chief did not come back");
       st.cfg.chief = std::move(*chief);
       watch_chief(self);
+      if (st.leases) // the restarted chief hands out its own leases; the data of ours is trained again
+        st.leases = std::make_unique<lease_queue>();
       execute(self, st.ctl->chief_reconnected(self->clock().now()));
     },
     [=](tick_atom) {

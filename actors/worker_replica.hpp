@@ -33,6 +33,11 @@ struct worker_replica_config {
   std::function<caf::expected<parameter_shard_actor>(uint32_t)> reconnect_shard;
 };
 
+/// The hello a worker with this model, placement and shards sends the chief (index: its id, or
+/// joining_worker for an elastic join).
+worker_hello worker_hello_for(const train_settings& train, const cluster_settings& cluster, const data_splits& data,
+                              uint32_t index, std::string host);
+
 /// Spawns a worker. detached: on its own thread (production: compute and device waits must not
 /// block the scheduler); false for deterministic tests. The worker quits normally after the
 /// chief's stop, or with an error (the chief or a shard went away, a request timed out, the

@@ -31,6 +31,14 @@ caf::error prepare(worker_pointer self) {
     return std::move(step.error());
   st.step = std::move(*step);
   st.encoder = std::make_unique<gradient_encoder>(cfg.cluster.wire);
+  st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input.size());
+  st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
+  if (cfg.cluster.elastic.on) { // the chief hands out the data
+    st.leases = std::make_unique<lease_queue>();
+    log_line(st.tag, cat("elastic: data in leases from the chief; ", cfg.data->train.rows, " examples; backend ",
+                         st.be->name()));
+    return caf::none;
+  }
   // the slices of a group train one replica: same partition, same batches
   auto replica = static_cast<int>(cfg.index) / slices;
   auto replicas = static_cast<int>(cfg.cluster.replicas());
@@ -41,8 +49,6 @@ caf::error prepare(worker_pointer self) {
   st.batches = std::make_unique<batcher>(cfg.data->train, range, cfg.train.batch_size,
                                          cfg.train.seed + static_cast<uint64_t>(replica));
   st.batches->set_augmentation(cfg.train.data.augment);
-  st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input.size());
-  st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
   log_line(st.tag, cat(cfg.cluster.in_graph() ? std::string{"in-graph: parts of the chief's global batches"}
                                               : cat("partition [", range.begin, ", ", range.end, ")"),
                        " of ", cfg.data->train.rows, " examples; backend ", st.be->name(),
@@ -55,11 +61,7 @@ caf::error prepare(worker_pointer self) {
 caf::error accept_plan(worker_pointer self, placement_plan plan) {
   auto& st = self->state;
   auto mine = st.step->model().spec().variables();
-  bool same = plan.variables.size() == mine.size() && plan.shards == st.cfg.shards.size();
-  for (size_t k = 0; same && k < mine.size(); ++k)
-    same = plan.variables[k].name == mine[k].name && plan.variables[k].rows == mine[k].rows
-           && plan.variables[k].cols == mine[k].cols;
-  if (!same)
+  if (model_signature(plan.variables) != model_signature(mine) || plan.shards != st.cfg.shards.size())
     return caf::make_error(errc::protocol_error,
                            cat("the chief's plan (", plan.variables.size(), " variables on ", plan.shards,
                                " shards) does not match this worker's model (", mine.size(),
@@ -113,3 +115,19 @@ replica_control_config control_config(const worker_replica_config& cfg) {
 }
 
 } // namespace actorps::detail
+
+namespace actorps {
+
+worker_hello worker_hello_for(const train_settings& train, const cluster_settings& cluster, const data_splits& data,
+                              uint32_t index, std::string host) {
+  worker_hello hello;
+  hello.worker = index;
+  hello.host = std::move(host);
+  hello.byte_order_probe = {byte_order_probe_value};
+  hello.model = model_signature(with_input(train.model, data.train.shape).variables());
+  hello.placement = cluster.placement;
+  hello.shards = static_cast<uint32_t>(cluster.ps.size());
+  return hello;
+}
+
+} // namespace actorps

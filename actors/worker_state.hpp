@@ -4,6 +4,7 @@
 // replication's gradient requests). Included by those files only.
 #pragma once
 
+#include "actors/lease_queue.hpp"
 #include "actors/replica_control.hpp"
 #include "actors/replica_step.hpp"
 #include "actors/worker_replica.hpp"
@@ -46,6 +47,9 @@ struct worker_state {
   uint64_t bytes_sent = 0;                   // tensor payload bytes since the last report
   uint64_t bytes_received = 0;
   in_graph_params params;                    // in-graph only
+  std::unique_ptr<lease_queue> leases;       // elastic: the chief's data leases (else `batches`)
+  enum class feed { flowing, starving };
+  feed data = feed::flowing;                 // starving: a step waits for a lease
   static inline const char* name = "worker_replica";
 };
 

@@ -11,6 +11,7 @@
 #include "node/basp_guard.hpp"
 #include "node/exit_watchdog.hpp"
 #include "node/run_node.hpp"
+#include "node/sigterm_watch.hpp"
 #include "node/tls_files.hpp"
 
 #include <caf/actor_system.hpp>
@@ -87,6 +88,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   actorps::set_handshake_bound(cluster->max_handshake_bytes);
+  if (cluster->role == actorps::node_role::worker)
+    actorps::block_sigterm(); // a worker leaves cleanly on SIGTERM (node/sigterm_watch.hpp)
   caf::actor_system sys{cfg};
   int code = actorps::run_node(sys, *train, *cluster);
   actorps::arm_exit_watchdog(code, std::chrono::seconds(5)); // bounds ~actor_system (see the header)

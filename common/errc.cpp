@@ -25,6 +25,8 @@ const char* to_string(errc x) {
     case errc::timeout: return "timeout";
     case errc::protocol_error: return "protocol_error";
     case errc::unknown_scope: return "unknown_scope";
+    case errc::cluster_full: return "cluster_full";
+    case errc::wrong_cluster: return "wrong_cluster";
   }
   return "unknown";
 }

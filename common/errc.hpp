@@ -30,6 +30,8 @@ enum class errc : uint8_t {
   timeout,            ///< a wait or request passed its deadline
   protocol_error,     ///< a peer broke the protocol (wrong byte order, unexpected reply)
   unknown_scope,      ///< a message names a variable scope (train.scope) the shard does not hold
+  cluster_full,       ///< an elastic join above cluster.max-workers
+  wrong_cluster,      ///< a worker of another cluster (model, placement or shards) tried to register
 };
 
 /// Returns the enumerator's name, e.g. "invalid_config".

@@ -19,17 +19,37 @@ namespace actorps {
 /// whose probe does not read back as this value (raw float copies need one byte order).
 constexpr float byte_order_probe_value = 1.5f;
 
-/// Worker -> chief: (register_atom, worker_hello) -> worker_welcome.
+/// worker_hello::model of a model whose variables (each with name, rows and cols, in creation
+/// order) are `vars`: "name RxC, ...". Chief and worker compare their models by it.
+template <class Variables>
+std::string model_signature(const Variables& vars) {
+  std::string out;
+  for (auto& v : vars)
+    out += (out.empty() ? "" : ", ") + v.name + " " + std::to_string(v.rows) + "x" + std::to_string(v.cols);
+  return out;
+}
+
+/// worker_hello::worker of a worker that joins a running elastic job: the chief assigns its id.
+constexpr uint32_t joining_worker = UINT32_MAX;
+
+/// Worker -> chief: (register_atom, worker_hello) -> worker_welcome, and (join_atom,
+/// worker_hello) -> worker_welcome for an elastic joiner (worker = joining_worker).
 struct worker_hello {
-  uint32_t worker = 0;          ///< the worker's task index
+  uint32_t worker = 0;          ///< the worker's task index (or joining_worker)
   std::string host;             ///< where it runs, for log lines
   tensor_buffer byte_order_probe;
+  /// The worker's model, variable by variable ("name rows x cols", joined by ", "), and its
+  /// cluster.placement and shard count: the chief refuses a worker of another cluster by name.
+  std::string model;
+  std::string placement;
+  uint32_t shards = 0;
 };
 
 /// The chief's answer: where every variable lives and how many workers train.
 struct worker_welcome {
   placement_plan plan;
   uint32_t workers = 0;
+  uint32_t index = 0; ///< the worker's id (a joiner's, assigned by the chief)
   /// >= 0 when this worker's steps are the global steps (the only async/ssp worker, or a slice
   /// of the only model-parallel group) and train.max-steps is set: the worker stops by itself
   /// after this many more steps, so such runs end at exactly train.max-steps. -1 otherwise.
@@ -47,6 +67,7 @@ struct progress_report {
   int64_t examples = 0;  ///< examples since the previous report
   double loss_sum = 0.0; ///< sum of per-example training losses since the previous report
   bool final = false;    ///< the worker stopped after this report
+  int64_t global_step = 0; ///< sync: the step the worker is at (elastic sync counts steps by it)
   uint64_t bytes_sent = 0;     ///< tensor payload bytes pushed to shards since the previous report
   uint64_t bytes_received = 0; ///< tensor payload bytes received from shards since the previous report
 };
@@ -71,6 +92,45 @@ struct gradient_reply {
   std::vector<variable_slice> grads;    ///< one per variable, offset 0, the whole variable
 };
 
+/// A worker's account of one data lease: it trained the first `done` examples.
+struct lease_report {
+  uint64_t id = 0;
+  int32_t done = 0;
+};
+
+/// Elastic worker -> chief: (lease_atom, lease_request) -> data_lease, the next lease (reporting
+/// the finished ones); (leave_atom, lease_request) -> data_lease (empty): the worker leaves,
+/// reporting how far it got; the rest of its leases goes to others.
+struct lease_request {
+  uint32_t worker = 0;
+  std::vector<lease_report> finished;
+};
+
+/// A piece of an epoch's seeded example order (empty with wait_ms > 0: training is paused,
+/// ask again after wait_ms).
+struct data_lease {
+  uint64_t id = 0;
+  int64_t epoch = 0;
+  std::vector<int32_t> rows;     ///< training-set indices, in order
+  uint64_t augment_seed = 0;     ///< seeds data.augment for these rows
+  int32_t wait_ms = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lease_report& x) {
+  return f(caf::meta::type_name("lease_report"), x.id, x.done);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lease_request& x) {
+  return f(caf::meta::type_name("lease_request"), x.worker, x.finished);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, data_lease& x) {
+  return f(caf::meta::type_name("data_lease"), x.id, x.epoch, x.rows, x.augment_seed, x.wait_ms);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, gradient_request& x) {
   return f(caf::meta::type_name("gradient_request"), x.step, x.part, x.rows, x.augment_seed);
@@ -83,25 +143,29 @@ typename Inspector::result_type inspect(Inspector& f, gradient_reply& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_hello& x) {
-  return f(caf::meta::type_name("worker_hello"), x.worker, x.host, x.byte_order_probe);
+  return f(caf::meta::type_name("worker_hello"), x.worker, x.host, x.byte_order_probe, x.model, x.placement,
+           x.shards);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_welcome& x) {
-  return f(caf::meta::type_name("worker_welcome"), x.plan, x.workers, x.steps_left, x.more);
+  return f(caf::meta::type_name("worker_welcome"), x.plan, x.workers, x.index, x.steps_left, x.more);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
   return f(caf::meta::type_name("progress_report"), x.worker, x.steps, x.examples, x.loss_sum,
-           x.final, x.bytes_sent, x.bytes_received);
+           x.final, x.global_step, x.bytes_sent, x.bytes_received);
 }
 
 ACTORPS_FIELDWISE_EQ(gradient_request, v.step, v.part, v.rows, v.augment_seed)
 ACTORPS_FIELDWISE_EQ(gradient_reply, v.step, v.part, v.rows, v.loss_sum, v.grads)
-ACTORPS_FIELDWISE_EQ(worker_hello, v.worker, v.host, v.byte_order_probe)
-ACTORPS_FIELDWISE_EQ(worker_welcome, v.plan, v.workers, v.steps_left, v.more)
-ACTORPS_FIELDWISE_EQ(progress_report, v.worker, v.steps, v.examples, v.loss_sum, v.final, v.bytes_sent,
-                     v.bytes_received)
+ACTORPS_FIELDWISE_EQ(worker_hello, v.worker, v.host, v.byte_order_probe, v.model, v.placement, v.shards)
+ACTORPS_FIELDWISE_EQ(worker_welcome, v.plan, v.workers, v.index, v.steps_left, v.more)
+ACTORPS_FIELDWISE_EQ(lease_report, v.id, v.done)
+ACTORPS_FIELDWISE_EQ(lease_request, v.worker, v.finished)
+ACTORPS_FIELDWISE_EQ(data_lease, v.id, v.epoch, v.rows, v.augment_seed, v.wait_ms)
+ACTORPS_FIELDWISE_EQ(progress_report, v.worker, v.steps, v.examples, v.loss_sum, v.final, v.global_step,
+                     v.bytes_sent, v.bytes_received)
 
 } // namespace actorps

@@ -11,6 +11,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "node/connect.hpp"
+#include "node/sigterm_watch.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/io/middleman.hpp>
@@ -20,6 +21,7 @@
 #include <cstdio>
 #include <optional>
 #include <thread>
+#include <unistd.h>
 
 namespace actorps {
 
@@ -44,6 +46,11 @@ caf::error serve_until_exit(caf::actor_system& sys, const Handle& hdl) {
   auto reason = wait_for_exit(sys, hdl);
   sys.middleman().unpublish(hdl);
   return reason;
+}
+
+std::string local_host_name() {
+  char name[256] = {};
+  return gethostname(name, sizeof(name) - 1) == 0 ? std::string{name} : std::string{"unknown host"};
 }
 
 int report_failure(const std::string& who, const caf::error& err) {
@@ -213,8 +220,21 @@ caf::error link_slices(caf::actor_system& sys, const cluster_settings& cluster, 
   return caf::none;
 }
 
+// node.join: asks the running elastic job's chief for a worker id.
+caf::expected<uint32_t> join_job(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster,
+                                 const data_splits& data, const chief_actor& chief) {
+  caf::scoped_actor self{sys};
+  caf::expected<uint32_t> out{caf::error{}};
+  self->request(chief, cluster.request_timeout, join_atom_v,
+                worker_hello_for(train, cluster, data, joining_worker, local_host_name()))
+    .receive([&](const worker_welcome& welcome) { out = welcome.index; },
+             [&](caf::error& err) { out = std::move(err); });
+  return out;
+}
+
 int run_worker(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
-  std::string who = cat("worker ", cluster.index);
+  const bool joining = cluster.elastic.join.has_value();
+  std::string who = joining ? "joining worker" : cat("worker ", cluster.index);
   auto data = load_data(train, who);
   if (!data)
     return report_failure(who, data.error());
@@ -224,15 +244,27 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
   auto shards = connect_shards(sys, cluster, who);
   if (!shards)
     return report_failure(who, shards.error());
+  uint32_t index = cluster.index;
+  if (joining) {
+    auto id = join_job(sys, train, cluster, **data, *chief);
+    if (!id)
+      return report_failure(who, caf::make_error(errc::protocol_error,
+                                                 cat("the chief at ", cluster.chief.str(), " refused the join: ",
+                                                     describe(id.error()))));
+    index = *id;
+    who = cat("worker ", index);
+    log_line(who, cat("joined the job at ", cluster.chief.str(), " as worker ", index));
+  }
   auto reconnect = restart_connector<chief_actor>(sys, cluster, cluster.chief, who, "the restarted chief", chief->node());
-  auto worker = make_worker_replica(sys, {cluster.index, train, cluster, *data, *chief, *shards,
-                                          cluster.workers[cluster.index].host, reconnect,
+  auto worker = make_worker_replica(sys, {index, train, cluster, *data, *chief, *shards,
+                                          joining ? local_host_name() : cluster.workers[index].host, reconnect,
                                           shard_reconnector(sys, cluster, who, *shards)});
   if (cluster.model_parallel())
     if (auto err = link_slices(sys, cluster, worker, who)) {
       caf::anon_send_exit(worker, caf::exit_reason::kill);
       return report_failure(who, err);
     }
+  sigterm_watch leave_on_sigterm{[worker] { caf::anon_send(worker, leave_atom_v); }};
   auto reason = cluster.model_parallel() ? serve_until_exit(sys, worker) : wait_for_exit(sys, worker);
   return reason ? report_failure(who, reason) : 0;
 }

@@ -33,6 +33,11 @@ double run_monitor::epochs(int64_t examples) const {
   return static_cast<double>(examples) / std::max(1, data_.train.rows);
 }
 
+caf::error run_monitor::record(json_object row) {
+  row.add("wall_seconds", seconds());
+  return log_.append_metrics(row);
+}
+
 caf::error run_monitor::evaluate(int64_t step, int64_t examples, const json_object& extra,
                                  std::optional<double> train_loss) {
   auto val = actorps::evaluate(net_, data_.validation);

@@ -57,6 +57,10 @@ public:
   caf::error evaluate(int64_t step, int64_t examples, const json_object& extra = json_object{},
                       std::optional<double> train_loss = std::nullopt);
 
+  /// Appends an event row (a join, a leave, an epoch's example count) to metrics.jsonl, with
+  /// the seconds since the start.
+  caf::error record(json_object row);
+
   /// Returns the reason to stop, if any, after `step` steps and `examples` examples.
   std::optional<std::string> should_stop(int64_t step, int64_t examples) const;
 

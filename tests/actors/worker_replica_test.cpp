@@ -40,8 +40,11 @@ chief_actor::behavior_type stub_chief(chief_actor::stateful_pointer<stub_state> 
   return {
     [=](register_atom, const worker_hello& hello) -> caf::result<worker_welcome> {
       log->hellos.push_back(hello);
-      return worker_welcome{plan, 1, steps_left};
+      return worker_welcome{plan, 1, hello.worker, steps_left};
     },
+    [=](join_atom, const worker_hello&) -> caf::result<worker_welcome> { return caf::make_error(errc::unknown_worker); },
+    [=](lease_atom, const lease_request&) -> caf::result<data_lease> { return caf::make_error(errc::protocol_error); },
+    [=](leave_atom, const lease_request&) -> caf::result<data_lease> { return data_lease{}; },
     [=](progress_atom, const progress_report& rep) {
       log->steps += rep.steps;
       log->examples += rep.examples;

@@ -36,6 +36,9 @@ chief_actor::behavior_type echo_chief(chief_actor::pointer) {
       placement_plan plan{"round-robin", 1, {{hello.host, 1, 2}}, {{0, 0, 1, 0}}};
       return worker_welcome{plan, hello.worker};
     },
+    [](join_atom, const worker_hello&) -> caf::result<worker_welcome> { return caf::make_error(errc::unknown_worker); },
+    [](lease_atom, const lease_request&) -> caf::result<data_lease> { return data_lease{}; },
+    [](leave_atom, const lease_request&) -> caf::result<data_lease> { return data_lease{}; },
     [](progress_atom, const progress_report& rep) { *reported += rep.steps; },
     [](tick_atom) {},
     [](step_atom) {},

@@ -96,6 +96,12 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   BOOST_TEST((round_trip(greq) == greq));
   gradient_reply grep{4, 1, 3, 1.5, {sample_slice(2, 5)}};
   BOOST_TEST((round_trip(grep) == grep));
+  lease_request lreq{3, {{11, 500}, {12, 17}}};
+  BOOST_TEST((round_trip(lreq) == lreq));
+  data_lease lease{12, 4, {9, 59999, 0}, 1234567, 0};
+  BOOST_TEST((round_trip(lease) == lease));
+  worker_hello joiner{joining_worker, "h", {{1.5f}}, "dense0/weights 784x160", "balanced", 2};
+  BOOST_TEST((round_trip(joiner) == joiner));
 }
 
 BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
@@ -118,7 +124,7 @@ BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
   check(typeid(scope_info), "actorps::scope_info");
   check(typeid(gradient_request), "actorps::gradient_request");
   check(typeid(gradient_reply), "actorps::gradient_reply");
-  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 17);
+  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 19);
 }
 
 BOOST_AUTO_TEST_CASE(tensors_are_copied_raw) {
