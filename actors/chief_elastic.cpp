@@ -158,7 +158,7 @@ void detail::elastic_worker_down(chief_pointer self, uint32_t j) {
   auto& st = self->state;
   if (!st.elastic.ledger)
     return;
-  if (auto back = st.elastic.ledger->release(j); back > 0)
+  if (auto back = st.elastic.ledger->release(j); back > 0 && st.ctl->phase() == run_phase::training)
     log_line(tag, cat("worker ", j, " went down with ", back, " examples of its data leases unfinished; they go to the others"));
 }
 

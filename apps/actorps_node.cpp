@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   }
   actorps::set_handshake_bound(cluster->max_handshake_bytes);
   if (cluster->role == actorps::node_role::worker)
-    actorps::block_sigterm(); // a worker leaves cleanly on SIGTERM (node/sigterm_watch.hpp)
+    actorps::catch_sigterm(); // a worker leaves cleanly on SIGTERM (node/sigterm_watch.hpp)
   caf::actor_system sys{cfg};
   int code = actorps::run_node(sys, *train, *cluster);
   actorps::arm_exit_watchdog(code, std::chrono::seconds(5)); // bounds ~actor_system (see the header)

@@ -1,35 +1,40 @@
-// SIGTERM to a callback, on a thread of its own (sigtimedwait on the blocked signal).
+// SIGTERM to a callback: the handler only bumps a lock-free counter (async-signal-safe); the
+// watch's thread polls it. (Blocking the signal instead would not do: threads that exist before
+// main, e.g. a BLAS library's, would still take it and end the process.)
 #include "node/sigterm_watch.hpp"
 
+#include <chrono>
 #include <csignal>
-#include <ctime>
-#include <pthread.h>
 
 namespace actorps {
 
 namespace {
 
-sigset_t sigterm_set() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  return set;
+std::atomic<int> sigterms{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free counter");
+
+extern "C" void count_sigterm(int) {
+  sigterms.fetch_add(1);
 }
 
 } // namespace
 
-void block_sigterm() {
-  auto set = sigterm_set();
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+void catch_sigterm() {
+  struct sigaction action {};
+  action.sa_handler = count_sigterm;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &action, nullptr);
 }
 
 sigterm_watch::sigterm_watch(std::function<void()> on_signal) {
   thread_ = std::thread([this, on_signal = std::move(on_signal)] {
-    auto set = sigterm_set();
-    timespec step{0, 200 * 1000 * 1000}; // looks at done_ five times a second
-    while (!done_.load())
-      if (sigtimedwait(&set, nullptr, &step) == SIGTERM)
+    int seen = sigterms.load();
+    while (!done_.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      for (int now = sigterms.load(); seen < now; ++seen)
         on_signal();
+    }
   });
 }
 

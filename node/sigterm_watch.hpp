@@ -1,5 +1,5 @@
-// A worker's clean leave on SIGTERM: the signal is blocked in every thread (block_sigterm(),
-// before the actor system starts its threads) and one thread waits for it and calls back.
+// A worker's clean leave on SIGTERM: a handler counts the signal (catch_sigterm(), once, before
+// the node starts) and a thread of the watch sees the count rise and calls back.
 #pragma once
 
 #include <atomic>
@@ -8,11 +8,11 @@
 
 namespace actorps {
 
-/// Blocks SIGTERM in the calling thread and every thread it starts afterwards. Call before the
-/// actor system exists. Without a sigterm_watch the signal then stays pending (ignored).
-void block_sigterm();
+/// Installs the SIGTERM handler: from now on SIGTERM no longer ends the process; a
+/// sigterm_watch acts on it.
+void catch_sigterm();
 
-/// Threading: on_signal runs on the watch's own thread, once per SIGTERM.
+/// Threading: on_signal runs on the watch's own thread, once per SIGTERM (looked at every 100 ms).
 class sigterm_watch {
 public:
   explicit sigterm_watch(std::function<void()> on_signal);

@@ -18,6 +18,10 @@
 # 127.0.0.1; --netns-prefix P runs node N in the network namespace "P<N>" (ip netns exec, as
 # root), e.g. the namespaces bench/netem_cluster.sh makes.
 #
+# Elastic jobs (-- --cluster.elastic ...): while the cluster runs, scripts/cluster-ctl.sh RUN add
+# starts one more worker that joins the job (worker-jN, node.join) and scripts/cluster-ctl.sh
+# RUN remove worker-1 makes a worker leave (SIGTERM); RUN is runs/<name>. Removed workers exit 0.
+#
 # Example: scripts/local-cluster.sh --ps 2 --workers 3 -- --train.max-epochs=5
 set -uo pipefail
 caller=$PWD
@@ -42,7 +46,7 @@ while [[ $# -gt 0 ]]; do
             addr[${2%%=*}]=${2#*=}; shift 2 ;;
     --netns-prefix) netns_prefix=$2; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "local-cluster: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -96,14 +100,16 @@ for ((i = 0; i < workers; i++)); do nodes+=("worker-$i"); done
 if [[ $tls == true ]]; then
   scripts/make-certs.sh "$run/certs" "${nodes[@]}" > /dev/null || { echo "local-cluster: making certificates failed" >&2; exit 1; }
 fi
-start() { # start NODE-NAME ROLE INDEX
+start() { # start NODE-NAME ROLE INDEX|join
   : > "$run/logs/$1.log" # exists before the streaming tail looks for it
+  local place=(--node.index="$3")
+  [[ $3 == join ]] && place=(--node.join="$(host chief):${ports[0]}")
   local security=()
   [[ $tls == true ]] && security=(--security.tls --openssl.certificate="$run/certs/$1.pem"
                                   --openssl.key="$run/certs/$1.key" --openssl.cafile="$run/certs/ca.pem")
   local wrap=()
   [[ -n "$netns_prefix" ]] && wrap=(ip netns exec "$netns_prefix$1")
-  "${wrap[@]}" "$bin/actorps-node" --config-file="$config" --node.role="$2" --node.index="$3" "${security[@]}" "${extra[@]}" \
+  "${wrap[@]}" "$bin/actorps-node" --config-file="$config" --node.role="$2" "${place[@]}" "${security[@]}" "${extra[@]}" \
     > "$run/logs/$1.log" 2>&1 &
   pids[$1]=$!
   echo "$1 $!" >> "$run/pids"
@@ -116,15 +122,44 @@ echo "local-cluster: $mode, $ps shard(s), $workers worker(s)$([[ $tls == true ]]
 tail -n +1 -f "$run/logs/chief.log" --pid="${pids[chief]}" &
 tail_pid=$!
 
+# scripts/cluster-ctl.sh appends "add" or "remove NODE" lines to $run/control.
+: > "$run/control"
+handled=0 joiners=0
+declare -A leaving=()
+control() {
+  local lines line
+  mapfile -t lines < <(tail -n +$((handled + 1)) "$run/control")
+  for line in "${lines[@]}"; do
+    handled=$((handled + 1))
+    case "$line" in
+      add)
+        [[ $tls == true ]] && { echo "local-cluster: add: joining workers have no TLS certificate here" >&2; continue; }
+        start "worker-j$joiners" worker join
+        echo "local-cluster: started worker-j$joiners to join the job (pid ${pids[worker-j$joiners]})"
+        joiners=$((joiners + 1)) ;;
+      "remove "*)
+        local node=${line#remove }
+        if [[ -n "${pids[$node]:-}" ]]; then
+          leaving[$node]=1
+          kill -TERM "${pids[$node]}" && echo "local-cluster: asked $node to leave (SIGTERM)"
+        else
+          echo "local-cluster: remove: no running node '$node'" >&2
+        fi ;;
+      *) echo "local-cluster: unknown control line '$line' (add | remove NODE)" >&2 ;;
+    esac
+  done
+}
+
 # Wait for every node; the first failure stops the rest.
 failed=() end=$((SECONDS + deadline))
 while [[ ${#pids[@]} -gt 0 ]]; do
+  control
   for node in "${!pids[@]}"; do
     pid=${pids[$node]}
     if ! kill -0 "$pid" 2>/dev/null; then
       wait "$pid"; rc=$?
       unset "pids[$node]"
-      if [[ $rc -ne 0 && -n "${tolerated[$node]:-}" ]]; then
+      if [[ $rc -ne 0 && ( -n "${tolerated[$node]:-}" || -n "${leaving[$node]:-}" ) ]]; then
         echo "local-cluster: $node exited with code $rc (tolerated)" >&2
       elif [[ $rc -ne 0 ]]; then
         failed+=("$node (exit $rc)")
