@@ -39,6 +39,8 @@ caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const check
   setup.workers = cluster.worker_ids();
   setup.session = {cluster.in_graph() ? in_graph_session : to_string(cluster.mode), cluster.replicas_to_aggregate, cluster.staleness,
                    static_cast<int64_t>(cluster.step_timeout.count()), static_cast<uint32_t>(cluster.workers.size())};
+  if (cluster.elastic.on && cluster.mode == train_mode::sync && cluster.elastic.aggregate == elastic_aggregate::all)
+    setup.session.sum_over = static_cast<uint32_t>(cluster.workers.size()); // linear lr scaling with the membership
   if (ckpt) {
     if (auto err = restore_into(*ckpt, setup))
       return err;

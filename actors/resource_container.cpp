@@ -47,7 +47,8 @@ scope_actors spawn_scope(container_pointer self, const shard_setup& setup) {
   if (mode && (*mode == train_mode::sync || *mode == train_mode::ssp)) {
     sync_aggregator_config agg{cfg.index, *mode, setup.workers, setup.session.replicas_to_aggregate,
                                setup.session.staleness, std::chrono::milliseconds{setup.session.step_timeout_ms},
-                               cfg.request_timeout, setup.session.live_at_start};
+                               cfg.request_timeout, setup.session.live_at_start,
+                               setup.session.sum_over};
     out.front = make_sync_aggregator(self->system(), agg, out.shard);
   }
   self->monitor(out.front);

@@ -174,7 +174,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
   if (cfg.mode == train_mode::ssp)
     st.ssp.emplace(cfg.workers, cfg.staleness, cfg.live_at_start);
   else
-    st.sync.emplace(cfg.workers, cfg.replicas_to_aggregate, cfg.live_at_start);
+    st.sync.emplace(cfg.workers, cfg.replicas_to_aggregate, cfg.live_at_start, cfg.sum_over);
   st.waiting.resize(cfg.workers);
   st.parked.resize(cfg.workers);
   st.senders.resize(cfg.workers);

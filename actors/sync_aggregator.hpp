@@ -26,6 +26,7 @@ struct sync_aggregator_config {
   std::chrono::milliseconds step_timeout{30000}; ///< a step goes on without a silent worker after this
   std::chrono::milliseconds request_timeout{60000}; ///< deadline of every request to its shard
   uint32_t live_at_start = 0;         ///< ids live from the start (0: all; elastic joiners count from their first push)
+  uint32_t sum_over = 0;              ///< sync: divide a step's gradient sum by this (0: their count)
 };
 
 /// Spawns an aggregator in front of `shard`; the returned handle is used (and published) in the

@@ -19,8 +19,8 @@ std::vector<bool> live_from_start(uint32_t workers, uint32_t live_at_start) {
 
 } // namespace
 
-sync_rule::sync_rule(uint32_t workers, uint32_t replicas_to_aggregate, uint32_t live_at_start)
-  : workers_(workers), replicas_(replicas_to_aggregate), live_(live_from_start(workers, live_at_start)),
+sync_rule::sync_rule(uint32_t workers, uint32_t replicas_to_aggregate, uint32_t live_at_start, uint32_t sum_over)
+  : workers_(workers), replicas_(replicas_to_aggregate), sum_over_(sum_over), live_(live_from_start(workers, live_at_start)),
     grads_(workers) {
 }
 
@@ -77,7 +77,7 @@ sync_rule::completed sync_rule::complete() {
   completed out;
   out.step = step_;
   out.waited_on = last_;
-  const float scale = 1.0f / static_cast<float>(count_);
+  const float scale = 1.0f / static_cast<float>(sum_over_ > 0 ? sum_over_ : count_);
   for (uint32_t w = 0; w < workers_; ++w) { // worker order: the sum does not depend on arrival
     if (!grads_[w])
       continue;

@@ -31,8 +31,9 @@ public:
   };
 
   /// Worker ids 0..workers-1; the first `live_at_start` are live from the start (0: all), the
-  /// others (elastic joiners) from their first push. REQUIRES: 1 <= replicas_to_aggregate.
-  sync_rule(uint32_t workers, uint32_t replicas_to_aggregate, uint32_t live_at_start = 0);
+  /// others (elastic joiners) from their first push. A step applies its gradients' sum divided
+  /// by `sum_over` (0: by their count: the average). REQUIRES: 1 <= replicas_to_aggregate.
+  sync_rule(uint32_t workers, uint32_t replicas_to_aggregate, uint32_t live_at_start = 0, uint32_t sum_over = 0);
 
   uint64_t step() const { return step_; }
   uint32_t live_workers() const;
@@ -63,6 +64,7 @@ private:
 
   uint32_t workers_;
   uint32_t replicas_;
+  uint32_t sum_over_;
   uint64_t step_ = 0;
   std::vector<bool> live_;
   std::vector<std::optional<std::vector<variable_slice>>> grads_; // per worker, current step

@@ -56,6 +56,10 @@ struct session_mode {
   /// Worker ids live from the start (the configured workers); ids above, up to shard_setup::workers,
   /// are elastic joiners that count from their first push. 0: every id.
   uint32_t live_at_start = 0;
+  /// Sync: a step applies the sum of its gradients divided by this (0: by their count, the
+  /// average). Elastic sync with every live worker aggregated divides by the configured worker
+  /// count, so an epoch moves the model as far whatever the membership (linear lr scaling).
+  uint32_t sum_over = 0;
 };
 
 /// The optimizer a shard applies (names as in the config: sgd, momentum, adam).
@@ -214,7 +218,7 @@ typename Inspector::result_type inspect(Inspector& f, placement_plan& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_mode& x) {
   return f(caf::meta::type_name("session_mode"), x.mode, x.replicas_to_aggregate, x.staleness, x.step_timeout_ms,
-           x.live_at_start);
+           x.live_at_start, x.sum_over);
 }
 
 template <class Inspector>
@@ -287,7 +291,8 @@ typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
 ACTORPS_FIELDWISE_EQ(variable_info, v.name, v.rows, v.cols)
 ACTORPS_FIELDWISE_EQ(variable_part, v.variable, v.row_begin, v.rows, v.shard)
 ACTORPS_FIELDWISE_EQ(placement_plan, v.strategy, v.shards, v.variables, v.parts, v.partitioner, v.scope)
-ACTORPS_FIELDWISE_EQ(session_mode, v.mode, v.replicas_to_aggregate, v.staleness, v.step_timeout_ms, v.live_at_start)
+ACTORPS_FIELDWISE_EQ(session_mode, v.mode, v.replicas_to_aggregate, v.staleness, v.step_timeout_ms, v.live_at_start,
+                     v.sum_over)
 ACTORPS_FIELDWISE_EQ(scope_info, v.name, v.phase, v.variables, v.bytes, v.version)
 ACTORPS_FIELDWISE_EQ(optimizer_config, v.kind, v.learning_rate, v.momentum, v.beta1, v.beta2,
                      v.epsilon, v.decay_rate, v.decay_steps, v.rho, v.initial_accumulator,

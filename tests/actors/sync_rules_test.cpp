@@ -149,6 +149,22 @@ BOOST_AUTO_TEST_CASE(elastic_sync_aggregates_every_live_worker_and_a_joiner_coun
   BOOST_TEST(rule.ready());
 }
 
+BOOST_AUTO_TEST_CASE(elastic_sync_divides_the_sum_by_the_configured_workers) {
+  sync_rule rule{6, 6, 2, 2}; // linear scaling: sum / 2 whatever the membership
+  rule.offer(0, 0, grads({2.0f, 0.0f}, {0.0f}));
+  BOOST_TEST(!rule.ready());
+  rule.offer(1, 0, grads({4.0f, 0.0f}, {0.0f}));
+  BOOST_TEST(rule.complete().average[0].data.values[0] == 3.0f); // two contributions: the average
+  rule.offer(3, 1, grads({2.0f, 0.0f}, {0.0f})); // a joiner
+  rule.offer(0, 1, grads({2.0f, 0.0f}, {0.0f}));
+  rule.offer(1, 1, grads({2.0f, 0.0f}, {0.0f}));
+  BOOST_TEST(rule.complete().average[0].data.values[0] == 3.0f); // three: 6 / 2, one and a half steps' worth
+  rule.lose(1);
+  rule.lose(3);
+  rule.offer(0, 2, grads({2.0f, 0.0f}, {0.0f}));
+  BOOST_TEST(rule.complete().average[0].data.values[0] == 1.0f); // one: 2 / 2, half a step
+}
+
 BOOST_AUTO_TEST_CASE(ssp_joiners_and_restarted_workers_enter_at_the_slowest_count) {
   ssp_rule rule{4, 1, 2}; // ids 0..3, workers 0 and 1 configured
   for (uint64_t s = 0; s < 50; ++s) {
