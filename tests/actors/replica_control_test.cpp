@@ -457,4 +457,44 @@ BOOST_AUTO_TEST_CASE(slices_other_than_the_first_report_nothing_for_their_group)
   BOOST_TEST(find(cmds, kind::report)->examples == 0);
 }
 
+BOOST_AUTO_TEST_CASE(a_leave_finishes_the_round_in_flight_then_reports_and_leaves) {
+  for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp}) {
+    BOOST_TEST_CONTEXT("mode " << to_string(mode)) {
+      controller ctl(config(mode));
+      start(ctl);
+      auto t = send(ctl);
+      BOOST_TEST(ctl.leave().empty()); // the pull round is in flight
+      BOOST_TEST(ctl.phase() == phase::stopping);
+      ctl.answers(0, t.e0);
+      ctl.pulled(0, 0);
+      ctl.answers(1, t.e1);
+      auto cmds = ctl.pulled(1, 0);
+      BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::report, kind::announce_stop, kind::leave}));
+      BOOST_TEST(!find(cmds, kind::report)->final); // the chief hears a leave, not a stop
+      BOOST_TEST(ctl.phase() == phase::done);
+      BOOST_TEST(ctl.leave().empty());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_leave_while_a_step_waits_for_data_ends_the_step) {
+  controller ctl(config());
+  start(ctl);
+  auto cmds = answer_pull(ctl);
+  BOOST_TEST(has(cmds, kind::compute)); // the actor waits for a lease: the step is computing
+  BOOST_TEST(ctl.leave().empty());
+  cmds = ctl.step_status(step_state::stopped, 0); // the actor ends the step it has no data for
+  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::report, kind::announce_stop, kind::leave}));
+}
+
+BOOST_AUTO_TEST_CASE(a_leave_before_registering_quits_and_after_it_tells_the_chief) {
+  controller early(config());
+  early.begin(t0);
+  BOOST_TEST((kinds(early.leave()) == std::vector<kind>{kind::quit}));
+  controller waiting(config());
+  waiting.begin(t0);
+  waiting.registered(-1, false, 2);
+  BOOST_TEST(has(waiting.leave(), kind::leave)); // a member: the chief must know
+}
+
 BOOST_AUTO_TEST_SUITE_END()

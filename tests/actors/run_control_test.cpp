@@ -116,6 +116,20 @@ run_commands drive_to(controller& ctl, run_phase phase) {
   return cmds;
 }
 
+// An elastic run: 2 configured workers, 1 to 4 members, no step limit.
+run_control_config elastic(train_mode mode, uint32_t min_workers = 1) {
+  auto c = open_ended();
+  c.mode = mode;
+  c.elastic = true;
+  c.min_workers = min_workers;
+  c.max_workers = 4;
+  return c;
+}
+
+const run_command* membership(const run_commands& cmds) {
+  return find(cmds, kind::membership);
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(run_control)
@@ -594,6 +608,126 @@ BOOST_AUTO_TEST_CASE(between_graph_runs_get_no_chief_steps) {
   BOOST_TEST(!has(start(ctl), kind::in_graph_step));
   BOOST_TEST(ctl.chief_step(100, 1.0, t0).empty());
   BOOST_TEST(ctl.steps() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(elastic_joins_leaves_and_crashes_in_every_mode) {
+  for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp}) {
+    BOOST_TEST_CONTEXT("mode " << to_string(mode)) {
+      controller ctl{elastic(mode)};
+      start(ctl);
+      auto join = ctl.worker_joining(t0);
+      BOOST_TEST((join.code == errc::none));
+      BOOST_TEST(join.index == 2u);
+      BOOST_TEST((ctl.status(2) == member::admitted));
+      BOOST_TEST(ctl.live() == 2u); // admitted is not live until it registers
+      auto reg = ctl.worker_registered(2, t0);
+      BOOST_TEST((reg.code == errc::none));
+      BOOST_REQUIRE(membership(reg.then));
+      BOOST_TEST(membership(reg.then)->text == "join");
+      BOOST_TEST(membership(reg.then)->workers == 3u);
+      BOOST_REQUIRE(find(reg.then, kind::start_worker));
+      BOOST_TEST(find(reg.then, kind::start_worker)->index == 2u);
+      auto left = ctl.worker_left(0, t0);
+      BOOST_TEST((ctl.status(0) == member::left));
+      BOOST_REQUIRE(membership(left));
+      BOOST_TEST(membership(left)->text == "leave");
+      BOOST_TEST(membership(left)->workers == 2u);
+      auto crash = ctl.worker_down(2, "killed", t0);
+      BOOST_REQUIRE(membership(crash));
+      BOOST_TEST(membership(crash)->text == "crash");
+      BOOST_TEST(membership(crash)->workers == 1u);
+      BOOST_TEST(!has(crash, kind::fail));
+      BOOST_TEST(ctl.worker_joining(t0).index == 2u); // the crashed joiner's id is free again
+      BOOST_TEST((ctl.worker_down(0, "late", t0).empty())); // a worker that left is not lost again
+      BOOST_TEST((ctl.phase() == run_phase::training));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(elastic_joins_are_refused_by_name) {
+  controller fixed{config()};
+  start(fixed);
+  BOOST_TEST((fixed.worker_joining(t0).code == errc::unknown_worker));
+  controller early{elastic(train_mode::async)};
+  early.begin(t0);
+  BOOST_TEST((early.worker_joining(t0).code == errc::protocol_error)); // not training yet
+  controller ctl{elastic(train_mode::async)};
+  start(ctl);
+  ctl.worker_registered(ctl.worker_joining(t0).index, t0);
+  ctl.worker_joining(t0); // admitted: counts against the maximum while it registers
+  auto full = ctl.worker_joining(t0);
+  BOOST_TEST((full.code == errc::cluster_full));
+  BOOST_TEST(full.text.find("cluster.max-workers is 4") != std::string::npos);
+  ctl.worker_left(1, t0);
+  BOOST_TEST((ctl.worker_joining(t0).code == errc::none)); // room again
+  BOOST_TEST((ctl.worker_registered(9, t0).code == errc::unknown_worker)); // an id nobody was given
+}
+
+BOOST_AUTO_TEST_CASE(below_min_workers_training_pauses_and_resumes_or_fails_after_the_startup_timeout) {
+  controller ctl{elastic(train_mode::sync, 2)};
+  start(ctl);
+  BOOST_TEST(!ctl.paused());
+  auto left = ctl.worker_left(1, t0);
+  BOOST_TEST(ctl.paused());
+  BOOST_TEST(logs(left, "training paused: 1 live worker(s), cluster.min-workers is 2: waiting for 1 more"));
+  BOOST_TEST(has(left, kind::tick));
+  auto reminder = ctl.tick(t0 + 5s);
+  BOOST_TEST(logs(reminder, "waiting for 1 more worker(s) to join"));
+  auto reg = ctl.worker_registered(ctl.worker_joining(t0 + 6s).index, t0 + 6s);
+  BOOST_TEST(!ctl.paused());
+  BOOST_TEST(logs(reg.then, "training resumes with 2 workers"));
+  BOOST_TEST(ctl.tick(t0 + 10s).empty()); // no reminder once resumed
+  ctl.worker_down(0, "killed", t0 + 11s);  // paused again, from 11 s
+  BOOST_TEST(ctl.paused());
+  BOOST_TEST(!has(ctl.tick(t0 + 30s), kind::fail));
+  auto failed = ctl.tick(t0 + 31s); // startup_timeout (20 s) after the pause began
+  BOOST_REQUIRE(find(failed, kind::fail));
+  BOOST_TEST((find(failed, kind::fail)->code == errc::timeout));
+  BOOST_TEST(find(failed, kind::fail)->text.find("paused for cluster.startup-timeout") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(an_elastic_run_that_loses_every_worker_pauses_where_a_fixed_one_fails) {
+  controller ctl{elastic(train_mode::async)};
+  start(ctl);
+  ctl.worker_down(0, "killed", t0);
+  auto last = ctl.worker_down(1, "killed", t0);
+  BOOST_TEST(!has(last, kind::fail));
+  BOOST_TEST(ctl.paused());
+  controller fixed{open_ended()};
+  start(fixed);
+  fixed.worker_down(0, "killed", t0);
+  BOOST_TEST(has(fixed.worker_down(1, "killed", t0), kind::fail));
+}
+
+BOOST_AUTO_TEST_CASE(elastic_sync_counts_steps_by_the_workers_reported_global_step) {
+  controller ctl{elastic(train_mode::sync)};
+  start(ctl);
+  ctl.progress(0, 20, 1000, 1.0, false, t0, 20);
+  ctl.progress(1, 20, 1000, 1.0, false, t0, 20);
+  BOOST_TEST(ctl.steps() == 20); // not (20 + 20) / replicas
+  ctl.worker_registered(ctl.worker_joining(t0).index, t0);
+  ctl.progress(2, 5, 250, 1.0, false, t0, 31);
+  BOOST_TEST(ctl.steps() == 31);
+  ctl.progress(0, 11, 550, 1.0, false, t0, 31);
+  BOOST_TEST(ctl.steps() == 31);
+}
+
+BOOST_AUTO_TEST_CASE(a_leave_while_stopping_lets_the_run_finish) {
+  auto cfg = elastic(train_mode::async);
+  cfg.max_steps = 10;
+  cfg.grant_steps = 4;
+  controller ctl{cfg};
+  start(ctl);
+  auto join = ctl.worker_joining(t0);
+  auto reg = ctl.worker_registered(join.index, t0);
+  BOOST_TEST(reg.steps_left == 2); // the grants: 4 + 4 to the others, 2 left for the joiner
+  BOOST_TEST(reg.more);
+  ctl.progress(0, 4, 200, 1.0, true, t0);
+  ctl.progress(1, 4, 200, 1.0, true, t0);
+  ctl.progress(2, 2, 100, 1.0, false, t0);
+  BOOST_TEST((ctl.phase() == run_phase::stopping));
+  auto out = ctl.worker_left(2, t0);
+  BOOST_TEST(has(out, kind::finish));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

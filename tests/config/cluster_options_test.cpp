@@ -7,6 +7,21 @@
 
 using namespace actorps;
 
+namespace {
+
+// Validating the defaults changed by `mutate` fails with invalid_config naming `text`.
+template <class Mutate>
+void expect(Mutate mutate, const std::string& text) {
+  actorps::cluster_values v;
+  mutate(v);
+  auto s = actorps::validate(v);
+  BOOST_REQUIRE(!s);
+  BOOST_TEST(s.error() == actorps::errc::invalid_config);
+  BOOST_TEST(actorps::describe(s.error()).find(text) != std::string::npos, actorps::describe(s.error()));
+}
+
+} // namespace
+
 BOOST_AUTO_TEST_SUITE(cluster_options)
 
 BOOST_AUTO_TEST_CASE(endpoints_parse) {
@@ -31,14 +46,6 @@ BOOST_AUTO_TEST_CASE(defaults_are_a_local_cluster) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
-  auto expect = [](auto mutate, const std::string& text) {
-    cluster_values v;
-    mutate(v);
-    auto s = validate(v);
-    BOOST_REQUIRE(!s);
-    BOOST_TEST(s.error() == errc::invalid_config);
-    BOOST_TEST(describe(s.error()).find(text) != std::string::npos, describe(s.error()));
-  };
   expect([](cluster_values& v) { v.role = "boss"; }, "node.role must be local, chief, ps, worker, chief-worker or scopes");
   expect([](cluster_values& v) { v.role = "worker"; v.index = 2; }, "node.index is 2 but cluster.workers lists 2 workers");
   expect([](cluster_values& v) { v.role = "ps"; v.index = 1; }, "node.index is 1 but cluster.ps lists 1 shards");
@@ -121,6 +128,49 @@ BOOST_AUTO_TEST_CASE(model_parallel_groups_are_the_replicas) {
   BOOST_TEST(p.momentum == 0.9f, boost::test_tools::tolerance(1e-6f));
   v.mode = "async"; // slices mean nothing outside model-parallel
   BOOST_TEST(validate(v)->replicas() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(elastic_settings_resolve_and_bad_ones_are_named) {
+  cluster_values v;
+  v.elastic = true;
+  v.max_workers = 6;
+  v.mode = "sync";
+  auto s = validate(v);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(s->elastic.on);
+  BOOST_TEST(s->worker_ids() == 8u);               // 2 configured + up to 6 more
+  BOOST_TEST(s->replicas_to_aggregate == 8u);      // all: every live worker
+  v.elastic_aggregate = "fixed";
+  v.replicas_to_aggregate = 1;
+  BOOST_TEST(validate(v)->replicas_to_aggregate == 1u);
+  v = cluster_values{};
+  v.role = "worker";
+  v.index = 7; // not used by a joiner
+  v.elastic = true;
+  v.join = "10.0.0.5:4250";
+  auto joiner = validate(v);
+  BOOST_REQUIRE(joiner);
+  BOOST_TEST(joiner->elastic.join->str() == "10.0.0.5:4250");
+  BOOST_TEST(joiner->chief.str() == "10.0.0.5:4250");
+  expect([](cluster_values& v) { v.role = "worker"; v.join = "10.0.0.5:4250"; },
+         "node.join needs cluster.elastic: a fixed cluster takes only the workers it lists");
+  expect([](cluster_values& v) { v.elastic = true; v.join = "chief"; },
+         "node.join \"chief\" is not host:port (the chief's address)");
+  expect([](cluster_values& v) { v.elastic = true; v.role = "ps"; v.join = "h:1"; },
+         "node.join is for node.role = worker, not ps");
+  expect([](cluster_values& v) { v.elastic = true; v.min_workers = 3; },
+         "cluster.min-workers must be in [1, 2] (the workers cluster.workers lists start the job), got 3");
+  expect([](cluster_values& v) { v.elastic = true; v.max_workers = 1; },
+         "cluster.max-workers must be in [2, 4096] (at least the 2 workers cluster.workers lists), got 1");
+  expect([](cluster_values& v) { v.elastic = true; v.elastic_aggregate = "some"; },
+         "cluster.elastic-aggregate must be all or fixed, got \"some\"");
+  expect([](cluster_values& v) { v.elastic = true; v.lease_batches = 0; },
+         "cluster.lease-batches must be in [1, 100000], got 0");
+  expect([](cluster_values& v) { v.elastic = true; v.mode = "model-parallel"; },
+         "cluster.elastic does not work with train.mode = model-parallel: a group cannot go on without a slice");
+  expect([](cluster_values& v) { v.elastic = true; v.mode = "sync"; v.replication = "in-graph"; },
+         "cluster.elastic works with between-graph replication only (train.replication = in-graph cuts the global "
+         "batch among the configured workers)");
 }
 
 BOOST_AUTO_TEST_CASE(in_graph_replication_resolves) {
