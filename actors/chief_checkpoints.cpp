@@ -52,6 +52,7 @@ checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, c
   m.examples = at.examples;
   m.train_seconds = at.train_seconds;
   m.validation_accuracy = at.validation_accuracy;
+  m.members = at.members;
   m.model = spec.text();
   m.placement = plan.strategy;
   m.variables = checkpoint_variables(plan);

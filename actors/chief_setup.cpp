@@ -190,7 +190,7 @@ caf::error detail::prepare(chief_pointer self) {
   elastic_prepare(self);
   if (st.restored)
     st.ctl->resume(st.restored->manifest.global_step, st.restored->manifest.examples,
-                   st.restored->manifest.train_seconds);
+                   st.restored->manifest.train_seconds, st.restored->manifest.members);
   return caf::none;
 }
 

@@ -119,7 +119,25 @@ int64_t run_control::worker_steps_at(int64_t global_step) const {
   return cfg_.mode == train_mode::sync ? global_step * cfg_.replicas_to_aggregate : global_step;
 }
 
-void run_control::resume(int64_t global_step, int64_t examples, double seconds) {
+std::vector<uint32_t> run_control::members() const {
+  std::vector<uint32_t> out;
+  for (uint32_t j = 0; j < members_.size(); ++j)
+    if (members_[j] == member::registered || members_[j] == member::training || members_[j] == member::finished)
+      out.push_back(j);
+  return out;
+}
+
+void run_control::resume(int64_t global_step, int64_t examples, double seconds, const std::vector<uint32_t>& members) {
+  if (cfg_.elastic && !members.empty()) {
+    for (auto j : members)
+      if (j < cfg_.workers + cfg_.max_workers)
+        grow(j);
+    for (auto& m : members_)
+      m = member::left; // a configured worker that had left is not waited for
+    for (auto j : members)
+      if (j < members_.size())
+        members_[j] = member::absent;
+  }
   resumed_ = true;
   steps_ = global_step;
   resumed_seconds_ = seconds;
@@ -175,7 +193,8 @@ run_commands run_control::shard_ready(uint32_t, run_time now, uint64_t kept_vers
 void run_control::start_training(run_time now, run_commands& out) {
   phase_ = run_phase::training;
   for (auto& m : members_)
-    m = member::training;
+    if (m == member::registered) // (elastic: ids that had left stay left)
+      m = member::training;
   train_start_ = now;
   line_start_ = now;
   next_line_step_ = steps_ + cfg_.progress_every;

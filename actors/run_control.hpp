@@ -146,9 +146,12 @@ public:
   /// Returns the peers the start-up still waits for, e.g. "worker 1, worker 2".
   std::string missing() const;
 
-  /// Resumes the global step, data position and training seconds of a checkpoint. REQUIRES:
-  /// before training.
-  void resume(int64_t global_step, int64_t examples, double seconds = 0.0);
+  /// Resumes the global step, data position and training seconds of a checkpoint; elastic, with
+  /// the members the checkpoint recorded: the start waits for these ids (joiners included), not
+  /// for configured workers that had left. REQUIRES: before training.
+  void resume(int64_t global_step, int64_t examples, double seconds = 0.0, const std::vector<uint32_t>& members = {});
+  /// The live worker ids (registered or training).
+  std::vector<uint32_t> members() const;
 
   /// The run begins: every shard has been sent its setup.
   run_commands begin(run_time now);

@@ -11,9 +11,9 @@
 namespace actorps {
 
 /// Bumped on any change of the layout below. Readers take every version up to this one (format 1
-/// lacks the input scaling, format 2 the partitioner) and refuse others by name. Writers write
-/// this one.
-constexpr uint32_t checkpoint_format_version = 3;
+/// lacks the input scaling, format 2 the partitioner, format 3 the elastic membership) and refuse
+/// others by name. Writers write this one.
+constexpr uint32_t checkpoint_format_version = 4;
 
 struct checkpoint_variable {
   std::string name;
@@ -70,6 +70,9 @@ struct checkpoint_manifest {
   std::vector<float> input_stddev;
   // Format 3: cluster.partitioner ("none", "fixed:K", "max-bytes:B"); earlier formats had none.
   std::string partitioner = "none";
+  // Format 4: the live worker ids of an elastic job at the save (a restarted chief waits for
+  // these, joiners included); empty otherwise.
+  std::vector<uint32_t> members;
   template <class Archive>
   void serialize(Archive& ar) {
     ar(format, global_step, examples, train_seconds, validation_accuracy, model, placement, variables, optimizer,
@@ -78,6 +81,8 @@ struct checkpoint_manifest {
       ar(input_mean, input_stddev);
     if (format >= 3)
       ar(partitioner);
+    if (format >= 4)
+      ar(members);
   }
 };
 

@@ -730,4 +730,19 @@ BOOST_AUTO_TEST_CASE(a_leave_while_stopping_lets_the_run_finish) {
   BOOST_TEST(has(out, kind::finish));
 }
 
+BOOST_AUTO_TEST_CASE(a_restarted_elastic_chief_waits_for_the_recorded_members) {
+  controller ctl{elastic(train_mode::sync)};
+  ctl.resume(300, 15000, 4.0, {1, 3}); // worker 0 had left, joiner 3 was a member
+  ctl.begin(t0);
+  ctl.shard_ready(0, t0);
+  ctl.shard_ready(1, t0);
+  BOOST_TEST(ctl.missing() == "worker 1, worker 3");
+  BOOST_TEST(!has(ctl.worker_registered(1, t0).then, kind::start_workers));
+  auto last = ctl.worker_registered(3, t0).then; // a joiner's id, from the checkpoint
+  BOOST_TEST(has(last, kind::start_workers));
+  BOOST_TEST((ctl.status(0) == member::left));
+  BOOST_TEST((ctl.status(3) == member::training));
+  BOOST_TEST(ctl.members() == std::vector<uint32_t>({1, 3}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
