@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Fault drills on a local async cluster (1 chief, 2 shards, 3 workers, checkpoints every 300
 # steps): for each case, kill -9 one node at a random moment of training, start it again, and
-# see whether the run finishes by itself.
+# see whether the run finishes by itself. The membership cases run the job elastic
+# (cluster.elastic): "join" starts a fourth worker with node.join, "leave" sends worker 2 SIGTERM
+# (time to recover: until the chief logs the join or the leave).
 #
-#   scripts/fault-drill.sh [--trials N] [--steps S] [--target ACC] [--cases "worker shard chief"]
+#   scripts/fault-drill.sh [--trials N] [--steps S] [--target ACC] [--cases "worker shard chief join leave"]
 #                          [--run-dir DIR] [--bin DIR] [-- options for every node]
 #
 # Prints one row per case: trials, resumed unattended (the cluster exited 0), reached the target
@@ -26,7 +28,7 @@ while [[ $# -gt 0 ]]; do
     --run-dir) run_dir=$(absolute "$2"); shift 2 ;;
     --bin) bin=$(absolute "$2"); shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "fault-drill: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -53,11 +55,13 @@ for ((t = 1; t <= trials; t++)); do
       worker) victim=worker-2 role=worker index=2 ;;
       shard) victim=ps-1 role=ps index=1 ;;
       chief) victim=chief role=chief index=0 ;;
-      *) echo "fault-drill: unknown case '$c' (worker, shard, chief)" >&2; exit 2 ;;
+      join|leave) victim=worker-2 role=worker index=2 ;;
+      *) echo "fault-drill: unknown case '$c' (worker, shard, chief, join, leave)" >&2; exit 2 ;;
     esac
     name=$c-$t run=$out/$name
     opts=(--train.max-steps="$steps" --train.max-epochs=0 --train.patience=0 --train.progress-every=100
           --checkpoint.dir="$run/ckpts" --checkpoint.every-steps=300 "${extra[@]}")
+    [[ $c == join || $c == leave ]] && opts+=(--cluster.elastic --cluster.max-workers=4)
     scripts/local-cluster.sh --ps 2 --workers 3 --name "$name" --run-dir "$out" --bin "$bin" --deadline 600 \
       --tolerate "$victim" -- "${opts[@]}" > "$out/$name.out" 2>&1 &
     cpid=$!
@@ -69,16 +73,30 @@ for ((t = 1; t <= trials; t++)); do
     fi
     sleep "$(python3 -c 'import random; print(round(random.uniform(0.2, 1.5), 2))')" # a random moment
     pid=$(awk -v n="$victim" '$1 == n {print $2}' "$run/pids")
-    kill -9 "$pid"
-    killed=$(now)
-    sleep 0.5
-    "$bin/actorps-node" --config-file="$run/cluster.ini" --node.role="$role" --node.index="$index" "${opts[@]}" \
-      > "$run/logs/$victim-restarted.log" 2>&1 &
-    rpid=$!
+    rpid=""
+    if [[ $c == join ]]; then
+      killed=$(now)
+      chief_at=$(sed -n 's/^chief = "\(.*\)"$/\1/p' "$run/cluster.ini")
+      "$bin/actorps-node" --config-file="$run/cluster.ini" --node.role=worker --node.join="$chief_at" "${opts[@]}" \
+        > "$run/logs/worker-joined.log" 2>&1 &
+      rpid=$!
+    elif [[ $c == leave ]]; then
+      kill -TERM "$pid"
+      killed=$(now)
+    else
+      kill -9 "$pid"
+      killed=$(now)
+      sleep 0.5
+      "$bin/actorps-node" --config-file="$run/cluster.ini" --node.role="$role" --node.index="$index" "${opts[@]}" \
+        > "$run/logs/$victim-restarted.log" 2>&1 &
+      rpid=$!
+    fi
     case $c in
       worker) mark=("$run/logs/chief.log" "worker 2 .* rejoined") ;;
       shard) mark=("$run/logs/chief.log" "shard 1 restored from") ;;
       chief) mark=("$run/logs/$victim-restarted.log" "workers registered; training") ;;
+      join) mark=("$run/logs/chief.log" "worker 3 joined") ;;
+      leave) mark=("$run/logs/chief.log" "worker 2 .* left") ;;
     esac
     if wait_for "${mark[0]}" "${mark[1]}" 120; then
       took[$c]+="$(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 2))" "$killed" "$(now)") "
@@ -86,7 +104,7 @@ for ((t = 1; t <= trials; t++)); do
     crc=0
     wait "$cpid" || crc=$?
     rrc=0
-    wait "$rpid" || rrc=$?
+    [[ -z "$rpid" ]] || wait "$rpid" || rrc=$?
     summary=$run/summary.json
     if [[ $crc -eq 0 && $rrc -eq 0 && -f $summary ]]; then
       ok[$c]=$((ok[$c] + 1))
@@ -95,7 +113,7 @@ for ((t = 1; t <= trials; t++)); do
         && hit[$c]=$((hit[$c] + 1))
     fi
     case $c in
-      worker) lost[$c]+="0 " ;;
+      worker|join|leave) lost[$c]+="0 " ;;
       shard)
         restored=$(grep -o "shard 1 restored from .*(step [0-9]*)" "$run/logs/chief.log" | grep -o "(step [0-9]*" | grep -o "[0-9]*")
         at=$(sed -n '/shard 1 at .* went down/q;p' "$run/logs/chief.log" | grep -o "step [0-9]* epoch" | tail -1 | grep -o "[0-9]*")
@@ -106,7 +124,7 @@ for ((t = 1; t <= trials; t++)); do
                | grep -o "[0-9]*)" | grep -o "[0-9]*")
         [[ -n "$restored" && -n "$at" ]] && lost[$c]+="$((at - restored)) " ;;
     esac
-    echo "fault-drill: $name: cluster exit $crc, restarted $victim exit $rrc, test accuracy $(field "$summary" test_accuracy)"
+    echo "fault-drill: $name: cluster exit $crc, restarted/joined node exit $rrc, test accuracy $(field "$summary" test_accuracy)"
   done
 done
 
@@ -118,7 +136,8 @@ print('-' if not xs else f'{min(xs):g}..{max(xs):g} (mean {sum(xs) / len(xs):.4g
   echo "| case | trials | resumed unattended | reached ${target} test accuracy | steps lost | time to recover (s) |"
   echo "|---|---|---|---|---|---|"
   for c in $cases; do
-    echo "| kill -9 $c | ${ran[$c]} | ${ok[$c]} | ${hit[$c]} | $(stats "${lost[$c]}") | $(stats "${took[$c]}") |"
+    case $c in join) what="join a 4th worker" ;; leave) what="SIGTERM worker 2 (leave)" ;; *) what="kill -9 $c" ;; esac
+    echo "| $what | ${ran[$c]} | ${ok[$c]} | ${hit[$c]} | $(stats "${lost[$c]}") | $(stats "${took[$c]}") |"
   done
 } | tee "$out/table.md"
 echo "fault-drill: runs and logs in $out"

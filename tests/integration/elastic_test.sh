@@ -10,7 +10,7 @@
 # refused with wrong_cluster, and node.join without cluster.elastic is refused by name.
 # Usage: elastic_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
-epochs=3
+epochs=${ELASTIC_EPOCHS:-3} # (bench/elastic.sh runs it longer)
 common=(--train.max-epochs=$epochs --cluster.report-every=20 --cluster.step-timeout=10s --train.seed=7)
 elastic=(--cluster.elastic --cluster.min-workers=1 --cluster.max-workers=4 --cluster.lease-batches=10)
 
@@ -72,7 +72,10 @@ for mode in sync async ssp; do
     fail "$mode: a step waited out cluster.step-timeout"
   fi
   a=$(field "$s" test_accuracy) b=$(field "$tmp/runs/fixed-$mode/summary.json" test_accuracy)
-  echo "$mode test accuracy after $epochs epochs: elastic 2->4->1 $a, fixed 2 workers $b"
+  echo "$mode test accuracy after $epochs epochs: elastic 2->4->1 $a, fixed 2 workers $b" \
+       "(examples/s $(field "$s" examples_per_second | cut -d. -f1) vs" \
+       "$(field "$tmp/runs/fixed-$mode/summary.json" examples_per_second | cut -d. -f1); steps $(field "$s" steps) vs" \
+       "$(field "$tmp/runs/fixed-$mode/summary.json" steps))"
   python3 -c "import sys; sys.exit(0 if abs(float(sys.argv[1]) - float(sys.argv[2])) <= 0.015 else 1)" "$a" "$b" \
     || fail "$mode: elastic $a vs fixed $b differ by more than 1.5 points"
 done
