@@ -56,6 +56,7 @@ def read_manifest(path):
     if m["format"] >= 2:
         m["input_mean"], m["input_stddev"] = r.floats(), r.floats()
     m["partitioner"] = r.string() if m["format"] >= 3 else "none"
+    m["members"] = r.vector(lambda: r.take("I")) if m["format"] >= 4 else []
     assert r.at == len(payload), "%d bytes left over in the manifest" % (len(payload) - r.at)
     return m
 
