@@ -125,6 +125,7 @@ caf::result<data_lease> detail::on_lease(chief_pointer self, const lease_request
   if (auto err = settle(self, req))
     return err;
   data_lease out;
+  out.workers = st.ctl->live();
   if (st.ctl->phase() != run_phase::training || st.ctl->paused() || st.ctl->status(req.worker) != member::training) {
     out.wait_ms = pause_wait_ms;
     return out;

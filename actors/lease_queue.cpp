@@ -28,6 +28,8 @@ lease_request lease_queue::request(uint32_t worker) {
 }
 
 void lease_queue::answered(data_lease lease) {
+  if (lease.workers > 0)
+    workers_ = lease.workers;
   if (lease.rows.empty()) {
     asking_ = asking::waiting;
     return;

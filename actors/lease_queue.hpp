@@ -49,6 +49,9 @@ public:
   /// REQUIRES: ready().
   leased_batch take(int n);
 
+  /// The live worker count of the chief's latest answer (0: none yet).
+  uint32_t workers() const { return workers_; }
+
   /// Leaving: commits the rows taken and reports every held lease (finished or not); empties
   /// the queue.
   lease_request leave(uint32_t worker);
@@ -65,6 +68,7 @@ private:
   asking asking_ = asking::idle;
   std::deque<held> held_;
   std::vector<lease_report> finished_; // not reported yet
+  uint32_t workers_ = 0;
 };
 
 } // namespace actorps

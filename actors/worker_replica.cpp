@@ -121,8 +121,16 @@ void send_pulls(worker_pointer self) {
 void push_gradients(worker_pointer self) {
   auto& st = self->state;
   st.step->end();
+  // Elastic async and ssp: the shards' learning rate is for cluster.max-workers pushing at once;
+  // with fewer live, each push counts for more (lr / live workers in all).
+  const float scale = st.leases && st.cfg.cluster.mode != train_mode::sync && st.leases->workers() > 0
+                        ? static_cast<float>(async_scaling_workers(st.cfg.cluster)) / static_cast<float>(st.leases->workers())
+                        : 1.0f;
   auto fill = [&](uint32_t k, uint32_t offset, uint32_t count, float* dst) {
     auto err = st.step->model().download_gradient(k, offset, dst, count);
+    if (!err && scale != 1.0f)
+      for (uint32_t i = 0; i < count; ++i)
+        dst[i] *= scale;
     if (!err)
       st.encoder->encode(k, offset, dst, count); // rounding, top-k, error feedback (or nothing)
     return err;

@@ -361,10 +361,14 @@ caf::error validate_tls(bool tls, const tls_files& files) {
   return caf::none;
 }
 
+uint32_t async_scaling_workers(const cluster_settings& cluster) {
+  return cluster.replicas();
+}
+
 optimizer_params shard_optimizer(const optimizer_params& base, const cluster_settings& cluster) {
   optimizer_params p = base;
-  auto workers = static_cast<float>(cluster.replicas()); // model-parallel: the groups
-  if (cluster.mode == train_mode::sync || cluster.replicas() < 2) // ssp applies pushes one by one, like async
+  auto workers = static_cast<float>(async_scaling_workers(cluster)); // model-parallel: the groups
+  if (cluster.mode == train_mode::sync || workers < 2.0f) // ssp applies pushes one by one, like async
     return p;
   if (cluster.scale_lr_by_workers)
     p.learning_rate /= workers;

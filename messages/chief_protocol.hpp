@@ -114,6 +114,7 @@ struct data_lease {
   std::vector<int32_t> rows;     ///< training-set indices, in order
   uint64_t augment_seed = 0;     ///< seeds data.augment for these rows
   int32_t wait_ms = 0;
+  uint32_t workers = 0;          ///< live workers now (async, ssp: the worker scales its gradients by it)
 };
 
 template <class Inspector>
@@ -128,7 +129,7 @@ typename Inspector::result_type inspect(Inspector& f, lease_request& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, data_lease& x) {
-  return f(caf::meta::type_name("data_lease"), x.id, x.epoch, x.rows, x.augment_seed, x.wait_ms);
+  return f(caf::meta::type_name("data_lease"), x.id, x.epoch, x.rows, x.augment_seed, x.wait_ms, x.workers);
 }
 
 template <class Inspector>
@@ -164,7 +165,7 @@ ACTORPS_FIELDWISE_EQ(worker_hello, v.worker, v.host, v.byte_order_probe, v.model
 ACTORPS_FIELDWISE_EQ(worker_welcome, v.plan, v.workers, v.index, v.steps_left, v.more)
 ACTORPS_FIELDWISE_EQ(lease_report, v.id, v.done)
 ACTORPS_FIELDWISE_EQ(lease_request, v.worker, v.finished)
-ACTORPS_FIELDWISE_EQ(data_lease, v.id, v.epoch, v.rows, v.augment_seed, v.wait_ms)
+ACTORPS_FIELDWISE_EQ(data_lease, v.id, v.epoch, v.rows, v.augment_seed, v.wait_ms, v.workers)
 ACTORPS_FIELDWISE_EQ(progress_report, v.worker, v.steps, v.examples, v.loss_sum, v.final, v.global_step,
                      v.bytes_sent, v.bytes_received)
 

@@ -86,4 +86,20 @@ BOOST_AUTO_TEST_CASE(a_pause_answer_waits_before_asking_again) {
   BOOST_TEST(q.wants_more());
 }
 
+BOOST_AUTO_TEST_CASE(the_live_worker_count_follows_the_chiefs_latest_answer) {
+  queue q;
+  BOOST_TEST(q.workers() == 0u);
+  auto l = lease(1, {1, 2});
+  l.workers = 4;
+  q.request(0);
+  q.answered(l);
+  BOOST_TEST(q.workers() == 4u);
+  data_lease pause;
+  pause.wait_ms = 200;
+  pause.workers = 1;
+  q.request(0);
+  q.answered(pause);
+  BOOST_TEST(q.workers() == 1u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

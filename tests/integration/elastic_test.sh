@@ -40,7 +40,7 @@ sys.exit(0 if ok else 1)
 PY
 }
 
-for mode in sync async ssp; do
+for mode in ${ELASTIC_MODES:-sync async ssp}; do
   echo "== $mode: fixed 2 workers, then elastic 2 -> 4 -> 1"
   cluster --mode "$mode" --ps 1 --workers 2 --name "fixed-$mode" --deadline 300 -- "${common[@]}" \
     > "$tmp/fixed-$mode.out" 2>&1 || { fail "$mode: the fixed run failed"; tail -20 "$tmp/fixed-$mode.out"; continue; }
