@@ -121,8 +121,8 @@ void send_pulls(worker_pointer self) {
 void push_gradients(worker_pointer self) {
   auto& st = self->state;
   st.step->end();
-  // Elastic async and ssp: the shards' learning rate is for cluster.max-workers pushing at once;
-  // with fewer live, each push counts for more (lr / live workers in all).
+  // Elastic async and ssp: the shards' learning rate is scaled for the workers listed; each push
+  // is weighted by listed / live workers, so the rate follows the membership (lr / live workers).
   const float scale = st.leases && st.cfg.cluster.mode != train_mode::sync && st.leases->workers() > 0
                         ? static_cast<float>(async_scaling_workers(st.cfg.cluster)) / static_cast<float>(st.leases->workers())
                         : 1.0f;

@@ -172,9 +172,9 @@ struct cluster_settings {
   uint32_t replicas() const { return static_cast<uint32_t>(workers.size()) / slices; }
 };
 
-/// The W of async scaling below: the replicas, or in elastic jobs cluster.max-workers (the most
-/// that can push at once; each worker then scales its gradients by W / live workers, so the
-/// learning rate follows the membership while the momentum is compensated for the most).
+/// The W of async scaling below: the replicas (model-parallel: the groups). In elastic jobs each
+/// async or ssp worker scales its gradients by W / live workers, so the learning rate follows
+/// the membership (the momentum stays compensated for W).
 uint32_t async_scaling_workers(const cluster_settings& cluster);
 
 /// Returns the optimizer the shards apply. Sync: base unchanged. Async and ssp with W > 1 workers
