@@ -167,7 +167,8 @@ run_commands run_control::begin(run_time now) {
   run_commands out;
   flight_.setups = cfg_.shards;
   arm(now, cfg_.startup_timeout, out);
-  out.push_back(run_command::log(cat("waiting for ", cfg_.workers, " workers")));
+  auto expected = std::count_if(members_.begin(), members_.end(), [](member m) { return m == member::absent; });
+  out.push_back(run_command::log(cat("waiting for ", expected, " workers")));
   return out;
 }
 
@@ -202,7 +203,7 @@ void run_control::start_training(run_time now, run_commands& out) {
   next_eval_epoch_ = next_epoch_evaluation(static_cast<double>(examples_) / cfg_.train_rows, cfg_.eval_every_epochs);
   next_save_step_ = steps_ + cfg_.checkpoint_every_steps;
   next_save_seconds_ = cfg_.checkpoint_every_seconds;
-  out.push_back(run_command::log(cat("all ", cfg_.workers, " workers registered; training (", to_string(cfg_.mode),
+  out.push_back(run_command::log(cat("all ", live_workers(), " workers registered; training (", to_string(cfg_.mode),
                                      cfg_.in_graph ? ", in-graph" : "", ")")));
   out.push_back(run_command{kind::start_workers});
   next_in_graph_step(out);

@@ -7,7 +7,8 @@
 # no sync/ssp step waited out cluster.step-timeout; the test accuracy is printed next to a
 # fixed 2-worker run's at the same epochs (and must be within 1.5 points). Also: a fifth worker
 # (above cluster.max-workers = 4) is refused with cluster_full, a worker with another model is
-# refused with wrong_cluster, and node.join without cluster.elastic is refused by name.
+# refused with wrong_cluster, node.join without cluster.elastic is refused by name, and a chief
+# killed after a join and restarted waits for the joiner its checkpoint recorded.
 # Usage: elastic_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 epochs=${ELASTIC_EPOCHS:-3} # (bench/elastic.sh runs it longer)
@@ -79,6 +80,33 @@ for mode in ${ELASTIC_MODES:-sync async ssp}; do
   python3 -c "import sys; sys.exit(0 if abs(float(sys.argv[1]) - float(sys.argv[2])) <= 0.015 else 1)" "$a" "$b" \
     || fail "$mode: elastic $a vs fixed $b differ by more than 1.5 points"
 done
+
+echo "== a chief restart keeps the membership: kill -9 the chief after a join, restart it"
+ckpt=(--checkpoint.dir="$tmp/runs/restart/ckpt" --checkpoint.every-steps=300)
+cluster --mode async --ps 1 --workers 2 --name restart --deadline 300 --tolerate chief \
+  -- "${common[@]}" "${elastic[@]}" "${ckpt[@]}" > "$tmp/restart.out" 2>&1 &
+cpid=$!
+if wait_log restart "training (" 60; then
+  ctl restart add
+  wait_log restart "worker 2 joined" 30 || fail "the joiner did not join"
+  saved=$(grep -c "checkpoint saved" "$tmp/runs/restart/logs/chief.log")
+  for _ in $(seq 1 300); do
+    [[ $(grep -c "checkpoint saved" "$tmp/runs/restart/logs/chief.log") -gt $saved ]] && break
+    sleep 0.1
+  done
+  kill -9 "$(awk '$1 == "chief" {print $2}' "$tmp/runs/restart/pids")"
+  sleep 1
+  "$bin/actorps-node" --config-file="$tmp/runs/restart/cluster.ini" --node.role=chief --node.index=0 \
+    "${common[@]}" "${elastic[@]}" "${ckpt[@]}" > "$tmp/chief2.log" 2>&1
+  rc=$?
+  grep -h "waiting for 3 workers\|worker 2 registered" "$tmp/chief2.log"
+  [[ $rc -eq 0 ]] || { fail "the restarted chief exited $rc"; tail -5 "$tmp/chief2.log"; }
+  grep -q "waiting for 3 workers" "$tmp/chief2.log" && grep -q "worker 2 registered" "$tmp/chief2.log" \
+    || fail "the restarted chief did not wait for the joiner the checkpoint recorded"
+else
+  fail "the restart run never trained"
+fi
+wait "$cpid" || { fail "the cluster around the chief restart failed"; tail -10 "$tmp/restart.out"; }
 
 echo "== a worker of another cluster, and a join without cluster.elastic"
 cluster --mode async --ps 1 --workers 1 --name other --deadline 120 -- "${elastic[@]}" --train.max-epochs=2 \
