@@ -271,8 +271,15 @@ run_admission run_control::worker_registered(uint32_t j, run_time now) {
   }
 }
 
-run_admission run_control::worker_joining(run_time) {
+run_admission run_control::worker_joining(run_time now) {
   run_admission out;
+  for (auto it = admitted_at_.begin(); it != admitted_at_.end();) { // joiners that never registered
+    if (members_[it->first] == member::admitted && now - it->second > cfg_.request_timeout) {
+      members_[it->first] = member::absent;
+      out.then.push_back(run_command::log(cat("worker ", it->first, " never registered after its join; the id is free again")));
+    }
+    it = members_[it->first] == member::admitted ? std::next(it) : admitted_at_.erase(it);
+  }
   if (!cfg_.elastic) {
     out.code = errc::unknown_worker;
     out.text = cat("a worker asked to join, but this cluster takes only the ", cfg_.workers,
@@ -301,6 +308,7 @@ run_admission run_control::worker_joining(run_time) {
     ++j;
   grow(j);
   members_[j] = member::admitted;
+  admitted_at_[j] = now;
   out.index = j;
   out.then.push_back(run_command::log(cat("a worker joins as worker ", j)));
   return out;

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -165,7 +166,8 @@ public:
   /// Worker j registers (new, restarted after it went down, or an admitted joiner).
   run_admission worker_registered(uint32_t j, run_time now);
   /// Elastic: a worker outside the configured list asks to join; on success `index` is its id
-  /// (member admitted until it registers). Errors: unknown_worker (not elastic), cluster_full,
+  /// (member admitted until it registers; an admitted id not registered within
+  /// cluster.request-timeout is free again). Errors: unknown_worker (not elastic), cluster_full,
   /// protocol_error (not training).
   run_admission worker_joining(run_time now);
   /// Worker j left cleanly (its lease reports are in); the run goes on without it.
@@ -243,6 +245,7 @@ private:
   run_time deadline_{};
   run_time pause_deadline_{};    ///< paused(): the run fails if still paused then
   int64_t reported_step_ = 0;   ///< elastic sync: the highest global step a worker reported
+  std::map<uint32_t, run_time> admitted_at_; ///< joiners given an id and not registered yet
   run_time train_start_{};
   int64_t steps_ = 0;
   int64_t worker_steps_ = 0;

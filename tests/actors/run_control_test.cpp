@@ -663,6 +663,18 @@ BOOST_AUTO_TEST_CASE(elastic_joins_are_refused_by_name) {
   BOOST_TEST((ctl.worker_registered(9, t0).code == errc::unknown_worker)); // an id nobody was given
 }
 
+BOOST_AUTO_TEST_CASE(a_joiner_that_never_registers_frees_its_id_after_the_request_timeout) {
+  controller ctl{elastic(train_mode::async)};
+  start(ctl);
+  auto first = ctl.worker_joining(t0);
+  ctl.worker_joining(t0);
+  BOOST_TEST((ctl.worker_joining(t0 + 30s).code == errc::cluster_full)); // both admitted still count
+  auto later = ctl.worker_joining(t0 + 61s);                            // request_timeout is 60 s
+  BOOST_TEST((later.code == errc::none));
+  BOOST_TEST(later.index == first.index);
+  BOOST_TEST(logs(later.then, "never registered after its join"));
+}
+
 BOOST_AUTO_TEST_CASE(below_min_workers_training_pauses_and_resumes_or_fails_after_the_startup_timeout) {
   controller ctl{elastic(train_mode::sync, 2)};
   start(ctl);
