@@ -108,7 +108,8 @@ void save(chief_pointer self, const run_command& c) {
   auto& st = self->state;
   run_position at{c.step, st.ctl->examples(), st.ctl->seconds(self->clock().now()),
                   st.monitor ? st.monitor->last_validation_accuracy() : 0.0,
-                  st.cfg.cluster.elastic.on ? st.ctl->members() : std::vector<uint32_t>{}};
+                  st.cfg.cluster.elastic.on ? st.ctl->members() : std::vector<uint32_t>{},
+                  st.elastic.ledger ? st.elastic.ledger->save() : std::vector<int64_t>{}};
   auto started = self->clock().now();
   ask_every_shard<shard_snapshot>(
     self, st.cfg.shards, st.cfg.cluster.request_timeout, "taking the snapshot",

@@ -53,6 +53,7 @@ checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, c
   m.train_seconds = at.train_seconds;
   m.validation_accuracy = at.validation_accuracy;
   m.members = at.members;
+  m.data_plan = at.data_plan;
   m.model = spec.text();
   m.placement = plan.strategy;
   m.variables = checkpoint_variables(plan);

@@ -90,11 +90,22 @@ void detail::elastic_prepare(chief_pointer self) {
   const int rows = st.cfg.data->train.rows;
   const int lease = static_cast<int>(std::min<int64_t>(
     rows, static_cast<int64_t>(st.cfg.cluster.elastic.lease_batches) * st.cfg.train.batch_size));
-  // A resumed run goes on at the epoch its examples reached (that epoch is handed out whole again).
+  // A resumed run continues the checkpoint's data plan; one without (taken before elastic
+  // training) goes on at the epoch its examples reached, handed out whole.
   int64_t first = st.restored ? st.restored->manifest.examples / rows : 0;
   st.elastic.ledger.emplace(rows, lease, st.cfg.train.seed, first);
+  std::string from = first > 0 ? cat(" from epoch ", first) : "";
+  if (st.restored && !st.restored->manifest.data_plan.empty()) {
+    if (auto err = st.elastic.ledger->load(st.restored->manifest.data_plan)) {
+      log_line(tag, cat("the checkpoint's data plan is not usable (", describe(err), "); epoch ", first,
+                        " is handed out whole again"));
+      st.elastic.ledger.emplace(rows, lease, st.cfg.train.seed, first);
+    } else {
+      from = cat("; continuing the checkpoint's data plan (", st.elastic.ledger->reported(), " examples reported)");
+    }
+  }
   log_line(tag, cat("elastic: ", st.cfg.cluster.elastic.min_workers, " to ", st.cfg.cluster.elastic.max_workers,
-                    " workers; data in leases of ", lease, " examples", first > 0 ? cat(" from epoch ", first) : ""));
+                    " workers; data in leases of ", lease, " examples", from));
 }
 
 caf::result<worker_welcome> detail::on_join(chief_pointer self, const worker_hello& hello) {

@@ -73,6 +73,9 @@ struct checkpoint_manifest {
   // Format 4: the live worker ids of an elastic job at the save (a restarted chief waits for
   // these, joiners included); empty otherwise.
   std::vector<uint32_t> members;
+  /// Format 4: an elastic job's data plan (epoch_ledger::save()): which examples of the open
+  /// epochs were trained; empty otherwise.
+  std::vector<int64_t> data_plan;
   template <class Archive>
   void serialize(Archive& ar) {
     ar(format, global_step, examples, train_seconds, validation_accuracy, model, placement, variables, optimizer,
@@ -82,7 +85,7 @@ struct checkpoint_manifest {
     if (format >= 3)
       ar(partitioner);
     if (format >= 4)
-      ar(members);
+      ar(members, data_plan);
   }
 };
 

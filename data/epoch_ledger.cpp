@@ -6,6 +6,8 @@
 #include "data/batcher.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <utility>
 
 namespace actorps {
@@ -122,6 +124,81 @@ void epoch_ledger::close_finished() {
 
 std::vector<epoch_tally> epoch_ledger::take_completed() {
   return std::exchange(completed_, {});
+}
+
+// [newest, next_id, reported, epochs, then per epoch: epoch, fresh, examples, duplicates,
+//  reissued, pieces, begin, end, ...]
+std::vector<int64_t> epoch_ledger::save() const {
+  std::vector<int64_t> out{newest_, static_cast<int64_t>(next_id_), reported_, static_cast<int64_t>(epochs_.size())};
+  for (auto& [e, st] : epochs_) {
+    std::vector<piece> back(st.returned.begin(), st.returned.end());
+    for (auto& [id, lease] : open_)
+      if (lease.grant.epoch == e)
+        back.push_back({lease.grant.begin, lease.grant.end});
+    for (int64_t x : {e, int64_t{st.fresh}, st.examples, st.duplicates, st.reissued, static_cast<int64_t>(back.size())})
+      out.push_back(x);
+    for (auto& p : back) {
+      out.push_back(p.begin);
+      out.push_back(p.end);
+    }
+  }
+  return out;
+}
+
+caf::error epoch_ledger::load(const std::vector<int64_t>& saved) {
+  size_t at = 0;
+  auto next = [&](int64_t lo, int64_t hi, const char* what) -> caf::expected<int64_t> {
+    if (at >= saved.size())
+      return caf::make_error(errc::corrupt_data, cat("the checkpoint's data plan ends before ", what));
+    auto x = saved[at++];
+    if (x < lo || x > hi)
+      return caf::make_error(errc::corrupt_data, cat("the checkpoint's data plan has ", what, " ", x, " outside [", lo,
+                                                     ", ", hi, "] (a training set of ", rows_, " examples?)"));
+    return x;
+  };
+  constexpr int64_t big = INT64_MAX / 2;
+  epoch_ledger fresh_ledger{rows_, lease_rows_, seed_};
+  auto& l = fresh_ledger;
+  auto newest = next(0, big, "the newest epoch");
+  auto ids = next(1, big, "the next lease id");
+  auto reported = next(0, big, "the examples reported");
+  auto count = next(0, 1000, "the open epochs");
+  if (!newest || !ids || !reported || !count)
+    return !newest ? newest.error() : !ids ? ids.error() : !reported ? reported.error() : count.error();
+  l.newest_ = *newest;
+  l.next_id_ = static_cast<uint64_t>(*ids);
+  l.reported_ = *reported;
+  for (int64_t k = 0; k < *count; ++k) {
+    int64_t f[6];
+    const char* names[6] = {"an epoch", "a handed-out position", "an example count", "a duplicate count",
+                            "a reissue count", "a piece count"};
+    const int64_t hi[6] = {big, rows_, rows_, big, big, rows_};
+    for (int i = 0; i < 6; ++i) {
+      auto x = next(0, hi[i], names[i]);
+      if (!x)
+        return x.error();
+      f[i] = *x;
+    }
+    auto& st = l.epoch(f[0]);
+    st.fresh = static_cast<int>(f[1]);
+    st.examples = f[2];
+    st.duplicates = f[3];
+    st.reissued = f[4];
+    std::fill(st.seen.begin(), st.seen.begin() + st.fresh, uint8_t{1});
+    for (int64_t p = 0; p < f[5]; ++p) {
+      auto b = next(0, st.fresh, "a piece's start");
+      auto e = b ? next(*b, st.fresh, "a piece's end") : b;
+      if (!b || !e)
+        return !b ? b.error() : e.error();
+      st.returned.push_back({static_cast<int>(*b), static_cast<int>(*e)});
+      std::fill(st.seen.begin() + *b, st.seen.begin() + *e, uint8_t{0});
+    }
+  }
+  if (at != saved.size())
+    return caf::make_error(errc::corrupt_data, cat("the checkpoint's data plan has ", saved.size() - at,
+                                                   " numbers too many"));
+  *this = std::move(fresh_ledger);
+  return caf::none;
 }
 
 size_t epoch_ledger::open_leases(uint32_t worker) const {

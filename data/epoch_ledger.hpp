@@ -64,6 +64,15 @@ public:
   /// Examples reported so far (all epochs).
   int64_t reported() const { return reported_; }
 
+  /// The ledger as a checkpoint keeps it (a flat list of integers): every open epoch's handed-out
+  /// position, returned pieces and counts, with the open leases counted as handed back (a
+  /// restarted chief's workers hold none of them).
+  std::vector<int64_t> save() const;
+
+  /// Continues from save()'s list. Errors: corrupt_data naming what does not fit (the training
+  /// set has another size, the list is cut short).
+  caf::error load(const std::vector<int64_t>& saved);
+
 private:
   struct piece {
     int begin;

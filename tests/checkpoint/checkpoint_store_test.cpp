@@ -38,6 +38,8 @@ checkpoint sample(int64_t step) {
   m.batch_size = 50;
   m.seed = 7;
   m.workers = 2;
+  m.members = {0, 3};
+  m.data_plan = {1, 9, 600, 0};
   auto w = test::random_values(12, static_cast<uint32_t>(step));
   c.shards.push_back({checkpoint_format_version, 0, static_cast<uint64_t>(step), {{0, w, w, {}}}});
   c.shards.push_back({checkpoint_format_version, 1, static_cast<uint64_t>(step), {{1, {1, 2, 3, float(step)}, {}, {}}}});
@@ -78,6 +80,8 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_reads_back_exactly) {
   BOOST_TEST(back.manifest.examples == 60000);
   BOOST_TEST(back.manifest.optimizer.momentum == 0.9f);
   BOOST_TEST(back.manifest.files.size() == 2u);
+  BOOST_TEST(back.manifest.members == std::vector<uint32_t>({0, 3}), boost::test_tools::per_element());
+  BOOST_TEST(back.manifest.data_plan == std::vector<int64_t>({1, 9, 600, 0}), boost::test_tools::per_element());
   BOOST_TEST(back.shards[0].variables[0].values == c.shards[0].variables[0].values);
   BOOST_TEST(back.shards[0].variables[0].slot0 == c.shards[0].variables[0].slot0);
   BOOST_TEST(back.shards[1].variables[0].values == c.shards[1].variables[0].values);

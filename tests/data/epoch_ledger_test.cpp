@@ -133,4 +133,40 @@ BOOST_AUTO_TEST_CASE(reports_of_another_workers_lease_or_out_of_range_counts_are
   BOOST_TEST(ledger.reported() == 4);
 }
 
+BOOST_AUTO_TEST_CASE(a_saved_ledger_continues_its_epochs_exactly_and_a_bad_list_is_refused) {
+  ledger_type before{12, 4, 3};
+  auto a = before.take(0);                 // [0, 4): reported
+  auto b = before.take(1);                 // [4, 8): half reported, the rest returned
+  auto c = before.take(0);                 // [8, 12): open at the save
+  finish(before, 0, a);
+  BOOST_REQUIRE(!before.report(1, b.id, 2));
+  auto saved = before.save();
+  ledger_type after{12, 4, 3};
+  BOOST_REQUIRE(!after.load(saved));
+  BOOST_TEST(after.reported() == 6);
+  std::set<int> got;
+  for (int k = 0; k < 2; ++k) {            // [6, 8) and [8, 12) again, nothing fresh
+    auto l = after.take(0);
+    BOOST_TEST(l.epoch == 0);
+    for (int p = l.begin; p < l.end; ++p)
+      BOOST_TEST(got.insert(p).second);
+    finish(after, 0, l);
+  }
+  BOOST_TEST(got == std::set<int>({6, 7, 8, 9, 10, 11}));
+  auto done = after.take_completed();
+  BOOST_REQUIRE(done.size() == 1u);
+  BOOST_TEST(done[0].examples == 12);
+  BOOST_TEST(done[0].duplicates == 0);
+  BOOST_TEST(after.take(0).epoch == 1);
+  (void)c;
+  ledger_type other{10, 4, 3};             // another training-set size
+  BOOST_TEST(static_cast<bool>(other.load(saved)));
+  auto cut = saved;
+  cut.pop_back();
+  BOOST_TEST(static_cast<bool>(after.load(cut)));
+  auto longer = saved;
+  longer.push_back(0);
+  BOOST_TEST(static_cast<bool>(after.load(longer)));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

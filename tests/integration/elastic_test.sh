@@ -8,7 +8,8 @@
 # fixed 2-worker run's at the same epochs (and must be within 1.5 points). Also: a fifth worker
 # (above cluster.max-workers = 4) is refused with cluster_full, a worker with another model is
 # refused with wrong_cluster, node.join without cluster.elastic is refused by name, and a chief
-# killed after a join and restarted waits for the joiner its checkpoint recorded.
+# killed after a join and restarted waits for the joiner its checkpoint recorded and continues
+# the checkpoint's data plan (the epochs after it still counted exactly).
 # Usage: elastic_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 epochs=${ELASTIC_EPOCHS:-3} # (bench/elastic.sh runs it longer)
@@ -99,10 +100,14 @@ if wait_log restart "training (" 60; then
   "$bin/actorps-node" --config-file="$tmp/runs/restart/cluster.ini" --node.role=chief --node.index=0 \
     "${common[@]}" "${elastic[@]}" "${ckpt[@]}" > "$tmp/chief2.log" 2>&1
   rc=$?
-  grep -h "waiting for 3 workers\|worker 2 registered" "$tmp/chief2.log"
+  grep -h "waiting for 3 workers\|worker 2 registered\|data plan" "$tmp/chief2.log"
   [[ $rc -eq 0 ]] || { fail "the restarted chief exited $rc"; tail -5 "$tmp/chief2.log"; }
   grep -q "waiting for 3 workers" "$tmp/chief2.log" && grep -q "worker 2 registered" "$tmp/chief2.log" \
     || fail "the restarted chief did not wait for the joiner the checkpoint recorded"
+  grep -q "continuing the checkpoint's data plan" "$tmp/chief2.log" || fail "the restarted chief did not continue the data plan"
+  [[ $(field "$tmp/runs/restart/summary.json" epoch_counts_exact 2>/dev/null) == True ]] \
+    || fail "the epochs after the chief restart were not counted exactly"
+  grep -h '"epoch_examples"' "$tmp/runs/restart/metrics.jsonl" | tail -2
 else
   fail "the restart run never trained"
 fi
