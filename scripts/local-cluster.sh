@@ -46,7 +46,7 @@ while [[ $# -gt 0 ]]; do
             addr[${2%%=*}]=${2#*=}; shift 2 ;;
     --netns-prefix) netns_prefix=$2; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "local-cluster: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
