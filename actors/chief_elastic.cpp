@@ -6,7 +6,6 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
-#include <cmath>
 
 namespace actorps {
 
@@ -96,13 +95,11 @@ void detail::elastic_prepare(chief_pointer self) {
   st.elastic.ledger.emplace(rows, lease, st.cfg.train.seed, first);
   std::string from = first > 0 ? cat(" from epoch ", first) : "";
   if (st.restored && !st.restored->manifest.data_plan.empty()) {
-    if (auto err = st.elastic.ledger->load(st.restored->manifest.data_plan)) {
+    if (auto err = st.elastic.ledger->load(st.restored->manifest.data_plan)) // (leaves it as it was)
       log_line(tag, cat("the checkpoint's data plan is not usable (", describe(err), "); epoch ", first,
                         " is handed out whole again"));
-      st.elastic.ledger.emplace(rows, lease, st.cfg.train.seed, first);
-    } else {
+    else
       from = cat("; continuing the checkpoint's data plan (", st.elastic.ledger->reported(), " examples reported)");
-    }
   }
   log_line(tag, cat("elastic: ", st.cfg.cluster.elastic.min_workers, " to ", st.cfg.cluster.elastic.max_workers,
                     " workers; data in leases of ", lease, " examples", from));
@@ -145,8 +142,7 @@ caf::result<data_lease> detail::on_lease(chief_pointer self, const lease_request
   out.id = lease.id;
   out.epoch = lease.epoch;
   out.rows = st.elastic.ledger->indices(lease);
-  out.augment_seed = st.cfg.train.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(lease.epoch) * 1000003ULL
-                     + static_cast<uint64_t>(lease.begin);
+  out.augment_seed = augment_seed_at(st.cfg.train.seed, static_cast<long>(lease.epoch), lease.begin);
   return out;
 }
 

@@ -6,17 +6,16 @@
 
 namespace actorps {
 
+size_t lease_queue::untaken() const {
+  return static_cast<size_t>(std::count_if(held_.begin(), held_.end(), [](const held& h) { return h.taken < h.size(); }));
+}
+
 bool lease_queue::ready() const {
-  return std::any_of(held_.begin(), held_.end(),
-                     [](const held& h) { return h.taken < static_cast<int>(h.lease.rows.size()); });
+  return untaken() > 0;
 }
 
 bool lease_queue::wants_more() const {
-  if (asking_ != asking::idle)
-    return false;
-  auto open = std::count_if(held_.begin(), held_.end(),
-                            [](const held& h) { return h.taken < static_cast<int>(h.lease.rows.size()); });
-  return static_cast<size_t>(open) < depth_;
+  return asking_ == asking::idle && untaken() < depth_;
 }
 
 lease_request lease_queue::request(uint32_t worker) {
@@ -42,7 +41,7 @@ void lease_queue::answered(data_lease lease) {
 void lease_queue::commit() {
   for (auto& h : held_)
     h.trained = h.taken;
-  while (!held_.empty() && held_.front().trained == static_cast<int>(held_.front().lease.rows.size())) {
+  while (!held_.empty() && held_.front().trained == held_.front().size()) {
     finished_.push_back({held_.front().lease.id, held_.front().trained});
     held_.pop_front();
   }
@@ -51,12 +50,11 @@ void lease_queue::commit() {
 leased_batch lease_queue::take(int n) {
   commit();
   for (auto& h : held_) {
-    const int size = static_cast<int>(h.lease.rows.size());
-    if (h.taken >= size)
+    if (h.taken >= h.size())
       continue;
     leased_batch out;
     out.rows = h.lease.rows.data() + h.taken;
-    out.count = std::min(n, size - h.taken);
+    out.count = std::min(n, h.size() - h.taken);
     out.augment_seed = h.lease.augment_seed + static_cast<uint64_t>(h.taken);
     h.taken += out.count;
     return out;
@@ -66,9 +64,8 @@ leased_batch lease_queue::take(int n) {
 
 lease_request lease_queue::leave(uint32_t worker) {
   commit();
-  lease_request out;
-  out.worker = worker;
-  out.finished = std::exchange(finished_, {});
+  auto out = request(worker);
+  asking_ = asking::idle;
   for (auto& h : held_)
     out.finished.push_back({h.lease.id, h.trained});
   held_.clear();

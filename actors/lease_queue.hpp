@@ -61,7 +61,9 @@ private:
     data_lease lease;
     int taken = 0;   // rows handed out for steps
     int trained = 0; // rows whose step completed
+    int size() const { return static_cast<int>(lease.rows.size()); }
   };
+  size_t untaken() const; // held leases with rows left to take
   void commit();
 
   size_t depth_;

@@ -58,10 +58,17 @@ bool run_control::restoring_any() const {
   return std::any_of(flight_.restoring.begin(), flight_.restoring.end(), [](bool b) { return b; });
 }
 
+namespace {
+
+// A member whose process trains for the run (or has just finished it).
+bool is_live(member m) {
+  return m == member::registered || m == member::training || m == member::finished;
+}
+
+} // namespace
+
 uint32_t run_control::live_workers() const {
-  return static_cast<uint32_t>(std::count_if(members_.begin(), members_.end(), [](member m) {
-    return m == member::registered || m == member::training || m == member::finished;
-  }));
+  return static_cast<uint32_t>(std::count_if(members_.begin(), members_.end(), is_live));
 }
 
 bool run_control::all_reported() const {
@@ -122,7 +129,7 @@ int64_t run_control::worker_steps_at(int64_t global_step) const {
 std::vector<uint32_t> run_control::members() const {
   std::vector<uint32_t> out;
   for (uint32_t j = 0; j < members_.size(); ++j)
-    if (members_[j] == member::registered || members_[j] == member::training || members_[j] == member::finished)
+    if (is_live(members_[j]))
       out.push_back(j);
   return out;
 }
@@ -222,14 +229,7 @@ run_admission run_control::worker_registered(uint32_t j, run_time now) {
   }
   grow(j);
   if (members_[j] == member::admitted && phase_ == run_phase::training) { // an elastic joiner
-    bool was_paused = paused();
-    members_[j] = member::training;
-    grant_first(j, out);
-    out.then.push_back(run_command::log(cat("worker ", j, " joined: ", live_workers(), " workers")));
-    membership_changed("join", j, was_paused, now, out.then);
-    run_command c{kind::start_worker};
-    c.index = j;
-    out.then.push_back(std::move(c));
+    start_member(j, "join", now, out);
     return out;
   }
   if (cfg_.max_steps > 0 && cfg_.workers / cfg_.slices == 1 && cfg_.mode != train_mode::sync && !cfg_.elastic)
@@ -248,15 +248,7 @@ run_admission run_control::worker_registered(uint32_t j, run_time now) {
     case run_phase::training:
     case run_phase::stopping:
       if (members_[j] == member::gone && phase_ == run_phase::training) { // a restarted worker rejoins
-        bool was_paused = paused();
-        members_[j] = member::training;
-        grant_first(j, out);
-        out.then.push_back(run_command::log(cat(worker_name(j), " rejoined")));
-        if (cfg_.elastic)
-          membership_changed("rejoin", j, was_paused, now, out.then);
-        run_command c{kind::start_worker};
-        c.index = j;
-        out.then.push_back(std::move(c));
+        start_member(j, "rejoin", now, out);
         return out;
       }
       out.code = errc::protocol_error;
@@ -269,6 +261,22 @@ run_admission run_control::worker_registered(uint32_t j, run_time now) {
       out.text = cat(worker_name(j), " registered after training ended");
       return out;
   }
+}
+
+// Worker j (an admitted joiner, or a restarted worker) trains from now on: its grant, the log
+// line, the membership record (elastic) and its start.
+void run_control::start_member(uint32_t j, const char* event, run_time now, run_admission& out) {
+  bool was_paused = paused();
+  members_[j] = member::training;
+  grant_first(j, out);
+  out.then.push_back(run_command::log(std::string{event} == "join"
+                                        ? cat("worker ", j, " joined: ", live_workers(), " workers")
+                                        : cat(worker_name(j), " rejoined")));
+  if (cfg_.elastic)
+    membership_changed(event, j, was_paused, now, out.then);
+  run_command c{kind::start_worker};
+  c.index = j;
+  out.then.push_back(std::move(c));
 }
 
 run_admission run_control::worker_joining(run_time now) {
@@ -316,8 +324,7 @@ run_admission run_control::worker_joining(run_time now) {
 
 run_commands run_control::worker_left(uint32_t j, run_time now) {
   run_commands out;
-  if (j >= members_.size() || (members_[j] != member::training && members_[j] != member::registered
-                               && members_[j] != member::finished))
+  if (j >= members_.size() || !is_live(members_[j]))
     return out;
   if (cfg_.mode == train_mode::model_parallel)
     return worker_down(j, "it left", now);

@@ -216,6 +216,7 @@ private:
 
   bool restoring_any() const;
   void grow(uint32_t j);
+  void start_member(uint32_t j, const char* event, run_time now, run_admission& out);
   void membership_changed(const char* event, uint32_t j, bool was_paused, run_time now, run_commands& out);
   std::string worker_name(uint32_t j) const;
   std::string shard_name(uint32_t s) const;

@@ -44,6 +44,10 @@ void copy_examples(const dataset& data, const augmentation& aug, const int32_t* 
   augment_batch(aug, data.shape, n, seed, images);
 }
 
+uint64_t augment_seed_at(uint64_t seed, long epoch, int position) {
+  return (seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epoch)) * 1000003ULL + static_cast<uint64_t>(position);
+}
+
 batch_view batcher::next(float* images, float* labels) {
   uint64_t seed = 0;
   auto out = next_indices(scratch_, seed);
@@ -54,8 +58,7 @@ batch_view batcher::next(float* images, float* labels) {
 batch_view batcher::next_indices(std::vector<int32_t>& indices, uint64_t& augment_seed) {
   const int rows = std::min(batch_size_, static_cast<int>(order_.size()) - cursor_);
   indices.assign(order_.begin() + cursor_, order_.begin() + cursor_ + rows);
-  augment_seed = (seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epoch_)) * 1000003ULL
-                 + static_cast<uint64_t>(cursor_);
+  augment_seed = augment_seed_at(seed_, epoch_, cursor_);
   cursor_ += rows;
   batch_view out{rows, cursor_ == static_cast<int>(order_.size())};
   if (out.ends_epoch) {

@@ -24,6 +24,10 @@ index_range partition_range(int n, int part, int parts);
 /// serves its epochs in this order; elastic training's data leases cut it into pieces.
 std::vector<int> epoch_order(index_range range, uint64_t seed, long epoch);
 
+/// The augmentation seed of the batch at `position` of epoch `epoch`'s order (seed: the order's).
+/// The batcher's batches and elastic training's leases take theirs from it.
+uint64_t augment_seed_at(uint64_t seed, long epoch, int position);
+
 /// One mini-batch copied out of the data set.
 struct batch_view {
   int rows = 0;             ///< examples in this batch (the last of an epoch may be smaller)
