@@ -240,6 +240,9 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
     return err;
   if (auto err = check_scope(req.scope))
     return err;
+  if (req.parts == 0 || req.part >= req.parts)
+    return caf::make_error(errc::protocol_error, cat("shard ", shard_, ": worker ", req.worker, " pushed part ",
+                                                     req.part, " of ", req.parts));
   std::vector<size_t> at; // the part of each gradient slice
   at.reserve(req.grads.size());
   for (auto& g : req.grads) {
@@ -261,11 +264,13 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
                       v.slot0.empty() ? nullptr : v.slot0.data() + from,
                       v.slot1.empty() ? nullptr : v.slot1.data() + from);
   }
-  if (lag_histogram_.empty())
-    lag_histogram_.assign(lag_buckets, 0);
-  uint64_t lag = version_ >= req.base_version ? version_ - req.base_version : 0;
-  ++lag_histogram_[std::min<uint64_t>(lag, lag_buckets - 1)];
-  ++version_;
+  if (req.part + 1 == req.parts) { // a step in parts counts once, at its last part
+    if (lag_histogram_.empty())
+      lag_histogram_.assign(lag_buckets, 0);
+    uint64_t lag = version_ >= req.base_version ? version_ - req.base_version : 0;
+    ++lag_histogram_[std::min<uint64_t>(lag, lag_buckets - 1)];
+    ++version_;
+  }
   push_reply out{version_, {}, req.step + 1, false};
   if (req.return_values)
     for (size_t i = 0; i < req.grads.size(); ++i) {

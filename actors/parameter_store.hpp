@@ -34,7 +34,7 @@ public:
 
   bool initialized() const { return initialized_; }
 
-  /// Returns the number of pushes applied so far.
+  /// Returns the number of pushes applied so far (a push in parts counts once, at its last).
   uint64_t version() const { return version_; }
 
   /// Returns the requested ranges of this shard's variables; with keep_view, remembers them as
@@ -42,8 +42,9 @@ public:
   caf::expected<pull_reply> pull(const pull_request& req);
 
   /// Validates every slice (worker id, variable held here, range, finite values), then applies
-  /// the optimizer to each slice and advances the version once. The reply's values (if asked
-  /// for) travel at the request's precision, as top-k deltas with reply_topk > 0.
+  /// the optimizer to each slice and advances the version once (at the last part of a push in
+  /// parts: every part of a step is applied at the same step count). The reply's values (if
+  /// asked for) travel at the request's precision, as top-k deltas with reply_topk > 0.
   caf::expected<push_reply> push(const push_request& req);
 
   /// Returns the shard's counters: version and the lag histogram of async pushes.

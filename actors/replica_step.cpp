@@ -24,7 +24,7 @@ public:
   }
   caf::error begin(int rows) override {
     net_->forward(true);
-    net_->backward();
+    net_->backward(ready_);
     rows_ = rows;
     state_ = state::ready;
     return caf::none;
@@ -41,9 +41,13 @@ public:
   int rows() const override {
     return rows_;
   }
+  void on_gradients(gradients_ready ready) override {
+    ready_ = std::move(ready);
+  }
 
 private:
   std::unique_ptr<network> net_;
+  gradients_ready ready_;
   state state_ = state::idle;
   int rows_ = 0;
 };
@@ -83,6 +87,8 @@ public:
   }
   int rows() const override {
     return net_->rows();
+  }
+  void on_gradients(gradients_ready) override {
   }
 
 private:

@@ -1,6 +1,7 @@
 // The SyncAggregator actor: sync_rule / ssp_rule decisions, applied through its shard.
 #include "actors/sync_aggregator.hpp"
 
+#include "actors/push_assembly.hpp"
 #include "actors/slicing.hpp"
 #include "actors/sync_rules.hpp"
 #include "common/errc.hpp"
@@ -19,13 +20,18 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
+using reply_promise = caf::typed_response_promise<push_reply>;
+using held_part = push_assembly<reply_promise>::held_part;
+
 struct aggregator_state {
   sync_aggregator_config cfg;
   parameter_shard_actor shard;
   std::string tag;
   std::optional<sync_rule> sync;
   std::optional<ssp_rule> ssp;
-  std::vector<caf::typed_response_promise<push_reply>> waiting; // per worker
+  std::vector<reply_promise> waiting;                            // ssp: per worker, a parked reply's
+  std::vector<std::vector<held_part>> contributed;              // sync: per worker, the parts in this step
+  std::optional<push_assembly<reply_promise>> assembly;         // sync: pushes that come in parts
   std::vector<std::optional<push_reply>> parked;                 // ssp: held replies
   std::vector<caf::actor_addr> senders;                          // per worker, monitored
   uint64_t stale_dropped = 0;
@@ -56,15 +62,38 @@ std::vector<slice_ref> ranges_of(const std::vector<variable_slice>& slices) {
   return out;
 }
 
-// Applies the completed sync step through the shard and releases its contributors.
+// Answers a push (or a part of one) that came too late for its step with the current values of
+// its ranges and the step the worker goes on with.
+void answer_stale(aggregator_pointer self, reply_promise rp, std::vector<slice_ref> ranges, uint64_t now_step) {
+  auto& st = self->state;
+  ++st.stale_dropped;
+  self->request(st.shard, st.cfg.request_timeout, pull_atom_v, pull_request{chief_worker_id, std::move(ranges), false, st.scope})
+    .then([=](pull_reply& current) mutable { rp.deliver(push_reply{current.version, std::move(current.slices), now_step, true}); },
+          [=](caf::error& err) mutable { rp.deliver(err); });
+}
+
+// Delivers the applied step's reply to a worker's parts, each the values of its own ranges (the
+// reply lists them in the order the parts' slices were summed).
+void deliver_parts(std::vector<held_part>& parts, const push_reply& reply) {
+  size_t at = 0;
+  for (auto& part : parts) {
+    push_reply mine{reply.version, {}, reply.next_step, false};
+    for (size_t i = 0; i < part.ranges.size() && at < reply.values.size(); ++i)
+      mine.values.push_back(reply.values[at++]);
+    part.ticket.deliver(std::move(mine));
+  }
+}
+
+// Applies the completed sync step through the shard and releases its contributors; the parts of
+// pushes still incomplete at this step came too late.
 void apply_step(aggregator_pointer self) {
   auto& st = self->state;
   auto done = st.sync->complete();
   ++st.waited_on[done.waited_on];
   st.step_started = clock_type::now();
-  std::vector<caf::typed_response_promise<push_reply>> release;
+  std::vector<std::vector<held_part>> release;
   for (auto w : done.released)
-    release.push_back(std::move(st.waiting[w]));
+    release.push_back(std::move(st.contributed[w]));
   push_request update{done.released.front(), done.step, std::move(done.average), true, 0, st.reply_precision};
   update.scope = st.scope;
   uint64_t next = done.step + 1;
@@ -73,14 +102,17 @@ void apply_step(aggregator_pointer self) {
       [=](push_reply& reply) mutable {
         reply.next_step = next;
         reply.stale = false;
-        for (auto& rp : release)
-          rp.deliver(reply);
+        for (auto& parts : release)
+          deliver_parts(parts, reply);
       },
       [=](caf::error& err) mutable {
         log_line(self->state.tag, cat("applying step ", next - 1, " failed: ", describe(err)));
-        for (auto& rp : release)
-          rp.deliver(err);
+        for (auto& parts : release)
+          for (auto& part : parts)
+            part.ticket.deliver(err);
       });
+  for (auto& late : st.assembly->drop_before(next))
+    answer_stale(self, std::move(late.ticket), std::move(late.ranges), next);
 }
 
 // Releases every parked ssp worker that may go on now.
@@ -108,25 +140,37 @@ void lose_worker(aggregator_pointer self, uint32_t w, const std::string& why) {
   }
 }
 
+// A push of the current step in parts waits for its other parts; a whole one (or the last part)
+// goes to the sync rule, which accepts it for the step, calls it stale, or refuses it.
 caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   auto& st = self->state;
-  auto ranges = ranges_of(req.grads);
   st.reply_precision = req.reply_precision;
+  auto rp = self->make_response_promise<push_reply>();
+  std::vector<held_part> parts;
+  if (req.parts > 1 && req.step == st.sync->step()) {
+    auto complete = st.assembly->add(req.worker, req.step, req.part, req.parts, std::move(req.grads), rp);
+    if (!complete)
+      return std::move(complete.error());
+    if (!*complete)
+      return rp;
+    auto whole = st.assembly->take(req.worker);
+    req.grads = std::move(whole.first);
+    parts = std::move(whole.second);
+  } else {
+    parts.push_back({rp, ranges_of(req.grads)});
+  }
   bool first = st.sync->missing().size() == st.sync->live_workers();
   auto verdict = st.sync->offer(req.worker, req.step, std::move(req.grads));
   if (!verdict)
     return std::move(verdict.error());
-  auto rp = self->make_response_promise<push_reply>();
   uint64_t now_step = st.sync->step();
   ++st.lag_histogram[std::min<uint64_t>(now_step - std::min(now_step, req.step), lag_buckets - 1)];
   if (*verdict == sync_rule::verdict::stale) {
-    ++st.stale_dropped;
-    self->request(st.shard, st.cfg.request_timeout, pull_atom_v, pull_request{chief_worker_id, ranges, false, st.scope})
-      .then([=](pull_reply& current) mutable { rp.deliver(push_reply{current.version, std::move(current.slices), now_step, true}); },
-            [=](caf::error& err) mutable { rp.deliver(err); });
+    for (auto& part : parts)
+      answer_stale(self, std::move(part.ticket), std::move(part.ranges), now_step);
     return rp;
   }
-  st.waiting[req.worker] = rp;
+  st.contributed[req.worker] = std::move(parts);
   if (first) {
     st.step_started = clock_type::now();
     self->delayed_send(self, st.cfg.step_timeout, tick_atom_v);
@@ -143,14 +187,19 @@ caf::result<push_reply> ssp_push(aggregator_pointer self, push_request& req) {
   auto rp = self->make_response_promise<push_reply>();
   uint32_t w = req.worker;
   uint64_t step = req.step;
+  const bool last_part = req.part + 1 >= req.parts; // a step counts once, at its last part
   req.return_values = true;
   self->request(st.shard, st.cfg.request_timeout, push_atom_v, std::move(req))
     .then(
       [=](push_reply& reply) mutable {
         auto& st = self->state;
+        reply.next_step = step + 1;
+        if (!last_part) {
+          rp.deliver(std::move(reply));
+          return;
+        }
         uint64_t ahead = st.ssp->finished(w, step);
         ++st.lag_histogram[std::min<uint64_t>(ahead, lag_buckets - 1)];
-        reply.next_step = step + 1;
         if (st.ssp->may_continue(w)) {
           rp.deliver(std::move(reply));
         } else {
@@ -171,11 +220,14 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
   st.cfg = cfg;
   st.shard = shard;
   st.tag = cat("aggregator ", cfg.index);
-  if (cfg.mode == train_mode::ssp)
+  if (cfg.mode == train_mode::ssp) {
     st.ssp.emplace(cfg.workers, cfg.staleness, cfg.live_at_start);
-  else
+  } else {
     st.sync.emplace(cfg.workers, cfg.replicas_to_aggregate, cfg.live_at_start, cfg.sum_over);
+    st.assembly.emplace(cfg.workers);
+  }
   st.waiting.resize(cfg.workers);
+  st.contributed.resize(cfg.workers);
   st.parked.resize(cfg.workers);
   st.senders.resize(cfg.workers);
   st.waited_on.assign(cfg.workers, 0);

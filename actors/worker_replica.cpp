@@ -115,12 +115,13 @@ void send_pulls(worker_pointer self) {
     }
 }
 
-// Pushes the gradients of the step to their shards. Each push asks for the updated values of the
-// same ranges, so its reply carries the next step's parameters: one message each way per shard
-// and step.
-void push_gradients(worker_pointer self) {
+// Sends the parts of the step's pushes whose gradients backprop has completed (every variable
+// >= floor; 0: all that are left). Each push asks for the updated values of its ranges, so the
+// replies carry the next step's parameters: one message each way per part.
+void push_due(worker_pointer self, size_t floor) {
   auto& st = self->state;
-  st.step->end();
+  if (st.ctl->phase() == replica_phase::done)
+    return;
   // Elastic async and ssp: the shards' learning rate is scaled for the workers listed; each push
   // is weighted by listed / live workers, so the rate follows the membership (lr / live workers).
   const float scale = st.leases && st.cfg.cluster.mode != train_mode::sync && st.leases->workers() > 0
@@ -136,35 +137,43 @@ void push_gradients(worker_pointer self) {
     return err;
   };
   const auto& wire = st.encoder->settings();
-  for (uint32_t s = 0; s < st.plan.shards; ++s) {
-    auto requests = push_requests_for(st.held[s], st.cfg.index, static_cast<uint64_t>(st.ctl->step()),
-                                      st.cfg.cluster.max_slice_floats, fill);
+  for (auto [s, p] : st.pushes.due(static_cast<uint32_t>(floor))) {
+    const auto& parts = st.pushes.parts(s);
+    auto requests = push_requests_for(parts[p].ranges, st.cfg.index, static_cast<uint64_t>(st.ctl->step()),
+                                      st.cfg.cluster.max_slice_floats, fill); // (one: parts fit a message)
     if (!requests)
       return fail(self, std::move(requests.error()), "computing gradients failed");
-    for (auto& req : *requests) {
-      req.return_values = true;
-      req.base_version = st.ctl->version(s);
-      req.reply_precision = wire.precision;
-      req.reply_topk = wire.value_compression == sparsifier::topk ? wire.topk_ratio : 0.0;
-      req.scope = st.plan.scope;
-      for (auto& g : req.grads) {
-        g.data.precision = wire.precision;
-        g.data.sparse = wire.compression == sparsifier::topk;
-      }
-      st.bytes_sent += payload_bytes(req.grads);
-      auto epoch = st.ctl->requested(s);
-      self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, push_atom_v, std::move(req))
-        .then(
-          [=](const push_reply& reply) {
-            if (self->state.ctl->answers(s, epoch) && upload(self, s, reply.values))
-              execute(self, self->state.ctl->pushed(s, reply.version, reply.next_step, reply.stale));
-          },
-          [=](caf::error& err) {
-            if (self->state.ctl->answers(s, epoch))
-              on_request_error(self, s, std::move(err), cat("push to shard ", s, " failed"));
-          });
+    auto& req = requests->front();
+    req.part = p;
+    req.parts = static_cast<uint32_t>(parts.size());
+    req.return_values = true;
+    req.base_version = st.ctl->version(s);
+    req.reply_precision = wire.precision;
+    req.reply_topk = wire.value_compression == sparsifier::topk ? wire.topk_ratio : 0.0;
+    req.scope = st.plan.scope;
+    for (auto& g : req.grads) {
+      g.data.precision = wire.precision;
+      g.data.sparse = wire.compression == sparsifier::topk;
     }
+    st.bytes_sent += payload_bytes(req.grads);
+    auto epoch = st.ctl->requested(s);
+    self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, push_atom_v, std::move(req))
+      .then(
+        [=](const push_reply& reply) {
+          if (self->state.ctl->answers(s, epoch) && upload(self, s, reply.values))
+            execute(self, self->state.ctl->pushed(s, reply.version, reply.next_step, reply.stale));
+        },
+        [=](caf::error& err) {
+          if (self->state.ctl->answers(s, epoch))
+            on_request_error(self, s, std::move(err), cat("push to shard ", s, " failed"));
+        });
   }
+}
+
+// The step is over: pushes what backprop did not push already.
+void push_gradients(worker_pointer self) {
+  self->state.step->end();
+  push_due(self, 0);
 }
 
 // Tells the controller where the step stands (model-parallel: after a begin or a part arrived).
@@ -240,6 +249,7 @@ void compute(worker_pointer self) {
     rows = st.batches->next(st.images.data(), st.labels.data()).rows;
   }
   st.step->model().load_batch(st.images.data(), st.labels.data(), rows);
+  st.pushes.begin_step();
   if (auto err = st.step->begin(rows))
     return fail(self, std::move(err), "the step failed");
   if (static_cast<int>(st.cfg.index) == st.cfg.cluster.slow_worker) // debug.slowdown: a straggler
@@ -361,6 +371,8 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
   if (auto err = prepare(self)) {
     fail(self, std::move(err), "cannot start");
   } else {
+    if (!st.cfg.cluster.in_graph()) // wait-free backprop: each part goes out once computed
+      st.step->on_gradients([self](size_t first) { push_due(self, first); });
     for (auto& s : st.cfg.shards)
       self->monitor(s);
     watch_chief(self);

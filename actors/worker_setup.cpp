@@ -67,16 +67,19 @@ caf::error accept_plan(worker_pointer self, placement_plan plan) {
                                " shards) does not match this worker's model (", mine.size(),
                                " variables) and ", st.cfg.shards.size(), " shards: check model.* and cluster.ps"));
   st.pulls.clear();
-  st.held.clear();
+  std::vector<std::vector<slice_ref>> held;
   const uint32_t slices = st.cfg.cluster.slices;
   for (uint32_t s = 0; s < plan.shards; ++s) {
-    st.held.push_back(held_ranges(plan, s, st.cfg.index % slices, slices));
-    st.pulls.push_back(pull_requests_for(st.held.back(), st.cfg.index, st.cfg.cluster.max_slice_floats));
+    held.push_back(held_ranges(plan, s, st.cfg.index % slices, slices));
+    st.pulls.push_back(pull_requests_for(held.back(), st.cfg.index, st.cfg.cluster.max_slice_floats));
     for (auto& req : st.pulls.back()) {
       req.keep_view = st.cfg.cluster.wire.value_compression == sparsifier::topk; // later replies diff against these
       req.scope = plan.scope;
     }
   }
+  // A slice's gradients are ready only when its group's step is: it pushes them in one go.
+  st.pushes = push_plan{held, st.cfg.cluster.model_parallel() ? 0 : st.cfg.cluster.push_bucket_floats,
+                        st.cfg.cluster.max_slice_floats};
   if (st.cfg.cluster.wire.value_compression == sparsifier::topk) {
     st.mirror.clear();
     for (auto& var : plan.variables)

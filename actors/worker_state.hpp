@@ -5,6 +5,7 @@
 #pragma once
 
 #include "actors/lease_queue.hpp"
+#include "actors/push_plan.hpp"
 #include "actors/replica_control.hpp"
 #include "actors/replica_step.hpp"
 #include "actors/worker_replica.hpp"
@@ -38,7 +39,7 @@ struct worker_state {
   std::vector<worker_replica_actor> peers; // model-parallel: the group's workers, by slice
   std::unique_ptr<batcher> batches;
   placement_plan plan;
-  std::vector<std::vector<slice_ref>> held;     // per shard: the ranges this worker trains
+  push_plan pushes;                             // per shard: the ranges this worker trains, in parts
   std::vector<std::vector<pull_request>> pulls; // per shard
   std::vector<float> images;
   std::vector<float> labels;

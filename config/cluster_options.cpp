@@ -83,6 +83,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.request_timeout, "request-timeout", "deadline of every pull, push and evaluation request")
     .add(v.report_every, "report-every", "worker progress reports every N steps")
     .add(v.max_message_bytes, "max-message-bytes", "largest tensor payload of one message")
+    .add(v.push_bucket_bytes, "push-bucket-bytes", "workers push a step's gradients in parts of about this many bytes as backprop completes them, overlapping the rest of backprop (0: one push per shard after backprop)")
     .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it")
     .add(v.wire_precision, "wire-precision", "fp32, bf16 or fp16: how gradients and values travel (shards keep fp32)")
     .add(v.gradient_compression, "gradient-compression", "none or topk (each pushed slice's largest gradients, with error feedback)")
@@ -263,6 +264,9 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.max_message_bytes < 1024 || v.max_message_bytes > (int64_t{1} << 30))
     return bad("cluster.max-message-bytes", cat("must be in [1024, 1073741824], got ", v.max_message_bytes));
   s.max_slice_floats = static_cast<uint32_t>(v.max_message_bytes / static_cast<int64_t>(sizeof(float)));
+  if (v.push_bucket_bytes < 0)
+    return bad("cluster.push-bucket-bytes", cat("must be >= 0 (0: one push after backprop), got ", v.push_bucket_bytes));
+  s.push_bucket_floats = static_cast<uint64_t>(v.push_bucket_bytes + static_cast<int64_t>(sizeof(float)) - 1) / sizeof(float);
   if (v.max_handshake_bytes < 4096 || v.max_handshake_bytes > (int64_t{1} << 24))
     return bad("security.max-handshake-bytes", cat("must be in [4096, 16777216], got ", v.max_handshake_bytes));
   s.max_handshake_bytes = static_cast<uint32_t>(v.max_handshake_bytes);

@@ -70,6 +70,7 @@ struct cluster_values {
   caf::timespan request_timeout = std::chrono::seconds(60);
   int report_every = 50;
   int64_t max_message_bytes = int64_t{64} << 20;
+  int64_t push_bucket_bytes = int64_t{256} << 10;
   caf::timespan step_timeout = std::chrono::seconds(30);
   std::string wire_precision = "fp32";
   std::string gradient_compression = "none";
@@ -132,6 +133,9 @@ struct cluster_settings {
   std::chrono::milliseconds request_timeout{60000};
   int report_every = 50;
   uint32_t max_slice_floats = 1u << 24; ///< from cluster.max-message-bytes
+  /// From cluster.push-bucket-bytes: a step's push to a shard goes out in parts of about this
+  /// many gradient values as backprop completes them (0: one push after backprop).
+  uint64_t push_bucket_floats = uint64_t{1} << 16;
   std::chrono::milliseconds step_timeout{30000};
   compression_settings wire;           ///< how workers' gradients and the shards' values travel
   train_mode mode = train_mode::async;

@@ -151,6 +151,11 @@ struct push_request {
   /// last values instead of the values (slices marked delta); 0: the values.
   double reply_topk = 0.0;
   std::string scope; ///< the plan's scope
+  /// The step's gradients for this shard come in `parts` pushes, sent as backprop completes them
+  /// (cluster.push-bucket-bytes); this is part `part`. A shard counts the step (its version)
+  /// once, at the last part; a sync aggregator waits for every part before the step counts.
+  uint32_t part = 0;
+  uint32_t parts = 1;
 };
 
 struct push_reply {
@@ -272,7 +277,7 @@ typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_request& x) {
   return f(caf::meta::type_name("push_request"), x.worker, x.step, x.grads, x.return_values,
-           x.base_version, x.reply_precision, x.reply_topk, x.scope);
+           x.base_version, x.reply_precision, x.reply_topk, x.scope, x.part, x.parts);
 }
 
 template <class Inspector>
@@ -305,7 +310,7 @@ ACTORPS_FIELDWISE_EQ(shard_snapshot, v.version, v.values, v.slot0, v.slot1)
 ACTORPS_FIELDWISE_EQ(setup_reply, v.already_initialized, v.version)
 ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges, v.keep_view, v.scope)
 ACTORPS_FIELDWISE_EQ(pull_reply, v.version, v.slices)
-ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads, v.return_values, v.base_version, v.reply_precision, v.reply_topk, v.scope)
+ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads, v.return_values, v.base_version, v.reply_precision, v.reply_topk, v.scope, v.part, v.parts)
 ACTORPS_FIELDWISE_EQ(push_reply, v.version, v.values, v.next_step, v.stale)
 ACTORPS_FIELDWISE_EQ(shard_stats, v.version, v.stale_dropped, v.waited_on, v.lag_histogram)
 

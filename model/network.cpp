@@ -146,7 +146,7 @@ void network::forward(bool training) {
   }
 }
 
-void network::backward() {
+void network::backward(const gradients_ready& ready) {
   denormals_flushed flushed;
   float* delta = delta_[0].data();
   meter_.train(be_, logits(), labels_.data(), {delta, rows_, spec_.classes()});
@@ -157,6 +157,8 @@ void network::backward() {
                          v < 0 ? nullptr : params_[v].data(), v < 0 ? nullptr : grads_[v].data(),
                          v < 0 ? nullptr : grads_[v + 1].data());
     delta = din;
+    if (ready && v >= 0)
+      ready(static_cast<size_t>(v));
   }
 }
 

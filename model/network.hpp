@@ -12,6 +12,7 @@
 #include <caf/expected.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -60,9 +61,13 @@ public:
   /// Computes the logits of the loaded batch; training applies dropout (a fresh mask per call).
   void forward(bool training);
 
+  /// Told during backward() that the gradients of every variable >= first are complete (after
+  /// each layer with variables, the last layer first): what a worker may push already.
+  using gradients_ready = std::function<void(size_t first)>;
+
   /// After forward(true): gradients of the batch's mean loss into gradients(); adds the loss to
-  /// the running metrics.
-  void backward();
+  /// the running metrics. `ready` (if set) hears of each layer's gradients as they complete.
+  void backward(const gradients_ready& ready = {});
 
   /// After forward(false): adds the batch's loss and correct predictions to the running metrics.
   void score();
