@@ -30,8 +30,9 @@ public:
   explicit push_assembly(uint32_t workers) : pushes_(workers) {}
 
   /// Takes part `part` of `parts` of worker's push for `step`; returns true when the push is
-  /// complete (take() then hands it out). Parts held for an earlier step are dropped first
-  /// (drop_before() returns them to be answered). Errors: unknown_worker; protocol_error for
+  /// complete (take() then hands it out). Parts the worker left of another step are forgotten:
+  /// a worker sends a step only after its last one was answered, so they are those of a
+  /// crashed earlier life of it. Errors: unknown_worker; protocol_error for
   /// parts 0, part >= parts, a part twice, or a count differing from the step's earlier parts.
   caf::expected<bool> add(uint32_t worker, uint64_t step, uint32_t part, uint32_t parts,
                           std::vector<variable_slice> grads, Ticket ticket) {

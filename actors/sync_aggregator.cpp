@@ -149,8 +149,10 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   std::vector<held_part> parts;
   if (req.parts > 1 && req.step == st.sync->step()) {
     auto complete = st.assembly->add(req.worker, req.step, req.part, req.parts, std::move(req.grads), rp);
-    if (!complete)
-      return std::move(complete.error());
+    if (!complete) { // (the promise holds the request's answer now: the error goes through it)
+      rp.deliver(std::move(complete.error()));
+      return rp;
+    }
     if (!*complete)
       return rp;
     auto whole = st.assembly->take(req.worker);
@@ -161,8 +163,10 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   }
   bool first = st.sync->missing().size() == st.sync->live_workers();
   auto verdict = st.sync->offer(req.worker, req.step, std::move(req.grads));
-  if (!verdict)
-    return std::move(verdict.error());
+  if (!verdict) {
+    rp.deliver(std::move(verdict.error()));
+    return rp;
+  }
   uint64_t now_step = st.sync->step();
   ++st.lag_histogram[std::min<uint64_t>(now_step - std::min(now_step, req.step), lag_buckets - 1)];
   if (*verdict == sync_rule::verdict::stale) {

@@ -198,6 +198,42 @@ BOOST_AUTO_TEST_CASE(push_applies_the_optimizer_and_advances_the_version) {
   BOOST_TEST(values_of(1, 3) == std::vector<float>({1.0f, 2.0f, 1.0f}));
 }
 
+// Wait-free backprop sends a step in parts: each part is applied at once, all at the step count
+// of the step (Adam's bias correction), and the version advances at the last part.
+BOOST_AUTO_TEST_CASE(a_push_in_parts_applies_like_the_whole_push_and_counts_once) {
+  auto setup = setup_for_shard1();
+  setup.optimizer = {"adam", 0.1f, 0.9f, 0.9f, 0.999f, 1e-8f};
+  auto whole = keep(make_parameter_shard(*sys, {1}));
+  BOOST_REQUIRE(ask<setup_reply>(whole, init_atom_v, setup));
+  BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, setup));
+  for (uint64_t step = 1; step <= 2; ++step) {
+    float g = static_cast<float>(step);
+    BOOST_REQUIRE(ask<push_reply>(whole, push_atom_v, push_request{0, step, {{3, 0, {{g, -g}}}, {1, 0, {{g, g, g}}}}}));
+    push_request last{0, step, {{3, 0, {{g, -g}}}}};
+    last.parts = 2;
+    push_request first = last;
+    first.grads = {{1, 0, {{g, g, g}}}};
+    last.part = 1;
+    auto r = ask<push_reply>(shard, push_atom_v, first);
+    BOOST_REQUIRE_MESSAGE(r, error_text(r));
+    BOOST_TEST(r->version == step - 1); // not counted yet
+    r = ask<push_reply>(shard, push_atom_v, last);
+    BOOST_REQUIRE_MESSAGE(r, error_text(r));
+    BOOST_TEST(r->version == step);
+  }
+  for (uint32_t var : {1u, 3u}) {
+    auto a = ask<pull_reply>(whole, pull_atom_v, pull_request{0, {{var, 0, var == 1 ? 3u : 2u}}});
+    auto b = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{var, 0, var == 1 ? 3u : 2u}}});
+    BOOST_TEST((a->slices[0].data == b->slices[0].data.to_vector())); // bit for bit
+  }
+  push_request outside{0, 3, {{1, 0, {{1.0f, 1.0f, 1.0f}}}}};
+  outside.part = 2;
+  outside.parts = 2;
+  auto r = ask<push_reply>(shard, push_atom_v, outside);
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(describe(r.error()) == "protocol_error: shard 1: worker 0 pushed part 2 of 2");
+}
+
 BOOST_AUTO_TEST_CASE(push_can_return_the_updated_values) {
   init();
   push_request req{0, 1, {{1, 1, {{2.0f, 2.0f}}}}, true};

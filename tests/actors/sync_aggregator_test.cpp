@@ -56,6 +56,19 @@ struct aggregator_fixture : actor_fixture {
     caf::anon_send(workers[w], push_request{w, step, {{0, 0, {{g0, g1}}}}, true, 0});
     sched->run();
   }
+
+  // Part `part` of 2 of worker w's push: the gradient g of w[offset] alone (cluster.push-bucket-bytes).
+  static push_request part_of(uint32_t w, uint64_t step, uint32_t part, uint32_t offset, float g) {
+    push_request req{w, step, {{0, offset, {{g}}}}, true, 0};
+    req.part = part;
+    req.parts = 2;
+    return req;
+  }
+
+  void push_part(uint32_t w, uint64_t step, uint32_t part, uint32_t offset, float g) {
+    caf::anon_send(workers[w], part_of(w, step, part, offset, g));
+    sched->run();
+  }
 };
 
 } // namespace
@@ -79,6 +92,58 @@ BOOST_AUTO_TEST_CASE(sync_applies_the_average_once_and_releases_everyone) {
   auto stats = ask<shard_stats>(agg, stats_atom_v);
   BOOST_TEST(stats->version == 1u);
   BOOST_TEST(stats->waited_on == std::vector<uint64_t>({1, 0}));
+}
+
+// Wait-free backprop: workers push a step in parts, last layers first. The step waits for every
+// part of every worker, applies the same average as whole pushes would, and answers each part
+// with the values of its own ranges.
+BOOST_AUTO_TEST_CASE(a_push_in_parts_counts_once_all_its_parts_are_in) {
+  auto agg = start({0, train_mode::sync, 2, 2, 0, std::chrono::seconds(30)});
+  push_part(0, 0, 0, 1, 0.0f); // worker 0: w[1] first, then w[0]
+  push_part(1, 0, 0, 1, 2.0f);
+  push_part(1, 0, 1, 0, 4.0f); // worker 1 complete
+  BOOST_TEST(got[0]->empty());
+  BOOST_TEST(got[1]->empty());
+  BOOST_TEST(ask<shard_stats>(agg, stats_atom_v)->version == 0u); // nothing applied yet
+  push_part(0, 0, 1, 0, 2.0f);
+  for (auto& g : got) {
+    BOOST_REQUIRE_EQUAL(g->size(), 2u);
+    BOOST_REQUIRE_EQUAL((*g)[0].values.size(), 1u);
+    BOOST_TEST((*g)[0].values[0].offset == 1u); // part 0: w[1] after the step
+    BOOST_TEST(((*g)[0].values[0].data == std::vector<float>({19.0f})));
+    BOOST_TEST((*g)[1].values[0].offset == 0u);
+    BOOST_TEST(((*g)[1].values[0].data == std::vector<float>({7.0f}))); // as in the whole-push case above
+    BOOST_TEST((*g)[1].version == 1u);
+    BOOST_TEST((*g)[1].next_step == 1u);
+  }
+  BOOST_TEST(ask<shard_stats>(agg, stats_atom_v)->version == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_parts_of_a_push_too_late_for_its_step_are_answered_stale) {
+  auto agg = start({0, train_mode::sync, 2, 1, 0, std::chrono::seconds(30)});
+  push_part(1, 0, 0, 1, 100.0f); // worker 1 is slow: one part in
+  push(0, 0, 2.0f, 2.0f);        // R = 1: worker 0 completes step 0 alone
+  BOOST_REQUIRE_EQUAL(got[1]->size(), 1u); // the held part is answered stale at once
+  BOOST_TEST(got[1]->front().stale);
+  BOOST_TEST(got[1]->front().next_step == 1u);
+  BOOST_TEST((got[1]->front().values[0].data == std::vector<float>({18.0f}))); // w[1], untouched by it
+  push_part(1, 0, 1, 0, 100.0f); // and its last part too
+  BOOST_REQUIRE_EQUAL(got[1]->size(), 2u);
+  BOOST_TEST(got[1]->back().stale);
+  BOOST_TEST((got[1]->back().values[0].data == std::vector<float>({8.0f})));
+  auto stats = ask<shard_stats>(agg, stats_atom_v);
+  BOOST_TEST(stats->version == 1u);
+  BOOST_TEST(stats->stale_dropped == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_part_twice_or_outside_its_count_is_refused) {
+  auto agg = start({0, train_mode::sync, 2, 2, 0, std::chrono::seconds(30)});
+  BOOST_TEST(!ask<push_reply>(agg, push_atom_v, part_of(0, 0, 2, 0, 1.0f))); // part 2 of 2
+  push_part(0, 0, 0, 1, 1.0f);
+  auto twice = ask<push_reply>(agg, push_atom_v, part_of(0, 0, 0, 1, 1.0f));
+  BOOST_REQUIRE(!twice);
+  BOOST_TEST(twice.error().code() == static_cast<uint8_t>(errc::protocol_error));
+  BOOST_TEST(ask<shard_stats>(agg, stats_atom_v)->version == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(a_backup_workers_late_gradients_are_dropped_and_it_is_told) {
@@ -112,6 +177,18 @@ BOOST_AUTO_TEST_CASE(a_dead_worker_no_longer_holds_the_step) {
   BOOST_REQUIRE_EQUAL(got[0]->size(), 2u);
   BOOST_TEST((got[0]->back().values[0].data == std::vector<float>({6.0f, 16.0f}))); // 8 - 2, 18 - 2
   BOOST_TEST(got[0]->back().next_step == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(ssp_counts_a_step_in_parts_at_its_last_part) {
+  auto agg = start({0, train_mode::ssp, 2, 2, 0, std::chrono::seconds(30)});
+  push_part(0, 0, 0, 1, 1.0f);
+  BOOST_REQUIRE_EQUAL(got[0]->size(), 1u); // applied and answered at once: the step is not over
+  push_part(0, 0, 1, 0, 1.0f);
+  BOOST_TEST(got[0]->size() == 1u); // now worker 0 is a step ahead: held for worker 1
+  BOOST_TEST(ask<shard_stats>(agg, stats_atom_v)->version == 1u);
+  push(1, 0, 1.0f, 1.0f);
+  BOOST_TEST(got[0]->size() == 2u);
+  BOOST_TEST(got[1]->size() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(ssp_holds_a_worker_that_runs_ahead) {

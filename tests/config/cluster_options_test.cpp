@@ -84,6 +84,17 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
   expect([](cluster_values& v) { v.replication = "in-graph"; v.mode = "sync"; v.wire_precision = "bf16"; },
          "cluster.wire-precision in-graph replication moves fp32 gradients uncompressed");
   expect([](cluster_values& v) { v.topk_ratio = 1.5; }, "cluster.topk-ratio must be in (0, 1], got 1.5");
+  expect([](cluster_values& v) { v.push_bucket_bytes = -1; },
+         "cluster.push-bucket-bytes must be >= 0 (0: one push after backprop), got -1");
+}
+
+BOOST_AUTO_TEST_CASE(the_push_bucket_resolves_to_whole_floats) {
+  cluster_values v;
+  BOOST_TEST(validate(v)->push_bucket_floats == 65536u); // 256 KiB
+  v.push_bucket_bytes = 0;
+  BOOST_TEST(validate(v)->push_bucket_floats == 0u);
+  v.push_bucket_bytes = 1;
+  BOOST_TEST(validate(v)->push_bucket_floats == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(the_partitioner_resolves) {

@@ -95,6 +95,31 @@ BOOST_AUTO_TEST_CASE(conv_and_pool_layers_match_finite_differences) {
                   false, "conv same stride 2 + same pool");
 }
 
+// Wait-free backprop: a worker pushes a layer's gradients as soon as backward() says they are
+// complete. They must be final then: what was read at the call is what backward() ends with.
+BOOST_AUTO_TEST_CASE(backward_reports_each_layers_gradients_once_they_are_final) {
+  auto spec = layers_model({6, 6, 2}, {"conv 3x3x3 relu", "maxpool 2", "dropout 0.5", "dense 4 elu", "dense 3"});
+  auto images = random_values(batch * spec.input.size(), 5, -1.0f, 1.0f);
+  auto net = std::move(*actorps::network::make(*be, spec, batch, 77));
+  BOOST_REQUIRE(!net->set_parameters(initial_values(spec, {}, 3)));
+  net->load_batch(images.data(), labels.data(), batch);
+  net->forward(true);
+  std::vector<size_t> calls;
+  values seen(spec.variables().size());
+  net->backward([&](size_t first) {
+    calls.push_back(first);
+    for (size_t v = first; v < seen.size(); ++v)
+      if (seen[v].empty()) {
+        seen[v].resize(net->gradients()[v].size());
+        BOOST_REQUIRE(!net->download_gradient(v, 0, seen[v].data(), seen[v].size()));
+      }
+  });
+  BOOST_TEST((calls == std::vector<size_t>{4, 2, 0})); // dense 3, dense 4, conv: last layer first
+  values final;
+  BOOST_REQUIRE(!net->get_gradients(final));
+  BOOST_TEST((seen == final));
+}
+
 BOOST_AUTO_TEST_CASE(dropout_matches_finite_differences_with_its_mask) {
   check_gradients(layers_model({1, 1, 6}, {"dense 8 relu", "dropout 0.5", "dense 3"}), true, "dropout");
 }
