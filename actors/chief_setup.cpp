@@ -105,12 +105,6 @@ caf::error detail::prepare(chief_pointer self) {
   auto strategy = parse_placement(cluster.placement);
   st.plan = make_placement(spec.variables(), static_cast<uint32_t>(st.cfg.shards.size()), *strategy, cluster.partition);
   st.plan.scope = st.cfg.train.scope;
-  if (cluster.aggregated())
-    for (uint32_t s = 0; s < st.plan.shards; ++s)
-      if (pull_requests_for(held_ranges(st.plan, s), 0, cluster.max_slice_floats).size() > 1)
-        return caf::make_error(errc::invalid_config,
-                               cat("train.mode = ", to_string(cluster.mode), " needs each shard's variables in one message, but shard ",
-                                   s, " holds ", bytes_per_shard(st.plan)[s], " bytes: raise cluster.max-message-bytes"));
   if (!cluster.checkpoint_dir.empty()) {
     auto store = checkpoint_store::open(cluster.checkpoint_dir, cluster.checkpoint_keep);
     if (!store)

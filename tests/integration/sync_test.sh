@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Integration: synchronous training with real processes on 127.0.0.1.
 #  1. a sync cluster (chief, 2 shards, 2 workers) on Fashion-MNIST converges;
-#  2. two seeded sync runs (replicas_to_aggregate = all) end with bit-identical weights;
+#  2. seeded sync runs (replicas_to_aggregate = all) end with bit-identical weights, also when
+#     workers push each layer's gradients as backprop completes them (cluster.push-bucket-bytes);
 #  3. killing one worker of three mid-run (kill -9) does not stop training, and the worker,
 #     restarted, rejoins.
 # Usage: sync_test.sh REPO_ROOT BIN_DIR
@@ -17,15 +18,20 @@ else
   fail "the sync cluster failed:"; tail -20 "$tmp/fashion.out"
 fi
 
-echo "== 2: two seeded sync runs give identical weights"
+echo "== 2: seeded sync runs give identical weights, however the pushes are cut"
 python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 small=(--data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.learning-rate=0.1 --train.seed=7)
-for run in a b; do
+# a and b: the default (the small model fits one part); c: one push per shard after backprop;
+# d: every variable its own part, pushed as backprop completes it (wait-free backprop)
+declare -A bucket=([a]=262144 [b]=262144 [c]=0 [d]=1)
+for run in a b c d; do
   cluster --mode sync --ps 2 --workers 3 --name "det-$run" --deadline 120 -- "${small[@]}" \
-    --train.max-steps=150 --train.max-epochs=0 --train.patience=0 \
+    --train.max-steps=150 --train.max-epochs=0 --train.patience=0 --cluster.push-bucket-bytes="${bucket[$run]}" \
     > "$tmp/det-$run.out" 2>&1 || { fail "deterministic run $run failed"; tail -20 "$tmp/det-$run.out"; }
 done
 same_weights det-a det-b "two seeded sync runs"
+same_weights det-a det-c "a run pushing once after backprop"
+same_weights det-a det-d "a run pushing each variable as backprop completes it"
 
 echo "== 3: kill -9 one worker of three mid-run, then restart it"
 killopts=("${small[@]}" --train.max-seconds=8.0 --train.max-epochs=0 --train.patience=0 --cluster.report-every=10)
