@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The async cluster (1 chief, 1 shard, 2 workers, reference MLP, batch 50) on an emulated network:
+# The async cluster (1 chief, 1 shard, 2 workers, batch 50; the reference MLP unless the extra
+# options name another model, e.g. -- --model.preset='"cnn"') on an emulated network:
 # every node in its own network namespace, joined through a bridge by veth pairs whose both ends
 # are shaped with tc to the link rate (and delay, where the kernel has sch_netem). Runs the same
 # number of steps with fp32, bf16, top-k 1% of the gradients (topk) and top-k 1% of the gradients
 # and of the values' changes (topk-both) on each link and prints examples/s, tensor bytes per
-# step and test accuracy, with the ratios to fp32 measured in this run.
+# step and test accuracy, with the ratios to fp32 measured in this run. fp32-onepush is fp32
+# with cluster.push-bucket-bytes = 0 (one push per shard after backprop: no overlap).
 #
 #   sudo bench/netem_cluster.sh [--steps N] [--rates "1gbit 10gbit"] [--delay 0.1ms] [--topk-ratio R]
-#                               [--settings "fp32 bf16 topk topk-both"] [--results FILE]
+#                               [--settings "fp32 fp32-onepush bf16 topk topk-both"] [--results FILE]
 #                               [-- extra actorps-node options]
 # --results FILE appends one line per run: RATE SETTING EXAMPLES/S BYTES/STEP PUSHED/STEP ACCURACY.
 #
@@ -27,7 +29,7 @@ while [[ $# -gt 0 ]]; do
     --settings) settings=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "netem_cluster: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -89,7 +91,7 @@ network() {
 field() { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d.get(sys.argv[2], 0))" "$1" "$2"; }
 
 declare -A rate_of bytes_of acc_of
-echo "netem_cluster: async, 1 shard, 2 workers, reference MLP, batch 50, $steps steps per run, CPU backend"
+echo "netem_cluster: async, 1 shard, 2 workers, ${extra[*]:-reference MLP}, batch 50, $steps steps per run, CPU backend"
 for rate in $rates; do
   addrs=()
   network "$rate"
@@ -101,12 +103,13 @@ for rate in $rates; do
   for setting in $settings; do
     case "$setting" in
       fp32) opts=(--cluster.wire-precision='"fp32"') ;;
+      fp32-onepush) opts=(--cluster.wire-precision='"fp32"' --cluster.push-bucket-bytes=0) ;;
       bf16) opts=(--cluster.wire-precision='"bf16"') ;;
       fp16) opts=(--cluster.wire-precision='"fp16"') ;;
       topk) opts=(--cluster.gradient-compression='"topk"' --cluster.topk-ratio="$topk_ratio") ;;
       topk-both) opts=(--cluster.gradient-compression='"topk"' --cluster.value-compression='"topk"'
                        --cluster.topk-ratio="$topk_ratio") ;;
-      *) echo "netem_cluster: unknown setting '$setting' (fp32, bf16, fp16, topk, topk-both)" >&2; exit 2 ;;
+      *) echo "netem_cluster: unknown setting '$setting' (fp32, fp32-onepush, bf16, fp16, topk, topk-both)" >&2; exit 2 ;;
     esac
     name="$rate-$setting"
     if ! scripts/local-cluster.sh --ps 1 --workers 2 --name "$name" --run-dir "$tmp" --netns-prefix "$prefix" \
