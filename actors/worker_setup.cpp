@@ -30,7 +30,10 @@ caf::error prepare(worker_pointer self) {
   if (!step)
     return std::move(step.error());
   st.step = std::move(*step);
-  st.encoder = std::make_unique<gradient_encoder>(cfg.cluster.wire);
+  auto wire = cfg.cluster.wire;
+  if (cfg.cluster.momentum_correction) // the shards apply plain SGD (shard_optimizer)
+    wire.momentum = applied_momentum(cfg.train.optimizer, cfg.cluster);
+  st.encoder = std::make_unique<gradient_encoder>(wire);
   st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input.size());
   st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
   if (cfg.cluster.elastic.on) { // the chief hands out the data

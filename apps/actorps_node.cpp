@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
   auto cluster = actorps::validate(cfg.cluster);
   if (!cluster)
     return fail(cluster.error());
+  if (auto err = actorps::check_optimizer(*cluster, train->optimizer))
+    return fail(err);
   if (cluster->model_parallel())
     if (auto dense = actorps::dense_stack(train->model); !dense)
       return fail(dense.error());

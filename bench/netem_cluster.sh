@@ -6,7 +6,8 @@
 # number of steps with fp32, bf16, top-k 1% of the gradients (topk) and top-k 1% of the gradients
 # and of the values' changes (topk-both) on each link and prints examples/s, tensor bytes per
 # step and test accuracy, with the ratios to fp32 measured in this run. fp32-onepush is fp32
-# with cluster.push-bucket-bytes = 0 (one push per shard after backprop: no overlap).
+# with cluster.push-bucket-bytes = 0 (one push per shard after backprop: no overlap); topk-mc
+# is topk with cluster.momentum-correction.
 #
 #   sudo bench/netem_cluster.sh [--steps N] [--rates "1gbit 10gbit"] [--delay 0.1ms] [--topk-ratio R]
 #                               [--settings "fp32 fp32-onepush bf16 topk topk-both"] [--results FILE]
@@ -29,7 +30,7 @@ while [[ $# -gt 0 ]]; do
     --settings) settings=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "netem_cluster: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -107,9 +108,10 @@ for rate in $rates; do
       bf16) opts=(--cluster.wire-precision='"bf16"') ;;
       fp16) opts=(--cluster.wire-precision='"fp16"') ;;
       topk) opts=(--cluster.gradient-compression='"topk"' --cluster.topk-ratio="$topk_ratio") ;;
+      topk-mc) opts=(--cluster.gradient-compression='"topk"' --cluster.topk-ratio="$topk_ratio" --cluster.momentum-correction) ;;
       topk-both) opts=(--cluster.gradient-compression='"topk"' --cluster.value-compression='"topk"'
                        --cluster.topk-ratio="$topk_ratio") ;;
-      *) echo "netem_cluster: unknown setting '$setting' (fp32, fp32-onepush, bf16, fp16, topk, topk-both)" >&2; exit 2 ;;
+      *) echo "netem_cluster: unknown setting '$setting' (fp32, fp32-onepush, bf16, fp16, topk, topk-mc, topk-both)" >&2; exit 2 ;;
     esac
     name="$rate-$setting"
     if ! scripts/local-cluster.sh --ps 1 --workers 2 --name "$name" --run-dir "$tmp" --netns-prefix "$prefix" \

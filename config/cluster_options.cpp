@@ -89,6 +89,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.gradient_compression, "gradient-compression", "none or topk (each pushed slice's largest gradients, with error feedback)")
     .add(v.value_compression, "value-compression", "none or topk (async, ssp: shards answer with the top-k of each slice's change since the worker's last values)")
     .add(v.topk_ratio, "topk-ratio", "topk: the share of each slice's gradient values sent, in (0, 1]")
+    .add(v.momentum_correction, "momentum-correction", "gradient-compression topk: workers apply the momentum before top-k and clear it where they send (DGC); shards apply plain SGD")
     .add(v.elastic, "elastic", "workers may join (node.join) and leave (SIGTERM) the running job; the chief hands out the data in leases")
     .add(v.min_workers, "min-workers", "elastic: below this many live workers training pauses")
     .add(v.max_workers, "max-workers", "elastic: a join above this many live workers is refused")
@@ -314,6 +315,9 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (!(v.topk_ratio > 0.0 && v.topk_ratio <= 1.0))
     return bad("cluster.topk-ratio", cat("must be in (0, 1], got ", v.topk_ratio));
   s.wire = {*precision, *compression, v.topk_ratio, *value_compression};
+  if (v.momentum_correction && *compression != sparsifier::topk)
+    return bad("cluster.momentum-correction", "needs cluster.gradient-compression = topk");
+  s.momentum_correction = v.momentum_correction;
   if (s.step_timeout.count() <= 0)
     return bad("cluster.step-timeout", "must be positive, e.g. 30s");
   if (v.slow_worker < -1 || v.slow_worker >= workers)
@@ -369,16 +373,31 @@ uint32_t async_scaling_workers(const cluster_settings& cluster) {
   return cluster.replicas();
 }
 
+float applied_momentum(const optimizer_params& base, const cluster_settings& cluster) {
+  auto workers = static_cast<float>(async_scaling_workers(cluster)); // model-parallel: the groups
+  if (cluster.mode == train_mode::sync || workers < 2.0f || !cluster.compensate_momentum)
+    return base.momentum;
+  return std::max(0.0f, 1.0f - (1.0f - base.momentum) * workers);
+}
+
 optimizer_params shard_optimizer(const optimizer_params& base, const cluster_settings& cluster) {
   optimizer_params p = base;
-  auto workers = static_cast<float>(async_scaling_workers(cluster)); // model-parallel: the groups
+  if (cluster.momentum_correction) // the workers keep the momentum
+    p.kind = optimizer_kind::sgd;
+  auto workers = static_cast<float>(async_scaling_workers(cluster));
   if (cluster.mode == train_mode::sync || workers < 2.0f) // ssp applies pushes one by one, like async
     return p;
   if (cluster.scale_lr_by_workers)
     p.learning_rate /= workers;
-  if (cluster.compensate_momentum)
-    p.momentum = std::max(0.0f, 1.0f - (1.0f - p.momentum) * workers);
+  p.momentum = applied_momentum(base, cluster);
   return p;
+}
+
+caf::error check_optimizer(const cluster_settings& cluster, const optimizer_params& optimizer) {
+  if (cluster.momentum_correction && optimizer.kind != optimizer_kind::momentum)
+    return caf::make_error(errc::invalid_config, cat("cluster.momentum-correction needs train.optimizer = momentum, got ",
+                                                     to_string(optimizer.kind)));
+  return caf::none;
 }
 
 } // namespace actorps

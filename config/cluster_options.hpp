@@ -76,6 +76,7 @@ struct cluster_values {
   std::string gradient_compression = "none";
   std::string value_compression = "none";
   double topk_ratio = 0.01;
+  bool momentum_correction = false;
   bool elastic = false;
   int min_workers = 1;
   int max_workers = 16;
@@ -138,6 +139,9 @@ struct cluster_settings {
   uint64_t push_bucket_floats = uint64_t{1} << 16;
   std::chrono::milliseconds step_timeout{30000};
   compression_settings wire;           ///< how workers' gradients and the shards' values travel
+  /// cluster.momentum-correction: with top-k, workers keep the momentum (Lin et al., "Deep
+  /// Gradient Compression", 2018) and shards apply plain SGD (see shard_optimizer).
+  bool momentum_correction = false;
   train_mode mode = train_mode::async;
   replication replicate = replication::between_graph;
   uint32_t replicas_to_aggregate = 0;  ///< sync: gradients averaged per step (resolved: 1..workers)
@@ -186,8 +190,16 @@ uint32_t async_scaling_workers(const cluster_settings& cluster);
 /// is divided by W (train.async-lr-scaling = inverse-workers) and, with train.async-momentum =
 /// compensate, the momentum becomes max(0, 1 - (1 - momentum) * W), because asynchrony itself
 /// adds momentum of about 1 - 1/W (Mitliagkas et al., "Asynchrony begets momentum", 2016).
-/// Otherwise base unchanged.
+/// Otherwise base unchanged. With cluster.momentum-correction the workers apply the momentum
+/// before top-k, so the shards use plain SGD (the same learning rate rule).
 optimizer_params shard_optimizer(const optimizer_params& base, const cluster_settings& cluster);
+
+/// The momentum of that rule: base.momentum, compensated as above for async and ssp.
+float applied_momentum(const optimizer_params& base, const cluster_settings& cluster);
+
+/// Checks what the cluster settings demand of the optimizer: cluster.momentum-correction needs
+/// train.optimizer = momentum (the error names both keys).
+caf::error check_optimizer(const cluster_settings& cluster, const optimizer_params& optimizer);
 
 /// The openssl.* settings of CAF's config (file paths; passphrase optional).
 struct tls_files {

@@ -98,6 +98,18 @@ void gradient_encoder::encode(uint32_t variable, uint32_t offset, float* grad, s
   if (residual.size() < offset + n)
     residual.resize(offset + n, 0.0f);
   float* r = residual.data() + offset;
+  float* u = nullptr;
+  if (settings_.momentum > 0.0f) { // the velocity is what accumulates
+    auto& velocity = velocities_[variable];
+    if (velocity.size() < offset + n)
+      velocity.resize(offset + n, 0.0f);
+    u = velocity.data() + offset;
+    const float m = settings_.momentum;
+    for (size_t i = 0; i < n; ++i) {
+      u[i] = m * u[i] + grad[i];
+      grad[i] = u[i];
+    }
+  }
   for (size_t i = 0; i < n; ++i) { // what would be sent without loss
     r[i] += grad[i];
     grad[i] = r[i];
@@ -110,6 +122,9 @@ void gradient_encoder::encode(uint32_t variable, uint32_t offset, float* grad, s
   round_to_precision(settings_.precision, grad, n);
   for (size_t i = 0; i < n; ++i) // what was not sent: exact, as rounding drops whole low bits
     r[i] -= grad[i];
+  if (u != nullptr) // momentum factor masking: a coordinate sent starts its momentum afresh
+    for (size_t i = 0; i < n; ++i)
+      u[i] = grad[i] != 0.0f ? 0.0f : u[i];
 }
 
 std::vector<float> gradient_encoder::residual(uint32_t variable, uint32_t offset, size_t n) const {

@@ -30,6 +30,9 @@ struct compression_settings {
   sparsifier compression = sparsifier::none;       ///< of the gradients a worker pushes
   double topk_ratio = 0.01; ///< top-k: the share of each slice's values sent, in (0, 1]
   sparsifier value_compression = sparsifier::none; ///< of the values a shard answers with
+  /// > 0: momentum correction (DGC): a velocity u = momentum * u + gradient is what the residual
+  /// accumulates, and u is cleared where a value was sent (momentum factor masking).
+  float momentum = 0.0f;
 
   /// Whether gradients travel as computed (fp32, no compression: no residual kept).
   bool exact() const {
@@ -53,8 +56,9 @@ public:
     return settings_;
   }
 
-  /// Replaces grad[0, n) (variable `variable` from `offset` on) by what is sent: grad plus the
-  /// residual, rounded and with top-k cut; the rest becomes the residual. Nothing for exact().
+  /// Replaces grad[0, n) (variable `variable` from `offset` on) by what is sent: grad (with
+  /// momentum correction: the updated velocity) plus the residual, rounded and with top-k cut;
+  /// the rest becomes the residual. Nothing for exact().
   void encode(uint32_t variable, uint32_t offset, float* grad, size_t n);
 
   /// The residual kept for variable[offset, offset + n) (zeros where nothing is kept).
@@ -62,7 +66,8 @@ public:
 
 private:
   compression_settings settings_;
-  std::unordered_map<uint32_t, std::vector<float>> residuals_; // per variable, grown on demand
+  std::unordered_map<uint32_t, std::vector<float>> residuals_;  // per variable, grown on demand
+  std::unordered_map<uint32_t, std::vector<float>> velocities_; // momentum correction, likewise
 };
 
 } // namespace actorps

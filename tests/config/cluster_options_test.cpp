@@ -84,8 +84,27 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
   expect([](cluster_values& v) { v.replication = "in-graph"; v.mode = "sync"; v.wire_precision = "bf16"; },
          "cluster.wire-precision in-graph replication moves fp32 gradients uncompressed");
   expect([](cluster_values& v) { v.topk_ratio = 1.5; }, "cluster.topk-ratio must be in (0, 1], got 1.5");
+  expect([](cluster_values& v) { v.momentum_correction = true; },
+         "cluster.momentum-correction needs cluster.gradient-compression = topk");
   expect([](cluster_values& v) { v.push_bucket_bytes = -1; },
          "cluster.push-bucket-bytes must be >= 0 (0: one push after backprop), got -1");
+}
+
+BOOST_AUTO_TEST_CASE(momentum_correction_moves_the_momentum_to_the_workers) {
+  cluster_values v;
+  v.gradient_compression = "topk";
+  v.momentum_correction = true;
+  auto s = validate(v);
+  BOOST_REQUIRE(s);
+  optimizer_params base;
+  base.momentum = 0.9f;
+  auto p = shard_optimizer(base, *s);
+  BOOST_TEST((p.kind == optimizer_kind::sgd));
+  BOOST_TEST(p.learning_rate == base.learning_rate / 2); // 2 async workers: the usual scaling
+  BOOST_TEST(applied_momentum(base, *s) == 0.8f, boost::test_tools::tolerance(1e-6f)); // what workers apply
+  BOOST_TEST(!check_optimizer(*s, base));
+  base.kind = optimizer_kind::adam;
+  BOOST_TEST(describe(check_optimizer(*s, base)) == "invalid_config: cluster.momentum-correction needs train.optimizer = momentum, got adam");
 }
 
 BOOST_AUTO_TEST_CASE(the_push_bucket_resolves_to_whole_floats) {

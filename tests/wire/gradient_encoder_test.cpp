@@ -144,6 +144,42 @@ BOOST_AUTO_TEST_CASE(topk_with_feedback_sends_every_coordinate_eventually) {
     BOOST_TEST(times_sent[i] == 4);
 }
 
+// Momentum correction (DGC): the residual accumulates the velocity u = m u + g instead of g,
+// so sent + residual equals the sum of the velocities; a coordinate sent starts its velocity
+// afresh (momentum factor masking), one not sent keeps it.
+BOOST_AUTO_TEST_CASE(momentum_correction_accumulates_velocities_and_masks_what_was_sent) {
+  compression_settings settings{wire_precision::fp32, sparsifier::topk, 0.25};
+  settings.momentum = 0.5f; // exact in float on the grid of 1/64 for a few steps
+  actorps::gradient_encoder enc{settings};
+  std::vector<double> velocity(4, 0.0), velocities(4, 0.0), sent(4, 0.0);
+  const std::vector<std::vector<float>> steps = {{1.0f, 0.5f, 0.25f, -2.0f}, {1.0f, 0.5f, 0.25f, 0.0f},
+                                                 {0.0f, 2.0f, 0.25f, 0.0f}};
+  for (auto g : steps) {
+    std::vector<bool> was_sent(4);
+    for (size_t i = 0; i < 4; ++i) {
+      velocity[i] = 0.5 * velocity[i] + g[i];
+      velocities[i] += velocity[i];
+    }
+    enc.encode(3, 0, g.data(), 4);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < 4; ++i) {
+      sent[i] += g[i];
+      was_sent[i] = g[i] != 0.0f;
+      nonzero += was_sent[i];
+      if (was_sent[i]) // masked: the reference velocity starts over too
+        velocity[i] = 0.0;
+    }
+    BOOST_TEST(nonzero == 1u); // top-k of 4 at 25%
+    auto residual = enc.residual(3, 0, 4);
+    for (size_t i = 0; i < 4; ++i)
+      BOOST_TEST(sent[i] + residual[i] == velocities[i], "entry " << i);
+  }
+  // step 1 sends -2 (entry 3), step 2 entry 0 (residual 1 + 1.5), step 3 entry 1 (0.5 + 0.75 + 2.375)
+  BOOST_TEST(sent[3] == -2.0);
+  BOOST_TEST(sent[0] == 2.5);
+  BOOST_TEST(sent[1] == 0.5 + 0.75 + 2.375); // its velocity, never masked before
+}
+
 BOOST_AUTO_TEST_CASE(names_parse_and_print) {
   BOOST_TEST((parse_sparsifier("topk") == sparsifier::topk));
   BOOST_TEST((parse_sparsifier("none") == sparsifier::none));
