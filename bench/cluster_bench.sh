@@ -4,17 +4,21 @@
 #  1. a 1 MiB push + pull between two processes through the shard protocol, plain and TLS, vs a
 #     raw TCP echo;
 #  2. async cluster examples/s (1 shard, 2 workers, batch 50, one process per node), plain and
-#     TLS, vs the single-process trainer and PyTorch's RPC parameter server with 2 trainers
+#     TLS, and without wait-free backprop (cluster.push-bucket-bytes = 0), vs the single-process
+#     trainer and PyTorch's RPC parameter server with 2 trainers
 #     (../shared/bench/torch_reference.py rpc), same number of steps;
-#  3. the wire encodings on 127.0.0.1 (fp32, bf16, top-k 1% of the gradients, top-k 1% of the
-#     gradients and of the values' changes): tensor bytes per step and test accuracy after the
-#     same number of steps;
-#  4. as root: the same cluster on an emulated 1 Gbit/s network (bench/netem_cluster.sh).
-# Usage: bench/cluster_bench.sh [steps=4400] [accuracy-steps=3300]   (after scripts/build.sh)
+#  3. the wire encodings on 127.0.0.1 (fp32, bf16, top-k 1% of the gradients, the same with
+#     momentum correction, top-k 1% of the gradients and of the values' changes): tensor bytes per
+#     step and test accuracy after the same number of steps;
+#  4. as root: the same cluster on an emulated 1 Gbit/s network (bench/netem_cluster.sh), and the
+#     cnn preset there with and without wait-free backprop.
+# Usage: bench/cluster_bench.sh [steps=4400] [accuracy-steps=3300] [cnn-steps=600]
+#        (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=${1:-4400}
 acc_steps=${2:-3300}
+cnn_steps=${3:-600}
 bin=build/bin
 data=${ACTORPS_DATA_DIR:-/usr/share/datasets/fashion-mnist}
 tmp=$(mktemp -d)
@@ -31,20 +35,25 @@ common=(--train.max-steps="$steps" --train.progress-every=100000 --compute.devic
 "$bin/actorps-train" "${common[@]}" --train.run-dir="$tmp" --train.name=single > /dev/null 2>&1
 scripts/local-cluster.sh --ps 1 --workers 2 --name cluster --run-dir "$tmp" -- "${common[@]}" > /dev/null 2>&1
 scripts/local-cluster.sh --tls --ps 1 --workers 2 --name tls --run-dir "$tmp" -- "${common[@]}" > /dev/null 2>&1
+scripts/local-cluster.sh --ps 1 --workers 2 --name onepush --run-dir "$tmp" -- "${common[@]}" \
+  --cluster.push-bucket-bytes=0 > /dev/null 2>&1
 $py ../shared/bench/torch_reference.py rpc "$data" 2 $((steps / 2)) 2> /dev/null | tail -n 1 > "$tmp/torch_rpc.json"
 single=$(field "$tmp/single/summary.json" examples_per_second)
 cluster=$(field "$tmp/cluster/summary.json" examples_per_second)
 tls=$(field "$tmp/tls/summary.json" examples_per_second)
+onepush=$(field "$tmp/onepush/summary.json" examples_per_second)
 torch_rpc=$(field "$tmp/torch_rpc.json" examples_per_second)
 printf '%-44s %9.0f examples/s\n' "single-process trainer" "$single" "async cluster, 1 shard, 2 workers" "$cluster" \
-  "the same cluster over TLS" "$tls" "PyTorch RPC parameter server, 2 trainers" "$torch_rpc"
+  "the same cluster over TLS" "$tls" "the same, one push after backprop (no overlap)" "$onepush" \
+  "PyTorch RPC parameter server, 2 trainers" "$torch_rpc"
 
 echo "== 3. wire encodings, async cluster on 127.0.0.1, $acc_steps steps each"
-for setting in fp32 bf16 topk topk-both; do
+for setting in fp32 bf16 topk topk-mc topk-both; do
   case "$setting" in
     fp32) opts=() ;;
     bf16) opts=(--cluster.wire-precision='"bf16"') ;;
     topk) opts=(--cluster.gradient-compression='"topk"') ;;
+    topk-mc) opts=(--cluster.gradient-compression='"topk"' --cluster.momentum-correction) ;;
     topk-both) opts=(--cluster.gradient-compression='"topk"' --cluster.value-compression='"topk"') ;;
   esac
   scripts/local-cluster.sh --ps 1 --workers 2 --name "wire-$setting" --run-dir "$tmp" -- \
@@ -58,24 +67,27 @@ done
 : > "$tmp/netem.txt"
 if [[ $(id -u) -eq 0 ]]; then
   echo "== 4. emulated network"
-  bench/netem_cluster.sh --rates 1gbit --results "$tmp/netem.txt"
+  bench/netem_cluster.sh --rates 1gbit --settings "fp32 fp32-onepush bf16 topk topk-both" --results "$tmp/netem.txt"
+  bench/netem_cluster.sh --rates 1gbit --steps "$cnn_steps" --settings "fp32 fp32-onepush" --results "$tmp/netem-cnn.txt" \
+    -- --model.preset='"cnn"' || echo "cluster_bench: the cnn runs on the emulated network failed"
 else
   echo "== 4. emulated network: skipped (needs root for ip netns and tc)"
 fi
 
 echo "== goals"
-$py - "$tmp" "$single" "$cluster" "$tls" "$torch_rpc" <<'PY'
-import json, re, sys
+$py - "$tmp" "$single" "$cluster" "$tls" "$torch_rpc" "$onepush" <<'PY'
+import json, os, re, sys
 tmp = sys.argv[1]
-single, cluster, tls, torch_rpc = map(float, sys.argv[2:6])
+single, cluster, tls, torch_rpc, onepush = map(float, sys.argv[2:7])
 transfer = open(f"{tmp}/transfer.txt").read()
 m = re.search(r"shard protocol / raw TCP: ([0-9.]+) sequential, ([0-9.]+) pipelined", transfer)
-wire = {s: json.load(open(f"{tmp}/wire-{s}/summary.json")) for s in ("fp32", "bf16", "topk", "topk-both")}
+wire = {s: json.load(open(f"{tmp}/wire-{s}/summary.json")) for s in ("fp32", "bf16", "topk", "topk-mc", "topk-both")}
 def total(s): return wire[s]["sent_bytes_per_step"] + wire[s]["received_bytes_per_step"]
 def points(s): return 100 * (wire[s]["final_test_accuracy"] - wire["fp32"]["final_test_accuracy"])
 rows = [
   ("1 MiB push+pull vs raw TCP echo", f"{m.group(1)}x sequential, {m.group(2)}x pipelined" if m else "?", ">= 0.75x"),
   ("async cluster (1 shard, 2 workers) vs single process, fp32", f"{cluster / single:.2f}x", ">= 0.75x"),
+  ("wait-free backprop: the same vs one push after backprop", f"{cluster / onepush:.2f}x", "-"),
   ("the same vs PyTorch RPC PS, 2 trainers", f"{cluster / torch_rpc:.2f}x", ">= 3x"),
   ("TLS cluster vs plain cluster", f"{tls / cluster:.2f}x", ">= 0.85x"),
   ("bf16 wire: bytes per step / accuracy", f"{total('bf16') / total('fp32'):.3f}x / {points('bf16'):+.2f} points",
@@ -83,17 +95,28 @@ rows = [
   ("top-k 1% (gradients): gradient bytes / accuracy",
    f"{wire['topk']['sent_bytes_per_step'] / wire['fp32']['sent_bytes_per_step']:.3f}x / {points('topk'):+.2f} points",
    "<= 0.05x / within 0.5 points"),
+  ("top-k 1% with momentum correction: gradient bytes / accuracy",
+   f"{wire['topk-mc']['sent_bytes_per_step'] / wire['fp32']['sent_bytes_per_step']:.3f}x / {points('topk-mc'):+.2f} points",
+   "<= 0.05x / within 0.5 points"),
   ("top-k 1% (gradients and values): all bytes / accuracy",
    f"{total('topk-both') / total('fp32'):.3f}x / {points('topk-both'):+.2f} points", "-"),
 ]
-netem = {}
-for line in open(f"{tmp}/netem.txt"):
-    rate, setting, eps, *_ = line.split()
-    netem[setting] = float(eps)
+def netem_rates(name):
+    out = {}
+    if os.path.exists(f"{tmp}/{name}"):
+        for line in open(f"{tmp}/{name}"):
+            rate, setting, eps, *_ = line.split()
+            out[setting] = float(eps)
+    return out
+netem = netem_rates("netem.txt")
 if "fp32" in netem:
     r = {s: netem[s] / netem["fp32"] for s in netem if s != "fp32"}
-    rows.append(("1 Gbit/s emulated: bf16, top-k, top-k both vs fp32 examples/s",
+    rows.append(("1 Gbit/s emulated: bf16, top-k, top-k both (and fp32 without overlap) vs fp32 examples/s",
                  ", ".join(f"{s} {v:.2f}x" for s, v in r.items()), ">= 1.8x and >= 5x"))
+cnn = netem_rates("netem-cnn.txt")
+if "fp32" in cnn and "fp32-onepush" in cnn:
+    rows.append(("1 Gbit/s emulated, cnn preset: wait-free backprop vs one push after backprop",
+                 f"{cnn['fp32'] / cnn['fp32-onepush']:.2f}x ({cnn['fp32']:.0f} vs {cnn['fp32-onepush']:.0f} examples/s)", "-"))
 print("| figure | this run | goal |\n|---|---|---|")
 for name, value, goal in rows:
     print(f"| {name} | {value} | {goal} |")
