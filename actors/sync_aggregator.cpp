@@ -29,9 +29,9 @@ struct aggregator_state {
   std::string tag;
   std::optional<sync_rule> sync;
   std::optional<ssp_rule> ssp;
-  std::vector<reply_promise> waiting;                            // ssp: per worker, a parked reply's
-  std::vector<std::vector<held_part>> contributed;              // sync: per worker, the parts in this step
-  std::optional<push_assembly<reply_promise>> assembly;         // sync: pushes that come in parts
+  std::vector<reply_promise> waiting;                            // ssp: per worker, its parked reply's promise
+  std::vector<std::vector<held_part>> contributed;               // sync: per worker, its parts in this step
+  std::optional<push_assembly<reply_promise>> assembly;          // sync: pushes that come in parts
   std::vector<std::optional<push_reply>> parked;                 // ssp: held replies
   std::vector<caf::actor_addr> senders;                          // per worker, monitored
   uint64_t stale_dropped = 0;
@@ -66,7 +66,6 @@ std::vector<slice_ref> ranges_of(const std::vector<variable_slice>& slices) {
 // its ranges and the step the worker goes on with.
 void answer_stale(aggregator_pointer self, reply_promise rp, std::vector<slice_ref> ranges, uint64_t now_step) {
   auto& st = self->state;
-  ++st.stale_dropped;
   self->request(st.shard, st.cfg.request_timeout, pull_atom_v, pull_request{chief_worker_id, std::move(ranges), false, st.scope})
     .then([=](pull_reply& current) mutable { rp.deliver(push_reply{current.version, std::move(current.slices), now_step, true}); },
           [=](caf::error& err) mutable { rp.deliver(err); });
@@ -147,6 +146,7 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   st.reply_precision = req.reply_precision;
   auto rp = self->make_response_promise<push_reply>();
   std::vector<held_part> parts;
+  bool counted = req.part + 1 == req.parts; // the counters take a push once (parts: the whole)
   if (req.parts > 1 && req.step == st.sync->step()) {
     auto complete = st.assembly->add(req.worker, req.step, req.part, req.parts, std::move(req.grads), rp);
     if (!complete) { // (the promise holds the request's answer now: the error goes through it)
@@ -158,6 +158,7 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
     auto whole = st.assembly->take(req.worker);
     req.grads = std::move(whole.first);
     parts = std::move(whole.second);
+    counted = true;
   } else {
     parts.push_back({rp, ranges_of(req.grads)});
   }
@@ -168,8 +169,11 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
     return rp;
   }
   uint64_t now_step = st.sync->step();
-  ++st.lag_histogram[std::min<uint64_t>(now_step - std::min(now_step, req.step), lag_buckets - 1)];
+  if (counted)
+    ++st.lag_histogram[std::min<uint64_t>(now_step - std::min(now_step, req.step), lag_buckets - 1)];
   if (*verdict == sync_rule::verdict::stale) {
+    if (counted) // late parts arrive one by one: the push counts as dropped at its last
+      ++st.stale_dropped;
     for (auto& part : parts)
       answer_stale(self, std::move(part.ticket), std::move(part.ranges), now_step);
     return rp;
