@@ -4,6 +4,7 @@
 // Plain logic without CAF; each part carries a Ticket (the aggregator's reply promise).
 #pragma once
 
+#include "actors/slicing.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "messages/shard_protocol.hpp"
@@ -92,13 +93,10 @@ private:
     for (size_t i = 0; i < p.slices.size(); ++i) {
       if (!p.slices[i])
         continue;
-      held_part h{std::move(*p.tickets[i]), {}};
-      for (auto& g : *p.slices[i]) {
-        h.ranges.push_back({g.variable, g.offset, static_cast<uint32_t>(g.data.values.size())});
-        if (whole)
+      parts.push_back({std::move(*p.tickets[i]), ranges_of(*p.slices[i])});
+      if (whole)
+        for (auto& g : *p.slices[i])
           whole->push_back(std::move(g));
-      }
-      parts.push_back(std::move(h));
     }
     p.slices.clear();
     p.tickets.clear();

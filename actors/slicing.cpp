@@ -65,6 +65,13 @@ std::vector<pull_request> pull_requests_for(const std::vector<slice_ref>& held, 
   return out;
 }
 
+std::vector<slice_ref> ranges_of(const std::vector<variable_slice>& slices) {
+  std::vector<slice_ref> out;
+  for (auto& s : slices)
+    out.push_back({s.variable, s.offset, static_cast<uint32_t>(s.data.values.size())});
+  return out;
+}
+
 caf::error scatter_slices(const pull_reply& reply, std::vector<std::vector<float>>& values) {
   for (auto& slice : reply.slices) {
     if (slice.variable >= values.size()

@@ -28,6 +28,9 @@ std::vector<slice_ref> held_ranges(const placement_plan& plan, uint32_t shard, u
 std::vector<pull_request> pull_requests_for(const std::vector<slice_ref>& held, uint32_t worker,
                                             uint32_t max_floats);
 
+/// The ranges the slices cover, in their order.
+std::vector<slice_ref> ranges_of(const std::vector<variable_slice>& slices);
+
 /// Copies the slices of a pull reply into values (one vector per variable, sized by the plan).
 /// Fails with protocol_error for a slice outside its variable.
 caf::error scatter_slices(const pull_reply& reply, std::vector<std::vector<float>>& values);

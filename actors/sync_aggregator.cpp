@@ -55,13 +55,6 @@ void watch(aggregator_pointer self, uint32_t w) {
   self->monitor(addr);
 }
 
-std::vector<slice_ref> ranges_of(const std::vector<variable_slice>& slices) {
-  std::vector<slice_ref> out;
-  for (auto& s : slices)
-    out.push_back({s.variable, s.offset, static_cast<uint32_t>(s.data.values.size())});
-  return out;
-}
-
 // Answers a push (or a part of one) that came too late for its step with the current values of
 // its ranges and the step the worker goes on with.
 void answer_stale(aggregator_pointer self, reply_promise rp, std::vector<slice_ref> ranges, uint64_t now_step) {
