@@ -168,7 +168,8 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
       .add("resumed_from_step", st.restored ? st.restored->manifest.global_step : int64_t{-1})
       .add("attached_at_step", st.ctl->attached_step());
     if (st.cfg.cluster.wire.compression == sparsifier::topk || st.cfg.cluster.wire.value_compression == sparsifier::topk)
-      extra.add("topk_ratio", st.cfg.cluster.wire.topk_ratio);
+      extra.add("topk_ratio", st.cfg.cluster.wire.topk_ratio)
+        .add("topk_warmup_steps", static_cast<int64_t>(st.cfg.cluster.wire.topk_warmup_steps));
     st.traffic.describe(extra, ctl.worker_steps());
     describe_elastic(self, extra);
     auto done = st.monitor->finish(std::move(sum), ctl.examples(), extra);

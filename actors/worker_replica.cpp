@@ -136,6 +136,7 @@ void push_due(worker_pointer self, size_t floor) {
       st.encoder->encode(k, offset, dst, count); // rounding, top-k, error feedback (or nothing)
     return err;
   };
+  st.encoder->begin_step(static_cast<uint64_t>(st.ctl->step())); // top-k's warm-up follows the global step
   const auto& wire = st.encoder->settings();
   for (auto [s, p] : st.pushes.due(static_cast<uint32_t>(floor))) {
     const auto& parts = st.pushes.parts(s);

@@ -89,6 +89,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.gradient_compression, "gradient-compression", "none or topk (each pushed slice's largest gradients, with error feedback)")
     .add(v.value_compression, "value-compression", "none or topk (async, ssp: shards answer with the top-k of each slice's change since the worker's last values)")
     .add(v.topk_ratio, "topk-ratio", "topk: the share of each slice's gradient values sent, in (0, 1]")
+    .add(v.topk_warmup_steps, "topk-warmup-steps", "gradient-compression topk: over the first N global steps the share sent falls geometrically from 0.25 to topk-ratio (DGC's warm-up; 0: none)")
     .add(v.momentum_correction, "momentum-correction", "gradient-compression topk: workers apply the momentum before top-k and clear it where they send (DGC); shards apply plain SGD")
     .add(v.elastic, "elastic", "workers may join (node.join) and leave (SIGTERM) the running job; the chief hands out the data in leases")
     .add(v.min_workers, "min-workers", "elastic: below this many live workers training pauses")
@@ -315,6 +316,11 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (!(v.topk_ratio > 0.0 && v.topk_ratio <= 1.0))
     return bad("cluster.topk-ratio", cat("must be in (0, 1], got ", v.topk_ratio));
   s.wire = {*precision, *compression, v.topk_ratio, *value_compression};
+  if (v.topk_warmup_steps < 0)
+    return bad("cluster.topk-warmup-steps", cat("must be >= 0 (0: no warm-up), got ", v.topk_warmup_steps));
+  if (v.topk_warmup_steps > 0 && *compression != sparsifier::topk)
+    return bad("cluster.topk-warmup-steps", "needs cluster.gradient-compression = topk");
+  s.wire.topk_warmup_steps = static_cast<uint64_t>(v.topk_warmup_steps);
   if (v.momentum_correction && *compression != sparsifier::topk)
     return bad("cluster.momentum-correction", "needs cluster.gradient-compression = topk");
   s.momentum_correction = v.momentum_correction;

@@ -76,6 +76,7 @@ struct cluster_values {
   std::string gradient_compression = "none";
   std::string value_compression = "none";
   double topk_ratio = 0.01;
+  int64_t topk_warmup_steps = 0;
   bool momentum_correction = false;
   bool elastic = false;
   int min_workers = 1;

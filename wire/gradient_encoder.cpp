@@ -31,6 +31,15 @@ size_t topk_count(double ratio, size_t n) {
   return std::clamp<size_t>(k, 1, n);
 }
 
+double topk_ratio_at(const compression_settings& settings, uint64_t step) {
+  const double end = settings.topk_ratio;
+  const double start = std::max(end, topk_warmup_start);
+  if (step >= settings.topk_warmup_steps || start == end)
+    return end;
+  const double t = static_cast<double>(step) / static_cast<double>(settings.topk_warmup_steps);
+  return std::pow(end, t) * std::pow(start, 1.0 - t);
+}
+
 namespace {
 
 // The k-th largest of the magnitudes of xs (1 <= k < n). A strided sample proposes a threshold
@@ -115,7 +124,7 @@ void gradient_encoder::encode(uint32_t variable, uint32_t offset, float* grad, s
     grad[i] = r[i];
   }
   if (settings_.compression == sparsifier::topk)
-    keep_topk(grad, n, topk_count(settings_.topk_ratio, n));
+    keep_topk(grad, n, topk_count(ratio_, n));
   if (settings_.precision == wire_precision::fp16) // saturate: what is above fp16's range stays
     for (size_t i = 0; i < n; ++i)
       grad[i] = std::clamp(grad[i], -fp16_max, fp16_max);

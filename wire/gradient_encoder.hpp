@@ -33,6 +33,9 @@ struct compression_settings {
   /// > 0: momentum correction (DGC): a velocity u = momentum * u + gradient is what the residual
   /// accumulates, and u is cleared where a value was sent (momentum factor masking).
   float momentum = 0.0f;
+  /// > 0: top-k warm-up (DGC): over the first topk_warmup_steps global steps the share sent falls
+  /// geometrically from topk_warmup_start to topk_ratio (see topk_ratio_at).
+  uint64_t topk_warmup_steps = 0;
 
   /// Whether gradients travel as computed (fp32, no compression: no residual kept).
   bool exact() const {
@@ -42,6 +45,14 @@ struct compression_settings {
 
 /// Values a top-k slice of n floats sends: ceil(ratio * n), at least 1 (0 for an empty slice).
 size_t topk_count(double ratio, size_t n);
+
+/// DGC's first warm-up epoch sends a quarter of the values (Lin et al., 2018: 75% sparsity).
+constexpr double topk_warmup_start = 0.25;
+
+/// The share top-k sends at global step `step`: topk_ratio once the warm-up is over (or without
+/// one); before, ratio^(t) · start^(1 - t) with t = step / topk_warmup_steps, so the share falls by
+/// the same factor every step from max(start, ratio) at step 0 to the ratio at the warm-up's end.
+double topk_ratio_at(const compression_settings& settings, uint64_t step);
 
 /// Sets every entry of xs to 0 except the k of largest magnitude (ties: the lower index wins);
 /// returns how many are left non-zero.
@@ -56,6 +67,11 @@ public:
     return settings_;
   }
 
+  /// The global step whose gradients the next encode() calls carry (the top-k warm-up's clock).
+  void begin_step(uint64_t step) {
+    ratio_ = topk_ratio_at(settings_, step);
+  }
+
   /// Replaces grad[0, n) (variable `variable` from `offset` on) by what is sent: grad (with
   /// momentum correction: the updated velocity) plus the residual, rounded and with top-k cut;
   /// the rest becomes the residual. Nothing for exact().
@@ -66,6 +82,7 @@ public:
 
 private:
   compression_settings settings_;
+  double ratio_ = topk_ratio_at(settings_, 0); // the share top-k sends this step
   std::unordered_map<uint32_t, std::vector<float>> residuals_;  // per variable, grown on demand
   std::unordered_map<uint32_t, std::vector<float>> velocities_; // momentum correction, likewise
 };

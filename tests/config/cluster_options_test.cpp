@@ -86,6 +86,10 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
   expect([](cluster_values& v) { v.topk_ratio = 1.5; }, "cluster.topk-ratio must be in (0, 1], got 1.5");
   expect([](cluster_values& v) { v.momentum_correction = true; },
          "cluster.momentum-correction needs cluster.gradient-compression = topk");
+  expect([](cluster_values& v) { v.topk_warmup_steps = 100; },
+         "cluster.topk-warmup-steps needs cluster.gradient-compression = topk");
+  expect([](cluster_values& v) { v.gradient_compression = "topk"; v.topk_warmup_steps = -1; },
+         "cluster.topk-warmup-steps must be >= 0 (0: no warm-up), got -1");
   expect([](cluster_values& v) { v.push_bucket_bytes = -1; },
          "cluster.push-bucket-bytes must be >= 0 (0: one push after backprop), got -1");
 }
@@ -139,6 +143,11 @@ BOOST_AUTO_TEST_CASE(wire_settings_resolve) {
   BOOST_TEST((s->wire.precision == wire_precision::bf16));
   BOOST_TEST((s->wire.compression == sparsifier::topk));
   BOOST_TEST(s->wire.topk_ratio == 0.05);
+  BOOST_TEST(s->wire.topk_warmup_steps == 0u);
+  v.topk_warmup_steps = 600;
+  s = validate(v);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(s->wire.topk_warmup_steps == 600u);
 }
 
 BOOST_AUTO_TEST_CASE(model_parallel_groups_are_the_replicas) {

@@ -4,6 +4,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -142,6 +143,38 @@ BOOST_AUTO_TEST_CASE(topk_with_feedback_sends_every_coordinate_eventually) {
   }
   for (size_t i = 0; i < n; ++i)
     BOOST_TEST(times_sent[i] == 4);
+}
+
+// DGC's warm-up: the share falls geometrically from a quarter to the ratio over the warm-up's
+// steps, and encode() sends that share of the step begin_step() names.
+BOOST_AUTO_TEST_CASE(topk_warmup_falls_geometrically_to_the_ratio) {
+  compression_settings settings{wire_precision::fp32, sparsifier::topk, 0.01};
+  BOOST_TEST(topk_ratio_at(settings, 0) == 0.01); // no warm-up
+  settings.topk_warmup_steps = 100;
+  BOOST_TEST(topk_ratio_at(settings, 0) == 0.25, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(topk_ratio_at(settings, 50) == 0.05, boost::test_tools::tolerance(1e-12)); // sqrt(0.25 * 0.01)
+  BOOST_TEST(topk_ratio_at(settings, 100) == 0.01);
+  BOOST_TEST(topk_ratio_at(settings, 5000) == 0.01);
+  for (uint64_t step = 1; step < 100; ++step) { // the same factor every step
+    BOOST_TEST_REQUIRE(topk_ratio_at(settings, step) < topk_ratio_at(settings, step - 1));
+    BOOST_TEST_REQUIRE(topk_ratio_at(settings, step) / topk_ratio_at(settings, step - 1)
+                         == std::pow(0.04, 0.01), boost::test_tools::tolerance(1e-9));
+  }
+  settings.topk_ratio = 0.5; // a ratio above the start: no warm-up
+  BOOST_TEST(topk_ratio_at(settings, 0) == 0.5);
+
+  settings.topk_ratio = 0.01;
+  actorps::gradient_encoder enc{settings};
+  std::mt19937 rng{5};
+  auto sent_at = [&](uint64_t step) {
+    enc.begin_step(step);
+    auto g = grid_gradient(rng, 1000);
+    enc.encode(1, 0, g.data(), g.size());
+    return std::count_if(g.begin(), g.end(), [](float x) { return x != 0.0f; });
+  };
+  BOOST_TEST(sent_at(0) == 250);
+  BOOST_TEST(sent_at(50) == 50);
+  BOOST_TEST(sent_at(100) == 10);
 }
 
 // Momentum correction (DGC): the residual accumulates the velocity u = m u + g instead of g,
