@@ -88,8 +88,6 @@ public:
   int rows() const override {
     return net_->rows();
   }
-  void on_gradients(gradients_ready) override {
-  }
 
 private:
   std::unique_ptr<mlp_slice> net_;

@@ -54,7 +54,8 @@ public:
   /// gradients of every variable >= first, last layer first (the worker pushes them while the
   /// layers below are computed). A slice never calls it: its gradients are ready with the step.
   using gradients_ready = std::function<void(size_t first)>;
-  virtual void on_gradients(gradients_ready ready) = 0;
+  virtual void on_gradients(gradients_ready) {
+  }
 };
 
 /// The whole model of spec on be, for batches of up to max_batch rows.

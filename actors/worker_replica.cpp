@@ -136,7 +136,6 @@ void push_due(worker_pointer self, size_t floor) {
       st.encoder->encode(k, offset, dst, count); // rounding, top-k, error feedback (or nothing)
     return err;
   };
-  st.encoder->begin_step(static_cast<uint64_t>(st.ctl->step())); // top-k's warm-up follows the global step
   const auto& wire = st.encoder->settings();
   for (auto [s, p] : st.pushes.due(static_cast<uint32_t>(floor))) {
     const auto& parts = st.pushes.parts(s);
@@ -251,6 +250,7 @@ void compute(worker_pointer self) {
   }
   st.step->model().load_batch(st.images.data(), st.labels.data(), rows);
   st.pushes.begin_step();
+  st.encoder->begin_step(static_cast<uint64_t>(st.ctl->step())); // top-k's warm-up follows the global step
   if (auto err = st.step->begin(rows))
     return fail(self, std::move(err), "the step failed");
   if (static_cast<int>(st.cfg.index) == st.cfg.cluster.slow_worker) // debug.slowdown: a straggler
