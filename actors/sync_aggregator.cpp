@@ -157,8 +157,9 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   }
   bool first = st.sync->missing().size() == st.sync->live_workers();
   auto verdict = st.sync->offer(req.worker, req.step, std::move(req.grads));
-  if (!verdict) {
-    rp.deliver(std::move(verdict.error()));
+  if (!verdict) { // every part of a refused push gets the error (rp is the last part's ticket)
+    for (auto& part : parts)
+      part.ticket.deliver(verdict.error());
     return rp;
   }
   uint64_t now_step = st.sync->step();

@@ -16,12 +16,16 @@ using namespace actorps::test;
 namespace {
 
 using replies = std::shared_ptr<std::vector<push_reply>>;
+using failures = std::shared_ptr<std::vector<caf::error>>;
 
-// A stand-in worker: forwards each push_request it is sent to the aggregator, keeps the replies.
-caf::behavior pusher(caf::event_based_actor* self, parameter_shard_actor agg, replies got) {
+// A stand-in worker: forwards each push_request it is sent to the aggregator, keeps the replies
+// and the errors.
+caf::behavior pusher(caf::event_based_actor* self, parameter_shard_actor agg, replies got, failures failed) {
   return {
     [=](push_request& req) {
-      self->request(agg, caf::infinite, push_atom_v, std::move(req)).then([=](push_reply& r) { got->push_back(std::move(r)); });
+      self->request(agg, caf::infinite, push_atom_v, std::move(req))
+        .then([=](push_reply& r) { got->push_back(std::move(r)); },
+              [=](caf::error& err) { failed->push_back(std::move(err)); });
     },
   };
 }
@@ -40,6 +44,7 @@ struct aggregator_fixture : actor_fixture {
   parameter_shard_actor shard = keep(make_parameter_shard(*sys, {0}));
   std::vector<caf::actor> workers;
   std::vector<replies> got;
+  std::vector<failures> failed;
 
   parameter_shard_actor start(sync_aggregator_config cfg) {
     auto agg = keep(make_sync_aggregator(*sys, cfg, shard));
@@ -47,7 +52,8 @@ struct aggregator_fixture : actor_fixture {
     BOOST_REQUIRE(ask<setup_reply>(agg, init_atom_v, setup));
     for (uint32_t w = 0; w < cfg.workers; ++w) {
       got.push_back(std::make_shared<std::vector<push_reply>>());
-      workers.push_back(keep(sys->spawn(pusher, agg, got.back())));
+      failed.push_back(std::make_shared<std::vector<caf::error>>());
+      workers.push_back(keep(sys->spawn(pusher, agg, got.back(), failed.back())));
     }
     return agg;
   }
@@ -143,6 +149,21 @@ BOOST_AUTO_TEST_CASE(a_part_twice_or_outside_its_count_is_refused) {
   auto twice = ask<push_reply>(agg, push_atom_v, part_of(0, 0, 0, 1, 1.0f));
   BOOST_REQUIRE(!twice);
   BOOST_TEST(twice.error().code() == static_cast<uint8_t>(errc::protocol_error));
+  BOOST_TEST(ask<shard_stats>(agg, stats_atom_v)->version == 0u);
+}
+
+// A push in parts that the sync rule refuses as a whole (here: the worker's second push of the
+// step) answers every part with the error, not only the last: a part left unanswered would hold
+// the worker until its request timeout.
+BOOST_AUTO_TEST_CASE(a_refused_push_in_parts_answers_every_part_with_the_error) {
+  auto agg = start({0, train_mode::sync, 2, 2, 0, std::chrono::seconds(30)});
+  push(0, 0, 1.0f, 1.0f); // worker 0's push of step 0 (the step waits for worker 1)
+  push_part(0, 0, 0, 1, 1.0f);
+  push_part(0, 0, 1, 0, 1.0f); // step 0 again, in two parts: refused once both are in
+  BOOST_TEST(got[0]->empty());
+  BOOST_REQUIRE_EQUAL(failed[0]->size(), 2u);
+  for (auto& err : *failed[0])
+    BOOST_TEST(err.code() == static_cast<uint8_t>(errc::protocol_error));
   BOOST_TEST(ask<shard_stats>(agg, stats_atom_v)->version == 0u);
 }
 
