@@ -390,12 +390,11 @@ optimizer_params shard_optimizer(const optimizer_params& base, const cluster_set
   optimizer_params p = base;
   if (cluster.momentum_correction) // the workers keep the momentum
     p.kind = optimizer_kind::sgd;
-  auto workers = static_cast<float>(async_scaling_workers(cluster));
-  if (cluster.mode == train_mode::sync || workers < 2.0f) // ssp applies pushes one by one, like async
-    return p;
-  if (cluster.scale_lr_by_workers)
-    p.learning_rate /= workers;
   p.momentum = applied_momentum(base, cluster);
+  auto workers = static_cast<float>(async_scaling_workers(cluster));
+  // ssp applies pushes one by one, like async
+  if (cluster.mode != train_mode::sync && workers >= 2.0f && cluster.scale_lr_by_workers)
+    p.learning_rate /= workers;
   return p;
 }
 
