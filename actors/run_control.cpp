@@ -46,6 +46,8 @@ std::string run_control::shard_name(uint32_t s) const {
 double run_control::seconds(run_time now) const {
   if (phase_ == run_phase::init_shards || phase_ == run_phase::waiting)
     return resumed_seconds_;
+  if (phase_ != run_phase::training && phase_ != run_phase::stopping)
+    now = std::max(last_report_, train_start_);
   return resumed_seconds_ + std::chrono::duration<double>(now - train_start_).count();
 }
 
@@ -405,6 +407,7 @@ void run_control::count(int64_t examples, double loss_sum, run_time now, run_com
   else
     steps_ = worker_steps_ / cfg_.replicas_to_aggregate;
   examples_ += examples;
+  last_report_ = now;
   line_loss_ += loss_sum;
   line_examples_ += examples;
   eval_loss_.add(loss_sum, examples);

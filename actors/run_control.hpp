@@ -140,7 +140,8 @@ public:
   int64_t workers_lost() const { return workers_lost_; }
   const std::string& stop_reason() const { return stop_reason_; }
   /// Seconds trained so far (by the clock of the inputs), from the start of training, with those
-  /// of the runs before a resume.
+  /// of the runs before a resume. Once every worker has reported (finishing and after) the clock
+  /// stands at the last report: the final evaluation and save are not training time.
   double seconds(run_time now) const;
   /// Whether the answer for `op` is still wanted (the op was not abandoned).
   bool wanted(uint64_t op) const;
@@ -248,6 +249,7 @@ private:
   int64_t reported_step_ = 0;   ///< elastic sync: the highest global step a worker reported
   std::map<uint32_t, run_time> admitted_at_; ///< joiners given an id and not registered yet
   run_time train_start_{};
+  run_time last_report_{}; ///< the last counted report (where the training clock stops)
   int64_t steps_ = 0;
   int64_t worker_steps_ = 0;
   int64_t examples_ = 0;

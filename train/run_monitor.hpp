@@ -30,7 +30,8 @@ struct run_summary {
   double best_validation_accuracy = 0.0;
   double best_validation_loss = 0.0;
   double wall_seconds = 0.0;        ///< training wall time, evaluations included, loading excluded
-  double train_seconds = 0.0;       ///< time spent in training steps (single process) or wall time
+  double train_seconds = 0.0;       ///< time in training steps (single process); cluster: from the start to
+                                    ///< the last worker's report (its concurrent evaluations in, the final one out)
   double examples_per_second = 0.0; ///< training examples of this run / train_seconds
   int64_t resumed_examples = 0;     ///< examples a restored checkpoint had already trained (not in the rate)
   double resumed_seconds = 0.0;     ///< seconds the runs before a restore had trained (in the times, not the rate)

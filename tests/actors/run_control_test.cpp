@@ -345,6 +345,23 @@ BOOST_AUTO_TEST_CASE(stops_at_the_limit_and_finishes_after_every_final_report) {
   BOOST_TEST((ctl.phase() == run_phase::done));
 }
 
+// The training clock stops at the last step's report: the final evaluation, the summary and the
+// final save that follow are not training time (the single process does not count its
+// evaluations either, and the cluster's examples/s is compared with it).
+BOOST_AUTO_TEST_CASE(the_training_seconds_end_with_the_last_report) {
+  controller ctl{config(train_mode::async, true)};
+  start(ctl);
+  ctl.progress(0, 10, 10, 1.0, false, t0 + 8s); // the limit: stopping
+  ctl.progress(0, 1, 1, 0.0, true, t0 + 9s);
+  BOOST_TEST(ctl.seconds(t0 + 9500ms) == 9.5); // still waiting for a final report: training
+  auto cmds = ctl.progress(1, 1, 1, 0.0, true, t0 + 10s);
+  BOOST_REQUIRE(has(cmds, kind::finish));
+  BOOST_TEST(ctl.seconds(t0 + 14s) == 10.0); // the final evaluation runs
+  cmds = ctl.finished(find(cmds, kind::finish)->op);
+  BOOST_REQUIRE((ctl.phase() == run_phase::final_save));
+  BOOST_TEST(ctl.seconds(t0 + 20s) == 10.0);
+}
+
 BOOST_AUTO_TEST_CASE(sync_workers_that_stop_by_themselves_end_the_run) {
   controller ctl{config(train_mode::sync, false)};
   start(ctl);
