@@ -1,10 +1,13 @@
 // actorps-bench-transfer: a 1 MiB push + pull round trip between two processes through the shard
 // protocol (CAF middleman, raw-copy tensors), over plain TCP and over TLS with mutual
 // authentication (certificates from scripts/make-certs.sh), versus a raw TCP echo of the same
-// bytes, measured in one run on 127.0.0.1.   actorps-bench-transfer [seconds-per-measurement=3]
+// bytes, measured in one run on 127.0.0.1; then the 16-bit wire conversions (encode, decode,
+// round) of the same 1 MiB of floats against a memcpy of it, on one thread.
+//   actorps-bench-transfer [seconds-per-measurement=3]
 #include "actors/parameter_shard.hpp"
 #include "messages/register.hpp"
 #include "node/connect.hpp"
+#include "wire/precision.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -22,6 +25,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <random>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -184,6 +189,43 @@ shard_rates shard_protocol(double seconds, const std::string& certs) {
   return rates;
 }
 
+// Seconds per call of f, repeated for about `seconds`.
+template <class F>
+double per_call(double seconds, F f) {
+  f();
+  size_t calls = 0;
+  auto start = clock_type::now();
+  double spent = 0.0;
+  while (spent < seconds) {
+    for (int i = 0; i < 16; ++i)
+      f();
+    calls += 16;
+    spent = std::chrono::duration<double>(clock_type::now() - start).count();
+  }
+  return spent / static_cast<double>(calls);
+}
+
+// GB/s (of fp32 bytes) of each 16-bit conversion of a 1 MiB float tensor, and of memcpy.
+void conversions(double seconds) {
+  const size_t n = payload / sizeof(float);
+  std::vector<float> xs(n), ys(n);
+  std::vector<uint16_t> halves(n);
+  std::mt19937 rng{1};
+  std::normal_distribution<float> normal{0.0f, 0.05f}; // gradient- and weight-like values
+  for (auto& x : xs)
+    x = normal(rng);
+  auto rate = [&](double s) { return static_cast<double>(payload) / s / 1e9; };
+  const double copy = rate(per_call(seconds, [&] { std::memcpy(ys.data(), xs.data(), payload); }));
+  std::printf("16-bit conversions of 1 MiB of floats, GB/s of floats (memcpy: %.1f)\n", copy);
+  for (auto p : {wire_precision::bf16, wire_precision::fp16}) {
+    const double enc = rate(per_call(seconds, [&] { encode_halves(p, xs.data(), n, halves.data()); }));
+    const double dec = rate(per_call(seconds, [&] { decode_halves(p, halves.data(), n, ys.data()); }));
+    const double rnd = rate(per_call(seconds, [&] { round_to_precision(p, ys.data(), n); }));
+    std::printf("  %s: encode %.1f, decode %.1f, round %.1f (%.2f / %.2f / %.2f of memcpy)\n", to_string(p), enc,
+                dec, rnd, enc / copy, dec / copy, rnd / copy);
+  }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -213,5 +255,6 @@ int main(int argc, char** argv) {
   std::printf("TLS / plain shard protocol: %.2f sequential, %.2f pipelined\n", tls.sequential / shard.sequential,
               tls.pipelined / shard.pipelined);
   std::printf("reference: ps-lite moves 1 MiB pushes at 1.8-2.0 GB/s on this machine kind (from the issue)\n");
+  conversions(seconds / 3);
   return 0;
 }

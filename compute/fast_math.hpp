@@ -1,15 +1,10 @@
 // A vectorisable single-precision exp for the CPU backend's elementwise loops.
 #pragma once
 
+#include "common/vector_clones.hpp"
+
 #include <cstdint>
 #include <cstring>
-
-/// Compiles a hot loop for AVX-512, AVX2 and baseline x86-64, picked at load time (GCC ifunc).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#  define ACTORPS_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#  define ACTORPS_VECTOR_CLONES
-#endif
 
 namespace actorps::detail {
 

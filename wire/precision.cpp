@@ -2,7 +2,11 @@
 // fp16; tests/wire/precision_test.cpp checks them against the compiler's _Float16 and by hand).
 #include "wire/precision.hpp"
 
+#include "common/vector_clones.hpp"
+
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 
 namespace actorps {
 
@@ -48,6 +52,8 @@ float bf16_to_float(uint16_t h) {
   return float_of(static_cast<uint32_t>(h) << 16);
 }
 
+// fp16 both ways computes every case and selects one (no branches), so that the bulk loops
+// vectorise; the unselected cases' arithmetic on NaN or huge inputs is discarded.
 uint16_t float_to_fp16(float x) {
   const uint32_t f32_infinity = 255u << 23;
   const uint32_t f16_overflow = (127u + 16u) << 23; // 65536: from here on, infinity
@@ -55,35 +61,28 @@ uint16_t float_to_fp16(float x) {
   uint32_t u = bits_of(x);
   const uint32_t sign = u & 0x80000000u;
   u ^= sign;
-  uint16_t out;
-  if (u >= f16_overflow) {
-    out = u > f32_infinity ? 0x7e00u : 0x7c00u; // NaN (quiet) or infinity
-  } else if (u < (113u << 23)) { // below fp16's smallest normal: the FPU rounds the denormal
-    out = static_cast<uint16_t>(bits_of(float_of(u) + denormal_magic) - bits_of(denormal_magic));
-  } else {
-    const uint32_t mantissa_odd = (u >> 13) & 1u;
-    u += ((15u - 127u) << 23) + 0xfffu; // rebias the exponent, round
-    u += mantissa_odd;                  // ties to even
-    out = static_cast<uint16_t>(u >> 13);
-  }
+  const uint32_t special = u > f32_infinity ? 0x7e00u : 0x7c00u; // NaN (quiet) or infinity
+  // below fp16's smallest normal: the FPU rounds the denormal
+  const uint32_t denormal = bits_of(float_of(u) + denormal_magic) - bits_of(denormal_magic);
+  // normal: rebias the exponent, round to nearest with ties to even
+  const uint32_t normal = (u + ((15u - 127u) << 23) + 0xfffu + ((u >> 13) & 1u)) >> 13;
+  const uint32_t out = u >= f16_overflow ? special : (u < (113u << 23) ? denormal : normal);
   return static_cast<uint16_t>(out | (sign >> 16));
 }
 
 float fp16_to_float(uint16_t h) {
   const float magic = float_of(113u << 23);
   const uint32_t shifted_exponent = 0x7c00u << 13;
-  uint32_t out = (static_cast<uint32_t>(h) & 0x7fffu) << 13;
-  const uint32_t exponent = shifted_exponent & out;
-  out += (127u - 15u) << 23;
-  if (exponent == shifted_exponent) { // infinity or NaN
-    out += (128u - 16u) << 23;
-  } else if (exponent == 0) { // zero or denormal: renormalise through the FPU
-    out += 1u << 23;
-    out = bits_of(float_of(out) - magic);
-  }
+  const uint32_t bits = (static_cast<uint32_t>(h) & 0x7fffu) << 13;
+  const uint32_t exponent = shifted_exponent & bits;
+  const uint32_t normal = bits + ((127u - 15u) << 23);
+  const uint32_t special = normal + ((128u - 16u) << 23);             // infinity or NaN
+  const uint32_t denormal = bits_of(float_of(normal + (1u << 23)) - magic); // renormalised by the FPU
+  const uint32_t out = exponent == shifted_exponent ? special : (exponent == 0 ? denormal : normal);
   return float_of(out | ((static_cast<uint32_t>(h) & 0x8000u) << 16));
 }
 
+ACTORPS_VECTOR_CLONES
 void encode_halves(wire_precision p, const float* in, size_t n, uint16_t* out) {
   if (p == wire_precision::bf16)
     for (size_t i = 0; i < n; ++i)
@@ -93,6 +92,7 @@ void encode_halves(wire_precision p, const float* in, size_t n, uint16_t* out) {
       out[i] = float_to_fp16(in[i]);
 }
 
+ACTORPS_VECTOR_CLONES
 void decode_halves(wire_precision p, const uint16_t* in, size_t n, float* out) {
   if (p == wire_precision::bf16)
     for (size_t i = 0; i < n; ++i)
@@ -103,12 +103,14 @@ void decode_halves(wire_precision p, const uint16_t* in, size_t n, float* out) {
 }
 
 void round_to_precision(wire_precision p, float* xs, size_t n) {
-  if (p == wire_precision::bf16)
-    for (size_t i = 0; i < n; ++i)
-      xs[i] = bf16_to_float(float_to_bf16(xs[i]));
-  else if (p == wire_precision::fp16)
-    for (size_t i = 0; i < n; ++i)
-      xs[i] = fp16_to_float(float_to_fp16(xs[i]));
+  if (p == wire_precision::fp32)
+    return;
+  uint16_t block[1024]; // through the vectorised bulk conversions, a cache-sized block at a time
+  for (size_t i = 0; i < n; i += std::size(block)) {
+    const size_t m = std::min(std::size(block), n - i);
+    encode_halves(p, xs + i, m, block);
+    decode_halves(p, block, m, xs + i);
+  }
 }
 
 } // namespace actorps
