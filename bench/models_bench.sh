@@ -11,16 +11,19 @@
 #     it for 2 workers, which left the cluster ~1.8 points behind after 15 epochs. Neither run
 #     evaluates per epoch (train.eval-every-epochs = 0): the single process leaves its evaluations
 #     out of its training seconds, while the cluster's chief would run them on the workers' two
-#     cores inside the cluster's; the final evaluation is outside both rates;
+#     cores inside the cluster's; the final evaluation is outside both rates. One cluster run per
+#     wire precision (fp32, and bf16: half the bytes);
 #  4. the seeds' sigmoid net and softmax regression, single process.
 # Usage: bench/models_bench.sh [EPOCHS=15] [CLUSTER_STEPS=22000] [DATA_DIR]   (after scripts/build.sh)
-# SECTIONS=3 bench/models_bench.sh runs only the sections listed (default 1234).
+# SECTIONS=3 bench/models_bench.sh runs only the sections listed (default 1234); CLUSTER_WIRE
+# (default "fp32 bf16") the wire precisions of section 3's cluster runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-15}
 cluster_steps=${2:-22000}
 data=${3:-/usr/share/datasets/fashion-mnist}
 sections=${SECTIONS:-1234}
+cluster_wire=${CLUSTER_WIRE:-fp32 bf16} # section 3: one cluster run per cluster.wire-precision
 bin=build/bin
 torch_ref=$(cd .. && pwd)/shared/bench/torch_reference.py
 tmp=$(mktemp -d)
@@ -72,17 +75,22 @@ echo "== 3. async cluster (1 shard, 2 workers) vs single process, cnn preset, $c
 common=(--model.preset='"cnn"' --data.dir="\"$data\"" --train.max-steps="$cluster_steps" --train.max-epochs=0
         --train.patience=0 --train.progress-every=100000 --compute.device='"cpu"' --train.eval-every-epochs=0)
 "$bin/actorps-train" "${common[@]}" --train.run-dir="$tmp" --train.name=steps-single > "$tmp/steps-single.out" 2>&1
-scripts/local-cluster.sh --ps 1 --workers 2 --name steps-cluster --run-dir "$tmp" -- "${common[@]}" \
-  --train.async-lr-scaling='"none"' > "$tmp/steps-cluster.out" 2>&1
-python3 - "$tmp/steps-single" "$tmp/steps-cluster" <<'PY'
+for wire in $cluster_wire; do
+  scripts/local-cluster.sh --ps 1 --workers 2 --name "steps-cluster-$wire" --run-dir "$tmp" -- "${common[@]}" \
+    --train.async-lr-scaling='"none"' --cluster.wire-precision="\"$wire\"" > "$tmp/steps-cluster-$wire.out" 2>&1
+done
+python3 - "$tmp/steps-single" $(for wire in $cluster_wire; do echo "$tmp/steps-cluster-$wire"; done) <<'PY'
 import json, sys
-s, c = (json.load(open(f"{d}/summary.json")) for d in sys.argv[1:])
+s = json.load(open(f"{sys.argv[1]}/summary.json"))
 # Both rates are training examples over training seconds (from the first step to the last
 # report); the wall-clock rates add start-up and the final evaluation.
 wall = lambda r: r['steps'] * r['batch_size'] / r['wall_seconds']
 print(f"single process: {s['examples_per_second']:.0f} examples/s training ({wall(s):.0f} over its wall time), test accuracy {s['final_test_accuracy']:.4f}")
-print(f"async cluster:  {c['examples_per_second']:.0f} examples/s ({wall(c):.0f} over its wall time), test accuracy {c['final_test_accuracy']:.4f}")
-print(f"cluster / single: {c['examples_per_second'] / s['examples_per_second']:.2f}x (training rate, goal >= 1.5x), {wall(c) / wall(s):.2f}x (wall-clock rate); cluster test accuracy goal >= 0.91")
+for d in sys.argv[2:]:
+    c = json.load(open(f"{d}/summary.json"))
+    print(f"async cluster, {c['wire_precision']} on the wire: {c['examples_per_second']:.0f} examples/s ({wall(c):.0f} over its wall time), "
+          f"test accuracy {c['final_test_accuracy']:.4f} (goal >= 0.91); cluster / single: {c['examples_per_second'] / s['examples_per_second']:.2f}x "
+          f"(training rate, goal >= 1.5x), {wall(c) / wall(s):.2f}x (wall-clock rate)")
 PY
 fi
 
