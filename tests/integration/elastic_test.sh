@@ -5,7 +5,9 @@
 # so it ends with 1: 2 -> 4 -> 1. Checks: every node exits 0; every epoch's example count in
 # metrics.jsonl is exact (55,000 distinct examples, none twice); joins and leaves are counted;
 # no sync/ssp step waited out cluster.step-timeout; the test accuracy is printed next to a
-# fixed 2-worker run's at the same epochs (and must be within 1.5 points). Also: a fifth worker
+# fixed 2-worker run's at the same epochs and must not be more than 1.5 points below it (one-sided:
+# the fixed async run alone spreads over 3 points between identical runs, docs/results.md, so
+# an elastic run above it by more is that run's noise, not a defect). Also: a fifth worker
 # (above cluster.max-workers = 4) is refused with cluster_full, a worker with another model is
 # refused with wrong_cluster, node.join without cluster.elastic is refused by name, and a chief
 # killed after a join and restarted waits for the joiner its checkpoint recorded and continues
@@ -78,8 +80,8 @@ for mode in ${ELASTIC_MODES:-sync async ssp}; do
        "(examples/s $(field "$s" examples_per_second | cut -d. -f1) vs" \
        "$(field "$tmp/runs/fixed-$mode/summary.json" examples_per_second | cut -d. -f1); steps $(field "$s" steps) vs" \
        "$(field "$tmp/runs/fixed-$mode/summary.json" steps))"
-  python3 -c "import sys; sys.exit(0 if abs(float(sys.argv[1]) - float(sys.argv[2])) <= 0.015 else 1)" "$a" "$b" \
-    || fail "$mode: elastic $a vs fixed $b differ by more than 1.5 points"
+  python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) - 0.015 else 1)" "$a" "$b" \
+    || fail "$mode: elastic $a is more than 1.5 points below fixed $b"
 done
 
 echo "== a chief restart keeps the membership: kill -9 the chief after a join, restart it"
