@@ -79,6 +79,21 @@ bool full_io(int fd, char* buf, size_t n, bool write) {
   return true;
 }
 
+// Calls round() until about `seconds` have passed or it returns false; rounds per second.
+template <class F>
+double rounds_per_second(double seconds, F round) {
+  long rounds = 0;
+  auto t0 = clock_type::now();
+  double dt = 0;
+  bool more = true;
+  do {
+    more = round();
+    ++rounds;
+    dt = std::chrono::duration<double>(clock_type::now() - t0).count();
+  } while (more && dt < seconds);
+  return static_cast<double>(rounds) / dt;
+}
+
 // Round trips per second of a 1 MiB echo over plain TCP (the child echoes).
 double raw_tcp(double seconds) {
   uint16_t port = 0;
@@ -99,18 +114,14 @@ double raw_tcp(double seconds) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   std::vector<char> buf(payload, 'x');
-  long rounds = 0;
-  auto t0 = clock_type::now();
-  double dt = 0;
-  do {
+  double rate = rounds_per_second(seconds, [&] {
     full_io(fd, buf.data(), payload, true);
     full_io(fd, buf.data(), payload, false);
-    ++rounds;
-    dt = std::chrono::duration<double>(clock_type::now() - t0).count();
-  } while (dt < seconds);
+    return true;
+  });
   ::close(fd);
   ::waitpid(child, nullptr, 0);
-  return rounds / dt;
+  return rate;
 }
 
 struct shard_rates {
@@ -155,14 +166,11 @@ shard_rates shard_protocol(double seconds, const std::string& certs) {
   push_request push{0, 0, {{0, 0, {std::vector<float>(n, 0.5f)}}}};
   pull_request pull{0, {{0, 0, n}}};
   bool ok = true;
+  auto on_pushed = [](const push_reply&) {};
+  auto on_pulled = [&](const pull_reply& r) { ok = ok && r.slices[0].data.values.size() == n; };
+  auto on_error = [&](caf::error&) { ok = false; };
   auto measure = [&](bool pipelined) {
-    long rounds = 0;
-    auto t0 = clock_type::now();
-    double dt = 0;
-    do {
-      auto on_pushed = [](const push_reply&) {};
-      auto on_pulled = [&](const pull_reply& r) { ok = ok && r.slices[0].data.values.size() == n; };
-      auto on_error = [&](caf::error&) { ok = false; };
+    return rounds_per_second(seconds, [&] {
       if (pipelined) {
         auto pushed = self->request(*shard, timeout, push_atom_v, push);
         auto pulled = self->request(*shard, timeout, pull_atom_v, pull);
@@ -172,10 +180,8 @@ shard_rates shard_protocol(double seconds, const std::string& certs) {
         self->request(*shard, timeout, push_atom_v, push).receive(on_pushed, on_error);
         self->request(*shard, timeout, pull_atom_v, pull).receive(on_pulled, on_error);
       }
-      ++rounds;
-      dt = std::chrono::duration<double>(clock_type::now() - t0).count();
-    } while (ok && dt < seconds);
-    return rounds / dt;
+      return ok;
+    });
   };
   shard_rates rates;
   rates.sequential = measure(false);
@@ -189,22 +195,6 @@ shard_rates shard_protocol(double seconds, const std::string& certs) {
   return rates;
 }
 
-// Seconds per call of f, repeated for about `seconds`.
-template <class F>
-double per_call(double seconds, F f) {
-  f();
-  size_t calls = 0;
-  auto start = clock_type::now();
-  double spent = 0.0;
-  while (spent < seconds) {
-    for (int i = 0; i < 16; ++i)
-      f();
-    calls += 16;
-    spent = std::chrono::duration<double>(clock_type::now() - start).count();
-  }
-  return spent / static_cast<double>(calls);
-}
-
 // GB/s (of fp32 bytes) of each 16-bit conversion of a 1 MiB float tensor, and of memcpy.
 void conversions(double seconds) {
   const size_t n = payload / sizeof(float);
@@ -214,13 +204,15 @@ void conversions(double seconds) {
   std::normal_distribution<float> normal{0.0f, 0.05f}; // gradient- and weight-like values
   for (auto& x : xs)
     x = normal(rng);
-  auto rate = [&](double s) { return static_cast<double>(payload) / s / 1e9; };
-  const double copy = rate(per_call(seconds, [&] { std::memcpy(ys.data(), xs.data(), payload); }));
+  auto rate = [&](auto f) { // GB/s of floats
+    return rounds_per_second(seconds, [&] { f(); return true; }) * static_cast<double>(payload) / 1e9;
+  };
+  const double copy = rate([&] { std::memcpy(ys.data(), xs.data(), payload); });
   std::printf("16-bit conversions of 1 MiB of floats, GB/s of floats (memcpy: %.1f)\n", copy);
   for (auto p : {wire_precision::bf16, wire_precision::fp16}) {
-    const double enc = rate(per_call(seconds, [&] { encode_halves(p, xs.data(), n, halves.data()); }));
-    const double dec = rate(per_call(seconds, [&] { decode_halves(p, halves.data(), n, ys.data()); }));
-    const double rnd = rate(per_call(seconds, [&] { round_to_precision(p, ys.data(), n); }));
+    const double enc = rate([&] { encode_halves(p, xs.data(), n, halves.data()); });
+    const double dec = rate([&] { decode_halves(p, halves.data(), n, ys.data()); });
+    const double rnd = rate([&] { round_to_precision(p, ys.data(), n); });
     std::printf("  %s: encode %.1f, decode %.1f, round %.1f (%.2f / %.2f / %.2f of memcpy)\n", to_string(p), enc,
                 dec, rnd, enc / copy, dec / copy, rnd / copy);
   }

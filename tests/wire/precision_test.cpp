@@ -137,6 +137,9 @@ BOOST_AUTO_TEST_CASE(bulk_conversions_and_rounding_agree_with_the_scalar_ones) {
     uint32_t u = any(rng);
     xs.push_back(float_of(i % 2 == 0 ? (u & 0x807fffffu) | ((100u + u % 48u) << 23) : u));
   }
+  std::vector<uint16_t> every(0x10000); // every 16-bit pattern
+  for (uint32_t h = 0; h < 0x10000; ++h)
+    every[h] = static_cast<uint16_t>(h);
   for (auto p : {wire_precision::bf16, wire_precision::fp16}) {
     std::vector<uint16_t> halves(xs.size());
     std::vector<float> back(xs.size()), rounded = xs;
@@ -148,9 +151,6 @@ BOOST_AUTO_TEST_CASE(bulk_conversions_and_rounding_agree_with_the_scalar_ones) {
       BOOST_TEST_REQUIRE(halves[i] == h, to_string(p) << " encode of 0x" << std::hex << bits_of(xs[i]));
       BOOST_TEST_REQUIRE(bits_of(back[i]) == bits_of(rounded[i]), to_string(p) << " round of 0x" << std::hex << bits_of(xs[i]));
     }
-    std::vector<uint16_t> every(0x10000);
-    for (uint32_t h = 0; h < 0x10000; ++h)
-      every[h] = static_cast<uint16_t>(h);
     std::vector<float> decoded(every.size());
     decode_halves(p, every.data(), every.size(), decoded.data());
     for (uint32_t h = 0; h < 0x10000; ++h) {
