@@ -36,7 +36,11 @@ struct node_config : actorps::strict_config {
     set("scheduler.max-threads", 1);
     set("work-stealing.aggressive-poll-attempts", 1);
     set("work-stealing.moderate-poll-attempts", 1);
-    set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds(1)});
+    // A sleeping scheduler thread is woken by every message sent to it from another thread, so
+    // this timeout only paces idle polls: at 1 ms each idle node woke ~1,000 times a second and
+    // preempted a worker's compute thread (cnn cluster on 2 cores: faster in 3 of 4 alternating
+    // pairs at 50 ms, the reference MLP's cluster in 2 of 3).
+    set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds(50)});
     // No BASP deserialization workers: the multiplexer thread deserializes each message where it
     // was read, instead of copying the payload (1.7 MB per step of the cnn preset) for a worker
     // that the scheduler thread then runs. Measured on 2 cores (cnn, 1 shard, 2 workers, 3,000
