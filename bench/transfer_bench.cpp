@@ -6,6 +6,7 @@
 //   actorps-bench-transfer [seconds-per-measurement=3]
 #include "actors/parameter_shard.hpp"
 #include "messages/register.hpp"
+#include "node/caf_defaults.hpp"
 #include "node/connect.hpp"
 #include "wire/precision.hpp"
 
@@ -44,7 +45,7 @@ struct node_config : caf::actor_system_config {
   node_config(const std::string& certs, const std::string& node) {
     load<caf::io::middleman>();
     register_types(*this);
-    set("scheduler.max-threads", 1);
+    set_node_caf_defaults(*this); // as actorps-node runs
     set("logger.verbosity", caf::atom("quiet"));
     if (certs.empty())
       return;

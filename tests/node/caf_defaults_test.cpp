@@ -1,0 +1,58 @@
+// The CAF defaults of every node: set before the config is read, so the command line (and a
+// config file, parsed the same way) overrides each of them.
+#include "node/caf_defaults.hpp"
+
+#include "config/strict_config.hpp"
+
+#include <caf/io/middleman.hpp>
+#include <caf/settings.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+using namespace actorps;
+
+namespace {
+
+struct node_like_config : strict_config {
+  node_like_config() {
+    load<caf::io::middleman>();
+    set_node_caf_defaults(*this);
+  }
+  outcome run(std::vector<std::string> args) {
+    args.insert(args.begin(), "actorps-test");
+    std::vector<char*> argv;
+    for (auto& a : args)
+      argv.push_back(a.data());
+    return parse_strict(static_cast<int>(argv.size()), argv.data());
+  }
+};
+
+size_t basp_workers(const caf::actor_system_config& cfg) {
+  return caf::get_or(cfg, "middleman.workers", size_t{99});
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(caf_defaults)
+
+BOOST_AUTO_TEST_CASE(a_node_deserializes_on_the_multiplexer_and_polls_rarely) {
+  node_like_config cfg;
+  BOOST_REQUIRE((cfg.run({}) == strict_config::outcome::run));
+  BOOST_TEST(basp_workers(cfg) == 0u);
+  BOOST_TEST(caf::get_or(cfg, "scheduler.max-threads", size_t{99}) == 1u);
+  auto sleep = caf::get_or(cfg, "work-stealing.relaxed-sleep-duration", caf::timespan{0});
+  BOOST_TEST(sleep.count() == caf::timespan{std::chrono::milliseconds(50)}.count());
+}
+
+BOOST_AUTO_TEST_CASE(the_command_line_overrides_them) {
+  node_like_config cfg;
+  BOOST_REQUIRE((cfg.run({"--middleman.workers=2", "--scheduler.max-threads=3"}) == strict_config::outcome::run));
+  BOOST_TEST(basp_workers(cfg) == 2u);
+  BOOST_TEST(caf::get_or(cfg, "scheduler.max-threads", size_t{99}) == 3u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
