@@ -4,10 +4,12 @@
 #include "common/errc.hpp"
 #include "config/train_options.hpp"
 #include "tests/support/helpers.hpp"
+#include "tests/support/parse_args.hpp"
 
 #include <boost/test/unit_test.hpp>
 
 #include <fstream>
+#include <utility>
 
 using namespace actorps;
 using namespace actorps::test;
@@ -18,13 +20,7 @@ struct test_config : strict_config {
   option_values values;
   test_config() { declare_train_options(*this, values); }
 
-  outcome run(std::vector<std::string> args) {
-    args.insert(args.begin(), "actorps-test");
-    std::vector<char*> argv;
-    for (auto& a : args)
-      argv.push_back(a.data());
-    return parse_strict(static_cast<int>(argv.size()), argv.data());
-  }
+  outcome run(std::vector<std::string> args) { return actorps::test::parse_args(*this, std::move(args)); }
 };
 
 } // namespace

@@ -3,6 +3,7 @@
 #include "node/caf_defaults.hpp"
 
 #include "config/strict_config.hpp"
+#include "tests/support/parse_args.hpp"
 
 #include <caf/io/middleman.hpp>
 #include <caf/settings.hpp>
@@ -11,6 +12,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace actorps;
@@ -22,13 +24,7 @@ struct node_like_config : strict_config {
     load<caf::io::middleman>();
     set_node_caf_defaults(*this);
   }
-  outcome run(std::vector<std::string> args) {
-    args.insert(args.begin(), "actorps-test");
-    std::vector<char*> argv;
-    for (auto& a : args)
-      argv.push_back(a.data());
-    return parse_strict(static_cast<int>(argv.size()), argv.data());
-  }
+  outcome run(std::vector<std::string> args) { return test::parse_args(*this, std::move(args)); }
 };
 
 size_t basp_workers(const caf::actor_system_config& cfg) {
