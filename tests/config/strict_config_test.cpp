@@ -4,7 +4,7 @@
 #include "common/errc.hpp"
 #include "config/train_options.hpp"
 #include "tests/support/helpers.hpp"
-#include "tests/support/parse_args.hpp"
+#include "tests/support/command_line.hpp"
 
 #include <boost/test/unit_test.hpp>
 

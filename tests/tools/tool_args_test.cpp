@@ -2,19 +2,20 @@
 #include "tools/tool_args.hpp"
 
 #include "common/errc.hpp"
+#include "tests/support/command_line.hpp"
 
 #include <boost/test/unit_test.hpp>
+
+#include <utility>
 
 using namespace actorps;
 
 namespace {
 
 caf::expected<tool_args> parse(std::vector<std::string> words) {
-  std::vector<char*> argv{const_cast<char*>("tool")};
-  for (auto& w : words)
-    argv.push_back(w.data());
+  test::command_line cl{std::move(words)};
   static const std::vector<tool_option> options = {{"top", "k", "1"}, {"plot", "png", "", true, "auto.png"}};
-  return parse_tool_args(static_cast<int>(argv.size()), argv.data(), options);
+  return parse_tool_args(cl.argc(), cl.argv(), options);
 }
 
 } // namespace
@@ -55,10 +56,8 @@ BOOST_AUTO_TEST_CASE(bad_command_lines_are_named) {
 BOOST_AUTO_TEST_CASE(begin_tool_answers_help_and_counts) {
   static const std::vector<tool_option> options = {{"top", "k", "1"}};
   auto run = [](std::vector<std::string> words, actorps::tool_args& args) {
-    std::vector<char*> argv{const_cast<char*>("tool")};
-    for (auto& w : words)
-      argv.push_back(w.data());
-    return begin_tool(static_cast<int>(argv.size()), argv.data(), options, "tool MODEL", 1, 1, args);
+    test::command_line cl{std::move(words)};
+    return begin_tool(cl.argc(), cl.argv(), options, "tool MODEL", 1, 1, args);
   };
   actorps::tool_args args;
   BOOST_TEST((run({"--help"}, args) == std::optional<int>{0}));
