@@ -1,14 +1,14 @@
-// The Chief actor: validates what peers send, feeds actors/run_control (the run's state machine
+// The Chief actor: validates what peers send, feeds control/run_control (the run's state machine
 // and failure policy) and carries out the commands it returns: shard set-up and restore,
 // evaluation, checkpoints, the summary, starting and stopping everyone.
 #include "actors/chief.hpp"
 #include "actors/chief_state.hpp"
 
 #include "actors/chief_checkpoints.hpp"
-#include "actors/placement.hpp"
-#include "actors/run_control.hpp"
+#include "control/placement.hpp"
+#include "control/run_control.hpp"
 #include "actors/shard_reads.hpp"
-#include "actors/slicing.hpp"
+#include "control/slicing.hpp"
 #include "checkpoint/checkpoint_store.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"

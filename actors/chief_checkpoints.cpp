@@ -3,8 +3,8 @@
 
 #include <cstdio>
 
-#include "actors/parameter_store.hpp"
-#include "actors/placement.hpp"
+#include "control/parameter_store.hpp"
+#include "control/placement.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 

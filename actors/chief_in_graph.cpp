@@ -5,8 +5,8 @@
 // the next step while training goes on.
 #include "actors/chief_state.hpp"
 
-#include "actors/fan_in.hpp"
-#include "actors/slicing.hpp"
+#include "control/fan_in.hpp"
+#include "control/slicing.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 

@@ -4,10 +4,10 @@
 #include "actors/chief_state.hpp"
 
 #include "actors/chief_checkpoints.hpp"
-#include "actors/parameter_store.hpp"
-#include "actors/placement.hpp"
+#include "control/parameter_store.hpp"
+#include "control/placement.hpp"
 #include "actors/shard_reads.hpp"
-#include "actors/slicing.hpp"
+#include "control/slicing.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "compute/cpu_backend.hpp"

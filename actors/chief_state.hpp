@@ -5,9 +5,9 @@
 #pragma once
 
 #include "actors/chief.hpp"
-#include "actors/in_graph_rules.hpp"
-#include "actors/run_control.hpp"
-#include "actors/traffic_meter.hpp"
+#include "control/in_graph_rules.hpp"
+#include "control/run_control.hpp"
+#include "control/traffic_meter.hpp"
 #include "checkpoint/checkpoint_store.hpp"
 #include "compute/backend.hpp"
 #include "data/batcher.hpp"

@@ -1,7 +1,7 @@
 // The ParameterShard actor: thin message handlers over parameter_store.
 #include "actors/parameter_shard.hpp"
 
-#include "actors/parameter_store.hpp"
+#include "control/parameter_store.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 

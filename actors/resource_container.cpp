@@ -1,9 +1,9 @@
 // The ResourceContainer actor: scope_table decisions, carried out on per-scope shards.
 #include "actors/resource_container.hpp"
 
-#include "actors/fan_in.hpp"
-#include "actors/placement.hpp"
-#include "actors/scope_table.hpp"
+#include "control/fan_in.hpp"
+#include "control/placement.hpp"
+#include "control/scope_table.hpp"
 #include "actors/sync_aggregator.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"

@@ -1,11 +1,11 @@
 // Reading from every shard at once, for the chief: the whole model, the counters, the snapshots.
-// Each fans the requests in (actors/fan_in.hpp) and calls `done` once with every answer, or
+// Each fans the requests in (control/fan_in.hpp) and calls `done` once with every answer, or
 // `failed` once with the first failure named. Header-only: included by actors/chief.cpp alone.
 #pragma once
 
-#include "actors/fan_in.hpp"
+#include "control/fan_in.hpp"
 #include "actors/parameter_shard.hpp"
-#include "actors/slicing.hpp"
+#include "control/slicing.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 

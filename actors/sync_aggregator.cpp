@@ -1,9 +1,9 @@
 // The SyncAggregator actor: sync_rule / ssp_rule decisions, applied through its shard.
 #include "actors/sync_aggregator.hpp"
 
-#include "actors/push_assembly.hpp"
-#include "actors/slicing.hpp"
-#include "actors/sync_rules.hpp"
+#include "control/push_assembly.hpp"
+#include "control/slicing.hpp"
+#include "control/sync_rules.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 

@@ -1,7 +1,7 @@
 // A worker's side of in-graph replication: the chief asks for the gradient of some rows of a
 // step's global batch; the worker pulls that step's parameters from the shards (once per step,
 // however many parts it is given), computes the rows' gradient and answers with it.
-#include "actors/fan_in.hpp"
+#include "control/fan_in.hpp"
 #include "actors/worker_state.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"

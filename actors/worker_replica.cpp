@@ -3,8 +3,8 @@
 // feed the controller, and carry out the commands it returns: requests, steps, reports.
 #include "actors/worker_replica.hpp"
 
-#include "actors/slicing.hpp"
-#include "actors/value_views.hpp"
+#include "control/slicing.hpp"
+#include "control/value_views.hpp"
 #include "actors/worker_state.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"

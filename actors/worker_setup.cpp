@@ -1,6 +1,6 @@
 // Setting a worker up: the compute backend, the step (whole model or one slice), its data
 // partition, and checking the chief's plan and model-parallel group against them.
-#include "actors/slicing.hpp"
+#include "control/slicing.hpp"
 #include "actors/worker_state.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"

@@ -4,9 +4,9 @@
 // replication's gradient requests). Included by those files only.
 #pragma once
 
-#include "actors/lease_queue.hpp"
-#include "actors/push_plan.hpp"
-#include "actors/replica_control.hpp"
+#include "control/lease_queue.hpp"
+#include "control/push_plan.hpp"
+#include "control/replica_control.hpp"
 #include "actors/replica_step.hpp"
 #include "actors/worker_replica.hpp"
 #include "data/batcher.hpp"

@@ -1,6 +1,6 @@
 // Splitting variables by rows, as TF's fixed_size_partitioner and variable_axis_size_partitioner
 // do (cluster.partitioner): the rule, its text form, and the row counts of each part. Where the
-// parts go is actors/placement's job. Plain logic.
+// parts go is control/placement's job. Plain logic.
 #pragma once
 
 #include "model/variable_spec.hpp"

@@ -6,7 +6,7 @@
 #include "actors/chief.hpp"
 #include "actors/parameter_shard.hpp"
 #include "actors/resource_container.hpp"
-#include "actors/scope_table.hpp"
+#include "control/scope_table.hpp"
 #include "actors/worker_replica.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"

@@ -3,7 +3,7 @@
 // the manifest names the model by its input shape and layer list.
 #include "actors/chief_checkpoints.hpp"
 
-#include "actors/placement.hpp"
+#include "control/placement.hpp"
 #include "checkpoint/checkpoint_store.hpp"
 #include "model/init.hpp"
 #include "model/presets.hpp"

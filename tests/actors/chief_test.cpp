@@ -2,8 +2,8 @@
 // refusing bad registrations -- deterministically on the test coordinator.
 #include "actors/chief.hpp"
 
-#include "actors/placement.hpp"
-#include "actors/slicing.hpp"
+#include "control/placement.hpp"
+#include "control/slicing.hpp"
 #include "actors/worker_replica.hpp"
 #include "model/init.hpp"
 #include "tests/support/actor_fixture.hpp"

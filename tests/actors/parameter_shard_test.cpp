@@ -2,9 +2,9 @@
 // bad input with the exact error, state untouched by rejected messages.
 #include "actors/parameter_shard.hpp"
 
-#include "actors/placement.hpp"
-#include "actors/slicing.hpp"
-#include "actors/parameter_store.hpp"
+#include "control/placement.hpp"
+#include "control/slicing.hpp"
+#include "control/parameter_store.hpp"
 #include "tests/support/actor_fixture.hpp"
 
 #include <cmath>

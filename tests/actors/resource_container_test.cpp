@@ -3,7 +3,7 @@
 // admin listing and drop -- each against the container's typed interface.
 #include "actors/resource_container.hpp"
 
-#include "actors/placement.hpp"
+#include "control/placement.hpp"
 #include "tests/support/actor_fixture.hpp"
 
 #include <caf/event_based_actor.hpp>

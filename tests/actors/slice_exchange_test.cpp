@@ -3,8 +3,8 @@
 // the others drop the step; bad parts are refused.
 #include "actors/slice_exchange.hpp"
 
-#include "actors/placement.hpp"
-#include "actors/slicing.hpp"
+#include "control/placement.hpp"
+#include "control/slicing.hpp"
 #include "common/errc.hpp"
 #include "compute/cpu_backend.hpp"
 #include "model/init.hpp"

@@ -3,7 +3,7 @@
 // ssp holds a worker that runs ahead.
 #include "actors/sync_aggregator.hpp"
 
-#include "actors/placement.hpp"
+#include "control/placement.hpp"
 #include "tests/support/actor_fixture.hpp"
 
 #include <caf/event_based_actor.hpp>

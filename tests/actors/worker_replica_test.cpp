@@ -2,9 +2,9 @@
 // stub chief, deterministically on the test coordinator.
 #include "actors/worker_replica.hpp"
 
-#include "actors/placement.hpp"
-#include "actors/slicing.hpp"
-#include "actors/parameter_store.hpp"
+#include "control/placement.hpp"
+#include "control/slicing.hpp"
+#include "control/parameter_store.hpp"
 #include "model/init.hpp"
 #include "model/mlp_spec.hpp"
 #include "tests/support/actor_fixture.hpp"

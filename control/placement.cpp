@@ -1,5 +1,5 @@
 // Partitioning, placement plans and their table.
-#include "actors/placement.hpp"
+#include "control/placement.hpp"
 
 #include "common/enum_names.hpp"
 #include "common/log.hpp"

@@ -1,5 +1,5 @@
 // Byte counters for metrics rows.
-#include "actors/traffic_meter.hpp"
+#include "control/traffic_meter.hpp"
 
 namespace actorps {
 

@@ -1,6 +1,6 @@
-// Tests of actors/lease_queue: batches never span leases, a lease is reported finished only once
+// Tests of control/lease_queue: batches never span leases, a lease is reported finished only once
 // every row of it was trained, a leave reports how far each held lease got, pauses wait.
-#include "actors/lease_queue.hpp"
+#include "control/lease_queue.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,5 +1,5 @@
-// Tests of actors/traffic_meter: totals and per-step averages of the workers' tensor bytes.
-#include "actors/traffic_meter.hpp"
+// Tests of control/traffic_meter: totals and per-step averages of the workers' tensor bytes.
+#include "control/traffic_meter.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,5 +1,5 @@
 // Per-worker views of a shard's values and top-k deltas against them.
-#include "actors/value_views.hpp"
+#include "control/value_views.hpp"
 
 #include "wire/gradient_encoder.hpp"
 

@@ -1,7 +1,7 @@
 // Cutting a shard's ranges into parts in the order backprop completes them.
-#include "actors/push_plan.hpp"
+#include "control/push_plan.hpp"
 
-#include "actors/slicing.hpp"
+#include "control/slicing.hpp"
 
 #include <algorithm>
 

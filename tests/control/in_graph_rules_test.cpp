@@ -1,7 +1,7 @@
-// Tests of actors/in_graph_rules: the cut of the global batch, the hand-out of parts, what a
+// Tests of control/in_graph_rules: the cut of the global batch, the hand-out of parts, what a
 // lost worker's parts become, late and bad answers, and an average that does not depend on who
 // computed which part or in which order the parts came in.
-#include "actors/in_graph_rules.hpp"
+#include "control/in_graph_rules.hpp"
 
 #include "common/errc.hpp"
 

@@ -1,6 +1,6 @@
-// Tests of actors/run_control: the chief's state machine, input by input, in every phase and
+// Tests of control/run_control: the chief's state machine, input by input, in every phase and
 // mode, with no actors and no clock but the one the test passes in (milliseconds per case).
-#include "actors/run_control.hpp"
+#include "control/run_control.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,6 +1,6 @@
 // The chief's state machine, part one: start-up, membership, progress, the stop and deadlines.
 // (Part two, the work in flight and shard loss: run_control_ops.cpp.)
-#include "actors/run_control.hpp"
+#include "control/run_control.hpp"
 
 #include "common/log.hpp"
 

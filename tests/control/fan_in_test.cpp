@@ -1,5 +1,5 @@
-// Tests of actors/fan_in: one continuation after every answer, or one failure, never both.
-#include "actors/fan_in.hpp"
+// Tests of control/fan_in: one continuation after every answer, or one failure, never both.
+#include "control/fan_in.hpp"
 
 #include <boost/test/unit_test.hpp>
 

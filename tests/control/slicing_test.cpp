@@ -1,7 +1,7 @@
-// Tests of actors/slicing: variables split into wire-sized pieces and put back together.
-#include "actors/slicing.hpp"
+// Tests of control/slicing: variables split into wire-sized pieces and put back together.
+#include "control/slicing.hpp"
 
-#include "actors/placement.hpp"
+#include "control/placement.hpp"
 #include "common/errc.hpp"
 #include "tests/support/helpers.hpp"
 

@@ -3,7 +3,7 @@
 // store exactly as it was. Single-threaded (owned by the shard actor).
 #pragma once
 
-#include "actors/value_views.hpp"
+#include "control/value_views.hpp"
 #include "compute/optimizer_rules.hpp"
 #include "messages/shard_protocol.hpp"
 

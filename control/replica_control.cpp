@@ -1,5 +1,5 @@
 // The worker's state machine: one method per input, each returning what the actor does next.
-#include "actors/replica_control.hpp"
+#include "control/replica_control.hpp"
 
 #include "common/log.hpp"
 

@@ -1,5 +1,5 @@
-// Tests of actors/push_assembly: a sync aggregator's gathering of pushes that come in parts.
-#include "actors/push_assembly.hpp"
+// Tests of control/push_assembly: a sync aggregator's gathering of pushes that come in parts.
+#include "control/push_assembly.hpp"
 
 #include <boost/test/unit_test.hpp>
 

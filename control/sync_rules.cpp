@@ -1,5 +1,5 @@
 // Synchronous and bounded-staleness update rules.
-#include "actors/sync_rules.hpp"
+#include "control/sync_rules.hpp"
 
 #include "common/errc.hpp"
 #include "common/log.hpp"

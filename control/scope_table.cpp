@@ -1,5 +1,5 @@
 // Scope bookkeeping of a ps node.
-#include "actors/scope_table.hpp"
+#include "control/scope_table.hpp"
 
 #include "common/errc.hpp"
 #include "common/log.hpp"

@@ -4,7 +4,7 @@
 // Plain logic without CAF; each part carries a Ticket (the aggregator's reply promise).
 #pragma once
 
-#include "actors/slicing.hpp"
+#include "control/slicing.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "messages/shard_protocol.hpp"

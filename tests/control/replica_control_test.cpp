@@ -1,6 +1,6 @@
-// Tests of actors/replica_control: the worker's state machine, input by input, in every phase and
+// Tests of control/replica_control: the worker's state machine, input by input, in every phase and
 // mode, with no actors and no clock but the one the test passes in (milliseconds per case).
-#include "actors/replica_control.hpp"
+#include "control/replica_control.hpp"
 
 #include <boost/test/unit_test.hpp>
 

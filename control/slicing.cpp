@@ -1,7 +1,7 @@
 // Slicing variables for the wire.
-#include "actors/slicing.hpp"
+#include "control/slicing.hpp"
 
-#include "actors/placement.hpp"
+#include "control/placement.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "model/column_split.hpp"

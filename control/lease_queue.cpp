@@ -1,5 +1,5 @@
 // An elastic worker's data leases.
-#include "actors/lease_queue.hpp"
+#include "control/lease_queue.hpp"
 
 #include <algorithm>
 #include <utility>

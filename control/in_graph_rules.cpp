@@ -1,6 +1,6 @@
 // In-graph replication's step: the cut of the global batch, the hand-out and reassignment of
 // parts, and the row-weighted average in part order.
-#include "actors/in_graph_rules.hpp"
+#include "control/in_graph_rules.hpp"
 
 #include "common/errc.hpp"
 #include "common/log.hpp"

@@ -1,6 +1,6 @@
-// Tests of actors/value_views: a worker that applies what the shard sends holds exactly the
+// Tests of control/value_views: a worker that applies what the shard sends holds exactly the
 // shard's view of it, and what top-k holds back reaches it later (error feedback on values).
-#include "actors/value_views.hpp"
+#include "control/value_views.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,8 +1,8 @@
-// Tests of actors/scope_table: a ps node's scopes -- created, attached, refused, ended, dropped --
+// Tests of control/scope_table: a ps node's scopes -- created, attached, refused, ended, dropped --
 // and how a session's plan is compared with a scope's variables.
-#include "actors/scope_table.hpp"
+#include "control/scope_table.hpp"
 
-#include "actors/placement.hpp"
+#include "control/placement.hpp"
 #include "common/errc.hpp"
 
 #include <boost/test/unit_test.hpp>

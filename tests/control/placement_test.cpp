@@ -1,6 +1,6 @@
-// Tests of actors/placement: round-robin and balanced plans, partitioned variables, bytes per
+// Tests of control/placement: round-robin and balanced plans, partitioned variables, bytes per
 // shard, the table.
-#include "actors/placement.hpp"
+#include "control/placement.hpp"
 #include "model/mlp_spec.hpp"
 #include "model/model_spec.hpp"
 

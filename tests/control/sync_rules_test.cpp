@@ -1,6 +1,6 @@
-// Tests of actors/sync_rules: exact averaging in worker order, stale drops, backup cut-off,
+// Tests of control/sync_rules: exact averaging in worker order, stale drops, backup cut-off,
 // SSP blocking and release, and a lost worker releasing a step.
-#include "actors/sync_rules.hpp"
+#include "control/sync_rules.hpp"
 
 #include "tests/support/helpers.hpp"
 

@@ -1,8 +1,8 @@
 // Validation and updates of a shard's variables.
-#include "actors/parameter_store.hpp"
+#include "control/parameter_store.hpp"
 
-#include "actors/placement.hpp"
-#include "actors/slicing.hpp"
+#include "control/placement.hpp"
+#include "control/slicing.hpp"
 
 #include "common/errc.hpp"
 #include "common/log.hpp"

@@ -1,8 +1,8 @@
-// Tests of actors/push_plan: a step's pushes cut into parts in the order backprop completes them.
-#include "actors/push_plan.hpp"
+// Tests of control/push_plan: a step's pushes cut into parts in the order backprop completes them.
+#include "control/push_plan.hpp"
 
-#include "actors/placement.hpp"
-#include "actors/slicing.hpp"
+#include "control/placement.hpp"
+#include "control/slicing.hpp"
 
 #include <boost/test/unit_test.hpp>
 

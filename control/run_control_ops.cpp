@@ -1,6 +1,6 @@
 // The chief's state machine, part two: the work in flight -- evaluations, checkpoint saves, the
 // summary -- and what losing and restoring a shard does to it. (Part one: run_control.cpp.)
-#include "actors/run_control.hpp"
+#include "control/run_control.hpp"
 
 #include "common/log.hpp"
 

@@ -1,0 +1,134 @@
+// A whole cluster in one thread and virtual time: the real chief and worker controllers
+// (control/run_control, control/replica_control) and shards with the real update rules
+// (control/sync_rules), wired by a seeded network of per-link FIFO channels (TCP's order, CAF's
+// delivery: delays and reordering across links, no loss between live nodes). Faults crash,
+// restart, freeze and slow workers. The invariants are checked after every event; the first
+// violation stops the run with a transcript and the seed that replays it.
+#pragma once
+
+#include "control/replica_control.hpp"
+#include "control/run_control.hpp"
+#include "control/sync_rules.hpp"
+#include "sim/scenario.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <vector>
+
+namespace actorps::sim {
+
+/// How a simulated run ended.
+struct outcome {
+  bool ok = true;
+  std::string violation;               ///< the first invariant broken (empty when ok)
+  std::vector<std::string> transcript; ///< the last lines of the run's log
+  uint64_t events = 0;
+  vtime end = 0;                       ///< virtual time of the last event
+  std::string stop_reason;
+  int64_t steps = 0;                   ///< the chief's global step
+  int64_t worker_steps = 0;
+  std::vector<uint64_t> versions;      ///< each shard's updates applied
+  uint64_t stale_dropped = 0;          ///< sync: pushes dropped as stale, over every shard
+};
+
+/// The splitmix64 generator: the same sequence for a seed on every platform.
+class rng {
+public:
+  explicit rng(uint64_t seed) : state_(seed) {}
+  uint64_t next();
+  /// Uniform in [0, n) (n > 0).
+  uint64_t below(uint64_t n) { return next() % n; }
+  /// Uniform in [0, 1).
+  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+private:
+  uint64_t state_;
+};
+
+/// Threading: single-threaded; one run per object.
+class cluster {
+public:
+  explicit cluster(scenario sc);
+  ~cluster();
+
+  /// Runs the scenario to its end (the chief quits or fails, the queue empties, or an invariant
+  /// breaks) and returns how it ended.
+  outcome run();
+
+private:
+  struct event {
+    vtime at;
+    uint64_t seq;
+    std::function<void()> fn;
+  };
+  struct later {
+    bool operator()(const event& a, const event& b) const { return a.at != b.at ? a.at > b.at : a.seq > b.seq; }
+  };
+  struct worker_node;
+  struct shard_node;
+
+  // The network: node ids are 0 (chief), 1..S (shards), S+1..S+W (workers).
+  uint32_t chief_id() const { return 0; }
+  uint32_t shard_id(uint32_t s) const { return 1 + s; }
+  uint32_t worker_id(uint32_t j) const { return 1 + sc_.shards + j; }
+  void at(vtime t, std::function<void()> fn);
+  void send(uint32_t from, uint32_t to, std::function<void()> fn);
+  void to_worker(uint32_t from, uint32_t j, uint64_t incarnation, std::function<void(worker_node&)> fn);
+
+  void log(const std::string& who, const std::string& text);
+  void violate(const std::string& what);
+
+  // The chief.
+  void chief_execute(run_commands cmds);
+  void on_hello(uint32_t j, uint64_t incarnation);
+  void finish_summary();
+
+  // A worker.
+  void start_worker(uint32_t j);
+  void worker_execute(uint32_t j, replica_commands cmds);
+  void worker_pull(uint32_t j);
+  void worker_push(uint32_t j);
+  void worker_compute(uint32_t j);
+  void worker_gone(uint32_t j, bool crashed, const std::string& why);
+
+  // A shard.
+  void shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t step);
+  void shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t version, uint64_t next_step,
+                   bool stale);
+  void shard_apply_sync(uint32_t s);
+  void shard_lose(uint32_t s, uint32_t j);
+  void shard_release_parked(uint32_t s);
+  void shard_step_timer(uint32_t s, uint64_t step);
+
+  void inject(const fault& f);
+  void check_ssp(uint32_t j);
+  void check_end();
+
+  run_time clock() const { return run_time{} + std::chrono::microseconds(now_); }
+
+  scenario sc_;
+  rng rng_;
+  std::priority_queue<event, std::vector<event>, later> queue_;
+  uint64_t seq_ = 0;
+  vtime now_ = 0;
+  std::vector<vtime> link_last_; // per (from, to): the last delivery time (FIFO per link)
+  std::unique_ptr<run_control> chief_;
+  std::vector<std::unique_ptr<worker_node>> workers_;
+  std::vector<std::unique_ptr<shard_node>> shards_;
+  std::deque<std::string> transcript_;
+  outcome out_;
+  bool over_ = false;
+  bool summarized_ = false;
+  uint32_t crashes_ = 0;
+  vtime last_fault_heals_ = 0;
+};
+
+/// Runs `sc` and returns its outcome (a convenience for tests and the tool).
+outcome simulate(const scenario& sc);
+
+} // namespace actorps::sim

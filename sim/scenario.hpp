@@ -1,0 +1,59 @@
+// What one simulated run is: the cluster's shape, its mode and limits, the network's delays, and
+// the faults to inject, all drawn from one seed (scenario_for) or set by hand (actorps-sim).
+#pragma once
+
+#include "config/cluster_options.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace actorps::sim {
+
+/// Virtual time in microseconds since the run began.
+using vtime = int64_t;
+
+/// One fault, injected at `at`.
+struct fault {
+  enum class kind {
+    crash_worker,  ///< worker `node` dies (kill -9); restarted `duration` later when duration > 0
+    freeze_worker, ///< worker `node` stops computing for `duration` (SIGSTOP, then SIGCONT)
+    slow_worker,   ///< worker `node` computes `factor` times slower from now on
+  };
+  kind what = kind::crash_worker;
+  vtime at = 0;
+  uint32_t node = 0;
+  vtime duration = 0;
+  double factor = 1.0;
+};
+
+const char* to_string(fault::kind k);
+
+/// A run of the simulator.
+struct scenario {
+  uint64_t seed = 1;
+  train_mode mode = train_mode::async;
+  uint32_t workers = 4;
+  uint32_t shards = 2;
+  uint32_t replicas_to_aggregate = 0; ///< sync; 0: every worker
+  uint32_t staleness = 2;             ///< ssp
+  int64_t max_steps = 200;
+  int report_every = 10;
+  vtime step_timeout = 30'000'000;    ///< sync: a silent worker stops holding up a step
+  vtime compute = 2'000;              ///< a step's compute time (each step jitters up to +50%)
+  vtime latency = 200;                ///< one message's delay (each jitters up to +100%)
+  vtime bound = 600'000'000;          ///< the run must end within this much after its last fault heals
+  std::vector<fault> faults;
+
+  /// Returns the command line of actorps-sim that replays this scenario.
+  std::string replay() const;
+};
+
+/// Size classes of the seeded scenarios.
+enum class scale { small, large };
+
+/// Draws a scenario for `seed` in `mode`: the shape (small: 1-8 workers, 1-4 shards; large: up
+/// to 256 workers and 16 shards), the limits and a few faults, all from the seed.
+scenario scenario_for(uint64_t seed, train_mode mode, scale size);
+
+} // namespace actorps::sim
