@@ -162,8 +162,7 @@ caf::error detail::prepare(chief_pointer self) {
   rc.elastic = cluster.elastic.on;
   rc.min_workers = cluster.elastic.min_workers;
   rc.max_workers = cluster.elastic.max_workers;
-  if (cluster.mode == train_mode::async && rc.max_steps > 0 && (rc.workers > 1 || rc.elastic))
-    rc.grant_steps = std::max<int64_t>(1, 2 * cluster.report_every); // a report refills it
+  rc.grant_steps = grant_steps_for(cluster.mode, rc.max_steps, rc.workers, rc.elastic, cluster.report_every);
   rc.train_rows = static_cast<int64_t>(st.cfg.data->train.rows);
   rc.progress_every = st.cfg.train.progress_every;
   rc.eval_every = st.cfg.train.eval_every;

@@ -117,6 +117,12 @@ using run_commands = std::vector<run_command>;
 /// multiple of `every` above it (infinity when every is 0: no per-epoch evaluations).
 double next_epoch_evaluation(double epochs, int every);
 
+/// The size of the step grants (run_control_config::grant_steps) for a run: async and ssp
+/// workers with a step limit and more than one worker (or elastic) get their steps in grants of
+/// twice the report interval, so the run ends at exactly max_steps; 0 (no grants) otherwise. Sync
+/// workers stop by themselves at the global step limit.
+int64_t grant_steps_for(train_mode mode, int64_t max_steps, uint32_t workers, bool elastic, int report_every);
+
 /// The answer to a registration: refused (code and text) or accepted (steps_left for the welcome).
 struct run_admission {
   errc code = errc::none;

@@ -10,6 +10,13 @@
 
 namespace actorps {
 
+int64_t grant_steps_for(train_mode mode, int64_t max_steps, uint32_t workers, bool elastic, int report_every) {
+  if (mode != train_mode::async || max_steps <= 0 || (workers <= 1 && !elastic))
+    return 0;
+  return std::max<int64_t>(1, 2 * static_cast<int64_t>(report_every)); // a report refills it
+}
+
+
 using kind = run_command::kind;
 
 double next_epoch_evaluation(double epochs, int every) {

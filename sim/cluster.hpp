@@ -106,7 +106,7 @@ private:
   void shard_step_timer(uint32_t s, uint64_t step);
 
   void inject(const fault& f);
-  void check_ssp(uint32_t j);
+  void check_ssp(uint32_t s, uint32_t j);
   void check_end();
 
   run_time clock() const { return run_time{} + std::chrono::microseconds(now_); }

@@ -1,0 +1,576 @@
+// The simulated cluster: the controllers' commands carried out as events in virtual time.
+#include "sim/cluster.hpp"
+
+#include "common/log.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace actorps::sim {
+
+uint64_t rng::next() {
+  uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+namespace {
+
+constexpr size_t transcript_lines = 80;
+constexpr int batch_rows = 50;
+
+std::string stamp(vtime t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%10.3f ms", static_cast<double>(t) / 1000.0);
+  return buf;
+}
+
+} // namespace
+
+struct cluster::worker_node {
+  std::unique_ptr<replica_control> ctl;
+  uint64_t incarnation = 0;
+  bool alive = false; ///< its process runs (not crashed, not exited)
+  vtime frozen_until = 0;
+  double slow = 1.0;
+};
+
+struct cluster::shard_node {
+  uint64_t version = 0;
+  std::optional<sync_rule> sync;
+  std::optional<ssp_rule> ssp;
+  /// A push waiting for its reply: sync, until its step applies; ssp, parked.
+  struct held {
+    uint64_t incarnation;
+    uint64_t epoch;
+    uint64_t version = 0;
+    uint64_t next_step = 0;
+  };
+  std::vector<std::optional<held>> pending; // per worker
+  std::vector<uint64_t> seen;               // per worker: the incarnation it monitors (0: none)
+  std::vector<bool> lost;                   // per worker: its down notification arrived
+  std::vector<int64_t> finished;            // ssp: steps applied per worker (the simulator's own count)
+  uint64_t stale_dropped = 0;
+};
+
+cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(sc_.seed) {
+  const uint32_t nodes = 1 + sc_.shards + sc_.workers;
+  link_last_.assign(static_cast<size_t>(nodes) * nodes, 0);
+  if (sc_.replicas_to_aggregate == 0 || sc_.replicas_to_aggregate > sc_.workers)
+    sc_.replicas_to_aggregate = sc_.workers;
+  run_control_config rc;
+  rc.workers = sc_.workers;
+  rc.shards = sc_.shards;
+  rc.mode = sc_.mode;
+  rc.replicas_to_aggregate = sc_.mode == train_mode::sync ? sc_.replicas_to_aggregate : 1;
+  rc.max_steps = sc_.max_steps;
+  rc.grant_steps = grant_steps_for(sc_.mode, sc_.max_steps, sc_.workers, false, sc_.report_every);
+  rc.train_rows = 55'000;
+  rc.progress_every = std::max<int64_t>(1, sc_.max_steps / 4);
+  rc.eval_every_epochs = 0;
+  rc.startup_timeout = std::chrono::hours(1);
+  rc.request_timeout = std::chrono::hours(1);
+  chief_ = std::make_unique<run_control>(std::move(rc));
+  for (uint32_t j = 0; j < sc_.workers; ++j)
+    workers_.push_back(std::make_unique<worker_node>());
+  for (uint32_t s = 0; s < sc_.shards; ++s) {
+    auto sh = std::make_unique<shard_node>();
+    if (sc_.mode == train_mode::sync)
+      sh->sync.emplace(sc_.workers, sc_.replicas_to_aggregate);
+    else if (sc_.mode == train_mode::ssp)
+      sh->ssp.emplace(sc_.workers, sc_.staleness);
+    sh->pending.resize(sc_.workers);
+    sh->seen.assign(sc_.workers, 0);
+    sh->lost.assign(sc_.workers, false);
+    sh->finished.assign(sc_.workers, 0);
+    shards_.push_back(std::move(sh));
+  }
+}
+
+cluster::~cluster() = default;
+
+void cluster::at(vtime t, std::function<void()> fn) {
+  queue_.push(event{std::max(t, now_), seq_++, std::move(fn)});
+}
+
+// Delivers after the link's delay, never before an earlier message on the same link (TCP).
+void cluster::send(uint32_t from, uint32_t to, std::function<void()> fn) {
+  const uint32_t nodes = 1 + sc_.shards + sc_.workers;
+  auto& last = link_last_[static_cast<size_t>(from) * nodes + to];
+  vtime t = now_ + sc_.latency + static_cast<vtime>(rng_.below(static_cast<uint64_t>(sc_.latency) + 1));
+  t = std::max(t, last);
+  last = t;
+  at(t, std::move(fn));
+}
+
+// A message to incarnation `incarnation` of worker j: dropped when that process is gone, held
+// while it is frozen (a stopped process reads nothing), handled in order otherwise.
+void cluster::to_worker(uint32_t from, uint32_t j, uint64_t incarnation, std::function<void(worker_node&)> fn) {
+  auto deliver = std::make_shared<std::function<void()>>();
+  *deliver = [this, j, incarnation, fn, deliver] {
+    auto& w = *workers_[j];
+    if (!w.alive || w.incarnation != incarnation)
+      return;
+    if (now_ < w.frozen_until)
+      return at(w.frozen_until, *deliver);
+    fn(w);
+  };
+  if (from == worker_id(j))
+    at(now_, *deliver); // (its own timers)
+  else
+    send(from, worker_id(j), *deliver);
+}
+
+void cluster::log(const std::string& who, const std::string& text) {
+  transcript_.push_back(cat(stamp(now_), "  ", who, ": ", text));
+  if (transcript_.size() > transcript_lines)
+    transcript_.pop_front();
+}
+
+void cluster::violate(const std::string& what) {
+  if (!out_.ok)
+    return;
+  out_.ok = false;
+  out_.violation = what;
+  log("simulator", cat("VIOLATION: ", what));
+  over_ = true;
+}
+
+// -- the chief ---------------------------------------------------------------------------------
+
+void cluster::chief_execute(run_commands cmds) {
+  using kind = run_command::kind;
+  for (auto& c : cmds) {
+    if (over_)
+      return;
+    switch (c.what) {
+      case kind::log:
+        log("chief", c.text);
+        break;
+      case kind::membership:
+        log("chief", cat("membership: ", c.text, " of worker ", c.index));
+        break;
+      case kind::tick:
+        at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(),
+           [this] { chief_execute(chief_->tick(clock())); });
+        break;
+      case kind::start_workers:
+      case kind::start_worker:
+        for (uint32_t j = 0; j < sc_.workers; ++j)
+          if (c.what == kind::start_workers || j == c.index)
+            if (auto inc = workers_[j]->incarnation; inc > 0)
+              to_worker(chief_id(), j, inc, [this, j](worker_node& w) { worker_execute(j, w.ctl->start()); });
+        break;
+      case kind::grant:
+        to_worker(chief_id(), c.index, workers_[c.index]->incarnation,
+                  [this, j = c.index, n = c.step](worker_node& w) { worker_execute(j, w.ctl->granted(n)); });
+        break;
+      case kind::stop_workers:
+        for (uint32_t j = 0; j < sc_.workers; ++j)
+          if (chief_->status(j) == member::training)
+            to_worker(chief_id(), j, workers_[j]->incarnation,
+                      [this, j](worker_node& w) { worker_execute(j, w.ctl->stop()); });
+        break;
+      case kind::evaluate:
+        at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->evaluated(op, false, clock())); });
+        break;
+      case kind::save:
+        at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->saved(op)); });
+        break;
+      case kind::finish:
+        finish_summary();
+        at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->finished(op)); });
+        break;
+      case kind::quit:
+        log("chief", "quit");
+        over_ = true;
+        check_end();
+        return;
+      case kind::fail:
+        log("chief", cat("failed: ", to_string(c.code), ": ", c.text));
+        violate(cat("the run failed: ", c.text));
+        return;
+      case kind::in_graph_step:
+      case kind::restore_shard:
+        violate("the simulator does not model in-graph steps or shard restores yet");
+        return;
+    }
+  }
+}
+
+void cluster::on_hello(uint32_t j, uint64_t incarnation) {
+  auto adm = chief_->worker_registered(j, clock());
+  if (adm.code != errc::none) {
+    log("chief", cat("refused worker ", j, ": ", adm.text));
+    to_worker(chief_id(), j, incarnation, [this, j, code = adm.code, text = adm.text](worker_node& w) {
+      w.ctl->failed();
+      worker_execute(j, {});
+      worker_gone(j, true, cat("refused: ", to_string(code), ": ", text));
+    });
+    return;
+  }
+  // The welcome is the answer, sent after the handler's own messages (a start may overtake it).
+  chief_execute(std::move(adm.then));
+  to_worker(chief_id(), j, incarnation, [this, j, left = adm.steps_left, more = adm.more](worker_node& w) {
+    worker_execute(j, w.ctl->registered(left, more, sc_.shards));
+  });
+}
+
+void cluster::finish_summary() {
+  if (summarized_)
+    return;
+  summarized_ = true;
+  out_.steps = chief_->steps();
+  out_.worker_steps = chief_->worker_steps();
+  out_.stop_reason = chief_->stop_reason();
+  out_.versions.clear();
+  out_.stale_dropped = 0;
+  for (auto& sh : shards_) {
+    out_.versions.push_back(sh->version);
+    out_.stale_dropped += sh->stale_dropped;
+  }
+}
+
+// -- workers -----------------------------------------------------------------------------------
+
+void cluster::start_worker(uint32_t j) {
+  auto& w = *workers_[j];
+  replica_control_config c;
+  c.mode = sc_.mode;
+  c.max_steps = sc_.max_steps;
+  c.report_every = sc_.report_every;
+  c.startup_timeout = std::chrono::hours(1);
+  w.ctl = std::make_unique<replica_control>(c);
+  ++w.incarnation;
+  w.alive = true;
+  w.frozen_until = 0;
+  log(cat("worker ", j), cat("starts (incarnation ", w.incarnation, ")"));
+  worker_execute(j, w.ctl->begin(clock()));
+}
+
+void cluster::worker_execute(uint32_t j, replica_commands cmds) {
+  using kind = replica_command::kind;
+  auto& w = *workers_[j];
+  const std::string who = cat("worker ", j);
+  const uint64_t inc = w.incarnation;
+  for (auto& c : cmds) {
+    if (over_ || !w.alive || w.incarnation != inc)
+      return;
+    switch (c.what) {
+      case kind::register_hello:
+        send(worker_id(j), chief_id(), [this, j, inc] { on_hello(j, inc); });
+        break;
+      case kind::reconnect_chief:
+        violate("the simulator does not model a lost chief yet");
+        return;
+      case kind::pull:
+        worker_pull(j);
+        break;
+      case kind::compute:
+        worker_compute(j);
+        break;
+      case kind::push:
+        worker_push(j);
+        break;
+      case kind::report:
+        send(worker_id(j), chief_id(), [this, j, c, step = w.ctl->step()] {
+          chief_execute(chief_->progress(j, c.steps, c.examples, static_cast<double>(c.examples), c.final, clock(), step));
+        });
+        break;
+      case kind::reconnect_shards: // (shards never go down here: reached at once)
+        to_worker(worker_id(j), j, inc, [this, j](worker_node& w) { worker_execute(j, w.ctl->shards_reconnected()); });
+        break;
+      case kind::retry_after:
+        at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(), [this, j, inc] {
+          if (workers_[j]->alive && workers_[j]->incarnation == inc)
+            worker_execute(j, workers_[j]->ctl->retry());
+        });
+        break;
+      case kind::tick_after:
+        at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(), [this, j, inc] {
+          if (workers_[j]->alive && workers_[j]->incarnation == inc)
+            worker_execute(j, workers_[j]->ctl->tick(clock()));
+        });
+        break;
+      case kind::announce_stop:
+        break;
+      case kind::leave:
+        send(worker_id(j), chief_id(), [this, j] { chief_execute(chief_->worker_left(j, clock())); });
+        worker_gone(j, false, "left");
+        return;
+      case kind::quit:
+        log(who, cat("quits at step ", w.ctl->step()));
+        worker_gone(j, false, "");
+        return;
+      case kind::fail:
+        log(who, cat("fails: ", to_string(c.code), ": ", c.text));
+        worker_gone(j, true, c.text);
+        return;
+      case kind::log:
+        log(who, c.text);
+        break;
+    }
+  }
+}
+
+void cluster::worker_pull(uint32_t j) {
+  auto& w = *workers_[j];
+  const uint64_t inc = w.incarnation;
+  for (uint32_t s = 0; s < sc_.shards; ++s) {
+    const uint64_t epoch = w.ctl->requested(s);
+    send(worker_id(j), shard_id(s), [this, s, j, inc, epoch] {
+      const uint64_t version = shards_[s]->version;
+      to_worker(shard_id(s), j, inc, [this, s, j, epoch, version](worker_node& w) {
+        if (w.ctl->answers(s, epoch))
+          worker_execute(j, w.ctl->pulled(s, version));
+      });
+    });
+  }
+}
+
+void cluster::worker_compute(uint32_t j) {
+  auto& w = *workers_[j];
+  const auto span = static_cast<vtime>(static_cast<double>(sc_.compute) * w.slow);
+  const vtime took = span + static_cast<vtime>(rng_.below(static_cast<uint64_t>(span / 2) + 1));
+  auto done = [this, j](worker_node& w) { worker_execute(j, w.ctl->step_status(replica_control::step_state::ready, batch_rows)); };
+  at(now_ + took, [this, j, inc = w.incarnation, done] { to_worker(worker_id(j), j, inc, done); });
+}
+
+void cluster::worker_push(uint32_t j) {
+  auto& w = *workers_[j];
+  const uint64_t inc = w.incarnation;
+  const auto step = static_cast<uint64_t>(w.ctl->step());
+  for (uint32_t s = 0; s < sc_.shards; ++s) {
+    const uint64_t epoch = w.ctl->requested(s);
+    send(worker_id(j), shard_id(s), [this, s, j, inc, epoch, step] { shard_push(s, j, inc, epoch, step); });
+  }
+}
+
+// The process of worker j ended (crashed: killed or failed; else it quit): its peers' monitors
+// fire after the messages it sent before.
+void cluster::worker_gone(uint32_t j, bool crashed, const std::string& why) {
+  auto& w = *workers_[j];
+  if (!w.alive)
+    return;
+  w.alive = false;
+  const uint64_t inc = w.incarnation;
+  send(worker_id(j), chief_id(), [this, j, inc, crashed, why] {
+    if (workers_[j]->incarnation == inc) // (a restart's hello may be on its way: same link, after)
+      chief_execute(chief_->worker_down(j, crashed ? why : "exited", clock()));
+    else if (crashed)
+      chief_execute(chief_->worker_down(j, why, clock()));
+  });
+  for (uint32_t s = 0; s < sc_.shards; ++s)
+    if (shards_[s]->seen[j] == inc)
+      send(worker_id(j), shard_id(s), [this, s, j, inc] {
+        if (shards_[s]->seen[j] == inc)
+          shard_lose(s, j);
+      });
+}
+
+// -- shards ------------------------------------------------------------------------------------
+
+void cluster::shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t version,
+                          uint64_t next_step, bool stale) {
+  to_worker(shard_id(s), j, incarnation, [this, s, j, epoch, version, next_step, stale](worker_node& w) {
+    if (w.ctl->answers(s, epoch))
+      worker_execute(j, w.ctl->pushed(s, version, next_step, stale));
+  });
+}
+
+void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t step) {
+  auto& sh = *shards_[s];
+  if (sh.seen[j] != incarnation) { // a new sender: monitored from now on
+    sh.seen[j] = incarnation;
+    sh.lost[j] = false;
+    sh.finished[j] = 0;
+  }
+  if (sc_.mode == train_mode::async) {
+    ++sh.version;
+    return shard_reply(s, j, incarnation, epoch, sh.version, step + 1, false);
+  }
+  if (sc_.mode == train_mode::ssp) {
+    ++sh.version;
+    sh.ssp->finished(j, step);
+    ++sh.finished[j];
+    sh.pending[j] = shard_node::held{incarnation, epoch, sh.version, step + 1};
+    return shard_release_parked(s);
+  }
+  // sync: every gradient is the constant of its step tag, so an update that averaged anything
+  // but fresh gradients of its step shows in its value
+  const bool first = sh.sync->missing().size() == sh.sync->live_workers();
+  variable_slice grad{0, 0, tensor_copy(std::vector<float>{static_cast<float>(step)}.data(), 1)};
+  auto verdict = sh.sync->offer(j, step, {grad});
+  if (!verdict) {
+    violate(cat("shard ", s, " refused worker ", j, "'s push of step ", step, ": ", describe(verdict.error())));
+    return;
+  }
+  if (*verdict == sync_rule::verdict::stale) {
+    ++sh.stale_dropped;
+    return shard_reply(s, j, incarnation, epoch, sh.version, sh.sync->step(), true);
+  }
+  sh.pending[j] = shard_node::held{incarnation, epoch};
+  if (first)
+    at(now_ + sc_.step_timeout, [this, s, at_step = sh.sync->step()] { shard_step_timer(s, at_step); });
+  if (sh.sync->ready())
+    shard_apply_sync(s);
+}
+
+void cluster::shard_apply_sync(uint32_t s) {
+  auto& sh = *shards_[s];
+  const uint32_t needed = std::min(sc_.replicas_to_aggregate, std::max<uint32_t>(1, sh.sync->live_workers()));
+  auto done = sh.sync->complete();
+  if (done.released.size() != needed)
+    violate(cat("shard ", s, " applied step ", done.step, " with ", done.released.size(), " gradients, not ", needed));
+  if (done.average.size() != 1 || done.average[0].data.values.size() != 1
+      || std::fabs(done.average[0].data.values[0] - static_cast<float>(done.step)) > 1e-5f * (1.0f + done.step))
+    violate(cat("shard ", s, " applied step ", done.step, " from gradients of other steps"));
+  ++sh.version;
+  if (sh.version != done.step + 1)
+    violate(cat("shard ", s, " is at version ", sh.version, " after applying step ", done.step));
+  for (auto w : done.released)
+    if (auto& h = sh.pending[w]) {
+      shard_reply(s, w, h->incarnation, h->epoch, sh.version, done.step + 1, false);
+      h.reset();
+    }
+}
+
+void cluster::shard_step_timer(uint32_t s, uint64_t step) {
+  auto& sh = *shards_[s];
+  if (!sh.sync || sh.sync->step() != step || sh.sync->ready())
+    return;
+  for (auto w : sh.sync->missing()) {
+    log(cat("shard ", s), cat("step ", step, " no longer waits for worker ", w, " (silent for the step timeout)"));
+    if (sh.sync->lose(w))
+      return shard_apply_sync(s);
+  }
+}
+
+void cluster::shard_lose(uint32_t s, uint32_t j) {
+  auto& sh = *shards_[s];
+  sh.lost[j] = true;
+  if (sh.sync) {
+    if (sh.sync->lose(j))
+      shard_apply_sync(s);
+  } else if (sh.ssp) {
+    sh.ssp->lose(j);
+    shard_release_parked(s);
+  }
+}
+
+void cluster::shard_release_parked(uint32_t s) {
+  auto& sh = *shards_[s];
+  for (uint32_t w = 0; w < sc_.workers; ++w)
+    if (sh.pending[w] && sh.ssp->may_continue(w)) {
+      auto h = *sh.pending[w];
+      sh.pending[w].reset();
+      check_ssp(s, w);
+      shard_reply(s, w, h.incarnation, h.epoch, h.version, h.next_step, false);
+    }
+}
+
+// A worker released by an ssp shard starts its next step: at most `staleness` steps ahead of
+// the slowest worker this shard still counts (checked while no worker ever crashed: a restarted
+// worker enters at the slowest count by the rule's own convention).
+void cluster::check_ssp(uint32_t s, uint32_t j) {
+  if (crashes_ > 0)
+    return;
+  auto& sh = *shards_[s];
+  int64_t slowest = INT64_MAX;
+  for (uint32_t k = 0; k < sc_.workers; ++k)
+    if (sh.seen[k] > 0 && !sh.lost[k])
+      slowest = std::min(slowest, sh.finished[k]);
+  for (uint32_t k = 0; k < sc_.workers; ++k)
+    if (sh.seen[k] == 0 && chief_->status(k) == member::training)
+      slowest = 0; // a training worker that has not pushed yet is the slowest
+  if (slowest != INT64_MAX && sh.finished[j] - slowest > static_cast<int64_t>(sc_.staleness))
+    violate(cat("ssp: shard ", s, " released worker ", j, " at ", sh.finished[j], " steps while the slowest is at ",
+                slowest, " (staleness ", sc_.staleness, ")"));
+}
+
+// -- faults and the end ------------------------------------------------------------------------
+
+void cluster::inject(const fault& f) {
+  auto& w = *workers_[f.node];
+  const std::string who = cat("worker ", f.node);
+  switch (f.what) {
+    case fault::kind::crash_worker:
+      if (!w.alive)
+        return;
+      ++crashes_;
+      log(who, f.duration > 0 ? cat("killed; restarts in ", stamp(f.duration)) : std::string{"killed"});
+      worker_gone(f.node, true, "killed");
+      if (f.duration > 0)
+        at(now_ + f.duration, [this, j = f.node] {
+          if (!over_ && !workers_[j]->alive)
+            start_worker(j);
+        });
+      break;
+    case fault::kind::freeze_worker:
+      log(who, cat("frozen for ", stamp(f.duration)));
+      w.frozen_until = std::max(w.frozen_until, now_ + f.duration);
+      break;
+    case fault::kind::slow_worker:
+      log(who, cat("computes ", f.factor, "x slower"));
+      w.slow = f.factor;
+      break;
+  }
+  last_fault_heals_ = std::max(last_fault_heals_, now_ + f.duration);
+}
+
+void cluster::check_end() {
+  finish_summary();
+  const bool at_limit = out_.stop_reason.rfind("max steps", 0) == 0;
+  if (!at_limit)
+    violate(cat("the run stopped for another reason than its step limit: \"", out_.stop_reason, "\""));
+  if (out_.steps != sc_.max_steps)
+    violate(cat("the run stopped at global step ", out_.steps, ", not at max-steps ", sc_.max_steps));
+  for (uint32_t s = 0; s < sc_.shards; ++s) {
+    auto v = static_cast<int64_t>(out_.versions[s]);
+    // a worker killed between its pushes and its report leaves updates nobody counted
+    const int64_t slack = sc_.mode == train_mode::sync ? 0 : static_cast<int64_t>(crashes_) * (2 * sc_.report_every + 1);
+    if (v < out_.steps || v > out_.steps + slack)
+      violate(cat("shard ", s, " applied ", v, " updates but the summary counts ", out_.steps, " global steps"));
+  }
+  for (uint32_t j = 0; j < sc_.workers; ++j)
+    if (workers_[j]->alive)
+      violate(cat("worker ", j, " is still running (", to_string(workers_[j]->ctl->phase()), ") after the chief quit"));
+}
+
+outcome cluster::run() {
+  log("simulator", cat("scenario: ", sc_.replay()));
+  for (auto& f : sc_.faults)
+    at(f.at, [this, f] { inject(f); });
+  chief_execute(chief_->begin(clock()));
+  for (uint32_t s = 0; s < sc_.shards; ++s) // every shard answers its setup
+    send(chief_id(), shard_id(s), [this, s] {
+      send(shard_id(s), chief_id(), [this, s] { chief_execute(chief_->shard_ready(s, clock())); });
+    });
+  for (uint32_t j = 0; j < sc_.workers; ++j)
+    start_worker(j);
+  while (!over_ && !queue_.empty()) {
+    auto ev = queue_.top();
+    queue_.pop();
+    now_ = ev.at;
+    ++out_.events;
+    ev.fn();
+    if (!over_ && now_ > last_fault_heals_ + sc_.bound)
+      violate(cat("the run did not end within ", stamp(sc_.bound), " of virtual time after its last fault healed"));
+  }
+  if (!over_)
+    violate(cat("the run stalled: nothing left to happen, the chief in phase ", to_string(chief_->phase()),
+                " at global step ", chief_->steps()));
+  out_.end = now_;
+  out_.transcript.assign(transcript_.begin(), transcript_.end());
+  if (!out_.ok)
+    out_.transcript.push_back(cat("reproduce with: ", sc_.replay()));
+  return out_;
+}
+
+outcome simulate(const scenario& sc) {
+  cluster c(sc);
+  return c.run();
+}
+
+} // namespace actorps::sim

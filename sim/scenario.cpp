@@ -1,0 +1,82 @@
+// Seeded scenarios: the shape, limits and faults of a simulated run from one number.
+#include "sim/scenario.hpp"
+
+#include "common/log.hpp"
+#include "sim/cluster.hpp"
+
+#include <algorithm>
+
+namespace actorps::sim {
+
+const char* to_string(fault::kind k) {
+  switch (k) {
+    case fault::kind::crash_worker:
+      return "crash";
+    case fault::kind::freeze_worker:
+      return "freeze";
+    case fault::kind::slow_worker:
+      break;
+  }
+  return "slow";
+}
+
+std::string scenario::replay() const {
+  std::string out = cat("actorps-sim --seed ", seed, " --mode ", to_string(mode), " --workers ", workers, " --shards ",
+                        shards, " --max-steps ", max_steps, " --report-every ", report_every);
+  if (mode == train_mode::sync)
+    out += cat(" --replicas-to-aggregate ", replicas_to_aggregate);
+  if (mode == train_mode::ssp)
+    out += cat(" --staleness ", staleness);
+  out += cat(" --compute-us ", compute, " --latency-us ", latency, " --step-timeout-us ", step_timeout);
+  for (auto& f : faults)
+    out += cat(" --fault ", to_string(f.what), ":", f.node, "@", f.at, f.what == fault::kind::slow_worker
+                                                                     ? cat("x", f.factor)
+                                                                     : cat("+", f.duration));
+  return out;
+}
+
+scenario scenario_for(uint64_t seed, train_mode mode, scale size) {
+  rng r(seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(mode) * 7919 + (size == scale::large ? 104729 : 0));
+  scenario sc;
+  sc.seed = seed;
+  sc.mode = mode;
+  if (size == scale::small) {
+    sc.workers = 1 + static_cast<uint32_t>(r.below(8));
+    sc.shards = 1 + static_cast<uint32_t>(r.below(4));
+    sc.max_steps = 20 + static_cast<int64_t>(r.below(mode == train_mode::sync ? 60 : 300));
+  } else {
+    sc.workers = 16 + static_cast<uint32_t>(r.below(241));
+    sc.shards = 1 + static_cast<uint32_t>(r.below(16));
+    sc.max_steps = mode == train_mode::sync ? 5 + static_cast<int64_t>(r.below(10))
+                                            : 200 + static_cast<int64_t>(r.below(800));
+  }
+  sc.report_every = 1 + static_cast<int>(r.below(20));
+  sc.replicas_to_aggregate = r.below(2) == 0 ? sc.workers : 1 + static_cast<uint32_t>(r.below(sc.workers));
+  sc.staleness = static_cast<uint32_t>(r.below(4));
+  sc.compute = 1'000 + static_cast<vtime>(r.below(5'000));
+  sc.latency = 50 + static_cast<vtime>(r.below(500));
+  sc.step_timeout = 20 * sc.compute;
+  // About how long the run takes without faults: faults land inside it.
+  const int64_t rounds = mode == train_mode::sync ? sc.max_steps : sc.max_steps / sc.workers + 1;
+  const vtime span = std::max<vtime>(1, rounds * (sc.compute + 4 * sc.latency));
+  const auto faults = r.below(2) == 0 ? 0 : 1 + r.below(3);
+  for (uint64_t k = 0; k < faults; ++k) {
+    fault f;
+    f.what = static_cast<fault::kind>(r.below(3));
+    f.at = static_cast<vtime>(r.below(static_cast<uint64_t>(span)));
+    f.node = static_cast<uint32_t>(r.below(sc.workers));
+    if (f.what == fault::kind::crash_worker && sc.workers == 1)
+      f.what = fault::kind::freeze_worker; // (losing the only worker fails a run by design)
+    if (f.what == fault::kind::crash_worker) { // worker 0 is never killed: someone is left to train
+      f.node = 1 + static_cast<uint32_t>(r.below(sc.workers - 1));
+      f.duration = r.below(2) == 0 ? static_cast<vtime>(1 + r.below(static_cast<uint64_t>(span))) : 0;
+    } else if (f.what == fault::kind::freeze_worker)
+      f.duration = static_cast<vtime>(1 + r.below(static_cast<uint64_t>(3 * sc.step_timeout)));
+    else
+      f.factor = 2.0 + static_cast<double>(r.below(8));
+    sc.faults.push_back(f);
+  }
+  return sc;
+}
+
+} // namespace actorps::sim
