@@ -225,6 +225,7 @@ void detail::execute(chief_pointer self, run_commands cmds) {
         self->send(self, step_atom_v);
         break;
       case run_command::kind::grant: self->send(st.workers[c.index], grant_atom_v, c.step); break;
+      case run_command::kind::stop_worker: self->send(st.workers[c.index], stop_atom_v); break;
       case run_command::kind::stop_workers:
         for (uint32_t j = 0; j < st.workers.size(); ++j)
           if (st.ctl->status(j) == member::training)

@@ -400,12 +400,15 @@ void run_control::next_in_graph_step(run_commands& out) {
 
 // Counts examples and losses into the global step and writes the progress line when one is due.
 void run_control::count(int64_t examples, double loss_sum, run_time now, run_commands& out) {
+  // Sync between-graph: the global step is the shards' (the step the workers report they are at).
+  // A count of the workers' fresh steps would miss the steps of a worker lost at the step timeout
+  // and the pushes one shard took while another dropped them as stale.
   if (cfg_.mode != train_mode::sync)
     steps_ = worker_steps_;
-  else if (cfg_.elastic && !cfg_.in_graph) // the contributions per step follow the membership
+  else if (!cfg_.in_graph)
     steps_ = std::max(steps_, reported_step_);
   else
-    steps_ = worker_steps_ / cfg_.replicas_to_aggregate;
+    steps_ = worker_steps_;
   examples_ += examples;
   last_report_ = now;
   line_loss_ += loss_sum;
@@ -502,7 +505,18 @@ void run_control::grant_first(uint32_t j, run_admission& out) {
     return;
   granted_[j] = 0;
   out.steps_left = grant(j);
-  out.more = true;
+  out.more = !out_of_steps(j); // (ssp: nothing left for it: it stops at once)
+}
+
+// ssp: a worker whose grant is used up while no steps are left to grant would hold the others
+// back at the staleness bound for good; it stops instead (async: it just waits for the stop).
+bool run_control::out_of_steps(uint32_t j) const {
+  if (cfg_.mode != train_mode::ssp || granted_[j] > 0)
+    return false;
+  int64_t held = 0;
+  for (auto g : granted_)
+    held += g;
+  return cfg_.max_steps - steps_ - held <= 0;
 }
 
 // Keeps worker j's grant full while steps are left, so it never waits on the chief but at the end.
@@ -513,6 +527,10 @@ void run_control::top_up(uint32_t j, run_commands& out) {
     run_command c{kind::grant};
     c.index = j;
     c.step = give;
+    out.push_back(std::move(c));
+  } else if (out_of_steps(j)) {
+    run_command c{kind::stop_worker};
+    c.index = j;
     out.push_back(std::move(c));
   }
 }

@@ -76,6 +76,7 @@ struct run_command {
     in_graph_step,  ///< in-graph: run the next step (the chief's driver; then chief_step())
     grant,          ///< `index`: grant worker `index` `step` more steps
     stop_workers,   ///< tell every live worker to stop
+    stop_worker,    ///< `index`: tell worker `index` to stop (ssp: no steps left for it)
     evaluate,       ///< `op`: read counters, pull the model, evaluate at `step`/`examples`
     save,           ///< `op`: snapshot every shard and write a checkpoint (`best`: the best model)
     restore_shard,  ///< `index`: reconnect to shard `index`'s restart and restore it
@@ -243,6 +244,7 @@ private:
   int64_t grant(uint32_t j);
   void grant_first(uint32_t j, run_admission& out);
   void top_up(uint32_t j, run_commands& out);
+  bool out_of_steps(uint32_t j) const;
 
   run_control_config cfg_;
   run_phase phase_ = run_phase::init_shards;

@@ -11,9 +11,12 @@
 namespace actorps {
 
 int64_t grant_steps_for(train_mode mode, int64_t max_steps, uint32_t workers, bool elastic, int report_every) {
-  if (mode != train_mode::async || max_steps <= 0 || (workers <= 1 && !elastic))
+  if ((mode != train_mode::async && mode != train_mode::ssp) || max_steps <= 0 || (workers <= 1 && !elastic))
     return 0;
-  return std::max<int64_t>(1, 2 * static_cast<int64_t>(report_every)); // a report refills it
+  auto size = std::max<int64_t>(1, 2 * static_cast<int64_t>(report_every)); // a report refills it
+  if (mode == train_mode::ssp) // every worker gets steps at the start: one that never pushes would
+    size = std::min(size, std::max<int64_t>(1, max_steps / std::max<uint32_t>(1, workers))); // park the rest
+  return size;
 }
 
 

@@ -85,7 +85,7 @@ run_commands run_to_end(controller& ctl, run_commands cmds, int* summaries = nul
       }
     }
     if (next.empty() && ctl.phase() == run_phase::training)
-      add(ctl.progress(0, 100, 100, 1.0, false, t0 + 1s));
+      add(ctl.progress(0, 100, 100, 1.0, false, t0 + 1s, ctl.steps() + 100));
     if (next.empty() && ctl.phase() == run_phase::stopping)
       for (uint32_t j = 0; j < 2; ++j)
         if (ctl.status(j) == member::training)
@@ -101,7 +101,7 @@ run_commands drive_to(controller& ctl, run_phase phase) {
   auto cmds = start(ctl);
   if (phase == run_phase::training)
     return cmds;
-  cmds = ctl.progress(0, 20, 20, 1.0, false, t0 + 1s); // 20 pushes: over max-steps in every mode
+  cmds = ctl.progress(0, 20, 20, 1.0, false, t0 + 1s, 20); // 20 pushes: over max-steps in every mode
   BOOST_REQUIRE(ctl.phase() == run_phase::stopping);
   if (phase == run_phase::stopping)
     return cmds;
@@ -281,12 +281,27 @@ BOOST_AUTO_TEST_CASE(counts_global_steps_per_mode) {
     c.max_steps = 0;
     controller ctl{c};
     start(ctl);
-    ctl.progress(0, 4, 40, 1.0, false, t0);
-    ctl.progress(1, 3, 30, 1.0, false, t0);
+    ctl.progress(0, 4, 40, 1.0, false, t0, 3); // sync: the global step the worker is at
+    ctl.progress(1, 3, 30, 1.0, false, t0, 3);
     BOOST_TEST(ctl.steps() == expected);
     BOOST_TEST(ctl.worker_steps() == 7);
     BOOST_TEST(ctl.examples() == 70);
   }
+}
+
+// Issue 32, item 1: sync with a backup worker on two shards: a push one shard takes and the other
+// drops as stale is no fresh step of its worker, but the shards' step advanced. The global step
+// is the one the workers report, not their fresh steps divided by replicas_to_aggregate.
+BOOST_AUTO_TEST_CASE(sync_global_step_is_the_shards_step) {
+  auto c = config(train_mode::sync);
+  c.max_steps = 0;
+  c.replicas_to_aggregate = 1;
+  controller ctl{c};
+  start(ctl);
+  ctl.progress(0, 2, 20, 1.0, false, t0, 5);
+  ctl.progress(1, 1, 10, 1.0, false, t0, 4); // (a report from behind does not move it back)
+  BOOST_TEST(ctl.steps() == 5);
+  BOOST_TEST(ctl.worker_steps() == 3);
 }
 
 BOOST_AUTO_TEST_CASE(evaluates_each_epoch_one_at_a_time_and_saves_a_new_best) {
