@@ -2,6 +2,7 @@
 #include "actors/sync_aggregator.hpp"
 
 #include "control/push_assembly.hpp"
+#include "control/shard_layout.hpp"
 #include "control/slicing.hpp"
 #include "control/sync_rules.hpp"
 #include "common/errc.hpp"
@@ -29,6 +30,7 @@ struct aggregator_state {
   std::string tag;
   std::optional<sync_rule> sync;
   std::optional<ssp_rule> ssp;
+  std::optional<shard_layout> layout;                            // from the setup its shard accepted
   std::vector<reply_promise> waiting;                            // ssp: per worker, its parked reply's promise
   std::vector<std::vector<held_part>> contributed;               // sync: per worker, its parts in this step
   std::optional<push_assembly<reply_promise>> assembly;          // sync: pushes that come in parts
@@ -260,10 +262,11 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
       // resumes at that step; ssp forgets the workers' steps until each pushes again.
       auto rp = self->make_response_promise<setup_reply>();
       self->state.scope = setup.plan.scope;
-      self->request(self->state.shard, self->state.cfg.request_timeout, a, std::move(setup))
+      self->request(self->state.shard, self->state.cfg.request_timeout, a, setup)
         .then(
           [=](const setup_reply& reply) mutable {
             auto& st = self->state;
+            st.layout.emplace(setup.plan, setup.shard); // (the shard accepted it: consistent)
             if (st.sync && st.sync->resume_at(reply.version))
               log_line(st.tag, cat("resuming at step ", reply.version));
             if (st.ssp && reply.version > 0) {
@@ -278,6 +281,12 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
     [=](pull_atom a, pull_request& req) { return self->delegate(self->state.shard, a, std::move(req)); },
     [=](save_atom a) { return self->delegate(self->state.shard, a); },
     [=](push_atom, push_request& req) -> caf::result<push_reply> {
+      // Validated before it counts for a step: a malformed push never holds a worker's place.
+      auto& st = self->state;
+      if (!st.layout)
+        return caf::make_error(errc::not_initialized, cat("shard ", st.cfg.index, " is not initialised yet"));
+      if (auto at = st.layout->check_gradients(req.worker, req.grads); !at)
+        return std::move(at.error());
       watch(self, req.worker);
       return self->state.sync ? sync_push(self, req) : ssp_push(self, req);
     },

@@ -154,7 +154,7 @@ caf::error parameter_store::init(const shard_setup& setup) {
   workers_ = setup.workers;
   pushers_ = setup.session.mode == in_graph_session ? pushers::chief : pushers::workers;
   optimizer_ = *opt;
-  held_ = std::move(held);
+  layout_ = shard_layout{plan, setup.shard};
   parts_ = std::move(parts);
   version_ = setup.version;
   initialized_ = true;
@@ -162,19 +162,7 @@ caf::error parameter_store::init(const shard_setup& setup) {
 }
 
 caf::expected<size_t> parameter_store::locate(uint32_t var, uint32_t offset, size_t count) const {
-  if (var >= held_.size() || held_[var].empty())
-    return caf::make_error(errc::unknown_variable, cat("shard ", shard_, " does not hold variable ", var));
-  for (int pos : held_[var]) {
-    auto& p = parts_[pos];
-    if (offset >= p.offset && static_cast<size_t>(offset - p.offset) + count <= p.values.size())
-      return static_cast<size_t>(pos);
-  }
-  std::string mine;
-  for (int pos : held_[var])
-    mine += cat(mine.empty() ? "" : ", ", "[", parts_[pos].offset, ", ", parts_[pos].offset + parts_[pos].values.size(), ")");
-  return caf::make_error(errc::shape_mismatch, cat("shard ", shard_, ": ", parts_[held_[var][0]].name, " range [",
-                                                   offset, ", ", static_cast<size_t>(offset) + count,
-                                                   ") is outside the values held here: ", mine));
+  return layout_.locate(var, offset, count);
 }
 
 caf::error parameter_store::check_worker(uint32_t worker, bool chief_allowed) const {
@@ -243,17 +231,10 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
   if (req.parts == 0 || req.part >= req.parts)
     return caf::make_error(errc::protocol_error, cat("shard ", shard_, ": worker ", req.worker, " pushed part ",
                                                      req.part, " of ", req.parts));
-  std::vector<size_t> at; // the part of each gradient slice
-  at.reserve(req.grads.size());
-  for (auto& g : req.grads) {
-    auto pos = locate(g.variable, g.offset, g.data.values.size());
-    if (!pos)
-      return std::move(pos.error());
-    if (!all_finite(g.data.values))
-      return caf::make_error(errc::non_finite, cat("shard ", shard_, ": gradient of ", parts_[*pos].name,
-                                                   " from worker ", req.worker, " is not finite"));
-    at.push_back(*pos);
-  }
+  auto checked = layout_.check_gradients(req.worker, req.grads); // the part of each gradient slice
+  if (!checked)
+    return std::move(checked.error());
+  const auto& at = *checked;
   const long t = static_cast<long>(version_) + 1;
   for (size_t i = 0; i < req.grads.size(); ++i) {
     auto& g = req.grads[i];

@@ -3,6 +3,7 @@
 // store exactly as it was. Single-threaded (owned by the shard actor).
 #pragma once
 
+#include "control/shard_layout.hpp"
 #include "control/value_views.hpp"
 #include "compute/optimizer_rules.hpp"
 #include "messages/shard_protocol.hpp"
@@ -91,7 +92,7 @@ private:
   optimizer_params optimizer_;
   uint64_t version_ = 0;
   std::vector<uint64_t> lag_histogram_;
-  std::vector<std::vector<int>> held_; // variable -> positions in parts_ of its parts held here
+  shard_layout layout_; // the ranges held here, in the order of parts_
   std::vector<part> parts_;
   value_views views_; // what each worker holds, with value-compression
 };

@@ -7,6 +7,7 @@
 #include "tests/support/actor_fixture.hpp"
 
 #include <caf/event_based_actor.hpp>
+#include <cmath>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -122,6 +123,50 @@ BOOST_AUTO_TEST_CASE(a_push_in_parts_counts_once_all_its_parts_are_in) {
     BOOST_TEST((*g)[1].version == 1u);
     BOOST_TEST((*g)[1].next_step == 1u);
   }
+  BOOST_TEST(ask<shard_stats>(agg, stats_atom_v)->version == 1u);
+}
+
+// Issue 32, item 5: a push of the wrong size (or a variable the shard does not hold, or a
+// non-finite value) for the current step was held as that worker's gradient; the step then
+// failed and the honest workers' pushes were dropped. It is refused before it counts, in sync
+// and in ssp alike, and the step goes on with the honest pushes.
+BOOST_AUTO_TEST_CASE(a_malformed_push_is_refused_before_it_counts) {
+  auto agg = start({0, train_mode::sync, 2, 2, 0, std::chrono::seconds(30)});
+  caf::anon_send(workers[0], push_request{0, 0, {{0, 0, {{1.0f, 2.0f, 3.0f}}}}, true, 0}); // 3 floats, w has 2
+  sched->run();
+  BOOST_REQUIRE_EQUAL(failed[0]->size(), 1u);
+  BOOST_TEST(failed[0]->front() == errc::shape_mismatch);
+  caf::anon_send(workers[0], push_request{0, 0, {{7, 0, {{1.0f}}}}, true, 0}); // a variable nobody holds
+  sched->run();
+  BOOST_REQUIRE_EQUAL(failed[0]->size(), 2u);
+  BOOST_TEST(failed[0]->back() == errc::unknown_variable);
+  caf::anon_send(workers[0], push_request{0, 0, {{0, 0, {{std::nanf(""), 1.0f}}}}, true, 0});
+  sched->run();
+  BOOST_REQUIRE_EQUAL(failed[0]->size(), 3u);
+  BOOST_TEST(failed[0]->back() == errc::non_finite);
+  push(1, 0, 4.0f, 2.0f);
+  push(0, 0, 2.0f, 0.0f); // the honest push of worker 0 still counts for step 0
+  BOOST_REQUIRE_EQUAL(got[0]->size(), 1u);
+  BOOST_REQUIRE_EQUAL(got[1]->size(), 1u);
+  BOOST_TEST(!got[0]->front().stale);
+  BOOST_TEST((got[0]->front().values[0].data == std::vector<float>({7.0f, 19.0f})));
+  BOOST_TEST(ask<shard_stats>(agg, stats_atom_v)->version == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_malformed_part_is_refused_before_the_assembly_holds_it) {
+  auto agg = start({0, train_mode::sync, 2, 2, 0, std::chrono::seconds(30)});
+  auto bad = part_of(0, 0, 0, 1, 0.0f);
+  bad.grads[0].data = tensor_copy(std::vector<float>{1.0f, 2.0f}.data(), 2); // w[1..3) is past the end
+  caf::anon_send(workers[0], bad);
+  sched->run();
+  BOOST_REQUIRE_EQUAL(failed[0]->size(), 1u);
+  BOOST_TEST(failed[0]->front() == errc::shape_mismatch);
+  push_part(0, 0, 0, 1, 0.0f); // the honest parts still make up worker 0's push of step 0
+  push_part(0, 0, 1, 0, 2.0f);
+  push_part(1, 0, 0, 1, 2.0f);
+  push_part(1, 0, 1, 0, 4.0f);
+  BOOST_TEST(got[0]->size() == 2u);
+  BOOST_TEST(failed[1]->empty());
   BOOST_TEST(ask<shard_stats>(agg, stats_atom_v)->version == 1u);
 }
 

@@ -1,0 +1,52 @@
+// A shard's held ranges and the checks of a message's ranges against them.
+#include "control/shard_layout.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "compute/host_ops.hpp"
+#include "control/placement.hpp"
+
+namespace actorps {
+
+shard_layout::shard_layout(const placement_plan& plan, uint32_t shard)
+  : shard_(shard), held_(plan.variables.size()) {
+  for (uint32_t i : parts_of(plan, shard)) {
+    auto& info = plan.parts[i];
+    held_[info.variable].push_back(parts_.size());
+    parts_.push_back({part_offset(plan, info), part_floats(plan, info), part_name(plan, i)});
+  }
+}
+
+caf::expected<size_t> shard_layout::locate(uint32_t var, uint32_t offset, size_t count) const {
+  if (var >= held_.size() || held_[var].empty())
+    return caf::make_error(errc::unknown_variable, cat("shard ", shard_, " does not hold variable ", var));
+  for (size_t pos : held_[var]) {
+    auto& p = parts_[pos];
+    if (offset >= p.offset && static_cast<size_t>(offset - p.offset) + count <= p.floats)
+      return pos;
+  }
+  std::string mine;
+  for (size_t pos : held_[var])
+    mine += cat(mine.empty() ? "" : ", ", "[", parts_[pos].offset, ", ", parts_[pos].offset + parts_[pos].floats, ")");
+  return caf::make_error(errc::shape_mismatch, cat("shard ", shard_, ": ", parts_[held_[var][0]].name, " range [",
+                                                   offset, ", ", static_cast<size_t>(offset) + count,
+                                                   ") is outside the values held here: ", mine));
+}
+
+caf::expected<std::vector<size_t>> shard_layout::check_gradients(uint32_t worker,
+                                                                 const std::vector<variable_slice>& grads) const {
+  std::vector<size_t> at;
+  at.reserve(grads.size());
+  for (auto& g : grads) {
+    auto pos = locate(g.variable, g.offset, g.data.values.size());
+    if (!pos)
+      return std::move(pos.error());
+    if (!all_finite(g.data.values.data(), g.data.values.size()))
+      return caf::make_error(errc::non_finite, cat("shard ", shard_, ": gradient of ", parts_[*pos].name,
+                                                   " from worker ", worker, " is not finite"));
+    at.push_back(*pos);
+  }
+  return at;
+}
+
+} // namespace actorps

@@ -1,0 +1,48 @@
+// Which ranges of which variables one shard holds, from the placement plan: the one check of a
+// message's ranges, used by the shard's store and by the aggregator in front of it (which must
+// refuse a malformed push before it counts for a step). Plain data; no CAF actor code.
+#pragma once
+
+#include "messages/shard_protocol.hpp"
+
+#include <caf/expected.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+class shard_layout {
+public:
+  /// An empty layout (holds nothing) for shard `shard`.
+  explicit shard_layout(uint32_t shard = 0) : shard_(shard) {}
+
+  /// The parts of `plan` that shard `shard` holds, in parts_of() order.
+  /// REQUIRES: the plan is consistent (check_parts) and shard < plan.shards.
+  shard_layout(const placement_plan& plan, uint32_t shard);
+
+  /// Returns the position (in parts_of() order) of the part that holds [offset, offset + count)
+  /// of variable `var`; errors: unknown_variable (not held here), shape_mismatch (outside the
+  /// ranges held, named in the message).
+  caf::expected<size_t> locate(uint32_t var, uint32_t offset, size_t count) const;
+
+  /// Checks a push's gradient slices from `worker`: each held here, each finite. Returns the
+  /// position of each slice's part; errors as locate(), or non_finite.
+  caf::expected<std::vector<size_t>> check_gradients(uint32_t worker, const std::vector<variable_slice>& grads) const;
+
+  size_t parts() const { return parts_.size(); }
+  uint32_t shard() const { return shard_; }
+
+private:
+  struct part {
+    uint32_t offset = 0;
+    size_t floats = 0;
+    std::string name;
+  };
+  uint32_t shard_ = 0;
+  std::vector<std::vector<size_t>> held_; // variable -> positions in parts_
+  std::vector<part> parts_;
+};
+
+} // namespace actorps
