@@ -285,6 +285,8 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
       auto& st = self->state;
       if (!st.layout)
         return caf::make_error(errc::not_initialized, cat("shard ", st.cfg.index, " is not initialised yet"));
+      if (auto err = st.layout->check_push_form(req))
+        return err;
       if (auto at = st.layout->check_gradients(req.worker, req.grads); !at)
         return std::move(at.error());
       watch(self, req.worker);

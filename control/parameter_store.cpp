@@ -212,6 +212,8 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
       return std::move(pos.error());
     at.push_back(*pos);
   }
+  if (auto err = layout_.check_pull(req.worker, req.ranges)) // (each range is fine: is the sum?)
+    return err;
   pull_reply out;
   out.version = version_;
   out.slices.reserve(req.ranges.size());
@@ -228,9 +230,8 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
     return err;
   if (auto err = check_scope(req.scope))
     return err;
-  if (req.parts == 0 || req.part >= req.parts)
-    return caf::make_error(errc::protocol_error, cat("shard ", shard_, ": worker ", req.worker, " pushed part ",
-                                                     req.part, " of ", req.parts));
+  if (auto err = layout_.check_push_form(req))
+    return err;
   auto checked = layout_.check_gradients(req.worker, req.grads); // the part of each gradient slice
   if (!checked)
     return std::move(checked.error());

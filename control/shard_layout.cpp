@@ -14,6 +14,7 @@ shard_layout::shard_layout(const placement_plan& plan, uint32_t shard)
     auto& info = plan.parts[i];
     held_[info.variable].push_back(parts_.size());
     parts_.push_back({part_offset(plan, info), part_floats(plan, info), part_name(plan, i)});
+    floats_ += parts_.back().floats;
   }
 }
 
@@ -47,6 +48,32 @@ caf::expected<std::vector<size_t>> shard_layout::check_gradients(uint32_t worker
     at.push_back(*pos);
   }
   return at;
+}
+
+caf::error shard_layout::check_pull(uint32_t worker, const std::vector<slice_ref>& ranges) const {
+  size_t asked = 0;
+  for (auto& r : ranges)
+    asked += r.count;
+  if (asked > floats_)
+    return caf::make_error(errc::invalid_argument, cat("shard ", shard_, ": worker ", worker, " asks for ", asked,
+                                                       " floats in one pull; the shard holds ", floats_));
+  return caf::none;
+}
+
+caf::error shard_layout::check_push_form(const push_request& req) const {
+  if (req.parts == 0 || req.part >= req.parts)
+    return caf::make_error(errc::protocol_error, cat("shard ", shard_, ": worker ", req.worker, " pushed part ",
+                                                     req.part, " of ", req.parts));
+  auto precision = static_cast<unsigned>(req.reply_precision);
+  if (precision > static_cast<unsigned>(wire_precision::fp16))
+    return caf::make_error(errc::protocol_error, cat("shard ", shard_, ": worker ", req.worker,
+                                                     " asked for reply precision ", precision,
+                                                     " (0 fp32, 1 bf16, 2 fp16)"));
+  if (!(req.reply_topk >= 0.0 && req.reply_topk <= 1.0)) // (NaN fails both)
+    return caf::make_error(errc::invalid_argument, cat("shard ", shard_, ": worker ", req.worker,
+                                                       " asked for a top-k share of ", req.reply_topk,
+                                                       " of the values (0 to 1)"));
+  return caf::none;
 }
 
 } // namespace actorps

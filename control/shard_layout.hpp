@@ -31,7 +31,16 @@ public:
   /// position of each slice's part; errors as locate(), or non_finite.
   caf::expected<std::vector<size_t>> check_gradients(uint32_t worker, const std::vector<variable_slice>& grads) const;
 
+  /// Checks a pull's size: at most every value held here, once (one reply stays bounded).
+  caf::error check_pull(uint32_t worker, const std::vector<slice_ref>& ranges) const;
+
+  /// Checks a push's form apart from its ranges: its part number, the reply precision it asks
+  /// for and its top-k share (finite, in [0, 1]).
+  caf::error check_push_form(const push_request& req) const;
+
   size_t parts() const { return parts_.size(); }
+  /// The floats held here in all.
+  size_t floats() const { return floats_; }
   uint32_t shard() const { return shard_; }
 
 private:
@@ -43,6 +52,7 @@ private:
   uint32_t shard_ = 0;
   std::vector<std::vector<size_t>> held_; // variable -> positions in parts_
   std::vector<part> parts_;
+  size_t floats_ = 0;
 };
 
 } // namespace actorps

@@ -147,6 +147,38 @@ BOOST_AUTO_TEST_CASE(pull_bad_input_is_named) {
   BOOST_TEST(describe(r.error()) == "shape_mismatch: shard 1: layer0/bias range [2, 4) is outside the values held here: [0, 3)");
 }
 
+// Issue 32, item 8: a pull of 1,000 ranges was answered with ~478 MiB in one reply. One pull may
+// ask for each value the shard holds at most once in all.
+BOOST_AUTO_TEST_CASE(a_pull_may_not_ask_for_more_than_the_shard_holds) {
+  init();
+  auto r = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{1, 0, 3}, {3, 0, 2}}}); // everything: fine
+  BOOST_TEST(static_cast<bool>(r));
+  r = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{1, 0, 3}, {1, 0, 3}}});
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(describe(r.error())
+             == "invalid_argument: shard 1: worker 0 asks for 6 floats in one pull; the shard holds 5");
+}
+
+// Issue 32, item 8: a reply precision outside the enum was applied but never answered, and a
+// top-k share of -5 or NaN was accepted. Refused, state untouched.
+BOOST_AUTO_TEST_CASE(a_push_with_bad_reply_options_is_refused) {
+  init();
+  push_request bad{0, 1, {{1, 0, {{1.0f, 1.0f, 1.0f}}}}, true};
+  bad.reply_precision = static_cast<wire_precision>(7);
+  auto r = ask<push_reply>(shard, push_atom_v, bad);
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(describe(r.error()) == "protocol_error: shard 1: worker 0 asked for reply precision 7 (0 fp32, 1 bf16, 2 fp16)");
+  for (double topk : {-5.0, std::nan(""), 1.5}) {
+    push_request odd{0, 1, {{1, 0, {{1.0f, 1.0f, 1.0f}}}}, true};
+    odd.reply_topk = topk;
+    r = ask<push_reply>(shard, push_atom_v, odd);
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error() == errc::invalid_argument);
+  }
+  BOOST_TEST(values_of(1, 3) == std::vector<float>({1.0f, 2.0f, 3.0f}));
+  BOOST_TEST(ask<shard_stats>(shard, stats_atom_v)->version == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(a_shard_holds_parts_of_a_partitioned_variable_by_their_offsets) {
   // a 5x2 variable in parts of rows [0, 2), [2, 4), [4, 5) on 2 shards: shard 1 holds rows
   // [2, 4) -- the values at offsets [4, 8) of the whole variable -- and the bias
