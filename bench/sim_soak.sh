@@ -13,11 +13,14 @@ per_mode=$(( runs / 3 ))
 large=$(( per_mode / 50 ))
 small=$(( per_mode - large ))
 echo "sim_soak: $(( 3 * per_mode )) runs from seed $first ($small small + $large large per mode)"
+status=0
 for scale in small large; do
   count=$small; [ "$scale" = large ] && count=$large
   [ "$count" -gt 0 ] || continue
   for mode in async sync ssp; do
-    printf '%-6s %-5s ' "$scale" "$mode"
-    "$sim" --mode "$mode" --scale "$scale" --seed "$first" --seeds "$count" --quiet | tail -1
+    out=$("$sim" --mode "$mode" --scale "$scale" --seed "$first" --seeds "$count" --quiet) || status=1
+    grep '^seed' <<<"$out" || true   # each violation's line (its transcript: rerun that seed)
+    printf '%-6s %-5s %s\n' "$scale" "$mode" "$(tail -1 <<<"$out")"
   done
 done
+exit $status

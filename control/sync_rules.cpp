@@ -104,8 +104,13 @@ sync_rule::completed sync_rule::complete() {
 }
 
 bool sync_rule::lose(uint32_t worker) {
-  if (worker < workers_)
-    live_[worker] = false;
+  if (worker >= workers_)
+    return ready();
+  live_[worker] = false;
+  if (grads_[worker]) { // its process is gone: a restart pushes the step afresh
+    grads_[worker].reset();
+    --count_;
+  }
   return ready();
 }
 

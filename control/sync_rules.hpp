@@ -49,7 +49,8 @@ public:
   /// REQUIRES: ready(). Averages the contributions, advances the step and returns the result.
   completed complete();
 
-  /// Stops waiting for worker w (its process died); returns ready().
+  /// Stops waiting for worker w (its process died, or it stayed silent) and drops the gradient
+  /// it holds for the current step (a restarted w pushes the step afresh); returns ready().
   bool lose(uint32_t worker);
 
   /// Returns the workers the current step still waits for.

@@ -89,6 +89,25 @@ BOOST_AUTO_TEST_CASE(a_lost_worker_releases_the_step_and_counts_again_when_it_pu
   BOOST_TEST(!rule.ready()); // waits for the rejoined worker 2 again
 }
 
+// Found by the simulator (seed 12141, sync, 3 workers, 2 shards): a worker killed after its push
+// of step t and restarted pushed step t again and was refused ("pushed step 4 twice"); its dead
+// process's gradient held its place. A lost worker's held gradient leaves with it.
+BOOST_AUTO_TEST_CASE(a_lost_workers_held_gradient_leaves_with_it) {
+  sync_rule rule{3, 3};
+  BOOST_REQUIRE(rule.offer(2, 0, grads({9.0f, 9.0f}, {9.0f})));
+  BOOST_TEST(!rule.lose(2)); // workers 0 and 1 have not pushed: not ready
+  BOOST_TEST(rule.missing() == std::vector<uint32_t>({0, 1}));
+  auto again = rule.offer(2, 0, grads({3.0f, 3.0f}, {3.0f})); // its restart
+  BOOST_REQUIRE(again);
+  BOOST_TEST((*again == sync_rule::verdict::accepted));
+  BOOST_REQUIRE(rule.offer(0, 0, grads({3.0f, 3.0f}, {3.0f})));
+  BOOST_REQUIRE(rule.offer(1, 0, grads({3.0f, 3.0f}, {3.0f})));
+  BOOST_REQUIRE(rule.ready());
+  auto done = rule.complete();
+  BOOST_TEST(done.released == std::vector<uint32_t>({0, 1, 2}));
+  BOOST_TEST(done.average[0].data.values[0] == 3.0f); // the dead process's 9 is not in it
+}
+
 BOOST_AUTO_TEST_CASE(ssp_blocks_a_worker_too_far_ahead_and_releases_it) {
   ssp_rule rule{3, 1}; // at most one step ahead of the slowest
   BOOST_TEST(rule.finished(0, 0) == 1u);
