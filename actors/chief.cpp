@@ -324,6 +324,12 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg) 
         return log_line(tag, "ignored a step message from another sender: in-graph steps are the chief's own");
       in_graph_step(self);
     },
+    [=](stop_atom) {
+      auto from = self->current_sender();
+      if (!from || from->node() != self->node())
+        return log_line(tag, "ignored a stop from another node: only the chief's own node stops it (SIGTERM)");
+      execute(self, self->state.ctl->terminate(self->clock().now()));
+    },
   };
 }
 

@@ -27,6 +27,7 @@ const char* to_string(errc x) {
     case errc::unknown_scope: return "unknown_scope";
     case errc::cluster_full: return "cluster_full";
     case errc::wrong_cluster: return "wrong_cluster";
+    case errc::terminated: return "terminated";
   }
   return "unknown";
 }

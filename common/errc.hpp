@@ -32,6 +32,7 @@ enum class errc : uint8_t {
   unknown_scope,      ///< a message names a variable scope (train.scope) the shard does not hold
   cluster_full,       ///< an elastic join above cluster.max-workers
   wrong_cluster,      ///< a worker of another cluster (model, placement or shards) tried to register
+  terminated,         ///< the node was told to stop (SIGTERM) before it could finish its work
 };
 
 /// Returns the enumerator's name, e.g. "invalid_config".

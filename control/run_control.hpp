@@ -207,6 +207,10 @@ public:
   run_commands finished(uint64_t op);
   /// A tick the controller asked for.
   run_commands tick(run_time now);
+  /// SIGTERM on the chief's node. Training: the run ends as at its limit (the workers are told
+  /// to stop; final reports, evaluation, checkpoint and summary follow; stop reason "stopped by
+  /// SIGTERM"). Before training: fails with terminated. Later phases: already ending, nothing.
+  run_commands terminate(run_time now);
 
 private:
   struct save_op {

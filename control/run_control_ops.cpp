@@ -226,4 +226,16 @@ run_commands run_control::shard_restored(uint32_t s) {
   return out;
 }
 
+run_commands run_control::terminate(run_time now) {
+  run_commands out;
+  if (phase_ == run_phase::init_shards || phase_ == run_phase::waiting)
+    return fail(errc::terminated, cat("stopped by SIGTERM before training began (waiting for ",
+                                      phase_ == run_phase::waiting ? missing() : std::string{"the shards' setup"}, ")"));
+  if (phase_ != run_phase::training)
+    return out; // (already ending)
+  out.push_back(run_command::log("SIGTERM: ending the run as at its limit"));
+  begin_stop("stopped by SIGTERM", now, out);
+  return out;
+}
+
 } // namespace actorps

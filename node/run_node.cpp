@@ -197,6 +197,12 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
   if (with_worker)
     worker = make_worker_replica(sys, {cluster.index, train, cluster, *data, chief, *shards, cluster.workers[cluster.index].host,
                                        nullptr, shard_reconnector(sys, cluster, "worker 0", *shards)});
+  // SIGTERM ends the run as its limit would; the stop comes from a local actor (the chief
+  // ignores one from another node)
+  sigterm_watch end_on_sigterm{[&sys, chief] {
+    caf::scoped_actor local{sys};
+    local->send(chief, stop_atom_v);
+  }};
   serve_until_exit(sys, chief);
   if (worker)
     wait_for_exit(sys, *worker); // it quits after the chief's stop

@@ -789,4 +789,39 @@ BOOST_AUTO_TEST_CASE(a_restarted_elastic_chief_waits_for_the_recorded_members) {
   BOOST_TEST(ctl.members() == std::vector<uint32_t>({1, 3}));
 }
 
+// Issue 32, item 7: SIGTERM to the chief ended the process with no log line and no summary.
+// Now it ends the run as its limit would: the workers are told to stop, their final reports
+// come in, then the final evaluation, the final checkpoint and the summary; the reason names it.
+BOOST_AUTO_TEST_CASE(sigterm_in_training_ends_the_run_cleanly) {
+  for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp}) {
+    auto c = config(mode);
+    c.max_steps = 0;
+    controller ctl{c};
+    start(ctl);
+    ctl.progress(0, 3, 30, 1.0, false, t0, 3);
+    auto cmds = ctl.terminate(t0 + 1s);
+    BOOST_TEST(has(cmds, kind::stop_workers));
+    BOOST_TEST((ctl.phase() == run_phase::stopping));
+    BOOST_TEST(ctl.stop_reason() == "stopped by SIGTERM");
+    int summaries = 0;
+    auto seen = run_to_end(ctl, cmds, &summaries);
+    BOOST_TEST(summaries == 1);
+    BOOST_TEST(std::any_of(seen.begin(), seen.end(), [](const run_command& x) { return x.what == kind::save; }));
+    BOOST_TEST((ctl.phase() == run_phase::done));
+    BOOST_TEST(ctl.terminate(t0 + 2s).empty()); // a second SIGTERM changes nothing
+  }
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_before_training_fails_the_start_by_name) {
+  controller ctl{config()};
+  ctl.begin(t0);
+  ctl.shard_ready(0, t0);
+  ctl.shard_ready(1, t0);
+  ctl.worker_registered(1, t0);
+  auto cmds = ctl.terminate(t0 + 1s);
+  BOOST_REQUIRE(has(cmds, kind::fail));
+  BOOST_TEST((find(cmds, kind::fail)->code == errc::terminated));
+  BOOST_TEST(find(cmds, kind::fail)->text == "stopped by SIGTERM before training began (waiting for worker 0)");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

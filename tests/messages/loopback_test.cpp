@@ -42,6 +42,7 @@ chief_actor::behavior_type echo_chief(chief_actor::pointer) {
     [](progress_atom, const progress_report& rep) { *reported += rep.steps; },
     [](tick_atom) {},
     [](step_atom) {},
+    [](stop_atom) {},
   };
 }
 

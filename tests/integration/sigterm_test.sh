@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SIGTERM to a running cluster's nodes on 127.0.0.1 (issue 32, item 7): each must end cleanly.
+#  1. the chief (async, then sync): the run ends as at its limit: the workers stop, the final
+#     evaluation, checkpoint and summary (stop reason "stopped by SIGTERM") are written, every
+#     node exits 0 and the shards are stopped by the chief.
+# Usage: sigterm_test.sh REPO_ROOT BIN_DIR
+source "$(dirname "$0")/lib.sh" "$@"
+
+python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
+opts=(--data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.max-epochs=0 --train.patience=0
+      --train.max-steps=100000000)
+
+# term_when_training NAME NODE: once run NAME's chief trains, waits 2 s and SIGTERMs NODE
+term_when_training() {
+  local pid
+  for _ in $(seq 1 300); do
+    if grep -q "training (" "$tmp/runs/$1/logs/chief.log" 2>/dev/null; then
+      sleep 2
+      pid=$(awk -v node="$2" '$1 == node {print $2}' "$tmp/runs/$1/pids")
+      kill -TERM "$pid" && echo "$pid"
+      return
+    fi
+    sleep 0.1
+  done
+}
+
+for mode in async sync; do
+  echo "== SIGTERM to the chief ($mode)"
+  name=chief-$mode
+  ck=$tmp/ckpt-$mode
+  cluster --mode "$mode" --ps 2 --workers 2 --name "$name" --deadline 120 -- "${opts[@]}" --checkpoint.dir="$ck" \
+    > "$tmp/$name.out" 2>&1 &
+  launcher=$!
+  victim=$(term_when_training "$name" chief)
+  [[ -n "$victim" ]] || fail "$name: training never started"
+  wait "$launcher" || { fail "$name: the cluster failed after SIGTERM to the chief:"; tail -20 "$tmp/$name.out"; }
+  summary=$tmp/runs/$name/summary.json
+  [[ -f "$summary" ]] || { fail "$name: no summary"; continue; }
+  reason=$(field "$summary" stop_reason)
+  steps=$(field "$summary" steps)
+  global=$(field "$summary" global_step)
+  echo "stop reason: $reason; steps $steps, global step $global; checkpoints: $(ls "$ck" | tr '\n' ' ')"
+  [[ "$reason" == "stopped by SIGTERM" ]] || fail "$name: stop reason '$reason'"
+  [[ "$steps" == "$global" ]] || fail "$name: steps $steps but global step $global"
+  ls "$ck" | grep -q "^ckpt-$(printf '%012d' "$steps")$" || fail "$name: no final checkpoint at step $steps"
+  grep -q "SIGTERM: ending the run as at its limit" "$tmp/runs/$name/logs/chief.log" || fail "$name: the chief did not log the SIGTERM"
+done
+finish
