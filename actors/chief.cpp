@@ -330,6 +330,13 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg) 
         return log_line(tag, "ignored a stop from another node: only the chief's own node stops it (SIGTERM)");
       execute(self, self->state.ctl->terminate(self->clock().now()));
     },
+    [=](stop_atom, uint32_t s) {
+      auto& st = self->state;
+      auto from = self->current_sender();
+      if (s >= st.cfg.shards.size() || !from || from->node() != st.cfg.shards[s].node())
+        return log_line(tag, cat("ignored a stop for shard ", s, " that did not come from its node"));
+      execute(self, st.ctl->terminate(self->clock().now(), cat("shard ", s)));
+    },
   };
 }
 

@@ -75,11 +75,15 @@ using worker_replica_actor
 /// (stop_atom)
 ///   SIGTERM on the chief's node (its signal watch): the run ends as at its limit (workers
 ///   stopped, final evaluation, checkpoint and summary). Ignored from another node.
+/// (stop_atom, uint32_t shard)
+///   SIGTERM on shard `shard`'s node: the run ends the same way while the shard still serves
+///   (the end stops it). Ignored unless it comes from that shard's node.
 using chief_actor = caf::typed_actor<caf::replies_to<register_atom, worker_hello>::with<worker_welcome>,
                                      caf::replies_to<join_atom, worker_hello>::with<worker_welcome>,
                                      caf::replies_to<lease_atom, lease_request>::with<data_lease>,
                                      caf::replies_to<leave_atom, lease_request>::with<data_lease>,
                                      caf::reacts_to<progress_atom, progress_report>, caf::reacts_to<tick_atom>,
-                                     caf::reacts_to<step_atom>, caf::reacts_to<stop_atom>>;
+                                     caf::reacts_to<step_atom>, caf::reacts_to<stop_atom>,
+                                     caf::reacts_to<stop_atom, uint32_t>>;
 
 } // namespace actorps

@@ -1,6 +1,7 @@
 // The ResourceContainer actor: scope_table decisions, carried out on per-scope shards.
 #include "actors/resource_container.hpp"
 
+#include "actors/interfaces.hpp"
 #include "control/fan_in.hpp"
 #include "control/placement.hpp"
 #include "control/scope_table.hpp"
@@ -13,6 +14,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <algorithm>
 #include <map>
 
 namespace actorps {
@@ -26,8 +28,13 @@ struct scope_actors {
   caf::actor_addr chief;       // who set it up last
 };
 
+/// serving: as usual; leaving: SIGTERM came, the sessions' chiefs were asked to end their runs.
+enum class container_phase { serving, leaving };
+
 struct container_state {
   resource_container_config cfg;
+  container_phase phase = container_phase::serving;
+  caf::actor_clock::time_point leave_deadline; // leaving: quit by then
   std::string tag;
   scope_table table;
   std::map<std::string, scope_actors> scopes;
@@ -159,6 +166,48 @@ void end_sessions_of(container_pointer self, const caf::actor_addr& chief, const
     }
 }
 
+// Stops every scope and quits.
+void stop_all(container_pointer self, const std::string& why) {
+  auto& st = self->state;
+  for (auto& name : st.table.names())
+    stop_scope(self, name);
+  log_line(st.tag, cat("stopping", why.empty() ? "" : cat(" (", why, ")")));
+  self->quit();
+}
+
+// The chiefs of the sessions in progress.
+std::vector<caf::actor_addr> session_chiefs(container_pointer self) {
+  auto& st = self->state;
+  std::vector<caf::actor_addr> out;
+  for (auto& [name, actors] : st.scopes)
+    if (actors.chief && st.table.phase(name) == scope_phase::in_session
+        && std::find(out.begin(), out.end(), actors.chief) == out.end())
+      out.push_back(actors.chief);
+  return out;
+}
+
+// Leaving: once no session is in progress, the node's work is done.
+void quit_if_left(container_pointer self) {
+  if (self->state.phase == container_phase::leaving && session_chiefs(self).empty())
+    stop_all(self, "SIGTERM: every session has ended");
+}
+
+void on_sigterm(container_pointer self) {
+  auto& st = self->state;
+  if (st.phase == container_phase::leaving)
+    return stop_all(self, "a second SIGTERM");
+  st.phase = container_phase::leaving;
+  auto chiefs = session_chiefs(self);
+  if (chiefs.empty())
+    return stop_all(self, "SIGTERM: no session in progress");
+  for (auto& chief : chiefs)
+    self->send(caf::actor_cast<chief_actor>(chief), stop_atom_v, st.cfg.index);
+  log_line(st.tag, cat("SIGTERM: asked the chief of ", chiefs.size(), " session(s) to end its run; serving until it "
+                       "stops this shard (at most cluster.request-timeout)"));
+  st.leave_deadline = self->clock().now() + st.cfg.request_timeout;
+  self->delayed_send(self, st.cfg.request_timeout, tick_atom_v);
+}
+
 resource_container_actor::behavior_type container_behavior(container_pointer self, resource_container_config cfg) {
   auto& st = self->state;
   st.cfg = cfg;
@@ -177,8 +226,10 @@ resource_container_actor::behavior_type container_behavior(container_pointer sel
           self->quit(msg.reason);
         return;
       }
-    if (st.cfg.keep_alive)
+    if (st.cfg.keep_alive) {
       end_sessions_of(self, msg.source, "its chief went down");
+      quit_if_left(self);
+    }
   });
   return {
     [=](init_atom, shard_setup& setup) -> caf::result<setup_reply> { return on_setup(self, setup); },
@@ -190,14 +241,21 @@ resource_container_actor::behavior_type container_behavior(container_pointer sel
       auto& st = self->state;
       if (st.cfg.keep_alive) {
         end_sessions_of(self, caf::actor_cast<caf::actor_addr>(self->current_sender()), "its chief stopped");
-        return;
+        return quit_if_left(self);
       }
-      for (auto& name : st.table.names())
-        stop_scope(self, name);
-      log_line(st.tag, "stopping");
-      self->quit();
+      stop_all(self, "");
+    },
+    [=](leave_atom) {
+      auto from = self->current_sender();
+      if (!from || from->node() != self->node())
+        return log_line(self->state.tag, "ignored a leave from another node: only SIGTERM on this node stops it");
+      on_sigterm(self);
     },
     [=](tick_atom) {
+      if (self->current_sender() != self->ctrl())
+        return;
+      if (self->state.phase == container_phase::leaving && self->clock().now() >= self->state.leave_deadline)
+        return stop_all(self, "SIGTERM: no chief ended its run within cluster.request-timeout");
       if (!self->state.scopes.empty())
         return;
       log_line(self->state.tag, "no setup from the chief within cluster.startup-timeout");

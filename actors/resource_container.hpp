@@ -36,9 +36,15 @@ namespace actorps {
 /// (drop_atom, std::string scope) -> scope_info
 ///   Drops a kept scope (its shard stops) and answers what it held. Errors: unknown_scope,
 ///   invalid_argument while a session trains it.
+/// (leave_atom)
+///   SIGTERM on the ps node (its signal watch; ignored from another node): asks the chief of
+///   every session in progress to end its run ((stop_atom, index) to the chief), keeps serving
+///   until those runs stop it (at most cluster.request-timeout), then quits; with no session in
+///   progress, or at a second SIGTERM, quits at once.
 using resource_container_actor = parameter_shard_actor::extend<
   caf::replies_to<scopes_atom>::with<std::vector<scope_info>>,
-  caf::replies_to<drop_atom, std::string>::with<scope_info>>;
+  caf::replies_to<drop_atom, std::string>::with<scope_info>,
+  caf::reacts_to<leave_atom>>;
 
 /// Settings of one ps node's container.
 struct resource_container_config {

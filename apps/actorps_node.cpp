@@ -84,9 +84,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   actorps::set_handshake_bound(cluster->max_handshake_bytes);
-  if (cluster->role == actorps::node_role::worker || cluster->role == actorps::node_role::chief
-      || cluster->role == actorps::node_role::chief_worker)
-    actorps::catch_sigterm(); // a worker leaves, a chief ends its run cleanly on SIGTERM (node/sigterm_watch.hpp)
+  if (cluster->role != actorps::node_role::local && cluster->role != actorps::node_role::scopes)
+    actorps::catch_sigterm(); // each role ends cleanly on SIGTERM (node/sigterm_watch.hpp)
   caf::actor_system sys{cfg};
   int code = actorps::run_node(sys, *train, *cluster);
   actorps::arm_exit_watchdog(code, std::chrono::seconds(5)); // bounds ~actor_system (see the header)

@@ -207,10 +207,12 @@ public:
   run_commands finished(uint64_t op);
   /// A tick the controller asked for.
   run_commands tick(run_time now);
-  /// SIGTERM on the chief's node. Training: the run ends as at its limit (the workers are told
-  /// to stop; final reports, evaluation, checkpoint and summary follow; stop reason "stopped by
-  /// SIGTERM"). Before training: fails with terminated. Later phases: already ending, nothing.
-  run_commands terminate(run_time now);
+  /// SIGTERM on the chief's node (`who` empty) or on a node it needs (`who`, e.g. "shard 1",
+  /// which serves until the run's end stops it). Training: the run ends as at its limit (the
+  /// workers are told to stop; final reports, evaluation, checkpoint and summary follow; stop
+  /// reason "stopped by SIGTERM" or "shard 1 stopped by SIGTERM"). Before training: fails with
+  /// terminated. Later phases: already ending, nothing.
+  run_commands terminate(run_time now, const std::string& who = "");
 
 private:
   struct save_op {

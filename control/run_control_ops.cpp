@@ -226,15 +226,16 @@ run_commands run_control::shard_restored(uint32_t s) {
   return out;
 }
 
-run_commands run_control::terminate(run_time now) {
+run_commands run_control::terminate(run_time now, const std::string& who) {
   run_commands out;
+  const std::string what = who.empty() ? std::string{"stopped by SIGTERM"} : cat(who, " stopped by SIGTERM");
   if (phase_ == run_phase::init_shards || phase_ == run_phase::waiting)
-    return fail(errc::terminated, cat("stopped by SIGTERM before training began (waiting for ",
+    return fail(errc::terminated, cat(what, " before training began (waiting for ",
                                       phase_ == run_phase::waiting ? missing() : std::string{"the shards' setup"}, ")"));
   if (phase_ != run_phase::training)
     return out; // (already ending)
-  out.push_back(run_command::log("SIGTERM: ending the run as at its limit"));
-  begin_stop("stopped by SIGTERM", now, out);
+  out.push_back(run_command::log(cat(who.empty() ? "SIGTERM" : what, ": ending the run as at its limit")));
+  begin_stop(what, now, out);
   return out;
 }
 

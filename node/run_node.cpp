@@ -134,6 +134,10 @@ int run_ps(caf::actor_system& sys, const cluster_settings& cluster) {
   }
   if (cluster.keep_alive)
     log_line(who, "node.keep-alive: the shard outlives its sessions (stop it with SIGTERM)");
+  sigterm_watch leave_on_sigterm{[&sys, shard] { // (from a local actor: a leave from another node is ignored)
+    caf::scoped_actor local{sys};
+    local->send(shard, leave_atom_v);
+  }};
   auto reason = serve_until_exit(sys, shard);
   return reason ? report_failure(who, reason) : 0;
 }

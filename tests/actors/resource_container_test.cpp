@@ -93,6 +93,36 @@ BOOST_AUTO_TEST_CASE(without_keep_alive_the_chiefs_stop_ends_the_node) {
   BOOST_TEST(!r); // the container is gone
 }
 
+// Issue 32, item 7: SIGTERM to a ps node ended it at once (exit 143) and the run failed. Now the
+// node asks its session's chief to end the run, serves until the chief's stop, then quits.
+BOOST_AUTO_TEST_CASE(sigterm_asks_the_sessions_chief_to_end_the_run_and_serves_until_then) {
+  for (bool keep_alive : {false, true}) {
+    auto c = spawn(keep_alive);
+    auto asked = std::make_shared<std::vector<uint32_t>>();
+    auto setup = setup_of("a");
+    auto chief = keep(sys->spawn([c, setup, asked](caf::event_based_actor* me) {
+      me->request(c, caf::infinite, init_atom_v, setup).then([](const setup_reply&) {});
+      return caf::behavior{[asked](stop_atom, uint32_t shard) { asked->push_back(shard); },
+                           [me, c](stop_atom) { me->send(c, stop_atom_v); }}; // the run's end
+    }));
+    sched->run();
+    (*self)->send(c, leave_atom_v); // the node's SIGTERM watch (a local sender)
+    sched->run();
+    BOOST_TEST(*asked == std::vector<uint32_t>({0}));
+    BOOST_TEST(values(c, "a") == std::vector<float>({10.0f, 20.0f})); // still serving
+    caf::anon_send(chief, stop_atom_v);
+    sched->run();
+    BOOST_TEST(!ask<pull_reply>(c, pull_atom_v, pull_request{0, {{0, 0, 2}}, false, "a"})); // gone
+  }
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_without_a_session_in_progress_ends_the_node_at_once) {
+  auto c = spawn(true);
+  (*self)->send(c, leave_atom_v);
+  sched->run();
+  BOOST_TEST(!ask<std::vector<scope_info>>(c, scopes_atom_v));
+}
+
 BOOST_AUTO_TEST_CASE(with_keep_alive_a_later_session_continues_the_kept_variables) {
   auto c = spawn(true);
   BOOST_REQUIRE(ask<setup_reply>(c, init_atom_v, setup_of("a")));

@@ -58,6 +58,7 @@ chief_actor::behavior_type stub_chief(chief_actor::stateful_pointer<stub_state> 
     [=](tick_atom) {},
     [=](step_atom) {},
     [=](stop_atom) {},
+    [=](stop_atom, uint32_t) {},
   };
 }
 

@@ -812,6 +812,19 @@ BOOST_AUTO_TEST_CASE(sigterm_in_training_ends_the_run_cleanly) {
   }
 }
 
+// SIGTERM on a shard's node: the shard asks the chief to end the run while it still serves.
+BOOST_AUTO_TEST_CASE(sigterm_on_a_shard_ends_the_run_cleanly_and_names_it) {
+  controller ctl{config(train_mode::sync)};
+  start(ctl);
+  auto cmds = ctl.terminate(t0 + 1s, "shard 1");
+  BOOST_TEST(has(cmds, kind::stop_workers));
+  BOOST_TEST(logs(cmds, "shard 1 stopped by SIGTERM: ending the run as at its limit"));
+  BOOST_TEST(ctl.stop_reason() == "shard 1 stopped by SIGTERM");
+  int summaries = 0;
+  run_to_end(ctl, cmds, &summaries);
+  BOOST_TEST(summaries == 1);
+}
+
 BOOST_AUTO_TEST_CASE(sigterm_before_training_fails_the_start_by_name) {
   controller ctl{config()};
   ctl.begin(t0);

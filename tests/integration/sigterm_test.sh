@@ -3,6 +3,8 @@
 #  1. the chief (async, then sync): the run ends as at its limit: the workers stop, the final
 #     evaluation, checkpoint and summary (stop reason "stopped by SIGTERM") are written, every
 #     node exits 0 and the shards are stopped by the chief.
+#  2. a shard (async, then ssp): it asks the chief to end the run the same way and serves until
+#     the chief stops it (stop reason "shard 1 stopped by SIGTERM"), every node exits 0.
 # Usage: sigterm_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -24,25 +26,34 @@ term_when_training() {
   done
 }
 
-for mode in async sync; do
-  echo "== SIGTERM to the chief ($mode)"
-  name=chief-$mode
-  ck=$tmp/ckpt-$mode
+# sigterm_case NODE MODE REASON: SIGTERM to NODE of a running MODE cluster; checks the clean end
+sigterm_case() {
+  local node=$1 mode=$2 expected=$3
+  echo "== SIGTERM to $node ($mode)"
+  name=$node-$mode
+  ck=$tmp/ckpt-$name
   cluster --mode "$mode" --ps 2 --workers 2 --name "$name" --deadline 120 -- "${opts[@]}" --checkpoint.dir="$ck" \
     > "$tmp/$name.out" 2>&1 &
   launcher=$!
-  victim=$(term_when_training "$name" chief)
+  victim=$(term_when_training "$name" "$node")
   [[ -n "$victim" ]] || fail "$name: training never started"
   wait "$launcher" || { fail "$name: the cluster failed after SIGTERM to the chief:"; tail -20 "$tmp/$name.out"; }
   summary=$tmp/runs/$name/summary.json
-  [[ -f "$summary" ]] || { fail "$name: no summary"; continue; }
+  [[ -f "$summary" ]] || { fail "$name: no summary"; return; }
   reason=$(field "$summary" stop_reason)
   steps=$(field "$summary" steps)
   global=$(field "$summary" global_step)
   echo "stop reason: $reason; steps $steps, global step $global; checkpoints: $(ls "$ck" | tr '\n' ' ')"
-  [[ "$reason" == "stopped by SIGTERM" ]] || fail "$name: stop reason '$reason'"
+  [[ "$reason" == "$expected" ]] || fail "$name: stop reason '$reason', expected '$expected'"
   [[ "$steps" == "$global" ]] || fail "$name: steps $steps but global step $global"
   ls "$ck" | grep -q "^ckpt-$(printf '%012d' "$steps")$" || fail "$name: no final checkpoint at step $steps"
   grep -q "SIGTERM: ending the run as at its limit" "$tmp/runs/$name/logs/chief.log" || fail "$name: the chief did not log the SIGTERM"
-done
+}
+
+sigterm_case chief async "stopped by SIGTERM"
+sigterm_case chief sync "stopped by SIGTERM"
+sigterm_case ps-1 async "shard 1 stopped by SIGTERM"
+sigterm_case ps-1 ssp "shard 1 stopped by SIGTERM"
+grep -q "SIGTERM: asked the chief of 1 session(s) to end its run" "$tmp/runs/ps-1-async/logs/ps-1.log" \
+  || fail "shard 1 did not log the SIGTERM"
 finish

@@ -43,6 +43,7 @@ chief_actor::behavior_type echo_chief(chief_actor::pointer) {
     [](tick_atom) {},
     [](step_atom) {},
     [](stop_atom) {},
+    [](stop_atom, uint32_t) {},
   };
 }
 
