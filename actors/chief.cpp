@@ -271,11 +271,12 @@ caf::result<worker_welcome> on_register(chief_pointer self, const worker_hello& 
 
 void on_down(chief_pointer self, const caf::down_msg& msg) {
   auto& st = self->state;
-  auto why = caf::to_string(msg.reason);
+  const bool ours = msg.reason && msg.reason.category() == caf::atom("actorps");
+  auto why = ours ? describe(msg.reason) : caf::to_string(msg.reason);
   for (uint32_t j = 0; j < st.workers.size(); ++j)
     if (st.workers[j] && msg.source == st.workers[j].address()) {
       elastic_worker_down(self, j);
-      execute(self, st.ctl->worker_down(j, why, self->clock().now()));
+      execute(self, st.ctl->worker_down(j, why, self->clock().now(), ours ? static_cast<errc>(msg.reason.code()) : errc::none));
       if (st.ctl->phase() != run_phase::done)
         in_graph_worker_down(self, j);
       return;

@@ -192,6 +192,8 @@ replica_commands replica_control::pushed(uint32_t s, uint64_t version, uint64_t 
 replica_commands replica_control::request_failed(uint32_t s, request_failure how, errc code, std::string text) {
   if (phase_ == replica_phase::done)
     return {};
+  if (code == errc::non_finite) // the shard refused this worker's own gradients
+    return fail(code, cat("training diverged at step ", step_, ": ", text, "; lower train.learning-rate"));
   if (!cfg_.shards_recoverable || how == request_failure::refused)
     return fail(code, std::move(text));
   if (how == request_failure::lost)

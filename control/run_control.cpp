@@ -449,7 +449,7 @@ void run_control::begin_stop(std::string reason, run_time now, run_commands& out
 }
 
 
-run_commands run_control::worker_down(uint32_t j, const std::string& why, run_time now) {
+run_commands run_control::worker_down(uint32_t j, const std::string& why, run_time now, errc code) {
   run_commands out;
   if (j >= members_.size() || phase_ == run_phase::done)
     return out;
@@ -468,6 +468,8 @@ run_commands run_control::worker_down(uint32_t j, const std::string& why, run_ti
     m = member::gone; // the run no longer needs it
     return out;
   }
+  if (code == errc::non_finite)
+    return fail(errc::non_finite, cat("training diverged: ", worker_name(j), " went down (", why, ")"));
   if (cfg_.mode == train_mode::model_parallel)
     return fail(errc::peer_unreachable, cat("lost a worker: ", worker_name(j), " went down (", why,
                                             "); in model-parallel mode its group cannot go on without its slice"));

@@ -191,8 +191,10 @@ public:
   run_commands chief_step(int64_t examples, double loss_sum, run_time now);
   /// Whether a shard is being restored (in-graph: no step may run).
   bool restoring() const { return restoring_any(); }
-  /// Worker j's actor went down (elastic: below cluster.min-workers training pauses from `now`).
-  run_commands worker_down(uint32_t j, const std::string& why, run_time now = run_time{});
+  /// Worker j's actor went down (elastic: below cluster.min-workers training pauses from `now`);
+  /// `code`: the error it quit with. non_finite (training diverged) fails the run at once: every
+  /// worker trains the same model and would diverge too.
+  run_commands worker_down(uint32_t j, const std::string& why, run_time now = run_time{}, errc code = errc::none);
   /// Shard s's actor went down.
   run_commands shard_down(uint32_t s, const std::string& why);
   /// Shard s was restored after it went down.

@@ -497,4 +497,24 @@ BOOST_AUTO_TEST_CASE(a_leave_before_registering_quits_and_after_it_tells_the_chi
   BOOST_TEST(has(waiting.leave(), kind::leave)); // a member: the chief must know
 }
 
+// Issue 32, item 8: a learning rate of 1e9 ended in "lost every worker" with no step named. A
+// push refused for non-finite gradients is a divergence: the failure names the step and the fix.
+BOOST_AUTO_TEST_CASE(non_finite_gradients_fail_as_a_divergence_naming_the_step) {
+  controller ctl(config());
+  start(ctl);
+  answer_pull(ctl);
+  one_step(ctl, 1);
+  one_step(ctl, 2);
+  BOOST_REQUIRE(has(ctl.step_status(step_state::ready, 10), kind::push));
+  auto t = send(ctl);
+  ctl.answers(0, t.e0);
+  auto cmds = ctl.request_failed(0, request_failure::refused, errc::non_finite,
+                                 "push to shard 0 failed: non_finite: shard 0: gradient of w from worker 0 is not finite");
+  BOOST_REQUIRE(has(cmds, kind::fail));
+  BOOST_TEST(find(cmds, kind::fail)->code == errc::non_finite);
+  BOOST_TEST(find(cmds, kind::fail)->text
+             == "training diverged at step 2: push to shard 0 failed: non_finite: shard 0: gradient of w from worker 0 "
+                "is not finite; lower train.learning-rate");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

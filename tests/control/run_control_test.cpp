@@ -825,6 +825,20 @@ BOOST_AUTO_TEST_CASE(sigterm_on_a_shard_ends_the_run_cleanly_and_names_it) {
   BOOST_TEST(summaries == 1);
 }
 
+// Issue 32, item 8: a worker that went down because training diverged (non_finite) failed the
+// run only once every worker had ("lost every worker"). The first such loss fails it, by name.
+BOOST_AUTO_TEST_CASE(a_worker_lost_to_divergence_fails_the_run_at_once) {
+  controller ctl{config()};
+  start(ctl);
+  auto cmds = ctl.worker_down(1, "non_finite: training diverged at step 12: ...; lower train.learning-rate", t0,
+                              errc::non_finite);
+  BOOST_REQUIRE(has(cmds, kind::fail));
+  BOOST_TEST((find(cmds, kind::fail)->code == errc::non_finite));
+  BOOST_TEST(find(cmds, kind::fail)->text
+             == "training diverged: worker 1 went down (non_finite: training diverged at step 12: ...; lower "
+                "train.learning-rate)");
+}
+
 BOOST_AUTO_TEST_CASE(sigterm_before_training_fails_the_start_by_name) {
   controller ctl{config()};
   ctl.begin(t0);
