@@ -62,7 +62,31 @@ caf::expected<run_log> run_log::open(const std::string& run_dir, const std::stri
   return out;
 }
 
+// Whether metrics.jsonl at its path is still the file this run writes (not removed or replaced).
+bool run_log::metrics_in_place() const {
+  struct stat open_file, at_path;
+  return ::fstat(::fileno(metrics_.get()), &open_file) == 0 && open_file.st_nlink > 0
+         && ::stat((dir_ + "/metrics.jsonl").c_str(), &at_path) == 0 && at_path.st_ino == open_file.st_ino
+         && at_path.st_dev == open_file.st_dev;
+}
+
+// The run's folder or metrics.jsonl was removed while the run wrote it: says so and creates
+// them again (the rows from now on; the summary at the end).
+caf::error run_log::recreate() {
+  log_line("run", cat(dir_, "/metrics.jsonl was removed while the run wrote it; writing it again from this row on"));
+  if (auto err = make_dirs(dir_))
+    return err;
+  std::string path = dir_ + "/metrics.jsonl";
+  metrics_.reset(std::fopen(path.c_str(), "a"));
+  if (!metrics_)
+    return io_error(path, "open for writing");
+  return caf::none;
+}
+
 caf::error run_log::append_metrics(const json_object& row) {
+  if (!metrics_in_place())
+    if (auto err = recreate())
+      return err;
   std::string line = row.str() + "\n";
   if (std::fwrite(line.data(), 1, line.size(), metrics_.get()) != line.size()
       || std::fflush(metrics_.get()) != 0)
@@ -71,6 +95,8 @@ caf::error run_log::append_metrics(const json_object& row) {
 }
 
 caf::error run_log::write_summary(const json_object& summary) {
+  if (auto err = make_dirs(dir_)) // (removed mid-run: the summary still lands)
+    return err;
   std::string path = dir_ + "/summary.json";
   std::string tmp = path + ".tmp";
   std::string text = summary.str() + "\n";

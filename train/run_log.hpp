@@ -24,13 +24,17 @@ public:
   /// Returns the run's folder.
   const std::string& dir() const { return dir_; }
 
-  /// Appends one line to metrics.jsonl and flushes it.
+  /// Appends one line to metrics.jsonl and flushes it. A folder or file removed meanwhile is
+  /// logged and created again (the line goes to the new file).
   caf::error append_metrics(const json_object& row);
 
   /// Writes summary.json atomically (temporary file, fsync, rename).
   caf::error write_summary(const json_object& summary);
 
 private:
+  bool metrics_in_place() const;
+  caf::error recreate();
+
   struct file_closer {
     void operator()(std::FILE* f) const { std::fclose(f); }
   };

@@ -6,6 +6,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <cstdlib>
 #include <sys/stat.h>
 
 using namespace actorps;
@@ -25,6 +26,21 @@ BOOST_AUTO_TEST_CASE(writes_metrics_lines_and_summary) {
   BOOST_TEST(read_text(dir.file("runs/deep/exp1/summary.json")) == "{\"test_accuracy\": 0.5}\n");
   struct stat st;
   BOOST_TEST(::stat(dir.file("runs/deep/exp1/summary.json.tmp").c_str(), &st) != 0);
+}
+
+// Issue 32, item 8: a run folder deleted mid-run lost metrics.jsonl without a log line (rows
+// went to the unlinked file). The next row finds it gone, says so, and writes it again; the
+// summary lands in the recreated folder.
+BOOST_AUTO_TEST_CASE(a_run_folder_deleted_mid_run_is_recreated) {
+  temp_dir dir;
+  auto log = actorps::run_log::open(dir.file("runs"), "exp");
+  BOOST_REQUIRE_MESSAGE(log, error_text(log));
+  BOOST_TEST(!log->append_metrics(json_object{}.add("step", 1)));
+  BOOST_REQUIRE(std::system(("rm -rf '" + dir.file("runs/exp") + "'").c_str()) == 0);
+  BOOST_TEST(!log->append_metrics(json_object{}.add("step", 2)));
+  BOOST_TEST(read_text(dir.file("runs/exp/metrics.jsonl")) == "{\"step\": 2}\n");
+  BOOST_TEST(!log->write_summary(json_object{}.add("steps", 2)));
+  BOOST_TEST(read_text(dir.file("runs/exp/summary.json")) == "{\"steps\": 2}\n");
 }
 
 BOOST_AUTO_TEST_CASE(a_file_in_the_way_is_a_named_error) {
