@@ -231,6 +231,13 @@ run_admission run_control::worker_registered(uint32_t j, run_time now) {
   }
   grow(j);
   if (members_[j] == member::admitted && phase_ == run_phase::training) { // an elastic joiner
+    if (live_workers() >= cfg_.max_workers) { // (admissions hold no place: the capacity counts here)
+      members_[j] = member::absent;
+      out.code = errc::cluster_full;
+      out.text = cat("worker ", j, " registered after its join, but the job has ", live_workers(),
+                     " workers and cluster.max-workers is ", cfg_.max_workers);
+      return out;
+    }
     start_member(j, "join", now, out);
     return out;
   }
@@ -301,13 +308,17 @@ run_admission run_control::worker_joining(run_time now) {
     out.text = cat("a worker asked to join while the run is ", to_string(phase_), " (joins are taken while training)");
     return out;
   }
-  auto members = static_cast<uint32_t>(std::count_if(members_.begin(), members_.end(), [](member m) {
-    return m == member::admitted || m == member::registered || m == member::training;
-  }));
-  if (members >= cfg_.max_workers) {
+  // Admitted joiners hold no place (one that never registers keeps nobody out); they are
+  // bounded apart, so that join requests alone cannot grow the member table.
+  auto members = live_workers();
+  auto pending = static_cast<uint32_t>(std::count(members_.begin(), members_.end(), member::admitted));
+  if (members >= cfg_.max_workers || pending >= cfg_.max_workers) {
     out.code = errc::cluster_full;
-    out.text = cat("a worker asked to join, but the job has ", members, " workers and cluster.max-workers is ",
-                   cfg_.max_workers);
+    out.text = members >= cfg_.max_workers
+                 ? cat("a worker asked to join, but the job has ", members, " workers and cluster.max-workers is ",
+                       cfg_.max_workers)
+                 : cat("a worker asked to join, but ", pending, " joiners have not registered yet (cluster.max-workers is ",
+                       cfg_.max_workers, ")");
     return out;
   }
   // The lowest id above the configured ones that no member holds (a configured worker's id
