@@ -3,6 +3,7 @@
 
 #include "control/push_assembly.hpp"
 #include "control/shard_layout.hpp"
+#include "control/silence_watch.hpp"
 #include "control/slicing.hpp"
 #include "control/sync_rules.hpp"
 #include "common/errc.hpp"
@@ -19,8 +20,6 @@ namespace actorps {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
 using reply_promise = caf::typed_response_promise<push_reply>;
 using held_part = push_assembly<reply_promise>::held_part;
 
@@ -31,6 +30,8 @@ struct aggregator_state {
   std::optional<sync_rule> sync;
   std::optional<ssp_rule> ssp;
   std::optional<shard_layout> layout;                            // from the setup its shard accepted
+  std::optional<silence_watch> silence;                          // ssp: when each worker last pushed
+  std::optional<caf::actor_clock::time_point> timer_due;         // ssp: a silence check is armed for then
   std::vector<reply_promise> waiting;                            // ssp: per worker, its parked reply's promise
   std::vector<std::vector<held_part>> contributed;               // sync: per worker, its parts in this step
   std::optional<push_assembly<reply_promise>> assembly;          // sync: pushes that come in parts
@@ -39,7 +40,7 @@ struct aggregator_state {
   uint64_t stale_dropped = 0;
   std::vector<uint64_t> waited_on;
   std::vector<uint64_t> lag_histogram;
-  clock_type::time_point step_started;
+  caf::actor_clock::time_point step_started; // sync: the current step's first push (the actor's clock)
   wire_precision reply_precision = wire_precision::fp32; // the workers' (one cluster setting)
   std::string scope;                                     // its shard's (from the setup)
   static inline const char* name = "sync_aggregator";
@@ -84,7 +85,7 @@ void apply_step(aggregator_pointer self) {
   auto& st = self->state;
   auto done = st.sync->complete();
   ++st.waited_on[done.waited_on];
-  st.step_started = clock_type::now();
+  st.step_started = self->clock().now();
   std::vector<std::vector<held_part>> release;
   for (auto w : done.released)
     release.push_back(std::move(st.contributed[w]));
@@ -176,7 +177,7 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   }
   st.contributed[req.worker] = std::move(parts);
   if (first) {
-    st.step_started = clock_type::now();
+    st.step_started = self->clock().now();
     self->delayed_send(self, st.cfg.step_timeout, tick_atom_v);
   }
   if (st.sync->ready())
@@ -184,10 +185,36 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   return rp;
 }
 
+// ssp: while a reply is parked, checks at the slowest workers' silence deadline.
+void arm_silence_check(aggregator_pointer self) {
+  auto& st = self->state;
+  auto slowest = st.ssp->slowest();
+  if (st.timer_due || slowest.empty())
+    return;
+  auto due = st.silence->next_deadline(slowest, st.cfg.step_timeout);
+  st.timer_due = due;
+  self->delayed_send(self, std::max(caf::timespan{0}, caf::timespan{due - self->clock().now()}), tick_atom_v);
+}
+
+// ssp: a slowest worker silent for cluster.step-timeout while others wait -- dead before its
+// first push, frozen, or stopped without a push -- no longer counts until it pushes again.
+void ssp_silence_check(aggregator_pointer self) {
+  auto& st = self->state;
+  st.timer_due.reset();
+  bool parked = std::any_of(st.parked.begin(), st.parked.end(), [](auto& p) { return p.has_value(); });
+  if (!parked)
+    return;
+  for (auto w : st.silence->silent(st.ssp->slowest(), self->clock().now(), st.cfg.step_timeout))
+    lose_worker(self, w, "silent for cluster.step-timeout while others wait");
+  if (std::any_of(st.parked.begin(), st.parked.end(), [](auto& p) { return p.has_value(); }))
+    arm_silence_check(self);
+}
+
 caf::result<push_reply> ssp_push(aggregator_pointer self, push_request& req) {
   auto& st = self->state;
   if (req.worker >= st.cfg.workers)
     return caf::make_error(errc::unknown_worker, cat(st.tag, ": worker ", req.worker, " is not in the cluster"));
+  st.silence->heard(req.worker, self->clock().now());
   auto rp = self->make_response_promise<push_reply>();
   uint32_t w = req.worker;
   uint64_t step = req.step;
@@ -211,6 +238,7 @@ caf::result<push_reply> ssp_push(aggregator_pointer self, push_request& req) {
             ++st.waited_on[slow];
           st.waiting[w] = rp;
           st.parked[w] = std::move(reply);
+          arm_silence_check(self);
         }
         release_parked(self);
       },
@@ -226,6 +254,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
   st.tag = cat("aggregator ", cfg.index);
   if (cfg.mode == train_mode::ssp) {
     st.ssp.emplace(cfg.workers, cfg.staleness, cfg.live_at_start);
+    st.silence.emplace(cfg.workers, self->clock().now());
   } else {
     st.sync.emplace(cfg.workers, cfg.replicas_to_aggregate, cfg.live_at_start, cfg.sum_over);
     st.assembly.emplace(cfg.workers);
@@ -312,10 +341,14 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
     },
     [=](tick_atom) {
       auto& st = self->state;
+      if (self->current_sender() != self->ctrl())
+        return; // (its own timers only)
+      if (st.ssp)
+        return ssp_silence_check(self);
       if (!st.sync || st.sync->ready() || st.sync->missing().size() == st.sync->live_workers())
         return; // nothing waits, or nobody has pushed this step yet
-      if (clock_type::now() - st.step_started < st.cfg.step_timeout) {
-        self->delayed_send(self, st.cfg.step_timeout, tick_atom_v);
+      if (auto since = self->clock().now() - st.step_started; since < st.cfg.step_timeout) {
+        self->delayed_send(self, st.cfg.step_timeout - since, tick_atom_v);
         return;
       }
       for (auto w : st.sync->missing())

@@ -51,6 +51,8 @@ struct cluster::shard_node {
   std::vector<uint64_t> seen;               // per worker: the incarnation it monitors (0: none)
   std::vector<bool> lost;                   // per worker: its down notification arrived
   std::vector<int64_t> finished;            // ssp: steps applied per worker (the simulator's own count)
+  std::optional<silence_watch> silence;     // ssp: when each worker last pushed (the aggregator's rule)
+  bool check_armed = false;                 // ssp: a silence check is scheduled
   uint64_t stale_dropped = 0;
 };
 
@@ -78,8 +80,10 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
     auto sh = std::make_unique<shard_node>();
     if (sc_.mode == train_mode::sync)
       sh->sync.emplace(sc_.workers, sc_.replicas_to_aggregate);
-    else if (sc_.mode == train_mode::ssp)
+    else if (sc_.mode == train_mode::ssp) {
       sh->ssp.emplace(sc_.workers, sc_.staleness);
+      sh->silence.emplace(sc_.workers, run_time{});
+    }
     sh->pending.resize(sc_.workers);
     sh->seen.assign(sc_.workers, 0);
     sh->lost.assign(sc_.workers, false);
@@ -134,7 +138,40 @@ void cluster::violate(const std::string& what) {
   out_.ok = false;
   out_.violation = what;
   log("simulator", cat("VIOLATION: ", what));
+  log_state();
   over_ = true;
+}
+
+// Where every node stands (after a violation): the chief's phase, each worker's, each shard's rule.
+void cluster::log_state() {
+  log("state", cat("chief ", to_string(chief_->phase()), " at global step ", chief_->steps()));
+  std::string ws;
+  for (uint32_t j = 0; j < sc_.workers; ++j) {
+    auto& w = *workers_[j];
+    ws += cat(j == 0 ? "" : ", ", j, ":", !w.alive ? "gone" : to_string(w.ctl->phase()), "@", w.alive ? w.ctl->step() : 0,
+              w.alive && w.ctl->steps_left() >= 0 ? cat("(", w.ctl->steps_left(), " left)") : "");
+  }
+  log("state", cat("workers ", ws));
+  for (uint32_t s = 0; s < sc_.shards; ++s) {
+    auto& sh = *shards_[s];
+    std::string held;
+    for (uint32_t j = 0; j < sc_.workers; ++j)
+      if (sh.pending[j])
+        held += cat(held.empty() ? "" : " ", j);
+    std::string rule;
+    if (sh.sync) {
+      std::string missing;
+      for (auto j : sh.sync->missing())
+        missing += cat(missing.empty() ? "" : " ", j);
+      rule = cat("sync step ", sh.sync->step(), ", waits for [", missing, "]");
+    } else if (sh.ssp) {
+      std::string slow;
+      for (auto j : sh.ssp->slowest())
+        slow += cat(slow.empty() ? "" : " ", j);
+      rule = cat("ssp slowest [", slow, "]");
+    }
+    log("state", cat("shard ", s, " version ", sh.version, ", holds replies of [", held, "]", rule.empty() ? "" : ", ", rule));
+  }
 }
 
 // -- the chief ---------------------------------------------------------------------------------
@@ -393,6 +430,8 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t 
   }
   if (sc_.mode == train_mode::ssp) {
     ++sh.version;
+    sh.silence->heard(j, clock());
+    sh.lost[j] = false;
     sh.ssp->finished(j, step);
     ++sh.finished[j];
     sh.pending[j] = shard_node::held{incarnation, epoch, sh.version, step + 1};
@@ -462,20 +501,43 @@ void cluster::shard_lose(uint32_t s, uint32_t j) {
 
 void cluster::shard_release_parked(uint32_t s) {
   auto& sh = *shards_[s];
+  bool parked = false;
   for (uint32_t w = 0; w < sc_.workers; ++w)
     if (sh.pending[w] && sh.ssp->may_continue(w)) {
       auto h = *sh.pending[w];
       sh.pending[w].reset();
       check_ssp(s, w);
       shard_reply(s, w, h.incarnation, h.epoch, h.version, h.next_step, false);
+    } else if (sh.pending[w]) {
+      parked = true;
     }
+  auto slowest = sh.ssp->slowest();
+  if (!parked || sh.check_armed || slowest.empty())
+    return;
+  sh.check_armed = true; // as the aggregator: at the slowest workers' silence deadline
+  auto due = sh.silence->next_deadline(slowest, std::chrono::microseconds(sc_.step_timeout));
+  at(std::chrono::duration_cast<std::chrono::microseconds>(due - run_time{}).count(), [this, s] { shard_silence_check(s); });
+}
+
+// ssp: a slowest worker silent for the step timeout while others wait is let go (the aggregator's
+// rule: it died before its first push, froze, or stopped without one).
+void cluster::shard_silence_check(uint32_t s) {
+  auto& sh = *shards_[s];
+  sh.check_armed = false;
+  for (auto w : sh.silence->silent(sh.ssp->slowest(), clock(), std::chrono::microseconds(sc_.step_timeout))) {
+    log(cat("shard ", s), cat("no longer waiting for worker ", w, " (silent for the step timeout)"));
+    ++silenced_;
+    sh.ssp->lose(w);
+    sh.lost[w] = true;
+  }
+  shard_release_parked(s);
 }
 
 // A worker released by an ssp shard starts its next step: at most `staleness` steps ahead of
 // the slowest worker this shard still counts (checked while no worker ever crashed: a restarted
 // worker enters at the slowest count by the rule's own convention).
 void cluster::check_ssp(uint32_t s, uint32_t j) {
-  if (crashes_ > 0)
+  if (crashes_ > 0 || silenced_ > 0)
     return;
   auto& sh = *shards_[s];
   int64_t slowest = INT64_MAX;

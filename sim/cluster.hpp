@@ -8,6 +8,7 @@
 
 #include "control/replica_control.hpp"
 #include "control/run_control.hpp"
+#include "control/silence_watch.hpp"
 #include "control/sync_rules.hpp"
 #include "sim/scenario.hpp"
 
@@ -82,6 +83,7 @@ private:
 
   void log(const std::string& who, const std::string& text);
   void violate(const std::string& what);
+  void log_state();
 
   // The chief.
   void chief_execute(run_commands cmds);
@@ -103,6 +105,7 @@ private:
   void shard_apply_sync(uint32_t s);
   void shard_lose(uint32_t s, uint32_t j);
   void shard_release_parked(uint32_t s);
+  void shard_silence_check(uint32_t s);
   void shard_step_timer(uint32_t s, uint64_t step);
 
   void inject(const fault& f);
@@ -125,6 +128,7 @@ private:
   bool over_ = false;
   bool summarized_ = false;
   uint32_t crashes_ = 0;
+  uint32_t silenced_ = 0; // ssp: workers let go for silence (they re-enter at the slowest count)
   vtime last_fault_heals_ = 0;
 };
 

@@ -73,9 +73,7 @@ scenario scenario_for(uint64_t seed, train_mode mode, scale size) {
       f.what = fault::kind::freeze_worker; // (losing the only worker fails a run by design)
     if (f.what == fault::kind::crash_worker) { // worker 0 is never killed: someone is left to train
       f.node = 1 + static_cast<uint32_t>(r.below(sc.workers - 1));
-      // ssp: a worker lost for good before its first push parks the others (docs/results.md:
-      // found by the simulator, open): there, every killed worker comes back
-      const bool restart = mode == train_mode::ssp || r.below(2) == 0;
+      const bool restart = r.below(2) == 0;
       f.duration = restart ? static_cast<vtime>(1 + r.below(static_cast<uint64_t>(span))) : 0;
     } else if (f.what == fault::kind::freeze_worker)
       f.duration = static_cast<vtime>(1 + r.below(static_cast<uint64_t>(3 * sc.step_timeout)));

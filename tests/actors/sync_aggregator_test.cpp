@@ -270,6 +270,44 @@ BOOST_AUTO_TEST_CASE(ssp_holds_a_worker_that_runs_ahead) {
   BOOST_TEST(got[1]->front().version == 2u);
 }
 
+// Issue 32, item 4: the step timer read the wall clock (steady_clock::now()), so no test could
+// drive cluster.step-timeout. On the actor's clock: a worker silent for the step timeout while
+// another waits no longer holds the step.
+BOOST_AUTO_TEST_CASE(sync_goes_on_without_a_worker_silent_for_the_step_timeout) {
+  auto agg = start({0, train_mode::sync, 2, 2, 0, std::chrono::seconds(30)});
+  push(1, 0, 4.0f, 2.0f);
+  sched->advance_time(std::chrono::seconds(20));
+  sched->run();
+  BOOST_TEST(got[1]->empty()); // not yet
+  sched->advance_time(std::chrono::seconds(11));
+  sched->run();
+  BOOST_REQUIRE_EQUAL(got[1]->size(), 1u);
+  BOOST_TEST(got[1]->front().version == 1u);
+  BOOST_TEST((got[1]->front().values[0].data == std::vector<float>({6.0f, 18.0f}))); // worker 1's alone
+  push(0, 0, 1.0f, 1.0f); // the silent worker comes back: stale, told the step
+  BOOST_REQUIRE_EQUAL(got[0]->size(), 1u);
+  BOOST_TEST(got[0]->front().stale);
+}
+
+// Found by the simulator (seed 6868, ssp): a worker that never pushed -- it died first, or was
+// restarted with no steps left -- is never seen going down by the aggregator and parked the
+// others for good. The same step timeout applies: the silent slowest worker is let go.
+BOOST_AUTO_TEST_CASE(ssp_lets_go_of_a_slowest_worker_silent_for_the_step_timeout) {
+  auto agg = start({0, train_mode::ssp, 2, 0, 0, std::chrono::seconds(30)});
+  push(0, 0, 1.0f, 1.0f);
+  BOOST_TEST(got[0]->empty()); // waits for worker 1, which never pushes
+  sched->advance_time(std::chrono::seconds(31));
+  sched->run();
+  BOOST_REQUIRE_EQUAL(got[0]->size(), 1u);
+  push(0, 1, 1.0f, 1.0f);
+  BOOST_TEST(got[0]->size() == 2u); // worker 1 no longer counts until it pushes
+  push(1, 0, 1.0f, 1.0f); // it enters at the slowest count (2), its step on top: one ahead, held
+  BOOST_TEST(got[1]->empty());
+  push(0, 2, 1.0f, 1.0f); // lock-step again
+  BOOST_TEST(got[0]->size() == 3u);
+  BOOST_TEST(got[1]->size() == 1u);
+}
+
 // Issue 11, item 8: the aggregator asked its shard with caf::infinite; a frozen shard held every
 // push, pull, setup and stats request forever.
 BOOST_AUTO_TEST_CASE(requests_to_a_frozen_shard_fail_at_the_request_timeout) {
