@@ -160,6 +160,8 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
       .add("global_step", st.global_step)
       .add("worker_steps", ctl.worker_steps())
       .add("stale_dropped", st.stale_dropped)
+      .add("stale_steps", ctl.stale_steps())
+      .add("split_steps", ctl.split_steps())
       .add("workers_lost", ctl.workers_lost())
       .add("weights_digest", digest)
       .add("wire_precision", to_string(st.cfg.cluster.wire.precision))
@@ -313,7 +315,7 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg) 
         return log_line(tag, cat("ignored a progress report for worker ", rep.worker, " from another sender"));
       self->state.traffic.add(rep.bytes_sent, rep.bytes_received);
       execute(self, self->state.ctl->progress(rep.worker, rep.steps, rep.examples, rep.loss_sum, rep.final,
-                                              self->clock().now(), rep.global_step));
+                                              self->clock().now(), rep.global_step, rep.stale_steps, rep.split_steps));
     },
     [=](tick_atom) {
       if (self->current_sender() != self->ctrl())

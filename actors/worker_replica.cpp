@@ -45,7 +45,7 @@ caf::error report(worker_pointer self, const replica_command& c) {
                                                  "; lower train.learning-rate"));
   bool counts = c.steps > 0 || c.examples > 0;
   progress_report rep{st.cfg.index, c.steps, c.examples, counts ? m->loss * m->rows : 0.0, c.final,
-                      st.ctl->step(), st.bytes_sent, st.bytes_received};
+                      st.ctl->step(), st.bytes_sent, st.bytes_received, c.stale_steps, c.split_steps};
   st.bytes_sent = st.bytes_received = 0;
   self->send(st.cfg.chief, progress_atom_v, rep);
   return caf::none;

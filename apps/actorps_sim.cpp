@@ -188,10 +188,11 @@ int main(int argc, char** argv) {
       ++runs;
       events += out.events;
       if (!o.quiet || !out.ok)
-        std::printf("seed %llu %-5s W=%u S=%u: %s | steps %lld worker_steps %lld versions %llu stale %llu | %llu events, %.1f ms virtual\n",
+        std::printf("seed %llu %-5s W=%u S=%u: %s | steps %lld worker_steps %lld (stale %lld, split %lld) versions %llu stale pushes %llu | %llu events, %.1f ms virtual\n",
                     static_cast<unsigned long long>(seed), to_string(mode), sc.workers, sc.shards,
                     out.ok ? "ok" : ("VIOLATION: " + out.violation).c_str(), static_cast<long long>(out.steps),
-                    static_cast<long long>(out.worker_steps),
+                    static_cast<long long>(out.worker_steps), static_cast<long long>(out.stale_steps),
+                    static_cast<long long>(out.split_steps),
                     static_cast<unsigned long long>(out.versions.empty() ? 0 : out.versions[0]),
                     static_cast<unsigned long long>(out.stale_dropped), static_cast<unsigned long long>(out.events),
                     static_cast<double>(out.end) / 1000.0);

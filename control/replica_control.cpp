@@ -81,6 +81,7 @@ replica_commands replica_control::registered(int64_t steps_left, bool more, uint
     versions_.assign(shards, 0);
     round_.in_flight.assign(shards, 0);
     round_.epoch.assign(shards, 0);
+    round_.stale_from.assign(shards, false);
   }
   steps_left_ = steps_left;
   more_grants_ = more;
@@ -182,7 +183,8 @@ replica_commands replica_control::pulled(uint32_t s, uint64_t version) {
 
 replica_commands replica_control::pushed(uint32_t s, uint64_t version, uint64_t next_step, bool stale) {
   versions_.at(s) = version;
-  round_.stale = round_.stale || stale;
+  if (stale)
+    round_.stale_from.at(s) = true;
   round_.next_step = std::min(round_.next_step, next_step);
   return settle();
 }
@@ -222,7 +224,7 @@ replica_commands replica_control::settle() {
   if (round_.broken) {
     round_.broken = false;
     round_.at = stage::none;
-    round_.stale = false;
+    round_.stale_from.assign(round_.stale_from.size(), false);
     round_.next_step = UINT64_MAX;
     if (round_.lost.empty())
       return after_recovery();
@@ -292,8 +294,13 @@ replica_commands replica_control::step_status(step_state s, int rows) {
 replica_commands replica_control::step_complete() {
   replica_commands out;
   round_.at = stage::none;
-  if (round_.stale) {
+  auto dropped = std::count(round_.stale_from.begin(), round_.stale_from.end(), true);
+  if (dropped > 0 && dropped == static_cast<long>(round_.stale_from.size())) {
     ++stale_steps_;
+    ++report_stale_;
+  } else if (dropped > 0) { // (not this worker's fresh step: the shards' step moved on without it)
+    ++split_steps_;
+    ++report_split_;
   } else {
     ++report_steps_;
     if (steps_left_ > 0 && --steps_left_ == 0) {
@@ -309,7 +316,7 @@ replica_commands replica_control::step_complete() {
   // a worker whose gradients were dropped as stale catches up to). In sync mode every worker
   // stops at exactly train.max-steps, which makes seeded sync runs repeatable to the bit.
   step_ = static_cast<int64_t>(round_.next_step);
-  round_.stale = false;
+  round_.stale_from.assign(round_.stale_from.size(), false);
   round_.next_step = UINT64_MAX;
   if (cfg_.mode == train_mode::sync && cfg_.max_steps > 0 && step_ >= cfg_.max_steps)
     phase_ = replica_phase::stopping;
@@ -341,7 +348,10 @@ replica_commands replica_control::finish_if_idle() {
   out.push_back(replica_command::log(
     cat(leaving ? "leaving the job " : "stopped ",
         cfg_.in_graph ? cat("after computing ", parts_, " in-graph parts")
-                      : cat("at step ", step_, stale_steps_ > 0 ? cat(" (", stale_steps_, " steps dropped as stale)") : ""))));
+                      : cat("at step ", step_, stale_steps_ + split_steps_ > 0
+                                                             ? cat(" (", stale_steps_, " steps dropped as stale",
+                                                                   split_steps_ > 0 ? cat(", ", split_steps_, " taken by some shards only") : "", ")")
+                                                             : ""))));
   out.push_back(command(leaving ? replica_command::kind::leave : replica_command::kind::quit));
   return out;
 }
@@ -351,8 +361,12 @@ replica_command replica_control::report(bool final) {
   c.steps = cfg_.speaks_for_group ? report_steps_ : 0;
   c.examples = cfg_.speaks_for_group ? report_examples_ : 0;
   c.final = final;
+  c.stale_steps = report_stale_;
+  c.split_steps = report_split_;
   report_steps_ = 0;
   report_examples_ = 0;
+  report_stale_ = 0;
+  report_split_ = 0;
   return c;
 }
 

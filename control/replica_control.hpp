@@ -67,6 +67,8 @@ struct replica_command {
   kind what;
   int64_t steps = 0;
   int64_t examples = 0;
+  int64_t stale_steps = 0; ///< report: steps every shard dropped as stale since the last report
+  int64_t split_steps = 0; ///< report: steps some shards took and others dropped since then
   bool final = false;
   std::vector<uint32_t> shards;
   std::chrono::milliseconds after{0};
@@ -96,7 +98,10 @@ public:
 
   replica_phase phase() const { return phase_; }
   int64_t step() const { return step_; }
+  /// Steps every shard dropped as stale (sync).
   int64_t stale_steps() const { return stale_steps_; }
+  /// Steps some shards took and others dropped as stale (sync with backups on several shards).
+  int64_t split_steps() const { return split_steps_; }
   /// Steps this worker may still take (-1: no limit).
   int64_t steps_left() const { return steps_left_; }
   /// The version shard s's values came from (a push names it as its base).
@@ -163,7 +168,7 @@ private:
     std::set<uint32_t> lost;        ///< shards whose connection broke
     bool broken = false;            ///< a reply failed: pull afresh after the round
     uint64_t next_step = UINT64_MAX; ///< the smallest next step the push replies named
-    bool stale = false;             ///< a push reply said the gradients were dropped
+    std::vector<bool> stale_from;   ///< per shard: a push reply said its gradients were dropped
   };
 
   replica_commands fail(errc code, std::string text);
@@ -193,9 +198,12 @@ private:
   int64_t step_ = 0;
   int64_t steps_left_ = -1;
   int64_t stale_steps_ = 0;
+  int64_t split_steps_ = 0;
   int64_t parts_ = 0; ///< in-graph parts computed
   int64_t report_steps_ = 0;
   int64_t report_examples_ = 0;
+  int64_t report_stale_ = 0;
+  int64_t report_split_ = 0;
 };
 
 } // namespace actorps

@@ -359,13 +359,15 @@ run_commands run_control::worker_left(uint32_t j, run_time now) {
 }
 
 run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, double loss_sum, bool final,
-                                   run_time now, int64_t global_step) {
+                                   run_time now, int64_t global_step, int64_t stale, int64_t split) {
   run_commands out;
   if ((phase_ != run_phase::training && phase_ != run_phase::stopping) || j >= members_.size())
     return out;
   reported_step_ = std::max(reported_step_, global_step);
   // The global step counts updates: every push in async and ssp, every aggregated step in sync.
   worker_steps_ += steps;
+  stale_steps_ += stale;
+  split_steps_ += split;
   if (cfg_.grant_steps > 0)
     granted_[j] = std::max<int64_t>(0, granted_[j] - steps);
   if (final && members_[j] == member::training)

@@ -143,6 +143,9 @@ public:
   member status(uint32_t worker) const { return members_.at(worker); }
   int64_t steps() const { return steps_; }
   int64_t worker_steps() const { return worker_steps_; }
+  /// Sync: the workers' steps every shard dropped as stale, and those only some shards dropped.
+  int64_t stale_steps() const { return stale_steps_; }
+  int64_t split_steps() const { return split_steps_; }
   int64_t examples() const { return examples_; }
   int64_t workers_lost() const { return workers_lost_; }
   const std::string& stop_reason() const { return stop_reason_; }
@@ -184,9 +187,10 @@ public:
   uint32_t live() const { return live_workers(); }
   /// Elastic: training with fewer live workers than cluster.min-workers (no data is handed out).
   bool paused() const;
-  /// A progress report of worker j; `global_step`: the step it is at (sync; -1: not given).
+  /// A progress report of worker j; `global_step`: the step it is at (sync; -1: not given);
+  /// `stale`, `split`: its steps every shard / some shards dropped as stale (sync).
   run_commands progress(uint32_t j, int64_t steps, int64_t examples, double loss_sum, bool final, run_time now,
-                        int64_t global_step = -1);
+                        int64_t global_step = -1, int64_t stale = 0, int64_t split = 0);
   /// In-graph: the chief's step was applied on every shard: `examples` rows, their losses' sum.
   run_commands chief_step(int64_t examples, double loss_sum, run_time now);
   /// Whether a shard is being restored (in-graph: no step may run).
@@ -268,6 +272,8 @@ private:
   run_time last_report_{}; ///< the last counted report (where the training clock stops)
   int64_t steps_ = 0;
   int64_t worker_steps_ = 0;
+  int64_t stale_steps_ = 0;
+  int64_t split_steps_ = 0;
   int64_t examples_ = 0;
   int64_t workers_lost_ = 0;
   double line_loss_ = 0.0;

@@ -70,6 +70,8 @@ struct progress_report {
   int64_t global_step = 0; ///< sync: the step the worker is at (elastic sync counts steps by it)
   uint64_t bytes_sent = 0;     ///< tensor payload bytes pushed to shards since the previous report
   uint64_t bytes_received = 0; ///< tensor payload bytes received from shards since the previous report
+  int64_t stale_steps = 0; ///< sync: steps every shard dropped as stale since the previous report
+  int64_t split_steps = 0; ///< sync: steps some shards took and others dropped as stale since then
 };
 
 /// Chief -> worker, in-graph replication: (compute_atom, gradient_request) -> gradient_reply.
@@ -156,7 +158,7 @@ typename Inspector::result_type inspect(Inspector& f, worker_welcome& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
   return f(caf::meta::type_name("progress_report"), x.worker, x.steps, x.examples, x.loss_sum,
-           x.final, x.global_step, x.bytes_sent, x.bytes_received);
+           x.final, x.global_step, x.bytes_sent, x.bytes_received, x.stale_steps, x.split_steps);
 }
 
 ACTORPS_FIELDWISE_EQ(gradient_request, v.step, v.part, v.rows, v.augment_seed)
@@ -167,6 +169,6 @@ ACTORPS_FIELDWISE_EQ(lease_report, v.id, v.done)
 ACTORPS_FIELDWISE_EQ(lease_request, v.worker, v.finished)
 ACTORPS_FIELDWISE_EQ(data_lease, v.id, v.epoch, v.rows, v.augment_seed, v.wait_ms, v.workers)
 ACTORPS_FIELDWISE_EQ(progress_report, v.worker, v.steps, v.examples, v.loss_sum, v.final, v.global_step,
-                     v.bytes_sent, v.bytes_received)
+                     v.bytes_sent, v.bytes_received, v.stale_steps, v.split_steps)
 
 } // namespace actorps

@@ -261,6 +261,8 @@ void cluster::finish_summary() {
   summarized_ = true;
   out_.steps = chief_->steps();
   out_.worker_steps = chief_->worker_steps();
+  out_.stale_steps = chief_->stale_steps();
+  out_.split_steps = chief_->split_steps();
   out_.stop_reason = chief_->stop_reason();
   out_.versions.clear();
   out_.stale_dropped = 0;
@@ -313,7 +315,8 @@ void cluster::worker_execute(uint32_t j, replica_commands cmds) {
         break;
       case kind::report:
         send(worker_id(j), chief_id(), [this, j, c, step = w.ctl->step()] {
-          chief_execute(chief_->progress(j, c.steps, c.examples, static_cast<double>(c.examples), c.final, clock(), step));
+          chief_execute(chief_->progress(j, c.steps, c.examples, static_cast<double>(c.examples), c.final, clock(), step,
+                                         c.stale_steps, c.split_steps));
         });
         break;
       case kind::reconnect_shards: // (shards never go down here: reached at once)
@@ -379,6 +382,7 @@ void cluster::worker_push(uint32_t j) {
   auto& w = *workers_[j];
   const uint64_t inc = w.incarnation;
   const auto step = static_cast<uint64_t>(w.ctl->step());
+  ++rounds_pushed_;
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     const uint64_t epoch = w.ctl->requested(s);
     send(worker_id(j), shard_id(s), [this, s, j, inc, epoch, step] { shard_push(s, j, inc, epoch, step); });
@@ -595,6 +599,11 @@ void cluster::check_end() {
     if (v < out_.steps || v > out_.steps + slack)
       violate(cat("shard ", s, " applied ", v, " updates but the summary counts ", out_.steps, " global steps"));
   }
+  // Every round a worker pushed is reported as fresh, stale or split (workers finish their round
+  // before they stop; a killed one takes its unreported rounds with it).
+  if (crashes_ == 0 && out_.worker_steps + out_.stale_steps + out_.split_steps != rounds_pushed_)
+    violate(cat("the workers pushed ", rounds_pushed_, " rounds but reported ", out_.worker_steps, " fresh, ",
+                out_.stale_steps, " stale and ", out_.split_steps, " split steps"));
   for (uint32_t j = 0; j < sc_.workers; ++j) // (a restart still registering finds no chief and exits)
     if (auto& w = *workers_[j]; w.alive && w.ctl->phase() != replica_phase::registering)
       violate(cat("worker ", j, " is still running (", to_string(w.ctl->phase()), ") after the chief quit"));

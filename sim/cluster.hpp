@@ -32,7 +32,9 @@ struct outcome {
   vtime end = 0;                       ///< virtual time of the last event
   std::string stop_reason;
   int64_t steps = 0;                   ///< the chief's global step
-  int64_t worker_steps = 0;
+  int64_t worker_steps = 0;            ///< the workers' fresh steps
+  int64_t stale_steps = 0;             ///< sync: steps every shard dropped
+  int64_t split_steps = 0;             ///< sync: steps some shards dropped
   std::vector<uint64_t> versions;      ///< each shard's updates applied
   uint64_t stale_dropped = 0;          ///< sync: pushes dropped as stale, over every shard
 };
@@ -128,6 +130,7 @@ private:
   bool over_ = false;
   bool summarized_ = false;
   uint32_t crashes_ = 0;
+  int64_t rounds_pushed_ = 0; // push rounds the workers began
   uint32_t silenced_ = 0; // ssp: workers let go for silence (they re-enter at the slowest count)
   vtime last_fault_heals_ = 0;
 };

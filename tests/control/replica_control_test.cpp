@@ -37,6 +37,11 @@ bool has(const replica_commands& cmds, kind k) {
   return find(cmds, k) != nullptr;
 }
 
+bool logs(const replica_commands& cmds, const std::string& part) {
+  return std::any_of(cmds.begin(), cmds.end(),
+                     [&](const replica_command& c) { return c.what == kind::log && c.text.find(part) != std::string::npos; });
+}
+
 std::vector<kind> kinds(const replica_commands& cmds) {
   std::vector<kind> out;
   for (auto& c : cmds)
@@ -188,6 +193,32 @@ BOOST_AUTO_TEST_CASE(stale_gradients_count_as_dropped_not_as_steps) {
   auto cmds = one_step(ctl, 3);
   BOOST_REQUIRE(has(cmds, kind::quit));
   BOOST_TEST(find(cmds, kind::report)->steps == 1); // the stale steps count nothing
+}
+
+// Issue 32, item 1: with backups on two shards a push one shard took and the other dropped was
+// counted nowhere. A step is fresh (every shard took it), stale (every shard dropped it) or split
+// (some took it); the reports carry the stale and split steps.
+BOOST_AUTO_TEST_CASE(a_step_some_shards_dropped_is_counted_as_split) {
+  controller ctl(config(train_mode::sync));
+  start(ctl);
+  answer_pull(ctl);
+  one_step(ctl, 1, true); // stale on both shards
+  BOOST_REQUIRE(has(ctl.step_status(step_state::ready, 10), kind::push));
+  auto t = send(ctl);
+  ctl.answers(0, t.e0);
+  ctl.pushed(0, 2, 2, false); // shard 0 took it
+  ctl.answers(1, t.e1);
+  ctl.pushed(1, 2, 2, true); // shard 1 dropped it
+  BOOST_TEST(ctl.stale_steps() == 1);
+  BOOST_TEST(ctl.split_steps() == 1);
+  ctl.stop();
+  auto cmds = one_step(ctl, 3);
+  BOOST_REQUIRE(has(cmds, kind::report));
+  auto& rep = *find(cmds, kind::report);
+  BOOST_TEST(rep.steps == 1);
+  BOOST_TEST(rep.stale_steps == 1);
+  BOOST_TEST(rep.split_steps == 1);
+  BOOST_TEST(logs(cmds, "(1 steps dropped as stale, 1 taken by some shards only)"));
 }
 
 BOOST_AUTO_TEST_CASE(a_stop_waits_for_the_requests_in_flight_then_reports_and_quits) {
