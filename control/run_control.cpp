@@ -373,12 +373,7 @@ run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, 
   if (final && members_[j] == member::training)
     members_[j] = member::finished;
   count(examples, loss_sum, now, out);
-  if (phase_ == run_phase::training && all_reported()) {
-    // sync workers stop by themselves at train.max-steps, so every run stops at the same step
-    phase_ = run_phase::stopping;
-    stop_reason_ = cat("max steps ", cfg_.max_steps, " reached");
-    out.push_back(run_command::log("every worker stopped at the step limit"));
-  }
+  stop_if_all_stopped(out);
   if (phase_ == run_phase::training) {
     maybe_evaluate(now, out);
     maybe_checkpoint(now, out);
@@ -388,6 +383,16 @@ run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, 
   if (phase_ == run_phase::stopping && all_reported())
     begin_finish(out);
   return out;
+}
+
+// Every worker stopped by itself (sync at train.max-steps, ssp out of steps to grant) or is gone:
+// the run stops at the step limit.
+void run_control::stop_if_all_stopped(run_commands& out) {
+  if (phase_ != run_phase::training || !all_reported())
+    return;
+  phase_ = run_phase::stopping;
+  stop_reason_ = cat("max steps ", cfg_.max_steps, " reached");
+  out.push_back(run_command::log("every worker stopped at the step limit"));
 }
 
 run_commands run_control::chief_step(int64_t examples, double loss_sum, run_time now) {
@@ -499,6 +504,8 @@ run_commands run_control::worker_down(uint32_t j, const std::string& why, run_ti
   for (uint32_t k = 0; phase_ == run_phase::training && k < members_.size(); ++k)
     if (members_[k] == member::training) // a worker waiting for a grant takes the lost one's steps
       top_up(k, out);
+  if (cfg_.max_steps > 0 && !cfg_.elastic && !cfg_.in_graph)
+    stop_if_all_stopped(out); // (ssp: the others had stopped out of steps; nobody takes the lost one's)
   if (phase_ == run_phase::stopping && all_reported())
     begin_finish(out);
   return out;

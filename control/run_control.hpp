@@ -246,6 +246,7 @@ private:
   void start_training(run_time now, run_commands& out);
   void begin_stop(std::string reason, run_time now, run_commands& out);
   void check_stop(run_time now, run_commands& out);
+  void stop_if_all_stopped(run_commands& out);
   void count(int64_t examples, double loss_sum, run_time now, run_commands& out);
   void next_in_graph_step(run_commands& out);
   void maybe_evaluate(run_time now, run_commands& out);

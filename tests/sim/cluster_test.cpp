@@ -100,6 +100,48 @@ BOOST_AUTO_TEST_CASE(async_worker_killed_and_restarted_keeps_the_limit) {
   BOOST_TEST(out.steps == 500);
 }
 
+// What the soak found (bench/sim_soak.sh; docs/results.md), as the scenarios that showed it.
+scenario found(train_mode mode, uint64_t seed, uint32_t workers, uint32_t shards, int64_t max_steps, int report_every,
+               vtime compute, vtime latency, vtime step_timeout, std::vector<fault> faults) {
+  scenario sc = plain(mode, workers, shards, max_steps);
+  sc.seed = seed;
+  sc.report_every = report_every;
+  sc.compute = compute;
+  sc.latency = latency;
+  sc.step_timeout = step_timeout;
+  sc.faults = std::move(faults);
+  return sc;
+}
+
+// Seed 12141: a sync worker killed after its push of step 4 and restarted pushed step 4 again
+// and was refused ("pushed step 4 twice"): its dead process's gradient held its place.
+BOOST_AUTO_TEST_CASE(sync_restart_after_a_held_push_pushes_the_step_afresh) {
+  auto sc = found(train_mode::sync, 12141, 3, 2, 20, 14, 4444, 348, 88880,
+                  {{fault::kind::freeze_worker, 30154, 1, 174276}, {fault::kind::freeze_worker, 35802, 0, 86944},
+                   {fault::kind::crash_worker, 77759, 2, 16418}});
+  sc.replicas_to_aggregate = 3;
+  BOOST_TEST(expect_ok(sc).steps == 20);
+}
+
+// Seed 6868: an ssp worker killed early and restarted with no steps left quit without a push;
+// the aggregator never saw it go and parked the others for good.
+BOOST_AUTO_TEST_CASE(ssp_a_worker_that_never_pushes_does_not_park_the_others) {
+  auto sc = found(train_mode::ssp, 6868, 8, 1, 23, 1, 5700, 391, 114000,
+                  {{fault::kind::crash_worker, 8751, 5, 10411}, {fault::kind::freeze_worker, 25240, 4, 337543}});
+  sc.staleness = 2;
+  expect_ok(sc);
+}
+
+// Seed 10672: the ssp workers out of steps had stopped when the last holder of a grant was
+// killed; its steps went back to a pool nobody could take from, and the run never ended.
+BOOST_AUTO_TEST_CASE(ssp_the_last_grant_holder_killed_ends_the_run) {
+  auto sc = found(train_mode::ssp, 10672, 3, 1, 22, 19, 2049, 537, 40980,
+                  {{fault::kind::slow_worker, 22101, 2, 0, 9.0}, {fault::kind::slow_worker, 30651, 2, 0, 9.0},
+                   {fault::kind::crash_worker, 40143, 2, 0}});
+  sc.staleness = 3;
+  expect_ok(sc);
+}
+
 // The seeded sweep: at least 1,000 small runs across the modes with faults, and a few at the
 // scale of hundreds of workers and 16 shards.
 BOOST_AUTO_TEST_CASE(seeded_sweep_keeps_every_invariant) {
