@@ -88,7 +88,8 @@ namespace {
 
 // A request to shard s failed: the controller decides whether the worker survives it.
 void on_request_error(worker_pointer self, uint32_t s, caf::error err, const std::string& what) {
-  auto how = err.category() != caf::atom("actorps") ? request_failure::lost
+  auto how = err == caf::sec::request_timeout       ? request_failure::timed_out // (the connection is up)
+             : err.category() != caf::atom("actorps") ? request_failure::lost
              : err == errc::not_initialized       ? request_failure::not_ready
                                                   : request_failure::refused;
   auto code = err.category() == caf::atom("actorps") ? static_cast<errc>(err.code()) : errc::peer_unreachable;

@@ -196,7 +196,7 @@ replica_commands replica_control::request_failed(uint32_t s, request_failure how
     return {};
   if (code == errc::non_finite) // the shard refused this worker's own gradients
     return fail(code, cat("training diverged at step ", step_, ": ", text, "; lower train.learning-rate"));
-  if (!cfg_.shards_recoverable || how == request_failure::refused)
+  if (how == request_failure::refused || (!cfg_.shards_recoverable && how != request_failure::timed_out))
     return fail(code, std::move(text));
   if (how == request_failure::lost)
     round_.lost.insert(s);

@@ -86,7 +86,8 @@ using replica_commands = std::vector<replica_command>;
 
 /// How a request to a shard failed.
 enum class request_failure {
-  lost,      ///< the connection broke or the request timed out (an error of CAF's)
+  lost,      ///< the connection broke (an error of CAF's other than a timeout)
+  timed_out, ///< no answer within cluster.request-timeout (the connection is up: pull afresh)
   not_ready, ///< a restarted shard the chief has not restored yet (not_initialized)
   refused,   ///< the shard refused it (any other error of actorps's)
 };

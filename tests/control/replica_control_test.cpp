@@ -548,4 +548,21 @@ BOOST_AUTO_TEST_CASE(non_finite_gradients_fail_as_a_divergence_naming_the_step) 
                 "is not finite; lower train.learning-rate");
 }
 
+// Issue 32, item 6: a worker frozen past cluster.request-timeout (SIGSTOP) found its requests
+// timed out on waking and reconnected to a shard that never went down ("shard 0 is gone"). A
+// timeout is not a lost connection: the round is dropped and pulled afresh, nothing reconnects.
+BOOST_AUTO_TEST_CASE(a_request_timeout_pulls_afresh_without_reconnecting) {
+  controller ctl(config(train_mode::sync));
+  start(ctl);
+  answer_pull(ctl);
+  BOOST_REQUIRE(has(ctl.step_status(step_state::ready, 10), kind::push));
+  auto t = send(ctl);
+  ctl.answers(0, t.e0);
+  BOOST_TEST(ctl.request_failed(0, request_failure::timed_out, errc::timeout, "push to shard 0 failed: request_timeout").empty());
+  ctl.answers(1, t.e1);
+  auto cmds = ctl.request_failed(1, request_failure::timed_out, errc::timeout, "push to shard 1 failed: request_timeout");
+  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::retry_after}));
+  BOOST_TEST((kinds(ctl.retry()) == std::vector<kind>{kind::pull}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

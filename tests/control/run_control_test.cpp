@@ -858,4 +858,20 @@ BOOST_AUTO_TEST_CASE(sigterm_before_training_fails_the_start_by_name) {
   BOOST_TEST(find(cmds, kind::fail)->text == "stopped by SIGTERM before training began (waiting for worker 0)");
 }
 
+// Issue 32, item 6: sync, one worker frozen (SIGSTOP) while the others stopped at max-steps: the
+// chief waited for its final report with no deadline and never finished. Once a worker reports
+// its stop at the step limit the run is stopping: the rest get the stop and request_timeout.
+BOOST_AUTO_TEST_CASE(sync_a_worker_at_the_step_limit_starts_the_stop_and_its_deadline) {
+  controller ctl{config(train_mode::sync)}; // max-steps 10
+  start(ctl);
+  auto cmds = ctl.progress(0, 10, 100, 1.0, true, t0 + 1s, 10);
+  BOOST_TEST((ctl.phase() == run_phase::stopping));
+  BOOST_TEST(has(cmds, kind::stop_workers));
+  BOOST_REQUIRE(has(cmds, kind::tick));
+  BOOST_TEST(ctl.stop_reason() == "max steps 10 reached");
+  auto late = ctl.tick(t0 + 62s); // worker 1 (frozen) never reported
+  BOOST_TEST(logs(late, "not every worker sent its final report in time"));
+  BOOST_TEST((ctl.phase() == run_phase::finishing));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
