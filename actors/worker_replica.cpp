@@ -358,10 +358,14 @@ void watch_chief(worker_pointer self) {
   self->set_down_handler([=](caf::down_msg& msg) {
     auto& st = self->state;
     if (msg.source == st.cfg.chief.address())
-      return execute(self, st.ctl->chief_down(cat("the chief went down (", caf::to_string(msg.reason), ")")));
+      return execute(self, st.ctl->chief_down(msg.reason ? cat("the chief went down (", caf::to_string(msg.reason), ")")
+                                                         : std::string{"the chief quit"},
+                                              !msg.reason || msg.reason == caf::exit_reason::normal));
     for (uint32_t s = 0; s < st.cfg.shards.size(); ++s)
       if (msg.source == st.cfg.shards[s].address())
-        return execute(self, st.ctl->shard_down(s, cat("shard ", s, " went down (", caf::to_string(msg.reason), ")")));
+        return execute(self, st.ctl->shard_down(s, msg.reason ? cat("shard ", s, " went down (", caf::to_string(msg.reason), ")")
+                                                              : cat("shard ", s, " quit"),
+                                                !msg.reason || msg.reason == caf::exit_reason::normal));
   });
 }
 

@@ -205,17 +205,23 @@ replica_commands replica_control::request_failed(uint32_t s, request_failure how
 }
 
 // Shard s's outstanding requests will never be answered; the round is dropped.
-replica_commands replica_control::shard_down(uint32_t s, std::string why) {
+replica_commands replica_control::shard_down(uint32_t s, std::string why, bool ended) {
   if (phase_ == replica_phase::done || s >= round_.epoch.size())
     return {}; // (before the plan: the first pull finds out)
-  if (!cfg_.shards_recoverable)
+  replica_commands out;
+  if (ended && phase_ != replica_phase::stopping) { // stopped on purpose: the run is over
+    out.push_back(replica_command::log(cat(why, ": the run is over; stopping")));
+    phase_ = replica_phase::stopping;
+  } else if (!cfg_.shards_recoverable && phase_ != replica_phase::stopping) {
     return fail(errc::peer_unreachable, cat("lost a shard: ", why));
+  }
   ++round_.epoch[s];
   round_.pending -= round_.in_flight[s];
   round_.in_flight[s] = 0;
   round_.lost.insert(s);
   round_.broken = true;
-  return settle();
+  append(out, settle());
+  return out;
 }
 
 replica_commands replica_control::settle() {
@@ -226,6 +232,10 @@ replica_commands replica_control::settle() {
     round_.at = stage::none;
     round_.stale_from.assign(round_.stale_from.size(), false);
     round_.next_step = UINT64_MAX;
+    if (phase_ == replica_phase::stopping) { // told to stop: the run is over, nothing to reach again
+      round_.lost.clear();
+      return finish_if_idle();
+    }
     if (round_.lost.empty())
       return after_recovery();
     replica_command c{replica_command::kind::reconnect_shards};
@@ -370,9 +380,14 @@ replica_command replica_control::report(bool final) {
   return c;
 }
 
-replica_commands replica_control::chief_down(std::string why) {
+replica_commands replica_control::chief_down(std::string why, bool ended) {
   if (phase_ == replica_phase::done)
     return {};
+  if (ended && phase_ == replica_phase::stopping) { // the run is over: no one to report to
+    phase_ = replica_phase::done;
+    return {replica_command::log(cat(why, " after the end of the run; stopping at step ", step_)),
+            command(replica_command::kind::quit)};
+  }
   if (!cfg_.chief_recoverable || phase_ == replica_phase::stopping)
     return fail(errc::peer_unreachable, cat("lost the chief: ", why));
   phase_ = replica_phase::paused;

@@ -137,8 +137,9 @@ public:
   replica_commands pushed(uint32_t s, uint64_t version, uint64_t next_step, bool stale);
   /// A request to shard s failed.
   replica_commands request_failed(uint32_t s, request_failure how, errc code, std::string text);
-  /// Shard s's actor went down.
-  replica_commands shard_down(uint32_t s, std::string why);
+  /// Shard s's actor went down; `ended`: it quit normally (stopped at the run's end: the worker
+  /// stops too, without reconnecting).
+  replica_commands shard_down(uint32_t s, std::string why, bool ended = false);
   /// Every lost shard was reached again.
   replica_commands shards_reconnected();
   /// The pause after a broken round is over.
@@ -153,7 +154,8 @@ public:
   void part_computed() { ++parts_; }
 
   /// The chief's actor went down.
-  replica_commands chief_down(std::string why);
+  /// `ended`: it quit normally (the run is over; told to stop, the worker just quits).
+  replica_commands chief_down(std::string why, bool ended = false);
   /// The restarted chief was reached.
   replica_commands chief_reconnected(replica_time now);
   /// The worker failed (the actor quits with the error itself): no more commands.

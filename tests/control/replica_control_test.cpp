@@ -565,4 +565,45 @@ BOOST_AUTO_TEST_CASE(a_request_timeout_pulls_afresh_without_reconnecting) {
   BOOST_TEST((kinds(ctl.retry()) == std::vector<kind>{kind::pull}));
 }
 
+// Issue 32, item 6 (waking up late): a worker frozen through the end of the run wakes to the
+// chief's stop, then its shards and its chief going down as the run ends. It reconnected to the
+// stopped shard for cluster.connect-timeout and exited 1. Told to stop, it neither reconnects
+// nor fails: a lost shard drops the round, and a chief that ended normally ends it too.
+BOOST_AUTO_TEST_CASE(a_worker_told_to_stop_ends_quietly_when_the_run_is_over) {
+  controller ctl(config(train_mode::sync));
+  start(ctl);
+  answer_pull(ctl);
+  BOOST_REQUIRE(has(ctl.step_status(step_state::ready, 10), kind::push));
+  auto t = send(ctl);
+  BOOST_TEST(ctl.stop().empty()); // the pushes are in flight
+  auto cmds = ctl.shard_down(0, "shard 0 went down (normal)");
+  BOOST_TEST(!has(cmds, kind::reconnect_shards));
+  cmds = ctl.shard_down(1, "shard 1 went down (normal)");
+  BOOST_TEST(!has(cmds, kind::reconnect_shards));
+  BOOST_TEST(has(cmds, kind::quit));
+  BOOST_TEST(!ctl.answers(0, t.e0));
+  controller early(config(train_mode::sync)); // a shard that quit before the stop arrived (another connection)
+  start(early);
+  answer_pull(early);
+  BOOST_REQUIRE(has(early.step_status(step_state::ready, 10), kind::push));
+  send(early);
+  cmds = early.shard_down(0, "shard 0 quit", true);
+  BOOST_TEST(!has(cmds, kind::reconnect_shards));
+  BOOST_TEST(early.phase() == phase::stopping);
+  cmds = early.shard_down(1, "shard 1 quit", true);
+  BOOST_TEST(has(cmds, kind::quit));
+  controller late(config(train_mode::sync));
+  start(late);
+  answer_pull(late);
+  late.stop();
+  auto ended = late.chief_down("the chief went down (normal)", true);
+  BOOST_TEST(!has(ended, kind::fail));
+  BOOST_TEST(has(ended, kind::quit));
+  controller lost(config(train_mode::sync)); // a chief lost while stopping is still a failure
+  start(lost);
+  answer_pull(lost);
+  lost.stop();
+  BOOST_TEST(has(lost.chief_down("the chief went down (killed)"), kind::fail));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
