@@ -185,14 +185,23 @@ run_commands run_control::shard_ready(uint32_t, run_time now, uint64_t kept_vers
   run_commands out;
   if (phase_ != run_phase::init_shards || flight_.setups == 0)
     return out;
+  const auto kept = static_cast<int64_t>(kept_version / cfg_.slices);
   if (kept_version > 0 && !resumed_)
-    attached_step_ = std::max(attached_step_, static_cast<int64_t>(kept_version / cfg_.slices));
+    attached_step_ = std::max(attached_step_, kept);
+  if (kept_version > 0 && resumed_) // a restarted chief: shards that kept their variables are the model
+    kept_ahead_ = std::max(kept_ahead_, kept);
   if (--flight_.setups > 0)
     return out;
   if (attached_step_ > 0) {
     steps_ = attached_step_;
     worker_steps_ = worker_steps_at(steps_);
     out.push_back(run_command::log(cat("the shards kept this scope's variables: continuing at global step ", steps_)));
+  }
+  if (kept_ahead_ > steps_) {
+    out.push_back(run_command::log(cat("the shards kept their variables at global step ", kept_ahead_,
+                                       ", past the checkpoint's ", steps_, ": continuing there")));
+    steps_ = kept_ahead_;
+    worker_steps_ = worker_steps_at(steps_);
   }
   phase_ = run_phase::waiting;
   if (std::none_of(members_.begin(), members_.end(), [](member m) { return m == member::absent; }))

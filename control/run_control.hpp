@@ -292,6 +292,7 @@ private:
   int64_t worker_steps_at(int64_t global_step) const;
   bool resumed_ = false;       ///< resume() was called (a checkpoint decides the global step)
   int64_t attached_step_ = -1; ///< from the shards' kept versions
+  int64_t kept_ahead_ = -1;    ///< resumed: the highest step the shards kept (a restarted chief)
 };
 
 } // namespace actorps

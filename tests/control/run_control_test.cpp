@@ -207,10 +207,29 @@ BOOST_AUTO_TEST_CASE(a_session_on_kept_variables_continues_their_global_step) {
   controller restored{config()};
   restored.resume(3, 150);
   restored.begin(t0);
-  restored.shard_ready(0, t0, 9);
-  restored.shard_ready(1, t0, 9);
-  BOOST_TEST(restored.steps() == 3); // the checkpoint's step
+  restored.shard_ready(0, t0);
+  restored.shard_ready(1, t0);
+  BOOST_TEST(restored.steps() == 3); // the checkpoint's step: the shards were set up from it
   BOOST_TEST(restored.attached_step() == -1);
+}
+
+// Issue 32, item 3: a chief killed and restarted with checkpoints ended with steps 6022 but
+// global_step 6322: it resumed the checkpoint's global step while the shards, never restarted,
+// kept their variables at a later one. The shards' state is the model: their step wins.
+BOOST_AUTO_TEST_CASE(a_restarted_chief_continues_at_the_shards_step_when_they_are_ahead) {
+  controller restarted{config()};
+  restarted.resume(3, 150);
+  restarted.begin(t0);
+  restarted.shard_ready(0, t0, 9);
+  auto out = restarted.shard_ready(1, t0, 8); // (async shards may be a few updates apart)
+  BOOST_TEST(restarted.steps() == 9);
+  BOOST_TEST(logs(out, "the shards kept their variables at global step 9, past the checkpoint's 3: continuing there"));
+  controller behind{config()}; // kept versions at or below the checkpoint's: the checkpoint's
+  behind.resume(12, 600);
+  behind.begin(t0);
+  behind.shard_ready(0, t0, 12);
+  behind.shard_ready(1, t0, 12);
+  BOOST_TEST(behind.steps() == 12);
 }
 
 BOOST_AUTO_TEST_CASE(registrations_are_refused_by_name) {
