@@ -20,7 +20,8 @@ const char* usage =
   "usage: actorps-sim [--seed N] [--seeds COUNT] [--mode async|sync|ssp|all] [--scale small|large]\n"
   "                   [--workers W] [--shards S] [--max-steps N] [--report-every N]\n"
   "                   [--replicas-to-aggregate R] [--staleness K] [--compute-us T] [--latency-us T]\n"
-  "                   [--step-timeout-us T] [--fault crash|freeze|slow:NODE@TIME(+DURATION|xFACTOR)]...\n"
+  "                   [--step-timeout-us T] [--checkpoint-every N]\n"
+  "                   [--fault crash|freeze|slow|crash-chief:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
   "Draws COUNT scenarios from seeds N, N+1, ... (the shape, limits and faults from each seed);\n"
   "any shape option or --fault replaces what the seed drew. Prints one line per run (--quiet:\n"
@@ -35,7 +36,7 @@ struct options {
   bool transcript = false;
   bool quiet = false;
   std::optional<uint32_t> workers, shards, replicas, staleness;
-  std::optional<int64_t> max_steps, report_every, compute, latency, step_timeout;
+  std::optional<int64_t> max_steps, report_every, compute, latency, step_timeout, checkpoint_every;
   std::optional<std::vector<fault>> faults;
 };
 
@@ -67,8 +68,10 @@ fault parse_fault(const std::string& text) {
     f.what = fault::kind::freeze_worker;
   else if (kind == "slow")
     f.what = fault::kind::slow_worker;
+  else if (kind == "crash-chief")
+    f.what = fault::kind::crash_chief;
   else
-    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze or slow)"));
+    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze, slow or crash-chief)"));
   f.node = static_cast<uint32_t>(number("--fault node", text.substr(colon + 1, atsign - colon - 1).c_str(), 0));
   auto rest = text.substr(atsign + 1);
   auto sep = rest.find_first_of("+x");
@@ -130,6 +133,8 @@ options parse(int argc, char** argv) {
       o.latency = number(flag, value(), 1);
     } else if (flag == "--step-timeout-us") {
       o.step_timeout = number(flag, value(), 1);
+    } else if (flag == "--checkpoint-every") {
+      o.checkpoint_every = number(flag, value(), 0);
     } else if (flag == "--fault") {
       if (!o.faults)
         o.faults.emplace();
@@ -167,10 +172,12 @@ scenario build(const options& o, uint64_t seed, train_mode mode) {
     sc.latency = *o.latency;
   if (o.step_timeout)
     sc.step_timeout = *o.step_timeout;
+  if (o.checkpoint_every)
+    sc.checkpoint_every = *o.checkpoint_every;
   if (o.faults)
     sc.faults = *o.faults;
   for (auto& f : sc.faults)
-    if (f.node >= sc.workers)
+    if (f.what != fault::kind::crash_chief && f.node >= sc.workers)
       bad(cat("--fault names worker ", f.node, " of ", sc.workers));
   return sc;
 }

@@ -83,7 +83,8 @@ replica_commands replica_control::registered(int64_t steps_left, bool more, uint
     round_.epoch.assign(shards, 0);
     round_.stale_from.assign(shards, false);
   }
-  steps_left_ = steps_left;
+  steps_left_ = steps_left >= 0 ? steps_left + early_grants_ : steps_left;
+  early_grants_ = 0;
   more_grants_ = more;
   phase_ = replica_phase::waiting_start;
   replica_commands out{replica_command::log("registered with the chief; waiting for start")};
@@ -124,6 +125,10 @@ replica_commands replica_control::begin_training() {
 replica_commands replica_control::granted(int64_t steps) {
   if (phase_ == replica_phase::done || steps <= 0)
     return {};
+  if (phase_ == replica_phase::registering) { // it overtook the welcome (sent before the answer)
+    early_grants_ += steps;
+    return {};
+  }
   steps_left_ = std::max<int64_t>(steps_left_, 0) + steps;
   if (phase_ != replica_phase::awaiting_grant)
     return {};
@@ -383,15 +388,19 @@ replica_command replica_control::report(bool final) {
 replica_commands replica_control::chief_down(std::string why, bool ended) {
   if (phase_ == replica_phase::done)
     return {};
-  if (ended && phase_ == replica_phase::stopping) { // the run is over: no one to report to
+  if (ended) { // the chief quits normally only once the run is over: no one to report to
     phase_ = replica_phase::done;
     return {replica_command::log(cat(why, " after the end of the run; stopping at step ", step_)),
             command(replica_command::kind::quit)};
   }
-  if (!cfg_.chief_recoverable || phase_ == replica_phase::stopping)
+  // (stopping for the chief's stop: its restart decides again; leaving the job: the leave is lost)
+  if (!cfg_.chief_recoverable || (phase_ == replica_phase::stopping && ending_ == ending::leave))
     return fail(errc::peer_unreachable, cat("lost the chief: ", why));
   phase_ = replica_phase::paused;
   start_early_ = false;
+  // its restart counts the steps so far from the shards (or its checkpoint): the steps not yet
+  // reported are not reported again
+  report_steps_ = report_examples_ = report_stale_ = report_split_ = 0;
   return {replica_command::log(cat(why, "; pausing at step ", step_,
                                    " and waiting up to cluster.connect-timeout for it to restart")),
           command(replica_command::kind::reconnect_chief)};

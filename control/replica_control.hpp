@@ -154,7 +154,7 @@ public:
   void part_computed() { ++parts_; }
 
   /// The chief's actor went down.
-  /// `ended`: it quit normally (the run is over; told to stop, the worker just quits).
+  /// `ended`: it quit normally (the run is over, in whatever phase: the worker just quits).
   replica_commands chief_down(std::string why, bool ended = false);
   /// The restarted chief was reached.
   replica_commands chief_reconnected(replica_time now);
@@ -195,6 +195,7 @@ private:
   round_state round_;
   bool start_early_ = false;    ///< registering: the start overtook the welcome
   bool more_grants_ = false;    ///< at zero steps left: wait for a grant instead of stopping
+  int64_t early_grants_ = 0;    ///< registering: grants that overtook the welcome
   bool resync_step_ = false;    ///< sync: after a recovery, the next step is the shards' version
   replica_time deadline_{};
   std::vector<uint64_t> versions_;

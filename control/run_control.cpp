@@ -203,6 +203,16 @@ run_commands run_control::shard_ready(uint32_t, run_time now, uint64_t kept_vers
     steps_ = kept_ahead_;
     worker_steps_ = worker_steps_at(steps_);
   }
+  if ((resumed_ || attached_step_ > 0 || kept_ahead_ > 0) && cfg_.max_steps > 0 && steps_ >= cfg_.max_steps
+      && !cfg_.elastic) {
+    // a chief restarted after its run had reached max-steps (killed while finishing): finish it
+    out.push_back(run_command::log(cat("the run had reached max-steps ", cfg_.max_steps, " (global step ", steps_,
+                                       "): finishing it")));
+    stop_reason_ = cat("max steps ", cfg_.max_steps, " reached");
+    train_start_ = last_report_ = now;
+    begin_finish(out);
+    return out;
+  }
   phase_ = run_phase::waiting;
   if (std::none_of(members_.begin(), members_.end(), [](member m) { return m == member::absent; }))
     start_training(now, out);
@@ -224,6 +234,9 @@ void run_control::start_training(run_time now, run_commands& out) {
   out.push_back(run_command::log(cat("all ", live_workers(), " workers registered; training (", to_string(cfg_.mode),
                                      cfg_.in_graph ? ", in-graph" : "", ")")));
   out.push_back(run_command{kind::start_workers});
+  for (uint32_t j = 0; j < members_.size(); ++j) // those registered before the shards answered
+    if (members_[j] == member::training && granted_[j] == 0)
+      top_up(j, out);
   next_in_graph_step(out);
 }
 
@@ -256,7 +269,12 @@ run_admission run_control::worker_registered(uint32_t j, run_time now) {
     case run_phase::init_shards:
     case run_phase::waiting: {
       members_[j] = member::registered;
-      grant_first(j, out);
+      if (phase_ == run_phase::waiting) {
+        grant_first(j, out);
+      } else if (cfg_.grant_steps > 0) { // the global step is known once every shard answered
+        out.steps_left = 0;               // (kept variables move it): its grant comes at the start
+        out.more = true;
+      }
       auto joined = std::count_if(members_.begin(), members_.end(), [](member m) { return m != member::absent; });
       out.then.push_back(run_command::log(cat("worker ", j, " registered (", joined, " of ", members_.size(), ")")));
       if (phase_ == run_phase::waiting && joined == static_cast<long>(members_.size()))
@@ -370,7 +388,11 @@ run_commands run_control::worker_left(uint32_t j, run_time now) {
 run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, double loss_sum, bool final,
                                    run_time now, int64_t global_step, int64_t stale, int64_t split) {
   run_commands out;
-  if ((phase_ != run_phase::training && phase_ != run_phase::stopping) || j >= members_.size())
+  // (waiting: a worker that registered with a restarted chief finishes the round it had in
+  // flight and reports it under its new grant before the start)
+  const bool counted = phase_ == run_phase::training || phase_ == run_phase::stopping
+                       || (phase_ == run_phase::waiting && j < members_.size() && members_[j] == member::registered);
+  if (!counted || j >= members_.size())
     return out;
   reported_step_ = std::max(reported_step_, global_step);
   // The global step counts updates: every push in async and ssp, every aggregated step in sync.
@@ -389,6 +411,11 @@ run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, 
   }
   if (phase_ == run_phase::training && members_[j] == member::training)
     top_up(j, out);
+  // Steps left in the pool while other workers wait with none (their reports came while another
+  // held the rest, or a restarted chief counted a round twice) go to them: nobody waits forever.
+  for (uint32_t k = 0; cfg_.grant_steps > 0 && phase_ == run_phase::training && k < members_.size(); ++k)
+    if (k != j && members_[k] == member::training && granted_[k] == 0)
+      top_up(k, out);
   if (phase_ == run_phase::stopping && all_reported())
     begin_finish(out);
   return out;
@@ -588,6 +615,18 @@ run_commands run_control::tick(run_time now) {
       out.push_back(std::move(c));
     }
     return out; // else armed for a wait that has ended
+  }
+  // A restarted chief (its run resumed, or the shards kept the variables) goes on with the workers
+  // that came back:
+  // one that had finished, or died meanwhile, never registers again.
+  if (phase_ == run_phase::waiting && (resumed_ || attached_step_ > 0) && live_workers() > 0 && !cfg_.elastic
+      && cfg_.slices == 1) {
+    out.push_back(run_command::log(cat("resuming without ", missing(), ": no registration within cluster.startup-timeout")));
+    for (auto& m : members_)
+      if (m == member::absent)
+        m = member::gone;
+    start_training(now, out);
+    return out;
   }
   if (starting)
     return fail(errc::timeout, cat("start-up failed: no answer from ", missing(), " within cluster.startup-timeout"));

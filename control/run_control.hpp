@@ -119,9 +119,9 @@ using run_commands = std::vector<run_command>;
 double next_epoch_evaluation(double epochs, int every);
 
 /// The size of the step grants (run_control_config::grant_steps) for a run: async and ssp
-/// workers with a step limit and more than one worker (or elastic) get their steps in grants of
-/// twice the report interval, so the run ends at exactly max_steps; 0 (no grants) otherwise. Sync
-/// workers stop by themselves at the global step limit.
+/// workers with a step limit get their steps in grants of twice the report interval (ssp: at
+/// most max_steps / workers), so the run ends at exactly max_steps, also across a chief restart;
+/// 0 (no grants) otherwise. Sync workers stop by themselves at the global step limit.
 int64_t grant_steps_for(train_mode mode, int64_t max_steps, uint32_t workers, bool elastic, int report_every);
 
 /// The answer to a registration: refused (code and text) or accepted (steps_left for the welcome).
@@ -141,6 +141,8 @@ public:
 
   run_phase phase() const { return phase_; }
   member status(uint32_t worker) const { return members_.at(worker); }
+  /// Steps granted to `worker` that it has not reported yet (0 without grants).
+  int64_t granted(uint32_t worker) const { return worker < granted_.size() ? granted_[worker] : 0; }
   int64_t steps() const { return steps_; }
   int64_t worker_steps() const { return worker_steps_; }
   /// Sync: the workers' steps every shard dropped as stale, and those only some shards dropped.

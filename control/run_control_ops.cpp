@@ -11,7 +11,7 @@
 namespace actorps {
 
 int64_t grant_steps_for(train_mode mode, int64_t max_steps, uint32_t workers, bool elastic, int report_every) {
-  if ((mode != train_mode::async && mode != train_mode::ssp) || max_steps <= 0 || (workers <= 1 && !elastic))
+  if ((mode != train_mode::async && mode != train_mode::ssp) || max_steps <= 0 || workers == 0)
     return 0;
   auto size = std::max<int64_t>(1, 2 * static_cast<int64_t>(report_every)); // a report refills it
   if (mode == train_mode::ssp) // every worker gets steps at the start: one that never pushes would

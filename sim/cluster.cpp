@@ -17,7 +17,7 @@ uint64_t rng::next() {
 
 namespace {
 
-constexpr size_t transcript_lines = 80;
+constexpr size_t transcript_lines = 150;
 constexpr int batch_rows = 50;
 
 std::string stamp(vtime t) {
@@ -71,8 +71,11 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
   rc.train_rows = 55'000;
   rc.progress_every = std::max<int64_t>(1, sc_.max_steps / 4);
   rc.eval_every_epochs = 0;
-  rc.startup_timeout = std::chrono::hours(1);
+  rc.startup_timeout = std::chrono::seconds(60);
   rc.request_timeout = std::chrono::hours(1);
+  rc.checkpoints = sc_.checkpoint_every > 0;
+  rc.checkpoint_every_steps = sc_.checkpoint_every;
+  rc_ = rc;
   chief_ = std::make_unique<run_control>(std::move(rc));
   for (uint32_t j = 0; j < sc_.workers; ++j)
     workers_.push_back(std::make_unique<worker_node>());
@@ -126,6 +129,62 @@ void cluster::to_worker(uint32_t from, uint32_t j, uint64_t incarnation, std::fu
     send(from, worker_id(j), *deliver);
 }
 
+// A message to the chief process running when it was sent: lost when that process is gone.
+void cluster::to_chief(uint32_t from, std::function<void()> fn) {
+  send(from, chief_id(), [this, inc = chief_inc_, fn = std::move(fn)] {
+    if (chief_alive_ && chief_inc_ == inc)
+      fn();
+  });
+}
+
+// A timer of the chief process running now.
+void cluster::chief_at(vtime t, std::function<void()> fn) {
+  at(t, [this, inc = chief_inc_, fn = std::move(fn)] {
+    if (chief_alive_ && chief_inc_ == inc && !over_)
+      fn();
+  });
+}
+
+// A worker's hello: a process started while the chief is down connects once it is back.
+void cluster::send_hello(uint32_t j, uint64_t inc) {
+  if (chief_alive_)
+    return to_chief(worker_id(j), [this, j, inc] { on_hello(j, inc); });
+  at(now_ + 10 * sc_.latency, [this, j, inc] {
+    if (workers_[j]->alive && workers_[j]->incarnation == inc && !over_)
+      send_hello(j, inc);
+  });
+}
+
+// A paused worker reaching the restarted chief (the node retries its address until it answers).
+void cluster::reach_chief(uint32_t j, uint64_t inc) {
+  at(now_ + 10 * sc_.latency, [this, j, inc] {
+    auto& w = *workers_[j];
+    if (!w.alive || w.incarnation != inc || over_)
+      return;
+    if (!chief_alive_)
+      return reach_chief(j, inc);
+    to_worker(worker_id(j), j, inc, [this, j](worker_node& w) { worker_execute(j, w.ctl->chief_reconnected(clock())); });
+  });
+}
+
+// The chief's process starts again: it resumes its last checkpoint, and the shards, which kept
+// their variables, answer its setup with their versions.
+void cluster::restart_chief() {
+  if (over_ || chief_alive_)
+    return;
+  chief_ = std::make_unique<run_control>(rc_);
+  chief_alive_ = true;
+  log("chief", ckpt_ ? cat("restarts; resumes its checkpoint at global step ", ckpt_->steps) : std::string{"restarts"});
+  if (ckpt_)
+    chief_->resume(ckpt_->steps, ckpt_->examples);
+  chief_execute(chief_->begin(clock()));
+  for (uint32_t s = 0; s < sc_.shards; ++s)
+    send(chief_id(), shard_id(s), [this, s] {
+      auto version = shards_[s]->version;
+      to_chief(shard_id(s), [this, s, version] { chief_execute(chief_->shard_ready(s, clock(), version)); });
+    });
+}
+
 void cluster::log(const std::string& who, const std::string& text) {
   transcript_.push_back(cat(stamp(now_), "  ", who, ": ", text));
   if (transcript_.size() > transcript_lines)
@@ -149,7 +208,8 @@ void cluster::log_state() {
   for (uint32_t j = 0; j < sc_.workers; ++j) {
     auto& w = *workers_[j];
     ws += cat(j == 0 ? "" : ", ", j, ":", !w.alive ? "gone" : to_string(w.ctl->phase()), "@", w.alive ? w.ctl->step() : 0,
-              w.alive && w.ctl->steps_left() >= 0 ? cat("(", w.ctl->steps_left(), " left)") : "");
+              w.alive && w.ctl->steps_left() >= 0 ? cat("(", w.ctl->steps_left(), " left)") : "",
+              chief_->granted(j) > 0 ? cat("[chief: ", chief_->granted(j), " granted]") : "");
   }
   log("state", cat("workers ", ws));
   for (uint32_t s = 0; s < sc_.shards; ++s) {
@@ -189,8 +249,8 @@ void cluster::chief_execute(run_commands cmds) {
         log("chief", cat("membership: ", c.text, " of worker ", c.index));
         break;
       case kind::tick:
-        at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(),
-           [this] { chief_execute(chief_->tick(clock())); });
+        chief_at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(),
+                 [this] { chief_execute(chief_->tick(clock())); });
         break;
       case kind::start_workers:
       case kind::start_worker:
@@ -200,6 +260,7 @@ void cluster::chief_execute(run_commands cmds) {
               to_worker(chief_id(), j, inc, [this, j](worker_node& w) { worker_execute(j, w.ctl->start()); });
         break;
       case kind::grant:
+        log("chief", cat("grants worker ", c.index, " ", c.step, " steps"));
         to_worker(chief_id(), c.index, workers_[c.index]->incarnation,
                   [this, j = c.index, n = c.step](worker_node& w) { worker_execute(j, w.ctl->granted(n)); });
         break;
@@ -211,17 +272,21 @@ void cluster::chief_execute(run_commands cmds) {
                       [this, j](worker_node& w) { worker_execute(j, w.ctl->stop()); });
         break;
       case kind::evaluate:
-        at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->evaluated(op, false, clock())); });
+        chief_at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->evaluated(op, false, clock())); });
         break;
-      case kind::save:
-        at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->saved(op)); });
+      case kind::save: // the manifest: the global step and examples at the save
+        ckpt_ = checkpoint{chief_->steps(), chief_->examples()};
+        chief_at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->saved(op)); });
         break;
       case kind::finish:
         finish_summary();
-        at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->finished(op)); });
+        chief_at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->finished(op)); });
         break;
       case kind::quit:
         log("chief", "quit");
+        for (uint32_t j = 0; j < sc_.workers; ++j) // its exit reaches every worker still running
+          if (auto& w = *workers_[j]; w.alive)
+            worker_execute(j, w.ctl->chief_down("the chief quit", true));
         over_ = true;
         check_end();
         return;
@@ -250,6 +315,7 @@ void cluster::on_hello(uint32_t j, uint64_t incarnation) {
   }
   // The welcome is the answer, sent after the handler's own messages (a start may overtake it).
   chief_execute(std::move(adm.then));
+  log("chief", cat("welcomes worker ", j, adm.steps_left >= 0 ? cat(" with ", adm.steps_left, " steps") : std::string{}));
   to_worker(chief_id(), j, incarnation, [this, j, left = adm.steps_left, more = adm.more](worker_node& w) {
     worker_execute(j, w.ctl->registered(left, more, sc_.shards));
   });
@@ -280,6 +346,7 @@ void cluster::start_worker(uint32_t j) {
   c.mode = sc_.mode;
   c.max_steps = sc_.max_steps;
   c.report_every = sc_.report_every;
+  c.chief_recoverable = true; // (its restart is reached again: the fault drills' chief case)
   c.startup_timeout = std::chrono::hours(1);
   w.ctl = std::make_unique<replica_control>(c);
   ++w.incarnation;
@@ -299,11 +366,11 @@ void cluster::worker_execute(uint32_t j, replica_commands cmds) {
       return;
     switch (c.what) {
       case kind::register_hello:
-        send(worker_id(j), chief_id(), [this, j, inc] { on_hello(j, inc); });
+        send_hello(j, inc);
         break;
       case kind::reconnect_chief:
-        violate("the simulator does not model a lost chief yet");
-        return;
+        reach_chief(j, inc);
+        break;
       case kind::pull:
         worker_pull(j);
         break;
@@ -314,7 +381,8 @@ void cluster::worker_execute(uint32_t j, replica_commands cmds) {
         worker_push(j);
         break;
       case kind::report:
-        send(worker_id(j), chief_id(), [this, j, c, step = w.ctl->step()] {
+        to_chief(worker_id(j), [this, j, c, step = w.ctl->step()] {
+          log("chief", cat("report of worker ", j, ": ", c.steps, " steps", c.final ? " (final)" : ""));
           chief_execute(chief_->progress(j, c.steps, c.examples, static_cast<double>(c.examples), c.final, clock(), step,
                                          c.stale_steps, c.split_steps));
         });
@@ -337,7 +405,7 @@ void cluster::worker_execute(uint32_t j, replica_commands cmds) {
       case kind::announce_stop:
         break;
       case kind::leave:
-        send(worker_id(j), chief_id(), [this, j] { chief_execute(chief_->worker_left(j, clock())); });
+        to_chief(worker_id(j), [this, j] { chief_execute(chief_->worker_left(j, clock())); });
         worker_gone(j, false, "left");
         return;
       case kind::quit:
@@ -397,7 +465,7 @@ void cluster::worker_gone(uint32_t j, bool crashed, const std::string& why) {
     return;
   w.alive = false;
   const uint64_t inc = w.incarnation;
-  send(worker_id(j), chief_id(), [this, j, inc, crashed, why] {
+  to_chief(worker_id(j), [this, j, inc, crashed, why] {
     if (workers_[j]->incarnation == inc) // (a restart's hello may be on its way: same link, after)
       chief_execute(chief_->worker_down(j, crashed ? why : "exited", clock()));
     else if (crashed)
@@ -556,7 +624,7 @@ void cluster::check_ssp(uint32_t s, uint32_t j) {
 // -- faults and the end ------------------------------------------------------------------------
 
 void cluster::inject(const fault& f) {
-  auto& w = *workers_[f.node];
+  auto& w = *workers_[f.what == fault::kind::crash_chief ? 0 : f.node];
   const std::string who = cat("worker ", f.node);
   switch (f.what) {
     case fault::kind::crash_worker:
@@ -579,6 +647,19 @@ void cluster::inject(const fault& f) {
       log(who, cat("computes ", f.factor, "x slower"));
       w.slow = f.factor;
       break;
+    case fault::kind::crash_chief:
+      if (!chief_alive_ || chief_->phase() == run_phase::done)
+        return;
+      chief_alive_ = false;
+      ++chief_inc_; // its messages in flight, timers and work die with it
+      ++chief_crashes_;
+      log("chief", cat("killed; restarts in ", stamp(f.duration)));
+      for (uint32_t j = 0; j < sc_.workers; ++j)
+        if (workers_[j]->alive)
+          to_worker(chief_id(), j, workers_[j]->incarnation,
+                    [this, j](worker_node& w) { worker_execute(j, w.ctl->chief_down("the chief went down (killed)")); });
+      at(now_ + f.duration, [this] { restart_chief(); });
+      break;
   }
   last_fault_heals_ = std::max(last_fault_heals_, now_ + f.duration);
 }
@@ -591,17 +672,25 @@ void cluster::check_end() {
   // Async and ssp count the workers' reports: a worker killed between its pushes and its report
   // leaves applied updates nobody counted (open: count from the shards' versions), at most its
   // grant's worth. Without kills, and in sync always, the counts agree exactly.
-  const int64_t slack = sc_.mode == train_mode::sync ? 0 : static_cast<int64_t>(crashes_) * (2 * sc_.report_every + 1);
-  if (out_.steps > sc_.max_steps || out_.steps < sc_.max_steps - (sc_.mode == train_mode::ssp ? slack : 0))
+  // A chief restart adds the rounds in flight when it read the shards' versions (async shards
+  // are a few updates apart).
+  const int64_t slack = sc_.mode == train_mode::sync
+                          ? 0
+                          : static_cast<int64_t>(crashes_) * (2 * sc_.report_every + 1)
+                              + static_cast<int64_t>(chief_crashes_) * sc_.workers;
+  // A round in flight when a restarted chief read the shards' versions, applied before and
+  // reported after, is counted twice: up to one step per worker and chief restart (async, ssp).
+  const int64_t over = sc_.mode == train_mode::sync ? 0 : static_cast<int64_t>(chief_crashes_) * sc_.workers;
+  if (out_.steps > sc_.max_steps + over || out_.steps < sc_.max_steps - (sc_.mode == train_mode::ssp ? slack : 0))
     violate(cat("the run stopped at global step ", out_.steps, ", not at max-steps ", sc_.max_steps));
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     auto v = static_cast<int64_t>(out_.versions[s]);
-    if (v < out_.steps || v > out_.steps + slack)
+    if (v < out_.steps - over || v > out_.steps + slack)
       violate(cat("shard ", s, " applied ", v, " updates but the summary counts ", out_.steps, " global steps"));
   }
   // Every round a worker pushed is reported as fresh, stale or split (workers finish their round
   // before they stop; a killed one takes its unreported rounds with it).
-  if (crashes_ == 0 && out_.worker_steps + out_.stale_steps + out_.split_steps != rounds_pushed_)
+  if (crashes_ == 0 && chief_crashes_ == 0 && out_.worker_steps + out_.stale_steps + out_.split_steps != rounds_pushed_)
     violate(cat("the workers pushed ", rounds_pushed_, " rounds but reported ", out_.worker_steps, " fresh, ",
                 out_.stale_steps, " stale and ", out_.split_steps, " split steps"));
   for (uint32_t j = 0; j < sc_.workers; ++j) // (a restart still registering finds no chief and exits)

@@ -89,6 +89,11 @@ private:
 
   // The chief.
   void chief_execute(run_commands cmds);
+  void to_chief(uint32_t from, std::function<void()> fn);
+  void chief_at(vtime t, std::function<void()> fn);
+  void restart_chief();
+  void reach_chief(uint32_t j, uint64_t inc);
+  void send_hello(uint32_t j, uint64_t inc);
   void on_hello(uint32_t j, uint64_t incarnation);
   void finish_summary();
 
@@ -122,7 +127,16 @@ private:
   uint64_t seq_ = 0;
   vtime now_ = 0;
   std::vector<vtime> link_last_; // per (from, to): the last delivery time (FIFO per link)
+  run_control_config rc_;                 // the chief's (a restart gets the same)
   std::unique_ptr<run_control> chief_;
+  uint64_t chief_inc_ = 1;                // the chief's process: messages to an older one are lost
+  bool chief_alive_ = true;
+  uint32_t chief_crashes_ = 0;
+  struct checkpoint {
+    int64_t steps;
+    int64_t examples;
+  };
+  std::optional<checkpoint> ckpt_;        // the chief's last save
   std::vector<std::unique_ptr<worker_node>> workers_;
   std::vector<std::unique_ptr<shard_node>> shards_;
   std::deque<std::string> transcript_;

@@ -15,9 +15,11 @@ const char* to_string(fault::kind k) {
     case fault::kind::freeze_worker:
       return "freeze";
     case fault::kind::slow_worker:
+      return "slow";
+    case fault::kind::crash_chief:
       break;
   }
-  return "slow";
+  return "crash-chief";
 }
 
 std::string scenario::replay() const {
@@ -28,6 +30,8 @@ std::string scenario::replay() const {
   if (mode == train_mode::ssp)
     out += cat(" --staleness ", staleness);
   out += cat(" --compute-us ", compute, " --latency-us ", latency, " --step-timeout-us ", step_timeout);
+  if (checkpoint_every > 0)
+    out += cat(" --checkpoint-every ", checkpoint_every);
   for (auto& f : faults)
     out += cat(" --fault ", to_string(f.what), ":", f.node, "@", f.at, f.what == fault::kind::slow_worker
                                                                      ? cat("x", f.factor)
@@ -62,10 +66,11 @@ scenario scenario_for(uint64_t seed, train_mode mode, scale size) {
   // About how long the run takes without faults: faults land inside it.
   const int64_t rounds = mode == train_mode::sync ? sc.max_steps : sc.max_steps / sc.workers + 1;
   const vtime span = std::max<vtime>(1, rounds * (sc.compute + 4 * sc.latency));
+  sc.checkpoint_every = std::max<int64_t>(1, sc.max_steps / 4);
   const auto faults = r.below(2) == 0 ? 0 : 1 + r.below(3);
   for (uint64_t k = 0; k < faults; ++k) {
     fault f;
-    f.what = static_cast<fault::kind>(r.below(3));
+    f.what = static_cast<fault::kind>(r.below(4));
     f.at = 20 * sc.latency + static_cast<vtime>(r.below(static_cast<uint64_t>(span))); // (after the start-up:
     // a worker lost for good before training begins is a start-up failure, by design)
     f.node = static_cast<uint32_t>(r.below(sc.workers));
@@ -75,12 +80,22 @@ scenario scenario_for(uint64_t seed, train_mode mode, scale size) {
       f.node = 1 + static_cast<uint32_t>(r.below(sc.workers - 1));
       const bool restart = r.below(2) == 0;
       f.duration = restart ? static_cast<vtime>(1 + r.below(static_cast<uint64_t>(span))) : 0;
+    } else if (f.what == fault::kind::crash_chief) {
+      f.node = 0;
+      f.duration = 1 + static_cast<vtime>(r.below(static_cast<uint64_t>(span)));
     } else if (f.what == fault::kind::freeze_worker)
       f.duration = static_cast<vtime>(1 + r.below(static_cast<uint64_t>(3 * sc.step_timeout)));
     else
       f.factor = 2.0 + static_cast<double>(r.below(8));
     sc.faults.push_back(f);
   }
+  // A restarted chief waits for every configured worker (non-elastic): one killed for good fails
+  // the restart at cluster.startup-timeout, by design. With a chief crash, killed workers return.
+  const bool chief_crash = std::any_of(sc.faults.begin(), sc.faults.end(),
+                                       [](const fault& f) { return f.what == fault::kind::crash_chief; });
+  for (auto& f : sc.faults)
+    if (chief_crash && f.what == fault::kind::crash_worker && f.duration == 0)
+      f.duration = std::max<vtime>(1, span / 2);
   return sc;
 }
 

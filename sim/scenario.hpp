@@ -19,6 +19,7 @@ struct fault {
     crash_worker,  ///< worker `node` dies (kill -9); restarted `duration` later when duration > 0
     freeze_worker, ///< worker `node` stops computing for `duration` (SIGSTOP, then SIGCONT)
     slow_worker,   ///< worker `node` computes `factor` times slower from now on
+    crash_chief,   ///< the chief dies (kill -9) and restarts `duration` later from its last checkpoint
   };
   kind what = kind::crash_worker;
   vtime at = 0;
@@ -43,6 +44,7 @@ struct scenario {
   vtime compute = 2'000;              ///< a step's compute time (each step jitters up to +50%)
   vtime latency = 200;                ///< one message's delay (each jitters up to +100%)
   vtime bound = 600'000'000;          ///< the run must end within this much after its last fault heals
+  int64_t checkpoint_every = 0;       ///< the chief saves a checkpoint every N global steps (0: never)
   std::vector<fault> faults;
 
   /// Returns the command line of actorps-sim that replays this scenario.

@@ -893,4 +893,84 @@ BOOST_AUTO_TEST_CASE(sync_a_worker_at_the_step_limit_starts_the_stop_and_its_dea
   BOOST_TEST((ctl.phase() == run_phase::finishing));
 }
 
+// Found by the simulator (async, seed 66 with a chief crash): workers that registered with a
+// restarted chief before the shards answered its setup were granted steps from the checkpoint's
+// step; the shards' kept step then moved it up and the run applied 48 of 37 steps. Grants wait
+// for the global step: they go out at the start.
+BOOST_AUTO_TEST_CASE(grants_wait_until_the_shards_set_the_global_step) {
+  auto c = config(); // async, 2 workers, 2 shards, max-steps 10
+  c.grant_steps = 8;
+  controller ctl{c};
+  ctl.begin(t0);
+  auto early = ctl.worker_registered(0, t0);
+  BOOST_TEST(early.steps_left == 0);
+  BOOST_TEST(early.more);
+  ctl.shard_ready(0, t0, 6);
+  ctl.shard_ready(1, t0, 6); // the shards kept their variables at step 6
+  auto welcome = ctl.worker_registered(1, t0);
+  int64_t granted = welcome.steps_left;
+  for (auto& cmd : welcome.then)
+    if (cmd.what == kind::grant)
+      granted += cmd.step;
+  BOOST_TEST(granted == 4); // 10 - 6, not 8 + 2
+}
+
+// Found by the simulator (async, seed 1238, a chief restart): a worker registered with the
+// restarted chief finished its round in flight and reported it before the start; the report was
+// dropped (not training yet), its grant stayed counted as held and the run waited forever.
+BOOST_AUTO_TEST_CASE(a_registered_worker_reports_before_the_start_and_it_counts) {
+  auto c = config(); // max-steps 10, 2 workers
+  c.grant_steps = 4;
+  controller ctl{c};
+  ctl.begin(t0);
+  ctl.shard_ready(0, t0, 2);
+  ctl.shard_ready(1, t0, 2);
+  auto welcome = ctl.worker_registered(0, t0);
+  BOOST_REQUIRE(welcome.steps_left == 4);
+  ctl.progress(0, 1, 10, 1.0, false, t0);
+  BOOST_TEST(ctl.steps() == 3);
+  BOOST_TEST(ctl.granted(0) == 3);
+  ctl.progress(1, 1, 10, 1.0, false, t0); // not registered: ignored
+  BOOST_TEST(ctl.steps() == 3);
+}
+
+// Found by the simulator (ssp, seed 252): a chief restarted after an ssp worker had finished
+// (out of steps) waited for it to register again, which it never does. A resumed run goes on
+// with the workers that came back once cluster.startup-timeout passes; a fresh one still fails.
+BOOST_AUTO_TEST_CASE(a_restarted_chief_goes_on_with_the_workers_that_came_back) {
+  controller ctl{config()}; // startup-timeout 20 s
+  ctl.resume(6, 60);
+  ctl.begin(t0);
+  ctl.shard_ready(0, t0, 6);
+  ctl.shard_ready(1, t0, 6);
+  ctl.worker_registered(0, t0);
+  auto cmds = ctl.tick(t0 + 21s);
+  BOOST_TEST(logs(cmds, "resuming without worker 1: no registration within cluster.startup-timeout"));
+  BOOST_TEST(has(cmds, kind::start_workers));
+  BOOST_TEST((ctl.phase() == run_phase::training));
+  controller fresh{config()};
+  fresh.begin(t0);
+  fresh.shard_ready(0, t0);
+  fresh.shard_ready(1, t0);
+  fresh.worker_registered(0, t0);
+  BOOST_TEST(has(fresh.tick(t0 + 21s), kind::fail));
+}
+
+// Found by the simulator (ssp, seed 1016): a chief killed after its run reached max-steps (while
+// finishing) resumed at that step on restart and waited for workers that had all quit. It
+// finishes the run instead: final evaluation, summary, save.
+BOOST_AUTO_TEST_CASE(a_chief_restarted_after_the_step_limit_finishes_the_run) {
+  controller ctl{config()}; // max-steps 10
+  ctl.resume(10, 100);
+  ctl.begin(t0);
+  ctl.shard_ready(0, t0, 10);
+  auto cmds = ctl.shard_ready(1, t0, 10);
+  BOOST_TEST(logs(cmds, "the run had reached max-steps 10 (global step 10): finishing it"));
+  BOOST_REQUIRE(has(cmds, kind::finish));
+  int summaries = 0;
+  run_to_end(ctl, cmds, &summaries);
+  BOOST_TEST(summaries == 1);
+  BOOST_TEST((ctl.phase() == run_phase::done));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
