@@ -158,7 +158,12 @@ caf::error detail::prepare(chief_pointer self) {
   rc.in_graph = cluster.in_graph();
   rc.replicas_to_aggregate = rc.in_graph ? 1 : cluster.replicas_to_aggregate; // in-graph: one update a step
   rc.slices = cluster.slices;
-  rc.max_steps = st.cfg.train.max_steps;
+  rc.max_steps = cluster.elastic.on || cluster.in_graph() // (elastic: the leases count the epochs exactly)
+                   ? st.cfg.train.max_steps
+                   : step_budget(cluster.mode, st.cfg.train.max_steps, st.cfg.train.max_epochs,
+                                 static_cast<int64_t>(st.cfg.data->train.rows), st.cfg.train.batch_size,
+                                 cluster.replicas_to_aggregate);
+  rc.budget_from_epochs = rc.max_steps > 0 && rc.max_steps != st.cfg.train.max_steps;
   rc.elastic = cluster.elastic.on;
   rc.min_workers = cluster.elastic.min_workers;
   rc.max_workers = cluster.elastic.max_workers;

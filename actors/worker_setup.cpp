@@ -1,5 +1,6 @@
 // Setting a worker up: the compute backend, the step (whole model or one slice), its data
 // partition, and checking the chief's plan and model-parallel group against them.
+#include "control/run_control.hpp"
 #include "control/slicing.hpp"
 #include "actors/worker_state.hpp"
 #include "common/errc.hpp"
@@ -110,7 +111,11 @@ caf::error join_group(worker_pointer self, const slice_group& group) {
 replica_control_config control_config(const worker_replica_config& cfg) {
   replica_control_config c;
   c.mode = cfg.cluster.mode;
-  c.max_steps = cfg.train.max_steps;
+  c.max_steps = cfg.cluster.elastic.on || cfg.cluster.in_graph() || !cfg.data // (the chief's limit: sync stops here)
+                  ? cfg.train.max_steps
+                  : step_budget(cfg.cluster.mode, cfg.train.max_steps, cfg.train.max_epochs,
+                                static_cast<int64_t>(cfg.data->train.rows), cfg.train.batch_size,
+                                cfg.cluster.replicas_to_aggregate);
   c.report_every = cfg.cluster.report_every;
   c.speaks_for_group = cfg.index % cfg.cluster.slices == 0; // every slice computes the same loss
   c.shards_recoverable = static_cast<bool>(cfg.reconnect_shard) && !cfg.cluster.model_parallel();

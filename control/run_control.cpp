@@ -31,7 +31,7 @@ const char* to_string(run_phase p) {
 }
 
 run_control::run_control(run_control_config cfg)
-  : cfg_(std::move(cfg)), members_(cfg_.workers, member::absent), granted_(cfg_.workers, 0) {
+  : cfg_(std::move(cfg)), members_(cfg_.workers, member::absent), granted_(cfg_.workers, 0), limit_(cfg_.max_steps) {
   flight_.restoring.assign(cfg_.shards, false);
 }
 
@@ -427,7 +427,12 @@ void run_control::stop_if_all_stopped(run_commands& out) {
   if (phase_ != run_phase::training || !all_reported())
     return;
   phase_ = run_phase::stopping;
-  stop_reason_ = cat("max steps ", cfg_.max_steps, " reached");
+  std::optional<std::string> why; // (the step limit may be max-epochs' steps: the rule names it)
+  if (cfg_.should_stop)
+    why = cfg_.should_stop(steps_, examples_);
+  stop_reason_ = why                      ? *why
+                 : cfg_.budget_from_epochs ? cat("max-epochs' step budget (", cfg_.max_steps, " steps) reached")
+                                           : cat("max steps ", cfg_.max_steps, " reached");
   out.push_back(run_command::log("every worker stopped at the step limit"));
 }
 
@@ -552,7 +557,12 @@ int64_t run_control::grant(uint32_t j) {
   int64_t held = 0;
   for (auto g : granted_)
     held += g;
-  auto give = std::clamp<int64_t>(cfg_.max_steps - steps_ - held, 0, cfg_.grant_steps - granted_[j]);
+  // max-epochs' step budget is an estimate (a worker's last batch of its partition is partial):
+  // every step reported and the stop rule not met yet, a few more steps are granted
+  if (cfg_.budget_from_epochs && limit_ - steps_ - held <= 0 && held == 0 && cfg_.should_stop
+      && !cfg_.should_stop(steps_, examples_))
+    limit_ = steps_ + 1; // (one step at a time: the rule is asked again at each report)
+  auto give = std::clamp<int64_t>(limit_ - steps_ - held, 0, cfg_.grant_steps - granted_[j]);
   granted_[j] += give;
   return give;
 }
@@ -574,7 +584,7 @@ bool run_control::out_of_steps(uint32_t j) const {
   int64_t held = 0;
   for (auto g : granted_)
     held += g;
-  return cfg_.max_steps - steps_ - held <= 0;
+  return limit_ - steps_ - held <= 0 && (!cfg_.budget_from_epochs || held > 0);
 }
 
 // Keeps worker j's grant full while steps are left, so it never waits on the chief but at the end.

@@ -46,7 +46,10 @@ struct run_control_config {
   bool elastic = false;
   uint32_t min_workers = 1;
   uint32_t max_workers = 1;
-  int64_t max_steps = 0;              ///< 0: no step limit
+  int64_t max_steps = 0;              ///< 0: no step limit (see step_budget)
+  /// max_steps is max-epochs' step budget (step_budget), an estimate: grants go on past it until
+  /// the stop rule says the epochs are done (a partition's last batch is partial).
+  bool budget_from_epochs = false;
   /// > 0: async workers get their steps as grants of up to this many (see worker_welcome::more),
   /// so a run ends at exactly max_steps and workers stop when the chief stops answering.
   int64_t grant_steps = 0;
@@ -123,6 +126,14 @@ double next_epoch_evaluation(double epochs, int every);
 /// most max_steps / workers), so the run ends at exactly max_steps, also across a chief restart;
 /// 0 (no grants) otherwise. Sync workers stop by themselves at the global step limit.
 int64_t grant_steps_for(train_mode mode, int64_t max_steps, uint32_t workers, bool elastic, int report_every);
+
+/// The global steps a between-graph run may take: max_steps (0: none) and the steps max_epochs
+/// take, ceil(max_epochs x train_rows / examples per global step) -- batch in async and ssp,
+/// batch x replicas_to_aggregate in sync -- whichever is smaller; 0: no limit. With it as the
+/// grants' limit (async, ssp) and the workers' stop (sync) a run ends at exactly its epochs, to a
+/// batch, instead of up to a report interval per worker late.
+int64_t step_budget(train_mode mode, int64_t max_steps, int max_epochs, int64_t train_rows, int batch,
+                    uint32_t replicas_to_aggregate);
 
 /// The answer to a registration: refused (code and text) or accepted (steps_left for the welcome).
 struct run_admission {
@@ -295,6 +306,7 @@ private:
   bool resumed_ = false;       ///< resume() was called (a checkpoint decides the global step)
   int64_t attached_step_ = -1; ///< from the shards' kept versions
   int64_t kept_ahead_ = -1;    ///< resumed: the highest step the shards kept (a restarted chief)
+  int64_t limit_ = 0;          ///< the grants' step limit: max_steps, extended past an epochs budget
 };
 
 } // namespace actorps

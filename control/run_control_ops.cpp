@@ -10,6 +10,15 @@
 
 namespace actorps {
 
+int64_t step_budget(train_mode mode, int64_t max_steps, int max_epochs, int64_t train_rows, int batch,
+                    uint32_t replicas_to_aggregate) {
+  if (max_epochs <= 0 || train_rows <= 0 || batch <= 0 || mode == train_mode::model_parallel)
+    return max_steps;
+  const int64_t per_step = static_cast<int64_t>(batch) * (mode == train_mode::sync ? std::max<uint32_t>(1, replicas_to_aggregate) : 1);
+  const int64_t epochs = (static_cast<int64_t>(max_epochs) * train_rows + per_step - 1) / per_step;
+  return max_steps > 0 ? std::min(max_steps, epochs) : epochs;
+}
+
 int64_t grant_steps_for(train_mode mode, int64_t max_steps, uint32_t workers, bool elastic, int report_every) {
   if ((mode != train_mode::async && mode != train_mode::ssp) || max_steps <= 0 || workers == 0)
     return 0;

@@ -3,6 +3,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "config/cluster_options.hpp"
 
 #include <algorithm>
 
@@ -55,6 +56,9 @@ std::string plan_difference(const placement_plan& held, const placement_plan& wa
 caf::expected<scope_table::verdict> scope_table::begin(const shard_setup& setup) {
   auto& plan = setup.plan;
   const auto shard = setup.shard;
+  if (setup.session.mode != in_graph_session && !parse_train_mode(setup.session.mode))
+    return caf::make_error(errc::invalid_argument, cat("shard ", shard, ": unknown session mode \"", setup.session.mode,
+                                                       "\" (async, sync, ssp, model-parallel or in-graph)"));
   auto it = scopes_.find(plan.scope);
   if (it == scopes_.end()) {
     scopes_.emplace(plan.scope, entry{plan, setup.workers, setup.session, scope_phase::in_session});

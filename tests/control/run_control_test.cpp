@@ -973,4 +973,47 @@ BOOST_AUTO_TEST_CASE(a_chief_restarted_after_the_step_limit_finishes_the_run) {
   BOOST_TEST((ctl.phase() == run_phase::done));
 }
 
+// Issue 32, item 3: train.max-epochs was not exact in async with several workers (1.10, 1.55 and
+// 1.41 epochs with 1, 2 and 3 workers for --epochs 1): the chief learns of the examples a report
+// interval late per worker. The epochs become a step budget, which grants (async, ssp) and the
+// workers' own stop (sync) keep exactly.
+BOOST_AUTO_TEST_CASE(max_epochs_become_a_step_budget) {
+  BOOST_TEST(step_budget(train_mode::async, 0, 1, 8000, 50, 1) == 160);
+  BOOST_TEST(step_budget(train_mode::ssp, 0, 2, 8000, 64, 1) == 250);  // 16,000 / 64
+  BOOST_TEST(step_budget(train_mode::sync, 0, 1, 8000, 50, 2) == 80);  // two batches a global step
+  BOOST_TEST(step_budget(train_mode::async, 0, 1, 8001, 50, 1) == 161); // the last batch is whole
+  BOOST_TEST(step_budget(train_mode::async, 100, 1, 8000, 50, 1) == 100); // max-steps comes first
+  BOOST_TEST(step_budget(train_mode::async, 300, 0, 8000, 50, 1) == 300); // no epoch limit
+  BOOST_TEST(step_budget(train_mode::model_parallel, 0, 1, 8000, 50, 1) == 0);
+}
+
+// With partial last batches the epochs' step budget falls a little short of the epoch (3
+// workers on 55,000 examples ran out of grants at 1,100 steps with 54,9xx examples, and waited):
+// the grants go on until the stop rule says the epochs are done.
+BOOST_AUTO_TEST_CASE(an_epochs_budget_is_extended_until_the_epochs_are_done) {
+  auto c = config(); // async, 2 workers
+  c.max_steps = 10;
+  c.budget_from_epochs = true;
+  c.grant_steps = 4;
+  c.should_stop = [](int64_t, int64_t examples) -> std::optional<std::string> {
+    if (examples >= 1000)
+      return std::string{"max epochs 1 reached"};
+    return std::nullopt;
+  };
+  controller ctl{c};
+  ctl.begin(t0);
+  ctl.shard_ready(0, t0);
+  ctl.shard_ready(1, t0);
+  BOOST_TEST(ctl.worker_registered(0, t0).steps_left == 4);
+  BOOST_TEST(ctl.worker_registered(1, t0).steps_left == 4);
+  ctl.progress(0, 4, 400, 1.0, false, t0);
+  ctl.progress(1, 4, 380, 1.0, false, t0); // a partial batch
+  auto cmds = ctl.progress(0, 2, 190, 1.0, false, t0); // 10 steps, 970 examples: short
+  BOOST_TEST((ctl.phase() == run_phase::training));
+  BOOST_REQUIRE(has(cmds, kind::grant));
+  cmds = ctl.progress(0, 1, 100, 1.0, false, t0);
+  BOOST_TEST((ctl.phase() == run_phase::stopping));
+  BOOST_TEST(ctl.stop_reason() == "max epochs 1 reached");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

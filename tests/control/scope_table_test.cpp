@@ -89,4 +89,17 @@ BOOST_AUTO_TEST_CASE(only_kept_scopes_are_dropped) {
   BOOST_TEST(t.names().empty());
 }
 
+// Issue 32, item 4: the train mode travels as a string; an unknown one silently got no
+// aggregator (and was applied as async). Refused by name before anything is created.
+BOOST_AUTO_TEST_CASE(an_unknown_session_mode_is_refused_by_name) {
+  table t;
+  auto setup = setup_of("p");
+  setup.session.mode = "sinc";
+  auto r = t.begin(setup);
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(describe(r.error())
+             == "invalid_argument: shard 0: unknown session mode \"sinc\" (async, sync, ssp, model-parallel or in-graph)");
+  BOOST_TEST(t.names().empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
