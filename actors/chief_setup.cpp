@@ -25,6 +25,16 @@ using namespace detail;
 
 namespace {
 
+session_kind session_kind_of_mode(train_mode m) {
+  switch (m) {
+    case train_mode::async: return session_kind::async;
+    case train_mode::sync: return session_kind::sync;
+    case train_mode::ssp: return session_kind::ssp;
+    case train_mode::model_parallel: break;
+  }
+  return session_kind::model_parallel;
+}
+
 const char* tag = "chief";
 
 // Shard s's setup: from ckpt when given, else the seeded initial values in `values`.
@@ -37,7 +47,7 @@ caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const check
   setup.optimizer = to_optimizer_config(st.shard_opt);
   auto& cluster = st.cfg.cluster;
   setup.workers = cluster.worker_ids();
-  setup.session = {cluster.in_graph() ? in_graph_session : to_string(cluster.mode), cluster.replicas_to_aggregate, cluster.staleness,
+  setup.session = {cluster.in_graph() ? session_kind::in_graph : session_kind_of_mode(cluster.mode), cluster.replicas_to_aggregate, cluster.staleness,
                    static_cast<int64_t>(cluster.step_timeout.count()), static_cast<uint32_t>(cluster.workers.size())};
   if (cluster.elastic.on && cluster.mode == train_mode::sync && cluster.elastic.aggregate == elastic_aggregate::all)
     setup.session.sum_over = static_cast<uint32_t>(cluster.workers.size()); // linear lr scaling with the membership

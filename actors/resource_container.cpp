@@ -44,15 +44,15 @@ struct container_state {
 using container_pointer = resource_container_actor::stateful_pointer<container_state>;
 
 // Spawns the shard of a new scope, with an aggregator in front for sync and ssp sessions (an
-// in-graph session, whose mode is "in-graph", has none: the chief pushes each step's average).
+// in-graph session (session_kind::in_graph) has none: the chief pushes each step's average).
 scope_actors spawn_scope(container_pointer self, const shard_setup& setup) {
   auto& cfg = self->state.cfg;
   scope_actors out;
   out.shard = make_parameter_shard(self->system(), {cfg.index, std::chrono::milliseconds{0}});
   out.front = out.shard;
-  auto mode = parse_train_mode(setup.session.mode);
-  if (mode && (*mode == train_mode::sync || *mode == train_mode::ssp)) {
-    sync_aggregator_config agg{cfg.index, *mode, setup.workers, setup.session.replicas_to_aggregate,
+  const auto kind = setup.session.mode;
+  if (kind == session_kind::sync || kind == session_kind::ssp) {
+    sync_aggregator_config agg{cfg.index, kind == session_kind::sync ? train_mode::sync : train_mode::ssp, setup.workers, setup.session.replicas_to_aggregate,
                                setup.session.staleness, std::chrono::milliseconds{setup.session.step_timeout_ms},
                                cfg.request_timeout, setup.session.live_at_start,
                                setup.session.sum_over};
@@ -134,7 +134,7 @@ caf::result<setup_reply> on_setup(container_pointer self, shard_setup& setup) {
   }
   if (*verdict == scope_table::verdict::create) {
     st.scopes[scope] = spawn_scope(self, setup);
-    log_line(st.tag, cat("scope ", scope_label(scope), ": new (", setup.session.mode, " session)"));
+    log_line(st.tag, cat("scope ", scope_label(scope), ": new (", to_string(setup.session.mode), " session)"));
   } else {
     log_line(st.tag, cat("scope ", scope_label(scope), ": a session attaches to its kept variables"));
   }

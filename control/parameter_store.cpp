@@ -152,7 +152,7 @@ caf::error parameter_store::init(const shard_setup& setup) {
   shard_ = setup.shard;
   scope_ = plan.scope;
   workers_ = setup.workers;
-  pushers_ = setup.session.mode == in_graph_session ? pushers::chief : pushers::workers;
+  pushers_ = setup.session.mode == session_kind::in_graph ? pushers::chief : pushers::workers;
   optimizer_ = *opt;
   layout_ = shard_layout{plan, setup.shard};
   parts_ = std::move(parts);

@@ -3,7 +3,6 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
-#include "config/cluster_options.hpp"
 
 #include <algorithm>
 
@@ -56,9 +55,10 @@ std::string plan_difference(const placement_plan& held, const placement_plan& wa
 caf::expected<scope_table::verdict> scope_table::begin(const shard_setup& setup) {
   auto& plan = setup.plan;
   const auto shard = setup.shard;
-  if (setup.session.mode != in_graph_session && !parse_train_mode(setup.session.mode))
-    return caf::make_error(errc::invalid_argument, cat("shard ", shard, ": unknown session mode \"", setup.session.mode,
-                                                       "\" (async, sync, ssp, model-parallel or in-graph)"));
+  if (to_string(setup.session.mode) == nullptr)
+    return caf::make_error(errc::invalid_argument, cat("shard ", shard, ": unknown session mode ",
+                                                       static_cast<unsigned>(setup.session.mode),
+                                                       " (0 async, 1 sync, 2 ssp, 3 model-parallel, 4 in-graph)"));
   auto it = scopes_.find(plan.scope);
   if (it == scopes_.end()) {
     scopes_.emplace(plan.scope, entry{plan, setup.workers, setup.session, scope_phase::in_session});
@@ -71,8 +71,8 @@ caf::expected<scope_table::verdict> scope_table::begin(const shard_setup& setup)
   if (held.workers != setup.workers || held.session != setup.session)
     return caf::make_error(errc::invalid_argument,
                            cat("shard ", shard, ": scope ", scope_label(plan.scope), " was trained by ", held.workers,
-                               " workers (", held.session.mode, "), this session has ", setup.workers, " (",
-                               setup.session.mode, "): a session continues a scope with the same workers and mode"));
+                               " workers (", to_string(held.session.mode), "), this session has ", setup.workers, " (",
+                               to_string(setup.session.mode), "): a session continues a scope with the same workers and mode"));
   it->second.phase = scope_phase::in_session;
   return verdict::attach;
 }

@@ -42,14 +42,25 @@ struct placement_plan {
   std::string scope;                ///< train.scope: the variables' scope on the shards ("": none)
 };
 
-/// session_mode::mode of a session with train.replication = in-graph: the chief pushes each
-/// step's averaged gradient straight to the shard (no aggregator); workers only pull.
-inline constexpr const char* in_graph_session = "in-graph";
+/// How a session's pushes reach its scope's shard: the chief's train.mode, or in-graph (the
+/// chief pushes each step's averaged gradient straight to the shard, no aggregator; workers only
+/// pull). Travels as its number; a number outside the enum is refused by the ps node by name.
+enum class session_kind : uint8_t { async = 0, sync = 1, ssp = 2, model_parallel = 3, in_graph = 4 };
 
-/// How a session's pushes reach its scope's shard (the chief's train.mode): async applies each
-/// at once; sync and ssp go through a SyncAggregator the shard node spawns for the scope.
+/// "async", "sync", "ssp", "model-parallel", "in-graph"; nullptr outside the enum.
+inline const char* to_string(session_kind k) {
+  switch (k) {
+    case session_kind::async: return "async";
+    case session_kind::sync: return "sync";
+    case session_kind::ssp: return "ssp";
+    case session_kind::model_parallel: return "model-parallel";
+    case session_kind::in_graph: return "in-graph";
+  }
+  return nullptr;
+}
+
 struct session_mode {
-  std::string mode = "async";         ///< async, sync, ssp, model-parallel or in-graph
+  session_kind mode = session_kind::async;
   uint32_t replicas_to_aggregate = 1; ///< sync
   uint32_t staleness = 0;             ///< ssp
   int64_t step_timeout_ms = 30000;    ///< sync: a step goes on without a silent worker after this

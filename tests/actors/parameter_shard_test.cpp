@@ -319,7 +319,7 @@ BOOST_AUTO_TEST_CASE(in_an_in_graph_session_only_the_chief_pushes) {
   BOOST_TEST((r.error() == errc::unknown_worker));
   auto in_graph = keep(make_parameter_shard(*sys, {1, std::chrono::milliseconds{0}}));
   auto setup = setup_for_shard1();
-  setup.session.mode = in_graph_session;
+  setup.session.mode = session_kind::in_graph;
   BOOST_REQUIRE(ask<setup_reply>(in_graph, init_atom_v, setup));
   auto worker = ask<push_reply>(in_graph, push_atom_v, push_request{0, 1, {{1, 0, {{1.0f, 1.0f, 1.0f}}}}});
   BOOST_REQUIRE(!worker);

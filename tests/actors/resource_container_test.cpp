@@ -15,7 +15,7 @@ namespace {
 
 struct container_fixture : actor_fixture {
   // One variable w (1x2) on one shard, sgd with learning rate 1: a push of g subtracts g.
-  shard_setup setup_of(const std::string& scope, std::vector<float> w = {10.0f, 20.0f}, const std::string& mode = "async") {
+  shard_setup setup_of(const std::string& scope, std::vector<float> w = {10.0f, 20.0f}, session_kind mode = session_kind::async) {
     shard_setup s;
     s.shard = 0;
     s.plan = make_placement({{"w", 1, 2}}, 1, placement_strategy::round_robin);
@@ -196,8 +196,8 @@ BOOST_AUTO_TEST_CASE(only_kept_scopes_are_dropped) {
 
 BOOST_AUTO_TEST_CASE(a_sync_session_gets_its_own_aggregator) {
   auto c = spawn(true);
-  BOOST_REQUIRE(ask<setup_reply>(c, init_atom_v, setup_of("s", {10.0f, 20.0f}, "sync")));
-  BOOST_REQUIRE(ask<setup_reply>(c, init_atom_v, setup_of("t", {10.0f, 20.0f}, "async")));
+  BOOST_REQUIRE(ask<setup_reply>(c, init_atom_v, setup_of("s", {10.0f, 20.0f}, session_kind::sync)));
+  BOOST_REQUIRE(ask<setup_reply>(c, init_atom_v, setup_of("t", {10.0f, 20.0f}, session_kind::async)));
   auto r = push(c, "s", 2.0f);
   BOOST_REQUIRE_MESSAGE(r, error_text(r));
   BOOST_TEST(r->next_step == 1u); // released by the aggregator (1 worker: every push completes a step)

@@ -20,7 +20,7 @@ shard_setup setup_of(const std::string& scope, std::vector<variable_spec> vars =
   s.plan = make_placement(vars, 2, placement_strategy::round_robin);
   s.plan.scope = scope;
   s.workers = 2;
-  s.session.mode = "sync";
+  s.session.mode = session_kind::sync;
   return s;
 }
 
@@ -89,16 +89,17 @@ BOOST_AUTO_TEST_CASE(only_kept_scopes_are_dropped) {
   BOOST_TEST(t.names().empty());
 }
 
-// Issue 32, item 4: the train mode travels as a string; an unknown one silently got no
-// aggregator (and was applied as async). Refused by name before anything is created.
+// Issue 32, item 4: the train mode travelled as a string; an unknown one silently got no
+// aggregator (and was applied as async). It is an enum on the wire now, and a number outside it
+// (a peer of another version, or forged) is refused by name before anything is created.
 BOOST_AUTO_TEST_CASE(an_unknown_session_mode_is_refused_by_name) {
   table t;
   auto setup = setup_of("p");
-  setup.session.mode = "sinc";
+  setup.session.mode = static_cast<session_kind>(9);
   auto r = t.begin(setup);
   BOOST_REQUIRE(!r);
   BOOST_TEST(describe(r.error())
-             == "invalid_argument: shard 0: unknown session mode \"sinc\" (async, sync, ssp, model-parallel or in-graph)");
+             == "invalid_argument: shard 0: unknown session mode 9 (0 async, 1 sync, 2 ssp, 3 model-parallel, 4 in-graph)");
   BOOST_TEST(t.names().empty());
 }
 

@@ -59,7 +59,7 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   shard_setup setup{1, sample_plan(), {"adam", 0.001f, 0.9f, 0.8f, 0.99f, 1e-7f, 0.5f, 100}, 3,
                     {sample_slice(1, 160)}};
   setup.plan.scope = "problem_1";
-  setup.session = {"sync", 2, 0, 1500};
+  setup.session = {session_kind::sync, 2, 0, 1500};
   BOOST_TEST((round_trip(setup) == setup));
   setup_reply sr{true, 42};
   BOOST_TEST((round_trip(sr) == sr));
