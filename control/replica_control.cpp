@@ -133,6 +133,8 @@ replica_commands replica_control::granted(int64_t steps) {
   if (phase_ != replica_phase::awaiting_grant)
     return {};
   phase_ = replica_phase::in_round;
+  if (round_.at != stage::none) // (a round in flight across a chief restart: its end begins the next step)
+    return {};
   return next_step();
 }
 
@@ -319,10 +321,11 @@ replica_commands replica_control::step_complete() {
   } else {
     ++report_steps_;
     if (steps_left_ > 0 && --steps_left_ == 0) {
-      if (!more_grants_)
+      if (!more_grants_) {
         phase_ = replica_phase::stopping; // its steps are the global steps
-      else if (phase_ == replica_phase::in_round) {
-        phase_ = replica_phase::awaiting_grant; // the chief counts these steps, then grants more
+      } else if (phase_ != replica_phase::paused) { // the chief counts these steps, then grants more
+        if (phase_ == replica_phase::in_round) // (waiting for the start: a round from before a chief restart)
+          phase_ = replica_phase::awaiting_grant;
         out.push_back(report(false));
       }
     }

@@ -648,4 +648,40 @@ BOOST_AUTO_TEST_CASE(a_grant_that_overtakes_the_welcome_is_kept) {
   BOOST_TEST(ctl.steps_left() == 4);
 }
 
+// Found by the simulator (ssp, seed 8117, chief restarts): a worker that registered with the
+// restarted chief while its push was still in flight waited for a grant; the grant began a new
+// step at once and pushed the same step again. The round in flight finishes first.
+BOOST_AUTO_TEST_CASE(a_grant_does_not_begin_a_step_while_a_round_is_in_flight) {
+  controller ctl(config());
+  auto t = first_pushes(ctl); // the pushes of step 0 are in flight
+  BOOST_REQUIRE(has(ctl.chief_down("the chief went down (killed)"), kind::reconnect_chief));
+  ctl.chief_reconnected(t0);
+  ctl.registered(0, true, 2);
+  ctl.start(); // no steps yet: waits for a grant, the pushes still in flight
+  BOOST_TEST(!has(ctl.granted(3), kind::compute));
+  ctl.answers(0, t.e0);
+  ctl.pushed(0, 1, 1, false);
+  ctl.answers(1, t.e1);
+  BOOST_TEST(has(ctl.pushed(1, 1, 1, false), kind::compute)); // now the next step
+  BOOST_TEST(ctl.step() == 1);
+}
+
+// Found by the simulator (ssp, seed 19846, a chief restart): a round from before the restart
+// used up the new grant while the worker waited for the start; it reported nothing, the chief
+// held the grant as unused, and both waited for good. The step is reported.
+BOOST_AUTO_TEST_CASE(a_grant_used_up_before_the_start_is_reported) {
+  controller ctl(config());
+  auto t = first_pushes(ctl);
+  ctl.chief_down("the chief went down (killed)");
+  ctl.chief_reconnected(t0);
+  ctl.registered(1, true, 2); // one step granted by the restarted chief; not started yet
+  ctl.answers(0, t.e0);
+  ctl.pushed(0, 1, 1, false);
+  ctl.answers(1, t.e1);
+  auto cmds = ctl.pushed(1, 1, 1, false); // the round from before ends: its step uses the grant
+  BOOST_REQUIRE(has(cmds, kind::report));
+  BOOST_TEST(find(cmds, kind::report)->steps == 1);
+  BOOST_TEST(ctl.phase() == phase::waiting_start);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
