@@ -39,6 +39,12 @@ struct cluster::worker_node {
 };
 
 struct cluster::shard_node {
+  bool alive = true;        ///< its process runs
+  bool restored = true;     ///< set up (a restarted shard waits for the chief's restore)
+  uint64_t incarnation = 1; ///< messages to an older process are lost
+  uint64_t lost_updates = 0; ///< lost with its crashes (applied after the restored checkpoint)
+  uint64_t crashes = 0;
+  uint64_t restores = 0;
   uint64_t version = 0;
   std::optional<sync_rule> sync;
   std::optional<ssp_rule> ssp;
@@ -76,6 +82,7 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
   rc.startup_timeout = std::chrono::seconds(60);
   rc.request_timeout = std::chrono::hours(1);
   rc.checkpoints = sc_.checkpoint_every > 0;
+  rc.shards_recoverable = rc.checkpoints;
   rc.checkpoint_every_steps = sc_.checkpoint_every;
   rc_ = rc;
   chief_ = std::make_unique<run_control>(std::move(rc));
@@ -188,10 +195,47 @@ void cluster::restart_chief() {
     chief_->resume(ckpt_->steps, ckpt_->examples);
   chief_execute(chief_->begin(clock()));
   for (uint32_t s = 0; s < sc_.shards; ++s)
+    setup_shard(s);
+}
+
+// A restarted chief's setup of shard s: it connects once the shard runs; a shard that kept its
+// variables answers with its version, one that lost them (restarted meanwhile) is set up from the
+// chief's checkpoint (the lost one's restore comes with the setup; the chief's notice of its loss
+// was lost with the previous chief).
+void cluster::setup_shard(uint32_t s) {
+  chief_at(now_ + 10 * sc_.latency, [this, s] {
+    auto& sh = *shards_[s];
+    if (!sh.alive)
+      return setup_shard(s);
     send(chief_id(), shard_id(s), [this, s] {
-      auto version = shards_[s]->version;
+      auto& sh = *shards_[s];
+      if (!sh.restored) {
+        if (!ckpt_) {
+          log("chief", cat("cannot set up shard ", s, ": it lost its variables and there is no checkpoint"));
+          no_checkpoint_ = true;
+          over_ = true;
+          return;
+        }
+        sh.version = ckpt_->versions[s];
+        sh.lost_updates += crashed_at_[s] > sh.version ? crashed_at_[s] - sh.version : 0;
+        sh.restored = true;
+        ++sh.restores;
+        if (sc_.mode == train_mode::sync) {
+          sh.sync.emplace(sc_.workers, sc_.replicas_to_aggregate);
+          sh.sync->resume_at(sh.version);
+        } else if (sc_.mode == train_mode::ssp) {
+          sh.ssp.emplace(sc_.workers, sc_.staleness);
+          sh.ssp->resume();
+          sh.silence.emplace(sc_.workers, clock());
+          sh.check_armed = false;
+        }
+        log(cat("shard ", s), cat("set up from the checkpoint at version ", sh.version));
+        return to_chief(shard_id(s), [this, s] { chief_execute(chief_->shard_ready(s, clock(), 0)); });
+      }
+      auto version = sh.version;
       to_chief(shard_id(s), [this, s, version] { chief_execute(chief_->shard_ready(s, clock(), version)); });
     });
+  });
 }
 
 void cluster::log(const std::string& who, const std::string& text) {
@@ -283,9 +327,24 @@ void cluster::chief_execute(run_commands cmds) {
       case kind::evaluate:
         chief_at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->evaluated(op, false, clock())); });
         break;
-      case kind::save: // the manifest: the global step and examples at the save
-        ckpt_ = checkpoint{chief_->steps(), chief_->examples()};
-        chief_at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->saved(op)); });
+      case kind::save: { // the manifest: the global step, examples and every shard's snapshot
+        checkpoint taken{chief_->steps(), chief_->examples(), {}, {}};
+        for (auto& sh : shards_) {
+          taken.versions.push_back(sh->version);
+          taken.incarnations.push_back(sh->alive && sh->restored ? sh->incarnation : 0);
+        }
+        chief_at(now_ + 1'000, [this, op = c.op, taken] {
+          bool intact = true; // (a shard lost meanwhile: the snapshot was never written)
+          for (uint32_t s = 0; s < sc_.shards; ++s)
+            intact = intact && taken.incarnations[s] == shards_[s]->incarnation && shards_[s]->alive;
+          if (intact && chief_->wanted(op))
+            ckpt_ = taken;
+          chief_execute(chief_->saved(op));
+        });
+        break;
+      }
+      case kind::restore_shard:
+        restore_shard(c.index);
         break;
       case kind::finish:
         finish_summary();
@@ -304,8 +363,7 @@ void cluster::chief_execute(run_commands cmds) {
         violate(cat("the run failed: ", c.text));
         return;
       case kind::in_graph_step:
-      case kind::restore_shard:
-        violate("the simulator does not model in-graph steps or shard restores yet");
+        violate("the simulator does not model in-graph steps yet");
         return;
     }
   }
@@ -356,6 +414,7 @@ void cluster::start_worker(uint32_t j) {
   c.max_steps = sc_.max_steps;
   c.report_every = sc_.report_every;
   c.chief_recoverable = true; // (its restart is reached again: the fault drills' chief case)
+  c.shards_recoverable = sc_.checkpoint_every > 0; // (and a shard's: the shard case)
   c.startup_timeout = std::chrono::hours(1);
   w.ctl = std::make_unique<replica_control>(c);
   ++w.incarnation;
@@ -396,8 +455,8 @@ void cluster::worker_execute(uint32_t j, replica_commands cmds) {
                                          c.stale_steps, c.split_steps));
         });
         break;
-      case kind::reconnect_shards: // (shards never go down here: reached at once)
-        to_worker(worker_id(j), j, inc, [this, j](worker_node& w) { worker_execute(j, w.ctl->shards_reconnected()); });
+      case kind::reconnect_shards:
+        reach_shards(j, inc, c.shards);
         break;
       case kind::retry_after:
         at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(), [this, j, inc] {
@@ -437,13 +496,18 @@ void cluster::worker_pull(uint32_t j) {
   const uint64_t inc = w.incarnation;
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     const uint64_t epoch = w.ctl->requested(s);
-    send(worker_id(j), shard_id(s), [this, s, j, inc, epoch] {
-      const uint64_t version = shards_[s]->version;
-      to_worker(shard_id(s), j, inc, [this, s, j, epoch, version](worker_node& w) {
-        if (w.ctl->answers(s, epoch))
-          worker_execute(j, w.ctl->pulled(s, version));
-      });
-    });
+    to_shard(
+      worker_id(j), s,
+      [this, s, j, inc, epoch] {
+        if (!shards_[s]->restored)
+          return shard_refuse(s, j, inc, epoch);
+        const uint64_t version = shards_[s]->version;
+        to_worker(shard_id(s), j, inc, [this, s, j, epoch, version](worker_node& w) {
+          if (w.ctl->answers(s, epoch))
+            worker_execute(j, w.ctl->pulled(s, version));
+        });
+      },
+      request_lost(s, j, inc, epoch));
   }
 }
 
@@ -462,7 +526,14 @@ void cluster::worker_push(uint32_t j) {
   ++rounds_pushed_;
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     const uint64_t epoch = w.ctl->requested(s);
-    send(worker_id(j), shard_id(s), [this, s, j, inc, epoch, step] { shard_push(s, j, inc, epoch, step); });
+    to_shard(
+      worker_id(j), s,
+      [this, s, j, inc, epoch, step] {
+        if (!shards_[s]->restored)
+          return shard_refuse(s, j, inc, epoch);
+        shard_push(s, j, inc, epoch, step);
+      },
+      request_lost(s, j, inc, epoch));
   }
 }
 
@@ -482,13 +553,96 @@ void cluster::worker_gone(uint32_t j, bool crashed, const std::string& why) {
   });
   for (uint32_t s = 0; s < sc_.shards; ++s)
     if (shards_[s]->seen[j] == inc)
-      send(worker_id(j), shard_id(s), [this, s, j, inc] {
+      to_shard(worker_id(j), s, [this, s, j, inc] {
         if (shards_[s]->seen[j] == inc)
           shard_lose(s, j);
       });
 }
 
 // -- shards ------------------------------------------------------------------------------------
+
+// A message to the shard process running when it was sent: lost when that process is gone.
+void cluster::to_shard(uint32_t from, uint32_t s, std::function<void()> fn, std::function<void()> lost) {
+  send(from, shard_id(s), [this, s, inc = shards_[s]->incarnation, fn = std::move(fn), lost = std::move(lost)] {
+    if (shards_[s]->alive && shards_[s]->incarnation == inc)
+      fn();
+    else if (lost)
+      lost(); // (the connection is gone: the request fails)
+  });
+}
+
+// A request of worker j to a shard process that is gone fails as a lost connection.
+std::function<void()> cluster::request_lost(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch) {
+  return [this, s, j, incarnation, epoch] {
+    to_worker(shard_id(s), j, incarnation, [this, s, j, epoch](worker_node& w) {
+      if (w.ctl->answers(s, epoch))
+        worker_execute(j, w.ctl->request_failed(s, request_failure::lost, errc::peer_unreachable,
+                                                cat("shard ", s, " is unreachable")));
+    });
+  };
+}
+
+// A restarted shard not restored yet answers not_initialized (the worker tries again).
+void cluster::shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch) {
+  to_worker(shard_id(s), j, incarnation, [this, s, j, epoch](worker_node& w) {
+    if (w.ctl->answers(s, epoch))
+      worker_execute(j, w.ctl->request_failed(s, request_failure::not_ready, errc::not_initialized,
+                                              cat("shard ", s, " is not restored yet")));
+  });
+}
+
+// A worker reaching restarted shards (the node retries their addresses until they answer).
+void cluster::reach_shards(uint32_t j, uint64_t inc, std::vector<uint32_t> lost) {
+  at(now_ + 10 * sc_.latency, [this, j, inc, lost] {
+    auto& w = *workers_[j];
+    if (!w.alive || w.incarnation != inc || over_)
+      return;
+    for (auto s : lost)
+      if (!shards_[s]->alive)
+        return reach_shards(j, inc, lost);
+    to_worker(worker_id(j), j, inc, [this, j](worker_node& w) { worker_execute(j, w.ctl->shards_reconnected()); });
+  });
+}
+
+// The chief reaches shard s's restart and restores it from its last checkpoint (its version and,
+// sync and ssp, a fresh rule resuming at it), then tells its controller.
+void cluster::restore_shard(uint32_t s) {
+  chief_at(now_ + 10 * sc_.latency, [this, s] {
+    auto& sh = *shards_[s];
+    if (!sh.alive)
+      return restore_shard(s);
+    if (!ckpt_) {
+      log("chief", cat("cannot restore shard ", s, ": no checkpoint yet (the run fails, as a real chief's does)"));
+      no_checkpoint_ = true;
+      over_ = true;
+      return;
+    }
+    // As the real chief: the values from the checkpoint, the update count the other shards are at
+    // (sync: their step), the checkpoint's when there is no other shard.
+    uint64_t version = ckpt_->versions[s];
+    for (uint32_t o = 0; o < sc_.shards; ++o)
+      if (o != s && shards_[o]->alive && shards_[o]->restored)
+        version = std::max(version, shards_[o]->version);
+    send(chief_id(), shard_id(s), [this, s, version] {
+      auto& sh = *shards_[s];
+      sh.lost_updates += crashed_at_[s] > version ? crashed_at_[s] - version : 0; // (one shard: the checkpoint's)
+      sh.version = version;
+      sh.restored = true;
+      ++sh.restores;
+      if (sc_.mode == train_mode::sync) {
+        sh.sync.emplace(sc_.workers, sc_.replicas_to_aggregate);
+        sh.sync->resume_at(version);
+      } else if (sc_.mode == train_mode::ssp) {
+        sh.ssp.emplace(sc_.workers, sc_.staleness);
+        sh.ssp->resume();
+        sh.silence.emplace(sc_.workers, clock());
+        sh.check_armed = false;
+      }
+      log(cat("shard ", s), cat("restored at version ", version));
+      to_chief(shard_id(s), [this, s] { chief_execute(chief_->shard_restored(s)); });
+    });
+  });
+}
 
 void cluster::shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t version,
                           uint64_t next_step, bool stale) {
@@ -620,7 +774,7 @@ void cluster::shard_silence_check(uint32_t s) {
 // the slowest worker this shard still counts (checked while no worker ever crashed: a restarted
 // worker enters at the slowest count by the rule's own convention).
 void cluster::check_ssp(uint32_t s, uint32_t j) {
-  if (crashes_ > 0 || silenced_ > 0)
+  if (crashes_ > 0 || silenced_ > 0 || shard_crashes_ > 0) // (a restored ssp rule forgets the counts)
     return;
   auto& sh = *shards_[s];
   int64_t slowest = INT64_MAX;
@@ -635,7 +789,7 @@ void cluster::check_ssp(uint32_t s, uint32_t j) {
 // -- faults and the end ------------------------------------------------------------------------
 
 void cluster::inject(const fault& f) {
-  auto& w = *workers_[f.what == fault::kind::crash_chief ? 0 : f.node];
+  auto& w = *workers_[f.what == fault::kind::crash_chief || f.what == fault::kind::crash_shard ? 0 : f.node];
   const std::string who = cat("worker ", f.node);
   switch (f.what) {
     case fault::kind::crash_worker:
@@ -658,6 +812,33 @@ void cluster::inject(const fault& f) {
       log(who, cat("computes ", f.factor, "x slower"));
       w.slow = f.factor;
       break;
+    case fault::kind::crash_shard: {
+      auto& sh = *shards_[f.node];
+      if (!sh.alive || !sh.restored || chief_->phase() == run_phase::done)
+        return;
+      sh.alive = false;
+      sh.restored = false;
+      ++sh.incarnation;
+      ++sh.crashes;
+      ++shard_crashes_;
+      crashed_at_[f.node] = sh.version;
+      for (auto& p : sh.pending)
+        p.reset();
+      log(cat("shard ", f.node), cat("killed; restarts in ", stamp(f.duration)));
+      to_chief(shard_id(f.node), [this, s = f.node] { chief_execute(chief_->shard_down(s, "killed")); });
+      for (uint32_t j = 0; j < sc_.workers; ++j)
+        if (workers_[j]->alive)
+          to_worker(shard_id(f.node), j, workers_[j]->incarnation, [this, j, s = f.node](worker_node& w) {
+            worker_execute(j, w.ctl->shard_down(s, cat("shard ", s, " went down (killed)")));
+          });
+      at(now_ + f.duration, [this, s = f.node] {
+        auto& sh = *shards_[s];
+        sh.alive = true; // (a new process: set up by the chief's restore)
+        log(cat("shard ", s), "restarts, waiting for the chief's restore");
+      });
+      last_fault_heals_ = std::max(last_fault_heals_, now_ + f.duration);
+      return;
+    }
     case fault::kind::crash_chief:
       if (!chief_alive_ || chief_->phase() == run_phase::done)
         return;
@@ -685,10 +866,12 @@ void cluster::check_end() {
   // grant's worth. Without kills, and in sync always, the counts agree exactly.
   // A chief restart adds the rounds in flight when it read the shards' versions (async shards
   // are a few updates apart).
+  // A round broken by a lost shard is no step, but the other shards applied its pushes (async,
+  // ssp): one per worker and shard crash.
   const int64_t slack = sc_.mode == train_mode::sync
                           ? 0
                           : static_cast<int64_t>(crashes_) * (2 * sc_.report_every + 1)
-                              + static_cast<int64_t>(chief_crashes_) * sc_.workers;
+                              + static_cast<int64_t>(chief_crashes_ + shard_crashes_) * sc_.workers;
   // A round in flight when a restarted chief read the shards' versions, applied before and
   // reported after, is counted twice: up to one step per worker and chief restart (async, ssp).
   const int64_t over = sc_.mode == train_mode::sync ? 0 : static_cast<int64_t>(chief_crashes_) * sc_.workers;
@@ -697,13 +880,17 @@ void cluster::check_end() {
   if (out_.steps > sc_.max_steps + over + adopted || out_.steps < sc_.max_steps - (sc_.mode == train_mode::ssp ? slack : 0))
     violate(cat("the run stopped at global step ", out_.steps, ", not at max-steps ", sc_.max_steps));
   for (uint32_t s = 0; s < sc_.shards; ++s) {
-    auto v = static_cast<int64_t>(out_.versions[s]);
+    auto& sh = *shards_[s];
+    if (sh.restores != sh.crashes)
+      violate(cat("shard ", s, " was lost ", sh.crashes, " times and restored ", sh.restores, " times"));
+    // updates after a lost shard's last checkpoint are lost with it; none other is
+    auto v = static_cast<int64_t>(out_.versions[s] + sh.lost_updates);
     if (v < out_.steps - over || v > out_.steps + slack)
       violate(cat("shard ", s, " applied ", v, " updates but the summary counts ", out_.steps, " global steps"));
   }
   // Every round a worker pushed is reported as fresh, stale or split (workers finish their round
   // before they stop; a killed one takes its unreported rounds with it).
-  if (crashes_ == 0 && chief_crashes_ == 0 && out_.worker_steps + out_.stale_steps + out_.split_steps != rounds_pushed_)
+  if (crashes_ == 0 && chief_crashes_ == 0 && shard_crashes_ == 0 && out_.worker_steps + out_.stale_steps + out_.split_steps != rounds_pushed_)
     violate(cat("the workers pushed ", rounds_pushed_, " rounds but reported ", out_.worker_steps, " fresh, ",
                 out_.stale_steps, " stale and ", out_.split_steps, " split steps"));
   for (uint32_t j = 0; j < sc_.workers; ++j) // (a restart still registering finds no chief and exits)

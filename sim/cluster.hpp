@@ -92,6 +92,7 @@ private:
   void to_chief(uint32_t from, std::function<void()> fn);
   void chief_at(vtime t, std::function<void()> fn);
   void restart_chief();
+  void setup_shard(uint32_t s);
   void reach_chief(uint32_t j, uint64_t inc);
   void send_hello(uint32_t j, uint64_t inc);
   void on_hello(uint32_t j, uint64_t incarnation);
@@ -106,6 +107,11 @@ private:
   void worker_gone(uint32_t j, bool crashed, const std::string& why);
 
   // A shard.
+  void to_shard(uint32_t from, uint32_t s, std::function<void()> fn, std::function<void()> lost = {});
+  std::function<void()> request_lost(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch);
+  void shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch);
+  void reach_shards(uint32_t j, uint64_t inc, std::vector<uint32_t> lost);
+  void restore_shard(uint32_t s);
   void shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t step);
   void shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t version, uint64_t next_step,
                    bool stale);
@@ -135,7 +141,12 @@ private:
   struct checkpoint {
     int64_t steps;
     int64_t examples;
+    std::vector<uint64_t> versions;     // each shard's snapshot
+    std::vector<uint64_t> incarnations; // of the shards snapshotted (0: one was not set up)
   };
+  std::vector<uint64_t> crashed_at_ = std::vector<uint64_t>(1024, 0); // per shard: its version when killed
+  uint32_t shard_crashes_ = 0;
+  bool no_checkpoint_ = false; // a shard was lost before any checkpoint: the run fails, by design
   std::optional<checkpoint> ckpt_;        // the chief's last save
   std::vector<std::unique_ptr<worker_node>> workers_;
   std::vector<std::unique_ptr<shard_node>> shards_;

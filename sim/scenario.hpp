@@ -20,6 +20,8 @@ struct fault {
     freeze_worker, ///< worker `node` stops computing for `duration` (SIGSTOP, then SIGCONT)
     slow_worker,   ///< worker `node` computes `factor` times slower from now on
     crash_chief,   ///< the chief dies (kill -9) and restarts `duration` later from its last checkpoint
+    crash_shard,   ///< shard `node` dies (kill -9), restarts `duration` later and is restored from the
+                   ///< last checkpoint by the chief
   };
   kind what = kind::crash_worker;
   vtime at = 0;
