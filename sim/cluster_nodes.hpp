@@ -1,0 +1,59 @@
+// The simulated cluster's nodes and helpers, shared by its files (sim/cluster*.cpp); not a public
+// header of the library.
+#pragma once
+
+#include "sim/cluster.hpp"
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace actorps::sim {
+
+inline constexpr size_t transcript_lines = 150;
+inline constexpr int batch_rows = 50;
+
+/// Virtual time as a log stamp, e.g. "    12.345 ms".
+inline std::string stamp(vtime t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%10.3f ms", static_cast<double>(t) / 1000.0);
+  return buf;
+}
+
+struct cluster::worker_node {
+  std::unique_ptr<replica_control> ctl;
+  uint64_t incarnation = 0;
+  bool alive = false; ///< its process runs (not crashed, not exited)
+  uint64_t chief = 1; ///< the chief process it is connected to (its loss is noticed only then)
+  vtime frozen_until = 0;
+  double slow = 1.0;
+};
+
+struct cluster::shard_node {
+  bool alive = true;        ///< its process runs
+  bool restored = true;     ///< set up (a restarted shard waits for the chief's restore)
+  uint64_t incarnation = 1; ///< messages to an older process are lost
+  uint64_t lost_updates = 0; ///< lost with its crashes (applied after the restored checkpoint)
+  uint64_t crashes = 0;
+  uint64_t restores = 0;
+  uint64_t version = 0;
+  std::optional<sync_rule> sync;
+  std::optional<ssp_rule> ssp;
+  /// A push waiting for its reply: sync, until its step applies; ssp, parked.
+  struct held {
+    uint64_t incarnation;
+    uint64_t epoch;
+    uint64_t version = 0;
+    uint64_t next_step = 0;
+  };
+  std::vector<std::optional<held>> pending; // per worker
+  std::vector<uint64_t> seen;               // per worker: the incarnation it monitors (0: none)
+  std::vector<bool> lost;                   // per worker: its down notification arrived
+  std::vector<int64_t> finished;            // ssp: steps applied per worker (the simulator's own count)
+  std::optional<silence_watch> silence;     // ssp: when each worker last pushed (the aggregator's rule)
+  bool check_armed = false;                 // ssp: a silence check is scheduled
+  uint64_t stale_dropped = 0;
+};
+
+} // namespace actorps::sim

@@ -1,0 +1,244 @@
+// The simulated shards: the update rules, held replies, restores, and the injected faults.
+#include "sim/cluster_nodes.hpp"
+
+#include "common/log.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+
+namespace actorps::sim {
+
+// A message to the shard process running when it was sent: lost when that process is gone.
+void cluster::to_shard(uint32_t from, uint32_t s, std::function<void()> fn, std::function<void()> lost) {
+  send(from, shard_id(s), [this, s, inc = shards_[s]->incarnation, fn = std::move(fn), lost = std::move(lost)] {
+    if (shards_[s]->alive && shards_[s]->incarnation == inc)
+      fn();
+    else if (lost)
+      lost(); // (the connection is gone: the request fails)
+  });
+}
+
+// A restarted shard not restored yet answers not_initialized (the worker tries again).
+void cluster::shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch) {
+  to_worker(shard_id(s), j, incarnation, [this, s, j, epoch](worker_node& w) {
+    if (w.ctl->answers(s, epoch))
+      worker_execute(j, w.ctl->request_failed(s, request_failure::not_ready, errc::not_initialized,
+                                              cat("shard ", s, " is not restored yet")));
+  });
+}
+
+void cluster::shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t version,
+                          uint64_t next_step, bool stale) {
+  to_worker(shard_id(s), j, incarnation, [this, s, j, epoch, version, next_step, stale](worker_node& w) {
+    if (w.ctl->answers(s, epoch))
+      worker_execute(j, w.ctl->pushed(s, version, next_step, stale));
+  });
+}
+
+void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t step) {
+  auto& sh = *shards_[s];
+  if (sh.seen[j] != incarnation) { // a new sender: monitored from now on
+    sh.seen[j] = incarnation;
+    sh.lost[j] = false;
+    sh.finished[j] = 0;
+  }
+  if (sc_.mode == train_mode::async) {
+    ++sh.version;
+    return shard_reply(s, j, incarnation, epoch, sh.version, step + 1, false);
+  }
+  if (sc_.mode == train_mode::ssp) {
+    ++sh.version;
+    sh.silence->heard(j, clock());
+    sh.lost[j] = false;
+    if (std::getenv("ACTORPS_SIM_DEBUG"))
+      log(cat("shard ", s), cat("push of worker ", j, " step ", step, " (count ", sh.finished[j] + 1, ")"));
+    sh.ssp->finished(j, step);
+    ++sh.finished[j];
+    sh.pending[j] = shard_node::held{incarnation, epoch, sh.version, step + 1};
+    return shard_release_parked(s);
+  }
+  // sync: every gradient is the constant of its step tag, so an update that averaged anything
+  // but fresh gradients of its step shows in its value
+  const bool first = sh.sync->missing().size() == sh.sync->live_workers();
+  variable_slice grad{0, 0, tensor_copy(std::vector<float>{static_cast<float>(step)}.data(), 1)};
+  auto verdict = sh.sync->offer(j, step, {grad});
+  if (!verdict) {
+    violate(cat("shard ", s, " refused worker ", j, "'s push of step ", step, ": ", describe(verdict.error())));
+    return;
+  }
+  if (*verdict == sync_rule::verdict::stale) {
+    ++sh.stale_dropped;
+    return shard_reply(s, j, incarnation, epoch, sh.version, sh.sync->step(), true);
+  }
+  sh.pending[j] = shard_node::held{incarnation, epoch};
+  if (first)
+    at(now_ + sc_.step_timeout, [this, s, at_step = sh.sync->step()] { shard_step_timer(s, at_step); });
+  if (sh.sync->ready())
+    shard_apply_sync(s);
+}
+
+void cluster::shard_apply_sync(uint32_t s) {
+  auto& sh = *shards_[s];
+  const uint32_t needed = std::min(sc_.replicas_to_aggregate, std::max<uint32_t>(1, sh.sync->live_workers()));
+  auto done = sh.sync->complete();
+  if (done.released.size() != needed)
+    violate(cat("shard ", s, " applied step ", done.step, " with ", done.released.size(), " gradients, not ", needed));
+  if (done.average.size() != 1 || done.average[0].data.values.size() != 1
+      || std::fabs(done.average[0].data.values[0] - static_cast<float>(done.step)) > 1e-5f * (1.0f + done.step))
+    violate(cat("shard ", s, " applied step ", done.step, " from gradients of other steps"));
+  ++sh.version;
+  if (sh.version != done.step + 1)
+    violate(cat("shard ", s, " is at version ", sh.version, " after applying step ", done.step));
+  for (auto w : done.released)
+    if (auto& h = sh.pending[w]) {
+      shard_reply(s, w, h->incarnation, h->epoch, sh.version, done.step + 1, false);
+      h.reset();
+    }
+}
+
+void cluster::shard_step_timer(uint32_t s, uint64_t step) {
+  auto& sh = *shards_[s];
+  if (!sh.sync || sh.sync->step() != step || sh.sync->ready())
+    return;
+  for (auto w : sh.sync->missing()) {
+    log(cat("shard ", s), cat("step ", step, " no longer waits for worker ", w, " (silent for the step timeout)"));
+    if (sh.sync->lose(w))
+      return shard_apply_sync(s);
+  }
+}
+
+void cluster::shard_lose(uint32_t s, uint32_t j) {
+  auto& sh = *shards_[s];
+  sh.lost[j] = true;
+  if (sh.sync) {
+    if (sh.sync->lose(j))
+      shard_apply_sync(s);
+  } else if (sh.ssp) {
+    sh.ssp->lose(j);
+    shard_release_parked(s);
+  }
+}
+
+void cluster::shard_release_parked(uint32_t s) {
+  auto& sh = *shards_[s];
+  bool parked = false;
+  for (uint32_t w = 0; w < sc_.workers; ++w)
+    if (sh.pending[w] && sh.ssp->may_continue(w)) {
+      auto h = *sh.pending[w];
+      sh.pending[w].reset();
+      check_ssp(s, w);
+      shard_reply(s, w, h.incarnation, h.epoch, h.version, h.next_step, false);
+    } else if (sh.pending[w]) {
+      parked = true;
+    }
+  auto slowest = sh.ssp->slowest();
+  if (!parked || sh.check_armed || slowest.empty())
+    return;
+  sh.check_armed = true; // as the aggregator: at the slowest workers' silence deadline
+  auto due = sh.silence->next_deadline(slowest, std::chrono::microseconds(sc_.step_timeout));
+  at(std::chrono::duration_cast<std::chrono::microseconds>(due - run_time{}).count(), [this, s] { shard_silence_check(s); });
+}
+
+// ssp: a slowest worker silent for the step timeout while others wait is let go (the aggregator's
+// rule: it died before its first push, froze, or stopped without one).
+void cluster::shard_silence_check(uint32_t s) {
+  auto& sh = *shards_[s];
+  sh.check_armed = false;
+  for (auto w : sh.silence->silent(sh.ssp->slowest(), clock(), std::chrono::microseconds(sc_.step_timeout))) {
+    log(cat("shard ", s), cat("no longer waiting for worker ", w, " (silent for the step timeout)"));
+    ++silenced_;
+    sh.ssp->lose(w);
+    sh.lost[w] = true;
+  }
+  shard_release_parked(s);
+}
+
+// A worker released by an ssp shard starts its next step: at most `staleness` steps ahead of
+// the slowest worker this shard still counts (checked while no worker ever crashed: a restarted
+// worker enters at the slowest count by the rule's own convention).
+void cluster::check_ssp(uint32_t s, uint32_t j) {
+  if (crashes_ > 0 || silenced_ > 0 || shard_crashes_ > 0) // (a restored ssp rule forgets the counts)
+    return;
+  auto& sh = *shards_[s];
+  int64_t slowest = INT64_MAX;
+  for (uint32_t k = 0; k < sc_.workers; ++k)
+    if (sh.seen[k] > 0 && !sh.lost[k])
+      slowest = std::min(slowest, sh.finished[k]);
+  if (slowest != INT64_MAX && sh.finished[j] - slowest > static_cast<int64_t>(sc_.staleness))
+    violate(cat("ssp: shard ", s, " released worker ", j, " at ", sh.finished[j], " steps while the slowest is at ",
+                slowest, " (staleness ", sc_.staleness, ")"));
+}
+
+// -- faults and the end ------------------------------------------------------------------------
+
+void cluster::inject(const fault& f) {
+  auto& w = *workers_[f.what == fault::kind::crash_chief || f.what == fault::kind::crash_shard ? 0 : f.node];
+  const std::string who = cat("worker ", f.node);
+  switch (f.what) {
+    case fault::kind::crash_worker:
+      if (!w.alive)
+        return;
+      ++crashes_;
+      log(who, f.duration > 0 ? cat("killed; restarts in ", stamp(f.duration)) : std::string{"killed"});
+      worker_gone(f.node, true, "killed");
+      if (f.duration > 0)
+        at(now_ + f.duration, [this, j = f.node] {
+          if (!over_ && !workers_[j]->alive)
+            start_worker(j);
+        });
+      break;
+    case fault::kind::freeze_worker:
+      log(who, cat("frozen for ", stamp(f.duration)));
+      w.frozen_until = std::max(w.frozen_until, now_ + f.duration);
+      break;
+    case fault::kind::slow_worker:
+      log(who, cat("computes ", f.factor, "x slower"));
+      w.slow = f.factor;
+      break;
+    case fault::kind::crash_shard: {
+      auto& sh = *shards_[f.node];
+      if (!sh.alive || !sh.restored || chief_->phase() == run_phase::done)
+        return;
+      sh.alive = false;
+      sh.restored = false;
+      ++sh.incarnation;
+      ++sh.crashes;
+      ++shard_crashes_;
+      crashed_at_[f.node] = sh.version;
+      for (auto& p : sh.pending)
+        p.reset();
+      log(cat("shard ", f.node), cat("killed; restarts in ", stamp(f.duration)));
+      to_chief(shard_id(f.node), [this, s = f.node] { chief_execute(chief_->shard_down(s, "killed")); });
+      for (uint32_t j = 0; j < sc_.workers; ++j)
+        if (workers_[j]->alive)
+          to_worker(shard_id(f.node), j, workers_[j]->incarnation, [this, j, s = f.node](worker_node& w) {
+            worker_execute(j, w.ctl->shard_down(s, cat("shard ", s, " went down (killed)")));
+          });
+      at(now_ + f.duration, [this, s = f.node] {
+        auto& sh = *shards_[s];
+        sh.alive = true; // (a new process: set up by the chief's restore)
+        log(cat("shard ", s), "restarts, waiting for the chief's restore");
+      });
+      last_fault_heals_ = std::max(last_fault_heals_, now_ + f.duration);
+      return;
+    }
+    case fault::kind::crash_chief:
+      if (!chief_alive_ || chief_->phase() == run_phase::done)
+        return;
+      chief_alive_ = false;
+      ++chief_inc_; // its messages in flight, timers and work die with it
+      ++chief_crashes_;
+      log("chief", cat("killed; restarts in ", stamp(f.duration)));
+      for (uint32_t j = 0; j < sc_.workers; ++j)
+        if (workers_[j]->alive && workers_[j]->chief == chief_inc_ - 1)
+          to_worker(chief_id(), j, workers_[j]->incarnation,
+                    [this, j](worker_node& w) { worker_execute(j, w.ctl->chief_down("the chief went down (killed)")); });
+      at(now_ + f.duration, [this] { restart_chief(); });
+      break;
+  }
+  last_fault_heals_ = std::max(last_fault_heals_, now_ + f.duration);
+}
+
+} // namespace actorps::sim

@@ -1,0 +1,191 @@
+// The simulated workers: their controllers' commands carried out as messages and compute.
+#include "sim/cluster_nodes.hpp"
+
+#include "common/log.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+
+namespace actorps::sim {
+
+void cluster::start_worker(uint32_t j) {
+  auto& w = *workers_[j];
+  replica_control_config c;
+  c.mode = sc_.mode;
+  c.max_steps = sc_.max_steps;
+  c.report_every = sc_.report_every;
+  c.chief_recoverable = true; // (its restart is reached again: the fault drills' chief case)
+  c.shards_recoverable = sc_.checkpoint_every > 0; // (and a shard's: the shard case)
+  c.startup_timeout = std::chrono::hours(1);
+  w.ctl = std::make_unique<replica_control>(c);
+  ++w.incarnation;
+  w.alive = true;
+  w.frozen_until = 0;
+  log(cat("worker ", j), cat("starts (incarnation ", w.incarnation, ")"));
+  worker_execute(j, w.ctl->begin(clock()));
+}
+
+void cluster::worker_execute(uint32_t j, replica_commands cmds) {
+  using kind = replica_command::kind;
+  auto& w = *workers_[j];
+  const std::string who = cat("worker ", j);
+  const uint64_t inc = w.incarnation;
+  for (auto& c : cmds) {
+    if (over_ || !w.alive || w.incarnation != inc)
+      return;
+    switch (c.what) {
+      case kind::register_hello:
+        send_hello(j, inc);
+        break;
+      case kind::reconnect_chief:
+        reach_chief(j, inc);
+        break;
+      case kind::pull:
+        worker_pull(j);
+        break;
+      case kind::compute:
+        worker_compute(j);
+        break;
+      case kind::push:
+        worker_push(j);
+        break;
+      case kind::report:
+        to_chief(worker_id(j), [this, j, c, step = w.ctl->step()] {
+          log("chief", cat("report of worker ", j, ": ", c.steps, " steps", c.final ? " (final)" : ""));
+          chief_execute(chief_->progress(j, c.steps, c.examples, static_cast<double>(c.examples), c.final, clock(), step,
+                                         c.stale_steps, c.split_steps));
+        });
+        break;
+      case kind::reconnect_shards:
+        reach_shards(j, inc, c.shards);
+        break;
+      case kind::retry_after:
+        at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(), [this, j, inc] {
+          if (workers_[j]->alive && workers_[j]->incarnation == inc)
+            worker_execute(j, workers_[j]->ctl->retry());
+        });
+        break;
+      case kind::tick_after:
+        at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(), [this, j, inc] {
+          if (workers_[j]->alive && workers_[j]->incarnation == inc)
+            worker_execute(j, workers_[j]->ctl->tick(clock()));
+        });
+        break;
+      case kind::announce_stop:
+        break;
+      case kind::leave:
+        to_chief(worker_id(j), [this, j] { chief_execute(chief_->worker_left(j, clock())); });
+        worker_gone(j, false, "left");
+        return;
+      case kind::quit:
+        log(who, cat("quits at step ", w.ctl->step()));
+        worker_gone(j, false, "");
+        return;
+      case kind::fail:
+        log(who, cat("fails: ", to_string(c.code), ": ", c.text));
+        worker_gone(j, true, c.text);
+        return;
+      case kind::log:
+        log(who, c.text);
+        break;
+    }
+  }
+}
+
+void cluster::worker_pull(uint32_t j) {
+  auto& w = *workers_[j];
+  const uint64_t inc = w.incarnation;
+  for (uint32_t s = 0; s < sc_.shards; ++s) {
+    const uint64_t epoch = w.ctl->requested(s);
+    to_shard(
+      worker_id(j), s,
+      [this, s, j, inc, epoch] {
+        if (!shards_[s]->restored)
+          return shard_refuse(s, j, inc, epoch);
+        const uint64_t version = shards_[s]->version;
+        to_worker(shard_id(s), j, inc, [this, s, j, epoch, version](worker_node& w) {
+          if (w.ctl->answers(s, epoch))
+            worker_execute(j, w.ctl->pulled(s, version));
+        });
+      },
+      request_lost(s, j, inc, epoch));
+  }
+}
+
+void cluster::worker_compute(uint32_t j) {
+  auto& w = *workers_[j];
+  const auto span = static_cast<vtime>(static_cast<double>(sc_.compute) * w.slow);
+  const vtime took = span + static_cast<vtime>(rng_.below(static_cast<uint64_t>(span / 2) + 1));
+  auto done = [this, j](worker_node& w) { worker_execute(j, w.ctl->step_status(replica_control::step_state::ready, batch_rows)); };
+  at(now_ + took, [this, j, inc = w.incarnation, done] { to_worker(worker_id(j), j, inc, done); });
+}
+
+void cluster::worker_push(uint32_t j) {
+  auto& w = *workers_[j];
+  const uint64_t inc = w.incarnation;
+  const auto step = static_cast<uint64_t>(w.ctl->step());
+  ++rounds_pushed_;
+  for (uint32_t s = 0; s < sc_.shards; ++s) {
+    const uint64_t epoch = w.ctl->requested(s);
+    to_shard(
+      worker_id(j), s,
+      [this, s, j, inc, epoch, step] {
+        if (!shards_[s]->restored)
+          return shard_refuse(s, j, inc, epoch);
+        shard_push(s, j, inc, epoch, step);
+      },
+      request_lost(s, j, inc, epoch));
+  }
+}
+
+// The process of worker j ended (crashed: killed or failed; else it quit): its peers' monitors
+// fire after the messages it sent before.
+void cluster::worker_gone(uint32_t j, bool crashed, const std::string& why) {
+  auto& w = *workers_[j];
+  if (!w.alive)
+    return;
+  w.alive = false;
+  const uint64_t inc = w.incarnation;
+  to_chief(worker_id(j), [this, j, inc, crashed, why] {
+    if (workers_[j]->incarnation == inc) // (a restart's hello may be on its way: same link, after)
+      chief_execute(chief_->worker_down(j, crashed ? why : "exited", clock()));
+    else if (crashed)
+      chief_execute(chief_->worker_down(j, why, clock()));
+  });
+  for (uint32_t s = 0; s < sc_.shards; ++s)
+    if (shards_[s]->seen[j] == inc)
+      to_shard(worker_id(j), s, [this, s, j, inc] {
+        if (shards_[s]->seen[j] == inc)
+          shard_lose(s, j);
+      });
+}
+
+// -- shards ------------------------------------------------------------------------------------
+
+// A request of worker j to a shard process that is gone fails as a lost connection.
+std::function<void()> cluster::request_lost(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch) {
+  return [this, s, j, incarnation, epoch] {
+    to_worker(shard_id(s), j, incarnation, [this, s, j, epoch](worker_node& w) {
+      if (w.ctl->answers(s, epoch))
+        worker_execute(j, w.ctl->request_failed(s, request_failure::lost, errc::peer_unreachable,
+                                                cat("shard ", s, " is unreachable")));
+    });
+  };
+}
+
+// A worker reaching restarted shards (the node retries their addresses until they answer).
+void cluster::reach_shards(uint32_t j, uint64_t inc, std::vector<uint32_t> lost) {
+  at(now_ + 10 * sc_.latency, [this, j, inc, lost] {
+    auto& w = *workers_[j];
+    if (!w.alive || w.incarnation != inc || over_)
+      return;
+    for (auto s : lost)
+      if (!shards_[s]->alive)
+        return reach_shards(j, inc, lost);
+    to_worker(worker_id(j), j, inc, [this, j](worker_node& w) { worker_execute(j, w.ctl->shards_reconnected()); });
+  });
+}
+
+} // namespace actorps::sim
