@@ -177,7 +177,7 @@ caf::error detail::prepare(chief_pointer self) {
   rc.elastic = cluster.elastic.on;
   rc.min_workers = cluster.elastic.min_workers;
   rc.max_workers = cluster.elastic.max_workers;
-  rc.grant_steps = grant_steps_for(cluster.mode, rc.max_steps, rc.workers, rc.elastic, cluster.report_every);
+  rc.grant_steps = grant_steps_for(cluster.mode, rc.max_steps, rc.workers, cluster.report_every);
   rc.train_rows = static_cast<int64_t>(st.cfg.data->train.rows);
   rc.progress_every = st.cfg.train.progress_every;
   rc.eval_every = st.cfg.train.eval_every;

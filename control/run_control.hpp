@@ -125,7 +125,7 @@ double next_epoch_evaluation(double epochs, int every);
 /// workers with a step limit get their steps in grants of twice the report interval (ssp: at
 /// most max_steps / workers), so the run ends at exactly max_steps, also across a chief restart;
 /// 0 (no grants) otherwise. Sync workers stop by themselves at the global step limit.
-int64_t grant_steps_for(train_mode mode, int64_t max_steps, uint32_t workers, bool elastic, int report_every);
+int64_t grant_steps_for(train_mode mode, int64_t max_steps, uint32_t workers, int report_every);
 
 /// The global steps a between-graph run may take: max_steps (0: none) and the steps max_epochs
 /// take, ceil(max_epochs x train_rows / examples per global step) -- batch in async and ssp,

@@ -29,7 +29,7 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
   rc.mode = sc_.mode;
   rc.replicas_to_aggregate = sc_.mode == train_mode::sync ? sc_.replicas_to_aggregate : 1;
   rc.max_steps = sc_.max_steps;
-  rc.grant_steps = grant_steps_for(sc_.mode, sc_.max_steps, sc_.workers, false, sc_.report_every);
+  rc.grant_steps = grant_steps_for(sc_.mode, sc_.max_steps, sc_.workers, sc_.report_every);
   rc.train_rows = 55'000;
   rc.progress_every = std::max<int64_t>(1, sc_.max_steps / 4);
   rc.eval_every_epochs = 0;

@@ -11,10 +11,8 @@ opts=(--data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.max-e
       --train.max-steps=3000 --train.replicas-to-aggregate=2 --cluster.request-timeout=3s --cluster.step-timeout=2s)
 cluster --mode sync --ps 1 --workers 3 --name frozen --deadline 120 -- "${opts[@]}" > "$tmp/frozen.out" 2>&1 &
 launcher=$!
-for _ in $(seq 1 300); do grep -q "training (" "$tmp/runs/frozen/logs/chief.log" 2>/dev/null && break; sleep 0.1; done
-sleep 0.5
-pid=$(awk '$1 == "worker-2" {print $2}' "$tmp/runs/frozen/pids")
-kill -STOP "$pid" && echo "froze worker-2 (pid $pid)"
+pid=$(signal_when_training STOP 0.5 frozen worker-2)
+[[ -n "$pid" ]] && echo "froze worker-2 (pid $pid)" || fail "training never started"
 for _ in $(seq 1 300); do [[ -f "$tmp/runs/frozen/summary.json" ]] && break; sleep 0.1; done
 [[ -f "$tmp/runs/frozen/summary.json" ]] || fail "the chief did not finish while worker 2 was frozen"
 kill -CONT "$pid"

@@ -12,20 +12,23 @@ field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.ar
 above() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)" "$1" "$2"; }
 # cluster [local-cluster.sh options]: a local cluster writing under the scratch folder
 cluster() { "$root/scripts/local-cluster.sh" --run-dir "$tmp/runs" --bin "$bin" "$@"; }
-# kill_when_training NAME NODE: once run NAME's chief logs "training (", waits a second and
-# kill -9s NODE (e.g. worker-2); prints its pid, or nothing when training never started (30 s)
-kill_when_training() {
+# signal_when_training SIGNAL SECONDS NAME NODE: once run NAME's chief logs "training (", waits
+# SECONDS and sends SIGNAL (e.g. KILL, TERM, STOP) to NODE (e.g. worker-2); prints its pid, or
+# nothing when training never started (30 s)
+signal_when_training() {
   local pid
   for _ in $(seq 1 300); do
-    if grep -q "training (" "$tmp/runs/$1/logs/chief.log" 2>/dev/null; then
-      sleep 1
-      pid=$(awk -v node="$2" '$1 == node {print $2}' "$tmp/runs/$1/pids")
-      kill -9 "$pid" && echo "$pid"
+    if grep -q "training (" "$tmp/runs/$3/logs/chief.log" 2>/dev/null; then
+      sleep "$2"
+      pid=$(awk -v node="$4" '$1 == node {print $2}' "$tmp/runs/$3/pids")
+      kill -"$1" "$pid" && echo "$pid"
       return
     fi
     sleep 0.1
   done
 }
+# kill_when_training NAME NODE: kill -9 of NODE a second into training (signal_when_training)
+kill_when_training() { signal_when_training KILL 1 "$1" "$2"; }
 # restart_killed_worker RUN J LOG [options]: kill -9s worker J of run RUN once it trains, then
 # starts it again from the run's cluster.ini with the options (output in LOG); sets `restarted`
 # to its pid (empty, with a failure counted, when training never started)

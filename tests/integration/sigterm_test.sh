@@ -12,20 +12,6 @@ python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 opts=(--data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.max-epochs=0 --train.patience=0
       --train.max-steps=100000000)
 
-# term_when_training NAME NODE: once run NAME's chief trains, waits 2 s and SIGTERMs NODE
-term_when_training() {
-  local pid
-  for _ in $(seq 1 300); do
-    if grep -q "training (" "$tmp/runs/$1/logs/chief.log" 2>/dev/null; then
-      sleep 2
-      pid=$(awk -v node="$2" '$1 == node {print $2}' "$tmp/runs/$1/pids")
-      kill -TERM "$pid" && echo "$pid"
-      return
-    fi
-    sleep 0.1
-  done
-}
-
 # sigterm_case NODE MODE REASON: SIGTERM to NODE of a running MODE cluster; checks the clean end
 sigterm_case() {
   local node=$1 mode=$2 expected=$3
@@ -35,7 +21,7 @@ sigterm_case() {
   cluster --mode "$mode" --ps 2 --workers 2 --name "$name" --deadline 120 -- "${opts[@]}" --checkpoint.dir="$ck" \
     > "$tmp/$name.out" 2>&1 &
   launcher=$!
-  victim=$(term_when_training "$name" "$node")
+  victim=$(signal_when_training TERM 2 "$name" "$node")
   [[ -n "$victim" ]] || fail "$name: training never started"
   wait "$launcher" || { fail "$name: the cluster failed after SIGTERM to the chief:"; tail -20 "$tmp/$name.out"; }
   summary=$tmp/runs/$name/summary.json
