@@ -32,8 +32,6 @@ void detail::fail(worker_pointer self, caf::error err, const std::string& what) 
 
 namespace {
 
-void execute(worker_pointer self, replica_commands commands);
-
 // Sends a progress report; returns an error when the loss cannot be read or is not finite.
 caf::error report(worker_pointer self, const replica_command& c) {
   auto& st = self->state;
@@ -49,132 +47,6 @@ caf::error report(worker_pointer self, const replica_command& c) {
   st.bytes_sent = st.bytes_received = 0;
   self->send(st.cfg.chief, progress_atom_v, rep);
   return caf::none;
-}
-
-} // namespace
-
-// With value-compression the worker keeps a mirror of its values: a delta slice is added to it,
-// a full one replaces it, and the mirror's range is uploaded.
-bool detail::upload(worker_pointer self, uint32_t s, const std::vector<variable_slice>& slices) {
-  auto& st = self->state;
-  st.bytes_received += payload_bytes(slices);
-  for (auto& slice : slices) {
-    const float* values = slice.data.values.data();
-    const size_t n = slice.data.values.size();
-    caf::error err;
-    if (!st.mirror.empty()) {
-      if (slice.variable >= st.mirror.size() || slice.offset + n > st.mirror[slice.variable].size())
-        err = caf::make_error(errc::protocol_error, cat("slice of variable ", slice.variable, " at offset ",
-                                                        slice.offset, " is outside the model"));
-      else {
-        float* held = st.mirror[slice.variable].data() + slice.offset;
-        merge_into(held, slice);
-        values = held;
-      }
-    } else if (slice.delta) {
-      err = caf::make_error(errc::protocol_error, "a delta reached a worker without cluster.value-compression");
-    }
-    if (!err)
-      err = st.step->model().upload_parameter(slice.variable, slice.offset, values, n);
-    if (err) {
-      fail(self, std::move(err), cat("values from shard ", s, " do not fit the model"));
-      return false;
-    }
-  }
-  return true;
-}
-
-namespace {
-
-// A request to shard s failed: the controller decides whether the worker survives it.
-void on_request_error(worker_pointer self, uint32_t s, caf::error err, const std::string& what) {
-  auto how = err == caf::sec::request_timeout       ? request_failure::timed_out // (the connection is up)
-             : err.category() != caf::atom("actorps") ? request_failure::lost
-             : err == errc::not_initialized       ? request_failure::not_ready
-                                                  : request_failure::refused;
-  auto code = err.category() == caf::atom("actorps") ? static_cast<errc>(err.code()) : errc::peer_unreachable;
-  execute(self, self->state.ctl->request_failed(s, how, code, cat(what, ": ", describe(err))));
-}
-
-// The first step's parameters (and a fresh start after a broken round): a plain pull of this
-// worker's share of every shard.
-void send_pulls(worker_pointer self) {
-  auto& st = self->state;
-  for (uint32_t s = 0; s < st.plan.shards; ++s)
-    for (auto& req : st.pulls[s]) {
-      auto epoch = st.ctl->requested(s);
-      self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, pull_atom_v, req)
-        .then(
-          [=](const pull_reply& reply) {
-            if (self->state.ctl->answers(s, epoch) && upload(self, s, reply.slices))
-              execute(self, self->state.ctl->pulled(s, reply.version));
-          },
-          [=](caf::error& err) {
-            if (self->state.ctl->answers(s, epoch))
-              on_request_error(self, s, std::move(err), cat("pull from shard ", s, " failed"));
-          });
-    }
-}
-
-// Sends the parts of the step's pushes whose gradients backprop has completed (every variable
-// >= floor; 0: all that are left). Each push asks for the updated values of its ranges, so the
-// replies carry the next step's parameters: one message each way per part.
-void push_due(worker_pointer self, size_t floor) {
-  auto& st = self->state;
-  if (st.ctl->phase() == replica_phase::done)
-    return;
-  // Elastic async and ssp: the shards' learning rate is scaled for the workers listed; each push
-  // is weighted by listed / live workers, so the rate follows the membership (lr / live workers).
-  const float scale = st.leases && st.cfg.cluster.mode != train_mode::sync && st.leases->workers() > 0
-                        ? static_cast<float>(async_scaling_workers(st.cfg.cluster)) / static_cast<float>(st.leases->workers())
-                        : 1.0f;
-  auto fill = [&](uint32_t k, uint32_t offset, uint32_t count, float* dst) {
-    auto err = st.step->model().download_gradient(k, offset, dst, count);
-    if (!err && scale != 1.0f)
-      for (uint32_t i = 0; i < count; ++i)
-        dst[i] *= scale;
-    if (!err)
-      st.encoder->encode(k, offset, dst, count); // rounding, top-k, error feedback (or nothing)
-    return err;
-  };
-  const auto& wire = st.encoder->settings();
-  for (auto [s, p] : st.pushes.due(static_cast<uint32_t>(floor))) {
-    const auto& parts = st.pushes.parts(s);
-    auto requests = push_requests_for(parts[p].ranges, st.cfg.index, static_cast<uint64_t>(st.ctl->step()),
-                                      st.cfg.cluster.max_slice_floats, fill); // (one: parts fit a message)
-    if (!requests)
-      return fail(self, std::move(requests.error()), "computing gradients failed");
-    auto& req = requests->front();
-    req.part = p;
-    req.parts = static_cast<uint32_t>(parts.size());
-    req.return_values = true;
-    req.base_version = st.ctl->version(s);
-    req.reply_precision = wire.precision;
-    req.reply_topk = wire.value_compression == sparsifier::topk ? wire.topk_ratio : 0.0;
-    req.scope = st.plan.scope;
-    for (auto& g : req.grads) {
-      g.data.precision = wire.precision;
-      g.data.sparse = wire.compression == sparsifier::topk;
-    }
-    st.bytes_sent += payload_bytes(req.grads);
-    auto epoch = st.ctl->requested(s);
-    self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, push_atom_v, std::move(req))
-      .then(
-        [=](const push_reply& reply) {
-          if (self->state.ctl->answers(s, epoch) && upload(self, s, reply.values))
-            execute(self, self->state.ctl->pushed(s, reply.version, reply.next_step, reply.stale));
-        },
-        [=](caf::error& err) {
-          if (self->state.ctl->answers(s, epoch))
-            on_request_error(self, s, std::move(err), cat("push to shard ", s, " failed"));
-        });
-  }
-}
-
-// The step is over: pushes what backprop did not push already.
-void push_gradients(worker_pointer self) {
-  self->state.step->end();
-  push_due(self, 0);
 }
 
 // Tells the controller where the step stands (model-parallel: after a begin or a part arrived).
@@ -259,21 +131,6 @@ void compute(worker_pointer self) {
   follow_step(self);
 }
 
-// Reaches every lost shard again (blocking, with retries: the worker has its own thread).
-void reconnect_shards(worker_pointer self, const std::vector<uint32_t>& lost) {
-  auto& st = self->state;
-  for (auto s : lost) {
-    log_line(st.tag, cat("shard ", s, " is gone; pausing until it is back (cluster.connect-timeout)"));
-    auto hdl = st.cfg.reconnect_shard(s);
-    if (!hdl)
-      return fail(self, std::move(hdl.error()), cat("shard ", s, " did not come back"));
-    st.cfg.shards[s] = std::move(*hdl);
-    self->monitor(st.cfg.shards[s]);
-    log_line(st.tag, cat("reconnected to shard ", s));
-  }
-  execute(self, st.ctl->shards_reconnected());
-}
-
 // Tells the chief this worker leaves (how far its data leases got), then quits.
 void leave_job(worker_pointer self) {
   auto& st = self->state;
@@ -299,7 +156,9 @@ void register_with_chief(worker_pointer self) {
       [=](caf::error& err) { fail(self, std::move(err), "registering with the chief failed"); });
 }
 
-void execute(worker_pointer self, replica_commands commands) {
+} // namespace
+
+void detail::execute(worker_pointer self, replica_commands commands) {
   auto& st = self->state;
   using kind = replica_command::kind;
   for (auto& c : commands) {
@@ -351,6 +210,8 @@ void execute(worker_pointer self, replica_commands commands) {
     }
   }
 }
+
+namespace {
 
 // Monitors the chief and dispatches the down messages of the chief and the shards.
 void watch_chief(worker_pointer self) {

@@ -80,4 +80,19 @@ caf::error join_group(worker_pointer self, const slice_group& group);
 /// The controller's rules, from the worker's config.
 replica_control_config control_config(const worker_replica_config& cfg);
 
+/// Carries out the controller's commands (worker_replica.cpp).
+void execute(worker_pointer self, replica_commands commands);
+
+// The exchange with the shards (worker_shards.cpp):
+/// A request to shard s failed: the controller decides whether the worker survives it.
+void on_request_error(worker_pointer self, uint32_t s, caf::error err, const std::string& what);
+/// Pulls this worker's share of every shard (the first step, or a fresh start).
+void send_pulls(worker_pointer self);
+/// Pushes the parts of the step whose gradients are complete (every variable >= floor).
+void push_due(worker_pointer self, size_t floor);
+/// The step is over: pushes what backprop did not push already.
+void push_gradients(worker_pointer self);
+/// Reaches every lost shard again (blocking, with retries), then tells the controller.
+void reconnect_shards(worker_pointer self, const std::vector<uint32_t>& lost);
+
 } // namespace actorps::detail
