@@ -1,5 +1,7 @@
-// The SyncAggregator actor: sync_rule / ssp_rule decisions, applied through its shard.
+// The SyncAggregator actor and its sync steps: sync_rule decisions applied through its shard (ssp
+// in sync_aggregator_ssp.cpp).
 #include "actors/sync_aggregator.hpp"
+#include "actors/sync_aggregator_state.hpp"
 
 #include "control/push_assembly.hpp"
 #include "control/shard_layout.hpp"
@@ -18,35 +20,9 @@
 
 namespace actorps {
 
+using namespace aggregator_detail;
+
 namespace {
-
-using reply_promise = caf::typed_response_promise<push_reply>;
-using held_part = push_assembly<reply_promise>::held_part;
-
-struct aggregator_state {
-  sync_aggregator_config cfg;
-  parameter_shard_actor shard;
-  std::string tag;
-  std::optional<sync_rule> sync;
-  std::optional<ssp_rule> ssp;
-  std::optional<shard_layout> layout;                            // from the setup its shard accepted
-  std::optional<silence_watch> silence;                          // ssp: when each worker last pushed
-  std::optional<caf::actor_clock::time_point> timer_due;         // ssp: a silence check is armed for then
-  std::vector<reply_promise> waiting;                            // ssp: per worker, its parked reply's promise
-  std::vector<std::vector<held_part>> contributed;               // sync: per worker, its parts in this step
-  std::optional<push_assembly<reply_promise>> assembly;          // sync: pushes that come in parts
-  std::vector<std::optional<push_reply>> parked;                 // ssp: held replies
-  std::vector<caf::actor_addr> senders;                          // per worker, monitored
-  uint64_t stale_dropped = 0;
-  std::vector<uint64_t> waited_on;
-  std::vector<uint64_t> lag_histogram;
-  caf::actor_clock::time_point step_started; // sync: the current step's first push (the actor's clock)
-  wire_precision reply_precision = wire_precision::fp32; // the workers' (one cluster setting)
-  std::string scope;                                     // its shard's (from the setup)
-  static inline const char* name = "sync_aggregator";
-};
-
-using aggregator_pointer = parameter_shard_actor::stateful_pointer<aggregator_state>;
 
 // Monitors the actor behind worker w's pushes, so its death releases the steps waiting for it.
 void watch(aggregator_pointer self, uint32_t w) {
@@ -110,18 +86,10 @@ void apply_step(aggregator_pointer self) {
     answer_stale(self, std::move(late.ticket), std::move(late.ranges), next);
 }
 
-// Releases every parked ssp worker that may go on now.
-void release_parked(aggregator_pointer self) {
-  auto& st = self->state;
-  for (uint32_t w = 0; w < st.parked.size(); ++w)
-    if (st.parked[w] && st.ssp->may_continue(w)) {
-      st.waiting[w].deliver(std::move(*st.parked[w]));
-      st.parked[w].reset();
-    }
-}
+} // namespace
 
 // Stops waiting for worker w; logs why unless it simply finished (why empty).
-void lose_worker(aggregator_pointer self, uint32_t w, const std::string& why) {
+void aggregator_detail::lose_worker(aggregator_pointer self, uint32_t w, const std::string& why) {
   auto& st = self->state;
   if (!why.empty())
     log_line(st.tag, st.sync ? cat("step ", st.sync->step(), " no longer waits for worker ", w, " (", why, ")")
@@ -134,6 +102,8 @@ void lose_worker(aggregator_pointer self, uint32_t w, const std::string& why) {
     release_parked(self);
   }
 }
+
+namespace {
 
 // A push of the current step in parts waits for its other parts; a whole one (or the last part)
 // goes to the sync rule, which accepts it for the step, calls it stale, or refuses it.
@@ -182,67 +152,6 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   }
   if (st.sync->ready())
     apply_step(self);
-  return rp;
-}
-
-// ssp: while a reply is parked, checks at the slowest workers' silence deadline.
-void arm_silence_check(aggregator_pointer self) {
-  auto& st = self->state;
-  auto slowest = st.ssp->slowest();
-  if (st.timer_due || slowest.empty())
-    return;
-  auto due = st.silence->next_deadline(slowest, st.cfg.step_timeout);
-  st.timer_due = due;
-  self->delayed_send(self, std::max(caf::timespan{0}, caf::timespan{due - self->clock().now()}), tick_atom_v);
-}
-
-// ssp: a slowest worker silent for cluster.step-timeout while others wait -- dead before its
-// first push, frozen, or stopped without a push -- no longer counts until it pushes again.
-void ssp_silence_check(aggregator_pointer self) {
-  auto& st = self->state;
-  st.timer_due.reset();
-  bool parked = std::any_of(st.parked.begin(), st.parked.end(), [](auto& p) { return p.has_value(); });
-  if (!parked)
-    return;
-  for (auto w : st.silence->silent(st.ssp->slowest(), self->clock().now(), st.cfg.step_timeout))
-    lose_worker(self, w, "silent for cluster.step-timeout while others wait");
-  if (std::any_of(st.parked.begin(), st.parked.end(), [](auto& p) { return p.has_value(); }))
-    arm_silence_check(self);
-}
-
-caf::result<push_reply> ssp_push(aggregator_pointer self, push_request& req) {
-  auto& st = self->state;
-  if (req.worker >= st.cfg.workers)
-    return caf::make_error(errc::unknown_worker, cat(st.tag, ": worker ", req.worker, " is not in the cluster"));
-  st.silence->heard(req.worker, self->clock().now());
-  auto rp = self->make_response_promise<push_reply>();
-  uint32_t w = req.worker;
-  uint64_t step = req.step;
-  const bool last_part = req.part + 1 >= req.parts; // a step counts once, at its last part
-  req.return_values = true;
-  self->request(st.shard, st.cfg.request_timeout, push_atom_v, std::move(req))
-    .then(
-      [=](push_reply& reply) mutable {
-        auto& st = self->state;
-        reply.next_step = step + 1;
-        if (!last_part) {
-          rp.deliver(std::move(reply));
-          return;
-        }
-        uint64_t ahead = st.ssp->finished(w, step);
-        ++st.lag_histogram[std::min<uint64_t>(ahead, lag_buckets - 1)];
-        if (st.ssp->may_continue(w)) {
-          rp.deliver(std::move(reply));
-        } else {
-          for (auto slow : st.ssp->slowest())
-            ++st.waited_on[slow];
-          st.waiting[w] = rp;
-          st.parked[w] = std::move(reply);
-          arm_silence_check(self);
-        }
-        release_parked(self);
-      },
-      [=](caf::error& err) mutable { rp.deliver(err); });
   return rp;
 }
 

@@ -1,0 +1,60 @@
+// The SyncAggregator's state and the functions its files share (sync_aggregator.cpp: the actor
+// and sync steps; sync_aggregator_ssp.cpp: ssp). Private to actors/.
+#pragma once
+
+#include "actors/sync_aggregator.hpp"
+#include "control/push_assembly.hpp"
+#include "control/shard_layout.hpp"
+#include "control/silence_watch.hpp"
+#include "control/sync_rules.hpp"
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace actorps::aggregator_detail {
+
+using reply_promise = caf::typed_response_promise<push_reply>;
+using held_part = push_assembly<reply_promise>::held_part;
+
+struct aggregator_state {
+  sync_aggregator_config cfg;
+  parameter_shard_actor shard;
+  std::string tag;
+  std::optional<sync_rule> sync;
+  std::optional<ssp_rule> ssp;
+  std::optional<shard_layout> layout;                            // from the setup its shard accepted
+  std::optional<silence_watch> silence;                          // ssp: when each worker last pushed
+  std::optional<caf::actor_clock::time_point> timer_due;         // ssp: a silence check is armed for then
+  std::vector<reply_promise> waiting;                            // ssp: per worker, its parked reply's promise
+  std::vector<std::vector<held_part>> contributed;               // sync: per worker, its parts in this step
+  std::optional<push_assembly<reply_promise>> assembly;          // sync: pushes that come in parts
+  std::vector<std::optional<push_reply>> parked;                 // ssp: held replies
+  std::vector<caf::actor_addr> senders;                          // per worker, monitored
+  uint64_t stale_dropped = 0;
+  std::vector<uint64_t> waited_on;
+  std::vector<uint64_t> lag_histogram;
+  caf::actor_clock::time_point step_started; // sync: the current step's first push (the actor's clock)
+  wire_precision reply_precision = wire_precision::fp32; // the workers' (one cluster setting)
+  std::string scope;                                     // its shard's (from the setup)
+  static inline const char* name = "sync_aggregator";
+};
+
+using aggregator_pointer = parameter_shard_actor::stateful_pointer<aggregator_state>;
+
+/// Stops waiting for worker w; logs why unless it simply finished (why empty).
+void lose_worker(aggregator_pointer self, uint32_t w, const std::string& why);
+
+/// ssp: releases every parked worker that may go on now.
+void release_parked(aggregator_pointer self);
+
+/// ssp: lets go of a slowest worker silent for cluster.step-timeout while others wait.
+void ssp_silence_check(aggregator_pointer self);
+
+/// ssp: applies a push at once and answers it, or parks the answer while its worker is too far ahead.
+caf::result<push_reply> ssp_push(aggregator_pointer self, push_request& req);
+
+} // namespace actorps::aggregator_detail
