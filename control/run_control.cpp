@@ -553,10 +553,16 @@ run_commands run_control::worker_down(uint32_t j, const std::string& why, run_ti
 }
 
 // Takes up to grant_steps from the steps nobody holds yet and gives them to worker j.
-int64_t run_control::grant(uint32_t j) {
-  int64_t held = 0;
+// Steps granted and not reported yet, over every worker.
+int64_t run_control::held() const {
+  int64_t out = 0;
   for (auto g : granted_)
-    held += g;
+    out += g;
+  return out;
+}
+
+int64_t run_control::grant(uint32_t j) {
+  const int64_t held = this->held();
   // max-epochs' step budget is an estimate (a worker's last batch of its partition is partial):
   // every step reported and the stop rule not met yet, a few more steps are granted
   if (cfg_.budget_from_epochs && limit_ - steps_ - held <= 0 && held == 0 && cfg_.should_stop
@@ -581,9 +587,7 @@ void run_control::grant_first(uint32_t j, run_admission& out) {
 bool run_control::out_of_steps(uint32_t j) const {
   if (cfg_.mode != train_mode::ssp || granted_[j] > 0)
     return false;
-  int64_t held = 0;
-  for (auto g : granted_)
-    held += g;
+  const int64_t held = this->held();
   return limit_ - steps_ - held <= 0 && (!cfg_.budget_from_epochs || held > 0);
 }
 

@@ -271,6 +271,7 @@ private:
   void grant_first(uint32_t j, run_admission& out);
   void top_up(uint32_t j, run_commands& out);
   bool out_of_steps(uint32_t j) const;
+  int64_t held() const;
 
   run_control_config cfg_;
   run_phase phase_ = run_phase::init_shards;

@@ -112,6 +112,7 @@ private:
   void shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch);
   void reach_shards(uint32_t j, uint64_t inc, std::vector<uint32_t> lost);
   void restore_shard(uint32_t s);
+  void set_up_again(uint32_t s, uint64_t version);
   void shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t step);
   void shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t version, uint64_t next_step,
                    bool stale);
@@ -144,7 +145,6 @@ private:
     std::vector<uint64_t> versions;     // each shard's snapshot
     std::vector<uint64_t> incarnations; // of the shards snapshotted (0: one was not set up)
   };
-  std::vector<uint64_t> crashed_at_ = std::vector<uint64_t>(1024, 0); // per shard: its version when killed
   uint32_t shard_crashes_ = 0;
   bool no_checkpoint_ = false; // a shard was lost before any checkpoint: the run fails, by design
   std::optional<checkpoint> ckpt_;        // the chief's last save

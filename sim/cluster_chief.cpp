@@ -88,19 +88,7 @@ void cluster::setup_shard(uint32_t s) {
           over_ = true;
           return;
         }
-        sh.version = ckpt_->versions[s];
-        sh.lost_updates += crashed_at_[s] > sh.version ? crashed_at_[s] - sh.version : 0;
-        sh.restored = true;
-        ++sh.restores;
-        if (sc_.mode == train_mode::sync) {
-          sh.sync.emplace(sc_.workers, sc_.replicas_to_aggregate);
-          sh.sync->resume_at(sh.version);
-        } else if (sc_.mode == train_mode::ssp) {
-          sh.ssp.emplace(sc_.workers, sc_.staleness);
-          sh.ssp->resume();
-          sh.silence.emplace(sc_.workers, clock());
-          sh.check_armed = false;
-        }
+        set_up_again(s, ckpt_->versions[s]);
         log(cat("shard ", s), cat("set up from the checkpoint at version ", sh.version));
         return to_chief(shard_id(s), [this, s] { chief_execute(chief_->shard_ready(s, clock(), 0)); });
       }
@@ -248,20 +236,7 @@ void cluster::restore_shard(uint32_t s) {
       if (o != s && shards_[o]->alive && shards_[o]->restored)
         version = std::max(version, shards_[o]->version);
     send(chief_id(), shard_id(s), [this, s, version] {
-      auto& sh = *shards_[s];
-      sh.lost_updates += crashed_at_[s] > version ? crashed_at_[s] - version : 0; // (one shard: the checkpoint's)
-      sh.version = version;
-      sh.restored = true;
-      ++sh.restores;
-      if (sc_.mode == train_mode::sync) {
-        sh.sync.emplace(sc_.workers, sc_.replicas_to_aggregate);
-        sh.sync->resume_at(version);
-      } else if (sc_.mode == train_mode::ssp) {
-        sh.ssp.emplace(sc_.workers, sc_.staleness);
-        sh.ssp->resume();
-        sh.silence.emplace(sc_.workers, clock());
-        sh.check_armed = false;
-      }
+      set_up_again(s, version);
       log(cat("shard ", s), cat("restored at version ", version));
       to_chief(shard_id(s), [this, s] { chief_execute(chief_->shard_restored(s)); });
     });

@@ -37,6 +37,7 @@ struct cluster::shard_node {
   uint64_t lost_updates = 0; ///< lost with its crashes (applied after the restored checkpoint)
   uint64_t crashes = 0;
   uint64_t restores = 0;
+  uint64_t version_at_crash = 0; ///< its version when it was last killed
   uint64_t version = 0;
   std::optional<sync_rule> sync;
   std::optional<ssp_rule> ssp;

@@ -20,6 +20,25 @@ void cluster::to_shard(uint32_t from, uint32_t s, std::function<void()> fn, std:
   });
 }
 
+// Shard s, restarted after a kill, set up again at `version` (the checkpoint's values; sync and ssp
+// a fresh rule resuming there); the updates it had applied past `version` are lost with it.
+void cluster::set_up_again(uint32_t s, uint64_t version) {
+  auto& sh = *shards_[s];
+  sh.lost_updates += sh.version_at_crash > version ? sh.version_at_crash - version : 0;
+  sh.version = version;
+  sh.restored = true;
+  ++sh.restores;
+  if (sc_.mode == train_mode::sync) {
+    sh.sync.emplace(sc_.workers, sc_.replicas_to_aggregate);
+    sh.sync->resume_at(version);
+  } else if (sc_.mode == train_mode::ssp) {
+    sh.ssp.emplace(sc_.workers, sc_.staleness);
+    sh.ssp->resume();
+    sh.silence.emplace(sc_.workers, clock());
+    sh.check_armed = false;
+  }
+}
+
 // A restarted shard not restored yet answers not_initialized (the worker tries again).
 void cluster::shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch) {
   to_worker(shard_id(s), j, incarnation, [this, s, j, epoch](worker_node& w) {
@@ -52,8 +71,6 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t 
     ++sh.version;
     sh.silence->heard(j, clock());
     sh.lost[j] = false;
-    if (std::getenv("ACTORPS_SIM_DEBUG"))
-      log(cat("shard ", s), cat("push of worker ", j, " step ", step, " (count ", sh.finished[j] + 1, ")"));
     sh.ssp->finished(j, step);
     ++sh.finished[j];
     sh.pending[j] = shard_node::held{incarnation, epoch, sh.version, step + 1};
@@ -206,7 +223,7 @@ void cluster::inject(const fault& f) {
       ++sh.incarnation;
       ++sh.crashes;
       ++shard_crashes_;
-      crashed_at_[f.node] = sh.version;
+      sh.version_at_crash = sh.version;
       for (auto& p : sh.pending)
         p.reset();
       log(cat("shard ", f.node), cat("killed; restarts in ", stamp(f.duration)));
