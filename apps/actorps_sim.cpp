@@ -21,7 +21,7 @@ const char* usage =
   "                   [--workers W] [--shards S] [--max-steps N] [--report-every N]\n"
   "                   [--replicas-to-aggregate R] [--staleness K] [--compute-us T] [--latency-us T]\n"
   "                   [--step-timeout-us T] [--checkpoint-every N]\n"
-  "                   [--fault crash|freeze|slow|crash-chief|crash-shard:NODE@TIME(+DURATION|xFACTOR)]...\n"
+  "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
   "Draws COUNT scenarios from seeds N, N+1, ... (the shape, limits and faults from each seed);\n"
   "any shape option or --fault replaces what the seed drew. Prints one line per run (--quiet:\n"
@@ -72,8 +72,10 @@ fault parse_fault(const std::string& text) {
     f.what = fault::kind::crash_chief;
   else if (kind == "crash-shard")
     f.what = fault::kind::crash_shard;
+  else if (kind == "sigterm-chief")
+    f.what = fault::kind::sigterm_chief;
   else
-    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze, slow, crash-chief or crash-shard)"));
+    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze, slow, crash-chief, crash-shard or sigterm-chief)"));
   f.node = static_cast<uint32_t>(number("--fault node", text.substr(colon + 1, atsign - colon - 1).c_str(), 0));
   auto rest = text.substr(atsign + 1);
   auto sep = rest.find_first_of("+x");
@@ -179,7 +181,9 @@ scenario build(const options& o, uint64_t seed, train_mode mode) {
   if (o.faults)
     sc.faults = *o.faults;
   for (auto& f : sc.faults)
-    if (f.what == fault::kind::crash_shard ? f.node >= sc.shards : f.what != fault::kind::crash_chief && f.node >= sc.workers)
+    if (f.what == fault::kind::crash_shard ? f.node >= sc.shards
+                                           : f.what != fault::kind::crash_chief && f.what != fault::kind::sigterm_chief
+                                               && f.node >= sc.workers)
       bad(cat("--fault names node ", f.node, ", outside the cluster"));
   return sc;
 }

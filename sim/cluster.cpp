@@ -146,7 +146,9 @@ void cluster::log_state() {
 void cluster::check_end() {
   finish_summary();
   const bool at_limit = out_.stop_reason.rfind("max steps", 0) == 0;
-  if (!at_limit)
+  if (sigtermed_ && out_.stop_reason != "stopped by SIGTERM")
+    violate(cat("the chief took a SIGTERM while training, but the run stopped for \"", out_.stop_reason, "\""));
+  else if (!sigtermed_ && !at_limit)
     violate(cat("the run stopped for another reason than its step limit: \"", out_.stop_reason, "\""));
   // Async and ssp count the workers' reports: a worker killed between its pushes and its report
   // leaves applied updates nobody counted (open: count from the shards' versions), at most its
@@ -164,7 +166,8 @@ void cluster::check_end() {
   const int64_t over = sc_.mode == train_mode::sync ? 0 : static_cast<int64_t>(chief_crashes_) * sc_.workers;
   // (a restarted chief adopts the shards' step, which holds a killed worker's unreported updates)
   const int64_t adopted = chief_crashes_ > 0 ? slack : 0;
-  if (out_.steps > sc_.max_steps + over + adopted || out_.steps < sc_.max_steps - (sc_.mode == train_mode::ssp ? slack : 0))
+  const int64_t least = sigtermed_ ? 0 : sc_.max_steps - (sc_.mode == train_mode::ssp ? slack : 0);
+  if (out_.steps > sc_.max_steps + over + adopted || out_.steps < least)
     violate(cat("the run stopped at global step ", out_.steps, ", not at max-steps ", sc_.max_steps));
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     auto& sh = *shards_[s];

@@ -139,6 +139,7 @@ private:
   uint64_t chief_inc_ = 1;                // the chief's process: messages to an older one are lost
   bool chief_alive_ = true;
   uint32_t chief_crashes_ = 0;
+  bool sigtermed_ = false;                // the chief took a SIGTERM while training
   struct checkpoint {
     int64_t steps;
     int64_t examples;

@@ -191,7 +191,9 @@ void cluster::check_ssp(uint32_t s, uint32_t j) {
 // -- faults and the end ------------------------------------------------------------------------
 
 void cluster::inject(const fault& f) {
-  auto& w = *workers_[f.what == fault::kind::crash_chief || f.what == fault::kind::crash_shard ? 0 : f.node];
+  const bool worker_fault = f.what == fault::kind::crash_worker || f.what == fault::kind::freeze_worker
+                            || f.what == fault::kind::slow_worker;
+  auto& w = *workers_[worker_fault ? f.node : 0];
   const std::string who = cat("worker ", f.node);
   switch (f.what) {
     case fault::kind::crash_worker:
@@ -214,6 +216,14 @@ void cluster::inject(const fault& f) {
       log(who, cat("computes ", f.factor, "x slower"));
       w.slow = f.factor;
       break;
+    case fault::kind::sigterm_chief: // the chief's signal watch; ends the run if it is training
+      if (!chief_alive_)
+        return;
+      log("chief", "SIGTERM");
+      if (chief_->phase() == run_phase::training)
+        sigtermed_ = true;
+      chief_execute(chief_->terminate(clock()));
+      return;
     case fault::kind::crash_shard: {
       auto& sh = *shards_[f.node];
       if (!sh.alive || !sh.restored || chief_->phase() == run_phase::done)

@@ -20,9 +20,11 @@ const char* to_string(fault::kind k) {
     case fault::kind::crash_chief:
       return "crash-chief";
     case fault::kind::crash_shard:
+      return "crash-shard";
+    case fault::kind::sigterm_chief:
       break;
   }
-  return "crash-shard";
+  return "sigterm-chief";
 }
 
 std::string scenario::replay() const {

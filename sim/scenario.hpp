@@ -22,6 +22,7 @@ struct fault {
     crash_chief,   ///< the chief dies (kill -9) and restarts `duration` later from its last checkpoint
     crash_shard,   ///< shard `node` dies (kill -9), restarts `duration` later and is restored from the
                    ///< last checkpoint by the chief
+    sigterm_chief, ///< SIGTERM to the chief: the run ends as at its limit (`node` not used)
   };
   kind what = kind::crash_worker;
   vtime at = 0;

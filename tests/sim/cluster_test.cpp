@@ -100,6 +100,21 @@ BOOST_AUTO_TEST_CASE(async_worker_killed_and_restarted_keeps_the_limit) {
   BOOST_TEST(out.steps == 500);
 }
 
+// Issue 32, item 7, in virtual time: SIGTERM to the chief while training ends the run cleanly in
+// every mode -- every worker stops, the summary is written with "stopped by SIGTERM", and the
+// shards' updates agree with the global step -- also while a worker is frozen.
+BOOST_AUTO_TEST_CASE(sigterm_to_the_chief_ends_the_run_cleanly) {
+  for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp}) {
+    auto sc = plain(mode, 4, 2, 100000);
+    sc.faults.push_back(fault{fault::kind::sigterm_chief, 60'000, 0, 0});
+    sc.faults.push_back(fault{fault::kind::freeze_worker, 50'000, 2, 30'000});
+    auto out = expect_ok(sc);
+    BOOST_TEST(out.stop_reason == "stopped by SIGTERM");
+    BOOST_TEST(out.steps > 0);
+    BOOST_TEST(out.steps < 100000);
+  }
+}
+
 // What the soak found (bench/sim_soak.sh; docs/results.md), as the scenarios that showed it.
 scenario found(train_mode mode, uint64_t seed, uint32_t workers, uint32_t shards, int64_t max_steps, int report_every,
                vtime compute, vtime latency, vtime step_timeout, std::vector<fault> faults) {
