@@ -109,7 +109,7 @@ void save(chief_pointer self, const run_command& c) {
   run_position at{c.step, st.ctl->examples(), st.ctl->seconds(self->clock().now()),
                   st.monitor ? st.monitor->last_validation_accuracy() : 0.0,
                   st.cfg.cluster.elastic.on ? st.ctl->members() : std::vector<uint32_t>{},
-                  st.elastic.ledger ? st.elastic.ledger->save() : std::vector<int64_t>{}};
+                  st.elastic.desk ? st.elastic.desk->ledger().save() : std::vector<int64_t>{}};
   auto started = self->clock().now();
   ask_every_shard<shard_snapshot>(
     self, st.cfg.shards, st.cfg.cluster.request_timeout, "taking the snapshot",
@@ -238,8 +238,7 @@ void detail::execute(chief_pointer self, run_commands cmds) {
       case run_command::kind::finish: finish(self, c.op, c.train_loss); break;
       case run_command::kind::restore_shard:
         in_graph_abandon(self);
-        if (auto err = restore_shard(self, c.index))
-          return execute(self, st.ctl->failed(0, errc::peer_unreachable, describe(err)));
+        restore_shard(self, c.index);
         break;
       case run_command::kind::quit:
         for (auto& s : st.cfg.shards)
@@ -288,9 +287,10 @@ void on_down(chief_pointer self, const caf::down_msg& msg) {
       return execute(self, st.ctl->shard_down(s, why));
 }
 
-chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg) {
+chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg, bool detached) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
+  st.detached = detached;
   st.shard_opt = shard_optimizer(st.cfg.train.optimizer, st.cfg.cluster);
   log_line(tag, cat(to_string(st.cfg.cluster.mode), " with ", st.cfg.cluster.workers.size(), " workers: shards apply ",
                     to_string(st.shard_opt.kind), " with learning rate ", st.shard_opt.learning_rate,
@@ -347,8 +347,8 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg) 
 
 chief_actor make_chief(caf::actor_system& sys, chief_config cfg, bool detached) {
   if (detached)
-    return sys.spawn<caf::detached>(chief_behavior, std::move(cfg));
-  return sys.spawn(chief_behavior, std::move(cfg));
+    return sys.spawn<caf::detached>(chief_behavior, std::move(cfg), true);
+  return sys.spawn(chief_behavior, std::move(cfg), false);
 }
 
 } // namespace actorps

@@ -15,9 +15,6 @@ namespace {
 
 const char* tag = "chief";
 
-// How long a worker waits before asking again while training is paused (or not running).
-constexpr int32_t pause_wait_ms = 200;
-
 std::string who(const chief_state& st, const worker_hello& hello) {
   if (hello.worker == joining_worker)
     return cat("a joining worker at ", hello.host);
@@ -36,11 +33,10 @@ bool from_member(chief_pointer self, uint32_t worker) {
 // Applies a worker's lease reports; logs and records every epoch they complete.
 caf::error settle(chief_pointer self, const lease_request& req) {
   auto& st = self->state;
-  for (auto& r : req.finished)
-    if (auto err = st.elastic.ledger->report(req.worker, r.id, r.done))
-      return err;
+  if (auto err = st.elastic.desk->settle(req))
+    return err;
   const auto rows = static_cast<int64_t>(st.cfg.data->train.rows);
-  for (auto& t : st.elastic.ledger->take_completed()) {
+  for (auto& t : st.elastic.desk->take_completed()) {
     bool exact = t.examples == rows && t.duplicates == 0;
     st.elastic.epochs_counted += 1;
     st.elastic.counts_exact = st.elastic.counts_exact && exact;
@@ -92,14 +88,14 @@ void detail::elastic_prepare(chief_pointer self) {
   // A resumed run continues the checkpoint's data plan; one without (taken before elastic
   // training) goes on at the epoch its examples reached, handed out whole.
   int64_t first = st.restored ? st.restored->manifest.examples / rows : 0;
-  st.elastic.ledger.emplace(rows, lease, st.cfg.train.seed, first);
+  st.elastic.desk.emplace(rows, lease, st.cfg.train.seed, first);
   std::string from = first > 0 ? cat(" from epoch ", first) : "";
   if (st.restored && !st.restored->manifest.data_plan.empty()) {
-    if (auto err = st.elastic.ledger->load(st.restored->manifest.data_plan)) // (leaves it as it was)
+    if (auto err = st.elastic.desk->ledger().load(st.restored->manifest.data_plan)) // (leaves it as it was)
       log_line(tag, cat("the checkpoint's data plan is not usable (", describe(err), "); epoch ", first,
                         " is handed out whole again"));
     else
-      from = cat("; continuing the checkpoint's data plan (", st.elastic.ledger->reported(), " examples reported)");
+      from = cat("; continuing the checkpoint's data plan (", st.elastic.desk->ledger().reported(), " examples reported)");
   }
   log_line(tag, cat("elastic: ", st.cfg.cluster.elastic.min_workers, " to ", st.cfg.cluster.elastic.max_workers,
                     " workers; data in leases of ", lease, " examples", from));
@@ -125,35 +121,24 @@ caf::result<worker_welcome> detail::on_join(chief_pointer self, const worker_hel
 
 caf::result<data_lease> detail::on_lease(chief_pointer self, const lease_request& req) {
   auto& st = self->state;
-  if (!st.elastic.ledger)
+  if (!st.elastic.desk)
     return caf::make_error(errc::protocol_error, "data leases are for elastic jobs (cluster.elastic)");
   if (!from_member(self, req.worker))
     return caf::make_error(errc::protocol_error, cat("a lease request for worker ", req.worker,
                                                      " from another sender"));
   if (auto err = settle(self, req))
     return err;
-  data_lease out;
-  out.workers = st.ctl->live();
-  if (st.ctl->phase() != run_phase::training || st.ctl->paused() || st.ctl->status(req.worker) != member::training) {
-    out.wait_ms = pause_wait_ms;
-    return out;
-  }
-  auto lease = st.elastic.ledger->take(req.worker);
-  out.id = lease.id;
-  out.epoch = lease.epoch;
-  out.rows = st.elastic.ledger->indices(lease);
-  out.augment_seed = augment_seed_at(st.cfg.train.seed, static_cast<long>(lease.epoch), lease.begin);
-  return out;
+  return st.elastic.desk->answer(req.worker, st.ctl->may_train(req.worker), st.ctl->live());
 }
 
 caf::result<data_lease> detail::on_leave(chief_pointer self, const lease_request& req) {
   auto& st = self->state;
   if (!from_member(self, req.worker))
     return caf::make_error(errc::protocol_error, cat("a leave for worker ", req.worker, " from another sender"));
-  if (st.elastic.ledger) {
+  if (st.elastic.desk) {
     if (auto err = settle(self, req))
       return err;
-    if (auto back = st.elastic.ledger->release(req.worker); back > 0)
+    if (auto back = st.elastic.desk->release(req.worker); back > 0)
       log_line(tag, cat("worker ", req.worker, "'s unfinished data (", back, " examples) goes to the others"));
   }
   execute(self, st.ctl->worker_left(req.worker, self->clock().now()));
@@ -164,9 +149,9 @@ caf::result<data_lease> detail::on_leave(chief_pointer self, const lease_request
 
 void detail::elastic_worker_down(chief_pointer self, uint32_t j) {
   auto& st = self->state;
-  if (!st.elastic.ledger)
+  if (!st.elastic.desk)
     return;
-  if (auto back = st.elastic.ledger->release(j); back > 0 && st.ctl->phase() == run_phase::training)
+  if (auto back = st.elastic.desk->release(j); back > 0 && st.ctl->phase() == run_phase::training)
     log_line(tag, cat("worker ", j, " went down with ", back, " examples of its data leases unfinished; they go to the others"));
 }
 
@@ -201,7 +186,7 @@ void detail::describe_elastic(chief_pointer self, json_object& extra) {
     .add("workers_crashed", e.crashes)
     .add("epochs_counted", e.epochs_counted)
     .add("epoch_counts_exact", e.counts_exact)
-    .add("examples_reported", e.ledger ? e.ledger->reported() : int64_t{0});
+    .add("examples_reported", e.desk ? e.desk->ledger().reported() : int64_t{0});
 }
 
 } // namespace actorps

@@ -2,6 +2,7 @@
 // shards their setups, and restoring a shard that went down from the last checkpoint.
 #include "train/model_report.hpp"
 #include "actors/chief_state.hpp"
+#include "actors/reach_later.hpp"
 
 #include "actors/chief_checkpoints.hpp"
 #include "control/parameter_store.hpp"
@@ -202,11 +203,11 @@ caf::error detail::prepare(chief_pointer self) {
   return caf::none;
 }
 
-caf::error detail::restore_shard(chief_pointer self, uint32_t s) {
+namespace {
+
+// The reached shard s gets the newest checkpoint's values at the others' update count.
+caf::error set_up_restored(chief_pointer self, uint32_t s, parameter_shard_actor hdl) {
   auto& st = self->state;
-  auto hdl = st.cfg.reconnect_shard(s);
-  if (!hdl)
-    return caf::make_error(errc::peer_unreachable, cat("shard ", s, " did not come back: ", describe(hdl.error())));
   auto found = st.store->load_latest();
   if (!found || !*found)
     return caf::make_error(errc::file_error, cat("cannot restore shard ", s, ": ",
@@ -216,7 +217,7 @@ caf::error detail::restore_shard(chief_pointer self, uint32_t s) {
   auto setup = setup_for(self, s, &(*found)->ckpt, nullptr);
   if (!setup)
     return caf::make_error(errc::invalid_config, cat("cannot restore shard ", s, ": ", describe(setup.error())));
-  st.cfg.shards[s] = std::move(*hdl);
+  st.cfg.shards[s] = std::move(hdl);
   self->monitor(st.cfg.shards[s]);
   auto path = (*found)->path;
   auto step = (*found)->ckpt.manifest.global_step;
@@ -252,6 +253,23 @@ caf::error detail::restore_shard(chief_pointer self, uint32_t s) {
                                  failed, stats_atom_v);
   }
   return caf::none;
+}
+
+} // namespace
+
+// Restores shard s from the newest checkpoint once its restart is reached (the node's connect
+// runs in a helper: the chief handles its other inputs meanwhile); a failure fails the run.
+void detail::restore_shard(chief_pointer self, uint32_t s) {
+  reach_later<parameter_shard_actor>(
+    self, self->state.detached, [connect = self->state.cfg.reconnect_shard, s] { return connect(s); },
+    [=](parameter_shard_actor hdl) {
+      if (auto err = set_up_restored(self, s, std::move(hdl)))
+        execute(self, self->state.ctl->failed(0, errc::peer_unreachable, describe(err)));
+    },
+    [=](caf::error err) {
+      execute(self, self->state.ctl->failed(0, errc::peer_unreachable,
+                                            cat("shard ", s, " did not come back: ", describe(err))));
+    });
 }
 
 } // namespace actorps

@@ -11,7 +11,7 @@
 #include "checkpoint/checkpoint_store.hpp"
 #include "compute/backend.hpp"
 #include "data/batcher.hpp"
-#include "data/epoch_ledger.hpp"
+#include "control/lease_desk.hpp"
 #include "model/network.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -36,7 +36,7 @@ struct in_graph_state {
 
 /// Elastic membership: the data leases and what the summary counts (actors/chief_elastic.cpp).
 struct elastic_state {
-  std::optional<epoch_ledger> ledger;
+  std::optional<lease_desk> desk; // the data ledger and the lease rule
   int64_t joins = 0;
   int64_t leaves = 0;
   int64_t crashes = 0;
@@ -46,6 +46,7 @@ struct elastic_state {
 
 struct chief_state {
   chief_config cfg;
+  bool detached = true; // on a thread of its own (false in deterministic tests)
   std::unique_ptr<backend> be;
   std::unique_ptr<network> net;
   std::optional<run_log> log;
@@ -120,6 +121,6 @@ void init_shards(chief_pointer self);
 
 /// After shard s went down: reconnects to its restart (blocking: the chief has its own thread)
 /// and restores it from the newest checkpoint that verifies; tells the controller when done.
-caf::error restore_shard(chief_pointer self, uint32_t s);
+void restore_shard(chief_pointer self, uint32_t s);
 
 } // namespace actorps::detail

@@ -19,8 +19,6 @@ namespace actorps {
 /// (slice_atom, layer_part)
 ///   Model-parallel: another slice's part of a layer's outputs, its contribution to this slice's
 ///   gradient, or its stop before a step.
-/// (register_atom)
-///   To itself after the chief went down: reconnect to the restarted chief and register again.
 /// (grant_atom, int64_t steps)
 ///   From the chief (async with train.max-steps, several workers): `steps` more steps to take;
 ///   a worker whose grant is used up reports and waits for the next one or the stop.
@@ -41,7 +39,7 @@ namespace actorps {
 ///   (not started in-graph, or from another sender), the pull's error.
 using worker_replica_actor
   = caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<start_atom, slice_group>,
-                     caf::reacts_to<slice_atom, layer_part>, caf::reacts_to<register_atom>,
+                     caf::reacts_to<slice_atom, layer_part>,
                      caf::reacts_to<grant_atom, int64_t>, caf::reacts_to<stop_atom>,
                      caf::reacts_to<step_atom>, caf::reacts_to<tick_atom>, caf::reacts_to<leave_atom>,
                      caf::reacts_to<lease_atom>,

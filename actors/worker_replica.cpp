@@ -5,6 +5,7 @@
 
 #include "control/slicing.hpp"
 #include "control/value_views.hpp"
+#include "actors/reach_later.hpp"
 #include "actors/worker_state.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
@@ -64,60 +65,29 @@ void follow_step(worker_pointer self) {
   }
 }
 
-void compute(worker_pointer self);
+void watch_chief(worker_pointer self);
 
-// Elastic: asks the chief for the next data lease when the queue wants one. A step that waited
-// for data goes on once a lease is in (or ends, if the worker is stopping meanwhile).
-void ask_lease(worker_pointer self) {
-  auto& st = self->state;
-  if (!st.leases->wants_more())
-    return;
-  self->request(st.cfg.chief, st.cfg.cluster.request_timeout, lease_atom_v, st.leases->request(st.cfg.index))
-    .then(
-      [=](data_lease& lease) {
-        auto& st = self->state;
-        if (st.ctl->phase() == replica_phase::done)
-          return;
-        auto wait = std::chrono::milliseconds{lease.rows.empty() ? std::max(lease.wait_ms, 1) : 0};
-        st.leases->answered(std::move(lease));
-        if (wait.count() > 0)
-          self->delayed_send(self, wait, lease_atom_v); // paused: ask again then
-        else if (st.data == worker_state::feed::starving)
-          compute(self);
-      },
-      [=](caf::error& err) {
-        auto& st = self->state;
-        if (st.ctl->phase() == replica_phase::done)
-          return;
-        if (!st.cfg.reconnect_chief)
-          return fail(self, std::move(err), "asking the chief for data failed");
-        st.leases->request_failed(); // the chief may be restarting: ask again soon
-        self->delayed_send(self, std::chrono::milliseconds{500}, lease_atom_v);
-      });
+// Asks the chief for the next data lease (elastic); its answer is the controller's input.
+void ask_lease(worker_pointer self, const replica_command& c) {
+  self->request(self->state.cfg.chief, self->state.cfg.cluster.request_timeout, lease_atom_v, c.lease)
+    .then([=, epoch = c.epoch](data_lease& lease) { execute(self, self->state.ctl->lease_answered(epoch, std::move(lease))); },
+          [=, epoch = c.epoch](caf::error& err) {
+            execute(self, self->state.ctl->lease_failed(epoch, code_of(err), describe(err)));
+          });
 }
 
-// One step on the current parameters: loads the next batch and begins the step.
-void compute(worker_pointer self) {
+// One step on the current parameters: loads the next batch (elastic: the rows the controller
+// took from its leases) and begins the step.
+void compute(worker_pointer self, const replica_command& c) {
   auto& st = self->state;
   auto started = std::chrono::steady_clock::now();
   int rows = 0;
   if (st.ctl->phase() == replica_phase::done)
     return;
-  if (st.leases) {
-    if (st.ctl->phase() == replica_phase::stopping) { // stopped or leaving while it waited for data
-      st.data = worker_state::feed::flowing;
-      return execute(self, st.ctl->step_status(replica_control::step_state::stopped, 0));
-    }
-    if (!st.leases->ready()) {
-      st.data = worker_state::feed::starving;
-      return ask_lease(self);
-    }
-    st.data = worker_state::feed::flowing;
-    auto batch = st.leases->take(st.cfg.train.batch_size);
-    copy_examples(st.cfg.data->train, st.cfg.train.data.augment, batch.rows, batch.count, batch.augment_seed,
+  if (st.cfg.cluster.elastic.on) {
+    copy_examples(st.cfg.data->train, st.cfg.train.data.augment, c.batch.rows, c.batch.count, c.batch.augment_seed,
                   st.images.data(), st.labels.data());
-    rows = batch.count;
-    ask_lease(self); // the next lease before it is needed
+    rows = c.batch.count;
   } else {
     rows = st.batches->next(st.images.data(), st.labels.data()).rows;
   }
@@ -132,15 +102,33 @@ void compute(worker_pointer self) {
 }
 
 // Tells the chief this worker leaves (how far its data leases got), then quits.
-void leave_job(worker_pointer self) {
+void leave_job(worker_pointer self, lease_request report) {
   auto& st = self->state;
-  auto req = st.leases ? st.leases->leave(st.cfg.index) : lease_request{st.cfg.index, {}};
-  self->request(st.cfg.chief, st.cfg.cluster.request_timeout, leave_atom_v, std::move(req))
+  self->request(st.cfg.chief, st.cfg.cluster.request_timeout, leave_atom_v, std::move(report))
     .then([=](const data_lease&) { self->quit(); },
           [=](caf::error& err) {
             log_line(self->state.tag, cat("the chief did not take the leave (", describe(err), "); quitting anyway"));
             self->quit();
           });
+}
+
+// After the chief went down: reaches its restart (the node's connect runs in a helper), then
+// registers again.
+void reach_chief(worker_pointer self) {
+  reach_later<chief_actor>(
+    self, self->state.detached, self->state.cfg.reconnect_chief,
+    [=](chief_actor chief) {
+      auto& st = self->state;
+      if (st.ctl->phase() != replica_phase::paused)
+        return;
+      st.cfg.chief = std::move(chief);
+      watch_chief(self);
+      execute(self, st.ctl->chief_reconnected(self->clock().now()));
+    },
+    [=](caf::error err) {
+      if (self->state.ctl->phase() == replica_phase::paused)
+        fail(self, std::move(err), "the chief did not come back");
+    });
 }
 
 void register_with_chief(worker_pointer self) {
@@ -166,14 +154,14 @@ void detail::execute(worker_pointer self, replica_commands commands) {
       case kind::register_hello:
         register_with_chief(self);
         break;
-      case kind::reconnect_chief: // by message: replies already in the inbox are handled first
-        self->send(self, register_atom_v);
+      case kind::reconnect_chief:
+        reach_chief(self);
         break;
       case kind::pull:
         send_pulls(self);
         break;
       case kind::compute:
-        compute(self);
+        compute(self, c);
         break;
       case kind::push:
         push_gradients(self);
@@ -185,6 +173,12 @@ void detail::execute(worker_pointer self, replica_commands commands) {
       case kind::reconnect_shards:
         reconnect_shards(self, c.shards);
         break;
+      case kind::ask_lease:
+        ask_lease(self, c);
+        break;
+      case kind::lease_after:
+        self->delayed_send(self, c.after, lease_atom_v);
+        break;
       case kind::retry_after:
         self->delayed_send(self, c.after, step_atom_v);
         break;
@@ -195,7 +189,7 @@ void detail::execute(worker_pointer self, replica_commands commands) {
         st.step->announce_stop(); // a group stops together: the others drop the step I leave
         break;
       case kind::leave:
-        leave_job(self);
+        leave_job(self, std::move(c.lease));
         break;
       case kind::quit:
         self->quit();
@@ -230,9 +224,10 @@ void watch_chief(worker_pointer self) {
   });
 }
 
-worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_replica_config cfg) {
+worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_replica_config cfg, bool detached) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
+  st.detached = detached;
   st.tag = cat("worker ", st.cfg.index);
   st.ctl = std::make_unique<replica_control>(control_config(st.cfg));
   if (auto err = prepare(self)) {
@@ -270,39 +265,14 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
       if (self->current_sender() == self->ctrl())
         execute(self, self->state.ctl->retry());
     },
-    [=](stop_atom) {
-      execute(self, self->state.ctl->stop());
-      if (self->state.data == worker_state::feed::starving) // (no data is coming: end the step)
-        compute(self);
-    },
+    [=](stop_atom) { execute(self, self->state.ctl->stop()); },
     [=](leave_atom) {
       log_line(self->state.tag, "leaving the job (SIGTERM): finishing the step in flight");
       execute(self, self->state.ctl->leave());
-      if (self->state.data == worker_state::feed::starving)
-        compute(self);
     },
     [=](lease_atom) { // to itself: ask for data again after a pause or a failed request
-      auto& st = self->state;
-      if (self->current_sender() != self->ctrl() || !st.leases || st.ctl->phase() == replica_phase::done)
-        return;
-      st.leases->wait_over();
-      if (st.data == worker_state::feed::starving)
-        compute(self);
-      else
-        ask_lease(self);
-    },
-    [=](register_atom) { // after the chief went down: reach the restarted chief, register again
-      auto& st = self->state;
-      if (self->current_sender() != self->ctrl() || st.ctl->phase() != replica_phase::paused)
-        return;
-      auto chief = st.cfg.reconnect_chief();
-      if (!chief)
-        return fail(self, std::move(chief.error()), "the chief did not come back");
-      st.cfg.chief = std::move(*chief);
-      watch_chief(self);
-      if (st.leases) // the restarted chief hands out its own leases; the data of ours is trained again
-        st.leases = std::make_unique<lease_queue>();
-      execute(self, st.ctl->chief_reconnected(self->clock().now()));
+      if (self->current_sender() == self->ctrl())
+        execute(self, self->state.ctl->lease_wait_over());
     },
     [=](tick_atom) {
       if (self->current_sender() == self->ctrl())
@@ -316,8 +286,8 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
 
 worker_replica_actor make_worker_replica(caf::actor_system& sys, worker_replica_config cfg, bool detached) {
   if (detached)
-    return sys.spawn<caf::detached>(worker_behavior, std::move(cfg));
-  return sys.spawn(worker_behavior, std::move(cfg));
+    return sys.spawn<caf::detached>(worker_behavior, std::move(cfg), true);
+  return sys.spawn(worker_behavior, std::move(cfg), false);
 }
 
 } // namespace actorps

@@ -37,8 +37,7 @@ caf::error prepare(worker_pointer self) {
   st.encoder = std::make_unique<gradient_encoder>(wire);
   st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input.size());
   st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
-  if (cfg.cluster.elastic.on) { // the chief hands out the data
-    st.leases = std::make_unique<lease_queue>();
+  if (cfg.cluster.elastic.on) { // the chief hands out the data (replica_control takes the leases)
     log_line(st.tag, cat("elastic: data in leases from the chief; ", cfg.data->train.rows, " examples; backend ",
                          st.be->name()));
     return caf::none;
@@ -122,6 +121,9 @@ replica_control_config control_config(const worker_replica_config& cfg) {
   c.chief_recoverable = static_cast<bool>(cfg.reconnect_chief);
   c.in_graph = cfg.cluster.in_graph();
   c.startup_timeout = cfg.cluster.startup_timeout;
+  c.leased = cfg.cluster.elastic.on;
+  c.index = cfg.index;
+  c.batch_size = cfg.train.batch_size;
   return c;
 }
 

@@ -3,6 +3,7 @@
 // lost shards reached again.
 #include "control/slicing.hpp"
 #include "control/value_views.hpp"
+#include "actors/reach_later.hpp"
 #include "actors/worker_state.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
@@ -54,8 +55,7 @@ void detail::on_request_error(worker_pointer self, uint32_t s, caf::error err, c
              : err.category() != caf::atom("actorps") ? request_failure::lost
              : err == errc::not_initialized       ? request_failure::not_ready
                                                   : request_failure::refused;
-  auto code = err.category() == caf::atom("actorps") ? static_cast<errc>(err.code()) : errc::peer_unreachable;
-  execute(self, self->state.ctl->request_failed(s, how, code, cat(what, ": ", describe(err))));
+  execute(self, self->state.ctl->request_failed(s, how, code_of(err), cat(what, ": ", describe(err))));
 }
 
 // The first step's parameters (and a fresh start after a broken round): a plain pull of this
@@ -87,8 +87,8 @@ void detail::push_due(worker_pointer self, size_t floor) {
     return;
   // Elastic async and ssp: the shards' learning rate is scaled for the workers listed; each push
   // is weighted by listed / live workers, so the rate follows the membership (lr / live workers).
-  const float scale = st.leases && st.cfg.cluster.mode != train_mode::sync && st.leases->workers() > 0
-                        ? static_cast<float>(async_scaling_workers(st.cfg.cluster)) / static_cast<float>(st.leases->workers())
+  const float scale = st.cfg.cluster.mode != train_mode::sync && st.ctl->lease_workers() > 0
+                        ? static_cast<float>(async_scaling_workers(st.cfg.cluster)) / static_cast<float>(st.ctl->lease_workers())
                         : 1.0f;
   auto fill = [&](uint32_t k, uint32_t offset, uint32_t count, float* dst) {
     auto err = st.step->model().download_gradient(k, offset, dst, count);
@@ -139,19 +139,32 @@ void detail::push_gradients(worker_pointer self) {
   push_due(self, 0);
 }
 
-// Reaches every lost shard again (blocking, with retries: the worker has its own thread).
-void detail::reconnect_shards(worker_pointer self, const std::vector<uint32_t>& lost) {
+// Reaches the lost shards again one after the other (the node's connect runs in a helper), then
+// tells the controller; the worker handles its other inputs meanwhile.
+void detail::reconnect_shards(worker_pointer self, std::vector<uint32_t> lost) {
   auto& st = self->state;
-  for (auto s : lost) {
-    log_line(st.tag, cat("shard ", s, " is gone; pausing until it is back (cluster.connect-timeout)"));
-    auto hdl = st.cfg.reconnect_shard(s);
-    if (!hdl)
-      return fail(self, std::move(hdl.error()), cat("shard ", s, " did not come back"));
-    st.cfg.shards[s] = std::move(*hdl);
-    self->monitor(st.cfg.shards[s]);
-    log_line(st.tag, cat("reconnected to shard ", s));
-  }
-  execute(self, st.ctl->shards_reconnected());
+  if (st.ctl->phase() == replica_phase::done)
+    return;
+  if (lost.empty())
+    return execute(self, st.ctl->shards_reconnected());
+  const uint32_t s = lost.back();
+  lost.pop_back();
+  log_line(st.tag, cat("shard ", s, " is gone; pausing until it is back (cluster.connect-timeout)"));
+  reach_later<parameter_shard_actor>(
+    self, st.detached, [connect = st.cfg.reconnect_shard, s] { return connect(s); },
+    [=](parameter_shard_actor hdl) {
+      auto& st = self->state;
+      if (st.ctl->phase() == replica_phase::done)
+        return;
+      st.cfg.shards[s] = std::move(hdl);
+      self->monitor(st.cfg.shards[s]);
+      log_line(st.tag, cat("reconnected to shard ", s));
+      reconnect_shards(self, std::move(lost));
+    },
+    [=](caf::error err) {
+      if (self->state.ctl->phase() != replica_phase::done)
+        fail(self, std::move(err), cat("shard ", s, " did not come back"));
+    });
 }
 
 } // namespace actorps

@@ -4,7 +4,6 @@
 // replication's gradient requests). Included by those files only.
 #pragma once
 
-#include "control/lease_queue.hpp"
 #include "control/push_plan.hpp"
 #include "control/replica_control.hpp"
 #include "actors/replica_step.hpp"
@@ -48,9 +47,7 @@ struct worker_state {
   uint64_t bytes_sent = 0;                   // tensor payload bytes since the last report
   uint64_t bytes_received = 0;
   in_graph_params params;                    // in-graph only
-  std::unique_ptr<lease_queue> leases;       // elastic: the chief's data leases (else `batches`)
-  enum class feed { flowing, starving };
-  feed data = feed::flowing;                 // starving: a step waits for a lease
+  bool detached = true;                      // on a thread of its own (false in deterministic tests)
   static inline const char* name = "worker_replica";
 };
 
@@ -92,7 +89,8 @@ void send_pulls(worker_pointer self);
 void push_due(worker_pointer self, size_t floor);
 /// The step is over: pushes what backprop did not push already.
 void push_gradients(worker_pointer self);
-/// Reaches every lost shard again (blocking, with retries), then tells the controller.
-void reconnect_shards(worker_pointer self, const std::vector<uint32_t>& lost);
+/// Reaches every lost shard again (without blocking: the reconnects' results are inputs), then
+/// tells the controller.
+void reconnect_shards(worker_pointer self, std::vector<uint32_t> lost);
 
 } // namespace actorps::detail

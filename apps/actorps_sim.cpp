@@ -17,21 +17,30 @@ using namespace actorps::sim;
 namespace {
 
 const char* usage =
-  "usage: actorps-sim [--seed N] [--seeds COUNT] [--mode async|sync|ssp|all] [--scale small|large]\n"
+  "usage: actorps-sim [--seed N] [--seeds COUNT] [--mode async|sync|ssp|elastic|all] [--scale small|large]\n"
   "                   [--workers W] [--shards S] [--max-steps N] [--report-every N]\n"
   "                   [--replicas-to-aggregate R] [--staleness K] [--compute-us T] [--latency-us T]\n"
-  "                   [--step-timeout-us T] [--checkpoint-every N]\n"
-  "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief:NODE@TIME(+DURATION|xFACTOR)]...\n"
+  "                   [--step-timeout-us T] [--checkpoint-every N] [--elastic] [--train-rows N] [--lease-rows N]\n"
+  "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|leave|join:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
   "Draws COUNT scenarios from seeds N, N+1, ... (the shape, limits and faults from each seed);\n"
   "any shape option or --fault replaces what the seed drew. Prints one line per run (--quiet:\n"
   "only violations and the total), the transcript of a run that breaks an invariant (or of\n"
-  "every run with --transcript), and the command that replays it.\n";
+  "every run with --transcript), and the command that replays it. --mode elastic (or --elastic):\n"
+  "an async elastic job, its data in leases from the chief's epoch ledger, with leaves and joins.\n";
+
+/// A kind of run: a train mode, elastic or not.
+struct run_kind {
+  train_mode mode;
+  bool elastic;
+};
 
 struct options {
   uint64_t seed = 1;
   uint64_t seeds = 1;
-  std::vector<train_mode> modes{train_mode::async};
+  std::vector<run_kind> modes{{train_mode::async, false}};
+  bool elastic = false; // --elastic: every run elastic (async)
+  std::optional<int64_t> train_rows, lease_rows;
   scale size = scale::small;
   bool transcript = false;
   bool quiet = false;
@@ -74,8 +83,12 @@ fault parse_fault(const std::string& text) {
     f.what = fault::kind::crash_shard;
   else if (kind == "sigterm-chief")
     f.what = fault::kind::sigterm_chief;
+  else if (kind == "leave")
+    f.what = fault::kind::leave_worker;
+  else if (kind == "join")
+    f.what = fault::kind::join_worker;
   else
-    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze, slow, crash-chief, crash-shard or sigterm-chief)"));
+    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze, slow, crash-chief, crash-shard, sigterm-chief, leave or join)"));
   f.node = static_cast<uint32_t>(number("--fault node", text.substr(colon + 1, atsign - colon - 1).c_str(), 0));
   auto rest = text.substr(atsign + 1);
   auto sep = rest.find_first_of("+x");
@@ -109,11 +122,13 @@ options parse(int argc, char** argv) {
     } else if (flag == "--mode") {
       std::string m = value();
       if (m == "all")
-        o.modes = {train_mode::async, train_mode::sync, train_mode::ssp};
+        o.modes = {{train_mode::async, false}, {train_mode::sync, false}, {train_mode::ssp, false}, {train_mode::async, true}};
+      else if (m == "elastic")
+        o.modes = {{train_mode::async, true}};
       else if (auto parsed = parse_train_mode(m); parsed && *parsed != train_mode::model_parallel)
-        o.modes = {*parsed};
+        o.modes = {{*parsed, false}};
       else
-        bad(cat("--mode expects async, sync, ssp or all, got \"", m, "\""));
+        bad(cat("--mode expects async, sync, ssp, elastic or all, got \"", m, "\""));
     } else if (flag == "--scale") {
       std::string s = value();
       if (s != "small" && s != "large")
@@ -139,6 +154,12 @@ options parse(int argc, char** argv) {
       o.step_timeout = number(flag, value(), 1);
     } else if (flag == "--checkpoint-every") {
       o.checkpoint_every = number(flag, value(), 0);
+    } else if (flag == "--elastic") {
+      o.elastic = true;
+    } else if (flag == "--train-rows") {
+      o.train_rows = number(flag, value(), 1);
+    } else if (flag == "--lease-rows") {
+      o.lease_rows = number(flag, value(), 1);
     } else if (flag == "--fault") {
       if (!o.faults)
         o.faults.emplace();
@@ -154,8 +175,16 @@ options parse(int argc, char** argv) {
   return o;
 }
 
-scenario build(const options& o, uint64_t seed, train_mode mode) {
-  auto sc = scenario_for(seed, mode, o.size);
+scenario build(const options& o, uint64_t seed, run_kind kind) {
+  const bool elastic = kind.elastic || o.elastic;
+  if (elastic && kind.mode != train_mode::async)
+    bad("--elastic simulates async elastic jobs only (--mode async or elastic)");
+  auto sc = scenario_for(seed, kind.mode, o.size, elastic);
+  sc.elastic = elastic;
+  if (o.train_rows)
+    sc.train_rows = static_cast<int>(*o.train_rows);
+  if (o.lease_rows)
+    sc.lease_rows = static_cast<int>(*o.lease_rows);
   if (o.workers)
     sc.workers = *o.workers;
   if (o.shards)
@@ -180,11 +209,14 @@ scenario build(const options& o, uint64_t seed, train_mode mode) {
     sc.checkpoint_every = *o.checkpoint_every;
   if (o.faults)
     sc.faults = *o.faults;
-  for (auto& f : sc.faults)
+  for (auto& f : sc.faults) {
     if (f.what == fault::kind::crash_shard ? f.node >= sc.shards
                                            : f.what != fault::kind::crash_chief && f.what != fault::kind::sigterm_chief
-                                               && f.node >= sc.workers)
+                                               && f.what != fault::kind::join_worker && f.node >= sc.workers)
       bad(cat("--fault names node ", f.node, ", outside the cluster"));
+    if ((f.what == fault::kind::join_worker || f.what == fault::kind::leave_worker) && !sc.elastic)
+      bad("--fault leave and join need an elastic job (--elastic)");
+  }
   return sc;
 }
 
@@ -195,14 +227,14 @@ int main(int argc, char** argv) {
   uint64_t runs = 0, failed = 0, events = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (uint64_t seed = o.seed; seed < o.seed + o.seeds; ++seed)
-    for (auto mode : o.modes) {
-      auto sc = build(o, seed, mode);
+    for (auto kind : o.modes) {
+      auto sc = build(o, seed, kind);
       auto out = simulate(sc);
       ++runs;
       events += out.events;
       if (!o.quiet || !out.ok)
-        std::printf("seed %llu %-5s W=%u S=%u: %s | steps %lld worker_steps %lld (stale %lld, split %lld) versions %llu stale pushes %llu | %llu events, %.1f ms virtual\n",
-                    static_cast<unsigned long long>(seed), to_string(mode), sc.workers, sc.shards,
+        std::printf("seed %llu %-7s W=%u S=%u: %s | steps %lld worker_steps %lld (stale %lld, split %lld) versions %llu stale pushes %llu | %llu events, %.1f ms virtual\n",
+                    static_cast<unsigned long long>(seed), sc.elastic ? "elastic" : to_string(sc.mode), sc.workers, sc.shards,
                     out.ok ? "ok" : ("VIOLATION: " + out.violation).c_str(), static_cast<long long>(out.steps),
                     static_cast<long long>(out.worker_steps), static_cast<long long>(out.stale_steps),
                     static_cast<long long>(out.split_steps),

@@ -3,6 +3,7 @@
 
 #include <caf/deep_to_string.hpp>
 #include <caf/message.hpp>
+#include <caf/sec.hpp>
 
 namespace actorps {
 
@@ -63,6 +64,12 @@ std::string describe(const caf::error& err) {
   if (err.category() == caf::atom("actorps"))
     return render_errc(err.code(), context_text(err.context()));
   return caf::to_string(err);
+}
+
+errc code_of(const caf::error& err) {
+  if (err.category() == caf::atom("actorps"))
+    return static_cast<errc>(err.code());
+  return err == caf::sec::request_timeout ? errc::timeout : errc::peer_unreachable;
 }
 
 } // namespace actorps

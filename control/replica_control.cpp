@@ -45,6 +45,8 @@ void append(replica_commands& out, replica_commands more) {
 } // namespace
 
 replica_control::replica_control(replica_control_config cfg) : cfg_(std::move(cfg)) {
+  if (cfg_.leased)
+    leases_ = std::make_unique<lease_queue>();
 }
 
 replica_commands replica_control::fail(errc code, std::string text) {
@@ -196,44 +198,9 @@ replica_commands replica_control::pushed(uint32_t s, uint64_t version, uint64_t 
   return settle();
 }
 
-// A broken connection, or a restarted shard not restored yet, is survivable when the worker can
-// reconnect: the round is dropped and the worker pulls afresh once its other replies are in.
-replica_commands replica_control::request_failed(uint32_t s, request_failure how, errc code, std::string text) {
-  if (phase_ == replica_phase::done)
-    return {};
-  if (code == errc::non_finite) // the shard refused this worker's own gradients
-    return fail(code, cat("training diverged at step ", step_, ": ", text, "; lower train.learning-rate"));
-  if (how == request_failure::refused || (!cfg_.shards_recoverable && how != request_failure::timed_out))
-    return fail(code, std::move(text));
-  if (how == request_failure::lost)
-    round_.lost.insert(s);
-  round_.broken = true;
-  return settle();
-}
-
-// Shard s's outstanding requests will never be answered; the round is dropped.
-replica_commands replica_control::shard_down(uint32_t s, std::string why, bool ended) {
-  if (phase_ == replica_phase::done || s >= round_.epoch.size())
-    return {}; // (before the plan: the first pull finds out)
-  replica_commands out;
-  if (ended && phase_ != replica_phase::stopping) { // stopped on purpose: the run is over
-    out.push_back(replica_command::log(cat(why, ": the run is over; stopping")));
-    phase_ = replica_phase::stopping;
-  } else if (!cfg_.shards_recoverable && phase_ != replica_phase::stopping) {
-    return fail(errc::peer_unreachable, cat("lost a shard: ", why));
-  }
-  ++round_.epoch[s];
-  round_.pending -= round_.in_flight[s];
-  round_.in_flight[s] = 0;
-  round_.lost.insert(s);
-  round_.broken = true;
-  append(out, settle());
-  return out;
-}
-
 replica_commands replica_control::settle() {
-  if (round_.pending > 0 || round_.at == stage::computing)
-    return {};
+  if (round_.pending > 0 || round_.at == stage::computing || round_.at == stage::reconnecting)
+    return {}; // (reconnecting: a shard lost meanwhile is reached after the ones being reached)
   if (round_.broken) {
     round_.broken = false;
     round_.at = stage::none;
@@ -245,40 +212,13 @@ replica_commands replica_control::settle() {
     }
     if (round_.lost.empty())
       return after_recovery();
-    replica_command c{replica_command::kind::reconnect_shards};
-    c.shards.assign(round_.lost.begin(), round_.lost.end());
-    return {std::move(c)};
+    return reconnect();
   }
   if (round_.at == stage::pulls)
     return round_complete();
   if (round_.at == stage::pushes)
     return step_complete();
   return {};
-}
-
-replica_commands replica_control::shards_reconnected() {
-  round_.lost.clear();
-  resync_step_ = cfg_.mode == train_mode::sync;
-  return after_recovery();
-}
-
-replica_commands replica_control::after_recovery() {
-  if (phase_ == replica_phase::stopping)
-    return finish_if_idle();
-  if (phase_ != replica_phase::in_round && phase_ != replica_phase::recovering)
-    return {}; // (paused or not started: the start pulls)
-  phase_ = replica_phase::recovering;
-  replica_command c{replica_command::kind::retry_after};
-  c.after = cfg_.retry_after;
-  return {std::move(c)};
-}
-
-replica_commands replica_control::retry() {
-  if (phase_ != replica_phase::recovering || round_.at != stage::none)
-    return {};
-  phase_ = replica_phase::in_round;
-  round_.at = stage::pulls; // a restarted shard answers not_initialized until restored: repeats
-  return {command(replica_command::kind::pull)};
 }
 
 replica_commands replica_control::round_complete() {
@@ -349,8 +289,20 @@ replica_commands replica_control::next_step() {
     return finish_if_idle();
   if (phase_ != replica_phase::in_round)
     return {}; // paused, out of steps: the start or the grant goes on
+  replica_command c{replica_command::kind::compute};
+  if (leases_) {
+    if (!leases_->ready()) { // the next lease's answer goes on
+      feed_ = feed::starving;
+      return ask_more();
+    }
+    feed_ = feed::flowing;
+    c.batch = leases_->take(cfg_.batch_size);
+  }
   round_.at = stage::computing;
-  return {command(replica_command::kind::compute)};
+  replica_commands out{std::move(c)};
+  if (leases_)
+    append(out, ask_more()); // the next lease before it is needed
+  return out;
 }
 
 // After a stop: quits once no request is in flight and (model-parallel) not inside a step: a
@@ -370,7 +322,10 @@ replica_commands replica_control::finish_if_idle() {
                                                              ? cat(" (", stale_steps_, " steps dropped as stale",
                                                                    split_steps_ > 0 ? cat(", ", split_steps_, " taken by some shards only") : "", ")")
                                                              : ""))));
-  out.push_back(command(leaving ? replica_command::kind::leave : replica_command::kind::quit));
+  replica_command last{leaving ? replica_command::kind::leave : replica_command::kind::quit};
+  if (leaving)
+    last.lease = leases_ ? leases_->leave(cfg_.index) : lease_request{cfg_.index, {}};
+  out.push_back(std::move(last));
   return out;
 }
 
@@ -386,35 +341,6 @@ replica_command replica_control::report(bool final) {
   report_stale_ = 0;
   report_split_ = 0;
   return c;
-}
-
-replica_commands replica_control::chief_down(std::string why, bool ended) {
-  if (phase_ == replica_phase::done)
-    return {};
-  if (ended) { // the chief quits normally only once the run is over: no one to report to
-    phase_ = replica_phase::done;
-    return {replica_command::log(cat(why, " after the end of the run; stopping at step ", step_)),
-            command(replica_command::kind::quit)};
-  }
-  // (stopping for the chief's stop: its restart decides again; leaving the job: the leave is lost)
-  if (!cfg_.chief_recoverable || (phase_ == replica_phase::stopping && ending_ == ending::leave))
-    return fail(errc::peer_unreachable, cat("lost the chief: ", why));
-  phase_ = replica_phase::paused;
-  start_early_ = false;
-  // its restart counts the steps so far from the shards (or its checkpoint): the steps not yet
-  // reported are not reported again
-  report_steps_ = report_examples_ = report_stale_ = report_split_ = 0;
-  return {replica_command::log(cat(why, "; pausing at step ", step_,
-                                   " and waiting up to cluster.connect-timeout for it to restart")),
-          command(replica_command::kind::reconnect_chief)};
-}
-
-replica_commands replica_control::chief_reconnected(replica_time now) {
-  if (phase_ != replica_phase::paused)
-    return {};
-  replica_commands out{replica_command::log("reconnected to the chief; registering again")};
-  register_now(now, out);
-  return out;
 }
 
 } // namespace actorps

@@ -1,14 +1,17 @@
 // A worker's life as a state machine without CAF: registration, the start, the rounds of pull or
-// push requests, recovery from lost shards, pauses while the chief restarts, step grants, and
-// the stop. One method per input returns the commands the WorkerReplica actor carries out
+// push requests, recovery from lost shards (reconnecting is a command whose result comes back as
+// an input), pauses while the chief restarts, step grants, an elastic worker's data feed (the
+// chief's leases), and the stop. One method per input returns the commands the WorkerReplica actor carries out
 // (docs/architecture.md draws the machine). Single-threaded.
 #pragma once
 
 #include "common/errc.hpp"
 #include "config/cluster_options.hpp"
+#include "control/lease_queue.hpp"
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -43,6 +46,10 @@ struct replica_control_config {
   bool in_graph = false;            ///< train.replication = in-graph: the chief drives the steps
   std::chrono::milliseconds startup_timeout{120000};
   std::chrono::milliseconds retry_after{200}; ///< recovering: pause before pulling afresh
+  bool leased = false;              ///< elastic: each step's rows come from the chief's data leases
+  uint32_t index = 0;               ///< leased: the worker's id in its lease requests
+  int batch_size = 1;               ///< leased: rows per step
+  std::chrono::milliseconds lease_retry{500}; ///< leased: pause after a failed lease request
 };
 
 /// One thing for the actor to do.
@@ -51,14 +58,16 @@ struct replica_command {
     register_hello,   ///< send the hello to the chief
     reconnect_chief,  ///< reach the restarted chief, then chief_reconnected() (or failed())
     pull,             ///< pull this worker's share of every shard (requested() per request)
-    compute,          ///< load the next batch and begin a step, then step_status()
+    compute,          ///< load the next batch (leased: `batch`) and begin a step, then step_status()
     push,             ///< push the step's gradients (requested() per request)
     report,           ///< a progress report of `steps` and `examples` (`final`)
     reconnect_shards, ///< reach each of `shards` again, then shards_reconnected() (or failed())
+    ask_lease,        ///< leased: send `lease` to the chief, then lease_answered() or lease_failed() with `epoch`
+    lease_after,      ///< leased: ask for lease_wait_over() after `after`
     retry_after,      ///< ask for retry() after `after`
     tick_after,       ///< ask for tick() after `after` (the start deadline)
     announce_stop,    ///< model-parallel: tell the group this slice stops
-    leave,            ///< tell the chief this worker leaves (its data leases' progress), then quit
+    leave,            ///< tell the chief this worker leaves (`lease`: its leases' progress), then quit
     quit,             ///< stopped normally
     fail,             ///< quit with `code` and `text`
     log,              ///< `text`: a log line
@@ -72,6 +81,9 @@ struct replica_command {
   bool final = false;
   std::vector<uint32_t> shards;
   std::chrono::milliseconds after{0};
+  lease_request lease; ///< ask_lease, leave
+  leased_batch batch;  ///< compute (leased): the step's rows, valid until the next compute
+  uint64_t epoch = 0;  ///< ask_lease: the lease epoch to answer with (a chief restart begins a new one)
   errc code = errc::none;
   std::string text;
 
@@ -140,7 +152,8 @@ public:
   /// Shard s's actor went down; `ended`: it quit normally (stopped at the run's end: the worker
   /// stops too, without reconnecting).
   replica_commands shard_down(uint32_t s, std::string why, bool ended = false);
-  /// Every lost shard was reached again.
+  /// The lost shards of the last reconnect_shards command were reached again (one lost since
+  /// is reached next).
   replica_commands shards_reconnected();
   /// The pause after a broken round is over.
   replica_commands retry();
@@ -149,6 +162,15 @@ public:
   /// other slices, or stopped (another slice of the group stopped: the step is dropped).
   enum class step_state { waiting, ready, stopped };
   replica_commands step_status(step_state s, int rows);
+
+  /// Leased: the chief's answer to the ask_lease of `epoch` (a lease, or a wait).
+  replica_commands lease_answered(uint64_t epoch, data_lease lease);
+  /// Leased: the ask_lease of `epoch` failed.
+  replica_commands lease_failed(uint64_t epoch, errc code, std::string text);
+  /// Leased: the wait of lease_after is over.
+  replica_commands lease_wait_over();
+  /// Leased: the live worker count of the chief's latest lease (0: none yet).
+  uint32_t lease_workers() const { return leases_ ? leases_->workers() : 0; }
 
   /// In-graph: a part of the chief's step was computed (counted for the stop's log line).
   void part_computed() { ++parts_; }
@@ -162,13 +184,14 @@ public:
   void failed();
 
 private:
-  enum class stage { none, pulls, computing, pushes };
+  enum class stage { none, pulls, computing, pushes, reconnecting };
   struct round_state {
     stage at = stage::none;
     size_t pending = 0;
     std::vector<size_t> in_flight;  ///< per shard
     std::vector<uint64_t> epoch;    ///< per shard: bumped when it goes down
     std::set<uint32_t> lost;        ///< shards whose connection broke
+    std::set<uint32_t> reaching;    ///< reconnecting: the shards the command names
     bool broken = false;            ///< a reply failed: pull afresh after the round
     uint64_t next_step = UINT64_MAX; ///< the smallest next step the push replies named
     std::vector<bool> stale_from;   ///< per shard: a push reply said its gradients were dropped
@@ -181,6 +204,8 @@ private:
   replica_commands step_complete();
   replica_commands begin_training();
   replica_commands next_step();
+  replica_commands ask_more();
+  replica_commands reconnect();
   replica_commands finish_if_idle();
   replica_command report(bool final);
   void register_now(replica_time now, replica_commands& out);
@@ -190,7 +215,13 @@ private:
   /// (a last report, then the leave).
   enum class ending { stop, leave };
 
+  /// Leased: whether the next step has its rows (starving: it waits for a lease).
+  enum class feed { flowing, starving };
+
   replica_phase phase_ = replica_phase::registering;
+  feed feed_ = feed::flowing;
+  std::unique_ptr<lease_queue> leases_; ///< leased only
+  uint64_t lease_epoch_ = 0;            ///< bumped when a restarted chief is reached
   ending ending_ = ending::stop;
   round_state round_;
   bool start_early_ = false;    ///< registering: the start overtook the welcome

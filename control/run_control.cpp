@@ -84,6 +84,10 @@ bool run_control::paused() const {
   return cfg_.elastic && phase_ == run_phase::training && live_workers() < cfg_.min_workers;
 }
 
+bool run_control::may_train(uint32_t j) const {
+  return phase_ == run_phase::training && !paused() && j < members_.size() && members_[j] == member::training;
+}
+
 // Makes room for worker id j (elastic ids above the configured workers).
 void run_control::grow(uint32_t j) {
   if (j >= members_.size()) {
@@ -631,10 +635,10 @@ run_commands run_control::tick(run_time now) {
     return out; // else armed for a wait that has ended
   }
   // A restarted chief (its run resumed, or the shards kept the variables) goes on with the workers
-  // that came back:
-  // one that had finished, or died meanwhile, never registers again.
-  if (phase_ == run_phase::waiting && (resumed_ || attached_step_ > 0) && live_workers() > 0 && !cfg_.elastic
-      && cfg_.slices == 1) {
+  // that came back: one that had finished, or died meanwhile, never registers again (elastic: one
+  // that left, or died for good; at least cluster.min-workers must be back). A late one rejoins.
+  if (phase_ == run_phase::waiting && (resumed_ || attached_step_ > 0) && live_workers() > 0
+      && (!cfg_.elastic || live_workers() >= cfg_.min_workers) && cfg_.slices == 1) {
     out.push_back(run_command::log(cat("resuming without ", missing(), ": no registration within cluster.startup-timeout")));
     for (auto& m : members_)
       if (m == member::absent)

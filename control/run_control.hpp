@@ -151,7 +151,8 @@ public:
   explicit run_control(run_control_config cfg);
 
   run_phase phase() const { return phase_; }
-  member status(uint32_t worker) const { return members_.at(worker); }
+  /// What the controller knows of `worker` (absent: an id it never gave).
+  member status(uint32_t worker) const { return worker < members_.size() ? members_[worker] : member::absent; }
   /// Steps granted to `worker` that it has not reported yet (0 without grants).
   int64_t granted(uint32_t worker) const { return worker < granted_.size() ? granted_[worker] : 0; }
   int64_t steps() const { return steps_; }
@@ -200,6 +201,9 @@ public:
   uint32_t live() const { return live_workers(); }
   /// Elastic: training with fewer live workers than cluster.min-workers (no data is handed out).
   bool paused() const;
+  /// Elastic: whether worker j may take data now (the run trains, is not paused, and j is a
+  /// training member); else it is told to wait.
+  bool may_train(uint32_t j) const;
   /// A progress report of worker j; `global_step`: the step it is at (sync; -1: not given);
   /// `stale`, `split`: its steps every shard / some shards dropped as stale (sync).
   run_commands progress(uint32_t j, int64_t steps, int64_t examples, double loss_sum, bool final, run_time now,

@@ -71,7 +71,10 @@ for ((t = 1; t <= trials; t++)); do
       wait "$cpid"
       continue
     fi
-    sleep "$(python3 -c 'import random; print(round(random.uniform(0.2, 1.5), 2))')" # a random moment
+    # a random moment: a progress line between the first checkpoint's step and half the run (a
+    # moment drawn in seconds fell after the end of short runs on a fast machine)
+    at_step=$(python3 -c 'import random, sys; s = int(sys.argv[1]); print(random.randrange(400, max(500, s // 2 + 1), 100))' "$steps")
+    wait_for "$run/logs/chief.log" "chief: step $at_step " 120 || true
     pid=$(awk -v n="$victim" '$1 == n {print $2}' "$run/pids")
     rpid=""
     if [[ $c == join ]]; then

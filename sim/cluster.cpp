@@ -19,7 +19,8 @@ uint64_t rng::next() {
 }
 
 cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
-  const uint32_t nodes = 1 + sc_.shards + sc_.workers;
+  const uint32_t slots = sc_.worker_slots();
+  const uint32_t nodes = 1 + sc_.shards + slots;
   link_last_.assign(static_cast<size_t>(nodes) * nodes, 0);
   if (sc_.replicas_to_aggregate == 0 || sc_.replicas_to_aggregate > sc_.workers)
     sc_.replicas_to_aggregate = sc_.workers;
@@ -38,9 +39,16 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
   rc.checkpoints = sc_.checkpoint_every > 0;
   rc.shards_recoverable = rc.checkpoints;
   rc.checkpoint_every_steps = sc_.checkpoint_every;
+  if (sc_.elastic) { // (as the real chief: the ledger counts epochs; grants count steps)
+    rc.elastic = true;
+    rc.min_workers = 1;
+    rc.max_workers = slots;
+    rc.train_rows = sc_.train_rows;
+    desk_.emplace(sc_.train_rows, sc_.lease_rows, sc_.seed);
+  }
   rc_ = rc;
   chief_ = std::make_unique<run_control>(std::move(rc));
-  for (uint32_t j = 0; j < sc_.workers; ++j)
+  for (uint32_t j = 0; j < slots; ++j)
     workers_.push_back(std::make_unique<worker_node>());
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     auto sh = std::make_unique<shard_node>();
@@ -50,10 +58,10 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
       sh->ssp.emplace(sc_.workers, sc_.staleness);
       sh->silence.emplace(sc_.workers, run_time{});
     }
-    sh->pending.resize(sc_.workers);
-    sh->seen.assign(sc_.workers, 0);
-    sh->lost.assign(sc_.workers, false);
-    sh->finished.assign(sc_.workers, 0);
+    sh->pending.resize(slots);
+    sh->seen.assign(slots, 0);
+    sh->lost.assign(slots, false);
+    sh->finished.assign(slots, 0);
     shards_.push_back(std::move(sh));
   }
 }
@@ -66,7 +74,7 @@ void cluster::at(vtime t, std::function<void()> fn) {
 
 // Delivers after the link's delay, never before an earlier message on the same link (TCP).
 void cluster::send(uint32_t from, uint32_t to, std::function<void()> fn) {
-  const uint32_t nodes = 1 + sc_.shards + sc_.workers;
+  const auto nodes = 1 + sc_.shards + static_cast<uint32_t>(workers_.size());
   auto& last = link_last_[static_cast<size_t>(from) * nodes + to];
   vtime t = now_ + sc_.latency + static_cast<vtime>(rng_.below(static_cast<uint64_t>(sc_.latency) + 1));
   t = std::max(t, last);
@@ -112,7 +120,7 @@ void cluster::violate(const std::string& what) {
 void cluster::log_state() {
   log("state", cat("chief ", to_string(chief_->phase()), " at global step ", chief_->steps()));
   std::string ws;
-  for (uint32_t j = 0; j < sc_.workers; ++j) {
+  for (uint32_t j = 0; j < workers_.size(); ++j) {
     auto& w = *workers_[j];
     ws += cat(j == 0 ? "" : ", ", j, ":", !w.alive ? "gone" : to_string(w.ctl->phase()), "@", w.alive ? w.ctl->step() : 0,
               w.alive && w.ctl->steps_left() >= 0 ? cat("(", w.ctl->steps_left(), " left)") : "",
@@ -122,7 +130,7 @@ void cluster::log_state() {
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     auto& sh = *shards_[s];
     std::string held;
-    for (uint32_t j = 0; j < sc_.workers; ++j)
+    for (uint32_t j = 0; j < workers_.size(); ++j)
       if (sh.pending[j])
         held += cat(held.empty() ? "" : " ", j);
     std::string rule;
@@ -160,10 +168,10 @@ void cluster::check_end() {
   const int64_t slack = sc_.mode == train_mode::sync
                           ? 0
                           : static_cast<int64_t>(crashes_) * (2 * sc_.report_every + 1)
-                              + static_cast<int64_t>(chief_crashes_ + shard_crashes_) * sc_.workers;
+                              + static_cast<int64_t>((chief_crashes_ + shard_crashes_) * workers_.size());
   // A round in flight when a restarted chief read the shards' versions, applied before and
   // reported after, is counted twice: up to one step per worker and chief restart (async, ssp).
-  const int64_t over = sc_.mode == train_mode::sync ? 0 : static_cast<int64_t>(chief_crashes_) * sc_.workers;
+  const int64_t over = sc_.mode == train_mode::sync ? 0 : static_cast<int64_t>(chief_crashes_ * workers_.size());
   // (a restarted chief adopts the shards' step, which holds a killed worker's unreported updates)
   const int64_t adopted = chief_crashes_ > 0 ? slack : 0;
   const int64_t least = sigtermed_ ? 0 : sc_.max_steps - (sc_.mode == train_mode::ssp ? slack : 0);
@@ -183,7 +191,7 @@ void cluster::check_end() {
   if (crashes_ == 0 && chief_crashes_ == 0 && shard_crashes_ == 0 && out_.worker_steps + out_.stale_steps + out_.split_steps != rounds_pushed_)
     violate(cat("the workers pushed ", rounds_pushed_, " rounds but reported ", out_.worker_steps, " fresh, ",
                 out_.stale_steps, " stale and ", out_.split_steps, " split steps"));
-  for (uint32_t j = 0; j < sc_.workers; ++j) // (a restart still registering finds no chief and exits)
+  for (uint32_t j = 0; j < workers_.size(); ++j) // (a restart still registering finds no chief and exits)
     if (auto& w = *workers_[j]; w.alive && w.ctl->phase() != replica_phase::registering)
       violate(cat("worker ", j, " is still running (", to_string(w.ctl->phase()), ") after the chief quit"));
 }

@@ -6,6 +6,7 @@
 // violation stops the run with a transcript and the seed that replays it.
 #pragma once
 
+#include "control/lease_desk.hpp"
 #include "control/replica_control.hpp"
 #include "control/run_control.hpp"
 #include "control/silence_watch.hpp"
@@ -37,6 +38,7 @@ struct outcome {
   int64_t split_steps = 0;             ///< sync: steps some shards dropped
   std::vector<uint64_t> versions;      ///< each shard's updates applied
   uint64_t stale_dropped = 0;          ///< sync: pushes dropped as stale, over every shard
+  int64_t epochs = 0;                  ///< elastic: epochs the chief's ledger closed (each example once)
 };
 
 /// The splitmix64 generator: the same sequence for a seed on every platform.
@@ -96,6 +98,9 @@ private:
   void reach_chief(uint32_t j, uint64_t inc);
   void send_hello(uint32_t j, uint64_t inc);
   void on_hello(uint32_t j, uint64_t incarnation);
+  void on_join();
+  void on_lease(uint32_t j, uint64_t incarnation, uint64_t epoch, const lease_request& req);
+  bool settle_leases(uint32_t j, const lease_request& req);
   void finish_summary();
 
   // A worker.
@@ -103,7 +108,7 @@ private:
   void worker_execute(uint32_t j, replica_commands cmds);
   void worker_pull(uint32_t j);
   void worker_push(uint32_t j);
-  void worker_compute(uint32_t j);
+  void worker_compute(uint32_t j, int rows);
   void worker_gone(uint32_t j, bool crashed, const std::string& why);
 
   // A shard.
@@ -145,11 +150,15 @@ private:
     int64_t examples;
     std::vector<uint64_t> versions;     // each shard's snapshot
     std::vector<uint64_t> incarnations; // of the shards snapshotted (0: one was not set up)
+    std::vector<int64_t> data_plan;     // elastic: the ledger's save()
+    std::vector<uint32_t> members;      // elastic: the ids of the workers in the job
   };
   uint32_t shard_crashes_ = 0;
   bool no_checkpoint_ = false; // a shard was lost before any checkpoint: the run fails, by design
   std::optional<checkpoint> ckpt_;        // the chief's last save
-  std::vector<std::unique_ptr<worker_node>> workers_;
+  std::vector<std::unique_ptr<worker_node>> workers_; // sc_.worker_slots(): the configured, then joiners
+  std::optional<lease_desk> desk_;        // elastic: the chief's data ledger (its process's)
+  uint32_t joins_ = 0;                    // joiners admitted
   std::vector<std::unique_ptr<shard_node>> shards_;
   std::deque<std::string> transcript_;
   outcome out_;

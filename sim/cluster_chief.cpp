@@ -64,7 +64,13 @@ void cluster::restart_chief() {
   chief_alive_ = true;
   log("chief", ckpt_ ? cat("restarts; resumes its checkpoint at global step ", ckpt_->steps) : std::string{"restarts"});
   if (ckpt_)
-    chief_->resume(ckpt_->steps, ckpt_->examples);
+    chief_->resume(ckpt_->steps, ckpt_->examples, 0.0, ckpt_->members);
+  if (sc_.elastic) { // as the real chief: the checkpoint's data plan, else the first epoch whole
+    desk_.emplace(sc_.train_rows, sc_.lease_rows, sc_.seed);
+    if (ckpt_)
+      if (auto err = desk_->ledger().load(ckpt_->data_plan))
+        return violate(cat("the restarted chief cannot load its checkpoint's data plan: ", describe(err)));
+  }
   chief_execute(chief_->begin(clock()));
   for (uint32_t s = 0; s < sc_.shards; ++s)
     setup_shard(s);
@@ -116,7 +122,7 @@ void cluster::chief_execute(run_commands cmds) {
         break;
       case kind::start_workers:
       case kind::start_worker:
-        for (uint32_t j = 0; j < sc_.workers; ++j)
+        for (uint32_t j = 0; j < workers_.size(); ++j)
           if (c.what == kind::start_workers || j == c.index)
             if (auto inc = workers_[j]->incarnation; inc > 0)
               to_worker(chief_id(), j, inc, [this, j](worker_node& w) { worker_execute(j, w.ctl->start()); });
@@ -128,7 +134,7 @@ void cluster::chief_execute(run_commands cmds) {
         break;
       case kind::stop_workers:
       case kind::stop_worker:
-        for (uint32_t j = 0; j < sc_.workers; ++j)
+        for (uint32_t j = 0; j < workers_.size(); ++j)
           if ((c.what == kind::stop_workers || j == c.index) && chief_->status(j) == member::training)
             to_worker(chief_id(), j, workers_[j]->incarnation,
                       [this, j](worker_node& w) { worker_execute(j, w.ctl->stop()); });
@@ -137,7 +143,11 @@ void cluster::chief_execute(run_commands cmds) {
         chief_at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->evaluated(op, false, clock())); });
         break;
       case kind::save: { // the manifest: the global step, examples and every shard's snapshot
-        checkpoint taken{chief_->steps(), chief_->examples(), {}, {}};
+        checkpoint taken{chief_->steps(), chief_->examples(), {}, {}, {}, {}};
+        if (desk_) {
+          taken.data_plan = desk_->ledger().save();
+          taken.members = chief_->members();
+        }
         for (auto& sh : shards_) {
           taken.versions.push_back(sh->version);
           taken.incarnations.push_back(sh->alive && sh->restored ? sh->incarnation : 0);
@@ -161,7 +171,7 @@ void cluster::chief_execute(run_commands cmds) {
         break;
       case kind::quit:
         log("chief", "quit");
-        for (uint32_t j = 0; j < sc_.workers; ++j) // its exit reaches every worker still running
+        for (uint32_t j = 0; j < workers_.size(); ++j) // its exit reaches every worker still running
           if (auto& w = *workers_[j]; w.alive)
             worker_execute(j, w.ctl->chief_down("the chief quit", true));
         over_ = true;
@@ -194,6 +204,53 @@ void cluster::on_hello(uint32_t j, uint64_t incarnation) {
   log("chief", cat("welcomes worker ", j, adm.steps_left >= 0 ? cat(" with ", adm.steps_left, " steps") : std::string{}));
   to_worker(chief_id(), j, incarnation, [this, j, left = adm.steps_left, more = adm.more](worker_node& w) {
     worker_execute(j, w.ctl->registered(left, more, sc_.shards));
+  });
+}
+
+// A new worker process asks to join: the chief gives it the next id, and it starts as that worker
+// (its node slot is the id's: the scenario counts the joins).
+void cluster::on_join() {
+  auto adm = chief_->worker_joining(clock());
+  if (adm.code != errc::none)
+    return log("chief", cat("refused a joiner: ", to_string(adm.code), ": ", adm.text));
+  if (adm.index >= workers_.size())
+    return violate(cat("the chief gave a joiner id ", adm.index, ", beyond the ", workers_.size(), " worker ids of the run"));
+  chief_execute(std::move(adm.then));
+  log("chief", cat("admits a joiner as worker ", adm.index));
+  at(now_ + sc_.latency, [this, j = adm.index] {
+    if (!over_ && !workers_[j]->alive)
+      start_worker(j);
+  });
+}
+
+// Applies a worker's lease reports to the ledger; every epoch it closes must have used each
+// example exactly once.
+bool cluster::settle_leases(uint32_t j, const lease_request& req) {
+  if (auto err = desk_->settle(req)) {
+    violate(cat("the chief refused worker ", j, "'s lease report: ", describe(err)));
+    return false;
+  }
+  for (auto& t : desk_->take_completed()) {
+    log("chief", cat("epoch ", t.epoch, " used ", t.examples, " examples (", t.duplicates, " twice, ", t.reissued,
+                     " handed out again)"));
+    if (t.examples != sc_.train_rows || t.duplicates != 0) {
+      violate(cat("epoch ", t.epoch, " used ", t.examples, " of ", sc_.train_rows, " examples, ", t.duplicates,
+                  " of them twice"));
+      return false;
+    }
+    ++out_.epochs;
+  }
+  return true;
+}
+
+// A lease request of worker j: its reports settled, then a lease or a wait (the real chief's
+// rule: control/lease_desk).
+void cluster::on_lease(uint32_t j, uint64_t incarnation, uint64_t epoch, const lease_request& req) {
+  if (!settle_leases(j, req))
+    return;
+  auto lease = desk_->answer(j, chief_->may_train(j), chief_->live());
+  to_worker(chief_id(), j, incarnation, [this, j, epoch, lease](worker_node& w) {
+    worker_execute(j, w.ctl->lease_answered(epoch, lease));
   });
 }
 

@@ -192,7 +192,7 @@ void cluster::check_ssp(uint32_t s, uint32_t j) {
 
 void cluster::inject(const fault& f) {
   const bool worker_fault = f.what == fault::kind::crash_worker || f.what == fault::kind::freeze_worker
-                            || f.what == fault::kind::slow_worker;
+                            || f.what == fault::kind::slow_worker || f.what == fault::kind::leave_worker;
   auto& w = *workers_[worker_fault ? f.node : 0];
   const std::string who = cat("worker ", f.node);
   switch (f.what) {
@@ -216,6 +216,18 @@ void cluster::inject(const fault& f) {
       log(who, cat("computes ", f.factor, "x slower"));
       w.slow = f.factor;
       break;
+    case fault::kind::leave_worker: // its node's signal watch: the worker leaves the job cleanly
+      if (!w.alive)
+        return;
+      log(who, "SIGTERM: leaves the job");
+      to_worker(worker_id(f.node), f.node, w.incarnation, [this, j = f.node](worker_node& w) { worker_execute(j, w.ctl->leave()); });
+      break;
+    case fault::kind::join_worker: // a new process connects to the chief and asks for an id
+      if (!chief_alive_)
+        return log("simulator", "a joiner finds no chief and exits");
+      log("simulator", "a new worker process asks to join");
+      to_chief(worker_id(static_cast<uint32_t>(sc_.workers + joins_++)), [this] { on_join(); });
+      break;
     case fault::kind::sigterm_chief: // the chief's signal watch; ends the run if it is training
       if (!chief_alive_)
         return;
@@ -238,7 +250,7 @@ void cluster::inject(const fault& f) {
         p.reset();
       log(cat("shard ", f.node), cat("killed; restarts in ", stamp(f.duration)));
       to_chief(shard_id(f.node), [this, s = f.node] { chief_execute(chief_->shard_down(s, "killed")); });
-      for (uint32_t j = 0; j < sc_.workers; ++j)
+      for (uint32_t j = 0; j < workers_.size(); ++j)
         if (workers_[j]->alive)
           to_worker(shard_id(f.node), j, workers_[j]->incarnation, [this, j, s = f.node](worker_node& w) {
             worker_execute(j, w.ctl->shard_down(s, cat("shard ", s, " went down (killed)")));
@@ -258,7 +270,7 @@ void cluster::inject(const fault& f) {
       ++chief_inc_; // its messages in flight, timers and work die with it
       ++chief_crashes_;
       log("chief", cat("killed; restarts in ", stamp(f.duration)));
-      for (uint32_t j = 0; j < sc_.workers; ++j)
+      for (uint32_t j = 0; j < workers_.size(); ++j)
         if (workers_[j]->alive && workers_[j]->chief == chief_inc_ - 1)
           to_worker(chief_id(), j, workers_[j]->incarnation,
                     [this, j](worker_node& w) { worker_execute(j, w.ctl->chief_down("the chief went down (killed)")); });

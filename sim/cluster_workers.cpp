@@ -19,6 +19,9 @@ void cluster::start_worker(uint32_t j) {
   c.chief_recoverable = true; // (its restart is reached again: the fault drills' chief case)
   c.shards_recoverable = sc_.checkpoint_every > 0; // (and a shard's: the shard case)
   c.startup_timeout = std::chrono::hours(1);
+  c.leased = sc_.elastic;
+  c.index = j;
+  c.batch_size = batch_rows;
   w.ctl = std::make_unique<replica_control>(c);
   ++w.incarnation;
   w.alive = true;
@@ -46,7 +49,7 @@ void cluster::worker_execute(uint32_t j, replica_commands cmds) {
         worker_pull(j);
         break;
       case kind::compute:
-        worker_compute(j);
+        worker_compute(j, sc_.elastic ? c.batch.count : batch_rows);
         break;
       case kind::push:
         worker_push(j);
@@ -60,6 +63,15 @@ void cluster::worker_execute(uint32_t j, replica_commands cmds) {
         break;
       case kind::reconnect_shards:
         reach_shards(j, inc, c.shards);
+        break;
+      case kind::ask_lease:
+        to_chief(worker_id(j), [this, j, inc, epoch = c.epoch, req = c.lease] { on_lease(j, inc, epoch, req); });
+        break;
+      case kind::lease_after:
+        at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(), [this, j, inc] {
+          if (workers_[j]->alive && workers_[j]->incarnation == inc)
+            worker_execute(j, workers_[j]->ctl->lease_wait_over());
+        });
         break;
       case kind::retry_after:
         at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(), [this, j, inc] {
@@ -76,7 +88,14 @@ void cluster::worker_execute(uint32_t j, replica_commands cmds) {
       case kind::announce_stop:
         break;
       case kind::leave:
-        to_chief(worker_id(j), [this, j] { chief_execute(chief_->worker_left(j, clock())); });
+        to_chief(worker_id(j), [this, j, req = c.lease] {
+          if (desk_) { // (its reports, then the rest of its leases back to the pool)
+            if (!settle_leases(j, req))
+              return;
+            desk_->release(j);
+          }
+          chief_execute(chief_->worker_left(j, clock()));
+        });
         worker_gone(j, false, "left");
         return;
       case kind::quit:
@@ -114,11 +133,11 @@ void cluster::worker_pull(uint32_t j) {
   }
 }
 
-void cluster::worker_compute(uint32_t j) {
+void cluster::worker_compute(uint32_t j, int rows) {
   auto& w = *workers_[j];
   const auto span = static_cast<vtime>(static_cast<double>(sc_.compute) * w.slow);
   const vtime took = span + static_cast<vtime>(rng_.below(static_cast<uint64_t>(span / 2) + 1));
-  auto done = [this, j](worker_node& w) { worker_execute(j, w.ctl->step_status(replica_control::step_state::ready, batch_rows)); };
+  auto done = [this, j, rows](worker_node& w) { worker_execute(j, w.ctl->step_status(replica_control::step_state::ready, rows)); };
   at(now_ + took, [this, j, inc = w.incarnation, done] { to_worker(worker_id(j), j, inc, done); });
 }
 
@@ -149,6 +168,8 @@ void cluster::worker_gone(uint32_t j, bool crashed, const std::string& why) {
   w.alive = false;
   const uint64_t inc = w.incarnation;
   to_chief(worker_id(j), [this, j, inc, crashed, why] {
+    if (desk_) // (its unreported leases go back to the pool)
+      desk_->release(j);
     if (workers_[j]->incarnation == inc) // (a restart's hello may be on its way: same link, after)
       chief_execute(chief_->worker_down(j, crashed ? why : "exited", clock()));
     else if (crashed)

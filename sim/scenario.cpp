@@ -2,7 +2,7 @@
 #include "sim/scenario.hpp"
 
 #include "common/log.hpp"
-#include "sim/cluster.hpp"
+#include "sim/cluster_nodes.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -22,9 +22,18 @@ const char* to_string(fault::kind k) {
     case fault::kind::crash_shard:
       return "crash-shard";
     case fault::kind::sigterm_chief:
+      return "sigterm-chief";
+    case fault::kind::leave_worker:
+      return "leave";
+    case fault::kind::join_worker:
       break;
   }
-  return "sigterm-chief";
+  return "join";
+}
+
+uint32_t scenario::worker_slots() const {
+  return workers + static_cast<uint32_t>(std::count_if(faults.begin(), faults.end(),
+                                                       [](const fault& f) { return f.what == fault::kind::join_worker; }));
 }
 
 std::string scenario::replay() const {
@@ -37,6 +46,8 @@ std::string scenario::replay() const {
   out += cat(" --compute-us ", compute, " --latency-us ", latency, " --step-timeout-us ", step_timeout);
   if (checkpoint_every > 0)
     out += cat(" --checkpoint-every ", checkpoint_every);
+  if (elastic)
+    out += cat(" --elastic --train-rows ", train_rows, " --lease-rows ", lease_rows);
   for (auto& f : faults)
     out += cat(" --fault ", to_string(f.what), ":", f.node, "@", f.at, f.what == fault::kind::slow_worker
                                                                      ? cat("x", f.factor)
@@ -44,9 +55,10 @@ std::string scenario::replay() const {
   return out;
 }
 
-scenario scenario_for(uint64_t seed, train_mode mode, scale size) {
+scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic) {
   // (scrambled first: splitmix64 streams of nearby plain seeds overlap, shifted by one draw)
-  rng r(rng(seed * 0x2545F4914F6CDD1Dull ^ (static_cast<uint64_t>(mode) << 56) ^ (size == scale::large ? 1ull << 48 : 0)).next());
+  rng r(rng(seed * 0x2545F4914F6CDD1Dull ^ (static_cast<uint64_t>(mode) << 56) ^ (size == scale::large ? 1ull << 48 : 0)
+            ^ (elastic ? 1ull << 40 : 0)).next());
   scenario sc;
   sc.seed = seed;
   sc.mode = mode;
@@ -72,18 +84,32 @@ scenario scenario_for(uint64_t seed, train_mode mode, scale size) {
   const int64_t rounds = mode == train_mode::sync ? sc.max_steps : sc.max_steps / sc.workers + 1;
   const vtime span = std::max<vtime>(1, rounds * (sc.compute + 4 * sc.latency));
   sc.checkpoint_every = std::max<int64_t>(1, sc.max_steps / 4);
-  const auto faults = r.below(2) == 0 ? 0 : 1 + r.below(3);
+  sc.elastic = elastic && mode == train_mode::async;
+  if (sc.elastic) {
+    sc.train_rows = batch_rows * (5 + static_cast<int>(r.below(40)));
+    sc.lease_rows = batch_rows * (1 + static_cast<int>(r.below(4)));
+  }
+  // the kinds drawn: crash, freeze, slow, crash-chief; elastic also leave and join
+  static constexpr fault::kind elastic_kinds[] = {fault::kind::crash_worker, fault::kind::freeze_worker,
+                                                  fault::kind::slow_worker,  fault::kind::crash_chief,
+                                                  fault::kind::leave_worker, fault::kind::join_worker};
+  const auto faults = r.below(2) == 0 ? 0 : 1 + r.below(sc.elastic ? 5 : 3);
   for (uint64_t k = 0; k < faults; ++k) {
     fault f;
     // (crash_shard is modelled but drawn only with ACTORPS_SIM_SHARD_CRASHES=1: its findings are
     // open, docs/results.md)
-    f.what = static_cast<fault::kind>(r.below(std::getenv("ACTORPS_SIM_SHARD_CRASHES") ? 5 : 4));
+    f.what = sc.elastic ? elastic_kinds[r.below(6)]
+                        : static_cast<fault::kind>(r.below(std::getenv("ACTORPS_SIM_SHARD_CRASHES") ? 5 : 4));
     f.at = 20 * sc.latency + static_cast<vtime>(r.below(static_cast<uint64_t>(span))); // (after the start-up:
     // a worker lost for good before training begins is a start-up failure, by design)
     f.node = static_cast<uint32_t>(r.below(sc.workers));
-    if (f.what == fault::kind::crash_worker && sc.workers == 1)
+    if ((f.what == fault::kind::crash_worker || f.what == fault::kind::leave_worker) && sc.workers == 1)
       f.what = fault::kind::freeze_worker; // (losing the only worker fails a run by design)
-    if (f.what == fault::kind::crash_worker) { // worker 0 is never killed: someone is left to train
+    if (f.what == fault::kind::leave_worker) { // (worker 0 stays: someone is left to train)
+      f.node = 1 + static_cast<uint32_t>(r.below(sc.workers - 1));
+    } else if (f.what == fault::kind::join_worker) {
+      f.node = 0;
+    } else if (f.what == fault::kind::crash_worker) { // worker 0 is never killed: someone is left to train
       f.node = 1 + static_cast<uint32_t>(r.below(sc.workers - 1));
       const bool restart = r.below(2) == 0;
       f.duration = restart ? static_cast<vtime>(1 + r.below(static_cast<uint64_t>(span))) : 0;

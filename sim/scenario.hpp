@@ -23,6 +23,8 @@ struct fault {
     crash_shard,   ///< shard `node` dies (kill -9), restarts `duration` later and is restored from the
                    ///< last checkpoint by the chief
     sigterm_chief, ///< SIGTERM to the chief: the run ends as at its limit (`node` not used)
+    leave_worker,  ///< SIGTERM to worker `node`: it leaves the job cleanly (elastic)
+    join_worker,   ///< a new worker process asks the chief to join (elastic; `node` not used)
   };
   kind what = kind::crash_worker;
   vtime at = 0;
@@ -48,7 +50,13 @@ struct scenario {
   vtime latency = 200;                ///< one message's delay (each jitters up to +100%)
   vtime bound = 600'000'000;          ///< the run must end within this much after its last fault heals
   int64_t checkpoint_every = 0;       ///< the chief saves a checkpoint every N global steps (0: never)
+  bool elastic = false;               ///< async: data leases from the chief's epoch ledger; joins and leaves
+  int train_rows = 2'000;             ///< elastic: examples per epoch
+  int lease_rows = 100;               ///< elastic: examples per lease
   std::vector<fault> faults;
+
+  /// Worker processes over the run: the configured ones and one per join.
+  uint32_t worker_slots() const;
 
   /// Returns the command line of actorps-sim that replays this scenario.
   std::string replay() const;
@@ -58,7 +66,8 @@ struct scenario {
 enum class scale { small, large };
 
 /// Draws a scenario for `seed` in `mode`: the shape (small: 1-8 workers, 1-4 shards; large: up
-/// to 256 workers and 16 shards), the limits and a few faults, all from the seed.
-scenario scenario_for(uint64_t seed, train_mode mode, scale size);
+/// to 256 workers and 16 shards), the limits and a few faults, all from the seed. `elastic`
+/// (async only): an elastic job whose faults include leaves and joins.
+scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic = false);
 
 } // namespace actorps::sim

@@ -1,112 +1,6 @@
 // Tests of control/replica_control: the worker's state machine, input by input, in every phase and
 // mode, with no actors and no clock but the one the test passes in (milliseconds per case).
-#include "control/replica_control.hpp"
-
-#include <boost/test/unit_test.hpp>
-
-#include <algorithm>
-#include <ostream>
-
-namespace actorps { // for the messages of failed checks
-std::ostream& operator<<(std::ostream& out, replica_phase p) {
-  return out << to_string(p);
-}
-std::ostream& operator<<(std::ostream& out, errc c) {
-  return out << to_string(c);
-}
-} // namespace actorps
-
-using namespace actorps;
-using kind = replica_command::kind;
-using phase = replica_phase;
-using step_state = replica_control::step_state;
-using namespace std::chrono_literals;
-
-namespace {
-
-using controller = actorps::replica_control; // (the suite is named replica_control too)
-
-const replica_time t0{};
-
-const replica_command* find(const replica_commands& cmds, kind k) {
-  auto i = std::find_if(cmds.begin(), cmds.end(), [k](const replica_command& c) { return c.what == k; });
-  return i == cmds.end() ? nullptr : &*i;
-}
-
-bool has(const replica_commands& cmds, kind k) {
-  return find(cmds, k) != nullptr;
-}
-
-bool logs(const replica_commands& cmds, const std::string& part) {
-  return std::any_of(cmds.begin(), cmds.end(),
-                     [&](const replica_command& c) { return c.what == kind::log && c.text.find(part) != std::string::npos; });
-}
-
-std::vector<kind> kinds(const replica_commands& cmds) {
-  std::vector<kind> out;
-  for (auto& c : cmds)
-    if (c.what != kind::log)
-      out.push_back(c.what);
-  return out;
-}
-
-replica_control_config config(train_mode mode = train_mode::async) {
-  replica_control_config c;
-  c.mode = mode;
-  c.max_steps = 0;
-  c.report_every = 3;
-  c.shards_recoverable = true;
-  c.chief_recoverable = true;
-  c.startup_timeout = 20s;
-  return c;
-}
-
-// Two shards, one request each per round: the epochs of the round just sent.
-struct round_tokens {
-  uint64_t e0, e1;
-};
-
-round_tokens send(controller& ctl) {
-  return {ctl.requested(0), ctl.requested(1)};
-}
-
-// Registers with two shards (no step limit) and starts: returns the start's commands (a pull).
-replica_commands start(controller& ctl, int64_t steps_left = -1, bool more = false) {
-  ctl.begin(t0);
-  ctl.registered(steps_left, more, 2);
-  return ctl.start();
-}
-
-// Answers the pull just asked for; returns the commands (a compute).
-replica_commands answer_pull(controller& ctl, uint64_t version = 0) {
-  auto t = send(ctl);
-  BOOST_REQUIRE(ctl.answers(0, t.e0));
-  ctl.pulled(0, version);
-  BOOST_REQUIRE(ctl.answers(1, t.e1));
-  return ctl.pulled(1, version);
-}
-
-// Started, pulled, and the first step computed: returns the epochs of its pushes, just sent.
-round_tokens first_pushes(controller& ctl) {
-  start(ctl);
-  answer_pull(ctl);
-  BOOST_REQUIRE(has(ctl.step_status(step_state::ready, 10), kind::push));
-  return send(ctl);
-}
-
-// A whole step: the computed gradients are ready, both pushes answered; returns the commands of
-// the last reply (a compute, a report, the finish...).
-replica_commands one_step(controller& ctl, uint64_t next_step, bool stale = false) {
-  auto push = ctl.step_status(step_state::ready, 10);
-  BOOST_REQUIRE(has(push, kind::push));
-  auto t = send(ctl);
-  BOOST_REQUIRE(ctl.answers(0, t.e0));
-  ctl.pushed(0, next_step, next_step, stale);
-  BOOST_REQUIRE(ctl.answers(1, t.e1));
-  return ctl.pushed(1, next_step, next_step, stale);
-}
-
-} // namespace
+#include "tests/control/replica_control_support.hpp"
 
 BOOST_AUTO_TEST_SUITE(replica_control)
 
@@ -516,16 +410,6 @@ BOOST_AUTO_TEST_CASE(a_leave_finishes_the_round_in_flight_then_reports_and_leave
       BOOST_TEST(ctl.leave().empty());
     }
   }
-}
-
-BOOST_AUTO_TEST_CASE(a_leave_while_a_step_waits_for_data_ends_the_step) {
-  controller ctl(config());
-  start(ctl);
-  auto cmds = answer_pull(ctl);
-  BOOST_TEST(has(cmds, kind::compute)); // the actor waits for a lease: the step is computing
-  BOOST_TEST(ctl.leave().empty());
-  cmds = ctl.step_status(step_state::stopped, 0); // the actor ends the step it has no data for
-  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::report, kind::announce_stop, kind::leave}));
 }
 
 BOOST_AUTO_TEST_CASE(a_leave_before_registering_quits_and_after_it_tells_the_chief) {

@@ -40,7 +40,7 @@ in_log() {
 }
 
 echo "== async: a worker, a shard and the chief"
-drill async 2500 "worker shard chief"
+drill async 4000 "worker shard chief"
 in_log async chief chief-restarted.log "was already initialised" "the restarted chief re-initialised the shards"
 in_log async shard worker-0.log "reconnected to shard 1" "worker 0 did not reconnect to the restarted shard"
 in_log async chief worker-0.log "registering again" "worker 0 did not register with the restarted chief"
@@ -50,7 +50,7 @@ drill sync 1500 "shard chief" --train.mode=sync
 in_log sync shard ps-1-restarted.log "resuming at step" "the restarted sync shard did not resume at the cluster's step"
 
 echo "== ssp mode: a shard"
-drill ssp 1500 "shard" --train.mode=ssp
+drill ssp 3000 "shard" --train.mode=ssp
 in_log ssp shard ps-1-restarted.log "staleness counts from its next push" "the restarted ssp aggregator kept stale clocks"
 
 echo "== model-parallel: the chief"
