@@ -207,8 +207,7 @@ run_commands run_control::shard_ready(uint32_t, run_time now, uint64_t kept_vers
     steps_ = kept_ahead_;
     worker_steps_ = worker_steps_at(steps_);
   }
-  if ((resumed_ || attached_step_ > 0 || kept_ahead_ > 0) && cfg_.max_steps > 0 && steps_ >= cfg_.max_steps
-      && !cfg_.elastic) {
+  if ((resumed_ || attached_step_ > 0 || kept_ahead_ > 0) && cfg_.max_steps > 0 && steps_ >= cfg_.max_steps) {
     // a chief restarted after its run had reached max-steps (killed while finishing): finish it
     out.push_back(run_command::log(cat("the run had reached max-steps ", cfg_.max_steps, " (global step ", steps_,
                                        "): finishing it")));

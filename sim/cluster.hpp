@@ -91,7 +91,7 @@ private:
 
   // The chief.
   void chief_execute(run_commands cmds);
-  void to_chief(uint32_t from, std::function<void()> fn);
+  void to_chief(uint32_t from, std::function<void()> fn, uint64_t incarnation = 0);
   void chief_at(vtime t, std::function<void()> fn);
   void restart_chief();
   void setup_shard(uint32_t s);

@@ -10,9 +10,10 @@
 
 namespace actorps::sim {
 
-// A message to the chief process running when it was sent: lost when that process is gone.
-void cluster::to_chief(uint32_t from, std::function<void()> fn) {
-  send(from, chief_id(), [this, inc = chief_inc_, fn = std::move(fn)] {
+// A message to the chief process running when it was sent (or to process `incarnation`, the one
+// a worker is connected to): lost when that process is gone.
+void cluster::to_chief(uint32_t from, std::function<void()> fn, uint64_t incarnation) {
+  send(from, chief_id(), [this, inc = incarnation > 0 ? incarnation : chief_inc_, fn = std::move(fn)] {
     if (chief_alive_ && chief_inc_ == inc)
       fn();
   });

@@ -55,17 +55,17 @@ void cluster::worker_execute(uint32_t j, replica_commands cmds) {
         worker_push(j);
         break;
       case kind::report:
-        to_chief(worker_id(j), [this, j, c, step = w.ctl->step()] {
+        to_chief(worker_id(j), [this, j, c, step = w.ctl->step()] { // (to the chief it is connected to)
           log("chief", cat("report of worker ", j, ": ", c.steps, " steps", c.final ? " (final)" : ""));
           chief_execute(chief_->progress(j, c.steps, c.examples, static_cast<double>(c.examples), c.final, clock(), step,
                                          c.stale_steps, c.split_steps));
-        });
+        }, w.chief);
         break;
       case kind::reconnect_shards:
         reach_shards(j, inc, c.shards);
         break;
       case kind::ask_lease:
-        to_chief(worker_id(j), [this, j, inc, epoch = c.epoch, req = c.lease] { on_lease(j, inc, epoch, req); });
+        to_chief(worker_id(j), [this, j, inc, epoch = c.epoch, req = c.lease] { on_lease(j, inc, epoch, req); }, w.chief);
         break;
       case kind::lease_after:
         at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(), [this, j, inc] {
@@ -95,7 +95,7 @@ void cluster::worker_execute(uint32_t j, replica_commands cmds) {
             desk_->release(j);
           }
           chief_execute(chief_->worker_left(j, clock()));
-        });
+        }, w.chief);
         worker_gone(j, false, "left");
         return;
       case kind::quit:

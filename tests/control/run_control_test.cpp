@@ -988,18 +988,26 @@ BOOST_AUTO_TEST_CASE(a_restarted_chief_goes_on_with_the_workers_that_came_back) 
 // Found by the simulator (ssp, seed 1016): a chief killed after its run reached max-steps (while
 // finishing) resumed at that step on restart and waited for workers that had all quit. It
 // finishes the run instead: final evaluation, summary, save.
+// The same for an elastic job (the simulator, elastic seed 1401: its shards had kept the last step,
+// past the checkpoint's).
 BOOST_AUTO_TEST_CASE(a_chief_restarted_after_the_step_limit_finishes_the_run) {
-  controller ctl{config()}; // max-steps 10
-  ctl.resume(10, 100);
-  ctl.begin(t0);
-  ctl.shard_ready(0, t0, 10);
-  auto cmds = ctl.shard_ready(1, t0, 10);
-  BOOST_TEST(logs(cmds, "the run had reached max-steps 10 (global step 10): finishing it"));
-  BOOST_REQUIRE(has(cmds, kind::finish));
-  int summaries = 0;
-  run_to_end(ctl, cmds, &summaries);
-  BOOST_TEST(summaries == 1);
-  BOOST_TEST((ctl.phase() == run_phase::done));
+  auto el = elastic(train_mode::async);
+  el.max_steps = 10;
+  for (auto c : {config(), el}) { // max-steps 10
+    BOOST_TEST_CONTEXT("elastic " << c.elastic) {
+      controller ctl{c};
+      ctl.resume(6, 60, 1.0, c.elastic ? std::vector<uint32_t>{0, 1} : std::vector<uint32_t>{});
+      ctl.begin(t0);
+      ctl.shard_ready(0, t0, 10);
+      auto cmds = ctl.shard_ready(1, t0, 10);
+      BOOST_TEST(logs(cmds, "the run had reached max-steps 10 (global step 10): finishing it"));
+      BOOST_REQUIRE(has(cmds, kind::finish));
+      int summaries = 0;
+      run_to_end(ctl, cmds, &summaries);
+      BOOST_TEST(summaries == 1);
+      BOOST_TEST((ctl.phase() == run_phase::done));
+    }
+  }
 }
 
 // Issue 32, item 3: train.max-epochs was not exact in async with several workers (1.10, 1.55 and
