@@ -21,7 +21,7 @@ const char* usage =
   "                   [--workers W] [--shards S] [--max-steps N] [--report-every N]\n"
   "                   [--replicas-to-aggregate R] [--staleness K] [--compute-us T] [--latency-us T]\n"
   "                   [--step-timeout-us T] [--checkpoint-every N] [--elastic] [--train-rows N] [--lease-rows N]\n"
-  "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|leave|join:NODE@TIME(+DURATION|xFACTOR)]...\n"
+  "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
   "Draws COUNT scenarios from seeds N, N+1, ... (the shape, limits and faults from each seed);\n"
   "any shape option or --fault replaces what the seed drew. Prints one line per run (--quiet:\n"
@@ -87,8 +87,10 @@ fault parse_fault(const std::string& text) {
     f.what = fault::kind::leave_worker;
   else if (kind == "join")
     f.what = fault::kind::join_worker;
+  else if (kind == "partition")
+    f.what = fault::kind::partition;
   else
-    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze, slow, crash-chief, crash-shard, sigterm-chief, leave or join)"));
+    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze, slow, crash-chief, crash-shard, sigterm-chief, leave, join or partition)"));
   f.node = static_cast<uint32_t>(number("--fault node", text.substr(colon + 1, atsign - colon - 1).c_str(), 0));
   auto rest = text.substr(atsign + 1);
   auto sep = rest.find_first_of("+x");

@@ -22,6 +22,7 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
   const uint32_t slots = sc_.worker_slots();
   const uint32_t nodes = 1 + sc_.shards + slots;
   link_last_.assign(static_cast<size_t>(nodes) * nodes, 0);
+  cut_until_.assign(nodes, 0);
   if (sc_.replicas_to_aggregate == 0 || sc_.replicas_to_aggregate > sc_.workers)
     sc_.replicas_to_aggregate = sc_.workers;
   run_control_config rc;
@@ -72,11 +73,13 @@ void cluster::at(vtime t, std::function<void()> fn) {
   queue_.push(event{std::max(t, now_), seq_++, std::move(fn)});
 }
 
-// Delivers after the link's delay, never before an earlier message on the same link (TCP).
+// Delivers after the link's delay, never before an earlier message on the same link (TCP), and
+// not before a partition that cuts either end off heals (TCP retransmits until then).
 void cluster::send(uint32_t from, uint32_t to, std::function<void()> fn) {
   const auto nodes = 1 + sc_.shards + static_cast<uint32_t>(workers_.size());
   auto& last = link_last_[static_cast<size_t>(from) * nodes + to];
-  vtime t = now_ + sc_.latency + static_cast<vtime>(rng_.below(static_cast<uint64_t>(sc_.latency) + 1));
+  vtime t = std::max({now_, cut_until_[from], cut_until_[to]}) + sc_.latency
+            + static_cast<vtime>(rng_.below(static_cast<uint64_t>(sc_.latency) + 1));
   t = std::max(t, last);
   last = t;
   at(t, std::move(fn));

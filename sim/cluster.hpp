@@ -139,6 +139,7 @@ private:
   uint64_t seq_ = 0;
   vtime now_ = 0;
   std::vector<vtime> link_last_; // per (from, to): the last delivery time (FIFO per link)
+  std::vector<vtime> cut_until_; // per node: cut off by a partition until then
   run_control_config rc_;                 // the chief's (a restart gets the same)
   std::unique_ptr<run_control> chief_;
   uint64_t chief_inc_ = 1;                // the chief's process: messages to an older one are lost

@@ -192,7 +192,8 @@ void cluster::check_ssp(uint32_t s, uint32_t j) {
 
 void cluster::inject(const fault& f) {
   const bool worker_fault = f.what == fault::kind::crash_worker || f.what == fault::kind::freeze_worker
-                            || f.what == fault::kind::slow_worker || f.what == fault::kind::leave_worker;
+                            || f.what == fault::kind::slow_worker || f.what == fault::kind::leave_worker
+                            || f.what == fault::kind::partition;
   auto& w = *workers_[worker_fault ? f.node : 0];
   const std::string who = cat("worker ", f.node);
   switch (f.what) {
@@ -215,6 +216,10 @@ void cluster::inject(const fault& f) {
     case fault::kind::slow_worker:
       log(who, cat("computes ", f.factor, "x slower"));
       w.slow = f.factor;
+      break;
+    case fault::kind::partition: // the network between it and every other node is cut, then heals
+      log(who, cat("cut off from the cluster for ", stamp(f.duration)));
+      cut_until_[worker_id(f.node)] = std::max(cut_until_[worker_id(f.node)], now_ + f.duration);
       break;
     case fault::kind::leave_worker: // its node's signal watch: the worker leaves the job cleanly
       if (!w.alive)

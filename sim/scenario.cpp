@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 namespace actorps::sim {
 
@@ -26,9 +27,11 @@ const char* to_string(fault::kind k) {
     case fault::kind::leave_worker:
       return "leave";
     case fault::kind::join_worker:
+      return "join";
+    case fault::kind::partition:
       break;
   }
-  return "join";
+  return "partition";
 }
 
 uint32_t scenario::worker_slots() const {
@@ -89,17 +92,19 @@ scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic) 
     sc.train_rows = batch_rows * (5 + static_cast<int>(r.below(40)));
     sc.lease_rows = batch_rows * (1 + static_cast<int>(r.below(4)));
   }
-  // the kinds drawn: crash, freeze, slow, crash-chief; elastic also leave and join
-  static constexpr fault::kind elastic_kinds[] = {fault::kind::crash_worker, fault::kind::freeze_worker,
-                                                  fault::kind::slow_worker,  fault::kind::crash_chief,
-                                                  fault::kind::leave_worker, fault::kind::join_worker};
+  // The kinds drawn: crash, freeze, slow, crash-chief, partition; elastic also leave and join.
+  // (crash_shard is modelled but drawn only with ACTORPS_SIM_SHARD_CRASHES=1: its findings are
+  // open, docs/results.md.)
+  std::vector<fault::kind> kinds{fault::kind::crash_worker, fault::kind::freeze_worker, fault::kind::slow_worker,
+                                 fault::kind::crash_chief, fault::kind::partition};
+  if (sc.elastic)
+    kinds.insert(kinds.end(), {fault::kind::leave_worker, fault::kind::join_worker});
+  else if (std::getenv("ACTORPS_SIM_SHARD_CRASHES"))
+    kinds.push_back(fault::kind::crash_shard);
   const auto faults = r.below(2) == 0 ? 0 : 1 + r.below(sc.elastic ? 5 : 3);
   for (uint64_t k = 0; k < faults; ++k) {
     fault f;
-    // (crash_shard is modelled but drawn only with ACTORPS_SIM_SHARD_CRASHES=1: its findings are
-    // open, docs/results.md)
-    f.what = sc.elastic ? elastic_kinds[r.below(6)]
-                        : static_cast<fault::kind>(r.below(std::getenv("ACTORPS_SIM_SHARD_CRASHES") ? 5 : 4));
+    f.what = kinds[r.below(kinds.size())];
     f.at = 20 * sc.latency + static_cast<vtime>(r.below(static_cast<uint64_t>(span))); // (after the start-up:
     // a worker lost for good before training begins is a start-up failure, by design)
     f.node = static_cast<uint32_t>(r.below(sc.workers));
@@ -119,7 +124,7 @@ scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic) 
     } else if (f.what == fault::kind::crash_chief) {
       f.node = 0;
       f.duration = 1 + static_cast<vtime>(r.below(static_cast<uint64_t>(span)));
-    } else if (f.what == fault::kind::freeze_worker)
+    } else if (f.what == fault::kind::freeze_worker || f.what == fault::kind::partition)
       f.duration = static_cast<vtime>(1 + r.below(static_cast<uint64_t>(3 * sc.step_timeout)));
     else
       f.factor = 2.0 + static_cast<double>(r.below(8));

@@ -25,6 +25,8 @@ struct fault {
     sigterm_chief, ///< SIGTERM to the chief: the run ends as at its limit (`node` not used)
     leave_worker,  ///< SIGTERM to worker `node`: it leaves the job cleanly (elastic)
     join_worker,   ///< a new worker process asks the chief to join (elastic; `node` not used)
+    partition,     ///< worker `node` is cut off from every other node for `duration` (shorter than the
+                   ///< timeouts: TCP holds the connections and delivers what was sent once it heals)
   };
   kind what = kind::crash_worker;
   vtime at = 0;
