@@ -125,19 +125,19 @@ void cluster::chief_execute(run_commands cmds) {
       case kind::start_worker:
         for (uint32_t j = 0; j < workers_.size(); ++j)
           if (c.what == kind::start_workers || j == c.index)
-            if (auto inc = workers_[j]->incarnation; inc > 0)
+            if (auto inc = workers_[j]->known; inc > 0) // (to the process it registered)
               to_worker(chief_id(), j, inc, [this, j](worker_node& w) { worker_execute(j, w.ctl->start()); });
         break;
       case kind::grant:
         log("chief", cat("grants worker ", c.index, " ", c.step, " steps"));
-        to_worker(chief_id(), c.index, workers_[c.index]->incarnation,
+        to_worker(chief_id(), c.index, workers_[c.index]->known,
                   [this, j = c.index, n = c.step](worker_node& w) { worker_execute(j, w.ctl->granted(n)); });
         break;
       case kind::stop_workers:
       case kind::stop_worker:
         for (uint32_t j = 0; j < workers_.size(); ++j)
           if ((c.what == kind::stop_workers || j == c.index) && chief_->status(j) == member::training)
-            to_worker(chief_id(), j, workers_[j]->incarnation,
+            to_worker(chief_id(), j, workers_[j]->known,
                       [this, j](worker_node& w) { worker_execute(j, w.ctl->stop()); });
         break;
       case kind::evaluate:
@@ -201,6 +201,7 @@ void cluster::on_hello(uint32_t j, uint64_t incarnation) {
     return;
   }
   // The welcome is the answer, sent after the handler's own messages (a start may overtake it).
+  workers_[j]->known = incarnation;
   chief_execute(std::move(adm.then));
   log("chief", cat("welcomes worker ", j, adm.steps_left >= 0 ? cat(" with ", adm.steps_left, " steps") : std::string{}));
   to_worker(chief_id(), j, incarnation, [this, j, left = adm.steps_left, more = adm.more](worker_node& w) {

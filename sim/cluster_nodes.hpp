@@ -26,6 +26,7 @@ struct cluster::worker_node {
   uint64_t incarnation = 0;
   bool alive = false; ///< its process runs (not crashed, not exited)
   uint64_t chief = 1; ///< the chief process it is connected to (its loss is noticed only then)
+  uint64_t known = 0; ///< the incarnation the chief registered last: its messages go to that process
   vtime frozen_until = 0;
   double slow = 1.0;
 };

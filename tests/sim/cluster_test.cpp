@@ -201,6 +201,17 @@ BOOST_AUTO_TEST_CASE(elastic_chief_restarted_at_the_step_limit_finishes_the_run)
   BOOST_TEST(out.stop_reason == "max steps 45 reached");
 }
 
+// Seed 17118 (the simulator's own model): a worker killed while cut off by a partition and
+// restarted got the grant the chief sent its dead process (the chief addresses the process it
+// registered, as a real chief's handle does) and the run ended 2 steps past max-steps.
+BOOST_AUTO_TEST_CASE(a_grant_for_a_dead_process_does_not_reach_its_restart) {
+  auto sc = found(train_mode::async, 17118, 5, 3, 267, 2, 2605, 297, 52100,
+                  {{fault::kind::partition, 136054, 1, 120355}, {fault::kind::crash_worker, 149291, 1, 81230},
+                   {fault::kind::partition, 87283, 4, 134633}});
+  sc.checkpoint_every = 66;
+  BOOST_TEST(expect_ok(sc).steps == 267);
+}
+
 // The seeded sweep: at least 1,000 small runs across the modes with faults, and a few at the
 // scale of hundreds of workers and 16 shards.
 BOOST_AUTO_TEST_CASE(seeded_sweep_keeps_every_invariant) {
