@@ -32,12 +32,8 @@ void fail_step(chief_pointer self, errc code, std::string why) {
 // again after a pause, until it has stalled for a whole cluster.step-timeout.
 void stalled(chief_pointer self, const std::string& why) {
   auto& g = self->state.in_graph;
-  auto now = self->clock().now();
-  if (!g.stalled_since)
-    g.stalled_since = now;
-  g.round->abandon();
   g.at = phase::idle;
-  if (now - *g.stalled_since >= self->state.cfg.cluster.step_timeout)
+  if (g.round->stall(self->clock().now(), self->state.cfg.cluster.step_timeout) == in_graph_round::stall_action::give_up)
     return fail_step(self, errc::peer_unreachable,
                      cat("in-graph step ", self->state.ctl->steps() + 1, ": no worker computed it within "
                          "cluster.step-timeout (", why, ")"));
@@ -57,7 +53,6 @@ void apply(chief_pointer self) {
   auto& g = st.in_graph;
   auto result = std::make_shared<in_graph_round::result>(g.round->complete());
   g.at = phase::applying;
-  g.stalled_since.reset();
   std::vector<const float_vector*> by_variable(st.plan.variables.size(), nullptr);
   for (auto& slice : result->average)
     if (slice.variable < by_variable.size())

@@ -31,7 +31,6 @@ struct in_graph_state {
   std::unique_ptr<batcher> order;  // the one global data order, batches of workers x batch-size
   std::vector<int32_t> rows;       // the step's global batch (kept while the step is run again)
   uint64_t augment_seed = 0;
-  std::optional<run_time> stalled_since; // the step found no worker to compute it
 };
 
 /// Elastic membership: the data leases and what the summary counts (actors/chief_elastic.cpp).

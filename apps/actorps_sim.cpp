@@ -17,29 +17,33 @@ using namespace actorps::sim;
 namespace {
 
 const char* usage =
-  "usage: actorps-sim [--seed N] [--seeds COUNT] [--mode async|sync|ssp|elastic|all] [--scale small|large]\n"
+  "usage: actorps-sim [--seed N] [--seeds COUNT] [--mode async|sync|ssp|elastic|in-graph|all] [--scale small|large]\n"
   "                   [--workers W] [--shards S] [--max-steps N] [--report-every N]\n"
   "                   [--replicas-to-aggregate R] [--staleness K] [--compute-us T] [--latency-us T]\n"
   "                   [--step-timeout-us T] [--checkpoint-every N] [--elastic] [--train-rows N] [--lease-rows N]\n"
+  "                   [--in-graph]\n"
   "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
   "Draws COUNT scenarios from seeds N, N+1, ... (the shape, limits and faults from each seed);\n"
   "any shape option or --fault replaces what the seed drew. Prints one line per run (--quiet:\n"
   "only violations and the total), the transcript of a run that breaks an invariant (or of\n"
   "every run with --transcript), and the command that replays it. --mode elastic (or --elastic):\n"
-  "an async elastic job, its data in leases from the chief's epoch ledger, with leaves and joins.\n";
+  "an async elastic job, its data in leases from the chief's epoch ledger, with leaves and joins;\n"
+  "--mode in-graph (or --in-graph): the chief drives each sync step, the workers compute its parts.\n";
 
 /// A kind of run: a train mode, elastic or not.
 struct run_kind {
   train_mode mode;
-  bool elastic;
+  bool elastic = false;
+  bool in_graph = false;
 };
 
 struct options {
   uint64_t seed = 1;
   uint64_t seeds = 1;
   std::vector<run_kind> modes{{train_mode::async, false}};
-  bool elastic = false; // --elastic: every run elastic (async)
+  bool elastic = false;  // --elastic: every run elastic (async)
+  bool in_graph = false; // --in-graph: every run in-graph (sync)
   std::optional<int64_t> train_rows, lease_rows;
   scale size = scale::small;
   bool transcript = false;
@@ -124,13 +128,16 @@ options parse(int argc, char** argv) {
     } else if (flag == "--mode") {
       std::string m = value();
       if (m == "all")
-        o.modes = {{train_mode::async, false}, {train_mode::sync, false}, {train_mode::ssp, false}, {train_mode::async, true}};
+        o.modes = {{train_mode::async}, {train_mode::sync}, {train_mode::ssp}, {train_mode::async, true},
+                   {train_mode::sync, false, true}};
       else if (m == "elastic")
         o.modes = {{train_mode::async, true}};
+      else if (m == "in-graph")
+        o.modes = {{train_mode::sync, false, true}};
       else if (auto parsed = parse_train_mode(m); parsed && *parsed != train_mode::model_parallel)
-        o.modes = {{*parsed, false}};
+        o.modes = {{*parsed}};
       else
-        bad(cat("--mode expects async, sync, ssp, elastic or all, got \"", m, "\""));
+        bad(cat("--mode expects async, sync, ssp, elastic, in-graph or all, got \"", m, "\""));
     } else if (flag == "--scale") {
       std::string s = value();
       if (s != "small" && s != "large")
@@ -158,6 +165,8 @@ options parse(int argc, char** argv) {
       o.checkpoint_every = number(flag, value(), 0);
     } else if (flag == "--elastic") {
       o.elastic = true;
+    } else if (flag == "--in-graph") {
+      o.in_graph = true;
     } else if (flag == "--train-rows") {
       o.train_rows = number(flag, value(), 1);
     } else if (flag == "--lease-rows") {
@@ -179,10 +188,14 @@ options parse(int argc, char** argv) {
 
 scenario build(const options& o, uint64_t seed, run_kind kind) {
   const bool elastic = kind.elastic || o.elastic;
+  const bool in_graph = kind.in_graph || o.in_graph;
   if (elastic && kind.mode != train_mode::async)
     bad("--elastic simulates async elastic jobs only (--mode async or elastic)");
-  auto sc = scenario_for(seed, kind.mode, o.size, elastic);
+  if (in_graph && kind.mode != train_mode::sync)
+    bad("--in-graph steps are synchronous (--mode sync or in-graph)");
+  auto sc = scenario_for(seed, kind.mode, o.size, elastic, in_graph);
   sc.elastic = elastic;
+  sc.in_graph = in_graph;
   if (o.train_rows)
     sc.train_rows = static_cast<int>(*o.train_rows);
   if (o.lease_rows)
@@ -236,7 +249,7 @@ int main(int argc, char** argv) {
       events += out.events;
       if (!o.quiet || !out.ok)
         std::printf("seed %llu %-7s W=%u S=%u: %s | steps %lld worker_steps %lld (stale %lld, split %lld) versions %llu stale pushes %llu | %llu events, %.1f ms virtual\n",
-                    static_cast<unsigned long long>(seed), sc.elastic ? "elastic" : to_string(sc.mode), sc.workers, sc.shards,
+                    static_cast<unsigned long long>(seed), sc.elastic ? "elastic" : sc.in_graph ? "ingraph" : to_string(sc.mode), sc.workers, sc.shards,
                     out.ok ? "ok" : ("VIOLATION: " + out.violation).c_str(), static_cast<long long>(out.steps),
                     static_cast<long long>(out.worker_steps), static_cast<long long>(out.stale_steps),
                     static_cast<long long>(out.split_steps),

@@ -157,7 +157,16 @@ bool in_graph_round::ready() const {
   return running_ && std::all_of(grads_.begin(), grads_.end(), [](auto& g) { return g.has_value(); });
 }
 
+in_graph_round::stall_action in_graph_round::stall(std::chrono::steady_clock::time_point now,
+                                                  std::chrono::nanoseconds timeout) {
+  if (!stalled_since_)
+    stalled_since_ = now;
+  abandon();
+  return now - *stalled_since_ >= timeout ? stall_action::give_up : stall_action::retry;
+}
+
 in_graph_round::result in_graph_round::complete() {
+  stalled_since_.reset();
   result out;
   out.step = step_;
   for (auto& p : parts_)

@@ -9,6 +9,7 @@
 
 #include <caf/expected.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -76,6 +77,12 @@ public:
   /// Nobody eligible is left to compute the step's remaining parts.
   bool stalled() const { return stalled_; }
 
+  /// What to do with a stalled step: begin it again (after a pause), or give up.
+  enum class stall_action { retry, give_up };
+  /// The step stalled at `now`: abandons it; gives up once steps have stalled for `timeout`
+  /// (cluster.step-timeout) since the first stall after the last completed step.
+  stall_action stall(std::chrono::steady_clock::time_point now, std::chrono::nanoseconds timeout);
+
   /// A restarted worker w takes parts again from the next step on.
   void rejoin(uint32_t w);
 
@@ -103,6 +110,7 @@ private:
   std::vector<std::deque<uint32_t>> queued_;     ///< per worker: parts after that one
   std::vector<std::optional<std::vector<variable_slice>>> grads_; ///< per part
   std::vector<double> losses_;                   ///< per part
+  std::optional<std::chrono::steady_clock::time_point> stalled_since_; ///< since the last completed step
 };
 
 } // namespace actorps

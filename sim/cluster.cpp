@@ -23,13 +23,14 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
   const uint32_t nodes = 1 + sc_.shards + slots;
   link_last_.assign(static_cast<size_t>(nodes) * nodes, 0);
   cut_until_.assign(nodes, 0);
-  if (sc_.replicas_to_aggregate == 0 || sc_.replicas_to_aggregate > sc_.workers)
+  if (sc_.replicas_to_aggregate == 0 || sc_.replicas_to_aggregate > sc_.workers || sc_.in_graph)
     sc_.replicas_to_aggregate = sc_.workers;
   run_control_config rc;
   rc.workers = sc_.workers;
   rc.shards = sc_.shards;
   rc.mode = sc_.mode;
-  rc.replicas_to_aggregate = sc_.mode == train_mode::sync ? sc_.replicas_to_aggregate : 1;
+  rc.replicas_to_aggregate = sc_.mode == train_mode::sync && !sc_.in_graph ? sc_.replicas_to_aggregate : 1;
+  rc.in_graph = sc_.in_graph; // (as the real chief: one update a step, its own steps)
   rc.max_steps = sc_.max_steps;
   rc.grant_steps = grant_steps_for(sc_.mode, sc_.max_steps, sc_.workers, sc_.report_every);
   rc.train_rows = 55'000;
@@ -48,12 +49,14 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
     desk_.emplace(sc_.train_rows, sc_.lease_rows, sc_.seed);
   }
   rc_ = rc;
+  if (sc_.in_graph)
+    ig_.round.emplace(sc_.workers);
   chief_ = std::make_unique<run_control>(std::move(rc));
   for (uint32_t j = 0; j < slots; ++j)
     workers_.push_back(std::make_unique<worker_node>());
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     auto sh = std::make_unique<shard_node>();
-    if (sc_.mode == train_mode::sync)
+    if (sc_.mode == train_mode::sync && !sc_.in_graph) // (in-graph: the chief's pushes apply at once)
       sh->sync.emplace(sc_.workers, sc_.replicas_to_aggregate);
     else if (sc_.mode == train_mode::ssp) {
       sh->ssp.emplace(sc_.workers, sc_.staleness);
@@ -191,7 +194,7 @@ void cluster::check_end() {
   }
   // Every round a worker pushed is reported as fresh, stale or split (workers finish their round
   // before they stop; a killed one takes its unreported rounds with it).
-  if (crashes_ == 0 && chief_crashes_ == 0 && shard_crashes_ == 0 && out_.worker_steps + out_.stale_steps + out_.split_steps != rounds_pushed_)
+  if (!sc_.in_graph && crashes_ == 0 && chief_crashes_ == 0 && shard_crashes_ == 0 && out_.worker_steps + out_.stale_steps + out_.split_steps != rounds_pushed_)
     violate(cat("the workers pushed ", rounds_pushed_, " rounds but reported ", out_.worker_steps, " fresh, ",
                 out_.stale_steps, " stale and ", out_.split_steps, " split steps"));
   for (uint32_t j = 0; j < workers_.size(); ++j) // (a restart still registering finds no chief and exits)

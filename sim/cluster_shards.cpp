@@ -28,7 +28,7 @@ void cluster::set_up_again(uint32_t s, uint64_t version) {
   sh.version = version;
   sh.restored = true;
   ++sh.restores;
-  if (sc_.mode == train_mode::sync) {
+  if (sc_.mode == train_mode::sync && !sc_.in_graph) {
     sh.sync.emplace(sc_.workers, sc_.replicas_to_aggregate);
     sh.sync->resume_at(version);
   } else if (sc_.mode == train_mode::ssp) {

@@ -20,6 +20,7 @@ void cluster::start_worker(uint32_t j) {
   c.shards_recoverable = sc_.checkpoint_every > 0; // (and a shard's: the shard case)
   c.startup_timeout = std::chrono::hours(1);
   c.leased = sc_.elastic;
+  c.in_graph = sc_.in_graph;
   c.index = j;
   c.batch_size = batch_rows;
   w.ctl = std::make_unique<replica_control>(c);
@@ -174,6 +175,8 @@ void cluster::worker_gone(uint32_t j, bool crashed, const std::string& why) {
       chief_execute(chief_->worker_down(j, crashed ? why : "exited", clock()));
     else if (crashed)
       chief_execute(chief_->worker_down(j, why, clock()));
+    if (chief_->phase() != run_phase::done && (crashed || workers_[j]->incarnation == inc))
+      in_graph_worker_down(j);
   });
   for (uint32_t s = 0; s < sc_.shards; ++s)
     if (shards_[s]->seen[j] == inc)

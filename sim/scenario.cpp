@@ -51,6 +51,8 @@ std::string scenario::replay() const {
     out += cat(" --checkpoint-every ", checkpoint_every);
   if (elastic)
     out += cat(" --elastic --train-rows ", train_rows, " --lease-rows ", lease_rows);
+  if (in_graph)
+    out += " --in-graph";
   for (auto& f : faults)
     out += cat(" --fault ", to_string(f.what), ":", f.node, "@", f.at, f.what == fault::kind::slow_worker
                                                                      ? cat("x", f.factor)
@@ -58,10 +60,10 @@ std::string scenario::replay() const {
   return out;
 }
 
-scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic) {
+scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic, bool in_graph) {
   // (scrambled first: splitmix64 streams of nearby plain seeds overlap, shifted by one draw)
   rng r(rng(seed * 0x2545F4914F6CDD1Dull ^ (static_cast<uint64_t>(mode) << 56) ^ (size == scale::large ? 1ull << 48 : 0)
-            ^ (elastic ? 1ull << 40 : 0)).next());
+            ^ (elastic ? 1ull << 40 : 0) ^ (in_graph ? 1ull << 36 : 0)).next());
   scenario sc;
   sc.seed = seed;
   sc.mode = mode;
@@ -88,6 +90,7 @@ scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic) 
   const vtime span = std::max<vtime>(1, rounds * (sc.compute + 4 * sc.latency));
   sc.checkpoint_every = std::max<int64_t>(1, sc.max_steps / 4);
   sc.elastic = elastic && mode == train_mode::async;
+  sc.in_graph = in_graph && mode == train_mode::sync;
   if (sc.elastic) {
     sc.train_rows = batch_rows * (5 + static_cast<int>(r.below(40)));
     sc.lease_rows = batch_rows * (1 + static_cast<int>(r.below(4)));
@@ -124,9 +127,11 @@ scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic) 
     } else if (f.what == fault::kind::crash_chief) {
       f.node = 0;
       f.duration = 1 + static_cast<vtime>(r.below(static_cast<uint64_t>(span)));
-    } else if (f.what == fault::kind::freeze_worker || f.what == fault::kind::partition)
+    } else if (f.what == fault::kind::freeze_worker || f.what == fault::kind::partition) {
       f.duration = static_cast<vtime>(1 + r.below(static_cast<uint64_t>(3 * sc.step_timeout)));
-    else
+      if (sc.in_graph && f.node == 0) // (every worker away for a step timeout fails the run, by design:
+        f.duration = std::min<vtime>(f.duration, sc.step_timeout / 2); // worker 0 stays)
+    } else
       f.factor = 2.0 + static_cast<double>(r.below(8));
     sc.faults.push_back(f);
   }

@@ -55,6 +55,7 @@ struct scenario {
   bool elastic = false;               ///< async: data leases from the chief's epoch ledger; joins and leaves
   int train_rows = 2'000;             ///< elastic: examples per epoch
   int lease_rows = 100;               ///< elastic: examples per lease
+  bool in_graph = false;              ///< sync: the chief drives each step, the workers compute its parts
   std::vector<fault> faults;
 
   /// Worker processes over the run: the configured ones and one per join.
@@ -70,6 +71,7 @@ enum class scale { small, large };
 /// Draws a scenario for `seed` in `mode`: the shape (small: 1-8 workers, 1-4 shards; large: up
 /// to 256 workers and 16 shards), the limits and a few faults, all from the seed. `elastic`
 /// (async only): an elastic job whose faults include leaves and joins.
-scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic = false);
+/// `in_graph` (sync only): train.replication = in-graph.
+scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic = false, bool in_graph = false);
 
 } // namespace actorps::sim

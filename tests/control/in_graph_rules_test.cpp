@@ -149,6 +149,38 @@ BOOST_AUTO_TEST_CASE(a_step_nobody_can_compute_stalls) {
   BOOST_TEST((none.error() == errc::peer_unreachable));
 }
 
+// Issue 32, item 4: the stall rule lived in the chief actor (its own clock field); now the round
+// holds it. A stalled step is tried again until it has stalled for a whole step timeout since the
+// first stall after the last completed step; then the run gives up.
+BOOST_AUTO_TEST_CASE(a_stalled_step_is_retried_until_it_stalled_for_the_step_timeout) {
+  using namespace std::chrono_literals;
+  const std::chrono::steady_clock::time_point t0{};
+  round_t r{1};
+  BOOST_REQUIRE(r.begin(1, 4));
+  r.lose(0, false);
+  BOOST_REQUIRE(r.stalled());
+  BOOST_TEST((r.stall(t0, 1000ms) == round_t::stall_action::retry));
+  BOOST_TEST(!r.running()); // abandoned
+  BOOST_REQUIRE(r.begin(1, 4));
+  r.lose(0, false);
+  BOOST_TEST((r.stall(t0 + 999ms, 1000ms) == round_t::stall_action::retry));
+  BOOST_REQUIRE(r.begin(1, 4));
+  r.lose(0, false);
+  BOOST_TEST((r.stall(t0 + 1000ms, 1000ms) == round_t::stall_action::give_up));
+  // a completed step starts the count afresh
+  round_t s{1};
+  BOOST_REQUIRE(s.begin(1, 4));
+  s.lose(0, false);
+  s.stall(t0, 1000ms);
+  auto first = s.begin(1, 4);
+  BOOST_REQUIRE(first);
+  BOOST_REQUIRE(deliver(s, 0, 0));
+  s.complete();
+  BOOST_REQUIRE(s.begin(2, 4));
+  s.lose(0, false);
+  BOOST_TEST((s.stall(t0 + 1500ms, 1000ms) == round_t::stall_action::retry));
+}
+
 BOOST_AUTO_TEST_CASE(bad_answers_are_refused_by_name) {
   round_t r{2};
   BOOST_REQUIRE(r.begin(4, 10));

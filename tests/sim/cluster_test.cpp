@@ -27,10 +27,11 @@ outcome expect_ok(const scenario& sc) {
 
 // Runs `count` seeds from `first` in `mode` at `size` (elastic: async elastic jobs); returns the
 // simulated events.
-uint64_t sweep(train_mode mode, scale size, uint64_t first, uint64_t count, bool elastic = false) {
+uint64_t sweep(train_mode mode, scale size, uint64_t first, uint64_t count, bool elastic = false,
+               bool in_graph = false) {
   uint64_t events = 0;
   for (uint64_t seed = first; seed < first + count; ++seed)
-    events += expect_ok(scenario_for(seed, mode, size, elastic)).events;
+    events += expect_ok(scenario_for(seed, mode, size, elastic, in_graph)).events;
   return events;
 }
 
@@ -212,6 +213,37 @@ BOOST_AUTO_TEST_CASE(a_grant_for_a_dead_process_does_not_reach_its_restart) {
   BOOST_TEST(expect_ok(sc).steps == 267);
 }
 
+// The twin of integration.in_graph: the chief drives each sync step; a worker frozen past the step
+// timeout is benched for the step and its parts go to the others, a killed one's too, and it takes
+// parts again once restarted; every step averages every row of its global batch exactly once and
+// every shard applies exactly one update per step.
+BOOST_AUTO_TEST_CASE(in_graph_steps_survive_frozen_killed_and_cut_off_workers) {
+  auto sc = plain(train_mode::sync, 3, 2, 60);
+  sc.in_graph = true;
+  sc.step_timeout = 20'000;
+  sc.faults = {{fault::kind::freeze_worker, 20'000, 1, 100'000}, {fault::kind::crash_worker, 30'000, 2, 50'000},
+               {fault::kind::partition, 150'000, 1, 60'000}};
+  auto out = expect_ok(sc);
+  BOOST_TEST(out.steps == 60);
+  for (auto v : out.versions)
+    BOOST_TEST(v == 60u);
+}
+
+// The in-graph stall rule (control/in_graph_rules, issue 32 item 4): with its only worker frozen for
+// good, a step is tried again until it has stalled for a whole step timeout, then the run fails
+// by name -- as the real chief does.
+BOOST_AUTO_TEST_CASE(in_graph_step_nobody_computes_fails_after_the_step_timeout) {
+  auto sc = plain(train_mode::sync, 1, 2, 60);
+  sc.in_graph = true;
+  sc.step_timeout = 20'000;
+  sc.faults = {{fault::kind::freeze_worker, 20'000, 0, 10'000'000}};
+  auto out = simulate(sc);
+  BOOST_TEST(!out.ok);
+  BOOST_TEST(out.violation.find("no worker computed it within cluster.step-timeout") != std::string::npos,
+             out.violation);
+  BOOST_TEST(out.end < 20'000 + 3 * sc.step_timeout + 250'000); // (gave up at the first retry past a step timeout)
+}
+
 // The seeded sweep: at least 1,000 small runs across the modes with faults, and a few at the
 // scale of hundreds of workers and 16 shards.
 BOOST_AUTO_TEST_CASE(seeded_sweep_keeps_every_invariant) {
@@ -220,13 +252,15 @@ BOOST_AUTO_TEST_CASE(seeded_sweep_keeps_every_invariant) {
   for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
     events += sweep(mode, scale::small, 1, 400);
   events += sweep(train_mode::async, scale::small, 1, 400, true);
+  events += sweep(train_mode::sync, scale::small, 1, 400, false, true);
   for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
     events += sweep(mode, scale::large, 1, 20);
   events += sweep(train_mode::async, scale::large, 1, 20, true);
+  events += sweep(train_mode::sync, scale::large, 1, 20, false, true);
   auto plain256 = plain(train_mode::async, 256, 16, 2000);
   events += expect_ok(plain256).events;
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  BOOST_TEST_MESSAGE("1,681 simulated runs, " << events << " events in " << secs << " s");
+  BOOST_TEST_MESSAGE("2,101 simulated runs, " << events << " events in " << secs << " s");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
