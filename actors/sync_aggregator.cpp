@@ -57,14 +57,11 @@ void deliver_parts(std::vector<held_part>& parts, const push_reply& reply) {
 
 // Applies the completed sync step through the shard and releases its contributors; the parts of
 // pushes still incomplete at this step came too late.
-void apply_step(aggregator_pointer self) {
+void apply_step(aggregator_pointer self, sync_session<held_part>::step_done completed) {
   auto& st = self->state;
-  auto done = st.sync->complete();
+  auto& done = completed.done;
   ++st.waited_on[done.waited_on];
-  st.step_started = self->clock().now();
-  std::vector<std::vector<held_part>> release;
-  for (auto w : done.released)
-    release.push_back(std::move(st.contributed[w]));
+  auto release = std::move(completed.release);
   push_request update{done.released.front(), done.step, std::move(done.average), true, 0, st.reply_precision};
   update.scope = st.scope;
   uint64_t next = done.step + 1;
@@ -92,11 +89,11 @@ void apply_step(aggregator_pointer self) {
 void aggregator_detail::lose_worker(aggregator_pointer self, uint32_t w, const std::string& why) {
   auto& st = self->state;
   if (!why.empty())
-    log_line(st.tag, st.sync ? cat("step ", st.sync->step(), " no longer waits for worker ", w, " (", why, ")")
+    log_line(st.tag, st.sync ? cat("step ", st.sync->rule().step(), " no longer waits for worker ", w, " (", why, ")")
                              : cat("no longer waiting for worker ", w, " (", why, ")"));
   if (st.sync) {
-    if (st.sync->lose(w))
-      apply_step(self);
+    if (auto done = st.sync->lose(w, self->clock().now()))
+      apply_step(self, std::move(*done));
   } else {
     st.ssp->lose(w);
     release_parked(self);
@@ -113,7 +110,7 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   auto rp = self->make_response_promise<push_reply>();
   std::vector<held_part> parts;
   bool counted = req.part + 1 == req.parts; // the counters take a push once (parts: the whole)
-  if (req.parts > 1 && req.step == st.sync->step()) {
+  if (req.parts > 1 && req.step == st.sync->rule().step()) {
     auto complete = st.assembly->add(req.worker, req.step, req.part, req.parts, std::move(req.grads), rp);
     if (!complete) { // (the promise holds the request's answer now: the error goes through it)
       rp.deliver(std::move(complete.error()));
@@ -128,30 +125,28 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   } else {
     parts.push_back({rp, ranges_of(req.grads)});
   }
-  bool first = st.sync->missing().size() == st.sync->live_workers();
-  auto verdict = st.sync->offer(req.worker, req.step, std::move(req.grads));
-  if (!verdict) { // every part of a refused push gets the error (rp is the last part's ticket)
-    for (auto& part : parts)
-      part.ticket.deliver(verdict.error());
+  const uint64_t now_step = st.sync->rule().step();
+  const uint64_t step = req.step;
+  auto got = st.sync->offer(req.worker, step, std::move(req.grads), std::move(parts), self->clock().now());
+  using kind = sync_session<held_part>::offered::kind;
+  if (got.what == kind::refused) { // every part of a refused push gets the error (rp is the last part's ticket)
+    for (auto& part : got.back)
+      part.ticket.deliver(got.error);
     return rp;
   }
-  uint64_t now_step = st.sync->step();
   if (counted)
-    ++st.lag_histogram[std::min<uint64_t>(now_step - std::min(now_step, req.step), lag_buckets - 1)];
-  if (*verdict == sync_rule::verdict::stale) {
+    ++st.lag_histogram[std::min<uint64_t>(now_step - std::min(now_step, step), lag_buckets - 1)];
+  if (got.what == kind::stale) {
     if (counted) // late parts arrive one by one: the push counts as dropped at its last
       ++st.stale_dropped;
-    for (auto& part : parts)
+    for (auto& part : got.back)
       answer_stale(self, std::move(part.ticket), std::move(part.ranges), now_step);
     return rp;
   }
-  st.contributed[req.worker] = std::move(parts);
-  if (first) {
-    st.step_started = self->clock().now();
+  if (got.arm) // the step's first push: its clock runs
     self->delayed_send(self, st.cfg.step_timeout, tick_atom_v);
-  }
-  if (st.sync->ready())
-    apply_step(self);
+  if (got.applied)
+    apply_step(self, std::move(*got.applied));
   return rp;
 }
 
@@ -165,11 +160,10 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
     st.ssp.emplace(cfg.workers, cfg.staleness, cfg.live_at_start);
     st.silence.emplace(cfg.workers, self->clock().now());
   } else {
-    st.sync.emplace(cfg.workers, cfg.replicas_to_aggregate, cfg.live_at_start, cfg.sum_over);
+    st.sync.emplace(sync_rule{cfg.workers, cfg.replicas_to_aggregate, cfg.live_at_start, cfg.sum_over}, cfg.step_timeout);
     st.assembly.emplace(cfg.workers);
   }
   st.waiting.resize(cfg.workers);
-  st.contributed.resize(cfg.workers);
   st.parked.resize(cfg.workers);
   st.senders.resize(cfg.workers);
   st.waited_on.assign(cfg.workers, 0);
@@ -254,14 +248,17 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
         return; // (its own timers only)
       if (st.ssp)
         return ssp_silence_check(self);
-      if (!st.sync || st.sync->ready() || st.sync->missing().size() == st.sync->live_workers())
-        return; // nothing waits, or nobody has pushed this step yet
-      if (auto since = self->clock().now() - st.step_started; since < st.cfg.step_timeout) {
-        self->delayed_send(self, st.cfg.step_timeout - since, tick_atom_v);
+      if (!st.sync)
         return;
-      }
-      for (auto w : st.sync->missing())
-        lose_worker(self, w, cat("silent for cluster.step-timeout at step ", st.sync->step()));
+      const auto step = st.sync->rule().step();
+      auto t = st.sync->tick(self->clock().now()); // (nothing while nothing waits)
+      if (t.again)
+        self->delayed_send(self, *t.again, tick_atom_v);
+      for (auto w : t.silent)
+        log_line(st.tag, cat("step ", step, " no longer waits for worker ", w, " (silent for cluster.step-timeout at step ",
+                             step, ")"));
+      if (t.applied)
+        apply_step(self, std::move(*t.applied));
     },
   };
 }

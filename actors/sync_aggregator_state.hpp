@@ -7,6 +7,7 @@
 #include "control/shard_layout.hpp"
 #include "control/silence_watch.hpp"
 #include "control/sync_rules.hpp"
+#include "control/sync_session.hpp"
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -24,20 +25,18 @@ struct aggregator_state {
   sync_aggregator_config cfg;
   parameter_shard_actor shard;
   std::string tag;
-  std::optional<sync_rule> sync;
+  std::optional<sync_session<held_part>> sync; // sync: the rule, each step's contributors, the step clock
   std::optional<ssp_rule> ssp;
   std::optional<shard_layout> layout;                            // from the setup its shard accepted
   std::optional<silence_watch> silence;                          // ssp: when each worker last pushed
   std::optional<caf::actor_clock::time_point> timer_due;         // ssp: a silence check is armed for then
   std::vector<reply_promise> waiting;                            // ssp: per worker, its parked reply's promise
-  std::vector<std::vector<held_part>> contributed;               // sync: per worker, its parts in this step
   std::optional<push_assembly<reply_promise>> assembly;          // sync: pushes that come in parts
   std::vector<std::optional<push_reply>> parked;                 // ssp: held replies
   std::vector<caf::actor_addr> senders;                          // per worker, monitored
   uint64_t stale_dropped = 0;
   std::vector<uint64_t> waited_on;
   std::vector<uint64_t> lag_histogram;
-  caf::actor_clock::time_point step_started; // sync: the current step's first push (the actor's clock)
   wire_precision reply_precision = wire_precision::fp32; // the workers' (one cluster setting)
   std::string scope;                                     // its shard's (from the setup)
   static inline const char* name = "sync_aggregator";

@@ -36,6 +36,8 @@ public:
   sync_rule(uint32_t workers, uint32_t replicas_to_aggregate, uint32_t live_at_start = 0, uint32_t sum_over = 0);
 
   uint64_t step() const { return step_; }
+  /// Worker ids 0..workers()-1.
+  uint32_t workers() const { return workers_; }
   uint32_t live_workers() const;
 
   /// Offers worker w's gradients for `step`. A worker that was lost counts as live again.

@@ -57,7 +57,7 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     auto sh = std::make_unique<shard_node>();
     if (sc_.mode == train_mode::sync && !sc_.in_graph) // (in-graph: the chief's pushes apply at once)
-      sh->sync.emplace(sc_.workers, sc_.replicas_to_aggregate);
+      sh->sync.emplace(sync_rule{sc_.workers, sc_.replicas_to_aggregate}, std::chrono::microseconds(sc_.step_timeout));
     else if (sc_.mode == train_mode::ssp) {
       sh->ssp.emplace(sc_.workers, sc_.staleness);
       sh->silence.emplace(sc_.workers, run_time{});
@@ -142,9 +142,9 @@ void cluster::log_state() {
     std::string rule;
     if (sh.sync) {
       std::string missing;
-      for (auto j : sh.sync->missing())
+      for (auto j : sh.sync->rule().missing())
         missing += cat(missing.empty() ? "" : " ", j);
-      rule = cat("sync step ", sh.sync->step(), ", waits for [", missing, "]");
+      rule = cat("sync step ", sh.sync->rule().step(), ", waits for [", missing, "]");
     } else if (sh.ssp) {
       std::string slow;
       for (auto j : sh.ssp->slowest())

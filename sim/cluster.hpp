@@ -12,6 +12,7 @@
 #include "control/run_control.hpp"
 #include "control/silence_watch.hpp"
 #include "control/sync_rules.hpp"
+#include "control/sync_session.hpp"
 #include "sim/scenario.hpp"
 
 #include <cstdint>
@@ -41,6 +42,14 @@ struct outcome {
   std::vector<uint64_t> versions;      ///< each shard's updates applied
   uint64_t stale_dropped = 0;          ///< sync: pushes dropped as stale, over every shard
   int64_t epochs = 0;                  ///< elastic: epochs the chief's ledger closed (each example once)
+};
+
+/// A push waiting for its reply at a simulated shard: ssp, parked; sync, a ticket of its session.
+struct held_reply {
+  uint64_t incarnation;
+  uint64_t epoch;
+  uint64_t version = 0;
+  uint64_t next_step = 0;
 };
 
 /// The splitmix64 generator: the same sequence for a seed on every platform.
@@ -130,11 +139,11 @@ private:
   void shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t step);
   void shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t version, uint64_t next_step,
                    bool stale);
-  void shard_apply_sync(uint32_t s);
+  void shard_apply_sync(uint32_t s, sync_session<held_reply>::step_done done);
+  void shard_arm_step_clock(uint32_t s, vtime after);
   void shard_lose(uint32_t s, uint32_t j);
   void shard_release_parked(uint32_t s);
   void shard_silence_check(uint32_t s);
-  void shard_step_timer(uint32_t s, uint64_t step);
 
   void inject(const fault& f);
   void check_ssp(uint32_t s, uint32_t j);

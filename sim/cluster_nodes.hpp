@@ -40,16 +40,10 @@ struct cluster::shard_node {
   uint64_t restores = 0;
   uint64_t version_at_crash = 0; ///< its version when it was last killed
   uint64_t version = 0;
-  std::optional<sync_rule> sync;
+  using held = held_reply;
+  std::optional<sync_session<held>> sync; // the SyncAggregator's session: the rule, contributors, step clock
   std::optional<ssp_rule> ssp;
-  /// A push waiting for its reply: sync, until its step applies; ssp, parked.
-  struct held {
-    uint64_t incarnation;
-    uint64_t epoch;
-    uint64_t version = 0;
-    uint64_t next_step = 0;
-  };
-  std::vector<std::optional<held>> pending; // per worker
+  std::vector<std::optional<held>> pending; // per worker (ssp: its parked reply)
   std::vector<uint64_t> seen;               // per worker: the incarnation it monitors (0: none)
   std::vector<bool> lost;                   // per worker: its down notification arrived
   std::vector<int64_t> finished;            // ssp: steps applied per worker (the simulator's own count)

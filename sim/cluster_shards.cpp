@@ -29,7 +29,7 @@ void cluster::set_up_again(uint32_t s, uint64_t version) {
   sh.restored = true;
   ++sh.restores;
   if (sc_.mode == train_mode::sync && !sc_.in_graph) {
-    sh.sync.emplace(sc_.workers, sc_.replicas_to_aggregate);
+    sh.sync.emplace(sync_rule{sc_.workers, sc_.replicas_to_aggregate}, std::chrono::microseconds(sc_.step_timeout));
     sh.sync->resume_at(version);
   } else if (sc_.mode == train_mode::ssp) {
     sh.ssp.emplace(sc_.workers, sc_.staleness);
@@ -78,28 +78,27 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t 
   }
   // sync: every gradient is the constant of its step tag, so an update that averaged anything
   // but fresh gradients of its step shows in its value
-  const bool first = sh.sync->missing().size() == sh.sync->live_workers();
   variable_slice grad{0, 0, tensor_copy(std::vector<float>{static_cast<float>(step)}.data(), 1)};
-  auto verdict = sh.sync->offer(j, step, {grad});
-  if (!verdict) {
-    violate(cat("shard ", s, " refused worker ", j, "'s push of step ", step, ": ", describe(verdict.error())));
+  auto got = sh.sync->offer(j, step, {grad}, {shard_node::held{incarnation, epoch}}, clock());
+  using kind = sync_session<shard_node::held>::offered::kind;
+  if (got.what == kind::refused) {
+    violate(cat("shard ", s, " refused worker ", j, "'s push of step ", step, ": ", describe(got.error)));
     return;
   }
-  if (*verdict == sync_rule::verdict::stale) {
+  if (got.what == kind::stale) {
     ++sh.stale_dropped;
-    return shard_reply(s, j, incarnation, epoch, sh.version, sh.sync->step(), true);
+    return shard_reply(s, j, incarnation, epoch, sh.version, sh.sync->rule().step(), true);
   }
-  sh.pending[j] = shard_node::held{incarnation, epoch};
-  if (first)
-    at(now_ + sc_.step_timeout, [this, s, at_step = sh.sync->step()] { shard_step_timer(s, at_step); });
-  if (sh.sync->ready())
-    shard_apply_sync(s);
+  if (got.arm)
+    shard_arm_step_clock(s, sc_.step_timeout);
+  if (got.applied)
+    shard_apply_sync(s, std::move(*got.applied));
 }
 
-void cluster::shard_apply_sync(uint32_t s) {
+void cluster::shard_apply_sync(uint32_t s, sync_session<held_reply>::step_done done_step) {
   auto& sh = *shards_[s];
-  const uint32_t needed = std::min(sc_.replicas_to_aggregate, std::max<uint32_t>(1, sh.sync->live_workers()));
-  auto done = sh.sync->complete();
+  const uint32_t needed = std::min(sc_.replicas_to_aggregate, std::max<uint32_t>(1, sh.sync->rule().live_workers()));
+  auto& done = done_step.done;
   if (done.released.size() != needed)
     violate(cat("shard ", s, " applied step ", done.step, " with ", done.released.size(), " gradients, not ", needed));
   if (done.average.size() != 1 || done.average[0].data.values.size() != 1
@@ -108,30 +107,34 @@ void cluster::shard_apply_sync(uint32_t s) {
   ++sh.version;
   if (sh.version != done.step + 1)
     violate(cat("shard ", s, " is at version ", sh.version, " after applying step ", done.step));
-  for (auto w : done.released)
-    if (auto& h = sh.pending[w]) {
-      shard_reply(s, w, h->incarnation, h->epoch, sh.version, done.step + 1, false);
-      h.reset();
-    }
+  for (size_t k = 0; k < done.released.size(); ++k)
+    for (auto& h : done_step.release[k])
+      shard_reply(s, done.released[k], h.incarnation, h.epoch, sh.version, done.step + 1, false);
 }
 
-void cluster::shard_step_timer(uint32_t s, uint64_t step) {
-  auto& sh = *shards_[s];
-  if (!sh.sync || sh.sync->step() != step || sh.sync->ready())
-    return;
-  for (auto w : sh.sync->missing()) {
-    log(cat("shard ", s), cat("step ", step, " no longer waits for worker ", w, " (silent for the step timeout)"));
-    if (sh.sync->lose(w))
-      return shard_apply_sync(s);
-  }
+// The session's step clock, ticked on the shard's process (a restarted shard's session is new).
+void cluster::shard_arm_step_clock(uint32_t s, vtime after) {
+  at(now_ + after, [this, s, inc = shards_[s]->incarnation] {
+    auto& sh = *shards_[s];
+    if (!sh.alive || sh.incarnation != inc || !sh.sync || over_)
+      return;
+    const auto step = sh.sync->rule().step();
+    auto t = sh.sync->tick(clock());
+    if (t.again)
+      shard_arm_step_clock(s, std::chrono::duration_cast<std::chrono::microseconds>(*t.again).count() + 1);
+    for (auto w : t.silent)
+      log(cat("shard ", s), cat("step ", step, " no longer waits for worker ", w, " (silent for the step timeout)"));
+    if (t.applied)
+      shard_apply_sync(s, std::move(*t.applied));
+  });
 }
 
 void cluster::shard_lose(uint32_t s, uint32_t j) {
   auto& sh = *shards_[s];
   sh.lost[j] = true;
   if (sh.sync) {
-    if (sh.sync->lose(j))
-      shard_apply_sync(s);
+    if (auto done = sh.sync->lose(j, clock()))
+      shard_apply_sync(s, std::move(*done));
   } else if (sh.ssp) {
     sh.ssp->lose(j);
     shard_release_parked(s);
