@@ -153,6 +153,7 @@ caf::error parameter_store::init(const shard_setup& setup) {
   scope_ = plan.scope;
   workers_ = setup.workers;
   pushers_ = setup.session.mode == session_kind::in_graph ? pushers::chief : pushers::workers;
+  mode_ = setup.session.mode;
   optimizer_ = *opt;
   layout_ = shard_layout{plan, setup.shard};
   parts_ = std::move(parts);
@@ -236,7 +237,10 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
   if (!checked)
     return std::move(checked.error());
   const auto& at = *checked;
-  const long t = static_cast<long>(version_) + 1;
+  // A sync shard's version is the steps applied: one set up from a checkpoint behind the cluster
+  // (its aggregator caught up with the step) takes the step's count, as the other shards have.
+  const uint64_t next = mode_ == session_kind::sync ? std::max<uint64_t>(version_ + 1, req.step + 1) : version_ + 1;
+  const long t = static_cast<long>(next);
   for (size_t i = 0; i < req.grads.size(); ++i) {
     auto& g = req.grads[i];
     const size_t n = g.data.values.size();
@@ -251,7 +255,7 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
       lag_histogram_.assign(lag_buckets, 0);
     uint64_t lag = version_ >= req.base_version ? version_ - req.base_version : 0;
     ++lag_histogram_[std::min<uint64_t>(lag, lag_buckets - 1)];
-    ++version_;
+    version_ = next;
   }
   push_reply out{version_, {}, req.step + 1, false};
   if (req.return_values)

@@ -89,6 +89,7 @@ private:
   /// Who pushes: the workers (between-graph), or the chief alone (an in-graph session).
   enum class pushers { workers, chief };
   pushers pushers_ = pushers::workers;
+  session_kind mode_ = session_kind::async; ///< sync: a step's update sets the version to >= step + 1
   optimizer_params optimizer_;
   uint64_t version_ = 0;
   std::vector<uint64_t> lag_histogram_;

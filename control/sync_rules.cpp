@@ -54,6 +54,8 @@ caf::expected<sync_rule::verdict> sync_rule::offer(uint32_t worker, uint64_t ste
   live_[worker] = true;
   if (step < step_)
     return verdict::stale;
+  if (step > step_ && catching_up_ && count_ == 0)
+    step_ = step; // resumed from a checkpoint behind the cluster: the others' step (once)
   if (step > step_)
     return caf::make_error(errc::protocol_error, cat("worker ", worker, " pushed step ", step,
                                                      " but the current step is ", step_));
@@ -74,6 +76,7 @@ bool sync_rule::ready() const {
 }
 
 sync_rule::completed sync_rule::complete() {
+  catching_up_ = false;
   completed out;
   out.step = step_;
   out.waited_on = last_;
@@ -179,6 +182,7 @@ bool sync_rule::resume_at(uint64_t step) {
   if (step <= step_ || count_ > 0)
     return false;
   step_ = step;
+  catching_up_ = true;
   return true;
 }
 

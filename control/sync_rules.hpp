@@ -59,7 +59,9 @@ public:
   std::vector<uint32_t> missing() const;
 
   /// Moves to `step` if that is ahead and no gradient is held (a shard restored from a checkpoint
-  /// resumes at the cluster's step); returns whether it moved.
+  /// resumes at the cluster's step); returns whether it moved. Until its next step completes it
+  /// then follows a first push ahead of it (a restarted chief may go on at a step other shards
+  /// kept, past this one's checkpoint).
   bool resume_at(uint64_t step);
 
 private:
@@ -73,6 +75,7 @@ private:
   std::vector<std::optional<std::vector<variable_slice>>> grads_; // per worker, current step
   uint32_t count_ = 0;
   uint32_t last_ = 0;
+  bool catching_up_ = false; ///< resumed: a first push ahead of step_ moves it there
 };
 
 /// Stale synchronous parallel: updates apply at once, but a worker may start its next step only

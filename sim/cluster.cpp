@@ -187,8 +187,9 @@ void cluster::check_end() {
     auto& sh = *shards_[s];
     if (sh.restores != sh.crashes)
       violate(cat("shard ", s, " was lost ", sh.crashes, " times and restored ", sh.restores, " times"));
-    // updates after a lost shard's last checkpoint are lost with it; none other is
-    auto v = static_cast<int64_t>(out_.versions[s] + sh.lost_updates);
+    // updates after a lost shard's last checkpoint are lost with it; none other is (sync: a
+    // restored shard's version takes the cluster's step, so it counts the steps applied)
+    auto v = static_cast<int64_t>(out_.versions[s] + (sc_.mode == train_mode::sync ? 0 : sh.lost_updates));
     if (v < out_.steps - over || v > out_.steps + slack)
       violate(cat("shard ", s, " applied ", v, " updates but the summary counts ", out_.steps, " global steps"));
   }

@@ -130,7 +130,8 @@ private:
   void worker_gone(uint32_t j, bool crashed, const std::string& why);
 
   // A shard.
-  void to_shard(uint32_t from, uint32_t s, std::function<void()> fn, std::function<void()> lost = {});
+  void to_shard(uint32_t from, uint32_t s, std::function<void()> fn, std::function<void()> lost = {},
+                uint64_t incarnation = 0);
   std::function<void()> request_lost(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch);
   void shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch);
   void reach_shards(uint32_t j, uint64_t inc, std::vector<uint32_t> lost);

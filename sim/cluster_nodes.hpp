@@ -27,6 +27,7 @@ struct cluster::worker_node {
   bool alive = false; ///< its process runs (not crashed, not exited)
   uint64_t chief = 1; ///< the chief process it is connected to (its loss is noticed only then)
   uint64_t known = 0; ///< the incarnation the chief registered last: its messages go to that process
+  std::vector<uint64_t> shards; ///< per shard: the process it is connected to (reached again after a loss)
   vtime frozen_until = 0;
   double slow = 1.0;
 };

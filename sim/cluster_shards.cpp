@@ -10,9 +10,12 @@
 
 namespace actorps::sim {
 
-// A message to the shard process running when it was sent: lost when that process is gone.
-void cluster::to_shard(uint32_t from, uint32_t s, std::function<void()> fn, std::function<void()> lost) {
-  send(from, shard_id(s), [this, s, inc = shards_[s]->incarnation, fn = std::move(fn), lost = std::move(lost)] {
+// A message to the shard process running when it was sent (or to process `incarnation`, the one
+// a worker is connected to): lost when that process is gone.
+void cluster::to_shard(uint32_t from, uint32_t s, std::function<void()> fn, std::function<void()> lost,
+                       uint64_t incarnation) {
+  send(from, shard_id(s), [this, s, inc = incarnation > 0 ? incarnation : shards_[s]->incarnation, fn = std::move(fn),
+                           lost = std::move(lost)] {
     if (shards_[s]->alive && shards_[s]->incarnation == inc)
       fn();
     else if (lost)
@@ -104,7 +107,7 @@ void cluster::shard_apply_sync(uint32_t s, sync_session<held_reply>::step_done d
   if (done.average.size() != 1 || done.average[0].data.values.size() != 1
       || std::fabs(done.average[0].data.values[0] - static_cast<float>(done.step)) > 1e-5f * (1.0f + done.step))
     violate(cat("shard ", s, " applied step ", done.step, " from gradients of other steps"));
-  ++sh.version;
+  sh.version = std::max<uint64_t>(sh.version + 1, done.step + 1); // (parameter_store: a sync version is steps applied)
   if (sh.version != done.step + 1)
     violate(cat("shard ", s, " is at version ", sh.version, " after applying step ", done.step));
   for (size_t k = 0; k < done.released.size(); ++k)

@@ -25,6 +25,9 @@ void cluster::start_worker(uint32_t j) {
   c.batch_size = batch_rows;
   w.ctl = std::make_unique<replica_control>(c);
   ++w.incarnation;
+  w.shards.clear(); // its node connects to the shard processes running now
+  for (auto& sh : shards_)
+    w.shards.push_back(sh->incarnation);
   w.alive = true;
   w.frozen_until = 0;
   log(cat("worker ", j), cat("starts (incarnation ", w.incarnation, ")"));
@@ -130,7 +133,7 @@ void cluster::worker_pull(uint32_t j) {
             worker_execute(j, w.ctl->pulled(s, version));
         });
       },
-      request_lost(s, j, inc, epoch));
+      request_lost(s, j, inc, epoch), w.shards[s]);
   }
 }
 
@@ -156,7 +159,7 @@ void cluster::worker_push(uint32_t j) {
           return shard_refuse(s, j, inc, epoch);
         shard_push(s, j, inc, epoch, step);
       },
-      request_lost(s, j, inc, epoch));
+      request_lost(s, j, inc, epoch), w.shards[s]);
   }
 }
 
@@ -208,7 +211,11 @@ void cluster::reach_shards(uint32_t j, uint64_t inc, std::vector<uint32_t> lost)
     for (auto s : lost)
       if (!shards_[s]->alive)
         return reach_shards(j, inc, lost);
-    to_worker(worker_id(j), j, inc, [this, j](worker_node& w) { worker_execute(j, w.ctl->shards_reconnected()); });
+    to_worker(worker_id(j), j, inc, [this, j, lost](worker_node& w) {
+      for (auto s : lost) // (its requests go to the restarted processes from now on)
+        w.shards[s] = shards_[s]->incarnation;
+      worker_execute(j, w.ctl->shards_reconnected());
+    });
   });
 }
 

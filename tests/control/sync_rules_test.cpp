@@ -73,6 +73,25 @@ BOOST_AUTO_TEST_CASE(bad_offers_are_named) {
   BOOST_TEST(!rule.ready());
 }
 
+// Found by the simulator (sync, shard crashes, seed 364 with ACTORPS_SIM_SHARD_CRASHES=1): a chief
+// restarted while shard 0 was down set it up from its checkpoint at step 16 while shard 1 had kept
+// step 23, and went on at 23; shard 0 refused every push of step 23 as ahead of it, failing the
+// workers. A rule resumed from a checkpoint follows the first push ahead of it, once, before it
+// holds any gradient; after its first step it is strict again.
+BOOST_AUTO_TEST_CASE(a_rule_resumed_from_a_checkpoint_catches_up_with_the_cluster_once) {
+  sync_rule rule{2, 2};
+  BOOST_REQUIRE(rule.resume_at(16));
+  BOOST_REQUIRE(rule.offer(0, 23, grads({1.0f}, {1.0f})));
+  BOOST_TEST(rule.step() == 23u);
+  BOOST_TEST((*rule.offer(1, 22, grads({1.0f}, {1.0f})) == sync_rule::verdict::stale));
+  BOOST_REQUIRE(rule.offer(1, 23, grads({3.0f}, {3.0f})));
+  BOOST_REQUIRE(rule.ready());
+  BOOST_TEST(rule.complete().step == 23u);
+  BOOST_TEST(rule.offer(0, 30, {}).error() == errc::protocol_error); // strict again
+  sync_rule fresh{2, 2}; // never resumed: a push ahead is a protocol error
+  BOOST_TEST(fresh.offer(0, 5, {}).error() == errc::protocol_error);
+}
+
 BOOST_AUTO_TEST_CASE(a_lost_worker_releases_the_step_and_counts_again_when_it_pushes) {
   sync_rule rule{3, 3};
   BOOST_REQUIRE(rule.offer(0, 0, grads({1.0f, 1.0f}, {1.0f})));
