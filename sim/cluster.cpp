@@ -187,11 +187,14 @@ void cluster::check_end() {
     auto& sh = *shards_[s];
     if (sh.restores != sh.crashes)
       violate(cat("shard ", s, " was lost ", sh.crashes, " times and restored ", sh.restores, " times"));
-    // updates after a lost shard's last checkpoint are lost with it; none other is (sync: a
-    // restored shard's version takes the cluster's step, so it counts the steps applied)
-    auto v = static_cast<int64_t>(out_.versions[s] + (sc_.mode == train_mode::sync ? 0 : sh.lost_updates));
-    if (v < out_.steps - over || v > out_.steps + slack)
-      violate(cat("shard ", s, " applied ", v, " updates but the summary counts ", out_.steps, " global steps"));
+    // Updates after a lost shard's last checkpoint are lost with it, none other: it holds at least
+    // the steps less those (fewer missing when the run went back to the checkpoint and redid them,
+    // or a sync shard took the cluster's step) and never more than the steps.
+    const auto applied = static_cast<int64_t>(out_.versions[s]);
+    const auto lost = static_cast<int64_t>(sh.lost_updates);
+    if (applied + lost < out_.steps - over || applied > out_.steps + slack)
+      violate(cat("shard ", s, " applied ", applied, " updates (", lost, " lost with its crashes) but the summary counts ",
+                  out_.steps, " global steps"));
   }
   // Every round a worker pushed is reported as fresh, stale or split (workers finish their round
   // before they stop; a killed one takes its unreported rounds with it).
