@@ -185,8 +185,10 @@ void cluster::check_end() {
     violate(cat("the run stopped at global step ", out_.steps, ", not at max-steps ", sc_.max_steps));
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     auto& sh = *shards_[s];
-    if (sh.restores != sh.crashes)
-      violate(cat("shard ", s, " was lost ", sh.crashes, " times and restored ", sh.restores, " times"));
+    // one restore per loss: never more, and none missing of a loss a chief learned of
+    if (sh.restores > sh.crashes || (!sh.restored && sh.noticed))
+      violate(cat("shard ", s, " was lost ", sh.crashes, " times and restored ", sh.restores, " times",
+                  !sh.restored && sh.noticed ? " (the chief knew of its last loss)" : ""));
     // Updates after a lost shard's last checkpoint are lost with it, none other: it holds at least
     // the steps less those (fewer missing when the run went back to the checkpoint and redid them,
     // or a sync shard took the cluster's step) and never more than the steps.

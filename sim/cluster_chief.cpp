@@ -99,6 +99,7 @@ void cluster::setup_shard(uint32_t s) {
           over_ = true;
           return;
         }
+        sh.noticed = true; // (the loss its predecessor may not have heard of)
         set_up_again(s, ckpt_->versions[s]);
         log(cat("shard ", s), cat("set up from the checkpoint at version ", sh.version));
         return to_chief(shard_id(s), [this, s] { chief_execute(chief_->shard_ready(s, clock(), 0)); });

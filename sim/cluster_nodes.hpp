@@ -39,6 +39,7 @@ struct cluster::shard_node {
   uint64_t lost_updates = 0; ///< lost with its crashes (applied after the restored checkpoint)
   uint64_t crashes = 0;
   uint64_t restores = 0;
+  bool noticed = false;     ///< a chief learned of its last loss (not one killed after the chief quit)
   uint64_t version_at_crash = 0; ///< its version when it was last killed
   uint64_t version = 0;
   using held = held_reply;

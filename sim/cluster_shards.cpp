@@ -253,6 +253,7 @@ void cluster::inject(const fault& f) {
         return;
       sh.alive = false;
       sh.restored = false;
+      sh.noticed = false;
       ++sh.incarnation;
       ++sh.crashes;
       ++shard_crashes_;
@@ -260,7 +261,10 @@ void cluster::inject(const fault& f) {
       for (auto& p : sh.pending)
         p.reset();
       log(cat("shard ", f.node), cat("killed; restarts in ", stamp(f.duration)));
-      to_chief(shard_id(f.node), [this, s = f.node] { chief_execute(chief_->shard_down(s, "killed")); });
+      to_chief(shard_id(f.node), [this, s = f.node] {
+        shards_[s]->noticed = true;
+        chief_execute(chief_->shard_down(s, "killed"));
+      });
       for (uint32_t j = 0; j < workers_.size(); ++j)
         if (workers_[j]->alive)
           to_worker(shard_id(f.node), j, workers_[j]->incarnation, [this, j, s = f.node](worker_node& w) {
