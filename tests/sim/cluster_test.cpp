@@ -213,6 +213,20 @@ BOOST_AUTO_TEST_CASE(a_grant_for_a_dead_process_does_not_reach_its_restart) {
   BOOST_TEST(expect_ok(sc).steps == 267);
 }
 
+// Sync seed 364 (shard crashes): a chief restarted while shard 0 was down set it up from its
+// checkpoint at step 16 and went on at step 23, which shard 1 had kept; shard 0 refused every
+// push of step 23 and the workers failed. The restored rule catches up with the cluster's step.
+BOOST_AUTO_TEST_CASE(sync_shard_set_up_behind_the_cluster_catches_up) {
+  auto sc = found(train_mode::sync, 364, 2, 2, 65, 1, 5680, 131, 113600,
+                  {{fault::kind::crash_shard, 177679, 0, 122770}, {fault::kind::crash_chief, 191268, 0, 94410}});
+  sc.replicas_to_aggregate = 2;
+  sc.checkpoint_every = 16;
+  auto out = expect_ok(sc);
+  BOOST_TEST(out.steps == 65);
+  for (auto v : out.versions)
+    BOOST_TEST(v == 65u); // (a sync version is the steps applied)
+}
+
 // The twin of integration.in_graph: the chief drives each sync step; a worker frozen past the step
 // timeout is benched for the step and its parts go to the others, a killed one's too, and it takes
 // parts again once restarted; every step averages every row of its global batch exactly once and
