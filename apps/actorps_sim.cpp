@@ -20,7 +20,8 @@ const char* usage =
   "usage: actorps-sim [--seed N] [--seeds COUNT] [--mode async|sync|ssp|elastic|in-graph|all] [--scale small|large]\n"
   "                   [--workers W] [--shards S] [--max-steps N] [--report-every N]\n"
   "                   [--replicas-to-aggregate R] [--staleness K] [--compute-us T] [--latency-us T]\n"
-  "                   [--step-timeout-us T] [--checkpoint-every N] [--elastic] [--train-rows N] [--lease-rows N]\n"
+  "                   [--step-timeout-us T] [--request-timeout-us T] [--checkpoint-every N] [--elastic]\n"
+  "                   [--train-rows N] [--lease-rows N]\n"
   "                   [--in-graph]\n"
   "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
@@ -49,7 +50,7 @@ struct options {
   bool transcript = false;
   bool quiet = false;
   std::optional<uint32_t> workers, shards, replicas, staleness;
-  std::optional<int64_t> max_steps, report_every, compute, latency, step_timeout, checkpoint_every;
+  std::optional<int64_t> max_steps, report_every, compute, latency, step_timeout, request_timeout, checkpoint_every;
   std::optional<std::vector<fault>> faults;
 };
 
@@ -161,6 +162,8 @@ options parse(int argc, char** argv) {
       o.latency = number(flag, value(), 1);
     } else if (flag == "--step-timeout-us") {
       o.step_timeout = number(flag, value(), 1);
+    } else if (flag == "--request-timeout-us") {
+      o.request_timeout = number(flag, value(), 0);
     } else if (flag == "--checkpoint-every") {
       o.checkpoint_every = number(flag, value(), 0);
     } else if (flag == "--elastic") {
@@ -220,6 +223,8 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
     sc.latency = *o.latency;
   if (o.step_timeout)
     sc.step_timeout = *o.step_timeout;
+  if (o.request_timeout)
+    sc.request_timeout = *o.request_timeout;
   if (o.checkpoint_every)
     sc.checkpoint_every = *o.checkpoint_every;
   if (o.faults)

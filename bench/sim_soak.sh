@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Soaks the simulator: RUNS seeded runs (default 100,000) spread over async, sync, ssp and elastic
-# (async) jobs, small clusters with a large one every 50th seed, and prints simulated events per
-# second. Exit 1 on
-# the first invariant broken (its transcript and replay command are printed).
+# Soaks the simulator: RUNS seeded runs (default 100,000) spread over async, sync, ssp, elastic
+# (async) and in-graph (sync) jobs, small clusters with a large one every 50th seed, and prints
+# simulated events per second. Exit 1 on the first invariant broken (its transcript and replay
+# command are printed).
 # usage: bench/sim_soak.sh [RUNS] [FIRST_SEED]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,18 +10,18 @@ runs=${1:-100000}
 first=${2:-1}
 sim=build/bin/actorps-sim
 [ -x "$sim" ] || scripts/build.sh >/dev/null
-per_mode=$(( runs / 4 ))
+per_mode=$(( runs / 5 ))
 large=$(( per_mode / 50 ))
 small=$(( per_mode - large ))
-echo "sim_soak: $(( 4 * per_mode )) runs from seed $first ($small small + $large large per mode)"
+echo "sim_soak: $(( 5 * per_mode )) runs from seed $first ($small small + $large large per mode)"
 status=0
 for scale in small large; do
   count=$small; [ "$scale" = large ] && count=$large
   [ "$count" -gt 0 ] || continue
-  for mode in async sync ssp elastic; do
+  for mode in async sync ssp elastic in-graph; do
     out=$("$sim" --mode "$mode" --scale "$scale" --seed "$first" --seeds "$count" --quiet) || status=1
     grep '^seed' <<<"$out" || true   # each violation's line (its transcript: rerun that seed)
-    printf '%-6s %-7s %s\n' "$scale" "$mode" "$(tail -1 <<<"$out")"
+    printf '%-6s %-8s %s\n' "$scale" "$mode" "$(tail -1 <<<"$out")"
   done
 done
 exit $status

@@ -171,10 +171,12 @@ void cluster::check_end() {
   // are a few updates apart).
   // A round broken by a lost shard is no step, but the other shards applied its pushes (async,
   // ssp): one per worker and shard crash.
+  // A push that timed out may still have been applied (async, ssp): its round is no step.
   const int64_t slack = sc_.mode == train_mode::sync
                           ? 0
                           : static_cast<int64_t>(crashes_) * (2 * sc_.report_every + 1)
-                              + static_cast<int64_t>((chief_crashes_ + shard_crashes_) * workers_.size());
+                              + static_cast<int64_t>((chief_crashes_ + shard_crashes_) * workers_.size())
+                              + pushes_timed_out_;
   // A round in flight when a restarted chief read the shards' versions, applied before and
   // reported after, is counted twice: up to one step per worker and chief restart (async, ssp).
   const int64_t over = sc_.mode == train_mode::sync ? 0 : static_cast<int64_t>(chief_crashes_ * workers_.size());
@@ -199,8 +201,9 @@ void cluster::check_end() {
                   out_.steps, " global steps"));
   }
   // Every round a worker pushed is reported as fresh, stale or split (workers finish their round
-  // before they stop; a killed one takes its unreported rounds with it).
-  if (!sc_.in_graph && crashes_ == 0 && chief_crashes_ == 0 && shard_crashes_ == 0 && out_.worker_steps + out_.stale_steps + out_.split_steps != rounds_pushed_)
+  // before they stop; a killed one takes its unreported rounds with it; one that timed out is none).
+  if (!sc_.in_graph && crashes_ == 0 && chief_crashes_ == 0 && shard_crashes_ == 0 && pushes_timed_out_ == 0
+      && out_.worker_steps + out_.stale_steps + out_.split_steps != rounds_pushed_)
     violate(cat("the workers pushed ", rounds_pushed_, " rounds but reported ", out_.worker_steps, " fresh, ",
                 out_.stale_steps, " stale and ", out_.split_steps, " split steps"));
   for (uint32_t j = 0; j < workers_.size(); ++j) // (a restart still registering finds no chief and exits)

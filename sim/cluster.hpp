@@ -44,10 +44,18 @@ struct outcome {
   int64_t epochs = 0;                  ///< elastic: epochs the chief's ledger closed (each example once)
 };
 
+/// A worker's request to a shard: the shard's epoch at the worker (replica_control::requested)
+/// and the request's id, answered once -- by its reply, its failure or its timeout.
+struct request_tag {
+  uint64_t epoch = 0;
+  uint64_t id = 0;
+  bool push = false;
+};
+
 /// A push waiting for its reply at a simulated shard: ssp, parked; sync, a ticket of its session.
 struct held_reply {
   uint64_t incarnation;
-  uint64_t epoch;
+  request_tag tag;
   uint64_t version = 0;
   uint64_t next_step = 0;
 };
@@ -132,13 +140,15 @@ private:
   // A shard.
   void to_shard(uint32_t from, uint32_t s, std::function<void()> fn, std::function<void()> lost = {},
                 uint64_t incarnation = 0);
-  std::function<void()> request_lost(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch);
-  void shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch);
+  std::function<void()> request_lost(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag);
+  request_tag open_request(uint32_t j, uint32_t s, bool push);
+  bool answered(worker_node& w, uint32_t s, request_tag tag);
+  void shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag);
   void reach_shards(uint32_t j, uint64_t inc, std::vector<uint32_t> lost);
   void restore_shard(uint32_t s);
   void set_up_again(uint32_t s, uint64_t version);
-  void shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t step);
-  void shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t version, uint64_t next_step,
+  void shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step);
+  void shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t version, uint64_t next_step,
                    bool stale);
   void shard_apply_sync(uint32_t s, sync_session<held_reply>::step_done done);
   void shard_arm_step_clock(uint32_t s, vtime after);
@@ -195,6 +205,7 @@ private:
   bool summarized_ = false;
   uint32_t crashes_ = 0;
   int64_t rounds_pushed_ = 0; // push rounds the workers began
+  int64_t pushes_timed_out_ = 0; // pushes the shard may have applied, their rounds dropped
   uint32_t silenced_ = 0; // ssp: workers let go for silence (they re-enter at the slowest count)
   vtime last_fault_heals_ = 0;
 };

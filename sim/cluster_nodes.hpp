@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct cluster::worker_node {
   uint64_t chief = 1; ///< the chief process it is connected to (its loss is noticed only then)
   uint64_t known = 0; ///< the incarnation the chief registered last: its messages go to that process
   std::vector<uint64_t> shards; ///< per shard: the process it is connected to (reached again after a loss)
+  uint64_t requests = 0;        ///< request ids handed out
+  std::set<uint64_t> open;      ///< requests not answered yet (reply, failure or timeout)
   vtime frozen_until = 0;
   double slow = 1.0;
 };

@@ -43,23 +43,23 @@ void cluster::set_up_again(uint32_t s, uint64_t version) {
 }
 
 // A restarted shard not restored yet answers not_initialized (the worker tries again).
-void cluster::shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch) {
-  to_worker(shard_id(s), j, incarnation, [this, s, j, epoch](worker_node& w) {
-    if (w.ctl->answers(s, epoch))
+void cluster::shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag) {
+  to_worker(shard_id(s), j, incarnation, [this, s, j, tag](worker_node& w) {
+    if (answered(w, s, tag))
       worker_execute(j, w.ctl->request_failed(s, request_failure::not_ready, errc::not_initialized,
                                               cat("shard ", s, " is not restored yet")));
   });
 }
 
-void cluster::shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t version,
+void cluster::shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t version,
                           uint64_t next_step, bool stale) {
-  to_worker(shard_id(s), j, incarnation, [this, s, j, epoch, version, next_step, stale](worker_node& w) {
-    if (w.ctl->answers(s, epoch))
+  to_worker(shard_id(s), j, incarnation, [this, s, j, tag, version, next_step, stale](worker_node& w) {
+    if (answered(w, s, tag))
       worker_execute(j, w.ctl->pushed(s, version, next_step, stale));
   });
 }
 
-void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch, uint64_t step) {
+void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step) {
   auto& sh = *shards_[s];
   if (sh.seen[j] != incarnation) { // a new sender: monitored from now on
     sh.seen[j] = incarnation;
@@ -68,7 +68,7 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t 
   }
   if (sc_.mode == train_mode::async) {
     ++sh.version;
-    return shard_reply(s, j, incarnation, epoch, sh.version, step + 1, false);
+    return shard_reply(s, j, incarnation, tag, sh.version, step + 1, false);
   }
   if (sc_.mode == train_mode::ssp) {
     ++sh.version;
@@ -76,13 +76,13 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t 
     sh.lost[j] = false;
     sh.ssp->finished(j, step);
     ++sh.finished[j];
-    sh.pending[j] = shard_node::held{incarnation, epoch, sh.version, step + 1};
+    sh.pending[j] = shard_node::held{incarnation, tag, sh.version, step + 1};
     return shard_release_parked(s);
   }
   // sync: every gradient is the constant of its step tag, so an update that averaged anything
   // but fresh gradients of its step shows in its value
   variable_slice grad{0, 0, tensor_copy(std::vector<float>{static_cast<float>(step)}.data(), 1)};
-  auto got = sh.sync->offer(j, step, {grad}, {shard_node::held{incarnation, epoch}}, clock());
+  auto got = sh.sync->offer(j, step, {grad}, {shard_node::held{incarnation, tag}}, clock());
   using kind = sync_session<shard_node::held>::offered::kind;
   if (got.what == kind::refused) {
     violate(cat("shard ", s, " refused worker ", j, "'s push of step ", step, ": ", describe(got.error)));
@@ -90,7 +90,7 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t 
   }
   if (got.what == kind::stale) {
     ++sh.stale_dropped;
-    return shard_reply(s, j, incarnation, epoch, sh.version, sh.sync->rule().step(), true);
+    return shard_reply(s, j, incarnation, tag, sh.version, sh.sync->rule().step(), true);
   }
   if (got.arm)
     shard_arm_step_clock(s, sc_.step_timeout);
@@ -112,7 +112,7 @@ void cluster::shard_apply_sync(uint32_t s, sync_session<held_reply>::step_done d
     violate(cat("shard ", s, " is at version ", sh.version, " after applying step ", done.step));
   for (size_t k = 0; k < done.released.size(); ++k)
     for (auto& h : done_step.release[k])
-      shard_reply(s, done.released[k], h.incarnation, h.epoch, sh.version, done.step + 1, false);
+      shard_reply(s, done.released[k], h.incarnation, h.tag, sh.version, done.step + 1, false);
 }
 
 // The session's step clock, ticked on the shard's process (a restarted shard's session is new).
@@ -152,7 +152,7 @@ void cluster::shard_release_parked(uint32_t s) {
       auto h = *sh.pending[w];
       sh.pending[w].reset();
       check_ssp(s, w);
-      shard_reply(s, w, h.incarnation, h.epoch, h.version, h.next_step, false);
+      shard_reply(s, w, h.incarnation, h.tag, h.version, h.next_step, false);
     } else if (sh.pending[w]) {
       parked = true;
     }

@@ -121,19 +121,19 @@ void cluster::worker_pull(uint32_t j) {
   auto& w = *workers_[j];
   const uint64_t inc = w.incarnation;
   for (uint32_t s = 0; s < sc_.shards; ++s) {
-    const uint64_t epoch = w.ctl->requested(s);
+    const auto tag = open_request(j, s, false);
     to_shard(
       worker_id(j), s,
-      [this, s, j, inc, epoch] {
+      [this, s, j, inc, tag] {
         if (!shards_[s]->restored)
-          return shard_refuse(s, j, inc, epoch);
+          return shard_refuse(s, j, inc, tag);
         const uint64_t version = shards_[s]->version;
-        to_worker(shard_id(s), j, inc, [this, s, j, epoch, version](worker_node& w) {
-          if (w.ctl->answers(s, epoch))
+        to_worker(shard_id(s), j, inc, [this, s, j, tag, version](worker_node& w) {
+          if (answered(w, s, tag))
             worker_execute(j, w.ctl->pulled(s, version));
         });
       },
-      request_lost(s, j, inc, epoch), w.shards[s]);
+      request_lost(s, j, inc, tag), w.shards[s]);
   }
 }
 
@@ -151,15 +151,15 @@ void cluster::worker_push(uint32_t j) {
   const auto step = static_cast<uint64_t>(w.ctl->step());
   ++rounds_pushed_;
   for (uint32_t s = 0; s < sc_.shards; ++s) {
-    const uint64_t epoch = w.ctl->requested(s);
+    const auto tag = open_request(j, s, true);
     to_shard(
       worker_id(j), s,
-      [this, s, j, inc, epoch, step] {
+      [this, s, j, inc, tag, step] {
         if (!shards_[s]->restored)
-          return shard_refuse(s, j, inc, epoch);
-        shard_push(s, j, inc, epoch, step);
+          return shard_refuse(s, j, inc, tag);
+        shard_push(s, j, inc, tag, step);
       },
-      request_lost(s, j, inc, epoch), w.shards[s]);
+      request_lost(s, j, inc, tag), w.shards[s]);
   }
 }
 
@@ -191,11 +191,36 @@ void cluster::worker_gone(uint32_t j, bool crashed, const std::string& why) {
 
 // -- shards ------------------------------------------------------------------------------------
 
+// A request of worker j to shard s goes out: counted by its controller, answered once -- by the
+// shard's reply or failure, or by cluster.request-timeout (CAF's request: then the late reply
+// is dropped). The timer fires on the worker's process (a frozen one handles it when it thaws).
+request_tag cluster::open_request(uint32_t j, uint32_t s, bool push) {
+  auto& w = *workers_[j];
+  const request_tag tag{w.ctl->requested(s), ++w.requests, push};
+  w.open.insert(tag.id);
+  if (sc_.request_timeout > 0)
+    at(now_ + sc_.request_timeout, [this, j, s, tag, inc = w.incarnation] {
+      to_worker(worker_id(j), j, inc, [this, j, s, tag](worker_node& w) {
+        if (!answered(w, s, tag))
+          return;
+        pushes_timed_out_ += tag.push ? 1 : 0;
+        worker_execute(j, w.ctl->request_failed(s, request_failure::timed_out, errc::timeout,
+                                                  cat("shard ", s, ": no answer within cluster.request-timeout")));
+      });
+    });
+  return tag;
+}
+
+// Whether this answer is the request's first (then the controller takes it).
+bool cluster::answered(worker_node& w, uint32_t s, request_tag tag) {
+  return w.open.erase(tag.id) > 0 && w.ctl->answers(s, tag.epoch);
+}
+
 // A request of worker j to a shard process that is gone fails as a lost connection.
-std::function<void()> cluster::request_lost(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t epoch) {
-  return [this, s, j, incarnation, epoch] {
-    to_worker(shard_id(s), j, incarnation, [this, s, j, epoch](worker_node& w) {
-      if (w.ctl->answers(s, epoch))
+std::function<void()> cluster::request_lost(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag) {
+  return [this, s, j, incarnation, tag] {
+    to_worker(shard_id(s), j, incarnation, [this, s, j, tag](worker_node& w) {
+      if (answered(w, s, tag))
         worker_execute(j, w.ctl->request_failed(s, request_failure::lost, errc::peer_unreachable,
                                                 cat("shard ", s, " is unreachable")));
     });

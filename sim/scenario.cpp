@@ -47,6 +47,8 @@ std::string scenario::replay() const {
   if (mode == train_mode::ssp)
     out += cat(" --staleness ", staleness);
   out += cat(" --compute-us ", compute, " --latency-us ", latency, " --step-timeout-us ", step_timeout);
+  if (request_timeout > 0)
+    out += cat(" --request-timeout-us ", request_timeout);
   if (checkpoint_every > 0)
     out += cat(" --checkpoint-every ", checkpoint_every);
   if (elastic)
@@ -85,6 +87,7 @@ scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic, 
   sc.compute = 1'000 + static_cast<vtime>(r.below(5'000));
   sc.latency = 50 + static_cast<vtime>(r.below(500));
   sc.step_timeout = 20 * sc.compute;
+  sc.request_timeout = 2 * sc.step_timeout; // (the defaults' ratio: 60 s and 30 s)
   // About how long the run takes without faults: faults land inside it.
   const int64_t rounds = mode == train_mode::sync ? sc.max_steps : sc.max_steps / sc.workers + 1;
   const vtime span = std::max<vtime>(1, rounds * (sc.compute + 4 * sc.latency));

@@ -48,6 +48,7 @@ struct scenario {
   int64_t max_steps = 200;
   int report_every = 10;
   vtime step_timeout = 30'000'000;    ///< sync: a silent worker stops holding up a step
+  vtime request_timeout = 0;          ///< a worker's request to a shard fails after this (0: never)
   vtime compute = 2'000;              ///< a step's compute time (each step jitters up to +50%)
   vtime latency = 200;                ///< one message's delay (each jitters up to +100%)
   vtime bound = 600'000'000;          ///< the run must end within this much after its last fault heals
