@@ -23,7 +23,7 @@ const char* usage =
   "                   [--step-timeout-us T] [--request-timeout-us T] [--checkpoint-every N] [--elastic]\n"
   "                   [--train-rows N] [--lease-rows N]\n"
   "                   [--in-graph]\n"
-  "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
+  "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|sigterm-shard|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
   "Draws COUNT scenarios from seeds N, N+1, ... (the shape, limits and faults from each seed);\n"
   "any shape option or --fault replaces what the seed drew. Prints one line per run (--quiet:\n"
@@ -94,8 +94,10 @@ fault parse_fault(const std::string& text) {
     f.what = fault::kind::join_worker;
   else if (kind == "partition")
     f.what = fault::kind::partition;
+  else if (kind == "sigterm-shard")
+    f.what = fault::kind::sigterm_shard;
   else
-    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze, slow, crash-chief, crash-shard, sigterm-chief, leave, join or partition)"));
+    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze, slow, crash-chief, crash-shard, sigterm-chief, sigterm-shard, leave, join or partition)"));
   f.node = static_cast<uint32_t>(number("--fault node", text.substr(colon + 1, atsign - colon - 1).c_str(), 0));
   auto rest = text.substr(atsign + 1);
   auto sep = rest.find_first_of("+x");
@@ -230,7 +232,7 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
   if (o.faults)
     sc.faults = *o.faults;
   for (auto& f : sc.faults) {
-    if (f.what == fault::kind::crash_shard ? f.node >= sc.shards
+    if (f.what == fault::kind::crash_shard || f.what == fault::kind::sigterm_shard ? f.node >= sc.shards
                                            : f.what != fault::kind::crash_chief && f.what != fault::kind::sigterm_chief
                                                && f.what != fault::kind::join_worker && f.node >= sc.workers)
       bad(cat("--fault names node ", f.node, ", outside the cluster"));

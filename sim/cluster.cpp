@@ -66,6 +66,7 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
     sh->seen.assign(slots, 0);
     sh->lost.assign(slots, false);
     sh->finished.assign(slots, 0);
+    sh->top_step.assign(slots, -1);
     shards_.push_back(std::move(sh));
   }
 }

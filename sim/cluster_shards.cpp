@@ -65,6 +65,7 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_t
     sh.seen[j] = incarnation;
     sh.lost[j] = false;
     sh.finished[j] = 0;
+    sh.top_step[j] = -1;
   }
   if (sc_.mode == train_mode::async) {
     ++sh.version;
@@ -75,7 +76,10 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_t
     sh.silence->heard(j, clock());
     sh.lost[j] = false;
     sh.ssp->finished(j, step);
-    ++sh.finished[j];
+    if (static_cast<int64_t>(step) > sh.top_step[j]) {
+      sh.top_step[j] = static_cast<int64_t>(step);
+      ++sh.finished[j];
+    }
     sh.pending[j] = shard_node::held{incarnation, tag, sh.version, step + 1};
     return shard_release_parked(s);
   }
@@ -239,6 +243,16 @@ void cluster::inject(const fault& f) {
       log("simulator", "a new worker process asks to join");
       to_chief(worker_id(static_cast<uint32_t>(sc_.workers + joins_++)), [this] { on_join(); });
       break;
+    case fault::kind::sigterm_shard: // its node's signal watch asks the chief ((stop_atom, shard)) to end the run
+      if (!shards_[f.node]->alive)
+        return;
+      log(cat("shard ", f.node), "SIGTERM: asks the chief to end the run");
+      to_chief(shard_id(f.node), [this] {
+        if (chief_->phase() == run_phase::training)
+          sigtermed_ = true;
+        chief_execute(chief_->terminate(clock()));
+      });
+      return;
     case fault::kind::sigterm_chief: // the chief's signal watch; ends the run if it is training
       if (!chief_alive_)
         return;

@@ -29,9 +29,11 @@ const char* to_string(fault::kind k) {
     case fault::kind::join_worker:
       return "join";
     case fault::kind::partition:
+      return "partition";
+    case fault::kind::sigterm_shard:
       break;
   }
-  return "partition";
+  return "sigterm-shard";
 }
 
 uint32_t scenario::worker_slots() const {

@@ -27,6 +27,7 @@ struct fault {
     join_worker,   ///< a new worker process asks the chief to join (elastic; `node` not used)
     partition,     ///< worker `node` is cut off from every other node for `duration` (shorter than the
                    ///< timeouts: TCP holds the connections and delivers what was sent once it heals)
+    sigterm_shard, ///< SIGTERM to shard `node`: its node asks the chief to end the run as at its limit
   };
   kind what = kind::crash_worker;
   vtime at = 0;

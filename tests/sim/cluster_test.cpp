@@ -102,19 +102,21 @@ BOOST_AUTO_TEST_CASE(async_worker_killed_and_restarted_keeps_the_limit) {
   BOOST_TEST(out.steps == 500);
 }
 
-// Issue 32, item 7, in virtual time: SIGTERM to the chief while training ends the run cleanly in
+// Issue 32, item 7, in virtual time (the twin of integration.sigterm): SIGTERM to the chief, or to
+// a shard's node (which asks the chief to end the run), while training ends the run cleanly in
 // every mode -- every worker stops, the summary is written with "stopped by SIGTERM", and the
 // shards' updates agree with the global step -- also while a worker is frozen.
 BOOST_AUTO_TEST_CASE(sigterm_to_the_chief_ends_the_run_cleanly) {
-  for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp}) {
-    auto sc = plain(mode, 4, 2, 100000);
-    sc.faults.push_back(fault{fault::kind::sigterm_chief, 60'000, 0, 0});
-    sc.faults.push_back(fault{fault::kind::freeze_worker, 50'000, 2, 30'000});
-    auto out = expect_ok(sc);
-    BOOST_TEST(out.stop_reason == "stopped by SIGTERM");
-    BOOST_TEST(out.steps > 0);
-    BOOST_TEST(out.steps < 100000);
-  }
+  for (auto signal : {fault::kind::sigterm_chief, fault::kind::sigterm_shard})
+    for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp}) {
+      auto sc = plain(mode, 4, 2, 100000);
+      sc.faults.push_back(fault{signal, 60'000, 1, 0});
+      sc.faults.push_back(fault{fault::kind::freeze_worker, 50'000, 2, 30'000});
+      auto out = expect_ok(sc);
+      BOOST_TEST(out.stop_reason == "stopped by SIGTERM");
+      BOOST_TEST(out.steps > 0);
+      BOOST_TEST(out.steps < 100000);
+    }
 }
 
 // What the soak found (bench/sim_soak.sh; docs/results.md), as the scenarios that showed it.
