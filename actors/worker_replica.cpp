@@ -84,7 +84,7 @@ void compute(worker_pointer self, const replica_command& c) {
   int rows = 0;
   if (st.ctl->phase() == replica_phase::done)
     return;
-  if (st.cfg.cluster.elastic.on) {
+  if (st.cfg.cluster.elastic) {
     copy_examples(st.cfg.data->train, st.cfg.train.data.augment, c.batch.rows, c.batch.count, c.batch.augment_seed,
                   st.images.data(), st.labels.data());
     rows = c.batch.count;
@@ -133,7 +133,8 @@ void reach_chief(worker_pointer self) {
 
 void register_with_chief(worker_pointer self) {
   auto& st = self->state;
-  auto hello = worker_hello_for(st.cfg.train, st.cfg.cluster, *st.cfg.data, st.cfg.index, st.cfg.host);
+  auto hello = worker_hello_for(st.cfg.train, st.cfg.cluster.placement, st.cfg.cluster.shards, *st.cfg.data,
+                                st.cfg.index, st.cfg.host);
   self->request(st.cfg.chief, st.cfg.cluster.request_timeout, register_atom_v, hello)
     .then(
       [=](worker_welcome& welcome) {
@@ -233,7 +234,7 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
   if (auto err = prepare(self)) {
     fail(self, std::move(err), "cannot start");
   } else {
-    if (!st.cfg.cluster.in_graph()) // wait-free backprop: each part goes out once computed
+    if (!st.cfg.cluster.in_graph) // wait-free backprop: each part goes out once computed
       st.step->on_gradients([self](size_t first) { push_due(self, first); });
     for (auto& s : st.cfg.shards)
       self->monitor(s);

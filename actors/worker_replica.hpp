@@ -18,11 +18,37 @@
 
 namespace actorps {
 
+/// The part of the cluster's settings a worker uses (worker_settings_for builds it).
+struct worker_settings {
+  train_mode mode = train_mode::async;
+  bool in_graph = false;                  ///< train.replication = in-graph: the chief drives the steps
+  bool elastic = false;                   ///< cluster.elastic: the data comes in the chief's leases
+  uint32_t slices = 1;                    ///< model-parallel: slices per group
+  uint32_t replicas = 1;                  ///< data partitions (configured workers / slices)
+  uint32_t replicas_to_aggregate = 1;     ///< sync: the max-epochs step budget's divisor
+  uint32_t async_scaling_workers = 1;     ///< elastic async and ssp: gradients x this / live workers
+  int report_every = 50;
+  std::chrono::milliseconds startup_timeout{120000};
+  std::chrono::milliseconds request_timeout{60000};
+  uint32_t max_slice_floats = 1u << 24;   ///< the most values one message carries
+  uint64_t push_bucket_floats = uint64_t{1} << 16; ///< a push's parts (0: one push after backprop)
+  compression_settings wire;              ///< its momentum is the workers' with momentum correction
+  std::string placement;                  ///< the hello: how and on how many shards variables are placed
+  uint32_t shards = 1;
+  int slow_worker = -1;                   ///< debug: worker `slow_worker` runs `slowdown` times slower
+  double slowdown = 1.0;
+
+  bool model_parallel() const { return mode == train_mode::model_parallel; }
+};
+
+/// What a worker of this cluster and training run uses of its settings.
+worker_settings worker_settings_for(const cluster_settings& cluster, const train_settings& train);
+
 /// Everything a worker needs.
 struct worker_replica_config {
   uint32_t index = 0;                     ///< worker task index j
   train_settings train;                   ///< model, batch size, seed, compute device
-  cluster_settings cluster;               ///< worker count, timeouts, report cadence, slice size
+  worker_settings cluster;                ///< its part of the cluster's settings
   std::shared_ptr<const data_splits> data; ///< the training set (read-only, may be shared)
   chief_actor chief;
   std::vector<parameter_shard_actor> shards; ///< indexed by shard
@@ -35,8 +61,8 @@ struct worker_replica_config {
 
 /// The hello a worker with this model, placement and shards sends the chief (index: its id, or
 /// joining_worker for an elastic join).
-worker_hello worker_hello_for(const train_settings& train, const cluster_settings& cluster, const data_splits& data,
-                              uint32_t index, std::string host);
+worker_hello worker_hello_for(const train_settings& train, const std::string& placement, uint32_t shards,
+                              const data_splits& data, uint32_t index, std::string host);
 
 /// Spawns a worker. detached: on its own thread (production: compute and device waits must not
 /// block the scheduler); false for deterministic tests. The worker quits normally after the

@@ -31,20 +31,17 @@ caf::error prepare(worker_pointer self) {
   if (!step)
     return std::move(step.error());
   st.step = std::move(*step);
-  auto wire = cfg.cluster.wire;
-  if (cfg.cluster.momentum_correction) // the shards apply plain SGD (shard_optimizer)
-    wire.momentum = applied_momentum(cfg.train.optimizer, cfg.cluster);
-  st.encoder = std::make_unique<gradient_encoder>(wire);
+  st.encoder = std::make_unique<gradient_encoder>(cfg.cluster.wire); // (momentum corrected: worker_settings_for)
   st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input.size());
   st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
-  if (cfg.cluster.elastic.on) { // the chief hands out the data (replica_control takes the leases)
+  if (cfg.cluster.elastic) { // the chief hands out the data (replica_control takes the leases)
     log_line(st.tag, cat("elastic: data in leases from the chief; ", cfg.data->train.rows, " examples; backend ",
                          st.be->name()));
     return caf::none;
   }
   // the slices of a group train one replica: same partition, same batches
   auto replica = static_cast<int>(cfg.index) / slices;
-  auto replicas = static_cast<int>(cfg.cluster.replicas());
+  auto replicas = static_cast<int>(cfg.cluster.replicas);
   auto range = partition_range(cfg.data->train.rows, replica, replicas);
   if (range.size() == 0)
     return caf::make_error(errc::invalid_config, cat("worker ", cfg.index, " has no training data: ",
@@ -52,7 +49,7 @@ caf::error prepare(worker_pointer self) {
   st.batches = std::make_unique<batcher>(cfg.data->train, range, cfg.train.batch_size,
                                          cfg.train.seed + static_cast<uint64_t>(replica));
   st.batches->set_augmentation(cfg.train.data.augment);
-  log_line(st.tag, cat(cfg.cluster.in_graph() ? std::string{"in-graph: parts of the chief's global batches"}
+  log_line(st.tag, cat(cfg.cluster.in_graph ? std::string{"in-graph: parts of the chief's global batches"}
                                               : cat("partition [", range.begin, ", ", range.end, ")"),
                        " of ", cfg.data->train.rows, " examples; backend ", st.be->name(),
                        cfg.cluster.model_parallel() ? cat("; slice ", cfg.index % cfg.cluster.slices, " of ", slices,
@@ -110,7 +107,7 @@ caf::error join_group(worker_pointer self, const slice_group& group) {
 replica_control_config control_config(const worker_replica_config& cfg) {
   replica_control_config c;
   c.mode = cfg.cluster.mode;
-  c.max_steps = cfg.cluster.elastic.on || cfg.cluster.in_graph() || !cfg.data // (the chief's limit: sync stops here)
+  c.max_steps = cfg.cluster.elastic || cfg.cluster.in_graph || !cfg.data // (the chief's limit: sync stops here)
                   ? cfg.train.max_steps
                   : step_budget(cfg.cluster.mode, cfg.train.max_steps, cfg.train.max_epochs,
                                 static_cast<int64_t>(cfg.data->train.rows), cfg.train.batch_size,
@@ -119,9 +116,9 @@ replica_control_config control_config(const worker_replica_config& cfg) {
   c.speaks_for_group = cfg.index % cfg.cluster.slices == 0; // every slice computes the same loss
   c.shards_recoverable = static_cast<bool>(cfg.reconnect_shard) && !cfg.cluster.model_parallel();
   c.chief_recoverable = static_cast<bool>(cfg.reconnect_chief);
-  c.in_graph = cfg.cluster.in_graph();
+  c.in_graph = cfg.cluster.in_graph;
   c.startup_timeout = cfg.cluster.startup_timeout;
-  c.leased = cfg.cluster.elastic.on;
+  c.leased = cfg.cluster.elastic;
   c.index = cfg.index;
   c.batch_size = cfg.train.batch_size;
   return c;
@@ -131,15 +128,39 @@ replica_control_config control_config(const worker_replica_config& cfg) {
 
 namespace actorps {
 
-worker_hello worker_hello_for(const train_settings& train, const cluster_settings& cluster, const data_splits& data,
-                              uint32_t index, std::string host) {
+worker_settings worker_settings_for(const cluster_settings& cluster, const train_settings& train) {
+  worker_settings w;
+  w.mode = cluster.mode;
+  w.in_graph = cluster.in_graph();
+  w.elastic = cluster.elastic.on;
+  w.slices = cluster.slices;
+  w.replicas = cluster.replicas();
+  w.replicas_to_aggregate = cluster.replicas_to_aggregate;
+  w.async_scaling_workers = async_scaling_workers(cluster);
+  w.report_every = cluster.report_every;
+  w.startup_timeout = cluster.startup_timeout;
+  w.request_timeout = cluster.request_timeout;
+  w.max_slice_floats = cluster.max_slice_floats;
+  w.push_bucket_floats = cluster.push_bucket_floats;
+  w.wire = cluster.wire;
+  if (cluster.momentum_correction) // (the shards apply plain SGD: shard_optimizer)
+    w.wire.momentum = applied_momentum(train.optimizer, cluster);
+  w.placement = cluster.placement;
+  w.shards = static_cast<uint32_t>(cluster.ps.size());
+  w.slow_worker = cluster.slow_worker;
+  w.slowdown = cluster.slowdown;
+  return w;
+}
+
+worker_hello worker_hello_for(const train_settings& train, const std::string& placement, uint32_t shards,
+                              const data_splits& data, uint32_t index, std::string host) {
   worker_hello hello;
   hello.worker = index;
   hello.host = std::move(host);
   hello.byte_order_probe = {byte_order_probe_value};
   hello.model = model_signature(with_input(train.model, data.train.shape).variables());
-  hello.placement = cluster.placement;
-  hello.shards = static_cast<uint32_t>(cluster.ps.size());
+  hello.placement = placement;
+  hello.shards = shards;
   return hello;
 }
 

@@ -199,7 +199,8 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
   }
   std::optional<worker_replica_actor> worker;
   if (with_worker)
-    worker = make_worker_replica(sys, {cluster.index, train, cluster, *data, chief, *shards, cluster.workers[cluster.index].host,
+    worker = make_worker_replica(sys, {cluster.index, train, worker_settings_for(cluster, train), *data, chief, *shards,
+                                       cluster.workers[cluster.index].host,
                                        nullptr, shard_reconnector(sys, cluster, "worker 0", *shards)});
   // SIGTERM ends the run as its limit would; the stop comes from a local actor (the chief
   // ignores one from another node)
@@ -236,7 +237,8 @@ caf::expected<uint32_t> join_job(caf::actor_system& sys, const train_settings& t
   caf::scoped_actor self{sys};
   caf::expected<uint32_t> out{caf::error{}};
   self->request(chief, cluster.request_timeout, join_atom_v,
-                worker_hello_for(train, cluster, data, joining_worker, local_host_name()))
+                worker_hello_for(train, cluster.placement, static_cast<uint32_t>(cluster.ps.size()), data, joining_worker,
+                                 local_host_name()))
     .receive([&](const worker_welcome& welcome) { out = welcome.index; },
              [&](caf::error& err) { out = std::move(err); });
   return out;
@@ -266,7 +268,7 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
     log_line(who, cat("joined the job at ", cluster.chief.str(), " as worker ", index));
   }
   auto reconnect = restart_connector<chief_actor>(sys, cluster, cluster.chief, who, "the restarted chief", chief->node());
-  auto worker = make_worker_replica(sys, {index, train, cluster, *data, *chief, *shards,
+  auto worker = make_worker_replica(sys, {index, train, worker_settings_for(cluster, train), *data, *chief, *shards,
                                           joining ? local_host_name() : cluster.workers[index].host, reconnect,
                                           shard_reconnector(sys, cluster, who, *shards)});
   if (cluster.model_parallel())
@@ -290,7 +292,8 @@ int run_local(caf::actor_system& sys, const train_settings& train, const cluster
   auto chief = make_chief(sys, {train, cluster, *data, shards, outcome, nullptr});
   std::vector<worker_replica_actor> workers;
   for (uint32_t j = 0; j < cluster.workers.size(); ++j)
-    workers.push_back(make_worker_replica(sys, {j, train, cluster, *data, chief, shards, "local", nullptr, nullptr}));
+    workers.push_back(
+      make_worker_replica(sys, {j, train, worker_settings_for(cluster, train), *data, chief, shards, "local", nullptr, nullptr}));
   wait_for_exit(sys, chief);
   for (auto& w : workers)
     wait_for_exit(sys, w); // they quit after the chief's stop, or when they see it go down

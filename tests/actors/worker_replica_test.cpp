@@ -100,9 +100,9 @@ struct worker_fixture : actor_fixture {
       auto cfg = config(chief);
       cfg.index = k;
       cfg.shards = {to};
-      cfg.cluster.workers.resize(2, cfg.cluster.workers[0]);
-      cfg.cluster.mode = train_mode::model_parallel;
+      cfg.cluster.mode = train_mode::model_parallel; // 2 workers: one group of 2 slices
       cfg.cluster.slices = 2;
+      cfg.cluster.replicas = 1;
       cfg.reconnect_chief = reconnect;
       slices.push_back(keep(make_worker_replica(*sys, cfg, false)));
       (*self)->monitor(slices.back());
@@ -128,9 +128,10 @@ struct worker_fixture : actor_fixture {
     cfg.train.model = spec.to_model();
     cfg.train.batch_size = 10;
     cfg.train.device.mode = device_mode::cpu;
-    cfg.cluster = *validate(cluster_values{});
-    cfg.cluster.workers.resize(1);
-    cfg.cluster.report_every = 5;
+    auto cluster = *validate(cluster_values{});
+    cluster.workers.resize(1);
+    cluster.report_every = 5;
+    cfg.cluster = worker_settings_for(cluster, cfg.train);
     cfg.data = std::make_shared<const data_splits>(quadrant_data(200, 20, 20));
     cfg.chief = chief;
     cfg.shards = {shard};
@@ -347,7 +348,7 @@ BOOST_AUTO_TEST_CASE(a_shard_refusing_the_worker_stops_it_with_the_shards_error)
   auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}, int64_t{-1}));
   auto cfg = config(chief);
   cfg.index = 3;
-  cfg.cluster.workers.resize(4, cfg.cluster.workers[0]);
+  cfg.cluster.replicas = 4;
   auto worker = keep(make_worker_replica(*sys, cfg, false));
   (*self)->monitor(worker);
   sched->run();
