@@ -170,8 +170,9 @@ run_commands run_control::shard_down(uint32_t s, const std::string& why) {
   run_commands out;
   if (s >= flight_.restoring.size() || phase_ == run_phase::done || flight_.restoring[s])
     return out; // (a second notice of the same loss)
+  // (a resumed run also while it waits for its workers: its checkpoint restores the shard)
   bool running = phase_ == run_phase::training || phase_ == run_phase::stopping || phase_ == run_phase::finishing
-                 || phase_ == run_phase::final_save;
+                 || phase_ == run_phase::final_save || (phase_ == run_phase::waiting && resumed_);
   if (!running || !cfg_.shards_recoverable)
     return fail(errc::peer_unreachable,
                 cat("lost a shard: ", shard_name(s), " went down (", why, ")",

@@ -192,6 +192,12 @@ void cluster::chief_execute(run_commands cmds) {
         return;
       case kind::fail:
         log("chief", cat("failed: ", to_string(c.code), ": ", c.text));
+        if (shard_crashes_ > 0 && !ckpt_ && c.code == errc::peer_unreachable) { // (by design: nothing to restore from)
+          log("simulator", "a shard was lost before any checkpoint: the run fails, as designed");
+          no_checkpoint_ = true;
+          over_ = true;
+          return;
+        }
         violate(cat("the run failed: ", c.text));
         return;
       case kind::in_graph_step: // by message: a welcome being answered goes out first

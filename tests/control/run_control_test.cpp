@@ -479,6 +479,32 @@ BOOST_AUTO_TEST_CASE(answers_lost_while_a_shard_is_restored_skip_the_evaluation)
   BOOST_TEST(has(ctl.progress(0, 1, 10, 1.0, false, t0), kind::evaluate));
 }
 
+// Found by the simulator (shard crashes: async 1814, sync 1893): a chief restarted from its
+// checkpoint lost a shard while it waited for the workers to register again, and failed the run
+// ("lost a shard ... during waiting") though the checkpoint could restore it. A resumed run
+// restores it; a fresh one, with no checkpoint to restore from, still fails.
+BOOST_AUTO_TEST_CASE(a_resumed_chief_restores_a_shard_lost_while_it_waits_for_the_workers) {
+  controller ctl{config()};
+  ctl.resume(6, 60);
+  ctl.begin(t0);
+  ctl.shard_ready(0, t0, 6);
+  ctl.shard_ready(1, t0, 6);
+  BOOST_REQUIRE((ctl.phase() == run_phase::waiting));
+  auto cmds = ctl.shard_down(1, "killed");
+  BOOST_TEST(!has(cmds, kind::fail));
+  BOOST_REQUIRE(has(cmds, kind::restore_shard));
+  ctl.worker_registered(0, t0);
+  ctl.worker_registered(1, t0); // the start: the workers' requests wait for the restore
+  BOOST_TEST((ctl.phase() == run_phase::training));
+  ctl.shard_restored(1);
+  BOOST_TEST(!ctl.restoring());
+  controller fresh{config()};
+  fresh.begin(t0);
+  fresh.shard_ready(0, t0);
+  fresh.shard_ready(1, t0);
+  BOOST_TEST(has(fresh.shard_down(1, "killed"), kind::fail));
+}
+
 BOOST_AUTO_TEST_CASE(a_lost_shard_fails_the_run_when_nothing_can_restore_it) {
   auto c = config(train_mode::async, false);
   c.shard_names = {"shard 0 at h:5", "shard 1 at h:6"};
