@@ -223,8 +223,9 @@ replica_commands replica_control::settle() {
 
 replica_commands replica_control::round_complete() {
   round_.at = stage::none;
-  if (resync_step_) { // sync: a shard's version is the number of steps applied
-    step_ = static_cast<int64_t>(*std::max_element(versions_.begin(), versions_.end()));
+  if (resync_step_) { // sync: a shard's version is the number of steps applied; from the lowest,
+    // a shard ahead drops the push as stale and names its step (one behind would refuse it)
+    step_ = static_cast<int64_t>(*std::min_element(versions_.begin(), versions_.end()));
     resync_step_ = false;
   }
   return next_step();

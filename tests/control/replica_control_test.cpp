@@ -285,6 +285,27 @@ BOOST_AUTO_TEST_CASE(sync_takes_the_shards_version_as_its_step_after_a_recovery)
   BOOST_TEST(ctl.step() == 42);
 }
 
+// Found by the simulator (sync, shard crashes, seed 2539): after a recovery the worker took the
+// highest of the shards' versions as its step; a restored shard that had run ahead (its step
+// clock let go of the workers still recovering) made every worker push a step the other shards
+// had not reached, which they refuse (and the worker fails). It takes the lowest: a shard ahead
+// drops the push as stale and names its step, the others apply it and catch up.
+BOOST_AUTO_TEST_CASE(sync_takes_the_lowest_of_the_shards_versions_after_a_recovery) {
+  controller ctl(config(train_mode::sync));
+  auto t = first_pushes(ctl);
+  ctl.shard_down(0, "gone");
+  ctl.answers(1, t.e1);
+  ctl.pushed(1, 1, 1, false);
+  ctl.shards_reconnected();
+  ctl.retry();
+  auto p = send(ctl);
+  ctl.answers(0, p.e0);
+  ctl.pulled(0, 37);
+  ctl.answers(1, p.e1);
+  ctl.pulled(1, 36);
+  BOOST_TEST(ctl.step() == 36);
+}
+
 BOOST_AUTO_TEST_CASE(a_lost_chief_pauses_the_worker_and_the_restarted_one_starts_it_again) {
   controller ctl(config());
   auto t = first_pushes(ctl); // a push in flight when the chief goes
