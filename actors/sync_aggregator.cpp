@@ -5,7 +5,6 @@
 
 #include "control/push_assembly.hpp"
 #include "control/shard_layout.hpp"
-#include "control/silence_watch.hpp"
 #include "control/slicing.hpp"
 #include "control/sync_rules.hpp"
 #include "common/errc.hpp"
@@ -95,8 +94,7 @@ void aggregator_detail::lose_worker(aggregator_pointer self, uint32_t w, const s
     if (auto done = st.sync->lose(w, self->clock().now()))
       apply_step(self, std::move(*done));
   } else {
-    st.ssp->lose(w);
-    release_parked(self);
+    ssp_released(self, st.ssp->lose(w, self->clock().now()));
   }
 }
 
@@ -157,14 +155,12 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
   st.shard = shard;
   st.tag = cat("aggregator ", cfg.index);
   if (cfg.mode == train_mode::ssp) {
-    st.ssp.emplace(cfg.workers, cfg.staleness, cfg.live_at_start);
-    st.silence.emplace(cfg.workers, self->clock().now());
+    st.ssp.emplace(ssp_rule{cfg.workers, cfg.staleness, cfg.live_at_start}, cfg.workers, self->clock().now(),
+                   cfg.step_timeout);
   } else {
     st.sync.emplace(sync_rule{cfg.workers, cfg.replicas_to_aggregate, cfg.live_at_start, cfg.sum_over}, cfg.step_timeout);
     st.assembly.emplace(cfg.workers);
   }
-  st.waiting.resize(cfg.workers);
-  st.parked.resize(cfg.workers);
   st.senders.resize(cfg.workers);
   st.waited_on.assign(cfg.workers, 0);
   st.lag_histogram.assign(lag_buckets, 0);

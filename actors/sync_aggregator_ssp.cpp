@@ -1,5 +1,6 @@
-// The SyncAggregator in ssp sessions: pushes applied at once, replies parked while their worker
-// is more than `staleness` steps ahead of the slowest, and a silent slowest worker let go.
+// The SyncAggregator in ssp sessions: pushes applied at once, answers parked while their worker
+// is more than `staleness` steps ahead of the slowest, and a silent slowest worker let go -- the
+// decisions control/ssp_session's, carried out here.
 #include "actors/sync_aggregator_state.hpp"
 
 #include "common/errc.hpp"
@@ -11,50 +12,28 @@ namespace actorps {
 
 using namespace aggregator_detail;
 
-// Releases every parked ssp worker that may go on now.
-void aggregator_detail::release_parked(aggregator_pointer self) {
+void aggregator_detail::ssp_released(aggregator_pointer self, ssp_session<parked_reply>::released out) {
   auto& st = self->state;
-  for (uint32_t w = 0; w < st.parked.size(); ++w)
-    if (st.parked[w] && st.ssp->may_continue(w)) {
-      st.waiting[w].deliver(std::move(*st.parked[w]));
-      st.parked[w].reset();
-    }
+  for (auto& [w, answer] : out.go)
+    answer.ticket.deliver(std::move(answer.reply));
+  for (auto w : out.silent)
+    log_line(st.tag, cat("no longer waiting for worker ", w, " (silent for cluster.step-timeout while others wait)"));
+  if (out.check_at) // (one check is armed at a time)
+    self->delayed_send(self, std::max(caf::timespan{0}, caf::timespan{*out.check_at - self->clock().now()}),
+                       tick_atom_v);
 }
-
-// ssp: while a reply is parked, checks at the slowest workers' silence deadline.
-namespace {
-
-void arm_silence_check(aggregator_pointer self) {
-  auto& st = self->state;
-  auto slowest = st.ssp->slowest();
-  if (st.timer_due || slowest.empty())
-    return;
-  auto due = st.silence->next_deadline(slowest, st.cfg.step_timeout);
-  st.timer_due = due;
-  self->delayed_send(self, std::max(caf::timespan{0}, caf::timespan{due - self->clock().now()}), tick_atom_v);
-}
-
-} // namespace
 
 // ssp: a slowest worker silent for cluster.step-timeout while others wait -- dead before its
 // first push, frozen, or stopped without a push -- no longer counts until it pushes again.
 void aggregator_detail::ssp_silence_check(aggregator_pointer self) {
-  auto& st = self->state;
-  st.timer_due.reset();
-  bool parked = std::any_of(st.parked.begin(), st.parked.end(), [](auto& p) { return p.has_value(); });
-  if (!parked)
-    return;
-  for (auto w : st.silence->silent(st.ssp->slowest(), self->clock().now(), st.cfg.step_timeout))
-    lose_worker(self, w, "silent for cluster.step-timeout while others wait");
-  if (std::any_of(st.parked.begin(), st.parked.end(), [](auto& p) { return p.has_value(); }))
-    arm_silence_check(self);
+  ssp_released(self, self->state.ssp->tick(self->clock().now()));
 }
 
 caf::result<push_reply> aggregator_detail::ssp_push(aggregator_pointer self, push_request& req) {
   auto& st = self->state;
   if (req.worker >= st.cfg.workers)
     return caf::make_error(errc::unknown_worker, cat(st.tag, ": worker ", req.worker, " is not in the cluster"));
-  st.silence->heard(req.worker, self->clock().now());
+  st.ssp->heard(req.worker, self->clock().now());
   auto rp = self->make_response_promise<push_reply>();
   uint32_t w = req.worker;
   uint64_t step = req.step;
@@ -69,18 +48,12 @@ caf::result<push_reply> aggregator_detail::ssp_push(aggregator_pointer self, pus
           rp.deliver(std::move(reply));
           return;
         }
-        uint64_t ahead = st.ssp->finished(w, step);
-        ++st.lag_histogram[std::min<uint64_t>(ahead, lag_buckets - 1)];
-        if (st.ssp->may_continue(w)) {
-          rp.deliver(std::move(reply));
-        } else {
-          for (auto slow : st.ssp->slowest())
+        auto out = st.ssp->finished(w, step, parked_reply{rp, std::move(reply)}, self->clock().now());
+        ++st.lag_histogram[std::min<uint64_t>(out.ahead, lag_buckets - 1)];
+        if (out.parked)
+          for (auto slow : st.ssp->rule().slowest())
             ++st.waited_on[slow];
-          st.waiting[w] = rp;
-          st.parked[w] = std::move(reply);
-          arm_silence_check(self);
-        }
-        release_parked(self);
+        ssp_released(self, std::move(out));
       },
       [=](caf::error& err) mutable { rp.deliver(err); });
   return rp;

@@ -5,7 +5,7 @@
 #include "actors/sync_aggregator.hpp"
 #include "control/push_assembly.hpp"
 #include "control/shard_layout.hpp"
-#include "control/silence_watch.hpp"
+#include "control/ssp_session.hpp"
 #include "control/sync_rules.hpp"
 #include "control/sync_session.hpp"
 
@@ -21,18 +21,20 @@ namespace actorps::aggregator_detail {
 using reply_promise = caf::typed_response_promise<push_reply>;
 using held_part = push_assembly<reply_promise>::held_part;
 
+/// ssp: a worker's answer, parked while it is too far ahead.
+struct parked_reply {
+  reply_promise ticket;
+  push_reply reply;
+};
+
 struct aggregator_state {
   sync_aggregator_config cfg;
   parameter_shard_actor shard;
   std::string tag;
   std::optional<sync_session<held_part>> sync; // sync: the rule, each step's contributors, the step clock
-  std::optional<ssp_rule> ssp;
+  std::optional<ssp_session<parked_reply>> ssp; // ssp: the rule, parked answers, the silence check
   std::optional<shard_layout> layout;                            // from the setup its shard accepted
-  std::optional<silence_watch> silence;                          // ssp: when each worker last pushed
-  std::optional<caf::actor_clock::time_point> timer_due;         // ssp: a silence check is armed for then
-  std::vector<reply_promise> waiting;                            // ssp: per worker, its parked reply's promise
   std::optional<push_assembly<reply_promise>> assembly;          // sync: pushes that come in parts
-  std::vector<std::optional<push_reply>> parked;                 // ssp: held replies
   std::vector<caf::actor_addr> senders;                          // per worker, monitored
   uint64_t stale_dropped = 0;
   std::vector<uint64_t> waited_on;
@@ -47,8 +49,8 @@ using aggregator_pointer = parameter_shard_actor::stateful_pointer<aggregator_st
 /// Stops waiting for worker w; logs why unless it simply finished (why empty).
 void lose_worker(aggregator_pointer self, uint32_t w, const std::string& why);
 
-/// ssp: releases every parked worker that may go on now.
-void release_parked(aggregator_pointer self);
+/// ssp: carries out what the session let go (answers, workers silent too long, the next check).
+void ssp_released(aggregator_pointer self, ssp_session<parked_reply>::released out);
 
 /// ssp: lets go of a slowest worker silent for cluster.step-timeout while others wait.
 void ssp_silence_check(aggregator_pointer self);

@@ -59,10 +59,9 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
     if (sc_.mode == train_mode::sync && !sc_.in_graph) // (in-graph: the chief's pushes apply at once)
       sh->sync.emplace(sync_rule{sc_.workers, sc_.replicas_to_aggregate}, std::chrono::microseconds(sc_.step_timeout));
     else if (sc_.mode == train_mode::ssp) {
-      sh->ssp.emplace(sc_.workers, sc_.staleness);
-      sh->silence.emplace(sc_.workers, run_time{});
+      sh->ssp.emplace(ssp_rule{sc_.workers, sc_.staleness}, sc_.workers, run_time{},
+                      std::chrono::microseconds(sc_.step_timeout));
     }
-    sh->pending.resize(slots);
     sh->seen.assign(slots, 0);
     sh->lost.assign(slots, false);
     sh->finished.assign(slots, 0);
@@ -136,10 +135,6 @@ void cluster::log_state() {
   log("state", cat("workers ", ws));
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     auto& sh = *shards_[s];
-    std::string held;
-    for (uint32_t j = 0; j < workers_.size(); ++j)
-      if (sh.pending[j])
-        held += cat(held.empty() ? "" : " ", j);
     std::string rule;
     if (sh.sync) {
       std::string missing;
@@ -148,11 +143,11 @@ void cluster::log_state() {
       rule = cat("sync step ", sh.sync->rule().step(), ", waits for [", missing, "]");
     } else if (sh.ssp) {
       std::string slow;
-      for (auto j : sh.ssp->slowest())
+      for (auto j : sh.ssp->rule().slowest())
         slow += cat(slow.empty() ? "" : " ", j);
       rule = cat("ssp slowest [", slow, "]");
     }
-    log("state", cat("shard ", s, " version ", sh.version, ", holds replies of [", held, "]", rule.empty() ? "" : ", ", rule));
+    log("state", cat("shard ", s, " version ", sh.version, rule.empty() ? "" : ", ", rule));
   }
 }
 

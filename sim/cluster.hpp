@@ -10,7 +10,7 @@
 #include "control/lease_desk.hpp"
 #include "control/replica_control.hpp"
 #include "control/run_control.hpp"
-#include "control/silence_watch.hpp"
+#include "control/ssp_session.hpp"
 #include "control/sync_rules.hpp"
 #include "control/sync_session.hpp"
 #include "sim/scenario.hpp"
@@ -153,8 +153,7 @@ private:
   void shard_apply_sync(uint32_t s, sync_session<held_reply>::step_done done);
   void shard_arm_step_clock(uint32_t s, vtime after);
   void shard_lose(uint32_t s, uint32_t j);
-  void shard_release_parked(uint32_t s);
-  void shard_silence_check(uint32_t s);
+  void shard_ssp_released(uint32_t s, ssp_session<held_reply>::released out);
 
   void inject(const fault& f);
   void check_ssp(uint32_t s, uint32_t j);

@@ -47,15 +47,12 @@ struct cluster::shard_node {
   uint64_t version = 0;
   using held = held_reply;
   std::optional<sync_session<held>> sync; // the SyncAggregator's session: the rule, contributors, step clock
-  std::optional<ssp_rule> ssp;
-  std::vector<std::optional<held>> pending; // per worker (ssp: its parked reply)
+  std::optional<ssp_session<held>> ssp;    // the ssp aggregator's session: the rule, parked answers, silence
   std::vector<uint64_t> seen;               // per worker: the incarnation it monitors (0: none)
   std::vector<bool> lost;                   // per worker: its down notification arrived
   std::vector<int64_t> finished;            // ssp: steps applied per worker (the simulator's own count)
   std::vector<int64_t> top_step;            // ssp: the highest step each worker pushed (a push repeated
                                             // after its reply timed out is no new step)
-  std::optional<silence_watch> silence;     // ssp: when each worker last pushed (the aggregator's rule)
-  bool check_armed = false;                 // ssp: a silence check is scheduled
   uint64_t stale_dropped = 0;
 };
 

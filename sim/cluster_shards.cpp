@@ -35,10 +35,8 @@ void cluster::set_up_again(uint32_t s, uint64_t version) {
     sh.sync.emplace(sync_rule{sc_.workers, sc_.replicas_to_aggregate}, std::chrono::microseconds(sc_.step_timeout));
     sh.sync->resume_at(version);
   } else if (sc_.mode == train_mode::ssp) {
-    sh.ssp.emplace(sc_.workers, sc_.staleness);
+    sh.ssp.emplace(ssp_rule{sc_.workers, sc_.staleness}, sc_.workers, clock(), std::chrono::microseconds(sc_.step_timeout));
     sh.ssp->resume();
-    sh.silence.emplace(sc_.workers, clock());
-    sh.check_armed = false;
   }
 }
 
@@ -73,15 +71,14 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_t
   }
   if (sc_.mode == train_mode::ssp) {
     ++sh.version;
-    sh.silence->heard(j, clock());
+    sh.ssp->heard(j, clock());
     sh.lost[j] = false;
-    sh.ssp->finished(j, step);
     if (static_cast<int64_t>(step) > sh.top_step[j]) {
       sh.top_step[j] = static_cast<int64_t>(step);
       ++sh.finished[j];
     }
-    sh.pending[j] = shard_node::held{incarnation, tag, sh.version, step + 1};
-    return shard_release_parked(s);
+    return shard_ssp_released(s, sh.ssp->finished(j, step, shard_node::held{incarnation, tag, sh.version, step + 1},
+                                                  clock()));
   }
   // sync: every gradient is the constant of its step tag, so an update that averaged anything
   // but fresh gradients of its step shows in its value
@@ -143,43 +140,30 @@ void cluster::shard_lose(uint32_t s, uint32_t j) {
     if (auto done = sh.sync->lose(j, clock()))
       shard_apply_sync(s, std::move(*done));
   } else if (sh.ssp) {
-    sh.ssp->lose(j);
-    shard_release_parked(s);
+    shard_ssp_released(s, sh.ssp->lose(j, clock()));
   }
 }
 
-void cluster::shard_release_parked(uint32_t s) {
+// Carries out what the ssp session let go: answers (each a worker released within the bound),
+// workers let go for silence, and the next silence check on this shard process.
+void cluster::shard_ssp_released(uint32_t s, ssp_session<held_reply>::released out) {
   auto& sh = *shards_[s];
-  bool parked = false;
-  for (uint32_t w = 0; w < sc_.workers; ++w)
-    if (sh.pending[w] && sh.ssp->may_continue(w)) {
-      auto h = *sh.pending[w];
-      sh.pending[w].reset();
-      check_ssp(s, w);
-      shard_reply(s, w, h.incarnation, h.tag, h.version, h.next_step, false);
-    } else if (sh.pending[w]) {
-      parked = true;
-    }
-  auto slowest = sh.ssp->slowest();
-  if (!parked || sh.check_armed || slowest.empty())
-    return;
-  sh.check_armed = true; // as the aggregator: at the slowest workers' silence deadline
-  auto due = sh.silence->next_deadline(slowest, std::chrono::microseconds(sc_.step_timeout));
-  at(std::chrono::duration_cast<std::chrono::microseconds>(due - run_time{}).count(), [this, s] { shard_silence_check(s); });
-}
-
-// ssp: a slowest worker silent for the step timeout while others wait is let go (the aggregator's
-// rule: it died before its first push, froze, or stopped without one).
-void cluster::shard_silence_check(uint32_t s) {
-  auto& sh = *shards_[s];
-  sh.check_armed = false;
-  for (auto w : sh.silence->silent(sh.ssp->slowest(), clock(), std::chrono::microseconds(sc_.step_timeout))) {
+  for (auto w : out.silent) {
     log(cat("shard ", s), cat("no longer waiting for worker ", w, " (silent for the step timeout)"));
     ++silenced_;
-    sh.ssp->lose(w);
     sh.lost[w] = true;
   }
-  shard_release_parked(s);
+  for (auto& [w, h] : out.go) {
+    check_ssp(s, w);
+    shard_reply(s, w, h.incarnation, h.tag, h.version, h.next_step, false);
+  }
+  if (out.check_at)
+    at(std::chrono::duration_cast<std::chrono::microseconds>(*out.check_at - run_time{}).count(),
+       [this, s, inc = sh.incarnation] {
+         auto& sh = *shards_[s];
+         if (sh.alive && sh.incarnation == inc && sh.ssp && !over_)
+           shard_ssp_released(s, sh.ssp->tick(clock()));
+       });
 }
 
 // A worker released by an ssp shard starts its next step: at most `staleness` steps ahead of
@@ -272,8 +256,6 @@ void cluster::inject(const fault& f) {
       ++sh.crashes;
       ++shard_crashes_;
       sh.version_at_crash = sh.version;
-      for (auto& p : sh.pending)
-        p.reset();
       log(cat("shard ", f.node), cat("killed; restarts in ", stamp(f.duration)));
       to_chief(shard_id(f.node), [this, s = f.node] {
         shards_[s]->noticed = true;
