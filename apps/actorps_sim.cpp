@@ -194,8 +194,8 @@ options parse(int argc, char** argv) {
 scenario build(const options& o, uint64_t seed, run_kind kind) {
   const bool elastic = kind.elastic || o.elastic;
   const bool in_graph = kind.in_graph || o.in_graph;
-  if (elastic && kind.mode != train_mode::async)
-    bad("--elastic simulates async elastic jobs only (--mode async or elastic)");
+  if (elastic && in_graph)
+    bad("--elastic and --in-graph do not go together (as cluster.elastic refuses in-graph replication)");
   if (in_graph && kind.mode != train_mode::sync)
     bad("--in-graph steps are synchronous (--mode sync or in-graph)");
   auto sc = scenario_for(seed, kind.mode, o.size, elastic, in_graph);

@@ -406,6 +406,8 @@ run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, 
     granted_[j] = std::max<int64_t>(0, granted_[j] - steps);
   if (final && members_[j] == member::training)
     members_[j] = member::finished;
+  if (final && cfg_.grant_steps > 0) // (it takes no more steps: what it holds goes to the others)
+    granted_[j] = 0;
   count(examples, loss_sum, now, out);
   stop_if_all_stopped(out);
   if (phase_ == run_phase::training) {

@@ -25,6 +25,8 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
   cut_until_.assign(nodes, 0);
   if (sc_.replicas_to_aggregate == 0 || sc_.replicas_to_aggregate > sc_.workers || sc_.in_graph)
     sc_.replicas_to_aggregate = sc_.workers;
+  if (sc_.elastic && sc_.mode == train_mode::sync) // (cluster.elastic-aggregate = all: every live worker)
+    sc_.replicas_to_aggregate = slots;
   run_control_config rc;
   rc.workers = sc_.workers;
   rc.shards = sc_.shards;
@@ -56,12 +58,7 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
     workers_.push_back(std::make_unique<worker_node>());
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     auto sh = std::make_unique<shard_node>();
-    if (sc_.mode == train_mode::sync && !sc_.in_graph) // (in-graph: the chief's pushes apply at once)
-      sh->sync.emplace(sync_rule{sc_.workers, sc_.replicas_to_aggregate}, std::chrono::microseconds(sc_.step_timeout));
-    else if (sc_.mode == train_mode::ssp) {
-      sh->ssp.emplace(ssp_rule{sc_.workers, sc_.staleness}, sc_.workers, run_time{},
-                      std::chrono::microseconds(sc_.step_timeout));
-    }
+    shard_sessions(*sh, run_time{});
     sh->seen.assign(slots, 0);
     sh->lost.assign(slots, false);
     sh->finished.assign(slots, 0);
@@ -71,6 +68,20 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
 }
 
 cluster::~cluster() = default;
+
+// A shard's aggregator session, as the real one is configured: sync with R of the workers (elastic:
+// every live one, the sum divided by the configured workers; joiners' ids live from their first
+// push), ssp with the staleness bound; in-graph and async shards apply pushes at once.
+void cluster::shard_sessions(shard_node& sh, run_time now) const {
+  const auto ids = static_cast<uint32_t>(workers_.size());
+  const std::chrono::microseconds timeout{sc_.step_timeout};
+  if (sc_.mode == train_mode::sync && !sc_.in_graph)
+    sh.sync.emplace(sc_.elastic ? sync_rule{ids, ids, sc_.workers, sc_.workers}
+                                : sync_rule{sc_.workers, sc_.replicas_to_aggregate},
+                    timeout);
+  else if (sc_.mode == train_mode::ssp)
+    sh.ssp.emplace(ssp_rule{ids, sc_.staleness, sc_.elastic ? sc_.workers : 0}, ids, now, timeout);
+}
 
 void cluster::at(vtime t, std::function<void()> fn) {
   queue_.push(event{std::max(t, now_), seq_++, std::move(fn)});

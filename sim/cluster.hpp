@@ -154,6 +154,8 @@ private:
   void shard_arm_step_clock(uint32_t s, vtime after);
   void shard_lose(uint32_t s, uint32_t j);
   void shard_ssp_released(uint32_t s, ssp_session<held_reply>::released out);
+  void shard_sessions(shard_node& sh, run_time now) const;
+  float expected_average(const sync_rule::completed& done) const;
 
   void inject(const fault& f);
   void check_ssp(uint32_t s, uint32_t j);

@@ -31,11 +31,10 @@ void cluster::set_up_again(uint32_t s, uint64_t version) {
   sh.version = version;
   sh.restored = true;
   ++sh.restores;
-  if (sc_.mode == train_mode::sync && !sc_.in_graph) {
-    sh.sync.emplace(sync_rule{sc_.workers, sc_.replicas_to_aggregate}, std::chrono::microseconds(sc_.step_timeout));
+  shard_sessions(sh, clock());
+  if (sh.sync) {
     sh.sync->resume_at(version);
-  } else if (sc_.mode == train_mode::ssp) {
-    sh.ssp.emplace(ssp_rule{sc_.workers, sc_.staleness}, sc_.workers, clock(), std::chrono::microseconds(sc_.step_timeout));
+  } else if (sh.ssp) {
     sh.ssp->resume();
   }
 }
@@ -99,6 +98,14 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_t
     shard_apply_sync(s, std::move(*got.applied));
 }
 
+// Every gradient is its step's tag: an update applies count x step / divisor (elastic: the sum
+// over the configured workers; else the average, the step itself).
+float cluster::expected_average(const sync_rule::completed& done) const {
+  const auto count = static_cast<float>(done.released.size());
+  const float divisor = sc_.elastic ? static_cast<float>(sc_.workers) : count;
+  return static_cast<float>(done.step) * count / divisor;
+}
+
 void cluster::shard_apply_sync(uint32_t s, sync_session<held_reply>::step_done done_step) {
   auto& sh = *shards_[s];
   const uint32_t needed = std::min(sc_.replicas_to_aggregate, std::max<uint32_t>(1, sh.sync->rule().live_workers()));
@@ -106,7 +113,7 @@ void cluster::shard_apply_sync(uint32_t s, sync_session<held_reply>::step_done d
   if (done.released.size() != needed)
     violate(cat("shard ", s, " applied step ", done.step, " with ", done.released.size(), " gradients, not ", needed));
   if (done.average.size() != 1 || done.average[0].data.values.size() != 1
-      || std::fabs(done.average[0].data.values[0] - static_cast<float>(done.step)) > 1e-5f * (1.0f + done.step))
+      || std::fabs(done.average[0].data.values[0] - expected_average(done)) > 1e-5f * (1.0f + done.step))
     violate(cat("shard ", s, " applied step ", done.step, " from gradients of other steps"));
   sh.version = std::max<uint64_t>(sh.version + 1, done.step + 1); // (parameter_store: a sync version is steps applied)
   if (sh.version != done.step + 1)

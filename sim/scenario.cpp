@@ -94,7 +94,7 @@ scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic, 
   const int64_t rounds = mode == train_mode::sync ? sc.max_steps : sc.max_steps / sc.workers + 1;
   const vtime span = std::max<vtime>(1, rounds * (sc.compute + 4 * sc.latency));
   sc.checkpoint_every = std::max<int64_t>(1, sc.max_steps / 4);
-  sc.elastic = elastic && mode == train_mode::async;
+  sc.elastic = elastic && !in_graph && mode != train_mode::model_parallel;
   sc.in_graph = in_graph && mode == train_mode::sync;
   if (sc.elastic) {
     sc.train_rows = batch_rows * (5 + static_cast<int>(r.below(40)));

@@ -566,6 +566,28 @@ BOOST_AUTO_TEST_CASE(async_workers_train_granted_steps_and_the_run_ends_at_exact
   BOOST_TEST(!has(cmds, kind::grant));
 }
 
+// Found by the simulator (elastic ssp, seed 2247): a joiner welcomed with its last steps stopped
+// after them while the chief, counting a leaver's steps back into the pool, granted it two more;
+// its final report left the grant held, nobody could take those steps, and the run stopped two
+// short of max-steps. A final report returns the worker's unused grant to the others.
+BOOST_AUTO_TEST_CASE(a_final_report_returns_the_unused_grant_to_the_others) {
+  auto c = config(); // two workers, max_steps 10
+  c.grant_steps = 4;
+  controller ctl{c};
+  start(ctl); // each holds 4
+  ctl.progress(0, 4, 40, 4.0, false, t0);  // topped up: 2 more (10 - 4 done - 4 held)
+  BOOST_REQUIRE(ctl.granted(0) == 2);
+  ctl.progress(0, 2, 20, 2.0, false, t0);  // worker 0 waits with none
+  BOOST_REQUIRE(ctl.granted(0) == 0);
+  auto cmds = ctl.progress(1, 0, 0, 0.0, true, t0); // worker 1 quits holding its 4
+  BOOST_TEST(ctl.granted(1) == 0);
+  BOOST_REQUIRE(has(cmds, kind::grant));
+  BOOST_TEST(find(cmds, kind::grant)->index == 0u);
+  BOOST_TEST(find(cmds, kind::grant)->step == 4);
+  cmds = ctl.progress(0, 4, 40, 4.0, false, t0);
+  BOOST_TEST(ctl.steps() == 10);
+}
+
 BOOST_AUTO_TEST_CASE(a_lost_workers_grant_goes_to_the_others) {
   auto c = config();
   c.grant_steps = 4;
