@@ -84,6 +84,19 @@ bool run_control::paused() const {
   return cfg_.elastic && phase_ == run_phase::training && live_workers() < cfg_.min_workers;
 }
 
+const char* to_string(member m) {
+  switch (m) {
+    case member::absent: return "absent";
+    case member::admitted: return "admitted";
+    case member::registered: return "registered";
+    case member::training: return "training";
+    case member::finished: return "finished";
+    case member::gone: return "gone";
+    case member::left: break;
+  }
+  return "left";
+}
+
 bool run_control::may_train(uint32_t j) const {
   return phase_ == run_phase::training && !paused() && j < members_.size() && members_[j] == member::training;
 }
@@ -383,6 +396,8 @@ run_commands run_control::worker_left(uint32_t j, run_time now) {
   for (uint32_t k = 0; phase_ == run_phase::training && k < members_.size(); ++k)
     if (members_[k] == member::training)
       top_up(k, out);
+  if (cfg_.max_steps > 0 && live_workers() > 0) // (the others stopped at the step limit: so does the run)
+    stop_if_all_stopped(out);
   if (phase_ == run_phase::stopping && all_reported())
     begin_finish(out);
   return out;

@@ -26,6 +26,8 @@ const char* to_string(run_phase p);
 /// has not registered yet; left: it left cleanly (SIGTERM); gone: its process went down.
 enum class member { absent, admitted, registered, training, finished, gone, left };
 
+const char* to_string(member m);
+
 /// Time as the actor's clock tells it (CAF's actor_clock is a steady clock; tests drive it).
 using run_time = std::chrono::steady_clock::time_point;
 

@@ -141,7 +141,8 @@ void cluster::log_state() {
     auto& w = *workers_[j];
     ws += cat(j == 0 ? "" : ", ", j, ":", !w.alive ? "gone" : to_string(w.ctl->phase()), "@", w.alive ? w.ctl->step() : 0,
               w.alive && w.ctl->steps_left() >= 0 ? cat("(", w.ctl->steps_left(), " left)") : "",
-              chief_->granted(j) > 0 ? cat("[chief: ", chief_->granted(j), " granted]") : "");
+              cat("[chief: ", to_string(chief_->status(j)),
+                  chief_->granted(j) > 0 ? cat(", ", chief_->granted(j), " granted") : std::string{}, "]"));
   }
   log("state", cat("workers ", ws));
   for (uint32_t s = 0; s < sc_.shards; ++s) {
@@ -178,10 +179,11 @@ void cluster::check_end() {
   // are a few updates apart).
   // A round broken by a lost shard is no step, but the other shards applied its pushes (async,
   // ssp): one per worker and shard crash.
-  // A push that timed out may still have been applied (async, ssp): its round is no step.
+  // A push that timed out may still have been applied (async, ssp): its round is no step. An ssp
+  // worker that leaves with steps granted after the others stopped out of steps leaves them undone.
   const int64_t slack = sc_.mode == train_mode::sync
                           ? 0
-                          : static_cast<int64_t>(crashes_) * (2 * sc_.report_every + 1)
+                          : static_cast<int64_t>(crashes_ + leaves_) * (2 * sc_.report_every + 1)
                               + static_cast<int64_t>((chief_crashes_ + shard_crashes_) * workers_.size())
                               + pushes_timed_out_;
   // A round in flight when a restarted chief read the shards' versions, applied before and

@@ -205,6 +205,7 @@ private:
   bool over_ = false;
   bool summarized_ = false;
   uint32_t crashes_ = 0;
+  uint32_t leaves_ = 0; // elastic: workers that left (SIGTERM)
   int64_t rounds_pushed_ = 0; // push rounds the workers began
   int64_t pushes_timed_out_ = 0; // pushes the shard may have applied, their rounds dropped
   uint32_t silenced_ = 0; // ssp: workers let go for silence (they re-enter at the slowest count)

@@ -226,6 +226,7 @@ void cluster::inject(const fault& f) {
       if (!w.alive)
         return;
       log(who, "SIGTERM: leaves the job");
+      ++leaves_;
       to_worker(worker_id(f.node), f.node, w.incarnation, [this, j = f.node](worker_node& w) { worker_execute(j, w.ctl->leave()); });
       break;
     case fault::kind::join_worker: // a new process connects to the chief and asks for an id

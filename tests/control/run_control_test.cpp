@@ -588,6 +588,22 @@ BOOST_AUTO_TEST_CASE(a_final_report_returns_the_unused_grant_to_the_others) {
   BOOST_TEST(ctl.steps() == 10);
 }
 
+// Found by the simulator (elastic ssp, seed 1023): the other workers had stopped out of steps
+// while a cut-off one held the rest; when it left, every member had stopped but nothing ended
+// the run, which waited for good. A leave that leaves every member stopped ends the run.
+BOOST_AUTO_TEST_CASE(a_leave_that_leaves_every_member_stopped_ends_the_run) {
+  auto c = elastic(train_mode::ssp);
+  c.max_steps = 10;
+  c.grant_steps = 4;
+  controller ctl{c};
+  start(ctl);
+  ctl.progress(0, 4, 40, 4.0, true, t0); // worker 0 stopped out of steps
+  BOOST_TEST((ctl.phase() == run_phase::training));
+  auto cmds = ctl.worker_left(1, t0);     // worker 1 leaves holding the rest
+  BOOST_TEST((ctl.phase() != run_phase::training));
+  BOOST_TEST(has(cmds, kind::finish));
+}
+
 BOOST_AUTO_TEST_CASE(a_lost_workers_grant_goes_to_the_others) {
   auto c = config();
   c.grant_steps = 4;
