@@ -565,8 +565,10 @@ run_commands run_control::worker_down(uint32_t j, const std::string& why, run_ti
   for (uint32_t k = 0; phase_ == run_phase::training && k < members_.size(); ++k)
     if (members_[k] == member::training) // a worker waiting for a grant takes the lost one's steps
       top_up(k, out);
-  if (cfg_.max_steps > 0 && !cfg_.elastic && !cfg_.in_graph)
-    stop_if_all_stopped(out); // (ssp: the others had stopped out of steps; nobody takes the lost one's)
+  // (ssp: the others had stopped out of steps; nobody takes the lost one's. Elastic with nobody
+  // left: training pauses for joiners instead.)
+  if (cfg_.max_steps > 0 && (!cfg_.elastic || live_workers() > 0) && !cfg_.in_graph)
+    stop_if_all_stopped(out);
   if (phase_ == run_phase::stopping && all_reported())
     begin_finish(out);
   return out;

@@ -602,6 +602,13 @@ BOOST_AUTO_TEST_CASE(a_leave_that_leaves_every_member_stopped_ends_the_run) {
   auto cmds = ctl.worker_left(1, t0);     // worker 1 leaves holding the rest
   BOOST_TEST((ctl.phase() != run_phase::training));
   BOOST_TEST(has(cmds, kind::finish));
+  // the same when it dies (elastic ssp seed 4116)
+  controller crashed{c};
+  start(crashed);
+  crashed.progress(0, 4, 40, 4.0, true, t0);
+  cmds = crashed.worker_down(1, "killed", t0);
+  BOOST_TEST((crashed.phase() != run_phase::training));
+  BOOST_TEST(has(cmds, kind::finish));
 }
 
 BOOST_AUTO_TEST_CASE(a_lost_workers_grant_goes_to_the_others) {

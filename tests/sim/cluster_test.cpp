@@ -268,6 +268,8 @@ BOOST_AUTO_TEST_CASE(seeded_sweep_keeps_every_invariant) {
   for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
     events += sweep(mode, scale::small, 1, 400);
   events += sweep(train_mode::async, scale::small, 1, 400, true);
+  events += sweep(train_mode::sync, scale::small, 1, 200, true); // elastic sync and ssp
+  events += sweep(train_mode::ssp, scale::small, 1, 200, true);
   events += sweep(train_mode::sync, scale::small, 1, 400, false, true);
   for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
     events += sweep(mode, scale::large, 1, 20);
@@ -276,7 +278,7 @@ BOOST_AUTO_TEST_CASE(seeded_sweep_keeps_every_invariant) {
   auto plain256 = plain(train_mode::async, 256, 16, 2000);
   events += expect_ok(plain256).events;
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  BOOST_TEST_MESSAGE("2,101 simulated runs, " << events << " events in " << secs << " s");
+  BOOST_TEST_MESSAGE("2,501 simulated runs, " << events << " events in " << secs << " s");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
