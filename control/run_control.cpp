@@ -653,11 +653,14 @@ run_commands run_control::tick(run_time now) {
     return out; // else armed for a wait that has ended
   }
   // A restarted chief (its run resumed, or the shards kept the variables) goes on with the workers
-  // that came back: one that had finished, or died meanwhile, never registers again (elastic: one
-  // that left, or died for good; at least cluster.min-workers must be back). A late one rejoins.
-  if (phase_ == run_phase::waiting && (resumed_ || attached_step_ > 0) && live_workers() > 0
+  // that came back: one that had finished, or died meanwhile, never registers again. An elastic
+  // job, restarted or not, starts with those that came if they are at least cluster.min-workers
+  // (one that left, or died for good, never comes). A late one rejoins.
+  const bool restarted = resumed_ || attached_step_ > 0;
+  if (phase_ == run_phase::waiting && (restarted || cfg_.elastic) && live_workers() > 0
       && (!cfg_.elastic || live_workers() >= cfg_.min_workers) && cfg_.slices == 1) {
-    out.push_back(run_command::log(cat("resuming without ", missing(), ": no registration within cluster.startup-timeout")));
+    out.push_back(run_command::log(cat(restarted ? "resuming" : "starting", " without ", missing(),
+                                       ": no registration within cluster.startup-timeout")));
     for (auto& m : members_)
       if (m == member::absent)
         m = member::gone;
