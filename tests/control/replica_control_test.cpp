@@ -273,15 +273,29 @@ BOOST_AUTO_TEST_CASE(failures_the_worker_cannot_survive_fail_it_with_their_code)
   BOOST_TEST(find(cmds, kind::fail)->text == "lost a shard: shard 0 went down (killed)");
 }
 
-BOOST_AUTO_TEST_CASE(sync_takes_the_shards_version_as_its_step_after_a_recovery) {
-  controller ctl(config(train_mode::sync));
+namespace {
+
+// Sync: shard 0 goes down during the first pushes; the worker reaches it again and pulls afresh
+// (the pull just sent is returned).
+round_tokens recovered(controller& ctl) {
   auto t = first_pushes(ctl);
   ctl.shard_down(0, "gone");
   ctl.answers(1, t.e1);
   ctl.pushed(1, 1, 1, false);
   ctl.shards_reconnected();
   ctl.retry();
-  answer_pull(ctl, 42);
+  return send(ctl);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(sync_takes_the_shards_version_as_its_step_after_a_recovery) {
+  controller ctl(config(train_mode::sync));
+  auto p = recovered(ctl);
+  ctl.answers(0, p.e0);
+  ctl.pulled(0, 42);
+  ctl.answers(1, p.e1);
+  ctl.pulled(1, 42);
   BOOST_TEST(ctl.step() == 42);
 }
 
@@ -292,13 +306,7 @@ BOOST_AUTO_TEST_CASE(sync_takes_the_shards_version_as_its_step_after_a_recovery)
 // drops the push as stale and names its step, the others apply it and catch up.
 BOOST_AUTO_TEST_CASE(sync_takes_the_lowest_of_the_shards_versions_after_a_recovery) {
   controller ctl(config(train_mode::sync));
-  auto t = first_pushes(ctl);
-  ctl.shard_down(0, "gone");
-  ctl.answers(1, t.e1);
-  ctl.pushed(1, 1, 1, false);
-  ctl.shards_reconnected();
-  ctl.retry();
-  auto p = send(ctl);
+  auto p = recovered(ctl);
   ctl.answers(0, p.e0);
   ctl.pulled(0, 37);
   ctl.answers(1, p.e1);
