@@ -205,6 +205,8 @@ private:
   replica_commands begin_training();
   replica_commands next_step();
   replica_commands ask_more();
+  /// Leased: the next step waits for data and no round is in flight (a lease answer begins it).
+  bool starving() const { return feed_ == feed::starving && round_.at == stage::none; }
   replica_commands reconnect();
   replica_commands finish_if_idle();
   replica_command report(bool final);

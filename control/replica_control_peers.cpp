@@ -110,7 +110,7 @@ replica_commands replica_control::lease_answered(uint64_t epoch, data_lease leas
     c.after = wait;
     return {std::move(c)};
   }
-  return feed_ == feed::starving && round_.at == stage::none ? next_step() : replica_commands{};
+  return starving() ? next_step() : replica_commands{};
 }
 
 replica_commands replica_control::lease_failed(uint64_t epoch, errc code, std::string text) {
@@ -128,7 +128,7 @@ replica_commands replica_control::lease_wait_over() {
   if (phase_ == replica_phase::done || !leases_)
     return {};
   leases_->wait_over();
-  return feed_ == feed::starving && round_.at == stage::none ? next_step() : ask_more();
+  return starving() ? next_step() : ask_more();
 }
 
 replica_commands replica_control::chief_down(std::string why, bool ended) {

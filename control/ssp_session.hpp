@@ -94,8 +94,10 @@ private:
         out.go.emplace_back(w, std::move(*parked_[w]));
         parked_[w].reset();
       }
-    auto slowest = rule_.slowest();
-    if (armed_ || !any_parked() || slowest.empty())
+    if (armed_ || !any_parked())
+      return;
+    auto slowest = rule_.slowest(); // (only while an answer waits: not on every push)
+    if (slowest.empty())
       return;
     armed_ = true;
     out.check_at = std::max(now, silence_.next_deadline(slowest, timeout_));

@@ -181,7 +181,7 @@ void cluster::check_ssp(uint32_t s, uint32_t j) {
     return;
   auto& sh = *shards_[s];
   int64_t slowest = INT64_MAX;
-  for (uint32_t k = 0; k < sc_.workers; ++k)
+  for (uint32_t k = 0; k < sc_.workers; ++k) // (joiners enter at the slowest count: not this counter's)
     if (sh.seen[k] > 0 && !sh.lost[k])
       slowest = std::min(slowest, sh.finished[k]);
   if (slowest != INT64_MAX && sh.finished[j] - slowest > static_cast<int64_t>(sc_.staleness))

@@ -79,13 +79,19 @@ inline replica_commands start(controller& ctl, int64_t steps_left = -1, bool mor
   return ctl.start();
 }
 
-// Answers the pull just asked for; returns the commands (a compute).
-inline replica_commands answer_pull(controller& ctl, uint64_t version = 0) {
+// Answers the pull just asked for, shard 0 at `v0` and shard 1 at `v1`; returns the commands
+// (a compute).
+inline replica_commands answer_pull(controller& ctl, uint64_t v0, uint64_t v1) {
   auto t = send(ctl);
   BOOST_REQUIRE(ctl.answers(0, t.e0));
-  ctl.pulled(0, version);
+  ctl.pulled(0, v0);
   BOOST_REQUIRE(ctl.answers(1, t.e1));
-  return ctl.pulled(1, version);
+  return ctl.pulled(1, v1);
+}
+
+// The same with both shards at `version`.
+inline replica_commands answer_pull(controller& ctl, uint64_t version = 0) {
+  return answer_pull(ctl, version, version);
 }
 
 // Started, pulled, and the first step computed: returns the epochs of its pushes, just sent.

@@ -275,27 +275,23 @@ BOOST_AUTO_TEST_CASE(failures_the_worker_cannot_survive_fail_it_with_their_code)
 
 namespace {
 
-// Sync: shard 0 goes down during the first pushes; the worker reaches it again and pulls afresh
-// (the pull just sent is returned).
-round_tokens recovered(controller& ctl) {
+// Sync: shard 0 goes down during the first pushes; the worker reaches it again and is about to
+// pull afresh.
+void recover(controller& ctl) {
   auto t = first_pushes(ctl);
   ctl.shard_down(0, "gone");
   ctl.answers(1, t.e1);
   ctl.pushed(1, 1, 1, false);
   ctl.shards_reconnected();
   ctl.retry();
-  return send(ctl);
 }
 
 } // namespace
 
 BOOST_AUTO_TEST_CASE(sync_takes_the_shards_version_as_its_step_after_a_recovery) {
   controller ctl(config(train_mode::sync));
-  auto p = recovered(ctl);
-  ctl.answers(0, p.e0);
-  ctl.pulled(0, 42);
-  ctl.answers(1, p.e1);
-  ctl.pulled(1, 42);
+  recover(ctl);
+  answer_pull(ctl, 42);
   BOOST_TEST(ctl.step() == 42);
 }
 
@@ -306,11 +302,8 @@ BOOST_AUTO_TEST_CASE(sync_takes_the_shards_version_as_its_step_after_a_recovery)
 // drops the push as stale and names its step, the others apply it and catch up.
 BOOST_AUTO_TEST_CASE(sync_takes_the_lowest_of_the_shards_versions_after_a_recovery) {
   controller ctl(config(train_mode::sync));
-  auto p = recovered(ctl);
-  ctl.answers(0, p.e0);
-  ctl.pulled(0, 37);
-  ctl.answers(1, p.e1);
-  ctl.pulled(1, 36);
+  recover(ctl);
+  answer_pull(ctl, 37, 36);
   BOOST_TEST(ctl.step() == 36);
 }
 
