@@ -229,6 +229,57 @@ BOOST_AUTO_TEST_CASE(sync_shard_set_up_behind_the_cluster_catches_up) {
     BOOST_TEST(v == 65u); // (a sync version is the steps applied)
 }
 
+// The grants and the start of elastic runs (run_control's tests have the rules input by input).
+// Seed 2247: a joiner stopped with a grant the chief had just given it; the run stopped 2 short.
+// Seeds 1023, 4116: a leave or a crash left every member stopped and the run waited for good.
+// Seed 49 (large): a chief restarted before its first step waited for a worker that had left.
+BOOST_AUTO_TEST_CASE(elastic_grants_and_starts_end_every_run) {
+  using k = fault::kind;
+  auto elastic = [](scenario sc, uint32_t staleness, int64_t checkpoint_every, int train_rows, int lease_rows,
+                    vtime request_timeout) {
+    sc.elastic = true;
+    sc.staleness = staleness;
+    sc.checkpoint_every = checkpoint_every;
+    sc.train_rows = train_rows;
+    sc.lease_rows = lease_rows;
+    sc.request_timeout = request_timeout;
+    return sc;
+  };
+  auto ssp_2247 = elastic(found(train_mode::ssp, 2247, 8, 2, 33, 3, 5153, 198, 103060,
+                                {{k::slow_worker, 16599, 2, 0, 2.0}, {k::partition, 20223, 3, 85823},
+                                 {k::join_worker, 30573, 0, 0}, {k::join_worker, 4125, 0, 0},
+                                 {k::leave_worker, 10762, 3, 0}}),
+                          0, 8, 900, 50, 206120);
+  auto ssp_1023 = elastic(found(train_mode::ssp, 1023, 6, 2, 107, 18, 3788, 461, 75760,
+                                {{k::leave_worker, 69853, 3, 0}, {k::partition, 87532, 4, 8983},
+                                 {k::partition, 45171, 3, 199596}}),
+                          2, 26, 1600, 100, 151520);
+  auto ssp_4116 = elastic(found(train_mode::ssp, 4116, 6, 3, 64, 5, 3146, 301, 62920,
+                                {{k::partition, 6556, 2, 173720}, {k::join_worker, 16734, 0, 0},
+                                 {k::crash_worker, 37434, 2, 0}}),
+                          1, 16, 750, 200, 125840);
+  auto sync_49 = elastic(found(train_mode::sync, 49, 218, 8, 7, 16, 5872, 397, 117440,
+                               {{k::partition, 9261, 135, 107765}, {k::partition, 54625, 129, 11946},
+                                {k::join_worker, 24920, 0, 0}, {k::leave_worker, 15793, 205, 0},
+                                {k::crash_chief, 31073, 0, 5387}}),
+                         0, 1, 450, 150, 234880);
+  BOOST_TEST(expect_ok(ssp_2247).steps == 33); // (the invariants allow a leaver's steps short: not here)
+  for (auto& sc : {ssp_1023, ssp_4116, sync_49}) // (they ended at all: the bound of virtual time)
+    BOOST_TEST(expect_ok(sc).stop_reason.rfind("max steps", 0) == 0, "seed " << sc.seed);
+}
+
+// Sync seed 2539 (shard crashes): a restored shard ran ahead of the others, and the workers,
+// taking the highest version as their step after the recovery, pushed a step the others refused.
+BOOST_AUTO_TEST_CASE(sync_workers_follow_the_lowest_shard_after_a_recovery) {
+  auto sc = found(train_mode::sync, 2539, 5, 3, 68, 8, 5974, 158, 119480,
+                  {{fault::kind::crash_shard, 300820, 1, 22103}, {fault::kind::freeze_worker, 300884, 4, 177551},
+                   {fault::kind::crash_worker, 85219, 1, 242996}});
+  sc.replicas_to_aggregate = 3;
+  sc.checkpoint_every = 17;
+  sc.request_timeout = 238960;
+  BOOST_TEST(expect_ok(sc).steps == 68);
+}
+
 // The twin of integration.in_graph: the chief drives each sync step; a worker frozen past the step
 // timeout is benched for the step and its parts go to the others, a killed one's too, and it takes
 // parts again once restarted; every step averages every row of its global batch exactly once and
