@@ -85,8 +85,9 @@ void detail::init_shards(chief_pointer self) {
                           ? cat(name, " was already initialised (version ", reply.version, ", global step ",
                                 reply.version / self->state.cfg.cluster.slices, "); keeping its values")
                           : cat("initialised ", name));
-          execute(self, self->state.ctl->shard_ready(s, self->clock().now(),
-                                                     reply.already_initialized ? reply.version : 0));
+          // (set up from a checkpoint: its snapshot's version counts the updates it holds)
+          const bool holds = reply.already_initialized || self->state.restored;
+          execute(self, self->state.ctl->shard_ready(s, self->clock().now(), holds ? reply.version : 0));
         },
         [=](caf::error& err) {
           execute(self, self->state.ctl->failed(0, errc::peer_unreachable,

@@ -215,7 +215,7 @@ run_commands run_control::shard_ready(uint32_t, run_time now, uint64_t kept_vers
     out.push_back(run_command::log(cat("the shards kept this scope's variables: continuing at global step ", steps_)));
   }
   if (kept_ahead_ > steps_) {
-    out.push_back(run_command::log(cat("the shards kept their variables at global step ", kept_ahead_,
+    out.push_back(run_command::log(cat("the shards' variables are at global step ", kept_ahead_,
                                        ", past the checkpoint's ", steps_, ": continuing there")));
     steps_ = kept_ahead_;
     worker_steps_ = worker_steps_at(steps_);

@@ -183,10 +183,11 @@ public:
 
   /// The run begins: every shard has been sent its setup.
   run_commands begin(run_time now);
-  /// Shard s answered its setup; kept_version > 0: it already held the scope's variables at that
-  /// version (a session attaching to a scope, or a restarted chief). Without a checkpoint to
-  /// resume, training continues at the global step the kept variables are at (the highest
-  /// version over the shards, divided by the slices).
+  /// Shard s answered its setup; kept_version > 0: it holds the scope's variables at that
+  /// version -- kept (a session attaching to a scope, or a restarted chief) or, after resume(),
+  /// set up from the checkpoint's snapshot (which holds the updates applied when it was taken,
+  /// reported or not). Training continues at the global step the variables are at (the highest
+  /// version over the shards, divided by the slices) when it is past the checkpoint's.
   run_commands shard_ready(uint32_t s, run_time now, uint64_t kept_version = 0);
   /// The global step the run continued at from kept variables (-1: none).
   int64_t attached_step() const { return attached_step_; }

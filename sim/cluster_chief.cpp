@@ -102,7 +102,8 @@ void cluster::setup_shard(uint32_t s) {
         sh.noticed = true; // (the loss its predecessor may not have heard of)
         set_up_again(s, ckpt_->versions[s]);
         log(cat("shard ", s), cat("set up from the checkpoint at version ", sh.version));
-        return to_chief(shard_id(s), [this, s] { chief_execute(chief_->shard_ready(s, clock(), 0)); });
+        auto version = sh.version; // (the snapshot's: the updates it holds count)
+        return to_chief(shard_id(s), [this, s, version] { chief_execute(chief_->shard_ready(s, clock(), version)); });
       }
       auto version = sh.version;
       to_chief(shard_id(s), [this, s, version] { chief_execute(chief_->shard_ready(s, clock(), version)); });

@@ -229,6 +229,18 @@ BOOST_AUTO_TEST_CASE(sync_shard_set_up_behind_the_cluster_catches_up) {
     BOOST_TEST(v == 65u); // (a sync version is the steps applied)
 }
 
+// Async 1171 (shard crashes): the chief checkpointed at global step 114 while its shard's
+// snapshot held 124 updates; restarted, it resumed at 114, set the lost shard up from that
+// snapshot, and the workers took 10 steps past max-steps. The snapshot's version is the step.
+BOOST_AUTO_TEST_CASE(a_shard_restored_by_a_restarted_chief_keeps_the_step_limit) {
+  auto sc = found(train_mode::async, 1171, 3, 1, 228, 6, 3967, 255, 79340,
+                  {{fault::kind::crash_chief, 330081, 0, 239476}, {fault::kind::crash_shard, 307705, 0, 328902}});
+  sc.request_timeout = 158680;
+  sc.checkpoint_every = 57;
+  auto out = expect_ok(sc);
+  BOOST_TEST(out.steps == 228);
+}
+
 // The grants and the start of elastic runs (run_control's tests have the rules input by input).
 // Seed 2247: a joiner stopped with a grant the chief had just given it; the run stopped 2 short.
 // Seeds 1023, 4116: a leave or a crash left every member stopped and the run waited for good.
