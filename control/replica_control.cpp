@@ -227,6 +227,7 @@ replica_commands replica_control::round_complete() {
     // a shard ahead drops the push as stale and names its step (one behind would refuse it)
     step_ = static_cast<int64_t>(*std::min_element(versions_.begin(), versions_.end()));
     resync_step_ = false;
+    stop_at_sync_limit();
   }
   return next_step();
 }
@@ -277,12 +278,18 @@ replica_commands replica_control::step_complete() {
   step_ = static_cast<int64_t>(round_.next_step);
   round_.stale_from.assign(round_.stale_from.size(), false);
   round_.next_step = UINT64_MAX;
-  if (cfg_.mode == train_mode::sync && cfg_.max_steps > 0 && step_ >= cfg_.max_steps)
-    phase_ = replica_phase::stopping;
+  stop_at_sync_limit();
   if (phase_ != replica_phase::stopping && report_steps_ >= cfg_.report_every)
     out.push_back(report(false));
   append(out, next_step());
   return out;
+}
+
+// Sync: every worker stops at the global step limit, whether a push reply or the shards'
+// versions after a recovery name it.
+void replica_control::stop_at_sync_limit() {
+  if (cfg_.mode == train_mode::sync && cfg_.max_steps > 0 && step_ >= cfg_.max_steps)
+    phase_ = replica_phase::stopping;
 }
 
 replica_commands replica_control::next_step() {

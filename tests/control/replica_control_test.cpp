@@ -307,6 +307,21 @@ BOOST_AUTO_TEST_CASE(sync_takes_the_lowest_of_the_shards_versions_after_a_recove
   BOOST_TEST(ctl.step() == 36);
 }
 
+// Found by the simulator (sync 2373, shard crashes): two workers away while a third trained the
+// run to max-steps 79 pulled afresh after their recovery, took the shards' version 79 as their
+// step and pushed it: the shards applied an 80th step. The step taken from the shards is
+// checked against the limit as the one a push names.
+BOOST_AUTO_TEST_CASE(sync_stops_when_the_shards_version_it_resumes_at_is_the_limit) {
+  auto c = config(train_mode::sync);
+  c.max_steps = 40;
+  controller ctl(c);
+  recover(ctl);
+  auto cmds = answer_pull(ctl, 40);
+  BOOST_TEST(!has(cmds, kind::compute));
+  BOOST_TEST(has(cmds, kind::report));
+  BOOST_TEST(ctl.phase() == phase::done);
+}
+
 BOOST_AUTO_TEST_CASE(a_lost_chief_pauses_the_worker_and_the_restarted_one_starts_it_again) {
   controller ctl(config());
   auto t = first_pushes(ctl); // a push in flight when the chief goes

@@ -241,6 +241,21 @@ BOOST_AUTO_TEST_CASE(a_shard_restored_by_a_restarted_chief_keeps_the_step_limit)
   BOOST_TEST(out.steps == 228);
 }
 
+// Sync 2373 (shard crashes): two workers away while the third trained the run to max-steps 79
+// took the shards' version 79 as their step after their recovery and pushed it: 80 steps.
+BOOST_AUTO_TEST_CASE(sync_workers_back_from_a_recovery_at_the_limit_stop) {
+  auto sc = found(train_mode::sync, 2373, 3, 3, 79, 19, 1515, 223, 30300,
+                  {{fault::kind::crash_worker, 145914, 2, 142076}, {fault::kind::freeze_worker, 52066, 1, 29519},
+                   {fault::kind::crash_shard, 176841, 1, 12894}});
+  sc.replicas_to_aggregate = 3;
+  sc.request_timeout = 60600;
+  sc.checkpoint_every = 19;
+  auto out = expect_ok(sc);
+  BOOST_TEST(out.steps == 79);
+  for (auto v : out.versions)
+    BOOST_TEST(v == 79u);
+}
+
 // The grants and the start of elastic runs (run_control's tests have the rules input by input).
 // Seed 2247: a joiner stopped with a grant the chief had just given it; the run stopped 2 short.
 // Seeds 1023, 4116: a leave or a crash left every member stopped and the run waited for good.
