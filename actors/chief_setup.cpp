@@ -90,8 +90,8 @@ void detail::init_shards(chief_pointer self) {
           execute(self, self->state.ctl->shard_ready(s, self->clock().now(), holds ? reply.version : 0));
         },
         [=](caf::error& err) {
-          execute(self, self->state.ctl->failed(0, errc::peer_unreachable,
-                                                cat("initialising ", name, " failed: ", describe(err))));
+          execute(self, self->state.ctl->setup_failed(s, errc::peer_unreachable,
+                                                      cat("initialising ", name, " failed: ", describe(err))));
         });
   }
 }
@@ -227,7 +227,7 @@ caf::error set_up_restored(chief_pointer self, uint32_t s, parameter_shard_actor
     execute(self, self->state.ctl->failed(0, errc::peer_unreachable, cat("restoring shard ", s, " failed: ", why)));
   };
   // The restored shard continues at the others' update count (sync: their step), its values
-  // from the checkpoint; with one shard there is nobody to ask and the checkpoint's count stays.
+  // from the checkpoint; with one shard, or while the shards are set up, the checkpoint's count.
   auto send_setup = [=](std::vector<shard_stats>& others) {
     for (auto& x : others)
       restored_setup->version = std::max(restored_setup->version, x.version);
@@ -238,7 +238,7 @@ caf::error set_up_restored(chief_pointer self, uint32_t s, parameter_shard_actor
                           ? cat("shard ", s, " came back already initialised (version ", reply.version, ")")
                           : cat("shard ", s, " restored from ", path, " (step ", step, "), continuing at update ",
                                 restored_setup->version, "; training goes on"));
-          execute(self, self->state.ctl->shard_restored(s));
+          execute(self, self->state.ctl->shard_restored(s, reply.version, self->clock().now()));
         },
         [=](caf::error& err) { failed(describe(err)); });
   };
@@ -246,7 +246,7 @@ caf::error set_up_restored(chief_pointer self, uint32_t s, parameter_shard_actor
   for (uint32_t o = 0; o < st.cfg.shards.size(); ++o)
     if (o != s)
       others.push_back(st.cfg.shards[o]);
-  if (others.empty()) {
+  if (others.empty() || st.ctl->phase() == run_phase::init_shards) { // (setting up: the restore is the setup)
     std::vector<shard_stats> none;
     send_setup(none);
   } else {

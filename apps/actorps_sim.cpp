@@ -22,7 +22,7 @@ const char* usage =
   "                   [--replicas-to-aggregate R] [--staleness K] [--compute-us T] [--latency-us T]\n"
   "                   [--step-timeout-us T] [--request-timeout-us T] [--checkpoint-every N] [--elastic]\n"
   "                   [--train-rows N] [--lease-rows N]\n"
-  "                   [--in-graph]\n"
+  "                   [--in-graph] [--shard-crashes]\n"
   "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|sigterm-shard|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
   "Draws COUNT scenarios from seeds N, N+1, ... (the shape, limits and faults from each seed);\n"
@@ -30,7 +30,8 @@ const char* usage =
   "only violations and the total), the transcript of a run that breaks an invariant (or of\n"
   "every run with --transcript), and the command that replays it. --mode elastic (or --elastic):\n"
   "an async elastic job, its data in leases from the chief's epoch ledger, with leaves and joins;\n"
-  "--mode in-graph (or --in-graph): the chief drives each sync step, the workers compute its parts.\n";
+  "--mode in-graph (or --in-graph): the chief drives each sync step, the workers compute its parts.\n"
+  "--shard-crashes: the seeds also draw shards killed and restored from the chief's checkpoint.\n";
 
 /// A kind of run: a train mode, elastic or not.
 struct run_kind {
@@ -45,6 +46,7 @@ struct options {
   std::vector<run_kind> modes{{train_mode::async, false}};
   bool elastic = false;  // --elastic: every run elastic (async)
   bool in_graph = false; // --in-graph: every run in-graph (sync)
+  bool shard_crashes = false; // --shard-crashes: the seeds draw shard kills too
   std::optional<int64_t> train_rows, lease_rows;
   scale size = scale::small;
   bool transcript = false;
@@ -172,6 +174,8 @@ options parse(int argc, char** argv) {
       o.elastic = true;
     } else if (flag == "--in-graph") {
       o.in_graph = true;
+    } else if (flag == "--shard-crashes") {
+      o.shard_crashes = true;
     } else if (flag == "--train-rows") {
       o.train_rows = number(flag, value(), 1);
     } else if (flag == "--lease-rows") {
@@ -198,7 +202,7 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
     bad("--elastic and --in-graph do not go together (as cluster.elastic refuses in-graph replication)");
   if (in_graph && kind.mode != train_mode::sync)
     bad("--in-graph steps are synchronous (--mode sync or in-graph)");
-  auto sc = scenario_for(seed, kind.mode, o.size, elastic, in_graph);
+  auto sc = scenario_for(seed, kind.mode, draw{o.size, elastic, in_graph, o.shard_crashes});
   sc.elastic = elastic;
   sc.in_graph = in_graph;
   if (o.train_rows)

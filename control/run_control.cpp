@@ -33,6 +33,7 @@ const char* to_string(run_phase p) {
 run_control::run_control(run_control_config cfg)
   : cfg_(std::move(cfg)), members_(cfg_.workers, member::absent), granted_(cfg_.workers, 0), limit_(cfg_.max_steps) {
   flight_.restoring.assign(cfg_.shards, false);
+  flight_.set_up.assign(cfg_.shards, false);
 }
 
 std::string run_control::worker_name(uint32_t j) const {
@@ -198,10 +199,11 @@ run_commands run_control::begin(run_time now) {
   return out;
 }
 
-run_commands run_control::shard_ready(uint32_t, run_time now, uint64_t kept_version) {
+run_commands run_control::shard_ready(uint32_t s, run_time now, uint64_t kept_version) {
   run_commands out;
-  if (phase_ != run_phase::init_shards || flight_.setups == 0)
+  if (phase_ != run_phase::init_shards || flight_.setups == 0 || s >= flight_.set_up.size() || flight_.set_up[s])
     return out;
+  flight_.set_up[s] = true;
   const auto kept = static_cast<int64_t>(kept_version / cfg_.slices);
   if (kept_version > 0 && !resumed_)
     attached_step_ = std::max(attached_step_, kept);

@@ -221,8 +221,12 @@ public:
   run_commands worker_down(uint32_t j, const std::string& why, run_time now = run_time{}, errc code = errc::none);
   /// Shard s's actor went down.
   run_commands shard_down(uint32_t s, const std::string& why);
-  /// Shard s was restored after it went down.
-  run_commands shard_restored(uint32_t s);
+  /// Shard s was restored after it went down, at `version` (counted as its setup's when it went
+  /// down while a resumed chief set the shards up).
+  run_commands shard_restored(uint32_t s, uint64_t version = 0, run_time now = run_time{});
+  /// The setup request to shard s failed: the run fails, unless the shard went down and its
+  /// restore takes the setup's place.
+  run_commands setup_failed(uint32_t s, errc code, const std::string& what);
   /// An evaluate, save, finish, setup or restore failed (`op` 0: no op, e.g. a setup or restore).
   run_commands failed(uint64_t op, errc code, const std::string& what);
   /// The evaluation `op` ended; `improved`: a new best validation loss.
@@ -247,6 +251,7 @@ private:
   };
   struct in_flight {
     uint32_t setups = 0;               ///< shard setups not answered yet
+    std::vector<bool> set_up;          ///< per shard: its setup (or the restore in its place) answered
     std::optional<uint64_t> evaluation;
     std::optional<save_op> save;       ///< a periodic, best or final save
     std::optional<bool> queued_save;   ///< due while another ran (true: best); runs after it

@@ -166,13 +166,23 @@ run_commands run_control::failed(uint64_t op, errc code, const std::string& what
   return fail(code, what);
 }
 
+run_commands run_control::setup_failed(uint32_t s, errc code, const std::string& what) {
+  if (phase_ == run_phase::init_shards && s < flight_.restoring.size() && (flight_.restoring[s] || flight_.set_up[s]))
+    return {}; // (its restore answers in its place, or it was answered)
+  if (phase_ != run_phase::init_shards)
+    return {};
+  return fail(code, what);
+}
+
 run_commands run_control::shard_down(uint32_t s, const std::string& why) {
   run_commands out;
   if (s >= flight_.restoring.size() || phase_ == run_phase::done || flight_.restoring[s])
     return out; // (a second notice of the same loss)
-  // (a resumed run also while it waits for its workers: its checkpoint restores the shard)
+  // (a resumed run also while it sets its shards up and waits for its workers: its checkpoint
+  // restores the shard)
   bool running = phase_ == run_phase::training || phase_ == run_phase::stopping || phase_ == run_phase::finishing
-                 || phase_ == run_phase::final_save || (phase_ == run_phase::waiting && resumed_);
+                 || phase_ == run_phase::final_save
+                 || ((phase_ == run_phase::waiting || phase_ == run_phase::init_shards) && resumed_);
   if (!running || !cfg_.shards_recoverable)
     return fail(errc::peer_unreachable,
                 cat("lost a shard: ", shard_name(s), " went down (", why, ")",
@@ -203,11 +213,13 @@ run_commands run_control::shard_down(uint32_t s, const std::string& why) {
   return out;
 }
 
-run_commands run_control::shard_restored(uint32_t s) {
+run_commands run_control::shard_restored(uint32_t s, uint64_t version, run_time now) {
   run_commands out;
   if (s >= flight_.restoring.size() || !flight_.restoring[s])
     return out;
   flight_.restoring[s] = false;
+  if (phase_ == run_phase::init_shards) // (in place of its setup, unless that was answered)
+    return shard_ready(s, now, version);
   if (restoring_any())
     return out;
   switch (phase_) {

@@ -181,8 +181,10 @@ void cluster::check_end() {
   // ssp): one per worker and shard crash.
   // A push that timed out may still have been applied (async, ssp): its round is no step. An ssp
   // worker that leaves with steps granted after the others stopped out of steps leaves them undone.
+  // In-graph: a step whose push a lost shard broke is no step, but the other shards applied it
+  // (the chief runs the step again once the shard is restored): one per shard crash.
   const int64_t slack = sc_.mode == train_mode::sync
-                          ? 0
+                          ? (sc_.in_graph ? static_cast<int64_t>(shard_crashes_) : 0)
                           : static_cast<int64_t>(crashes_ + leaves_) * (2 * sc_.report_every + 1)
                               + static_cast<int64_t>((chief_crashes_ + shard_crashes_) * workers_.size())
                               + pushes_timed_out_;
@@ -225,10 +227,12 @@ outcome cluster::run() {
   for (auto& f : sc_.faults)
     at(f.at, [this, f] { inject(f); });
   chief_execute(chief_->begin(clock()));
-  for (uint32_t s = 0; s < sc_.shards; ++s) // every shard answers its setup
+  for (uint32_t s = 0; s < sc_.shards; ++s) { // every shard answers its setup
+    shards_[s]->chief_seen = chief_inc_;
     send(chief_id(), shard_id(s), [this, s] {
       send(shard_id(s), chief_id(), [this, s] { chief_execute(chief_->shard_ready(s, clock())); });
     });
+  }
   for (uint32_t j = 0; j < sc_.workers; ++j)
     start_worker(j);
   while (!over_ && !queue_.empty()) {

@@ -89,8 +89,14 @@ void cluster::setup_shard(uint32_t s) {
   chief_at(now_ + 10 * sc_.latency, [this, s] {
     auto& sh = *shards_[s];
     if (!sh.alive)
-      return setup_shard(s);
-    send(chief_id(), shard_id(s), [this, s] {
+      return setup_shard(s); // (the connect retries until the node is up)
+    sh.chief_seen = chief_inc_;
+    auto lost = [this, s] { // the request to that process fails (its restore answers in its place)
+      to_chief(shard_id(s), [this, s] {
+        chief_execute(chief_->setup_failed(s, errc::peer_unreachable, cat("initialising shard ", s, " failed")));
+      });
+    };
+    to_shard(chief_id(), s, [this, s] {
       auto& sh = *shards_[s];
       if (!sh.restored) {
         if (!ckpt_) {
@@ -107,7 +113,7 @@ void cluster::setup_shard(uint32_t s) {
       }
       auto version = sh.version;
       to_chief(shard_id(s), [this, s, version] { chief_execute(chief_->shard_ready(s, clock(), version)); });
-    });
+    }, lost);
   });
 }
 
@@ -308,15 +314,18 @@ void cluster::restore_shard(uint32_t s) {
       return;
     }
     // As the real chief: the values from the checkpoint, the update count the other shards are at
-    // (sync: their step), the checkpoint's when there is no other shard.
+    // (sync: their step), the checkpoint's when there is no other shard or the shards are still
+    // being set up (the restore is the setup).
+    sh.chief_seen = chief_inc_;
     uint64_t version = ckpt_->versions[s];
-    for (uint32_t o = 0; o < sc_.shards; ++o)
-      if (o != s && shards_[o]->alive && shards_[o]->restored)
-        version = std::max(version, shards_[o]->version);
+    if (chief_->phase() != run_phase::init_shards)
+      for (uint32_t o = 0; o < sc_.shards; ++o)
+        if (o != s && shards_[o]->alive && shards_[o]->restored)
+          version = std::max(version, shards_[o]->version);
     send(chief_id(), shard_id(s), [this, s, version] {
       set_up_again(s, version);
       log(cat("shard ", s), cat("restored at version ", version));
-      to_chief(shard_id(s), [this, s] { chief_execute(chief_->shard_restored(s)); });
+      to_chief(shard_id(s), [this, s, version] { chief_execute(chief_->shard_restored(s, version, clock())); });
     });
   });
 }

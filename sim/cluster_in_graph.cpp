@@ -88,12 +88,14 @@ void cluster::on_part(uint32_t j, uint64_t step, uint32_t part, int rows, uint64
           chief_execute(chief_->chief_step(result.rows, result.loss_sum, clock()));
         });
       },
-      [this, inc = chief_inc_, s] { // the shard is gone: its restore decides its values
-        if (!chief_alive_ || chief_inc_ != inc || ig_.at != in_graph_node::phase::applying)
-          return;
-        ig_.at = in_graph_node::phase::idle;
-        if (!chief_->restoring())
-          chief_execute(chief_->failed(0, errc::peer_unreachable, cat("the in-graph push to shard ", s, " failed")));
+      [this, s] { // the shard is gone: its restore decides its values (the failure reaches the
+        to_chief(shard_id(s), [this, s] { // chief after the shard's loss, as CAF's down message does)
+          if (ig_.at != in_graph_node::phase::applying)
+            return;
+          ig_.at = in_graph_node::phase::idle;
+          if (!chief_->restoring())
+            chief_execute(chief_->failed(0, errc::peer_unreachable, cat("the in-graph push to shard ", s, " failed")));
+        });
       });
 }
 

@@ -43,6 +43,7 @@ struct cluster::shard_node {
   uint64_t crashes = 0;
   uint64_t restores = 0;
   bool noticed = false;     ///< a chief learned of its last loss (not one killed after the chief quit)
+  uint64_t chief_seen = 0;  ///< the chief process connected to this process (its loss reaches only it)
   uint64_t version_at_crash = 0; ///< its version when it was last killed
   uint64_t version = 0;
   using held = held_reply;

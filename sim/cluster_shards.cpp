@@ -24,10 +24,16 @@ void cluster::to_shard(uint32_t from, uint32_t s, std::function<void()> fn, std:
 }
 
 // Shard s, restarted after a kill, set up again at `version` (the checkpoint's values; sync and ssp
-// a fresh rule resuming there); the updates it had applied past `version` are lost with it.
+// a fresh rule resuming there); the updates past `version` are lost with it: those it had
+// applied and those the other shards applied while it was down (a restarted chief sets it up at
+// its checkpoint's version while the others kept theirs).
 void cluster::set_up_again(uint32_t s, uint64_t version) {
   auto& sh = *shards_[s];
-  sh.lost_updates += sh.version_at_crash > version ? sh.version_at_crash - version : 0;
+  uint64_t reached = sh.version_at_crash;
+  for (uint32_t o = 0; o < sc_.shards; ++o)
+    if (o != s && shards_[o]->alive && shards_[o]->restored)
+      reached = std::max(reached, shards_[o]->version);
+  sh.lost_updates += reached > version ? reached - version : 0;
   sh.version = version;
   sh.restored = true;
   ++sh.restores;
@@ -265,10 +271,12 @@ void cluster::inject(const fault& f) {
       ++shard_crashes_;
       sh.version_at_crash = sh.version;
       log(cat("shard ", f.node), cat("killed; restarts in ", stamp(f.duration)));
-      to_chief(shard_id(f.node), [this, s = f.node] {
-        shards_[s]->noticed = true;
-        chief_execute(chief_->shard_down(s, "killed"));
-      });
+      if (chief_alive_ && sh.chief_seen == chief_inc_) // (a chief not connected to it yet reaches its restart)
+        to_chief(shard_id(f.node), [this, s = f.node] {
+          shards_[s]->noticed = true;
+          chief_execute(chief_->shard_down(s, "killed"));
+        });
+      sh.chief_seen = 0;
       for (uint32_t j = 0; j < workers_.size(); ++j)
         if (workers_[j]->alive)
           to_worker(shard_id(f.node), j, workers_[j]->incarnation, [this, j, s = f.node](worker_node& w) {

@@ -64,7 +64,9 @@ std::string scenario::replay() const {
   return out;
 }
 
-scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic, bool in_graph) {
+scenario scenario_for(uint64_t seed, train_mode mode, draw d) {
+  const scale size = d.size;
+  const bool elastic = d.elastic, in_graph = d.in_graph;
   // (scrambled first: splitmix64 streams of nearby plain seeds overlap, shifted by one draw)
   rng r(rng(seed * 0x2545F4914F6CDD1Dull ^ (static_cast<uint64_t>(mode) << 56) ^ (size == scale::large ? 1ull << 48 : 0)
             ^ (elastic ? 1ull << 40 : 0) ^ (in_graph ? 1ull << 36 : 0)).next());
@@ -100,14 +102,13 @@ scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic, 
     sc.train_rows = batch_rows * (5 + static_cast<int>(r.below(40)));
     sc.lease_rows = batch_rows * (1 + static_cast<int>(r.below(4)));
   }
-  // The kinds drawn: crash, freeze, slow, crash-chief, partition; elastic also leave and join.
-  // (crash_shard is modelled but drawn only with ACTORPS_SIM_SHARD_CRASHES=1: its findings are
-  // open, docs/results.md.)
+  // The kinds drawn: crash, freeze, slow, crash-chief, partition; elastic also leave and join;
+  // with shard_crashes also crash-shard.
   std::vector<fault::kind> kinds{fault::kind::crash_worker, fault::kind::freeze_worker, fault::kind::slow_worker,
                                  fault::kind::crash_chief, fault::kind::partition};
   if (sc.elastic)
     kinds.insert(kinds.end(), {fault::kind::leave_worker, fault::kind::join_worker});
-  else if (std::getenv("ACTORPS_SIM_SHARD_CRASHES"))
+  if (d.shard_crashes)
     kinds.push_back(fault::kind::crash_shard);
   const auto faults = r.below(2) == 0 ? 0 : 1 + r.below(sc.elastic ? 5 : 3);
   for (uint64_t k = 0; k < faults; ++k) {

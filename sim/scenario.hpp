@@ -70,10 +70,17 @@ struct scenario {
 /// Size classes of the seeded scenarios.
 enum class scale { small, large };
 
+/// What a seed draws from besides its mode.
+struct draw {
+  scale size = scale::small;
+  bool elastic = false;       ///< an elastic job whose faults include leaves and joins (not in-graph)
+  bool in_graph = false;      ///< (sync only) train.replication = in-graph
+  bool shard_crashes = false; ///< the faults include shards killed and restored (a seed's other
+                              ///< draws stay those it has without)
+};
+
 /// Draws a scenario for `seed` in `mode`: the shape (small: 1-8 workers, 1-4 shards; large: up
-/// to 256 workers and 16 shards), the limits and a few faults, all from the seed. `elastic`
-/// (async only): an elastic job whose faults include leaves and joins.
-/// `in_graph` (sync only): train.replication = in-graph.
-scenario scenario_for(uint64_t seed, train_mode mode, scale size, bool elastic = false, bool in_graph = false);
+/// to 256 workers and 16 shards), the limits and a few faults, all from the seed.
+scenario scenario_for(uint64_t seed, train_mode mode, draw d = {});
 
 } // namespace actorps::sim

@@ -520,6 +520,44 @@ BOOST_AUTO_TEST_CASE(a_resumed_chief_restores_a_shard_lost_while_it_waits_for_th
   BOOST_TEST(has(fresh.shard_down(1, "killed"), kind::fail));
 }
 
+// Found by the simulator (async 7762, shard crashes): a shard killed while a restarted chief
+// set its shards up failed the run ("went down during init_shards") though the checkpoint the
+// chief resumed could restore it. The restore is that shard's setup: its version counts as a
+// setup's, and the setup request that fails with the shard is no failure of the run.
+BOOST_AUTO_TEST_CASE(a_resumed_chief_restores_a_shard_lost_while_setting_it_up) {
+  controller ctl{config()};
+  ctl.resume(6, 60);
+  ctl.begin(t0);
+  ctl.shard_ready(0, t0, 7);
+  auto cmds = ctl.shard_down(1, "killed");
+  BOOST_TEST(!has(cmds, kind::fail));
+  BOOST_REQUIRE(has(cmds, kind::restore_shard));
+  BOOST_TEST(ctl.setup_failed(1, errc::peer_unreachable, "initialising shard 1 failed: request timed out").empty());
+  BOOST_TEST((ctl.phase() == run_phase::init_shards));
+  ctl.shard_restored(1, 8, t0); // set up from the checkpoint's snapshot at version 8
+  BOOST_TEST(!ctl.restoring());
+  BOOST_TEST((ctl.phase() == run_phase::waiting));
+  BOOST_TEST(ctl.steps() == 8);
+  // a setup that fails while its shard is up fails the run, naming the shard
+  controller other{config()};
+  other.resume(6, 60);
+  other.begin(t0);
+  cmds = other.setup_failed(0, errc::timeout, "initialising shard 0 failed: request timed out");
+  BOOST_REQUIRE(has(cmds, kind::fail));
+  BOOST_TEST(find(cmds, kind::fail)->text == "initialising shard 0 failed: request timed out");
+  // a shard that answered its setup and went down before the start is restored as well
+  controller answered{config()};
+  answered.resume(6, 60);
+  answered.begin(t0);
+  answered.shard_ready(1, t0, 6);
+  BOOST_REQUIRE(has(answered.shard_down(1, "killed"), kind::restore_shard));
+  answered.shard_ready(0, t0, 6);
+  BOOST_TEST((answered.phase() == run_phase::waiting));
+  answered.shard_restored(1, 6, t0);
+  BOOST_TEST(!answered.restoring());
+  BOOST_TEST(answered.steps() == 6);
+}
+
 BOOST_AUTO_TEST_CASE(a_lost_shard_fails_the_run_when_nothing_can_restore_it) {
   auto c = config(train_mode::async, false);
   c.shard_names = {"shard 0 at h:5", "shard 1 at h:6"};

@@ -73,7 +73,7 @@ BOOST_AUTO_TEST_CASE(bad_offers_are_named) {
   BOOST_TEST(!rule.ready());
 }
 
-// Found by the simulator (sync, shard crashes, seed 364 with ACTORPS_SIM_SHARD_CRASHES=1): a chief
+// Found by the simulator (sync, shard crashes, seed 364 with --shard-crashes): a chief
 // restarted while shard 0 was down set it up from its checkpoint at step 16 while shard 1 had kept
 // step 23, and went on at 23; shard 0 refused every push of step 23 as ahead of it, failing the
 // workers. A rule resumed from a checkpoint follows the first push ahead of it, once, before it
