@@ -17,7 +17,8 @@ using namespace actorps::sim;
 namespace {
 
 const char* usage =
-  "usage: actorps-sim [--seed N] [--seeds COUNT] [--mode async|sync|ssp|elastic|in-graph|all] [--scale small|large]\n"
+  "usage: actorps-sim [--seed N] [--seeds COUNT] [--mode async|sync|ssp|elastic|in-graph|model-parallel|all]\n"
+  "                   [--scale small|large] [--slices K]\n"
   "                   [--workers W] [--shards S] [--max-steps N] [--report-every N]\n"
   "                   [--replicas-to-aggregate R] [--staleness K] [--compute-us T] [--latency-us T]\n"
   "                   [--step-timeout-us T] [--request-timeout-us T] [--checkpoint-every N] [--elastic]\n"
@@ -31,6 +32,7 @@ const char* usage =
   "every run with --transcript), and the command that replays it. --mode elastic (or --elastic):\n"
   "an async elastic job, its data in leases from the chief's epoch ledger, with leaves and joins;\n"
   "--mode in-graph (or --in-graph): the chief drives each sync step, the workers compute its parts.\n"
+  "--mode model-parallel: groups of --slices K workers, each slice a part of the model's columns.\n"
   "--shard-crashes: the seeds also draw shards killed and restored from the chief's checkpoint.\n";
 
 /// A kind of run: a train mode, elastic or not.
@@ -51,7 +53,7 @@ struct options {
   scale size = scale::small;
   bool transcript = false;
   bool quiet = false;
-  std::optional<uint32_t> workers, shards, replicas, staleness;
+  std::optional<uint32_t> workers, shards, replicas, staleness, slices;
   std::optional<int64_t> max_steps, report_every, compute, latency, step_timeout, request_timeout, checkpoint_every;
   std::optional<std::vector<fault>> faults;
 };
@@ -134,15 +136,15 @@ options parse(int argc, char** argv) {
       std::string m = value();
       if (m == "all")
         o.modes = {{train_mode::async}, {train_mode::sync}, {train_mode::ssp}, {train_mode::async, true},
-                   {train_mode::sync, false, true}};
+                   {train_mode::sync, false, true}, {train_mode::model_parallel}};
       else if (m == "elastic")
         o.modes = {{train_mode::async, true}};
       else if (m == "in-graph")
         o.modes = {{train_mode::sync, false, true}};
-      else if (auto parsed = parse_train_mode(m); parsed && *parsed != train_mode::model_parallel)
+      else if (auto parsed = parse_train_mode(m))
         o.modes = {{*parsed}};
       else
-        bad(cat("--mode expects async, sync, ssp, elastic, in-graph or all, got \"", m, "\""));
+        bad(cat("--mode expects async, sync, ssp, elastic, in-graph, model-parallel or all, got \"", m, "\""));
     } else if (flag == "--scale") {
       std::string s = value();
       if (s != "small" && s != "large")
@@ -174,6 +176,8 @@ options parse(int argc, char** argv) {
       o.elastic = true;
     } else if (flag == "--in-graph") {
       o.in_graph = true;
+    } else if (flag == "--slices") {
+      o.slices = static_cast<uint32_t>(number(flag, value(), 2));
     } else if (flag == "--shard-crashes") {
       o.shard_crashes = true;
     } else if (flag == "--train-rows") {
@@ -200,6 +204,8 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
   const bool in_graph = kind.in_graph || o.in_graph;
   if (elastic && in_graph)
     bad("--elastic and --in-graph do not go together (as cluster.elastic refuses in-graph replication)");
+  if (elastic && kind.mode == train_mode::model_parallel)
+    bad("--elastic jobs are data-parallel (as cluster.elastic refuses model-parallel)");
   if (in_graph && kind.mode != train_mode::sync)
     bad("--in-graph steps are synchronous (--mode sync or in-graph)");
   auto sc = scenario_for(seed, kind.mode, draw{o.size, elastic, in_graph, o.shard_crashes});
@@ -209,8 +215,14 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
     sc.train_rows = static_cast<int>(*o.train_rows);
   if (o.lease_rows)
     sc.lease_rows = static_cast<int>(*o.lease_rows);
+  if (o.slices && kind.mode != train_mode::model_parallel)
+    bad("--slices splits the model: --mode model-parallel");
+  if (o.slices)
+    sc.slices = *o.slices;
   if (o.workers)
     sc.workers = *o.workers;
+  if (sc.workers % sc.slices != 0)
+    bad(cat("--slices ", sc.slices, " must divide the ", sc.workers, " workers (groups of slices)"));
   if (o.shards)
     sc.shards = *o.shards;
   if (o.max_steps)

@@ -117,8 +117,8 @@ replica_commands replica_control::begin_training() {
     return out;
   }
   phase_ = steps_left_ == 0 ? replica_phase::awaiting_grant : replica_phase::in_round;
-  if (phase_ == replica_phase::in_round && round_.at == stage::none) {
-    round_.at = stage::pulls; // the first step's parameters (after a pause: fresh ones)
+  if (round_.at == stage::none) { // the first step's parameters (after a pause: fresh ones), also
+    round_.at = stage::pulls;     // while the first grant is awaited: the grant begins a step on them
     out.push_back(command(replica_command::kind::pull));
   } // (a round still in flight from before a pause goes on by itself)
   return out;
@@ -202,17 +202,24 @@ replica_commands replica_control::settle() {
   if (round_.pending > 0 || round_.at == stage::computing || round_.at == stage::reconnecting)
     return {}; // (reconnecting: a shard lost meanwhile is reached after the ones being reached)
   if (round_.broken) {
+    replica_commands out;
+    // Model-parallel: the group's exchange took the step; it is spent wherever its push went
+    // (else this slice would need a step more than the others of its group take).
+    if (round_.at == stage::pushes && cfg_.mode == train_mode::model_parallel) {
+      spend_step(out);
+      ++step_;
+    }
     round_.broken = false;
     round_.at = stage::none;
     round_.stale_from.assign(round_.stale_from.size(), false);
     round_.next_step = UINT64_MAX;
     if (phase_ == replica_phase::stopping) { // told to stop: the run is over, nothing to reach again
       round_.lost.clear();
-      return finish_if_idle();
+      append(out, finish_if_idle());
+    } else {
+      append(out, round_.lost.empty() ? after_recovery() : reconnect());
     }
-    if (round_.lost.empty())
-      return after_recovery();
-    return reconnect();
+    return out;
   }
   if (round_.at == stage::pulls)
     return round_complete();
@@ -261,16 +268,7 @@ replica_commands replica_control::step_complete() {
     ++split_steps_;
     ++report_split_;
   } else {
-    ++report_steps_;
-    if (steps_left_ > 0 && --steps_left_ == 0) {
-      if (!more_grants_) {
-        phase_ = replica_phase::stopping; // its steps are the global steps
-      } else if (phase_ != replica_phase::paused) { // the chief counts these steps, then grants more
-        if (phase_ == replica_phase::in_round) // (waiting for the start: a round from before a chief restart)
-          phase_ = replica_phase::awaiting_grant;
-        out.push_back(report(false));
-      }
-    }
+    spend_step(out);
   }
   // The shards name the next step: the worker's own + 1, or in sync mode the global step (which
   // a worker whose gradients were dropped as stale catches up to). In sync mode every worker
@@ -283,6 +281,21 @@ replica_commands replica_control::step_complete() {
     out.push_back(report(false));
   append(out, next_step());
   return out;
+}
+
+// A fresh step: counted for the next report and taken from the steps left (at none, the worker
+// stops, or with grants reports and waits for more).
+void replica_control::spend_step(replica_commands& out) {
+  ++report_steps_;
+  if (steps_left_ > 0 && --steps_left_ == 0) {
+    if (!more_grants_) {
+      phase_ = replica_phase::stopping; // its steps are the global steps
+    } else if (phase_ != replica_phase::paused) { // the chief counts these steps, then grants more
+      if (phase_ == replica_phase::in_round) // (waiting for the start: a round from before a chief restart)
+        phase_ = replica_phase::awaiting_grant;
+      out.push_back(report(false));
+    }
+  }
 }
 
 // Sync: every worker stops at the global step limit, whether a push reply or the shards'

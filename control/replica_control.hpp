@@ -205,6 +205,7 @@ private:
   replica_commands begin_training();
   replica_commands next_step();
   void stop_at_sync_limit();
+  void spend_step(replica_commands& out);
   replica_commands ask_more();
   /// Leased: the next step waits for data and no round is in flight (a lease answer begins it).
   bool starving() const { return feed_ == feed::starving && round_.at == stage::none; }

@@ -290,8 +290,7 @@ run_admission run_control::worker_registered(uint32_t j, run_time now) {
       if (phase_ == run_phase::waiting) {
         grant_first(j, out);
       } else if (cfg_.grant_steps > 0) { // the global step is known once every shard answered
-        out.steps_left = 0;               // (kept variables move it): its grant comes at the start
-        out.more = true;
+        grant_at_start(j, out);           // (kept variables move it)
       }
       auto joined = std::count_if(members_.begin(), members_.end(), [](member m) { return m != member::absent; });
       out.then.push_back(run_command::log(cat("worker ", j, " registered (", joined, " of ", members_.size(), ")")));
@@ -601,6 +600,8 @@ int64_t run_control::grant(uint32_t j) {
 void run_control::grant_first(uint32_t j, run_admission& out) {
   if (cfg_.grant_steps == 0)
     return;
+  if (cfg_.slices > 1)
+    return grant_at_start(j, out);
   granted_[j] = 0;
   out.steps_left = grant(j);
   out.more = !out_of_steps(j); // (ssp: nothing left for it: it stops at once)
@@ -616,8 +617,18 @@ bool run_control::out_of_steps(uint32_t j) const {
 }
 
 // Keeps worker j's grant full while steps are left, so it never waits on the chief but at the end.
+// A welcome whose grant comes at the start (the global step is known once every shard answered;
+// model-parallel: once the group is complete). Model-parallel: a group's grant goes to its first
+// slice, whose reports count the group's steps; the others take no limit and follow it through
+// their exchange (they wait for its parts, and stop where it stops).
+void run_control::grant_at_start(uint32_t j, run_admission& out) {
+  const bool follows = cfg_.slices > 1 && j % cfg_.slices != 0;
+  out.steps_left = follows ? -1 : 0;
+  out.more = !follows;
+}
+
 void run_control::top_up(uint32_t j, run_commands& out) {
-  if (cfg_.grant_steps == 0)
+  if (cfg_.grant_steps == 0 || j % cfg_.slices != 0) // (model-parallel: the group's first slice)
     return;
   if (auto give = grant(j); give > 0) {
     run_command c{kind::grant};

@@ -123,10 +123,12 @@ using run_commands = std::vector<run_command>;
 /// multiple of `every` above it (infinity when every is 0: no per-epoch evaluations).
 double next_epoch_evaluation(double epochs, int every);
 
-/// The size of the step grants (run_control_config::grant_steps) for a run: async and ssp
-/// workers with a step limit get their steps in grants of twice the report interval (ssp: at
-/// most max_steps / workers), so the run ends at exactly max_steps, also across a chief restart;
-/// 0 (no grants) otherwise. Sync workers stop by themselves at the global step limit.
+/// The size of the step grants (run_control_config::grant_steps) for a run: async, ssp and
+/// model-parallel workers with a step limit get their steps in grants of twice the report
+/// interval (ssp: at most max_steps / workers; model-parallel: a group's first slice, which the
+/// others follow),
+/// so the run ends at exactly max_steps, also across a chief restart; 0 (no grants) otherwise.
+/// Sync workers stop by themselves at the global step limit.
 int64_t grant_steps_for(train_mode mode, int64_t max_steps, uint32_t workers, int report_every);
 
 /// The global steps a between-graph run may take: max_steps (0: none) and the steps max_epochs
@@ -281,6 +283,7 @@ private:
   void arm(run_time now, std::chrono::milliseconds in, run_commands& out);
   int64_t grant(uint32_t j);
   void grant_first(uint32_t j, run_admission& out);
+  void grant_at_start(uint32_t j, run_admission& out);
   void top_up(uint32_t j, run_commands& out);
   bool out_of_steps(uint32_t j) const;
   int64_t held() const;

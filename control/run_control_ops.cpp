@@ -20,7 +20,7 @@ int64_t step_budget(train_mode mode, int64_t max_steps, int max_epochs, int64_t 
 }
 
 int64_t grant_steps_for(train_mode mode, int64_t max_steps, uint32_t workers, int report_every) {
-  if ((mode != train_mode::async && mode != train_mode::ssp) || max_steps <= 0 || workers == 0)
+  if (mode == train_mode::sync || max_steps <= 0 || workers == 0)
     return 0;
   auto size = std::max<int64_t>(1, 2 * static_cast<int64_t>(report_every)); // a report refills it
   if (mode == train_mode::ssp) // every worker gets steps at the start: one that never pushes would

@@ -33,6 +33,7 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
   rc.mode = sc_.mode;
   rc.replicas_to_aggregate = sc_.mode == train_mode::sync && !sc_.in_graph ? sc_.replicas_to_aggregate : 1;
   rc.in_graph = sc_.in_graph; // (as the real chief: one update a step, its own steps)
+  rc.slices = sc_.slices;
   rc.max_steps = sc_.max_steps;
   rc.grant_steps = grant_steps_for(sc_.mode, sc_.max_steps, sc_.workers, sc_.report_every);
   rc.train_rows = 55'000;
@@ -183,14 +184,16 @@ void cluster::check_end() {
   // worker that leaves with steps granted after the others stopped out of steps leaves them undone.
   // In-graph: a step whose push a lost shard broke is no step, but the other shards applied it
   // (the chief runs the step again once the shard is restored): one per shard crash.
+  // (Model-parallel: a group of slices is one replica; each of its steps is one push per slice.)
+  const auto replicas = static_cast<int64_t>(workers_.size() / sc_.slices);
   const int64_t slack = sc_.mode == train_mode::sync
                           ? (sc_.in_graph ? static_cast<int64_t>(shard_crashes_) : 0)
                           : static_cast<int64_t>(crashes_ + leaves_) * (2 * sc_.report_every + 1)
-                              + static_cast<int64_t>((chief_crashes_ + shard_crashes_) * workers_.size())
+                              + static_cast<int64_t>(chief_crashes_ + shard_crashes_) * replicas
                               + pushes_timed_out_;
   // A round in flight when a restarted chief read the shards' versions, applied before and
   // reported after, is counted twice: up to one step per worker and chief restart (async, ssp).
-  const int64_t over = sc_.mode == train_mode::sync ? 0 : static_cast<int64_t>(chief_crashes_ * workers_.size());
+  const int64_t over = sc_.mode == train_mode::sync ? 0 : static_cast<int64_t>(chief_crashes_) * replicas;
   // (a restarted chief adopts the shards' step, which holds a killed worker's unreported updates)
   const int64_t adopted = chief_crashes_ > 0 ? slack : 0;
   const int64_t least = sigtermed_ ? 0 : sc_.max_steps - (sc_.mode == train_mode::ssp ? slack : 0);
@@ -205,7 +208,7 @@ void cluster::check_end() {
     // Updates after a lost shard's last checkpoint are lost with it, none other: it holds at least
     // the steps less those (fewer missing when the run went back to the checkpoint and redid them,
     // or a sync shard took the cluster's step) and never more than the steps.
-    const auto applied = static_cast<int64_t>(out_.versions[s]);
+    const auto applied = static_cast<int64_t>(out_.versions[s] / sc_.slices);
     const auto lost = static_cast<int64_t>(sh.lost_updates);
     if (applied + lost < out_.steps - over || applied > out_.steps + slack)
       violate(cat("shard ", s, " applied ", applied, " updates (", lost, " lost with its crashes) but the summary counts ",
@@ -217,6 +220,13 @@ void cluster::check_end() {
       && out_.worker_steps + out_.stale_steps + out_.split_steps != rounds_pushed_)
     violate(cat("the workers pushed ", rounds_pushed_, " rounds but reported ", out_.worker_steps, " fresh, ",
                 out_.stale_steps, " stale and ", out_.split_steps, " split steps"));
+  // Model-parallel: every slice of a group pushed the same steps (a slice that left a step half
+  // done would drop its columns' update while the others pushed theirs).
+  for (uint32_t g = 0; sc_.slices > 1 && g < workers_.size() / sc_.slices; ++g)
+    for (uint32_t k = 1; k < sc_.slices; ++k)
+      if (workers_[g * sc_.slices + k]->rounds != workers_[g * sc_.slices]->rounds)
+        violate(cat("group ", g, ": slice ", k, " pushed ", workers_[g * sc_.slices + k]->rounds, " steps, slice 0 ",
+                    workers_[g * sc_.slices]->rounds));
   for (uint32_t j = 0; j < workers_.size(); ++j) // (a restart still registering finds no chief and exits)
     if (auto& w = *workers_[j]; w.alive && w.ctl->phase() != replica_phase::registering)
       violate(cat("worker ", j, " is still running (", to_string(w.ctl->phase()), ") after the chief quit"));

@@ -135,6 +135,11 @@ private:
   void worker_pull(uint32_t j);
   void worker_push(uint32_t j);
   void worker_compute(uint32_t j, int rows);
+  // A model-parallel slice's exchange with its group (sim/cluster_slices.cpp).
+  void each_peer(uint32_t j, const std::function<void(uint32_t)>& fn) const;
+  void slice_compute(uint32_t j, int rows);
+  void slice_announce_stop(uint32_t j);
+  void slice_follow(uint32_t j);
   void worker_gone(uint32_t j, bool crashed, const std::string& why);
 
   // A shard.

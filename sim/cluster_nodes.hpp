@@ -5,6 +5,7 @@
 #include "sim/cluster.hpp"
 
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -33,6 +34,16 @@ struct cluster::worker_node {
   std::set<uint64_t> open;      ///< requests not answered yet (reply, failure or timeout)
   vtime frozen_until = 0;
   double slow = 1.0;
+  int64_t rounds = 0; ///< push rounds it began
+  /// Model-parallel: the slice's exchange with the others of its group (actors/slice_exchange).
+  struct exchange {
+    uint64_t step = 0;                  ///< steps ended (the one computed next)
+    uint64_t stop_before = UINT64_MAX;  ///< a slice of the group stopped before this step
+    bool waiting = false;               ///< a step is begun and not ready
+    bool computed = false;              ///< its own part of that step is computed
+    int rows = 0;
+    std::map<uint64_t, std::set<uint32_t>> parts; ///< per step: the slices whose part arrived
+  } mp;
 };
 
 struct cluster::shard_node {

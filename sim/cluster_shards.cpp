@@ -70,7 +70,7 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_t
     sh.finished[j] = 0;
     sh.top_step[j] = -1;
   }
-  if (sc_.mode == train_mode::async) {
+  if (sc_.mode == train_mode::async || sc_.mode == train_mode::model_parallel) { // (a slice pushes its columns)
     ++sh.version;
     return shard_reply(s, j, incarnation, tag, sh.version, step + 1, false);
   }

@@ -17,7 +17,8 @@ void cluster::start_worker(uint32_t j) {
   c.max_steps = sc_.max_steps;
   c.report_every = sc_.report_every;
   c.chief_recoverable = true; // (its restart is reached again: the fault drills' chief case)
-  c.shards_recoverable = sc_.checkpoint_every > 0; // (and a shard's: the shard case)
+  c.shards_recoverable = sc_.checkpoint_every > 0 && sc_.slices == 1; // (and a shard's: the shard case)
+  c.speaks_for_group = j % sc_.slices == 0; // (model-parallel: every slice computes the same loss)
   c.startup_timeout = std::chrono::hours(1);
   c.leased = sc_.elastic;
   c.in_graph = sc_.in_graph;
@@ -90,6 +91,8 @@ void cluster::worker_execute(uint32_t j, replica_commands cmds) {
         });
         break;
       case kind::announce_stop:
+        if (sc_.slices > 1)
+          slice_announce_stop(j);
         break;
       case kind::leave:
         to_chief(worker_id(j), [this, j, req = c.lease] {
@@ -138,6 +141,8 @@ void cluster::worker_pull(uint32_t j) {
 }
 
 void cluster::worker_compute(uint32_t j, int rows) {
+  if (sc_.slices > 1)
+    return slice_compute(j, rows);
   auto& w = *workers_[j];
   const auto span = static_cast<vtime>(static_cast<double>(sc_.compute) * w.slow);
   const vtime took = span + static_cast<vtime>(rng_.below(static_cast<uint64_t>(span / 2) + 1));
@@ -149,7 +154,9 @@ void cluster::worker_push(uint32_t j) {
   auto& w = *workers_[j];
   const uint64_t inc = w.incarnation;
   const auto step = static_cast<uint64_t>(w.ctl->step());
-  ++rounds_pushed_;
+  ++w.rounds;
+  if (j % sc_.slices == 0) // (a group's step is one round: its first slice reports it)
+    ++rounds_pushed_;
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     const auto tag = open_request(j, s, true);
     to_shard(

@@ -48,6 +48,8 @@ std::string scenario::replay() const {
     out += cat(" --replicas-to-aggregate ", replicas_to_aggregate);
   if (mode == train_mode::ssp)
     out += cat(" --staleness ", staleness);
+  if (mode == train_mode::model_parallel)
+    out += cat(" --slices ", slices);
   out += cat(" --compute-us ", compute, " --latency-us ", latency, " --step-timeout-us ", step_timeout);
   if (request_timeout > 0)
     out += cat(" --request-timeout-us ", request_timeout);
@@ -83,6 +85,11 @@ scenario scenario_for(uint64_t seed, train_mode mode, draw d) {
     sc.max_steps = mode == train_mode::sync ? 5 + static_cast<int64_t>(r.below(10))
                                             : 200 + static_cast<int64_t>(r.below(800));
   }
+  if (mode == train_mode::model_parallel) { // groups of 2-4 slices (small: 1-3 groups)
+    sc.slices = 2 + static_cast<uint32_t>(r.below(3));
+    sc.workers = sc.slices * (size == scale::small ? 1 + static_cast<uint32_t>(r.below(3))
+                                                   : std::max<uint32_t>(1, sc.workers / sc.slices / 4));
+  }
   if (mode == train_mode::ssp) // (fewer steps than workers: see docs/results.md, the simulator's findings)
     sc.max_steps = std::max<int64_t>(sc.max_steps, sc.workers);
   sc.report_every = 1 + static_cast<int>(r.below(20));
@@ -93,7 +100,7 @@ scenario scenario_for(uint64_t seed, train_mode mode, draw d) {
   sc.step_timeout = 20 * sc.compute;
   sc.request_timeout = 2 * sc.step_timeout; // (the defaults' ratio: 60 s and 30 s)
   // About how long the run takes without faults: faults land inside it.
-  const int64_t rounds = mode == train_mode::sync ? sc.max_steps : sc.max_steps / sc.workers + 1;
+  const int64_t rounds = mode == train_mode::sync ? sc.max_steps : sc.max_steps / (sc.workers / sc.slices) + 1;
   const vtime span = std::max<vtime>(1, rounds * (sc.compute + 4 * sc.latency));
   sc.checkpoint_every = std::max<int64_t>(1, sc.max_steps / 4);
   sc.elastic = elastic && !in_graph && mode != train_mode::model_parallel;
@@ -110,6 +117,8 @@ scenario scenario_for(uint64_t seed, train_mode mode, draw d) {
     kinds.insert(kinds.end(), {fault::kind::leave_worker, fault::kind::join_worker});
   if (d.shard_crashes)
     kinds.push_back(fault::kind::crash_shard);
+  if (mode == train_mode::model_parallel) // (a lost slice or shard fails the run, by design: no kills)
+    kinds = {fault::kind::freeze_worker, fault::kind::slow_worker, fault::kind::crash_chief, fault::kind::partition};
   const auto faults = r.below(2) == 0 ? 0 : 1 + r.below(sc.elastic ? 5 : 3);
   for (uint64_t k = 0; k < faults; ++k) {
     fault f;

@@ -58,6 +58,7 @@ struct scenario {
   int train_rows = 2'000;             ///< elastic: examples per epoch
   int lease_rows = 100;               ///< elastic: examples per lease
   bool in_graph = false;              ///< sync: the chief drives each step, the workers compute its parts
+  uint32_t slices = 1;                ///< model-parallel: workers per group (each a slice of the model)
   std::vector<fault> faults;
 
   /// Worker processes over the run: the configured ones and one per join.
