@@ -23,7 +23,7 @@ const char* usage =
   "                   [--replicas-to-aggregate R] [--staleness K] [--compute-us T] [--latency-us T]\n"
   "                   [--step-timeout-us T] [--request-timeout-us T] [--checkpoint-every N] [--elastic]\n"
   "                   [--train-rows N] [--lease-rows N]\n"
-  "                   [--in-graph] [--shard-crashes]\n"
+  "                   [--in-graph] [--shard-crashes] [--scopes] [--kept V0,V1,...]\n"
   "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|sigterm-shard|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
   "Draws COUNT scenarios from seeds N, N+1, ... (the shape, limits and faults from each seed);\n"
@@ -33,7 +33,9 @@ const char* usage =
   "an async elastic job, its data in leases from the chief's epoch ledger, with leaves and joins;\n"
   "--mode in-graph (or --in-graph): the chief drives each sync step, the workers compute its parts.\n"
   "--mode model-parallel: groups of --slices K workers, each slice a part of the model's columns.\n"
-  "--shard-crashes: the seeds also draw shards killed and restored from the chief's checkpoint.\n";
+  "--shard-crashes: the seeds also draw shards killed and restored from the chief's checkpoint.\n"
+  "--scopes: each run, then a session in the same scope (twice the max-steps) attaching to the\n"
+  "variables the shards kept (--kept: the versions it attaches at, as its replay names them).\n";
 
 /// A kind of run: a train mode, elastic or not.
 struct run_kind {
@@ -49,6 +51,8 @@ struct options {
   bool elastic = false;  // --elastic: every run elastic (async)
   bool in_graph = false; // --in-graph: every run in-graph (sync)
   bool shard_crashes = false; // --shard-crashes: the seeds draw shard kills too
+  bool scopes = false;        // --scopes: each run, then a session attaching to the scope it kept
+  std::optional<std::vector<uint64_t>> kept; // --kept: the versions the shards keep (a replay)
   std::optional<int64_t> train_rows, lease_rows;
   scale size = scale::small;
   bool transcript = false;
@@ -178,6 +182,16 @@ options parse(int argc, char** argv) {
       o.in_graph = true;
     } else if (flag == "--slices") {
       o.slices = static_cast<uint32_t>(number(flag, value(), 2));
+    } else if (flag == "--scopes") {
+      o.scopes = true;
+    } else if (flag == "--kept") {
+      o.kept.emplace();
+      std::string list = value();
+      for (size_t at = 0; at <= list.size();) {
+        auto comma = std::min(list.find(',', at), list.size());
+        o.kept->push_back(static_cast<uint64_t>(number(flag, list.substr(at, comma - at).c_str(), 0)));
+        at = comma + 1;
+      }
     } else if (flag == "--shard-crashes") {
       o.shard_crashes = true;
     } else if (flag == "--train-rows") {
@@ -247,6 +261,11 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
     sc.checkpoint_every = *o.checkpoint_every;
   if (o.faults)
     sc.faults = *o.faults;
+  if (o.kept) {
+    if (o.kept->size() != sc.shards)
+      bad(cat("--kept names ", o.kept->size(), " versions for ", sc.shards, " shards"));
+    sc.kept = *o.kept;
+  }
   for (auto& f : sc.faults) {
     if (f.what == fault::kind::crash_shard || f.what == fault::kind::sigterm_shard ? f.node >= sc.shards
                                            : f.what != fault::kind::crash_chief && f.what != fault::kind::sigterm_chief
@@ -267,22 +286,27 @@ int main(int argc, char** argv) {
   for (uint64_t seed = o.seed; seed < o.seed + o.seeds; ++seed)
     for (auto kind : o.modes) {
       auto sc = build(o, seed, kind);
-      auto out = simulate(sc);
-      ++runs;
-      events += out.events;
-      if (!o.quiet || !out.ok)
-        std::printf("seed %llu %-7s W=%u S=%u: %s | steps %lld worker_steps %lld (stale %lld, split %lld) versions %llu stale pushes %llu | %llu events, %.1f ms virtual\n",
-                    static_cast<unsigned long long>(seed), sc.elastic ? "elastic" : sc.in_graph ? "ingraph" : to_string(sc.mode), sc.workers, sc.shards,
-                    out.ok ? "ok" : ("VIOLATION: " + out.violation).c_str(), static_cast<long long>(out.steps),
-                    static_cast<long long>(out.worker_steps), static_cast<long long>(out.stale_steps),
-                    static_cast<long long>(out.split_steps),
-                    static_cast<unsigned long long>(out.versions.empty() ? 0 : out.versions[0]),
-                    static_cast<unsigned long long>(out.stale_dropped), static_cast<unsigned long long>(out.events),
-                    static_cast<double>(out.end) / 1000.0);
-      if (!out.ok || o.transcript)
-        for (auto& line : out.transcript)
-          std::printf("    %s\n", line.c_str());
-      failed += out.ok ? 0 : 1;
+      // --scopes: a first session, then one attaching to the scope it kept (simulate_scopes)
+      auto outs = o.scopes ? simulate_scopes(sc) : std::vector<outcome>{simulate(sc)};
+      for (size_t k = 0; k < outs.size(); ++k) {
+        auto& out = outs[k];
+        ++runs;
+        events += out.events;
+        if (!o.quiet || !out.ok)
+          std::printf("seed %llu %-7s W=%u S=%u%s: %s | steps %lld worker_steps %lld (stale %lld, split %lld) versions %llu stale pushes %llu | %llu events, %.1f ms virtual\n",
+                      static_cast<unsigned long long>(seed), sc.elastic ? "elastic" : sc.in_graph ? "ingraph" : to_string(sc.mode), sc.workers, sc.shards,
+                      o.scopes ? cat(" session ", k + 1, k > 0 ? cat(" (attached at ", out.attached, ")") : std::string{}).c_str() : "",
+                      out.ok ? "ok" : ("VIOLATION: " + out.violation).c_str(), static_cast<long long>(out.steps),
+                      static_cast<long long>(out.worker_steps), static_cast<long long>(out.stale_steps),
+                      static_cast<long long>(out.split_steps),
+                      static_cast<unsigned long long>(out.versions.empty() ? 0 : out.versions[0]),
+                      static_cast<unsigned long long>(out.stale_dropped), static_cast<unsigned long long>(out.events),
+                      static_cast<double>(out.end) / 1000.0);
+        if (!out.ok || o.transcript)
+          for (auto& line : out.transcript)
+            std::printf("    %s\n", line.c_str());
+        failed += out.ok ? 0 : 1;
+      }
     }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%llu runs, %llu violations, %llu events in %.2f s (%.0f simulated events/s)\n",

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Soaks the simulator: RUNS seeded runs (default 100,000) spread over async, sync, ssp, elastic
-# (async, sync and ssp) and in-graph (sync) jobs, each half without and half with shard kills
-# (--shard-crashes), small clusters with a large one every 50th seed, and prints simulated
-# events per second. Exit 1 on the first invariant broken (its transcript and replay
+# (async, sync and ssp) and in-graph (sync) jobs, without and with shard kills (--shard-crashes),
+# model-parallel groups, and scopes (a session, then one attaching to the scope it kept: two
+# runs a seed), small clusters with a large one every 50th seed; prints simulated events per
+# second. Exit 1 on the first invariant broken (its transcript and replay
 # command are printed).
 # usage: bench/sim_soak.sh [RUNS] [FIRST_SEED]
 set -euo pipefail
@@ -11,12 +12,12 @@ runs=${1:-100000}
 first=${2:-1}
 sim=build/bin/actorps-sim
 [ -x "$sim" ] || scripts/build.sh >/dev/null
-kinds=(async sync ssp elastic elastic-sync elastic-ssp in-graph
+kinds=(async sync ssp elastic elastic-sync elastic-ssp in-graph model-parallel scopes-async scopes-sync scopes-ssp
        async+shards sync+shards ssp+shards elastic+shards elastic-sync+shards elastic-ssp+shards in-graph+shards)
 per_mode=$(( runs / ${#kinds[@]} ))
 large=$(( per_mode / 50 ))
 small=$(( per_mode - large ))
-echo "sim_soak: $(( ${#kinds[@]} * per_mode )) runs from seed $first ($small small + $large large per mode)"
+echo "sim_soak: $(( ${#kinds[@]} * per_mode )) seeded scenarios from seed $first ($small small + $large large per kind; a scopes scenario is two runs)"
 status=0
 for scale in small large; do
   count=$small; [ "$scale" = large ] && count=$large
@@ -25,6 +26,7 @@ for scale in small large; do
     case ${kind%+shards} in
       elastic-sync) args=(--mode sync --elastic) ;;
       elastic-ssp) args=(--mode ssp --elastic) ;;
+      scopes-*) args=(--mode "${kind#scopes-}" --scopes) ;;
       *) args=(--mode "${kind%+shards}") ;;
     esac
     [[ $kind == *+shards ]] && args+=(--shard-crashes)

@@ -66,6 +66,12 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
     sh->top_step.assign(slots, -1);
     shards_.push_back(std::move(sh));
   }
+  for (uint32_t s = 0; s < sc_.shards && !sc_.kept.empty(); ++s) { // a session attaching to its scope:
+    auto& sh = *shards_[s];                                         // the store keeps the version; the
+    sh.version = sc_.kept.at(s);                                    // session's aggregator is new
+    if (sh.sync)
+      sh.sync->resume_at(sh.version);
+  }
 }
 
 cluster::~cluster() = default;
@@ -217,7 +223,7 @@ void cluster::check_end() {
   // Every round a worker pushed is reported as fresh, stale or split (workers finish their round
   // before they stop; a killed one takes its unreported rounds with it; one that timed out is none).
   if (!sc_.in_graph && crashes_ == 0 && chief_crashes_ == 0 && shard_crashes_ == 0 && pushes_timed_out_ == 0
-      && out_.worker_steps + out_.stale_steps + out_.split_steps != rounds_pushed_)
+      && out_.worker_steps - attached_worker_steps_ + out_.stale_steps + out_.split_steps != rounds_pushed_)
     violate(cat("the workers pushed ", rounds_pushed_, " rounds but reported ", out_.worker_steps, " fresh, ",
                 out_.stale_steps, " stale and ", out_.split_steps, " split steps"));
   // Model-parallel: every slice of a group pushed the same steps (a slice that left a step half
@@ -240,7 +246,15 @@ outcome cluster::run() {
   for (uint32_t s = 0; s < sc_.shards; ++s) { // every shard answers its setup
     shards_[s]->chief_seen = chief_inc_;
     send(chief_id(), shard_id(s), [this, s] {
-      send(shard_id(s), chief_id(), [this, s] { chief_execute(chief_->shard_ready(s, clock())); });
+      auto kept = sc_.kept.empty() ? 0 : sc_.kept[s]; // (already initialised: it keeps its values)
+      send(shard_id(s), chief_id(), [this, s, kept] {
+        chief_execute(chief_->shard_ready(s, clock(), kept));
+        if (chief_->phase() != run_phase::init_shards && chief_->attached_step() > 0 && out_.attached < 0) { // (the first
+          // chief's attach, once every shard answered: a restart's
+          out_.attached = chief_->attached_step(); // attaches again, at a later step)
+          attached_worker_steps_ = chief_->worker_steps(); // (the worker steps the variables count)
+        }
+      });
     });
   }
   for (uint32_t j = 0; j < sc_.workers; ++j)
@@ -267,6 +281,26 @@ outcome cluster::run() {
 outcome simulate(const scenario& sc) {
   cluster c(sc);
   return c.run();
+}
+
+std::vector<outcome> simulate_scopes(const scenario& first) {
+  std::vector<outcome> out{simulate(first)};
+  if (!out[0].ok || out[0].versions.empty()) // (broken, or failed by design: no scope was kept)
+    return out;
+  scenario again = first;
+  again.seed = first.seed + 1;
+  again.max_steps = 2 * first.max_steps;
+  again.kept = out[0].versions;
+  out.push_back(simulate(again));
+  auto& second = out.back();
+  const auto top = static_cast<int64_t>(*std::max_element(again.kept.begin(), again.kept.end()) / first.slices);
+  const int64_t expect = top > 0 ? top : -1;
+  if (second.ok && second.attached != expect) {
+    second.ok = false;
+    second.violation = cat("the session attaching to the kept scope continued at global step ", second.attached,
+                           ", not at ", expect, ", the step its variables are at");
+  }
+  return out;
 }
 
 } // namespace actorps::sim

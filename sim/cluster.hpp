@@ -42,6 +42,7 @@ struct outcome {
   std::vector<uint64_t> versions;      ///< each shard's updates applied
   uint64_t stale_dropped = 0;          ///< sync: pushes dropped as stale, over every shard
   int64_t epochs = 0;                  ///< elastic: epochs the chief's ledger closed (each example once)
+  int64_t attached = -1;               ///< the global step the first chief continued at from kept variables
 };
 
 /// A worker's request to a shard: the shard's epoch at the worker (replica_control::requested)
@@ -212,6 +213,7 @@ private:
   uint32_t crashes_ = 0;
   uint32_t leaves_ = 0; // elastic: workers that left (SIGTERM)
   int64_t rounds_pushed_ = 0; // push rounds the workers began
+  int64_t attached_worker_steps_ = 0; // the chief's worker steps at its attach (scopes)
   int64_t pushes_timed_out_ = 0; // pushes the shard may have applied, their rounds dropped
   uint32_t silenced_ = 0; // ssp: workers let go for silence (they re-enter at the slowest count)
   vtime last_fault_heals_ = 0;
@@ -219,5 +221,12 @@ private:
 
 /// Runs `sc` and returns its outcome (a convenience for tests and the tool).
 outcome simulate(const scenario& sc);
+
+/// Scopes (train.scope on keep-alive shards, the twin of integration.scopes): `first` trains a
+/// scope; a second session (`first` with twice its max-steps and the next seed) attaches to the
+/// variables the shards kept. Returns both outcomes; the second also fails unless it continued
+/// at the step the kept variables are at and stopped at its own max-steps. (Sessions in other
+/// scopes share nothing but the shard processes: each is a fresh run.)
+std::vector<outcome> simulate_scopes(const scenario& first);
 
 } // namespace actorps::sim

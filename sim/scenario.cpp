@@ -59,6 +59,11 @@ std::string scenario::replay() const {
     out += cat(" --elastic --train-rows ", train_rows, " --lease-rows ", lease_rows);
   if (in_graph)
     out += " --in-graph";
+  if (!kept.empty()) {
+    out += " --kept ";
+    for (size_t s = 0; s < kept.size(); ++s)
+      out += cat(s == 0 ? "" : ",", kept[s]);
+  }
   for (auto& f : faults)
     out += cat(" --fault ", to_string(f.what), ":", f.node, "@", f.at, f.what == fault::kind::slow_worker
                                                                      ? cat("x", f.factor)

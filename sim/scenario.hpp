@@ -59,6 +59,9 @@ struct scenario {
   int lease_rows = 100;               ///< elastic: examples per lease
   bool in_graph = false;              ///< sync: the chief drives each step, the workers compute its parts
   uint32_t slices = 1;                ///< model-parallel: workers per group (each a slice of the model)
+  /// train.scope on keep-alive shards: the versions at which the shards keep the scope this
+  /// session attaches to (a session before it trained there); empty: a fresh scope.
+  std::vector<uint64_t> kept;
   std::vector<fault> faults;
 
   /// Worker processes over the run: the configured ones and one per join.

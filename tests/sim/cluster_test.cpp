@@ -34,6 +34,22 @@ uint64_t sweep(train_mode mode, draw d, uint64_t first, uint64_t count) {
   return events;
 }
 
+// Fails the test case for each session of `outs` that broke an invariant; returns the events.
+uint64_t expect_sessions_ok(const std::vector<outcome>& outs, const scenario& sc) {
+  uint64_t events = 0;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    events += outs[k].events;
+    if (!outs[k].ok) {
+      std::string text;
+      for (auto& line : outs[k].transcript)
+        text += "\n    " + line;
+      BOOST_ERROR("seed " << sc.seed << " (" << to_string(sc.mode) << ", session " << k + 1 << "): " << outs[k].violation
+                          << text);
+    }
+  }
+  return events;
+}
+
 scenario plain(train_mode mode, uint32_t workers, uint32_t shards, int64_t max_steps) {
   scenario sc;
   sc.mode = mode;
@@ -299,6 +315,29 @@ BOOST_AUTO_TEST_CASE(model_parallel_groups_stop_at_max_steps_together) {
     BOOST_TEST(v == 1500u); // (a step is a push of each of its group's 3 slices)
 }
 
+// Scopes (the twin of integration.scopes, part 1): a second session in the scope the first
+// trained continues at its step (100 -> 200) and stops at its own max-steps, in every mode; one
+// whose chief is killed before its first checkpoint attaches again when it restarts.
+BOOST_AUTO_TEST_CASE(a_session_in_a_kept_scope_continues_at_its_step) {
+  for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp}) {
+    auto sc = plain(mode, 2, 2, 100);
+    auto outs = simulate_scopes(sc);
+    expect_sessions_ok(outs, sc);
+    BOOST_REQUIRE(outs.size() == 2u);
+    BOOST_TEST(outs[0].attached == -1);
+    BOOST_TEST(outs[1].attached == 100);
+    BOOST_TEST(outs[1].steps == 200);
+  }
+  auto restarted = plain(train_mode::sync, 3, 2, 40);
+  restarted.faults = {{fault::kind::crash_chief, 30'000, 0, 20'000}};
+  restarted.checkpoint_every = 1000; // (none taken before the crash)
+  auto outs = simulate_scopes(restarted);
+  expect_sessions_ok(outs, restarted);
+  BOOST_REQUIRE(outs.size() == 2u);
+  BOOST_TEST(outs[1].attached == 40);
+  BOOST_TEST(outs[1].steps == 80);
+}
+
 // The grants and the start of elastic runs (run_control's tests have the rules input by input).
 // Seed 2247: a joiner stopped with a grant the chief had just given it; the run stopped 2 short.
 // Seeds 1023, 4116: a leave or a crash left every member stopped and the run waited for good.
@@ -414,6 +453,14 @@ BOOST_AUTO_TEST_CASE(seeded_sweep_keeps_every_invariant) {
   add(train_mode::sync, draw{scale::small, false, true, true}, 150);
   for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
     add(mode, draw{scale::large, false, false, true}, 10);
+  // scopes: each run, then a session attaching to the scope it kept
+  for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
+    for (uint64_t seed = 1; seed <= 100; ++seed) {
+      auto sc = scenario_for(seed, mode, draw{scale::small, false, false, seed % 2 == 0});
+      auto outs = simulate_scopes(sc);
+      events += expect_sessions_ok(outs, sc);
+      runs += outs.size();
+    }
   auto plain256 = plain(train_mode::async, 256, 16, 2000);
   events += expect_ok(plain256).events;
   ++runs;
