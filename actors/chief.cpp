@@ -291,7 +291,7 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg, 
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.detached = detached;
-  st.shard_opt = shard_optimizer(st.cfg.train.optimizer, st.cfg.cluster);
+  st.shard_opt = st.cfg.shard_optimizer;
   log_line(tag, cat(to_string(st.cfg.cluster.mode), " with ", st.cfg.cluster.workers.size(), " workers: shards apply ",
                     to_string(st.shard_opt.kind), " with learning rate ", st.shard_opt.learning_rate,
                     st.shard_opt.kind == optimizer_kind::momentum ? cat(", momentum ", st.shard_opt.momentum) : ""));
@@ -344,6 +344,14 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg, 
 }
 
 } // namespace
+
+chief_config chief_config_for(const train_settings& train, const cluster_settings& cluster) {
+  chief_config cfg;
+  cfg.train = train;
+  cfg.cluster = cluster; // (its run_settings part)
+  cfg.shard_optimizer = shard_optimizer(train.optimizer, cluster);
+  return cfg;
+}
 
 chief_actor make_chief(caf::actor_system& sys, chief_config cfg, bool detached) {
   if (detached)

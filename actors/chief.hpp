@@ -32,7 +32,8 @@ struct chief_outcome {
 /// Everything the chief needs.
 struct chief_config {
   train_settings train;
-  cluster_settings cluster;
+  run_settings cluster;                    ///< its part of the cluster's settings
+  optimizer_params shard_optimizer;        ///< what the shards apply (config's shard_optimizer)
   std::shared_ptr<const data_splits> data; ///< validation and test sets, and the epoch size
   std::vector<parameter_shard_actor> shards;
   std::shared_ptr<chief_outcome> outcome;
@@ -40,6 +41,10 @@ struct chief_config {
   /// only with checkpoint.dir (a restarted shard is restored from the last checkpoint).
   std::function<caf::expected<parameter_shard_actor>(uint32_t)> reconnect_shard;
 };
+
+/// The chief's configuration for this cluster and run (its data, shards, outcome and reconnector
+/// are the caller's to set).
+chief_config chief_config_for(const train_settings& train, const cluster_settings& cluster);
 
 /// Spawns the chief (detached: its evaluations compute on its own thread; false in tests).
 chief_actor make_chief(caf::actor_system& sys, chief_config cfg, bool detached = true);

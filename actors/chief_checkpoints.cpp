@@ -44,7 +44,7 @@ std::vector<variable_slice> cut(uint32_t k, size_t offset, size_t n, const std::
 } // namespace
 
 checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, const optimizer_params& shard_opt,
-                           const train_settings& train, const cluster_settings& cluster, const run_position& at,
+                           const train_settings& train, const run_settings& cluster, const run_position& at,
                            const std::vector<shard_snapshot>& snapshots) {
   checkpoint c;
   auto& m = c.manifest;

@@ -32,7 +32,7 @@ std::vector<checkpoint_variable> checkpoint_variables(const placement_plan& plan
 
 /// Assembles a checkpoint from every shard's snapshot (indexed by shard).
 checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, const optimizer_params& shard_opt,
-                           const train_settings& train, const cluster_settings& cluster, const run_position& at,
+                           const train_settings& train, const run_settings& cluster, const run_position& at,
                            const std::vector<shard_snapshot>& snapshots);
 
 /// Fails with invalid_config, naming both (and c's path when given), when c was taken with another

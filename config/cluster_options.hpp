@@ -119,41 +119,25 @@ struct elastic_settings {
   std::optional<endpoint> join; ///< node.join: this worker joins the running job at this chief
 };
 
-/// Validated cluster settings.
-struct cluster_settings {
-  node_role role = node_role::local;
-  uint32_t index = 0;
-  bool keep_alive = false; ///< ps: the chief's stop ends its session; the shard keeps its scopes
-  std::string drop_scope;  ///< scopes role: drop this scope of ps node.index (else list them)
-  endpoint chief;
+/// The part of the validated cluster settings a run's chief uses: the cluster's shape and mode,
+/// placement, timing, the wire, checkpoints and elastic membership (cluster_settings adds the
+/// node's identity and what only workers, shards or the transport use).
+struct run_settings {
   std::vector<endpoint> ps;
   std::vector<endpoint> workers;
   std::string placement; ///< validated name of a placement_strategy
   partitioner partition;  ///< how variables are split by rows before placement
-  std::chrono::milliseconds connect_timeout{30000};
   std::chrono::milliseconds startup_timeout{120000};
   std::chrono::milliseconds request_timeout{60000};
   int report_every = 50;
   uint32_t max_slice_floats = 1u << 24; ///< from cluster.max-message-bytes
-  /// From cluster.push-bucket-bytes: a step's push to a shard goes out in parts of about this
-  /// many gradient values as backprop completes them (0: one push after backprop).
-  uint64_t push_bucket_floats = uint64_t{1} << 16;
   std::chrono::milliseconds step_timeout{30000};
   compression_settings wire;           ///< how workers' gradients and the shards' values travel
-  /// cluster.momentum-correction: with top-k, workers keep the momentum (Lin et al., "Deep
-  /// Gradient Compression", 2018) and shards apply plain SGD (see shard_optimizer).
-  bool momentum_correction = false;
   train_mode mode = train_mode::async;
   replication replicate = replication::between_graph;
   uint32_t replicas_to_aggregate = 0;  ///< sync: gradients averaged per step (resolved: 1..workers)
   uint32_t staleness = 0;              ///< ssp: steps a worker may run ahead of the slowest
   uint32_t slices = 1;                 ///< model-parallel: K slices per group (1 otherwise)
-  bool scale_lr_by_workers = true;
-  bool compensate_momentum = true;
-  int slow_worker = -1;                ///< debug: this worker sleeps to run `slowdown` times slower
-  double slowdown = 1.0;
-  bool tls = false;                    ///< every connection is TLS with CA-signed certificates
-  uint32_t max_handshake_bytes = 65536; ///< largest BASP payload a peer may announce before its handshake
   std::string checkpoint_dir;          ///< the chief's checkpoints ("": none)
   int64_t checkpoint_every_steps = 0;  ///< save every N global steps (0: by time only)
   double checkpoint_every_seconds = 60.0; ///< save every T seconds (0: by steps only)
@@ -179,6 +163,28 @@ struct cluster_settings {
   /// Returns the number of model replicas training on their own data: the groups in
   /// model-parallel mode, else the workers.
   uint32_t replicas() const { return static_cast<uint32_t>(workers.size()) / slices; }
+};
+
+/// Validated cluster settings.
+struct cluster_settings : run_settings {
+  node_role role = node_role::local;
+  uint32_t index = 0;
+  bool keep_alive = false; ///< ps: the chief's stop ends its session; the shard keeps its scopes
+  std::string drop_scope;  ///< scopes role: drop this scope of ps node.index (else list them)
+  endpoint chief;
+  std::chrono::milliseconds connect_timeout{30000};
+  /// From cluster.push-bucket-bytes: a step's push to a shard goes out in parts of about this
+  /// many gradient values as backprop completes them (0: one push after backprop).
+  uint64_t push_bucket_floats = uint64_t{1} << 16;
+  /// cluster.momentum-correction: with top-k, workers keep the momentum (Lin et al., "Deep
+  /// Gradient Compression", 2018) and shards apply plain SGD (see shard_optimizer).
+  bool momentum_correction = false;
+  bool scale_lr_by_workers = true;
+  bool compensate_momentum = true;
+  int slow_worker = -1;                ///< debug: this worker sleeps to run `slowdown` times slower
+  double slowdown = 1.0;
+  bool tls = false;                    ///< every connection is TLS with CA-signed certificates
+  uint32_t max_handshake_bytes = 65536; ///< largest BASP payload a peer may announce before its handshake
 };
 
 /// The W of async scaling below: the replicas (model-parallel: the groups). In elastic jobs each

@@ -192,7 +192,12 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
   if (!shards)
     return report_failure(who, shards.error());
   auto outcome = std::make_shared<chief_outcome>();
-  auto chief = make_chief(sys, {train, cluster, *data, *shards, outcome, shard_reconnector(sys, cluster, "chief", *shards)});
+  auto cfg = chief_config_for(train, cluster);
+  cfg.data = *data;
+  cfg.shards = *shards;
+  cfg.outcome = outcome;
+  cfg.reconnect_shard = shard_reconnector(sys, cluster, "chief", *shards);
+  auto chief = make_chief(sys, std::move(cfg));
   if (auto port = publish_at(sys, chief, cluster.chief, "chief", cluster.tls); !port) {
     caf::anon_send_exit(chief, caf::exit_reason::kill);
     return report_failure(who, port.error());
@@ -289,7 +294,11 @@ int run_local(caf::actor_system& sys, const train_settings& train, const cluster
   for (uint32_t s = 0; s < cluster.ps.size(); ++s)
     shards.push_back(spawn_shard(sys, cluster, s));
   auto outcome = std::make_shared<chief_outcome>();
-  auto chief = make_chief(sys, {train, cluster, *data, shards, outcome, nullptr});
+  auto cfg = chief_config_for(train, cluster);
+  cfg.data = *data;
+  cfg.shards = shards;
+  cfg.outcome = outcome;
+  auto chief = make_chief(sys, std::move(cfg));
   std::vector<worker_replica_actor> workers;
   for (uint32_t j = 0; j < cluster.workers.size(); ++j)
     workers.push_back(

@@ -44,7 +44,11 @@ struct chief_fixture : actor_fixture {
   }
 
   chief_actor spawn_chief() {
-    return keep(make_chief(*sys, {train, cluster, data, {shard}, outcome}, false));
+    auto cfg = chief_config_for(train, cluster);
+    cfg.data = data;
+    cfg.shards = {shard};
+    cfg.outcome = outcome;
+    return keep(make_chief(*sys, std::move(cfg), false));
   }
 
   std::vector<float> first_weights() {
