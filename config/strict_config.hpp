@@ -6,6 +6,7 @@
 #include <caf/config_option_adder.hpp>
 
 #include <string>
+#include <vector>
 
 namespace actorps {
 
@@ -29,6 +30,17 @@ public:
 
   /// Parses config text (CAF's INI syntax) and checks it like a file; for tests.
   caf::error check_text(const std::string& text, const std::string& source) const;
+
+  /// Checks the command line's options (the words after the program's name) before CAF parses
+  /// them: an unknown option is named with the nearest declared one, a value that does not
+  /// parse with the expected type and the value given. Returns an invalid_config error or none.
+  caf::error check_command_line(const std::vector<std::string>& args) const;
+
+private:
+  /// check_settings' walk; `apply`: an integer given for a real option is stored as a real
+  /// (CAF ignores it in a file) unless `given` (the command line's options) overrides it.
+  caf::error check_level(const caf::settings& level, const std::string& prefix, const std::string& source,
+                         bool apply, const std::vector<std::string>& given) const;
 };
 
 } // namespace actorps

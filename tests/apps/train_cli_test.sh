@@ -22,7 +22,8 @@ expect_error() {
   fi
 }
 
-expect_error 2 "not_an_option" --train.batch-sise=10
+expect_error 2 "unknown option '--train.batch-sise'; did you mean '--train.batch-size'?" --train.batch-sise=10
+expect_error 2 "option '--train.batch-size' expects an integer, got 'abc'" --train.batch-size=abc
 expect_error 2 "unexpected argument 'extra'" extra
 expect_error 2 "train.batch-size must be > 0" --train.batch-size=-1
 expect_error 2 "compute.device must be auto, cpu or gpu" --compute.device='"tpu"'
@@ -30,8 +31,8 @@ expect_error 2 "model.activation must be one of relu, elu, sigmoid, tanh, leaky-
 
 printf '[train]\nbatch-sise=10\n' > "$tmp/unknown.ini"
 expect_error 2 "$tmp/unknown.ini: unknown key 'train.batch-sise'" --config-file="$tmp/unknown.ini"
-printf '[train]\nlearning-rate=1\n' > "$tmp/type.ini"
-expect_error 2 "$tmp/type.ini: key 'train.learning-rate' expects a value of type" --config-file="$tmp/type.ini"
+printf '[train]\nlearning-rate="fast"\n' > "$tmp/type.ini"
+expect_error 2 "$tmp/type.ini: key 'train.learning-rate' expects a real number, got \"fast\"" --config-file="$tmp/type.ini"
 expect_error 2 "cannot_open_file" --config-file="$tmp/missing.ini"
 
 expect_error 1 "$tmp/nodata: holds neither MNIST-format IDX files" --data.dir="\"$tmp/nodata\""
