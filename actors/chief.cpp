@@ -39,6 +39,7 @@ void detail::fail_run(chief_pointer self, caf::error err, peers what) {
     std::lock_guard<std::mutex> guard{st.cfg.outcome->mtx};
     st.cfg.outcome->ok = false;
     st.cfg.outcome->message = text;
+    st.cfg.outcome->code = code_of(err);
   }
   for (auto& w : st.workers)
     if (w && what == peers::stop)
@@ -296,7 +297,8 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg, 
                     to_string(st.shard_opt.kind), " with learning rate ", st.shard_opt.learning_rate,
                     st.shard_opt.kind == optimizer_kind::momentum ? cat(", momentum ", st.shard_opt.momentum) : ""));
   if (auto err = prepare(self)) {
-    fail_run(self, caf::make_error(errc::invalid_config, cat("cannot start: ", describe(err))), peers::leave);
+    fail_run(self, caf::make_error(code_of(err), cat("cannot start: ", describe(err))), peers::leave); // (its code:
+    // invalid_config exits 2, a file that cannot be read 1)
   } else {
     for (auto& s : st.cfg.shards)
       self->monitor(s);

@@ -26,6 +26,7 @@ struct chief_outcome {
   std::mutex mtx;
   bool ok = false;
   std::string message;                ///< the error, when !ok
+  errc code = errc::none;             ///< its code (invalid_config: a bad configuration)
   std::optional<run_summary> summary; ///< when ok
 };
 

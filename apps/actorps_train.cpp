@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   auto summary = actorps::train_single_process(*settings);
   if (!summary) {
     std::fprintf(stderr, "error: %s\n", actorps::describe(summary.error()).c_str());
-    return 1;
+    return actorps::exit_code(summary.error()); // (2: a bad configuration, e.g. model.init-from)
   }
   std::printf("test_accuracy=%.4f best_validation_accuracy=%.4f examples_per_second=%.0f "
               "wall_seconds=%.1f steps=%lld epochs=%.2f summary=%s/%s/summary.json\n",

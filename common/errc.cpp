@@ -66,6 +66,12 @@ std::string describe(const caf::error& err) {
   return caf::to_string(err);
 }
 
+int exit_code(const caf::error& err) {
+  if (!err)
+    return 0;
+  return code_of(err) == errc::invalid_config ? 2 : 1;
+}
+
 errc code_of(const caf::error& err) {
   if (err.category() == caf::atom("actorps"))
     return static_cast<errc>(err.code());

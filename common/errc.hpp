@@ -45,6 +45,10 @@ std::string describe(const caf::error& err);
 /// timeout, peer_unreachable for CAF's other errors (a broken connection, a peer gone).
 errc code_of(const caf::error& err);
 
+/// A program's exit code for a run that failed with `err`: 2 for a bad configuration
+/// (invalid_config, wherever it is found), 1 for any other failure; 0 for none.
+int exit_code(const caf::error& err);
+
 /// Renderer for actor_system_config::add_error_category(caf::atom("actorps"), ...).
 std::string render_errc(uint8_t code, const std::string& context);
 

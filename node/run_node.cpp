@@ -55,7 +55,7 @@ std::string local_host_name() {
 
 int report_failure(const std::string& who, const caf::error& err) {
   std::fprintf(stderr, "error: %s: %s\n", who.c_str(), describe(err).c_str());
-  return 1;
+  return exit_code(err);
 }
 
 caf::expected<std::shared_ptr<const data_splits>> load_data(const train_settings& train, const std::string& who) {
@@ -69,7 +69,7 @@ caf::expected<std::shared_ptr<const data_splits>> load_data(const train_settings
 int conclude(const chief_outcome& outcome, const train_settings& train) {
   if (!outcome.ok || !outcome.summary) {
     std::fprintf(stderr, "error: chief: %s\n", outcome.message.empty() ? "stopped without a result" : outcome.message.c_str());
-    return 1;
+    return outcome.code == errc::invalid_config ? 2 : 1; // (a bad configuration exits 2)
   }
   auto& s = *outcome.summary;
   std::printf("mode=%s test_accuracy=%.4f best_validation_accuracy=%.4f examples_per_second=%.0f "

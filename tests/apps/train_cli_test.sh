@@ -35,6 +35,8 @@ printf '[train]\nlearning-rate="fast"\n' > "$tmp/type.ini"
 expect_error 2 "$tmp/type.ini: key 'train.learning-rate' expects a real number, got \"fast\"" --config-file="$tmp/type.ini"
 expect_error 2 "cannot_open_file" --config-file="$tmp/missing.ini"
 
+# a bad configuration found after the options parse (model.init-from) exits 2 too, as README says
+expect_error 2 "model.init-from $tmp/nothere: no such file or directory" --model.init-from="\"$tmp/nothere\""
 expect_error 1 "$tmp/nodata: holds neither MNIST-format IDX files" --data.dir="\"$tmp/nodata\""
 mkdir -p "$tmp/bad"
 printf 'garbage' > "$tmp/bad/train-images-idx3-ubyte"
