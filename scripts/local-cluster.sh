@@ -26,9 +26,10 @@
 set -uo pipefail
 caller=$PWD
 cd "$(dirname "$0")/.."
+root=$PWD
 absolute() { [[ "$1" = /* ]] && echo "$1" || echo "$caller/$1"; } # paths given are the caller's
 
-mode=async ps=1 workers=2 name="" bin=build/bin deadline=3600 run_dir=runs
+mode=async ps=1 workers=2 name="" bin=$root/build/bin deadline=3600 run_dir=$root/runs
 declare -A tolerated=() addr=()
 tls=false netns_prefix=""
 while [[ $# -gt 0 ]]; do
@@ -109,8 +110,9 @@ start() { # start NODE-NAME ROLE INDEX|join
                                   --openssl.key="$run/certs/$1.key" --openssl.cafile="$run/certs/ca.pem")
   local wrap=()
   [[ -n "$netns_prefix" ]] && wrap=(ip netns exec "$netns_prefix$1")
-  "${wrap[@]}" "$bin/actorps-node" --config-file="$config" --node.role="$2" "${place[@]}" "${security[@]}" "${extra[@]}" \
-    > "$run/logs/$1.log" 2>&1 &
+  # (in the caller's directory: relative paths after -- are the caller's, e.g. --checkpoint.dir=ckpts)
+  (cd "$caller" && exec "${wrap[@]}" "$bin/actorps-node" --config-file="$config" --node.role="$2" "${place[@]}" \
+     "${security[@]}" "${extra[@]}") > "$run/logs/$1.log" 2>&1 &
   pids[$1]=$!
   echo "$1 $!" >> "$run/pids"
 }

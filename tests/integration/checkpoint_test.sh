@@ -12,9 +12,12 @@ ck=$tmp/ckpts
 opts=(--data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.learning-rate=0.03 --train.max-epochs=0
       --train.patience=0 --checkpoint.dir="$ck" --checkpoint.every-steps=100)
 
-echo "== 1: save every 100 steps, keep 3"
-cluster --ps 2 --workers 2 --name first --deadline 120 -- "${opts[@]}" --train.max-steps=500 > "$tmp/first.out" 2>&1 \
+echo "== 1: save every 100 steps, keep 3 (relative paths after -- are the caller's, as README writes them)"
+(cd "$tmp" && cluster --ps 2 --workers 2 --name first --deadline 120 -- --data.dir=data --model.hidden=[16] \
+   --model.classes=4 --train.learning-rate=0.03 --train.max-epochs=0 --train.patience=0 --checkpoint.dir=ckpts \
+   --checkpoint.every-steps=100 --train.max-steps=500) > "$tmp/first.out" 2>&1 \
   || { fail "the first run failed:"; tail -20 "$tmp/first.out"; }
+[[ ! -e "$root/ckpts" ]] || fail "checkpoint.dir=ckpts landed in the checkout ($root/ckpts), not the caller's directory"
 saved=$(ls "$ck" | grep -c '^ckpt-')
 echo "checkpoints kept: $(ls "$ck" | tr '\n' ' ')"
 [[ $saved -eq 3 ]] || fail "expected 3 regular checkpoints, found $saved"
