@@ -293,13 +293,13 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg, 
   st.cfg = std::move(cfg);
   st.detached = detached;
   st.shard_opt = st.cfg.shard_optimizer;
-  log_line(tag, cat(to_string(st.cfg.cluster.mode), " with ", st.cfg.cluster.workers.size(), " workers: shards apply ",
-                    to_string(st.shard_opt.kind), " with learning rate ", st.shard_opt.learning_rate,
-                    st.shard_opt.kind == optimizer_kind::momentum ? cat(", momentum ", st.shard_opt.momentum) : ""));
   if (auto err = prepare(self)) {
     fail_run(self, caf::make_error(code_of(err), cat("cannot start: ", describe(err))), peers::leave); // (its code:
     // invalid_config exits 2, a file that cannot be read 1)
   } else {
+    log_line(tag, cat(to_string(st.cfg.cluster.mode), " with ", st.cfg.cluster.workers.size(), " workers: shards apply ",
+                      to_string(st.shard_opt.kind), " with learning rate ", st.shard_opt.learning_rate,
+                      st.shard_opt.kind == optimizer_kind::momentum ? cat(", momentum ", st.shard_opt.momentum) : ""));
     for (auto& s : st.cfg.shards)
       self->monitor(s);
     self->set_down_handler([=](caf::down_msg& msg) { on_down(self, msg); });

@@ -100,6 +100,8 @@ void detail::init_shards(chief_pointer self) {
 caf::error detail::prepare(chief_pointer self) {
   auto& st = self->state;
   auto& cluster = st.cfg.cluster;
+  if (auto err = run_log::check_free(st.cfg.train.run_dir, st.cfg.train.name)) // (refused before anything
+    return err;                                                                  // is printed or read)
   st.be = make_cpu_backend(1);
   model_spec spec = with_input(st.cfg.train.model, st.cfg.data->train.shape);
   auto net = network::make(*st.be, spec, evaluation_batch(spec));

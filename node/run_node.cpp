@@ -1,6 +1,8 @@
 // Role by role: what a node spawns, whom it connects to, and when it is done.
 #include "node/run_node.hpp"
 
+#include "train/run_log.hpp"
+
 #include "train/model_report.hpp"
 
 #include "actors/chief.hpp"
@@ -185,6 +187,8 @@ caf::expected<std::vector<parameter_shard_actor>> connect_shards(caf::actor_syst
 int run_chief(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
   const bool with_worker = cluster.role == node_role::chief_worker;
   const std::string who = with_worker ? "chief-worker" : "chief";
+  if (auto err = run_log::check_free(train.run_dir, train.name)) // (a run in use: refused before anything else)
+    return report_failure(who, err);
   auto data = load_data(train, who);
   if (!data)
     return report_failure(who, data.error());
@@ -287,6 +291,8 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
 }
 
 int run_local(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
+  if (auto err = run_log::check_free(train.run_dir, train.name)) // (a run in use: refused before anything else)
+    return report_failure("local", err);
   auto data = load_data(train, "local");
   if (!data)
     return report_failure("local", data.error());

@@ -37,6 +37,25 @@ caf::error make_dirs(const std::string& path) {
 
 } // namespace
 
+namespace {
+
+caf::error in_use(const std::string& dir) {
+  return caf::make_error(errc::file_error, cat(dir, " is in use by another running process (a chief or trainer with "
+                                                    "the same train.name); its files are left alone"));
+}
+
+} // namespace
+
+caf::error run_log::check_free(const std::string& run_dir, const std::string& name) {
+  const std::string lock = run_dir + "/" + name + "/.lock";
+  int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return caf::none; // (no folder or no lock yet: nobody runs there)
+  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd); // (releases the lock taken just now)
+  return held ? in_use(run_dir + "/" + name) : caf::none;
+}
+
 caf::expected<run_log> run_log::open(const std::string& run_dir, const std::string& name, bool append) {
   run_log out;
   out.dir_ = run_dir + "/" + name;
@@ -51,10 +70,7 @@ caf::expected<run_log> run_log::open(const std::string& run_dir, const std::stri
     delete p;
   });
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0)
-    return errno == EWOULDBLOCK
-             ? caf::make_error(errc::file_error, cat(out.dir_, " is in use by another running process (a chief or "
-                                                     "trainer with the same train.name); its files are left alone"))
-             : io_error(lock, "lock");
+    return errno == EWOULDBLOCK ? in_use(out.dir_) : io_error(lock, "lock");
   std::string path = out.dir_ + "/metrics.jsonl";
   out.metrics_.reset(std::fopen(path.c_str(), append ? "a" : "w"));
   if (!out.metrics_)

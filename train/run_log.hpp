@@ -21,6 +21,11 @@ public:
   /// is refused before any of its files is touched.
   static caf::expected<run_log> open(const std::string& run_dir, const std::string& name, bool append = false);
 
+  /// Fails (file_error, as open() would) when another live process holds <run_dir>/<name>'s lock;
+  /// touches nothing: a start-up checks this first and refuses before it prints or reads anything
+  /// (open() still takes the lock at the end).
+  static caf::error check_free(const std::string& run_dir, const std::string& name);
+
   /// Returns the run's folder.
   const std::string& dir() const { return dir_; }
 

@@ -84,6 +84,8 @@ caf::expected<session> prepare(const train_settings& s) {
 } // namespace
 
 caf::expected<run_summary> train_single_process(const train_settings& s) {
+  if (auto err = run_log::check_free(s.run_dir, s.name)) // (a run in use: refused before anything is loaded)
+    return err;
   auto prepared = prepare(s);
   if (!prepared)
     return std::move(prepared.error());

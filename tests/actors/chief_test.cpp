@@ -149,6 +149,22 @@ BOOST_AUTO_TEST_CASE(a_chief_that_cannot_start_leaves_the_shards_alone) {
   BOOST_TEST(static_cast<bool>(ask<shard_stats>(shard, stats_atom_v))); // the shard still serves
 }
 
+// Issue 37: a second chief started while the first ran printed the model and "restoring
+// ckpt-..." before it failed on the run lock. It refuses first: a checkpoint directory it cannot
+// use would be named otherwise.
+BOOST_AUTO_TEST_CASE(a_chief_refuses_a_run_folder_in_use_before_anything_else) {
+  auto running = run_log::open(dir.path(), "run"); // the run another chief is running
+  BOOST_REQUIRE(running);
+  std::ofstream{dir.file("not-a-dir")} << "x";
+  cluster.checkpoint_dir = dir.file("not-a-dir"); // (would fail the start-up with a file_error)
+  auto chief = spawn_chief();
+  (*self)->monitor(chief);
+  sched->run();
+  caf::error reason;
+  (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; });
+  BOOST_TEST(describe(reason).find("is in use by another running process") != std::string::npos, describe(reason));
+}
+
 BOOST_AUTO_TEST_CASE(a_progress_report_from_another_sender_is_ignored) {
   auto chief = spawn_chief();
   worker_replica_config wc{0, train, worker_settings_for(cluster, train), data, chief, {shard}, "test"};

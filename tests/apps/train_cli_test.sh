@@ -43,6 +43,20 @@ printf 'garbage' > "$tmp/bad/train-images-idx3-ubyte"
 printf 'garbage' > "$tmp/bad/train-labels-idx1-ubyte"
 expect_error 1 "$tmp/bad/train-images-idx3-ubyte: wrong magic" --data.dir="\"$tmp/bad\""
 
+# a run folder another process holds (flock on its .lock) is refused first: one line, nothing loaded
+mkdir -p "$tmp/held/busy"
+flock "$tmp/held/busy/.lock" sleep 30 &
+holder=$!
+sleep 0.3
+out=$("$bin" --train.run-dir="$tmp/held" --train.name=busy 2>&1); rc=$?
+kill "$holder" 2>/dev/null
+if [[ $rc -ne 1 || "$out" != "error: file_error: $tmp/held/busy is in use by another running process"* || $(wc -l <<< "$out") -ne 1 ]]; then
+  echo "FAIL: a run folder in use -> exit $rc, output: $out (want one line, exit 1)"
+  failures=$((failures + 1))
+else
+  echo "ok: a run folder in use -> exit $rc: ${out##*error: }"
+fi
+
 if [[ -e "$tmp/runs" ]]; then
   echo "FAIL: a failed start created $tmp/runs"
   failures=$((failures + 1))
