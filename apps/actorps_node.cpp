@@ -5,6 +5,7 @@
 #include "common/errc.hpp"
 #include "config/cluster_options.hpp"
 #include "config/tf1_flags.hpp"
+#include "config/tf_config.hpp"
 #include "config/train_options.hpp"
 #include "model/mlp_spec.hpp"
 #include "messages/register.hpp"
@@ -20,6 +21,7 @@
 #include <caf/openssl/manager.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,8 @@ int fail(const caf::error& err) {
 int main(int argc, char** argv) {
   actorps::reexec_with_better_blas(argv);
   auto args = actorps::translate_tf1_flags(std::vector<std::string>(argv + 1, argv + argc));
+  if (args) // (no role on the command line: the cluster manager's TF_CONFIG, when set, gives it)
+    args = actorps::with_tf_config(std::move(*args), std::getenv("TF_CONFIG"));
   if (!args)
     return fail(args.error());
   std::vector<char*> translated{argv[0]};

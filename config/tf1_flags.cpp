@@ -4,6 +4,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "config/cluster_options.hpp"
+#include "config/tf_cluster.hpp"
 
 #include <map>
 #include <optional>
@@ -44,28 +45,16 @@ std::string option_name(const std::string& arg) {
 
 caf::expected<std::vector<std::string>> host_list(const std::string& flag, const std::string& text) {
   std::vector<std::string> out;
-  size_t begin = 0;
-  for (;;) {
+  for (size_t begin = 0;;) {
     size_t comma = text.find(',', begin);
-    std::string entry = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
-    if (!parse_endpoint(entry))
-      return bad(cat("--", flag, " entry ", out.size(), " \"", entry, "\" is not host:port"));
-    out.push_back(entry);
+    out.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
     if (comma == std::string::npos)
-      return out;
+      break;
     begin = comma + 1;
   }
-}
-
-std::string quoted(const std::string& text) {
-  return cat("\"", text, "\"");
-}
-
-std::string quoted_list(const std::vector<std::string>& entries) {
-  std::string out = "[";
-  for (size_t i = 0; i < entries.size(); ++i)
-    out += (i == 0 ? "" : ",") + quoted(entries[i]);
-  return out + "]";
+  if (auto err = check_hosts(out, cat("--", flag)))
+    return err;
+  return out;
 }
 
 } // namespace
@@ -101,43 +90,35 @@ caf::expected<std::vector<std::string>> translate_tf1_flags(const std::vector<st
     auto i = given.find(name);
     return i == given.end() ? std::nullopt : std::optional<std::string>{i->second};
   };
-  std::vector<std::string> out = rest;
-  auto job = get("job_name");
-  if (job && *job != "ps" && *job != "worker" && *job != "chief")
-    return bad(cat("--job_name must be ps, worker or chief, got \"", *job, "\""));
-  long index = 0;
+  tf_cluster c;
+  c.job = get("job_name");
+  if (c.job && *c.job != "ps" && *c.job != "worker" && *c.job != "chief")
+    return bad(cat("--job_name must be ps, worker or chief, got \"", *c.job, "\""));
   if (auto text = get("task_index")) {
     if (text->empty() || text->size() > 9 || text->find_first_not_of("0123456789") != std::string::npos)
       return bad(cat("--task_index must be a number >= 0, got \"", *text, "\""));
-    index = std::stol(*text);
-    out.push_back(cat("--node.index=", index));
+    c.index = std::stol(*text);
   }
-  for (const char* name : {"ps_hosts", "worker_hosts"})
+  for (auto [name, list] : {std::pair{"ps_hosts", &c.ps}, std::pair{"worker_hosts", &c.workers}})
     if (auto text = get(name)) {
       auto hosts = host_list(name, *text);
       if (!hosts)
         return std::move(hosts.error());
-      out.push_back(cat("--", find_flag(name)->option, "=", quoted_list(*hosts)));
+      *list = std::move(*hosts);
     }
-  auto chief_hosts = get("chief_hosts");
-  std::string role = job ? *job : "";
-  if (chief_hosts) {
-    auto hosts = host_list("chief_hosts", *chief_hosts);
+  if (auto text = get("chief_hosts")) {
+    auto hosts = host_list("chief_hosts", *text);
     if (!hosts)
       return std::move(hosts.error());
     if (hosts->size() != 1)
       return bad(cat("--chief_hosts must name one host:port (the chief is one task), got ", hosts->size()));
-    out.push_back(cat("--cluster.chief=", quoted(hosts->front())));
-  } else if (auto workers = get("worker_hosts")) {
-    // TF1's between-graph layout: worker 0 is the chief, reached at its own address.
-    if (job && *job == "chief")
-      return bad("--job_name=chief needs --chief_hosts (without it worker 0 is the chief, as in TF1)");
-    out.push_back(cat("--cluster.chief=", quoted(workers->substr(0, workers->find(',')))));
-    if (job && *job == "worker" && index == 0)
-      role = "chief-worker";
+    c.chief = hosts->front();
+  } else if (c.workers && c.job && *c.job == "chief") {
+    return bad("--job_name=chief needs --chief_hosts (without it worker 0 is the chief, as in TF1)");
   }
-  if (!role.empty())
-    out.push_back(cat("--node.role=", quoted(role)));
+  std::vector<std::string> out = rest;
+  for (auto& option : tf_cluster_options(c))
+    out.push_back(std::move(option));
   return out;
 }
 

@@ -4,7 +4,8 @@
 #  1. no chief job (TF1's between-graph example): ps 0 and workers 0 and 1; worker 0's process
 #     runs the chief at its own address, the others reach it there; it learns, all exit 0;
 #  2. a chief job (--chief_hosts), sync mode: chief, ps 0, workers 0 and 1 as separate processes;
-#  3. a bad job name and a TF1 flag beside the option it stands for are refused by name (exit 2).
+#  3. a bad job name and a TF1 flag beside the option it stands for are refused by name (exit 2);
+#  4. the same cluster from TF_CONFIG alone (Kubeflow's layout), and a bad TF_CONFIG refused.
 # Usage: tf1_flags_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -73,5 +74,30 @@ out=$("$bin/actorps-node" --job_name=ps --node.role='"worker"' 2>&1); rc=$?
 [[ $rc -eq 2 && "$out" == *"--job_name and --node.role are both given"* ]] || fail "both spellings: exit $rc: $out"
 out=$("$bin/actorps-node" --worker_hosts=127.0.0.1:1 --job_name=chief 2>&1); rc=$?
 [[ $rc -eq 2 && "$out" == *"--job_name=chief needs --chief_hosts"* ]] || fail "chief without hosts: exit $rc: $out"
+
+echo "== 4: TF_CONFIG alone (Kubeflow's TFJob): chief, ps 0, workers 0 and 1, sync"
+read -r c p0 w0 w1 <<< "$(free_ports 4)"
+spec="\"cluster\": {\"chief\": [\"127.0.0.1:$c\"], \"ps\": [\"127.0.0.1:$p0\"], \"worker\": [\"127.0.0.1:$w0\", \"127.0.0.1:$w1\"]}"
+mkdir -p "$tmp/logs/tfconfig"
+pids=() labels=()
+for task in chief:0 ps:0 worker:0 worker:1; do
+  TF_CONFIG="{$spec, \"task\": {\"type\": \"${task%%:*}\", \"index\": ${task#*:}}}" \
+    timeout 90 "$bin/actorps-node" "${train[@]}" --train.mode='"sync"' --train.name='"tfconfig"' \
+    > "$tmp/logs/tfconfig/${task/:/}.log" 2>&1 &
+  pids+=($!) labels+=("${task/:/}")
+done
+tfok=0
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || { fail "tfconfig: ${labels[$i]} exited non-zero:"; tail -5 "$tmp/logs/tfconfig/${labels[$i]}.log"; tfok=1; }
+done
+if [[ $tfok -eq 0 ]]; then
+  acc=$(field "$tmp/runs/tfconfig/summary.json" test_accuracy)
+  echo "test accuracy $acc, global step $(field "$tmp/runs/tfconfig/summary.json" global_step)"
+  above "$acc" 0.6 || fail "tfconfig: accuracy $acc is not > 0.6"
+  [[ $(field "$tmp/runs/tfconfig/summary.json" global_step) == 300 ]] || fail "tfconfig: not at max-steps 300"
+fi
+out=$(TF_CONFIG='{"cluster": {"worker": ["127.0.0.1:1"]}, "task": {"type": "evaluator", "index": 0}}' "$bin/actorps-node" 2>&1); rc=$?
+[[ $rc -eq 2 && "$out" == *'TF_CONFIG task.type must be chief, master, ps or worker, got "evaluator"'* ]] \
+  || fail "a bad TF_CONFIG: exit $rc: $out"
 
 finish

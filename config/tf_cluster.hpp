@@ -1,0 +1,32 @@
+// A TensorFlow cluster layout -- jobs ps, worker and an optional chief, this task's job and
+// index -- as TF1's node flags (config/tf1_flags) or TF_CONFIG (config/tf_config) give it, and
+// the actorps options it stands for. Plain logic.
+#pragma once
+
+#include <caf/error.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// Each part optional: TF1's flags may give only some of them (the rest from a config file).
+struct tf_cluster {
+  std::optional<std::string> job;                  ///< ps, worker or chief
+  std::optional<long> index;                       ///< the task's index in its job
+  std::optional<std::vector<std::string>> ps;      ///< host:port each
+  std::optional<std::vector<std::string>> workers; ///< host:port each
+  std::optional<std::string> chief;                ///< the chief task's host:port
+};
+
+/// Fails with invalid_config naming `what` (e.g. "--ps_hosts") and the entry that is not host:port.
+caf::error check_hosts(const std::vector<std::string>& hosts, const std::string& what);
+
+/// The actorps options for `c`: node.role, node.index, cluster.ps, cluster.workers and
+/// cluster.chief, for the parts given. Without a chief but with workers, as in TF1's
+/// between-graph examples, worker 0 is the chief: cluster.chief is the first worker's address
+/// and worker 0's role is chief-worker. REQUIRES: job is not chief unless chief is given.
+std::vector<std::string> tf_cluster_options(const tf_cluster& c);
+
+} // namespace actorps

@@ -1,0 +1,113 @@
+// TF_CONFIG as actorps options (see tf_config.hpp).
+#include "config/tf_config.hpp"
+
+#include "common/errc.hpp"
+#include "common/json_reader.hpp"
+#include "common/log.hpp"
+#include "config/tf_cluster.hpp"
+
+#include <cmath>
+
+namespace actorps {
+
+namespace {
+
+caf::error bad(const std::string& text) {
+  return caf::make_error(errc::invalid_config, cat("TF_CONFIG ", text));
+}
+
+// cluster.<job>: a list of host:port strings.
+caf::expected<std::vector<std::string>> job_hosts(const json_value& list, const std::string& job) {
+  std::vector<std::string> out;
+  const std::string what = cat("cluster.", job);
+  if (!list.is(json_value::kind::array))
+    return bad(cat(what, " must be a list of \"host:port\" strings"));
+  for (auto& entry : list.items) {
+    if (!entry.is(json_value::kind::string))
+      return bad(cat(what, " must be a list of \"host:port\" strings"));
+    out.push_back(entry.text);
+  }
+  if (auto err = check_hosts(out, cat("TF_CONFIG ", what)))
+    return err;
+  return out;
+}
+
+} // namespace
+
+caf::expected<std::vector<std::string>> tf_config_options(const std::string& json) {
+  auto parsed = parse_json(json, "TF_CONFIG");
+  if (!parsed)
+    return caf::make_error(errc::invalid_config, describe(parsed.error()).substr(describe(parsed.error()).find(' ') + 1));
+  if (!parsed->is(json_value::kind::object))
+    return caf::make_error(errc::invalid_config, "TF_CONFIG must be a JSON object with \"cluster\" and \"task\"");
+  const json_value* cluster = parsed->find("cluster");
+  if (cluster == nullptr || !cluster->is(json_value::kind::object))
+    return bad("has no \"cluster\" object");
+  const json_value* task = parsed->find("task");
+  if (task == nullptr || !task->is(json_value::kind::object))
+    return bad("has no \"task\" object");
+  tf_cluster c;
+  std::vector<std::string> chiefs;
+  for (auto& [job, list] : cluster->members) {
+    if (job != "chief" && job != "master" && job != "ps" && job != "worker")
+      return bad(cat("cluster.", job, ": actorps has no such job (chief, master, ps, worker)"));
+    auto hosts = job_hosts(list, job);
+    if (!hosts)
+      return std::move(hosts.error());
+    if (job == "ps")
+      c.ps = std::move(*hosts);
+    else if (job == "worker")
+      c.workers = std::move(*hosts);
+    else
+      chiefs.insert(chiefs.end(), hosts->begin(), hosts->end());
+  }
+  if (chiefs.size() > 1)
+    return bad(cat("cluster.chief must list one task, got ", chiefs.size()));
+  if (!chiefs.empty())
+    c.chief = chiefs.front();
+  if (!c.workers || c.workers->empty())
+    return bad("cluster.worker must list at least one task");
+  const json_value* type = task->find("type");
+  const std::string job = type && type->is(json_value::kind::string) ? type->text : "";
+  if (job != "chief" && job != "master" && job != "ps" && job != "worker")
+    return bad(cat("task.type must be chief, master, ps or worker, got \"", type ? (type->is(json_value::kind::string) ? type->text : "(not a string)") : "nothing", "\""));
+  c.job = job == "master" ? "chief" : job;
+  const json_value* index = task->find("index");
+  if (index == nullptr || !index->is(json_value::kind::number) || index->number < 0
+      || index->number != std::floor(index->number) || index->number > 1e9)
+    return bad(cat("task.index must be a whole number >= 0, got ",
+                   index == nullptr ? std::string{"nothing"}
+                                    : index->is(json_value::kind::number) ? cat(index->number) : std::string{"not a number"}));
+  c.index = static_cast<long>(index->number);
+  const size_t tasks = *c.job == "ps" ? (c.ps ? c.ps->size() : 0) : *c.job == "worker" ? c.workers->size() : chiefs.size();
+  const std::string listed = *c.job == "chief" ? (job == "master" ? "master" : "chief") : *c.job;
+  if (static_cast<size_t>(*c.index) >= tasks)
+    return bad(cat("task.index ", *c.index, " is outside cluster.", listed, ", which lists ", tasks, " task",
+                   tasks == 1 ? "" : "s"));
+  return tf_cluster_options(c);
+}
+
+caf::expected<std::vector<std::string>> with_tf_config(std::vector<std::string> args, const char* tf_config) {
+  auto name = [](const std::string& arg) { // "--cluster.ps=[...]" -> "cluster.ps"
+    return arg.rfind("--", 0) == 0 ? arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos
+                                                                                        : arg.find('=') - 2)
+                                   : std::string{};
+  };
+  if (tf_config == nullptr || *tf_config == '\0')
+    return args;
+  for (auto& arg : args)
+    if (name(arg) == "node.role")
+      return args; // (a role given: the command line decides)
+  auto options = tf_config_options(tf_config);
+  if (!options)
+    return std::move(options.error());
+  for (auto& option : *options)
+    for (auto& arg : args)
+      if (name(arg) == name(option))
+        return caf::make_error(errc::invalid_config, cat("TF_CONFIG and --", name(arg),
+                                                         " both set ", name(arg), ": use one"));
+  args.insert(args.end(), options->begin(), options->end());
+  return args;
+}
+
+} // namespace actorps
