@@ -4,6 +4,7 @@
 #include "compute/blas_kernels.hpp"
 #include "common/errc.hpp"
 #include "config/cluster_options.hpp"
+#include "config/slurm_cluster.hpp"
 #include "config/tf1_flags.hpp"
 #include "config/tf_config.hpp"
 #include "config/train_options.hpp"
@@ -49,6 +50,8 @@ int fail(const caf::error& err) {
 int main(int argc, char** argv) {
   actorps::reexec_with_better_blas(argv);
   auto args = actorps::translate_tf1_flags(std::vector<std::string>(argv + 1, argv + argc));
+  if (args) // --slurm: the cluster and this task from Slurm's environment (scripts/slurm/actorps.sbatch)
+    args = actorps::translate_slurm(std::move(*args), [](const char* name) -> const char* { return std::getenv(name); });
   if (args) // (no role on the command line: the cluster manager's TF_CONFIG, when set, gives it)
     args = actorps::with_tf_config(std::move(*args), std::getenv("TF_CONFIG"));
   if (!args)

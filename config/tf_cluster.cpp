@@ -20,7 +20,25 @@ std::string quoted_list(const std::vector<std::string>& entries) {
   return out + "]";
 }
 
+// "--cluster.ps=[...]" -> "cluster.ps" (empty: not an option).
+std::string option_of(const std::string& arg) {
+  if (arg.rfind("--", 0) != 0)
+    return {};
+  auto eq = arg.find('=');
+  return arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+}
+
 } // namespace
+
+caf::error check_not_given(const std::vector<std::string>& args, const std::vector<std::string>& options,
+                           const std::string& source) {
+  for (auto& option : options)
+    for (auto& arg : args)
+      if (!option_of(arg).empty() && option_of(arg) == option_of(option))
+        return caf::make_error(errc::invalid_config, cat(source, " and --", option_of(arg), " both set ",
+                                                         option_of(arg), ": use one"));
+  return caf::none;
+}
 
 caf::error check_hosts(const std::vector<std::string>& hosts, const std::string& what) {
   for (size_t i = 0; i < hosts.size(); ++i)

@@ -23,6 +23,11 @@ struct tf_cluster {
 /// Fails with invalid_config naming `what` (e.g. "--ps_hosts") and the entry that is not host:port.
 caf::error check_hosts(const std::vector<std::string>& hosts, const std::string& what);
 
+/// Fails with invalid_config when `args` set an option `options` set too:
+/// "<source> and --cluster.ps both set cluster.ps: use one".
+caf::error check_not_given(const std::vector<std::string>& args, const std::vector<std::string>& options,
+                           const std::string& source);
+
 /// The actorps options for `c`: node.role, node.index, cluster.ps, cluster.workers and
 /// cluster.chief, for the parts given. Without a chief but with workers, as in TF1's
 /// between-graph examples, worker 0 is the chief: cluster.chief is the first worker's address

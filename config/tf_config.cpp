@@ -88,24 +88,16 @@ caf::expected<std::vector<std::string>> tf_config_options(const std::string& jso
 }
 
 caf::expected<std::vector<std::string>> with_tf_config(std::vector<std::string> args, const char* tf_config) {
-  auto name = [](const std::string& arg) { // "--cluster.ps=[...]" -> "cluster.ps"
-    return arg.rfind("--", 0) == 0 ? arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos
-                                                                                        : arg.find('=') - 2)
-                                   : std::string{};
-  };
   if (tf_config == nullptr || *tf_config == '\0')
     return args;
   for (auto& arg : args)
-    if (name(arg) == "node.role")
+    if (arg.rfind("--node.role", 0) == 0)
       return args; // (a role given: the command line decides)
   auto options = tf_config_options(tf_config);
   if (!options)
     return std::move(options.error());
-  for (auto& option : *options)
-    for (auto& arg : args)
-      if (name(arg) == name(option))
-        return caf::make_error(errc::invalid_config, cat("TF_CONFIG and --", name(arg),
-                                                         " both set ", name(arg), ": use one"));
+  if (auto err = check_not_given(args, *options, "TF_CONFIG"))
+    return err;
   args.insert(args.end(), options->begin(), options->end());
   return args;
 }

@@ -3,7 +3,8 @@
 set -euo pipefail
 
 packages=(g++ cmake libcaf-dev libssl-dev libcereal-dev libboost-test-dev libopenblas-dev
-          zlib1g-dev libpng-dev dataset-fashion-mnist openssl python3 python3-numpy gnuplot-nox)
+          zlib1g-dev libpng-dev dataset-fashion-mnist openssl python3 python3-numpy gnuplot-nox
+          slurm-wlm munge) # (the last two: integration.slurm starts its own controller and daemon)
 
 missing=()
 for p in "${packages[@]}"; do
