@@ -37,6 +37,10 @@ expect_error 2 "cannot_open_file" --config-file="$tmp/missing.ini"
 
 # a bad configuration found after the options parse (model.init-from) exits 2 too, as README says
 expect_error 2 "model.init-from $tmp/nothere: no such file or directory" --model.init-from="\"$tmp/nothere\""
+/usr/bin/python3 -c 'import numpy as np, sys; np.savez(sys.argv[1], **{"dense0/weights": np.zeros((3, 3), np.float32)})' \
+  "$tmp/small.npz"
+expect_error 2 "model.init-from $tmp/small.npz: dense0/weights has shape 3x3, this model's is 784x160" \
+  --model.init-from="\"$tmp/small.npz\""
 expect_error 1 "$tmp/nodata: holds neither MNIST-format IDX files" --data.dir="\"$tmp/nodata\""
 mkdir -p "$tmp/bad"
 printf 'garbage' > "$tmp/bad/train-images-idx3-ubyte"
