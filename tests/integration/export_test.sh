@@ -60,9 +60,9 @@ digest=$(sed -n 's/.*weights digest \([0-9a-f]*\)).*/\1/p' export.out)
   --model.init-from=m.npz > again.out 2>&1 || { fail "training from m.npz failed"; tail again.out; }
 grep -q "starting from the values of m.npz (weights digest $digest)" again.out \
   || { fail "the run did not start from the exported values ($digest)"; grep starting again.out; }
-expect_error 1 "model.init-from m.npz: dense0/weights has shape 784x160, this model's is 784x100" \
+expect_error 2 "model.init-from m.npz: dense0/weights has shape 784x160, this model's is 784x100" \
   "$bin/actorps-train" --train.name=bad --train.run-dir=runs --model.hidden=[100] --model.init-from=m.npz
-expect_error 1 "model.init-from absent.npz: no such file or directory" \
+expect_error 2 "model.init-from absent.npz: no such file or directory" \
   "$bin/actorps-train" --train.run-dir=runs --model.init-from=absent.npz
 
 echo "== 5: evaluation with known answers (a model written by numpy.savez_compressed)"
