@@ -5,6 +5,7 @@
 #include "common/log.hpp"
 #include "config/tf_cluster.hpp"
 
+#include <map>
 #include <optional>
 
 namespace actorps {
@@ -127,37 +128,35 @@ caf::expected<std::vector<std::string>> translate_slurm(std::vector<std::string>
       return bad(cat("--slurm: ", name, " is not set (run the node under srun or sbatch)"));
     return std::string{value};
   };
-  auto procid_text = variable("SLURM_PROCID");
-  if (!procid_text)
-    return std::move(procid_text.error());
-  auto ntasks_text = variable("SLURM_NTASKS");
-  if (!ntasks_text)
-    return std::move(ntasks_text.error());
-  auto nodelist = variable("SLURM_JOB_NODELIST");
-  if (!nodelist)
-    return std::move(nodelist.error());
-  auto per_node_text = variable("SLURM_TASKS_PER_NODE");
-  if (!per_node_text)
-    return std::move(per_node_text.error());
-  auto procid = number(*procid_text), ntasks = number(*ntasks_text);
+  std::map<std::string, std::string> var;
+  for (const char* name : {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_JOB_NODELIST", "SLURM_TASKS_PER_NODE"}) {
+    auto value = variable(name);
+    if (!value)
+      return std::move(value.error());
+    var[name] = std::move(*value);
+  }
+  const std::string& procid_text = var["SLURM_PROCID"];
+  const std::string& ntasks_text = var["SLURM_NTASKS"];
+  const std::string& per_node_text = var["SLURM_TASKS_PER_NODE"];
+  auto procid = number(procid_text), ntasks = number(ntasks_text);
   if (!procid || !ntasks || *ntasks == 0 || *procid >= *ntasks)
-    return bad(cat("--slurm: SLURM_PROCID \"", *procid_text, "\" and SLURM_NTASKS \"", *ntasks_text,
+    return bad(cat("--slurm: SLURM_PROCID \"", procid_text, "\" and SLURM_NTASKS \"", ntasks_text,
                    "\" are not a task of the job"));
-  auto nodes = expand_hostlist(*nodelist);
+  auto nodes = expand_hostlist(var["SLURM_JOB_NODELIST"]);
   if (!nodes)
     return std::move(nodes.error());
-  auto per_node = expand_tasks_per_node(*per_node_text);
+  auto per_node = expand_tasks_per_node(per_node_text);
   if (!per_node)
     return std::move(per_node.error());
   if (per_node->size() != nodes->size())
-    return bad(cat("--slurm: SLURM_TASKS_PER_NODE \"", *per_node_text, "\" counts ", per_node->size(),
+    return bad(cat("--slurm: SLURM_TASKS_PER_NODE \"", per_node_text, "\" counts ", per_node->size(),
                    " nodes, SLURM_JOB_NODELIST names ", nodes->size()));
   std::vector<std::string> hosts; // task i's host:port, in Slurm's block order
   for (size_t n = 0; n < nodes->size(); ++n)
     for (uint32_t k = 0; k < (*per_node)[n]; ++k)
       hosts.push_back(cat((*nodes)[n], ":", port_base + k));
   if (static_cast<long>(hosts.size()) != *ntasks)
-    return bad(cat("--slurm: SLURM_TASKS_PER_NODE \"", *per_node_text, "\" counts ", hosts.size(),
+    return bad(cat("--slurm: SLURM_TASKS_PER_NODE \"", per_node_text, "\" counts ", hosts.size(),
                    " tasks, SLURM_NTASKS is ", *ntasks));
   const long first_ps = chief ? 1 : 0, first_worker = first_ps + ps;
   if (ps < 1 || first_worker >= *ntasks)
