@@ -294,7 +294,7 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg, 
   st.detached = detached;
   st.shard_opt = st.cfg.shard_optimizer;
   if (auto err = prepare(self)) {
-    fail_run(self, caf::make_error(code_of(err), cat("cannot start: ", describe(err))), peers::leave); // (its code:
+    fail_run(self, caf::make_error(code_of(err), cat("cannot start: ", context_of(err))), peers::leave); // (its code:
     // invalid_config exits 2, a file that cannot be read 1)
   } else {
     log_line(tag, cat(to_string(st.cfg.cluster.mode), " with ", st.cfg.cluster.workers.size(), " workers: shards apply ",

@@ -66,6 +66,12 @@ std::string describe(const caf::error& err) {
   return caf::to_string(err);
 }
 
+std::string context_of(const caf::error& err) {
+  if (err.category() == caf::atom("actorps"))
+    return context_text(err.context());
+  return caf::to_string(err);
+}
+
 int exit_code(const caf::error& err) {
   if (!err)
     return 0;

@@ -41,6 +41,10 @@ const char* to_string(errc x);
 /// Renders an error made with make_error(errc, ...) as "code: context"; other errors via CAF.
 std::string describe(const caf::error& err);
 
+/// An error's text without its code: the context of actorps's errors ("a.idx: truncated"), CAF's
+/// rendering of others. For wrapping an error in another's context.
+std::string context_of(const caf::error& err);
+
 /// The actorps code of an error: its own for actorps's errors, timeout for CAF's request
 /// timeout, peer_unreachable for CAF's other errors (a broken connection, a peer gone).
 errc code_of(const caf::error& err);
