@@ -27,6 +27,8 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))
 PY
 )"
 node=$(hostname -s)
+# (tasks listen at their node's name, as on a real cluster: it must resolve)
+getent hosts "$node" > /dev/null || { echo "skipped: this machine's name $node does not resolve"; exit 77; }
 export SLURM_CONF=$sl/slurm.conf
 cat > "$SLURM_CONF" <<CONF
 ClusterName=actorps-test
