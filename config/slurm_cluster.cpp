@@ -16,13 +16,6 @@ caf::error bad(const std::string& text) {
   return caf::make_error(errc::invalid_config, text);
 }
 
-// A whole number of 1..9 digits, or nullopt.
-std::optional<long> number(const std::string& text) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  return std::stol(text);
-}
-
 // Splits at the commas outside brackets.
 std::vector<std::string> top_level_items(const std::string& text) {
   std::vector<std::string> out{""};
@@ -59,7 +52,7 @@ caf::expected<std::vector<std::string>> expand_hostlist(const std::string& text)
       auto dash = range.find('-');
       const std::string first = range.substr(0, dash);
       const std::string last = dash == std::string::npos ? first : range.substr(dash + 1);
-      auto from = number(first), to = number(last);
+      auto from = whole_number(first), to = whole_number(last);
       if (!from || !to)
         return flaw(cat("\"", range, "\" is not a number or a range like 01-03"));
       if (*to < *from)
@@ -79,11 +72,11 @@ caf::expected<std::vector<uint32_t>> expand_tasks_per_node(const std::string& te
   std::vector<uint32_t> out;
   for (auto& item : top_level_items(text)) {
     auto paren = item.find('(');
-    auto count = number(item.substr(0, paren));
+    auto count = whole_number(item.substr(0, paren));
     long repeat = 1;
     if (paren != std::string::npos) {
       auto times = item.size() > paren + 3 && item.compare(paren, 2, "(x") == 0 && item.back() == ')'
-                     ? number(item.substr(paren + 2, item.size() - paren - 3))
+                     ? whole_number(item.substr(paren + 2, item.size() - paren - 3))
                      : std::nullopt;
       if (!times)
         count.reset();
@@ -112,7 +105,7 @@ caf::expected<std::vector<std::string>> translate_slurm(std::vector<std::string>
     } else if (arg.rfind("--slurm-ps=", 0) == 0 || arg.rfind("--slurm-port-base=", 0) == 0) {
       auto eq = arg.find('=');
       flag_seen = arg.substr(0, eq);
-      auto value = number(arg.substr(eq + 1));
+      auto value = whole_number(arg.substr(eq + 1));
       if (!value)
         return bad(cat(flag_seen, " must be a whole number, got \"", arg.substr(eq + 1), "\""));
       (flag_seen == "--slurm-ps" ? ps : port_base) = *value;
@@ -120,8 +113,10 @@ caf::expected<std::vector<std::string>> translate_slurm(std::vector<std::string>
       rest.push_back(arg);
     }
   }
+  if (!on && !flag_seen.empty())
+    return bad(cat(flag_seen, " needs --slurm"));
   if (!on)
-    return flag_seen.empty() ? std::move(args) : caf::expected<std::vector<std::string>>{bad(cat(flag_seen, " needs --slurm"))};
+    return args;
   auto variable = [&](const char* name) -> caf::expected<std::string> {
     const char* value = getenv(name);
     if (value == nullptr || *value == '\0')
@@ -138,7 +133,7 @@ caf::expected<std::vector<std::string>> translate_slurm(std::vector<std::string>
   const std::string& procid_text = var["SLURM_PROCID"];
   const std::string& ntasks_text = var["SLURM_NTASKS"];
   const std::string& per_node_text = var["SLURM_TASKS_PER_NODE"];
-  auto procid = number(procid_text), ntasks = number(ntasks_text);
+  auto procid = whole_number(procid_text), ntasks = whole_number(ntasks_text);
   if (!procid || !ntasks || *ntasks == 0 || *procid >= *ntasks)
     return bad(cat("--slurm: SLURM_PROCID \"", procid_text, "\" and SLURM_NTASKS \"", ntasks_text,
                    "\" are not a task of the job"));

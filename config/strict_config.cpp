@@ -81,16 +81,23 @@ const caf::config_option* lookup(const caf::config_option_set& opts, const std::
   return opts.qualified_name_lookup(qualified.substr(0, dot), qualified.substr(dot + 1));
 }
 
-// The qualified names the command line sets ("--train.batch-size=3" -> "train.batch-size").
+// The qualified names the command line sets.
 std::vector<std::string> given_options(const std::vector<std::string>& args) {
   std::vector<std::string> out;
   for (auto& arg : args)
-    if (arg.rfind("--", 0) == 0 && arg.size() > 2)
-      out.push_back(arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2));
+    if (auto name = option_name(arg); !name.empty())
+      out.push_back(std::move(name));
   return out;
 }
 
 } // namespace
+
+std::string option_name(const std::string& arg) {
+  if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
+    return {};
+  auto eq = arg.find('=');
+  return arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+}
 
 caf::error strict_config::check_level(const caf::settings& level, const std::string& prefix,
                                       const std::string& source, bool apply,
@@ -138,10 +145,10 @@ caf::error strict_config::check_text(const std::string& text, const std::string&
 
 caf::error strict_config::check_command_line(const std::vector<std::string>& args) const {
   for (auto& arg : args) {
-    if (arg.rfind("--", 0) != 0 || arg.size() == 2)
+    auto name = option_name(arg);
+    if (name.empty())
       continue; // (short options and stray words: CAF's parse and the remainder check)
     auto eq = arg.find('=');
-    auto name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
     if (name == "help" || name == "long-help" || name == "dump-config")
       continue;
     const caf::config_option* opt = lookup(custom_options_, name);

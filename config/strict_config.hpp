@@ -10,6 +10,10 @@
 
 namespace actorps {
 
+/// The option a command-line argument sets: "--train.batch-size=3" and "--cluster.elastic" give
+/// "train.batch-size" and "cluster.elastic"; empty for anything else ("-h", "stray", "--").
+std::string option_name(const std::string& arg);
+
 class strict_config : public caf::actor_system_config {
 public:
   /// What parse_strict decided.

@@ -4,6 +4,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "config/cluster_options.hpp"
+#include "config/strict_config.hpp"
 #include "config/tf_cluster.hpp"
 
 #include <map>
@@ -33,14 +34,6 @@ const tf1_flag* find_flag(const std::string& name) {
     if (name == f.name)
       return &f;
   return nullptr;
-}
-
-// The option name of an argument "--name=value" or "--name" (empty if it is not an option).
-std::string option_name(const std::string& arg) {
-  if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
-    return {};
-  auto eq = arg.find('=');
-  return arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
 }
 
 caf::expected<std::vector<std::string>> host_list(const std::string& flag, const std::string& text) {
@@ -95,9 +88,9 @@ caf::expected<std::vector<std::string>> translate_tf1_flags(const std::vector<st
   if (c.job && *c.job != "ps" && *c.job != "worker" && *c.job != "chief")
     return bad(cat("--job_name must be ps, worker or chief, got \"", *c.job, "\""));
   if (auto text = get("task_index")) {
-    if (text->empty() || text->size() > 9 || text->find_first_not_of("0123456789") != std::string::npos)
+    c.index = whole_number(*text);
+    if (!c.index)
       return bad(cat("--task_index must be a number >= 0, got \"", *text, "\""));
-    c.index = std::stol(*text);
   }
   for (auto [name, list] : {std::pair{"ps_hosts", &c.ps}, std::pair{"worker_hosts", &c.workers}})
     if (auto text = get(name)) {

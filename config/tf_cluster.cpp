@@ -4,6 +4,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "config/cluster_options.hpp"
+#include "config/strict_config.hpp"
 
 namespace actorps {
 
@@ -20,23 +21,20 @@ std::string quoted_list(const std::vector<std::string>& entries) {
   return out + "]";
 }
 
-// "--cluster.ps=[...]" -> "cluster.ps" (empty: not an option).
-std::string option_of(const std::string& arg) {
-  if (arg.rfind("--", 0) != 0)
-    return {};
-  auto eq = arg.find('=');
-  return arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-}
-
 } // namespace
+
+std::optional<long> whole_number(const std::string& text) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stol(text);
+}
 
 caf::error check_not_given(const std::vector<std::string>& args, const std::vector<std::string>& options,
                            const std::string& source) {
   for (auto& option : options)
     for (auto& arg : args)
-      if (!option_of(arg).empty() && option_of(arg) == option_of(option))
-        return caf::make_error(errc::invalid_config, cat(source, " and --", option_of(arg), " both set ",
-                                                         option_of(arg), ": use one"));
+      if (auto name = option_name(arg); !name.empty() && name == option_name(option))
+        return caf::make_error(errc::invalid_config, cat(source, " and --", name, " both set ", name, ": use one"));
   return caf::none;
 }
 

@@ -20,6 +20,9 @@ struct tf_cluster {
   std::optional<std::string> chief;                ///< the chief task's host:port
 };
 
+/// A whole number of 1 to 9 digits ("12" -> 12); nullopt for anything else (a sign, a space).
+std::optional<long> whole_number(const std::string& text);
+
 /// Fails with invalid_config naming `what` (e.g. "--ps_hosts") and the entry that is not host:port.
 caf::error check_hosts(const std::vector<std::string>& hosts, const std::string& what);
 

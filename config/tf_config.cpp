@@ -4,9 +4,11 @@
 #include "common/errc.hpp"
 #include "common/json_reader.hpp"
 #include "common/log.hpp"
+#include "config/strict_config.hpp"
 #include "config/tf_cluster.hpp"
 
 #include <cmath>
+#include <map>
 
 namespace actorps {
 
@@ -37,7 +39,7 @@ caf::expected<std::vector<std::string>> job_hosts(const json_value& list, const 
 caf::expected<std::vector<std::string>> tf_config_options(const std::string& json) {
   auto parsed = parse_json(json, "TF_CONFIG");
   if (!parsed)
-    return caf::make_error(errc::invalid_config, describe(parsed.error()).substr(describe(parsed.error()).find(' ') + 1));
+    return caf::make_error(errc::invalid_config, context_of(parsed.error())); // (not JSON: a bad configuration)
   if (!parsed->is(json_value::kind::object))
     return caf::make_error(errc::invalid_config, "TF_CONFIG must be a JSON object with \"cluster\" and \"task\"");
   const json_value* cluster = parsed->find("cluster");
@@ -47,13 +49,15 @@ caf::expected<std::vector<std::string>> tf_config_options(const std::string& jso
   if (task == nullptr || !task->is(json_value::kind::object))
     return bad("has no \"task\" object");
   tf_cluster c;
-  std::vector<std::string> chiefs;
+  std::vector<std::string> chiefs;          // chief and master (TF's older name) together
+  std::map<std::string, size_t> tasks_of;   // per job
   for (auto& [job, list] : cluster->members) {
     if (job != "chief" && job != "master" && job != "ps" && job != "worker")
       return bad(cat("cluster.", job, ": actorps has no such job (chief, master, ps, worker)"));
     auto hosts = job_hosts(list, job);
     if (!hosts)
       return std::move(hosts.error());
+    tasks_of[job] = hosts->size();
     if (job == "ps")
       c.ps = std::move(*hosts);
     else if (job == "worker")
@@ -79,10 +83,9 @@ caf::expected<std::vector<std::string>> tf_config_options(const std::string& jso
                    index == nullptr ? std::string{"nothing"}
                                     : index->is(json_value::kind::number) ? cat(index->number) : std::string{"not a number"}));
   c.index = static_cast<long>(index->number);
-  const size_t tasks = *c.job == "ps" ? (c.ps ? c.ps->size() : 0) : *c.job == "worker" ? c.workers->size() : chiefs.size();
-  const std::string listed = *c.job == "chief" ? (job == "master" ? "master" : "chief") : *c.job;
+  const size_t tasks = *c.job == "chief" ? chiefs.size() : tasks_of[job];
   if (static_cast<size_t>(*c.index) >= tasks)
-    return bad(cat("task.index ", *c.index, " is outside cluster.", listed, ", which lists ", tasks, " task",
+    return bad(cat("task.index ", *c.index, " is outside cluster.", job, ", which lists ", tasks, " task",
                    tasks == 1 ? "" : "s"));
   return tf_cluster_options(c);
 }
@@ -91,7 +94,7 @@ caf::expected<std::vector<std::string>> with_tf_config(std::vector<std::string> 
   if (tf_config == nullptr || *tf_config == '\0')
     return args;
   for (auto& arg : args)
-    if (arg.rfind("--node.role", 0) == 0)
+    if (option_name(arg) == "node.role")
       return args; // (a role given: the command line decides)
   auto options = tf_config_options(tf_config);
   if (!options)

@@ -167,10 +167,8 @@ run_commands run_control::failed(uint64_t op, errc code, const std::string& what
 }
 
 run_commands run_control::setup_failed(uint32_t s, errc code, const std::string& what) {
-  if (phase_ == run_phase::init_shards && s < flight_.restoring.size() && (flight_.restoring[s] || flight_.set_up[s]))
-    return {}; // (its restore answers in its place, or it was answered)
-  if (phase_ != run_phase::init_shards)
-    return {};
+  if (phase_ != run_phase::init_shards || s >= flight_.restoring.size() || flight_.restoring[s] || flight_.set_up[s])
+    return {}; // (over; or its restore answers in its place, or it was answered)
   return fail(code, what);
 }
 

@@ -39,8 +39,8 @@ struct cluster::worker_node {
   struct exchange {
     uint64_t step = 0;                  ///< steps ended (the one computed next)
     uint64_t stop_before = UINT64_MAX;  ///< a slice of the group stopped before this step
-    bool waiting = false;               ///< a step is begun and not ready
-    bool computed = false;              ///< its own part of that step is computed
+    enum class stage { idle, computing, awaiting_parts }; ///< a begun step: its own part, then the others'
+    stage at = stage::idle;
     int rows = 0;
     std::map<uint64_t, std::set<uint32_t>> parts; ///< per step: the slices whose part arrived
   } mp;

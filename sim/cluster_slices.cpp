@@ -20,8 +20,7 @@ void cluster::each_peer(uint32_t j, const std::function<void(uint32_t)>& fn) con
 
 void cluster::slice_compute(uint32_t j, int rows) {
   auto& w = *workers_[j];
-  w.mp.waiting = true;
-  w.mp.computed = false;
+  w.mp.at = worker_node::exchange::stage::computing;
   w.mp.rows = rows;
   if (w.mp.stop_before <= w.mp.step) // (the exchange refuses to begin a step past a peer's stop)
     return slice_follow(j);
@@ -29,7 +28,7 @@ void cluster::slice_compute(uint32_t j, int rows) {
   const vtime took = span + static_cast<vtime>(rng_.below(static_cast<uint64_t>(span / 2) + 1));
   at(now_ + took, [this, j, inc = w.incarnation] {
     to_worker(worker_id(j), j, inc, [this, j](worker_node& w) {
-      w.mp.computed = true;
+      w.mp.at = worker_node::exchange::stage::awaiting_parts;
       each_peer(j, [this, j, step = w.mp.step](uint32_t k) {
         to_worker(worker_id(j), k, workers_[k]->incarnation, [this, j, k, step](worker_node& peer) {
           peer.mp.parts[step].insert(j);
@@ -52,19 +51,20 @@ void cluster::slice_announce_stop(uint32_t j) {
 
 void cluster::slice_follow(uint32_t j) {
   auto& w = *workers_[j];
-  if (!w.mp.waiting)
+  using stage = worker_node::exchange::stage;
+  if (w.mp.at == stage::idle)
     return;
   if (w.mp.stop_before <= w.mp.step) {
-    w.mp.waiting = false;
+    w.mp.at = stage::idle;
     return worker_execute(j, w.ctl->step_status(replica_control::step_state::stopped, 0));
   }
   auto it = w.mp.parts.find(w.mp.step);
   const size_t others = sc_.slices - 1;
-  if (!w.mp.computed || (others > 0 && (it == w.mp.parts.end() || it->second.size() < others)))
+  if (w.mp.at != stage::awaiting_parts || (others > 0 && (it == w.mp.parts.end() || it->second.size() < others)))
     return;
   if (it != w.mp.parts.end())
     w.mp.parts.erase(it);
-  w.mp.waiting = false;
+  w.mp.at = stage::idle;
   ++w.mp.step;
   worker_execute(j, w.ctl->step_status(replica_control::step_state::ready, w.mp.rows));
 }
