@@ -4,7 +4,8 @@ set -euo pipefail
 
 packages=(g++ cmake libcaf-dev libssl-dev libcereal-dev libboost-test-dev libopenblas-dev
           zlib1g-dev libpng-dev dataset-fashion-mnist openssl python3 python3-numpy gnuplot-nox
-          slurm-wlm munge) # (the last two: integration.slurm starts its own controller and daemon)
+          slurm-wlm munge  # integration.slurm starts its own controller and daemon
+          python3-protobuf prometheus) # the event-file reader of the tests; integration.prometheus's server
 
 missing=()
 for p in "${packages[@]}"; do

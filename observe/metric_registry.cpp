@@ -1,0 +1,95 @@
+// Gauges, counters and the text exposition format.
+#include "observe/metric_registry.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+namespace actorps {
+
+namespace {
+
+std::string escaped(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string label(const std::pair<std::string, std::string>& kv) {
+  return kv.first.empty() ? std::string{} : kv.first + "=\"" + escaped(kv.second) + "\"";
+}
+
+std::string number(double v) {
+  if (std::isnan(v))
+    return "NaN";
+  if (std::isinf(v))
+    return v > 0 ? "+Inf" : "-Inf";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+} // namespace
+
+metric_registry::metric_registry(std::map<std::string, std::string> labels) {
+  for (auto& kv : labels)
+    base_labels_ += (base_labels_.empty() ? "" : ",") + label(kv);
+}
+
+std::string metric_registry::name_of_tag(const std::string& tag) {
+  std::string out = "actorps_";
+  for (char c : tag)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  return out;
+}
+
+void metric_registry::update(const std::string& name, type kind, double v, bool add,
+                             const std::pair<std::string, std::string>& extra) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto& f = families_[name];
+  f.kind = kind;
+  auto& sample = f.samples[label(extra)];
+  sample = add ? sample + v : v;
+}
+
+void metric_registry::set(const std::string& name, double value, std::pair<std::string, std::string> extra) {
+  update(name, type::gauge, value, false, extra);
+}
+
+void metric_registry::add(const std::string& name, double delta, std::pair<std::string, std::string> extra) {
+  update(name, type::counter, delta, true, extra);
+}
+
+double metric_registry::value(const std::string& name, std::pair<std::string, std::string> extra) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto f = families_.find(name);
+  if (f == families_.end())
+    return 0.0;
+  auto s = f->second.samples.find(label(extra));
+  return s == f->second.samples.end() ? 0.0 : s->second;
+}
+
+std::string metric_registry::exposition() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  std::string out;
+  for (auto& [name, f] : families_) {
+    out += "# TYPE " + name + (f.kind == type::counter ? " counter\n" : " gauge\n");
+    for (auto& [extra, v] : f.samples) {
+      std::string labels = base_labels_;
+      if (!extra.empty())
+        labels += (labels.empty() ? "" : ",") + extra;
+      out += name + (labels.empty() ? "" : "{" + labels + "}") + " " + number(v) + "\n";
+    }
+  }
+  return out;
+}
+
+} // namespace actorps

@@ -1,0 +1,47 @@
+// A node's metrics as Prometheus reads them: gauges and counters, each name with the node's
+// labels (run, role, index) and optionally one more label pair (worker="2"), rendered in the
+// text exposition format 0.0.4. Thread-safe.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace actorps {
+
+class metric_registry {
+public:
+  enum class type { gauge, counter };
+
+  /// Labels every sample carries, e.g. {{"run", "r1"}, {"role", "worker"}, {"index", "0"}}.
+  explicit metric_registry(std::map<std::string, std::string> labels = {});
+
+  /// Sets a gauge; `extra` (optional "key", "value") adds a label.
+  void set(const std::string& name, double value, std::pair<std::string, std::string> extra = {});
+
+  /// Adds to a counter (created at 0).
+  void add(const std::string& name, double delta, std::pair<std::string, std::string> extra = {});
+
+  /// The value of a gauge or counter (0 when absent).
+  double value(const std::string& name, std::pair<std::string, std::string> extra = {}) const;
+
+  /// One "# HELP", "# TYPE" and the samples per name, sorted by name.
+  std::string exposition() const;
+
+  /// "actorps_" and the tag with every character outside [a-zA-Z0-9_] turned into '_'
+  /// ("validation/accuracy" -> "actorps_validation_accuracy").
+  static std::string name_of_tag(const std::string& tag);
+
+private:
+  struct family {
+    type kind = type::gauge;
+    std::map<std::string, double> samples; // by the extra label's rendering ("" or worker="2")
+  };
+  void update(const std::string& name, type kind, double v, bool add, const std::pair<std::string, std::string>& extra);
+  std::string base_labels_;
+  mutable std::mutex mtx_;
+  std::map<std::string, family> families_;
+};
+
+} // namespace actorps
