@@ -43,6 +43,7 @@ void declare_train_options(strict_config& cfg, option_values& v) {
     .add(v.early_stopping_metric, "early-stopping-metric", "validation-loss or train-loss (the mean since the "
                                                            "previous evaluation): what patience watches")
     .add(v.progress_every, "progress-every", "print a progress line every N steps")
+    .add(v.tensorboard, "tensorboard", "write TensorBoard event files to <run-dir>/<name>/tensorboard/<node>/")
     .add(v.eval_every, "eval-every", "also evaluate every N steps (0: none)")
     .add(v.eval_every_epochs, "eval-every-epochs", "evaluate every K epochs (0: none)")
     .add(v.optimizer, "optimizer", "sgd, momentum, nesterov, adam, adagrad or rmsprop (empty: the preset's)")
@@ -304,6 +305,7 @@ caf::expected<train_settings> validate(const option_values& v) {
   s.patience = v.patience;
   s.early_stopping = *metric;
   s.progress_every = v.progress_every;
+  s.tensorboard = v.tensorboard;
   s.eval_every = v.eval_every;
   s.eval_every_epochs = v.eval_every_epochs;
   s.optimizer = std::move(*opt);

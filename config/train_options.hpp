@@ -44,6 +44,7 @@ struct option_values {
   int progress_every = 200;
   int eval_every = 0;
   int eval_every_epochs = 1;
+  bool tensorboard = true;
   std::string optimizer;
   double learning_rate = 0.0;
   double momentum = -1.0;
@@ -108,6 +109,7 @@ struct train_settings {
   int patience = 5;        ///< evaluations without a better early_stopping metric before stopping; 0: off
   stop_metric early_stopping = stop_metric::validation_loss;
   int progress_every = 200;
+  bool tensorboard = true; ///< event files under <run-dir>/<name>/tensorboard/<node>/
   int eval_every = 0;      ///< extra evaluations every N steps; 0: none
   int eval_every_epochs = 1; ///< evaluations every K epochs; 0: none
   optimizer_params optimizer;

@@ -65,6 +65,15 @@ caf::error run_monitor::evaluate(int64_t step, int64_t examples, const json_obje
   row.merge(extra);
   if (auto err = log_.append_metrics(row))
     return err;
+  if (telemetry_) {
+    std::vector<std::pair<std::string, double>> scalars{{"validation/loss", val->loss},
+                                                        {"validation/accuracy", val->accuracy},
+                                                        {"test/loss", test->loss},
+                                                        {"test/accuracy", test->accuracy}};
+    if (train_loss)
+      scalars.emplace_back("train/loss", *train_loss);
+    telemetry_->scalars(step, scalars);
+  }
   log_line(mode_, cat("eval at step ", step, " epoch ", epochs(examples), ": validation loss ",
                       val->loss, " accuracy ", val->accuracy, ", test accuracy ", test->accuracy));
   last_step_ = step;

@@ -9,6 +9,7 @@
 #include "model/network.hpp"
 #include "train/run_log.hpp"
 #include "train/stop_rule.hpp"
+#include "observe/telemetry.hpp"
 
 #include <caf/expected.hpp>
 
@@ -58,6 +59,10 @@ public:
   caf::error evaluate(int64_t step, int64_t examples, const json_object& extra = json_object{},
                       std::optional<double> train_loss = std::nullopt);
 
+  /// Every evaluation also goes to t as the scalars validation/loss, validation/accuracy,
+  /// test/loss, test/accuracy and train/loss (when measured), at the evaluation's step.
+  void report_to(std::shared_ptr<telemetry> t) { telemetry_ = std::move(t); }
+
   /// Appends an event row (a join, a leave, an epoch's example count) to metrics.jsonl, with
   /// the seconds since the start.
   caf::error record(json_object row);
@@ -95,6 +100,7 @@ private:
   const data_splits& data_;
   run_log log_;
   stop_rule rule_;
+  std::shared_ptr<telemetry> telemetry_;
   caf::expected<std::string> save_model(const char* which, std::vector<std::vector<float>> values, int64_t step,
                                         double validation_accuracy);
 

@@ -13,6 +13,7 @@
 #include "train/evaluate.hpp"
 #include "train/model_report.hpp"
 #include "train/run_log.hpp"
+#include "train/run_telemetry.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -42,6 +43,7 @@ struct session {
   std::unique_ptr<network> net;
   std::optional<optimizer> opt;
   std::optional<run_log> log;
+  std::shared_ptr<telemetry> observed;
 };
 
 caf::expected<session> prepare(const train_settings& s) {
@@ -74,6 +76,10 @@ caf::expected<session> prepare(const train_settings& s) {
   if (!log)
     return std::move(log.error());
   out.log.emplace(std::move(*log));
+  auto observed = open_run_telemetry(s, "trainer", 0, {{"backend", out.be->name()}});
+  if (!observed)
+    return std::move(observed.error());
+  out.observed = std::move(*observed);
   log_model(tag, s, spec);
   log_line(tag, cat("optimizer ", to_string(s.optimizer.kind), " lr ", s.optimizer.learning_rate,
                     " (", to_string(s.optimizer.schedule), "); batch ", s.batch_size, "; backend ",
@@ -97,6 +103,7 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
   std::vector<float> images(static_cast<size_t>(s.batch_size) * train.cols);
   std::vector<float> labels(static_cast<size_t>(s.batch_size));
   run_monitor monitor{s, "single", net, ss.data, std::move(*ss.log)};
+  monitor.report_to(ss.observed);
 
   run_summary sum;
   sum.backend = ss.be->name();
@@ -141,8 +148,10 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
     if (progress) {
       double dt = train_seconds - interval_train_start;
       auto rate = static_cast<int64_t>((examples - interval_examples_start) / std::max(dt, 1e-9));
-      log_line(tag, cat("step ", step, " epoch ", monitor.epochs(examples), " | ", rate,
-                        " examples/s | loss ", interval_rows > 0 ? interval_loss / interval_rows : 0.0));
+      const double loss = interval_rows > 0 ? interval_loss / interval_rows : 0.0;
+      log_line(tag, cat("step ", step, " epoch ", monitor.epochs(examples), " | ", rate, " examples/s | loss ", loss));
+      report_progress(*ss.observed, s.optimizer, step, static_cast<double>(rate), s.progress_every / std::max(dt, 1e-9),
+                      loss);
       interval_loss = 0.0;
       interval_rows = 0;
       interval_train_start = train_seconds;

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Reads TensorBoard event files as TensorBoard would, independently of the C++ writer: checks
 every record's masked CRC-32C (a CRC of its own, bit by bit) and parses every Event with the
 protobuf library (python3-protobuf) from a schema built here with TensorFlow's field numbers.
