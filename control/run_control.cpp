@@ -244,6 +244,7 @@ void run_control::start_training(run_time now, run_commands& out) {
       m = member::training;
   train_start_ = now;
   line_start_ = now;
+  line_step_ = steps_;
   next_line_step_ = steps_ + cfg_.progress_every;
   next_eval_step_ = steps_ + cfg_.eval_every;
   next_eval_epoch_ = next_epoch_evaluation(static_cast<double>(examples_) / cfg_.train_rows, cfg_.eval_every_epochs);
@@ -498,8 +499,13 @@ void run_control::count(int64_t examples, double loss_sum, run_time now, run_com
     double span = std::chrono::duration<double>(now - line_start_).count();
     // (reports that arrive together, e.g. a backlog, span no time: no rate to speak of)
     auto rate = span >= 0.01 ? cat(static_cast<int64_t>(line_examples_ / span), " examples/s") : std::string{"- examples/s"};
-    out.push_back(run_command::log(cat("step ", steps_, " epoch ", static_cast<double>(examples_) / cfg_.train_rows, " | ",
-                                       rate, " | loss ", line_examples_ > 0 ? line_loss_ / line_examples_ : 0.0)));
+    const double loss = line_examples_ > 0 ? line_loss_ / line_examples_ : 0.0;
+    auto line = run_command::log(cat("step ", steps_, " epoch ", static_cast<double>(examples_) / cfg_.train_rows, " | ",
+                                     rate, " | loss ", loss));
+    if (span >= 0.01)
+      line.figures = progress_figures{steps_, line_examples_ / span, (steps_ - line_step_) / span, loss};
+    out.push_back(std::move(line));
+    line_step_ = steps_;
     line_loss_ = 0.0;
     line_examples_ = 0;
     line_start_ = now;

@@ -72,6 +72,14 @@ struct run_control_config {
   std::function<std::optional<std::string>(int64_t steps, int64_t examples)> should_stop;
 };
 
+/// The figures of a progress line (TensorBoard's examples/sec, global_step/sec and loss).
+struct progress_figures {
+  int64_t step = 0;
+  double examples_per_sec = 0.0;
+  double steps_per_sec = 0.0;
+  double loss = 0.0;
+};
+
 /// One thing for the actor to do. Work that answers (evaluate, save, finish) carries an op id;
 /// the answer names it, and answers for an op the controller abandoned are ignored.
 struct run_command {
@@ -104,6 +112,7 @@ struct run_command {
   errc code = errc::none;
   std::string text;
   std::chrono::milliseconds after{0};
+  std::optional<progress_figures> figures; ///< log: a progress line's figures
 
   static run_command log(std::string text) {
     run_command c{kind::log};
@@ -308,6 +317,7 @@ private:
   int64_t workers_lost_ = 0;
   double line_loss_ = 0.0;
   int64_t line_examples_ = 0;
+  int64_t line_step_ = 0;     ///< the global step at the last progress line
   loss_mean eval_loss_; ///< the training loss reported since the previous evaluation
   int64_t next_line_step_ = 0;
   run_time line_start_{};

@@ -1246,4 +1246,19 @@ BOOST_AUTO_TEST_CASE(a_groups_first_slice_takes_its_grants_and_the_run_ends_at_m
   BOOST_TEST(has(out, kind::stop_workers));
 }
 
+BOOST_AUTO_TEST_CASE(progress_lines_carry_their_figures) {
+  auto c = open_ended();
+  c.progress_every = 100;
+  controller ctl{c};
+  start(ctl);
+  ctl.progress(0, 50, 2500, 50.0, false, t0 + 1s);
+  auto cmds = ctl.progress(1, 50, 2500, 100.0, false, t0 + 2s);
+  auto line = std::find_if(cmds.begin(), cmds.end(), [](const run_command& x) { return x.what == kind::log && x.figures; });
+  BOOST_REQUIRE(line != cmds.end());
+  BOOST_TEST(line->figures->step == 100);
+  BOOST_TEST(line->figures->examples_per_sec == 2500.0); // 5,000 examples in the 2 s since training began
+  BOOST_TEST(line->figures->steps_per_sec == 50.0);
+  BOOST_TEST(line->figures->loss == 0.03, boost::test_tools::tolerance(1e-12)); // (50 + 100) / 5,000
+}
+
 BOOST_AUTO_TEST_SUITE_END()

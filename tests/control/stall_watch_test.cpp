@@ -1,0 +1,55 @@
+// Tests of control/stall_watch: when a stall report is due, and whom the line names.
+#include "control/stall_watch.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace actorps;
+using namespace std::chrono_literals;
+
+BOOST_AUTO_TEST_SUITE(stall_watch)
+
+BOOST_AUTO_TEST_CASE(due_after_the_interval_without_a_step_and_again_each_interval) {
+  actorps::stall_watch w{10s};
+  std::chrono::steady_clock::time_point t0{};
+  BOOST_TEST(!w.due(t0 + 60s)); // (before training: nothing observed)
+  w.observe(5, t0);
+  BOOST_TEST(!w.due(t0 + 9s));
+  w.observe(6, t0 + 9s); // a step: the stall clock starts again
+  BOOST_TEST(!w.due(t0 + 18s));
+  w.observe(6, t0 + 18s); // the same step: no progress
+  BOOST_TEST(w.due(t0 + 19s));
+  BOOST_TEST(w.stalled_seconds(t0 + 19s) == 10.0);
+  BOOST_TEST(!w.due(t0 + 20s)); // reported: the next one an interval later
+  BOOST_TEST(w.due(t0 + 29s));
+  BOOST_TEST(w.check_every().count() == 5000);
+  actorps::stall_watch off{0s};
+  off.observe(1, t0);
+  BOOST_TEST(!off.due(t0 + 1000s));
+}
+
+BOOST_AUTO_TEST_CASE(sync_names_the_worker_the_open_step_lacks) {
+  std::vector<stall_worker> workers{{"worker 0", 10.5, 0.2, false}, {"worker 1", 10.5, 0.3, false},
+                                    {"worker 2", 11.0, 10.4, true}};
+  auto line = stall_report(10.2, 340, 10.0, workers, {{"shard 0", true}, {"shard 1", true}});
+  BOOST_TEST(line == "stall: no global step for 10.2 s (at step 340); waiting for worker 2 (last push 10.4 s ago, "
+                     "last report 11.0 s ago, its gradient is missing from the open step)", line);
+}
+
+BOOST_AUTO_TEST_CASE(async_names_workers_silent_for_the_interval_and_shards_that_do_not_answer) {
+  std::vector<stall_worker> workers{{"worker 0", 12.0, 11.0, false}, {"worker 1", 0.5, 0.1, false}};
+  auto line = stall_report(12.0, 7, 10.0, workers, {{"shard 0", true}, {"shard 1 at h:1", false}});
+  BOOST_TEST(line.find("waiting for worker 0 (last push 11.0 s ago, last report 12.0 s ago)") != std::string::npos, line);
+  BOOST_TEST(line.find("worker 1") == std::string::npos, line);
+  BOOST_TEST(line.find("; no answer within 10.0 s from shard 1 at h:1") != std::string::npos, line);
+}
+
+BOOST_AUTO_TEST_CASE(without_answers_the_reports_decide) {
+  std::vector<stall_worker> workers{{"worker 0", 15.0, std::nullopt, false}, {"worker 1", 1.0, std::nullopt, false}};
+  auto line = stall_report(15.0, 7, 10.0, workers, {{"shard 0", false}});
+  BOOST_TEST(line.find("waiting for worker 0 (last push unknown, last report 15.0 s ago)") != std::string::npos, line);
+  BOOST_TEST(line.find("worker 1") == std::string::npos, line);
+  auto quiet = stall_report(11.0, 7, 10.0, {{"worker 0", 1.0, 0.5, false}}, {{"shard 0", true}});
+  BOOST_TEST(quiet.find("every worker pushed within the interval") != std::string::npos, quiet);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
