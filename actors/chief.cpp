@@ -16,6 +16,7 @@
 #include "model/column_split.hpp"
 #include "model/init.hpp"
 #include "model/network.hpp"
+#include "train/run_telemetry.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -28,6 +29,26 @@ using namespace detail;
 namespace {
 
 const char* tag = "chief";
+
+// The shards' counters at an evaluation: stale drops, tensor bytes per worker step, the sync
+// stragglers (per worker: steps that waited for it last) and the lag histogram.
+void observe_counters(telemetry& t, int64_t step, const shard_stats& first, int64_t stale, double sent, double received) {
+  std::vector<std::pair<std::string, double>> scalars{{"stale_dropped", static_cast<double>(stale)},
+                                                      {"tensor_bytes/sent_per_step", sent},
+                                                      {"tensor_bytes/received_per_step", received}};
+  for (size_t j = 0; j < first.waited_on.size(); ++j) {
+    scalars.emplace_back(cat("stragglers/worker_", j), static_cast<double>(first.waited_on[j]));
+    t.metrics().set("actorps_straggler_steps", static_cast<double>(first.waited_on[j]), {"worker", std::to_string(j)});
+  }
+  t.scalars(step, scalars);
+  histogram_data lag;
+  for (size_t i = 0; i < first.lag_histogram.size(); ++i) {
+    lag.bucket_limit.push_back(static_cast<double>(i));
+    lag.bucket.push_back(static_cast<double>(first.lag_histogram[i]));
+  }
+  if (!lag.bucket.empty())
+    t.histogram(step, "lag", lag);
+}
 
 } // namespace
 
@@ -78,6 +99,9 @@ void read_model_then(chief_pointer self, uint64_t op,
       .add_raw("lag_histogram", json_array(first.lag_histogram));
     self->state.traffic.describe(row, self->state.ctl->worker_steps());
     auto& st = self->state;
+    if (st.cfg.observed)
+      observe_counters(*st.cfg.observed, st.global_step, first, st.stale_dropped,
+                       st.traffic.per_step_sent(st.ctl->worker_steps()), st.traffic.per_step_received(st.ctl->worker_steps()));
     pull_every_variable(
       self, st.cfg.shards, st.plan, st.cfg.cluster.max_slice_floats, st.cfg.cluster.request_timeout, st.shape,
       [=](std::vector<std::vector<float>>& params) {
@@ -190,6 +214,8 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
 void start_workers(chief_pointer self) {
   auto& st = self->state;
   st.monitor.emplace(st.cfg.train, to_string(st.cfg.cluster.mode), *st.net, *st.cfg.data, std::move(*st.log));
+  st.monitor->report_to(st.cfg.observed);
+  watch_stalls(self);
   if (st.restored)
     st.monitor->resume(st.restored->manifest.train_seconds);
   st.log.reset();
@@ -216,7 +242,12 @@ void detail::execute(chief_pointer self, run_commands cmds) {
     if (self->getf(caf::abstract_actor::is_terminated_flag))
       return;
     switch (c.what) {
-      case run_command::kind::log: log_line(tag, c.text); break;
+      case run_command::kind::log:
+        log_line(tag, c.text);
+        if (c.figures && st.cfg.observed)
+          report_progress(*st.cfg.observed, st.shard_opt, c.figures->step, c.figures->examples_per_sec,
+                          c.figures->steps_per_sec, c.figures->loss);
+        break;
       case run_command::kind::membership: record_membership(self, c); break;
       case run_command::kind::tick: self->delayed_send(self, c.after, tick_atom_v); break;
       case run_command::kind::start_workers: start_workers(self); break;
@@ -315,14 +346,22 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg, 
       auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
       if (rep.worker >= self->state.workers.size() || from != self->state.workers[rep.worker].address())
         return log_line(tag, cat("ignored a progress report for worker ", rep.worker, " from another sender"));
-      self->state.traffic.add(rep.bytes_sent, rep.bytes_received);
-      execute(self, self->state.ctl->progress(rep.worker, rep.steps, rep.examples, rep.loss_sum, rep.final,
-                                              self->clock().now(), rep.global_step, rep.stale_steps, rep.split_steps));
+      auto& st = self->state;
+      const auto now = self->clock().now();
+      st.traffic.add(rep.bytes_sent, rep.bytes_received);
+      st.reports.note(rep.worker, now);
+      execute(self, st.ctl->progress(rep.worker, rep.steps, rep.examples, rep.loss_sum, rep.final, now, rep.global_step,
+                                     rep.stale_steps, rep.split_steps));
+      st.stall.observe(st.ctl->steps(), now);
     },
     [=](tick_atom) {
       if (self->current_sender() != self->ctrl())
         return log_line(tag, "ignored a tick from another sender: ticks are the chief's own");
       execute(self, self->state.ctl->tick(self->clock().now()));
+    },
+    [=](stall_atom) {
+      if (self->current_sender() == self->ctrl())
+        check_stall(self);
     },
     [=](step_atom) {
       if (self->current_sender() != self->ctrl())

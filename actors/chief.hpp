@@ -41,6 +41,9 @@ struct chief_config {
   /// Reaches restarted shard s (blocking, with retries); empty: losing a shard is fatal. Used
   /// only with checkpoint.dir (a restarted shard is restored from the last checkpoint).
   std::function<caf::expected<parameter_shard_actor>(uint32_t)> reconnect_shard;
+  /// Its node's telemetry: evaluations, progress, the shards' counters at each evaluation (the
+  /// lag histogram, stale drops, stragglers) and the stall counts (none: off).
+  std::shared_ptr<telemetry> observed;
 };
 
 /// The chief's configuration for this cluster and run (its data, shards, outcome and reconnector

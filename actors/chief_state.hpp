@@ -12,6 +12,8 @@
 #include "compute/backend.hpp"
 #include "data/batcher.hpp"
 #include "control/lease_desk.hpp"
+#include "control/silence_watch.hpp"
+#include "control/stall_watch.hpp"
 #include "model/network.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -63,6 +65,9 @@ struct chief_state {
   std::vector<std::vector<float>> start; // the initial values, when not restored (freed once sent)
   in_graph_state in_graph;
   elastic_state elastic;
+  stall_watch stall{std::chrono::milliseconds{0}}; // cluster.stall-warn
+  silence_watch reports{0, {}};                    // per worker: its last progress report
+  int64_t stalls = 0;                              // stall reports logged
   static inline const char* name = "chief";
 };
 
@@ -117,6 +122,13 @@ void describe_elastic(chief_pointer self, json_object& extra);
 
 /// Sends every shard its setup (a shard that is already initialised keeps its values).
 void init_shards(chief_pointer self);
+
+/// Training began: the stall watch starts (cluster.stall-warn) and checks every half interval.
+void watch_stalls(chief_pointer self);
+
+/// A stall check came due: logs whom the run waits for when no global step completed for the
+/// interval (actors/chief_stall.cpp), then checks again while the run trains.
+void check_stall(chief_pointer self);
 
 /// After shard s went down: reconnects to its restart (blocking: the chief has its own thread)
 /// and restores it from the newest checkpoint that verifies; tells the controller when done.

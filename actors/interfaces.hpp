@@ -81,6 +81,7 @@ using chief_actor = caf::typed_actor<caf::replies_to<register_atom, worker_hello
                                      caf::replies_to<lease_atom, lease_request>::with<data_lease>,
                                      caf::replies_to<leave_atom, lease_request>::with<data_lease>,
                                      caf::reacts_to<progress_atom, progress_report>, caf::reacts_to<tick_atom>,
+                                     caf::reacts_to<stall_atom>,
                                      caf::reacts_to<step_atom>, caf::reacts_to<stop_atom>,
                                      caf::reacts_to<stop_atom, uint32_t>>;
 

@@ -2,6 +2,8 @@
 #include "actors/parameter_shard.hpp"
 
 #include "control/parameter_store.hpp"
+#include "control/silence_watch.hpp"
+#include "control/slicing.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
@@ -17,6 +19,7 @@ struct shard_state {
   parameter_shard_config cfg;
   parameter_store store;
   uint64_t rejected = 0;
+  silence_watch pushes{0, {}}; // per worker id, for the chief's stall report
   static inline const char* name = "parameter_shard";
 };
 
@@ -38,6 +41,7 @@ caf::result<T> answer(shard_pointer self, caf::expected<T> x, const char* what) 
 parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, parameter_shard_config cfg) {
   self->state.cfg = cfg;
   self->state.store = parameter_store{cfg.index};
+  self->state.pushes = silence_watch{0, self->clock().now()};
   if (cfg.setup_timeout.count() > 0)
     self->delayed_send(self, cfg.setup_timeout, tick_atom_v);
   return {
@@ -57,12 +61,30 @@ parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, paramete
       return setup_reply{false, st.version()};
     },
     [=](pull_atom, const pull_request& req) -> caf::result<pull_reply> {
-      return answer(self, self->state.store.pull(req), "pull");
+      auto reply = self->state.store.pull(req);
+      if (reply && self->state.cfg.observed)
+        self->state.cfg.observed->metrics().add("actorps_shard_bytes_out_total", static_cast<double>(payload_bytes(reply->slices)));
+      return answer(self, std::move(reply), "pull");
     },
     [=](push_atom, const push_request& req) -> caf::result<push_reply> {
-      return answer(self, self->state.store.push(req), "push");
+      auto& st = self->state;
+      auto reply = st.store.push(req);
+      if (reply && req.worker != chief_worker_id) // (in-graph pushes come from the chief)
+        st.pushes.note(req.worker, self->clock().now());
+      if (reply && st.cfg.observed) {
+        auto& m = st.cfg.observed->metrics();
+        m.add("actorps_shard_updates_total", 1);
+        m.add("actorps_shard_bytes_in_total", static_cast<double>(payload_bytes(req.grads)));
+        m.add("actorps_shard_bytes_out_total", static_cast<double>(payload_bytes(reply->values)));
+        m.set("actorps_shard_version", static_cast<double>(reply->version));
+      }
+      return answer(self, std::move(reply), "push");
     },
-    [=](stats_atom) -> shard_stats { return self->state.store.stats(); },
+    [=](stats_atom) -> shard_stats {
+      auto stats = self->state.store.stats();
+      stats.push_age_ms = self->state.pushes.ages_ms(self->clock().now());
+      return stats;
+    },
     [=](save_atom) -> caf::result<shard_snapshot> {
       auto snap = self->state.store.snapshot();
       if (!snap)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "messages/type_ids.hpp"
+#include "observe/telemetry.hpp"
 
 #include <caf/fwd.hpp>
 #include <caf/replies_to.hpp>
@@ -10,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 
 namespace actorps {
 
@@ -45,6 +47,8 @@ using parameter_shard_actor = caf::typed_actor<
 struct parameter_shard_config {
   uint32_t index = 0; ///< the shard's task index (ps job)
   std::chrono::milliseconds setup_timeout{0}; ///< quit if no setup arrives by then (0: wait forever)
+  /// Its node's telemetry: updates, tensor bytes in and out (counters), the version (none: off).
+  std::shared_ptr<telemetry> observed;
 };
 
 /// Spawns a shard.

@@ -48,7 +48,7 @@ using container_pointer = resource_container_actor::stateful_pointer<container_s
 scope_actors spawn_scope(container_pointer self, const shard_setup& setup) {
   auto& cfg = self->state.cfg;
   scope_actors out;
-  out.shard = make_parameter_shard(self->system(), {cfg.index, std::chrono::milliseconds{0}});
+  out.shard = make_parameter_shard(self->system(), {cfg.index, std::chrono::milliseconds{0}, cfg.observed});
   out.front = out.shard;
   const auto kind = setup.session.mode;
   if (kind == session_kind::sync || kind == session_kind::ssp) {

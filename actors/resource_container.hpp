@@ -52,6 +52,7 @@ struct resource_container_config {
   std::chrono::milliseconds setup_timeout{0};       ///< quit if no setup by then (0, or keep_alive: wait)
   std::chrono::milliseconds request_timeout{60000}; ///< deadline of requests to its shards
   bool keep_alive = false;                          ///< node.keep-alive
+  std::shared_ptr<telemetry> observed;              ///< its node's telemetry, for its shards (none: off)
 };
 
 /// Spawns a container.

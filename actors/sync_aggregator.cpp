@@ -163,6 +163,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
   }
   st.senders.resize(cfg.workers);
   st.waited_on.assign(cfg.workers, 0);
+  st.pushes = silence_watch{cfg.workers, self->clock().now()};
   st.lag_histogram.assign(lag_buckets, 0);
   self->monitor(shard);
   self->set_down_handler([=](caf::down_msg& msg) {
@@ -218,6 +219,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
       if (auto at = st.layout->check_gradients(req.worker, req.grads); !at)
         return std::move(at.error());
       watch(self, req.worker);
+      self->state.pushes.heard(req.worker, self->clock().now());
       return self->state.sync ? sync_push(self, req) : ssp_push(self, req);
     },
     [=](stats_atom) -> caf::result<shard_stats> {
@@ -229,6 +231,8 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
             stats.stale_dropped = st.stale_dropped;
             stats.waited_on = st.waited_on;
             stats.lag_histogram = st.lag_histogram; // the shard's own sees only the aggregate
+            stats.push_age_ms = st.pushes.ages_ms(self->clock().now()); // (the workers push to it, not the shard)
+            stats.pending = st.sync ? st.sync->rule().missing() : std::vector<uint32_t>{};
             rp.deliver(std::move(stats));
           },
           [=](caf::error& err) mutable { rp.deliver(err); });

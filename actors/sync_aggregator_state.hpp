@@ -7,6 +7,7 @@
 #include "control/shard_layout.hpp"
 #include "control/ssp_session.hpp"
 #include "control/sync_rules.hpp"
+#include "control/silence_watch.hpp"
 #include "control/sync_session.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -39,6 +40,7 @@ struct aggregator_state {
   uint64_t stale_dropped = 0;
   std::vector<uint64_t> waited_on;
   std::vector<uint64_t> lag_histogram;
+  silence_watch pushes{0, {}};                           // per worker: its last push (the stall report)
   wire_precision reply_precision = wire_precision::fp32; // the workers' (one cluster setting)
   std::string scope;                                     // its shard's (from the setup)
   static inline const char* name = "sync_aggregator";

@@ -71,7 +71,9 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.check_only, "check-only", "validate the configuration (exit 0 or 2 with the error) and stop")
     .add(v.keep_alive, "keep-alive", "ps: outlive the run; the chief's stop ends its session and the shard keeps every scope's variables")
     .add(v.drop_scope, "drop-scope", "with node.role = scopes: drop this scope (refused while a session trains it)")
-    .add(v.join, "join", "worker: join the running elastic job of the chief at this host:port (the chief assigns the index; node.index is not used)");
+    .add(v.join, "join", "worker: join the running elastic job of the chief at this host:port (the chief assigns the index; node.index is not used)")
+    .add(v.metrics_port, "metrics-port", "serve Prometheus' /metrics (read-only HTTP) on this port (0: off)")
+    .add(v.metrics_address, "metrics-address", "the address node.metrics-port binds to");
   cfg.group("cluster")
     .add(v.chief, "chief", "the chief's host:port")
     .add(v.ps, "ps", "parameter shards' host:port list")
@@ -85,6 +87,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.max_message_bytes, "max-message-bytes", "largest tensor payload of one message")
     .add(v.push_bucket_bytes, "push-bucket-bytes", "workers push a step's gradients in parts of about this many bytes as backprop completes them, overlapping the rest of backprop (0: one push per shard after backprop)")
     .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it")
+    .add(v.stall_warn, "stall-warn", "the chief logs whom it waits for after this long without a global step (0s: off)")
     .add(v.wire_precision, "wire-precision", "fp32, bf16 or fp16: how gradients and values travel (shards keep fp32)")
     .add(v.gradient_compression, "gradient-compression", "none or topk (each pushed slice's largest gradients, with error feedback)")
     .add(v.value_compression, "value-compression", "none or topk (async, ssp: shards answer with the top-k of each slice's change since the worker's last values)")
@@ -326,6 +329,15 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   s.momentum_correction = v.momentum_correction;
   if (s.step_timeout.count() <= 0)
     return bad("cluster.step-timeout", "must be positive, e.g. 30s");
+  if (v.stall_warn.count() < 0)
+    return bad("cluster.stall-warn", "must be >= 0s (0s: off), e.g. 10s");
+  s.stall_warn = std::chrono::duration_cast<ms>(v.stall_warn);
+  if (v.metrics_port < 0 || v.metrics_port > 65535)
+    return bad("node.metrics-port", cat("must be in [0, 65535] (0: off), got ", v.metrics_port));
+  if (v.metrics_port > 0 && v.metrics_address.empty())
+    return bad("node.metrics-address", "must not be empty when node.metrics-port is set");
+  s.metrics_port = static_cast<uint16_t>(v.metrics_port);
+  s.metrics_address = v.metrics_address;
   if (v.slow_worker < -1 || v.slow_worker >= workers)
     return bad("debug.slow-worker", cat("must be -1 or a worker index below ", workers, ", got ", v.slow_worker));
   if (!(v.slowdown >= 1.0))

@@ -59,6 +59,8 @@ struct cluster_values {
   bool keep_alive = false;
   std::string drop_scope;
   std::string join;
+  int metrics_port = 0;
+  std::string metrics_address = "127.0.0.1";
   // [cluster]
   std::string chief = "127.0.0.1:4250";
   std::vector<std::string> ps = {"127.0.0.1:4251"};
@@ -72,6 +74,7 @@ struct cluster_values {
   int64_t max_message_bytes = int64_t{64} << 20;
   int64_t push_bucket_bytes = int64_t{256} << 10;
   caf::timespan step_timeout = std::chrono::seconds(30);
+  caf::timespan stall_warn = std::chrono::seconds(10);
   std::string wire_precision = "fp32";
   std::string gradient_compression = "none";
   std::string value_compression = "none";
@@ -132,6 +135,7 @@ struct run_settings {
   int report_every = 50;
   uint32_t max_slice_floats = 1u << 24; ///< from cluster.max-message-bytes
   std::chrono::milliseconds step_timeout{30000};
+  std::chrono::milliseconds stall_warn{10000}; ///< the chief's stall report after this without a global step (0: off)
   compression_settings wire;           ///< how workers' gradients and the shards' values travel
   train_mode mode = train_mode::async;
   replication replicate = replication::between_graph;
@@ -171,6 +175,8 @@ struct cluster_settings : run_settings {
   uint32_t index = 0;
   bool keep_alive = false; ///< ps: the chief's stop ends its session; the shard keeps its scopes
   std::string drop_scope;  ///< scopes role: drop this scope of ps node.index (else list them)
+  uint16_t metrics_port = 0;        ///< node.metrics-port: serve Prometheus' /metrics here (0: off)
+  std::string metrics_address;      ///< node.metrics-address: the address it binds to
   endpoint chief;
   std::chrono::milliseconds connect_timeout{30000};
   /// From cluster.push-bucket-bytes: a step's push to a shard goes out in parts of about this

@@ -182,6 +182,9 @@ public:
   double seconds(run_time now) const;
   /// Whether the answer for `op` is still wanted (the op was not abandoned).
   bool wanted(uint64_t op) const;
+  /// The names of log lines: "worker 1 at h:p" (run_control_config::worker_names), "shard 0 at h:p".
+  std::string worker_name(uint32_t j) const;
+  std::string shard_name(uint32_t s) const;
   /// Returns the peers the start-up still waits for, e.g. "worker 1, worker 2".
   std::string missing() const;
 
@@ -274,8 +277,6 @@ private:
   void grow(uint32_t j);
   void start_member(uint32_t j, const char* event, run_time now, run_admission& out);
   void membership_changed(const char* event, uint32_t j, bool was_paused, run_time now, run_commands& out);
-  std::string worker_name(uint32_t j) const;
-  std::string shard_name(uint32_t s) const;
   uint32_t live_workers() const;
   bool all_reported() const;
   run_commands fail(errc code, std::string text);

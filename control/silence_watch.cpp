@@ -5,7 +5,20 @@
 
 namespace actorps {
 
-silence_watch::silence_watch(uint32_t workers, time_point start) : last_(workers, start) {
+silence_watch::silence_watch(uint32_t workers, time_point start) : start_(start), last_(workers, start) {
+}
+
+void silence_watch::note(uint32_t w, time_point now) {
+  if (w >= last_.size())
+    last_.resize(w + 1, start_);
+  heard(w, now);
+}
+
+std::vector<int64_t> silence_watch::ages_ms(time_point now) const {
+  std::vector<int64_t> out;
+  for (auto t : last_)
+    out.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(now - t).count());
+  return out;
 }
 
 void silence_watch::heard(uint32_t w, time_point now) {

@@ -20,6 +20,13 @@ public:
   /// Worker w was heard from at `now` (ids past the end are ignored).
   void heard(uint32_t w, time_point now);
 
+  /// Like heard(), for an owner that learns the ids as they come (a shard): an id past the end
+  /// extends the list, the ids added before it counted as heard at the start.
+  void note(uint32_t w, time_point now);
+
+  /// Per worker id: milliseconds since it was last heard from, at `now` (the stall report).
+  std::vector<int64_t> ages_ms(time_point now) const;
+
   /// Returns those of `among` not heard from for at least `timeout` at `now`.
   std::vector<uint32_t> silent(const std::vector<uint32_t>& among, time_point now, duration timeout) const;
 
@@ -28,6 +35,7 @@ public:
   time_point next_deadline(const std::vector<uint32_t>& among, duration timeout) const;
 
 private:
+  time_point start_;
   std::vector<time_point> last_;
 };
 

@@ -211,6 +211,9 @@ struct shard_stats {
   std::vector<uint64_t> lag_histogram; ///< per push: updates between the worker's parameters
                                        ///< and its push (async) or steps ahead of the slowest
                                        ///< (ssp); bucket i = lag i, the last = that or more
+  std::vector<uint32_t> pending;       ///< sync: the workers whose gradient the open step lacks
+  std::vector<int64_t> push_age_ms;    ///< per worker id: milliseconds since its last push here
+                                       ///< (since the shard started, when it never pushed)
 };
 
 // -- inspection ----------------------------------------------------------------
@@ -298,7 +301,7 @@ typename Inspector::result_type inspect(Inspector& f, push_reply& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
-  return f(caf::meta::type_name("shard_stats"), x.version, x.stale_dropped, x.waited_on,
+  return f(caf::meta::type_name("shard_stats"), x.version, x.stale_dropped, x.waited_on, x.pending, x.push_age_ms,
            x.lag_histogram);
 }
 
@@ -323,6 +326,6 @@ ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges, v.keep_view, v.scope)
 ACTORPS_FIELDWISE_EQ(pull_reply, v.version, v.slices)
 ACTORPS_FIELDWISE_EQ(push_request, v.worker, v.step, v.grads, v.return_values, v.base_version, v.reply_precision, v.reply_topk, v.scope, v.part, v.parts)
 ACTORPS_FIELDWISE_EQ(push_reply, v.version, v.values, v.next_step, v.stale)
-ACTORPS_FIELDWISE_EQ(shard_stats, v.version, v.stale_dropped, v.waited_on, v.lag_histogram)
+ACTORPS_FIELDWISE_EQ(shard_stats, v.version, v.stale_dropped, v.waited_on, v.lag_histogram, v.pending, v.push_age_ms)
 
 } // namespace actorps

@@ -32,6 +32,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
   CAF_ADD_ATOM(actorps, actorps, join_atom, "join")
   CAF_ADD_ATOM(actorps, actorps, lease_atom, "lease")
   CAF_ADD_ATOM(actorps, actorps, leave_atom, "leave")
+  CAF_ADD_ATOM(actorps, actorps, stall_atom, "stall")
 
   // Message types: every top-level element of a message that crosses the network.
   CAF_ADD_TYPE_ID(actorps, (actorps::shard_setup))

@@ -56,6 +56,7 @@ chief_actor::behavior_type stub_chief(chief_actor::stateful_pointer<stub_state> 
         self->send(caf::actor_cast<worker_replica_actor>(self->current_sender()), stop_atom_v);
     },
     [=](tick_atom) {},
+    [=](stall_atom) {},
     [=](step_atom) {},
     [=](stop_atom) {},
     [=](stop_atom, uint32_t) {},

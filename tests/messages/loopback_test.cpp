@@ -41,6 +41,7 @@ chief_actor::behavior_type echo_chief(chief_actor::pointer) {
     [](leave_atom, const lease_request&) -> caf::result<data_lease> { return data_lease{}; },
     [](progress_atom, const progress_report& rep) { *reported += rep.steps; },
     [](tick_atom) {},
+    [](stall_atom) {},
     [](step_atom) {},
     [](stop_atom) {},
     [](stop_atom, uint32_t) {},

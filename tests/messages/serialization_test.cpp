@@ -78,7 +78,7 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   BOOST_TEST((round_trip(welcome) == welcome));
   progress_report rep{2, 50, 2500, 1234.5, true, 7, 100, 200, 3, 4};
   BOOST_TEST((round_trip(rep) == rep));
-  shard_stats stats{100, 3, {1, 0, 7}, {5, 4, 0, 1}};
+  shard_stats stats{100, 3, {1, 0, 7}, {5, 4, 0, 1}, {2}, {15, -1, 3}};
   BOOST_TEST((round_trip(stats) == stats));
   auto peer = sys->spawn([] { return caf::behavior{[](int) {}}; });
   slice_group group{2, {caf::actor_cast<caf::strong_actor_ptr>(peer), nullptr}};
