@@ -92,6 +92,7 @@ void read_model_then(chief_pointer self, uint64_t op,
     auto& first = stats.front(); // every push reaches every shard: shard 0 speaks for all
     self->state.global_step = static_cast<int64_t>(first.version / self->state.cfg.cluster.slices);
     self->state.stale_dropped = static_cast<int64_t>(stale);
+    self->state.stragglers = first.waited_on;
     json_object row;
     row.add("global_step", self->state.global_step)
       .add("stale_dropped", self->state.stale_dropped)
@@ -188,6 +189,8 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
       .add("stale_steps", ctl.stale_steps())
       .add("split_steps", ctl.split_steps())
       .add("workers_lost", ctl.workers_lost())
+      .add_raw("stragglers", json_array(st.stragglers))
+      .add("stalls", st.stalls)
       .add("weights_digest", digest)
       .add("wire_precision", to_string(st.cfg.cluster.wire.precision))
       .add("gradient_compression", to_string(st.cfg.cluster.wire.compression))

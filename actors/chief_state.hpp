@@ -68,6 +68,7 @@ struct chief_state {
   stall_watch stall{std::chrono::milliseconds{0}}; // cluster.stall-warn
   silence_watch reports{0, {}};                    // per worker: its last progress report
   int64_t stalls = 0;                              // stall reports logged
+  std::vector<uint64_t> stragglers;                // sync/ssp, per worker: steps that waited for it last
   static inline const char* name = "chief";
 };
 

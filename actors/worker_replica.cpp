@@ -33,6 +33,27 @@ void detail::fail(worker_pointer self, caf::error err, const std::string& what) 
 
 namespace {
 
+// The report's figures for the node's telemetry: the mean training loss since the last report,
+// examples/sec, and where the steps' time went.
+void observe_report(worker_pointer self, const replica_command& c, std::optional<double> loss) {
+  auto& st = self->state;
+  const auto now = std::chrono::steady_clock::now();
+  const double span = std::chrono::duration<double>(now - st.reported_at).count();
+  const bool first = st.reported_at == std::chrono::steady_clock::time_point{};
+  st.reported_at = now;
+  auto t = st.timing.take();
+  std::vector<std::pair<std::string, double>> scalars{{"step/compute_ms", t.compute_ms},
+                                                      {"step/push_ms", t.push_ms},
+                                                      {"step/wait_for_pull_ms", t.wait_ms}};
+  if (loss)
+    scalars.emplace_back("train/loss", *loss);
+  if (!first && span > 0)
+    scalars.emplace_back("examples/sec", static_cast<double>(c.examples) / span);
+  st.cfg.observed->metrics().add("actorps_worker_steps_total", static_cast<double>(c.steps));
+  st.cfg.observed->metrics().set("actorps_global_step", static_cast<double>(st.ctl->step()));
+  st.cfg.observed->scalars(st.ctl->step(), scalars);
+}
+
 // Sends a progress report; returns an error when the loss cannot be read or is not finite.
 caf::error report(worker_pointer self, const replica_command& c) {
   auto& st = self->state;
@@ -45,6 +66,8 @@ caf::error report(worker_pointer self, const replica_command& c) {
   bool counts = c.steps > 0 || c.examples > 0;
   progress_report rep{st.cfg.index, c.steps, c.examples, counts ? m->loss * m->rows : 0.0, c.final,
                       st.ctl->step(), st.bytes_sent, st.bytes_received, c.stale_steps, c.split_steps};
+  if (st.cfg.observed)
+    observe_report(self, c, m->rows > 0 ? std::optional<double>{m->loss} : std::nullopt);
   st.bytes_sent = st.bytes_received = 0;
   self->send(st.cfg.chief, progress_atom_v, rep);
   return caf::none;
@@ -59,6 +82,7 @@ void follow_step(worker_pointer self) {
     case replica_step::state::waiting:
       return execute(self, st.ctl->step_status(replica_control::step_state::waiting, 0));
     case replica_step::state::ready:
+      st.timing.compute_ends(std::chrono::steady_clock::now());
       return execute(self, st.ctl->step_status(replica_control::step_state::ready, st.step->rows()));
     case replica_step::state::stopped:
       return execute(self, st.ctl->step_status(replica_control::step_state::stopped, 0));
@@ -84,6 +108,7 @@ void compute(worker_pointer self, const replica_command& c) {
   int rows = 0;
   if (st.ctl->phase() == replica_phase::done)
     return;
+  st.timing.compute_begins(started);
   if (st.cfg.cluster.elastic) {
     copy_examples(st.cfg.data->train, st.cfg.train.data.augment, c.batch.rows, c.batch.count, c.batch.augment_seed,
                   st.images.data(), st.labels.data());

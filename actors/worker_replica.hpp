@@ -57,6 +57,9 @@ struct worker_replica_config {
   std::function<caf::expected<chief_actor>()> reconnect_chief;
   /// Reaches restarted shard s (blocking, with retries); empty: losing a shard is fatal.
   std::function<caf::expected<parameter_shard_actor>(uint32_t)> reconnect_shard;
+  /// Its node's telemetry: at each progress report the training loss, examples/sec and the
+  /// step's compute, push and wait-for-values milliseconds (none: off).
+  std::shared_ptr<telemetry> observed;
 };
 
 /// The hello a worker with this model, placement and shards sends the chief (index: its id, or

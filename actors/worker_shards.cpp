@@ -135,8 +135,11 @@ void detail::push_due(worker_pointer self, size_t floor) {
 
 // The step is over: pushes what backprop did not push already.
 void detail::push_gradients(worker_pointer self) {
-  self->state.step->end();
+  auto& st = self->state;
+  st.timing.push_begins(std::chrono::steady_clock::now());
+  st.step->end();
   push_due(self, 0);
+  st.timing.push_ends(std::chrono::steady_clock::now());
 }
 
 // Reaches the lost shards again one after the other (the node's connect runs in a helper), then

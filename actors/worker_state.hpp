@@ -6,6 +6,7 @@
 
 #include "control/push_plan.hpp"
 #include "control/replica_control.hpp"
+#include "control/step_timer.hpp"
 #include "actors/replica_step.hpp"
 #include "actors/worker_replica.hpp"
 #include "data/batcher.hpp"
@@ -46,6 +47,8 @@ struct worker_state {
   std::vector<std::vector<float>> mirror;    // value-compression: the values as the shards see this worker's
   uint64_t bytes_sent = 0;                   // tensor payload bytes since the last report
   uint64_t bytes_received = 0;
+  step_timer timing;                         // compute / push / wait per step, for the telemetry
+  std::chrono::steady_clock::time_point reported_at{}; // the last progress report (examples/sec)
   in_graph_params params;                    // in-graph only
   bool detached = true;                      // on a thread of its own (false in deterministic tests)
   static inline const char* name = "worker_replica";

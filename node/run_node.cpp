@@ -13,6 +13,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "node/connect.hpp"
+#include "node/node_telemetry.hpp"
 #include "node/sigterm_watch.hpp"
 
 #include <caf/actor_system.hpp>
@@ -84,8 +85,15 @@ int conclude(const chief_outcome& outcome, const train_settings& train) {
 
 // Spawns ps node i's resource container: it spawns a shard (with a SyncAggregator in front in
 // sync and ssp sessions) for each scope a chief sets up.
-resource_container_actor spawn_shard(caf::actor_system& sys, const cluster_settings& cluster, uint32_t i) {
-  return make_resource_container(sys, {i, cluster.startup_timeout, cluster.request_timeout, cluster.keep_alive});
+resource_container_actor spawn_shard(caf::actor_system& sys, const cluster_settings& cluster, uint32_t i,
+                                     std::shared_ptr<telemetry> observed) {
+  if (observed)
+    observed->write_rates({{"actorps_shard_updates_total", "shard/updates_per_sec"},
+                           {"actorps_shard_bytes_in_total", "shard/bytes_in_per_sec"},
+                           {"actorps_shard_bytes_out_total", "shard/bytes_out_per_sec"}},
+                          "actorps_shard_version");
+  return make_resource_container(sys, {i, cluster.startup_timeout, cluster.request_timeout, cluster.keep_alive,
+                                       std::move(observed)});
 }
 
 // Reaches a restarted peer at `at`, retrying for cluster.connect-timeout. For a moment after a
@@ -127,9 +135,12 @@ shard_reconnector(caf::actor_system& sys, const cluster_settings& cluster, const
   return [each](uint32_t s) { return (*each)[s](); };
 }
 
-int run_ps(caf::actor_system& sys, const cluster_settings& cluster) {
+int run_ps(caf::actor_system& sys, const cluster_settings& cluster, node_telemetry& observers) {
   std::string who = cat("shard ", cluster.index);
-  auto shard = spawn_shard(sys, cluster, cluster.index);
+  auto observed = observers.open("ps", cluster.index);
+  if (!observed)
+    return report_failure(who, observed.error());
+  auto shard = spawn_shard(sys, cluster, cluster.index, *observed);
   if (auto port = publish_at(sys, shard, cluster.ps[cluster.index], who, cluster.tls); !port) {
     caf::anon_send_exit(shard, caf::exit_reason::kill);
     return report_failure(who, port.error());
@@ -184,11 +195,22 @@ caf::expected<std::vector<parameter_shard_actor>> connect_shards(caf::actor_syst
 
 // The chief; with node.role = chief-worker (TF1's chief worker) worker 0 runs in the same
 // process, on the same data, talking to the chief without the network.
-int run_chief(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
+int run_chief(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster,
+              node_telemetry& observers) {
   const bool with_worker = cluster.role == node_role::chief_worker;
   const std::string who = with_worker ? "chief-worker" : "chief";
   if (auto err = run_log::check_free(train.run_dir, train.name)) // (a run in use: refused before anything else)
     return report_failure(who, err);
+  auto observed = observers.open("chief", 0);
+  if (!observed)
+    return report_failure(who, observed.error());
+  std::shared_ptr<telemetry> worker_observed;
+  if (with_worker) {
+    auto w = observers.open("worker", cluster.index);
+    if (!w)
+      return report_failure(who, w.error());
+    worker_observed = *w;
+  }
   auto data = load_data(train, who);
   if (!data)
     return report_failure(who, data.error());
@@ -201,6 +223,7 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
   cfg.shards = *shards;
   cfg.outcome = outcome;
   cfg.reconnect_shard = shard_reconnector(sys, cluster, "chief", *shards);
+  cfg.observed = *observed;
   auto chief = make_chief(sys, std::move(cfg));
   if (auto port = publish_at(sys, chief, cluster.chief, "chief", cluster.tls); !port) {
     caf::anon_send_exit(chief, caf::exit_reason::kill);
@@ -210,7 +233,7 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
   if (with_worker)
     worker = make_worker_replica(sys, {cluster.index, train, worker_settings_for(cluster, train), *data, chief, *shards,
                                        cluster.workers[cluster.index].host,
-                                       nullptr, shard_reconnector(sys, cluster, "worker 0", *shards)});
+                                       nullptr, shard_reconnector(sys, cluster, "worker 0", *shards), worker_observed});
   // SIGTERM ends the run as its limit would; the stop comes from a local actor (the chief
   // ignores one from another node)
   sigterm_watch end_on_sigterm{[&sys, chief] {
@@ -253,7 +276,8 @@ caf::expected<uint32_t> join_job(caf::actor_system& sys, const train_settings& t
   return out;
 }
 
-int run_worker(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
+int run_worker(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster,
+               node_telemetry& observers) {
   const bool joining = cluster.elastic.join.has_value();
   std::string who = joining ? "joining worker" : cat("worker ", cluster.index);
   auto data = load_data(train, who);
@@ -277,9 +301,12 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
     log_line(who, cat("joined the job at ", cluster.chief.str(), " as worker ", index));
   }
   auto reconnect = restart_connector<chief_actor>(sys, cluster, cluster.chief, who, "the restarted chief", chief->node());
+  auto observed = observers.open("worker", index);
+  if (!observed)
+    return report_failure(who, observed.error());
   auto worker = make_worker_replica(sys, {index, train, worker_settings_for(cluster, train), *data, *chief, *shards,
                                           joining ? local_host_name() : cluster.workers[index].host, reconnect,
-                                          shard_reconnector(sys, cluster, who, *shards)});
+                                          shard_reconnector(sys, cluster, who, *shards), *observed});
   if (cluster.model_parallel())
     if (auto err = link_slices(sys, cluster, worker, who)) {
       caf::anon_send_exit(worker, caf::exit_reason::kill);
@@ -290,25 +317,34 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
   return reason ? report_failure(who, reason) : 0;
 }
 
-int run_local(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
+int run_local(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster,
+              node_telemetry& observers) {
   if (auto err = run_log::check_free(train.run_dir, train.name)) // (a run in use: refused before anything else)
     return report_failure("local", err);
   auto data = load_data(train, "local");
   if (!data)
     return report_failure("local", data.error());
+  // (each actor has the telemetry of the node it stands for: runs/<name>/tensorboard/ps-0, ...)
+  auto open = [&](const std::string& role, uint32_t index) {
+    auto t = observers.open(role, index);
+    if (!t)
+      log_line("local", describe(t.error()));
+    return t ? *t : std::shared_ptr<telemetry>{};
+  };
   std::vector<parameter_shard_actor> shards;
   for (uint32_t s = 0; s < cluster.ps.size(); ++s)
-    shards.push_back(spawn_shard(sys, cluster, s));
+    shards.push_back(spawn_shard(sys, cluster, s, open("ps", s)));
   auto outcome = std::make_shared<chief_outcome>();
   auto cfg = chief_config_for(train, cluster);
   cfg.data = *data;
   cfg.shards = shards;
   cfg.outcome = outcome;
+  cfg.observed = open("chief", 0);
   auto chief = make_chief(sys, std::move(cfg));
   std::vector<worker_replica_actor> workers;
   for (uint32_t j = 0; j < cluster.workers.size(); ++j)
-    workers.push_back(
-      make_worker_replica(sys, {j, train, worker_settings_for(cluster, train), *data, chief, shards, "local", nullptr, nullptr}));
+    workers.push_back(make_worker_replica(sys, {j, train, worker_settings_for(cluster, train), *data, chief, shards, "local",
+                                                nullptr, nullptr, open("worker", j)}));
   wait_for_exit(sys, chief);
   for (auto& w : workers)
     wait_for_exit(sys, w); // they quit after the chief's stop, or when they see it go down
@@ -321,12 +357,17 @@ int run_local(caf::actor_system& sys, const train_settings& train, const cluster
 } // namespace
 
 int run_node(caf::actor_system& sys, const train_settings& train, const cluster_settings& cluster) {
+  if (cluster.role == node_role::scopes)
+    return run_scopes(sys, cluster);
+  auto observers = node_telemetry::start(train, cluster); // (a port that cannot be had: refused before anything else)
+  if (!observers)
+    return report_failure(to_string(cluster.role), observers.error());
   switch (cluster.role) {
-    case node_role::ps: return run_ps(sys, cluster);
+    case node_role::ps: return run_ps(sys, cluster, **observers);
     case node_role::chief:
-    case node_role::chief_worker: return run_chief(sys, train, cluster);
-    case node_role::worker: return run_worker(sys, train, cluster);
-    case node_role::local: return run_local(sys, train, cluster);
+    case node_role::chief_worker: return run_chief(sys, train, cluster, **observers);
+    case node_role::worker: return run_worker(sys, train, cluster, **observers);
+    case node_role::local: return run_local(sys, train, cluster, **observers);
     case node_role::scopes: return run_scopes(sys, cluster);
   }
   return 1;

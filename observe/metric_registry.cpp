@@ -78,17 +78,31 @@ double metric_registry::value(const std::string& name, std::pair<std::string, st
 }
 
 std::string metric_registry::exposition() const {
-  std::lock_guard<std::mutex> guard{mtx_};
-  std::string out;
-  for (auto& [name, f] : families_) {
-    out += "# TYPE " + name + (f.kind == type::counter ? " counter\n" : " gauge\n");
-    for (auto& [extra, v] : f.samples) {
-      std::string labels = base_labels_;
-      if (!extra.empty())
-        labels += (labels.empty() ? "" : ",") + extra;
-      out += name + (labels.empty() ? "" : "{" + labels + "}") + " " + number(v) + "\n";
+  return exposition_of({this});
+}
+
+std::string metric_registry::exposition_of(const std::vector<const metric_registry*>& all) {
+  struct family_text {
+    type kind = type::gauge;
+    std::string samples;
+  };
+  std::map<std::string, family_text> merged;
+  for (auto* r : all) {
+    std::lock_guard<std::mutex> guard{r->mtx_};
+    for (auto& [name, f] : r->families_) {
+      auto& out = merged[name];
+      out.kind = f.kind;
+      for (auto& [extra, v] : f.samples) {
+        std::string labels = r->base_labels_;
+        if (!extra.empty())
+          labels += (labels.empty() ? "" : ",") + extra;
+        out.samples += name + (labels.empty() ? "" : "{" + labels + "}") + " " + number(v) + "\n";
+      }
     }
   }
+  std::string out;
+  for (auto& [name, f] : merged)
+    out += "# TYPE " + name + (f.kind == type::counter ? " counter\n" : " gauge\n") + f.samples;
   return out;
 }
 

@@ -24,6 +24,19 @@ BOOST_AUTO_TEST_CASE(gauges_and_counters_render_with_the_nodes_labels) {
                != std::string::npos, text);
 }
 
+BOOST_AUTO_TEST_CASE(several_registries_share_one_type_line_per_name) {
+  actorps::metric_registry chief{{{"role", "chief"}}}, worker{{{"role", "worker"}}};
+  chief.set("actorps_global_step", 10);
+  worker.set("actorps_global_step", 9);
+  worker.add("actorps_worker_steps_total", 9);
+  auto text = actorps::metric_registry::exposition_of({&chief, &worker});
+  BOOST_TEST(text == "# TYPE actorps_global_step gauge\n"
+                     "actorps_global_step{role=\"chief\"} 10\n"
+                     "actorps_global_step{role=\"worker\"} 9\n"
+                     "# TYPE actorps_worker_steps_total counter\n"
+                     "actorps_worker_steps_total{role=\"worker\"} 9\n", text);
+}
+
 BOOST_AUTO_TEST_CASE(tags_become_metric_names) {
   BOOST_TEST(actorps::metric_registry::name_of_tag("validation/accuracy") == "actorps_validation_accuracy");
   BOOST_TEST(actorps::metric_registry::name_of_tag("global_step/sec") == "actorps_global_step_sec");
