@@ -1,5 +1,5 @@
-// The chief's stall report (cluster.stall-warn): every half interval it checks whether a global
-// step completed; when none did for the interval it asks every shard whom it waits for (the open
+// The chief's stall report (cluster.stall-warn): as each interval since the last global step ends
+// it checks whether a step completed; when none did for the interval it asks every shard whom it waits for (the open
 // sync step's missing gradients, each worker's last push), gives each the interval to answer,
 // and logs the line control/stall_watch composes. The count goes to summary.json, TensorBoard
 // (stalls) and Prometheus (actorps_stalls_total).
@@ -84,7 +84,7 @@ void detail::watch_stalls(chief_pointer self) {
   st.reports = silence_watch{static_cast<uint32_t>(st.workers.size()), self->clock().now()};
   st.stall.observe(st.ctl->steps(), self->clock().now());
   if (st.stall.on())
-    self->delayed_send(self, st.stall.check_every(), stall_atom_v);
+    self->delayed_send(self, st.stall.next_check(self->clock().now()), stall_atom_v);
 }
 
 void detail::check_stall(chief_pointer self) {
@@ -96,7 +96,7 @@ void detail::check_stall(chief_pointer self) {
   st.stall.observe(st.ctl->steps(), now);
   if (phase == run_phase::training && !st.ctl->paused() && st.stall.due(now))
     report_stall(self);
-  self->delayed_send(self, st.stall.check_every(), stall_atom_v);
+  self->delayed_send(self, st.stall.next_check(now), stall_atom_v);
 }
 
 } // namespace actorps

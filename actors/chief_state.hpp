@@ -124,7 +124,7 @@ void describe_elastic(chief_pointer self, json_object& extra);
 /// Sends every shard its setup (a shard that is already initialised keeps its values).
 void init_shards(chief_pointer self);
 
-/// Training began: the stall watch starts (cluster.stall-warn) and checks every half interval.
+/// Training began: the stall watch starts (cluster.stall-warn) and checks as each interval ends.
 void watch_stalls(chief_pointer self);
 
 /// A stall check came due: logs whom the run waits for when no global step completed for the

@@ -37,8 +37,9 @@ double stall_watch::stalled_seconds(time_point now) const {
   return std::chrono::duration<double>(now - since_).count();
 }
 
-std::chrono::milliseconds stall_watch::check_every() const {
-  return std::max(std::chrono::milliseconds(100), warn_after_ / 2);
+std::chrono::milliseconds stall_watch::next_check(time_point now) const {
+  auto at = std::max(since_, reported_) + warn_after_;
+  return std::max(std::chrono::milliseconds(100), std::chrono::ceil<std::chrono::milliseconds>(at - now));
 }
 
 std::string stall_report(double stalled_seconds, int64_t step, double warn_after_seconds,

@@ -30,8 +30,9 @@ public:
 
   int64_t step() const { return step_; }
 
-  /// How often the owner should call due(): half the interval, at least 100 ms.
-  std::chrono::milliseconds check_every() const;
+  /// When the owner should call due() next: when the interval since the last step (or the last
+  /// report) ends, at least 100 ms from now (so a stall is reported as its interval ends).
+  std::chrono::milliseconds next_check(time_point now) const;
 
   bool on() const { return warn_after_.count() > 0; }
 

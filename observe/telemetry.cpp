@@ -72,7 +72,8 @@ void telemetry::rate_loop(std::vector<std::pair<std::string, std::string>> count
   std::vector<double> last(counters.size(), 0.0);
   auto since = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock{mtx_};
-  while (!wake_.wait_for(lock, settings_.rate_interval, [this] { return stopping_; })) {
+  for (bool stopped = false; !stopped;) { // (one more sample as it stops: a short run still gets one)
+    stopped = wake_.wait_for(lock, settings_.rate_interval, [this] { return stopping_; });
     lock.unlock();
     auto now = std::chrono::steady_clock::now();
     const double span = std::chrono::duration<double>(now - since).count();

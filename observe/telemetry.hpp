@@ -55,7 +55,7 @@ public:
   std::string event_path() const { return events_ ? events_->path() : std::string{}; }
 
   /// From now on, every rate_interval: the rate per second of each counter (name, tag) since the
-  /// last interval, as scalars at the step the gauge `step_gauge` holds.
+  /// last interval, as scalars at the step the gauge `step_gauge` holds (and once more as it stops).
   void write_rates(std::vector<std::pair<std::string, std::string>> counters, std::string step_gauge);
 
 private:

@@ -6,10 +6,15 @@
 #
 #   scripts/local-cluster.sh [--mode async|sync|ssp] [--ps N] [--workers N] [--name NAME]
 #                            [--run-dir DIR] [--bin DIR] [--deadline SECONDS] [--tolerate NODE]...
-#                            [--tls] [--addr NODE=IP]... [--netns-prefix P] [-- actorps-node options...]
+#                            [--tls] [--metrics] [--addr NODE=IP]... [--netns-prefix P]
+#                            [-- actorps-node options...]
 #
 # --tls: makes a cluster CA and a certificate per node (scripts/make-certs.sh, under
 # runs/<name>/certs) and runs every connection over TLS with mutual authentication.
+#
+# --metrics: every node serves Prometheus' /metrics on a port of its own (node.metrics-port, on
+# 127.0.0.1 or its --addr); runs/<name>/metrics-ports lists "NODE PORT" and runs/<name>/prometheus.yml
+# is a scrape configuration for them: prometheus --config.file=runs/<name>/prometheus.yml
 #
 # --tolerate worker-2: that node may die (e.g. killed for a drill) without failing the cluster.
 # The PIDs of the nodes are written to runs/<name>/pids ("NODE PID" lines).
@@ -31,7 +36,7 @@ absolute() { [[ "$1" = /* ]] && echo "$1" || echo "$caller/$1"; } # paths given 
 
 mode=async ps=1 workers=2 name="" bin=$root/build/bin deadline=3600 run_dir=$root/runs
 declare -A tolerated=() addr=()
-tls=false netns_prefix=""
+tls=false metrics=false netns_prefix=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mode) mode=$2; shift 2 ;;
@@ -43,6 +48,7 @@ while [[ $# -gt 0 ]]; do
     --deadline) deadline=$2; shift 2 ;;
     --tolerate) tolerated[$2]=1; shift 2 ;;
     --tls) tls=true; shift ;;
+    --metrics) metrics=true; shift ;;
     --addr) [[ "$2" == *=* ]] || { echo "local-cluster: --addr wants NODE=IP, got '$2'" >&2; exit 2; }
             addr[${2%%=*}]=${2#*=}; shift 2 ;;
     --netns-prefix) netns_prefix=$2; shift 2 ;;
@@ -60,7 +66,8 @@ extra=("$@")
 run="$run_dir/$name"
 mkdir -p "$run/logs"
 # Free ports: bind port 0 for every node at once so the kernel hands out distinct ones.
-mapfile -t ports < <(python3 - "$((1 + ps + workers))" <<'PY'
+nodes_count=$((1 + ps + workers))
+mapfile -t ports < <(python3 - "$([[ $metrics == true ]] && echo $((2 * nodes_count)) || echo "$nodes_count")" <<'PY'
 import socket, sys
 socks = [socket.socket() for _ in range(int(sys.argv[1]))]
 for s in socks:
@@ -101,6 +108,28 @@ for ((i = 0; i < workers; i++)); do nodes+=("worker-$i"); done
 if [[ $tls == true ]]; then
   scripts/make-certs.sh "$run/certs" "${nodes[@]}" > /dev/null || { echo "local-cluster: making certificates failed" >&2; exit 1; }
 fi
+declare -A metrics_port=()
+if [[ $metrics == true ]]; then # the second half of the ports: one per node, in the order of nodes
+  : > "$run/metrics-ports"
+  targets=""
+  for ((i = 0; i < nodes_count; i++)); do
+    node=${nodes[$i]}
+    metrics_port[$node]=${ports[$((nodes_count + i))]}
+    echo "$node ${metrics_port[$node]}" >> "$run/metrics-ports"
+    targets+="${targets:+, }\"$(host "$node"):${metrics_port[$node]}\""
+  done
+  cat > "$run/prometheus.yml" <<YML
+# written by scripts/local-cluster.sh --metrics: prometheus --config.file=$run/prometheus.yml
+global:
+  scrape_interval: 2s
+scrape_configs:
+  - job_name: actorps
+    static_configs:
+      - targets: [$targets]
+        labels:
+          cluster: "$name"
+YML
+fi
 start() { # start NODE-NAME ROLE INDEX|join
   : > "$run/logs/$1.log" # exists before the streaming tail looks for it
   local place=(--node.index="$3")
@@ -110,9 +139,11 @@ start() { # start NODE-NAME ROLE INDEX|join
                                   --openssl.key="$run/certs/$1.key" --openssl.cafile="$run/certs/ca.pem")
   local wrap=()
   [[ -n "$netns_prefix" ]] && wrap=(ip netns exec "$netns_prefix$1")
+  local observe=()
+  [[ -n "${metrics_port[$1]:-}" ]] && observe=(--node.metrics-port="${metrics_port[$1]}" --node.metrics-address="$(host "$1")")
   # (in the caller's directory: relative paths after -- are the caller's, e.g. --checkpoint.dir=ckpts)
   (cd "$caller" && exec "${wrap[@]}" "$bin/actorps-node" --config-file="$config" --node.role="$2" "${place[@]}" \
-     "${security[@]}" "${extra[@]}") > "$run/logs/$1.log" 2>&1 &
+     "${security[@]}" "${observe[@]}" "${extra[@]}") > "$run/logs/$1.log" 2>&1 &
   pids[$1]=$!
   echo "$1 $!" >> "$run/pids"
 }

@@ -21,7 +21,11 @@ BOOST_AUTO_TEST_CASE(due_after_the_interval_without_a_step_and_again_each_interv
   BOOST_TEST(w.stalled_seconds(t0 + 19s) == 10.0);
   BOOST_TEST(!w.due(t0 + 20s)); // reported: the next one an interval later
   BOOST_TEST(w.due(t0 + 29s));
-  BOOST_TEST(w.check_every().count() == 5000);
+  BOOST_TEST(w.next_check(t0 + 29s).count() == 10000); // (the interval after that report)
+  BOOST_TEST(w.next_check(t0 + 38s).count() == 1000);
+  BOOST_TEST(w.next_check(t0 + 45s).count() == 100); // (never sooner than 100 ms)
+  w.observe(7, t0 + 40s);
+  BOOST_TEST(w.next_check(t0 + 41s).count() == 9000);
   actorps::stall_watch off{0s};
   off.observe(1, t0);
   BOOST_TEST(!off.due(t0 + 1000s));
