@@ -176,8 +176,24 @@ strict_config::outcome strict_config::parse_strict(int argc, char** argv) {
   const std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
   if (auto err = check_command_line(args))
     return fail(describe(err));
-  if (auto err = parse(argc, argv))
+  // CAF 0.17 takes a boolean on the command line only as a flag (--cluster.elastic); "=true" and
+  // "=false" (the way to turn off one that is on by default) are kept from its parse and stored
+  // after it, over the file's value as every command-line option is.
+  std::vector<char*> rest;
+  std::vector<std::pair<const caf::config_option*, std::string>> booleans;
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const caf::config_option* opt = i > 0 && !option_name(arg).empty() ? lookup(custom_options_, option_name(arg)) : nullptr;
+    if (opt != nullptr && opt->is_flag() && arg.find('=') != std::string::npos)
+      booleans.emplace_back(opt, arg.substr(arg.find('=') + 1));
+    else
+      rest.push_back(argv[i]);
+  }
+  if (auto err = parse(static_cast<int>(rest.size()), rest.data()))
     return fail(cat("invalid command line or config file: ", caf::to_string(err)));
+  for (auto& [opt, value] : booleans)
+    if (auto v = opt->parse(value)) // (checked above: it parses)
+      caf::put(content, std::string{opt->full_name().data(), opt->full_name().size()}, std::move(*v));
   if (cli_helptext_printed)
     return outcome::help_printed;
   if (!remainder.empty())

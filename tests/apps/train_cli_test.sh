@@ -61,9 +61,25 @@ else
   echo "ok: a run folder in use -> exit $rc: ${out##*error: }"
 fi
 
+expect_error 2 "option '--train.tensorboard' expects true or false, got 'no'" --train.tensorboard=no
+
 if [[ -e "$tmp/runs" ]]; then
   echo "FAIL: a failed start created $tmp/runs"
   failures=$((failures + 1))
 fi
+# a boolean that is on by default is turned off on the command line as in a file: =false (and
+# =true, a flag's other spelling, is taken too)
+for value in false true; do
+  out=$("$bin" --train.run-dir="$tmp/ok" --train.name="tb-$value" --train.max-steps=5 --train.max-epochs=0 \
+        --train.tensorboard="$value" 2>&1); rc=$?
+  written=$([[ -d "$tmp/ok/tb-$value/tensorboard" ]] && echo true || echo false)
+  if [[ $rc -ne 0 || $written != "$value" ]]; then
+    echo "FAIL: --train.tensorboard=$value -> exit $rc, event folder written: $written; output: $(tail -c 300 <<< "$out")"
+    failures=$((failures + 1))
+  else
+    echo "ok: --train.tensorboard=$value -> event folder written: $written"
+  fi
+done
+
 echo "$failures failure(s)"
 [[ $failures -eq 0 ]]
