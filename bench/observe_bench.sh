@@ -6,7 +6,8 @@
 # trainer and an async cluster (1 shard, 2 workers), the same steps each. Prints each pair's ratio
 # and the median over the rounds (goal: at least 0.98x).
 # Usage: bench/observe_bench.sh [ROUNDS=3] [MLP_STEPS=6000] [CNN_STEPS=600] [DATA_DIR]
-#        (after scripts/build.sh; ACTORPS_BIN names another folder of binaries)
+#        (after scripts/build.sh; ACTORPS_BIN names another folder of binaries, ACTORPS_DEVICE=gpu
+#        trains on the GPU)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -14,6 +15,7 @@ mlp_steps=${2:-6000}
 cnn_steps=${3:-600}
 data=${4:-/usr/share/datasets/fashion-mnist}
 bin=$(realpath "${ACTORPS_BIN:-build/bin}")
+device=${ACTORPS_DEVICE:-cpu} # (gpu: the workers and the trainer on the GPU)
 tmp=$(mktemp -d)
 scraper=""
 trap '[[ -n "$scraper" ]] && kill "$scraper" 2> /dev/null; rm -rf "$tmp"' EXIT
@@ -41,7 +43,7 @@ one() {
   local run=$1 model=$2 setting=$3 name="$1-$2-$3-$4" steps=$mlp_steps
   [[ $model == cnn ]] && steps=$cnn_steps
   local common=(--model.preset="\"$model\"" --data.dir="\"$data\"" --train.max-steps="$steps" --train.max-epochs=0
-                --train.eval-every-epochs=0 --train.progress-every=100 --compute.device=cpu)
+                --train.eval-every-epochs=0 --train.patience=0 --train.progress-every=100 --compute.device="$device")
   local watch=(--train.tensorboard=false --cluster.stall-warn=0s) metrics=()
   [[ $setting == on ]] && watch=(--train.tensorboard=true --cluster.stall-warn=10s) && metrics=(--metrics)
   if [[ $run == single ]]; then
