@@ -61,7 +61,10 @@ def schema():
                   ("file_version", 3, F.TYPE_STRING, opt, None), ("summary", 5, F.TYPE_MESSAGE, opt, "Summary")])
     pool = descriptor_pool.DescriptorPool()
     pool.Add(f)
-    return message_factory.MessageFactory(pool).GetPrototype(pool.FindMessageTypeByName("tbtest.Event"))
+    event = pool.FindMessageTypeByName("tbtest.Event")
+    if hasattr(message_factory, "GetMessageClass"):  # protobuf 4.21 and later (GetPrototype is gone in 5)
+        return message_factory.GetMessageClass(event)
+    return message_factory.MessageFactory(pool).GetPrototype(event)  # Debian 12's 3.21
 
 
 def records(path):
