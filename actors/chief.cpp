@@ -89,6 +89,8 @@ void read_model_then(chief_pointer self, uint64_t op,
     uint64_t stale = 0;
     for (auto& one : stats)
       stale += one.stale_dropped;
+    for (uint32_t s = 0; s < stats.size(); ++s)
+      heard_from_shard(self, s);
     auto& first = stats.front(); // every push reaches every shard: shard 0 speaks for all
     self->state.global_step = static_cast<int64_t>(first.version / self->state.cfg.cluster.slices);
     self->state.stale_dropped = static_cast<int64_t>(stale);

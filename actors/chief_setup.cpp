@@ -87,6 +87,7 @@ void detail::init_shards(chief_pointer self) {
                           : cat("initialised ", name));
           // (set up from a checkpoint: its snapshot's version counts the updates it holds)
           const bool holds = reply.already_initialized || self->state.restored;
+          heard_from_shard(self, s);
           execute(self, self->state.ctl->shard_ready(s, self->clock().now(), holds ? reply.version : 0));
         },
         [=](caf::error& err) {

@@ -48,7 +48,10 @@ void log_stall(chief_pointer self, const stall_answers& got, double stalled, int
   }
   std::vector<stall_shard> shards;
   for (uint32_t s = 0; s < got.shards.size(); ++s)
-    shards.push_back({st.ctl->shard_name(s), got.shards[s].has_value()});
+    shards.push_back({st.ctl->shard_name(s), got.shards[s].has_value(),
+                      s < st.shard_heard.size() && st.shard_heard[s]
+                        ? std::optional<double>{std::chrono::duration<double>(now - *st.shard_heard[s]).count()}
+                        : std::nullopt});
   log_line("chief", stall_report(stalled, step, interval, workers, shards));
   ++st.stalls;
   if (st.cfg.observed) {
@@ -72,11 +75,18 @@ void report_stall(chief_pointer self) {
   const auto wait = std::min(st.cfg.cluster.stall_warn, st.cfg.cluster.request_timeout);
   for (uint32_t s = 0; s < st.cfg.shards.size(); ++s)
     self->request(st.cfg.shards[s], wait, stats_atom_v)
-      .then([=](shard_stats& x) { got->shards[s] = std::move(x); one_done(); },
+      .then([=](shard_stats& x) { got->shards[s] = std::move(x); heard_from_shard(self, s); one_done(); },
             [=](caf::error&) { one_done(); });
 }
 
 } // namespace
+
+void detail::heard_from_shard(chief_pointer self, uint32_t s) {
+  auto& heard = self->state.shard_heard;
+  if (s >= heard.size())
+    heard.resize(s + 1);
+  heard[s] = self->clock().now();
+}
 
 void detail::watch_stalls(chief_pointer self) {
   auto& st = self->state;

@@ -69,6 +69,7 @@ struct chief_state {
   silence_watch reports{0, {}};                    // per worker: its last progress report
   int64_t stalls = 0;                              // stall reports logged
   std::vector<uint64_t> stragglers;                // sync/ssp, per worker: steps that waited for it last
+  std::vector<std::optional<run_time>> shard_heard; // per shard: its last answer (the stall report)
   static inline const char* name = "chief";
 };
 
@@ -126,6 +127,9 @@ void init_shards(chief_pointer self);
 
 /// Training began: the stall watch starts (cluster.stall-warn) and checks as each interval ends.
 void watch_stalls(chief_pointer self);
+
+/// Shard s answered (a setup, the counters, a stall question) at `now`.
+void heard_from_shard(chief_pointer self, uint32_t s);
 
 /// A stall check came due: logs whom the run waits for when no global step completed for the
 /// interval (actors/chief_stall.cpp), then checks again while the run trains.

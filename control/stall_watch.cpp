@@ -60,14 +60,15 @@ std::string stall_report(double stalled_seconds, int64_t step, double warn_after
   std::string silent;
   for (auto& s : shards)
     if (!s.answered)
-      silent += cat(silent.empty() ? "" : ", ", s.name);
+      silent += cat(silent.empty() ? "" : ", ", s.name, " (no answer within ", seconds(warn_after_seconds),
+                    s.answer_age ? cat(", last answer ", seconds(*s.answer_age), " ago)") : std::string{", never answered)"});
   auto out = cat("stall: no global step for ", seconds(stalled_seconds), " (at step ", step, "); ");
-  if (!named.empty())
+  if (!silent.empty()) // (a shard that does not answer holds every worker's push: it comes first)
+    out += cat("waiting for ", silent, named.empty() ? "" : "; workers silent too: " + named);
+  else if (!named.empty())
     out += cat("waiting for ", named);
   else
     out += "every worker pushed within the interval";
-  if (!silent.empty())
-    out += cat("; no answer within ", seconds(warn_after_seconds), " from ", silent);
   return out;
 }
 

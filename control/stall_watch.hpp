@@ -55,12 +55,14 @@ struct stall_worker {
 struct stall_shard {
   std::string name;
   bool answered = false;
+  std::optional<double> answer_age; ///< seconds since the chief last had an answer from it (none: never)
 };
 
-/// The stall line: "no global step for 10.2 s (at step 340); waiting for worker 2 (...)": the
-/// workers a shard's open step waits for (sync), else those that pushed nothing for the interval
-/// (or, when no shard answered, sent no report), each with the seconds since its last push and
-/// report; and the shards that did not answer within the interval.
+/// The stall line: "no global step for 10.2 s (at step 340); waiting for worker 2 (...)". First
+/// the shards that did not answer within the interval (with the seconds since their last answer),
+/// then the workers: those a shard's open step waits for (sync), else those that pushed nothing
+/// for the interval (or, when no shard answered, sent no report), each with the seconds since its
+/// last push and report.
 std::string stall_report(double stalled_seconds, int64_t step, double warn_after_seconds,
                          const std::vector<stall_worker>& workers, const std::vector<stall_shard>& shards);
 

@@ -8,7 +8,8 @@
 #  3. kill -9 of a worker while it trains: its file still reads whole, and its restart writes a
 #     second file beside the first;
 #  4. a frozen worker (kill -STOP) in sync mode: within the stall interval (2 s here) the chief
-#     logs the stall line naming it; after kill -CONT the run ends and summary.json counts stalls.
+#     logs the stall line naming it; after kill -CONT the run ends and summary.json counts stalls;
+#  5. a frozen shard in async mode: the stall line names that shard first.
 # Usage: tensorboard_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 py=/usr/bin/python3
@@ -94,5 +95,23 @@ echo "stalls in summary.json: $stalls; stragglers: $(field "$tmp/runs/frozen/sum
 above "${stalls:-0}" 0 || fail "summary.json counts no stall"
 "$py" "$reader" "$tmp/runs/frozen/tensorboard/chief" > "$tmp/frozen.jsonl"
 grep -q '"stragglers/worker_2"' "$tmp/frozen.jsonl" || fail "chief: no straggler counts"
+
+echo "== 5. a frozen shard in async mode"
+cluster --ps 2 --workers 2 --name frozen-ps --deadline 120 -- "${opts[@]}" --train.max-steps=40000 \
+  --train.eval-every-epochs=0 --cluster.stall-warn=2s --cluster.request-timeout=120s > "$tmp/frozen-ps.out" 2>&1 &
+launcher=$!
+victim=$(signal_when_training STOP 1 frozen-ps ps-1)
+[[ -n "$victim" ]] || fail "frozen-ps: training never started"
+line=""
+for _ in $(seq 1 100); do
+  line=$(grep -m1 "stall: no global step" "$tmp/runs/frozen-ps/logs/chief.log")
+  [[ -n "$line" ]] && break
+  sleep 0.1
+done
+echo "$line"
+[[ "$line" == *"; waiting for shard 1 "*"(no answer within 2.0 s"* ]] || fail "no stall line naming shard 1 first within 10 s"
+[[ "$line" == *"shard 0"* ]] && fail "the stall line names shard 0, which was not frozen"
+[[ -n "$victim" ]] && kill -CONT "$victim"
+wait "$launcher" || { fail "the async cluster failed after the shard's freeze"; tail -20 "$tmp/frozen-ps.out"; }
 
 finish
