@@ -6,7 +6,7 @@
 #include "common/json.hpp"
 #include "common/json_reader.hpp"
 #include "common/log.hpp"
-#include "saved_model/npz_file.hpp"
+#include "data/npz_file.hpp"
 
 #include <cstdio>
 #include <filesystem>

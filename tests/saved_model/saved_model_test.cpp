@@ -6,7 +6,7 @@
 #include "common/errc.hpp"
 #include "common/json_reader.hpp"
 #include "model/presets.hpp"
-#include "saved_model/npz_file.hpp"
+#include "data/npz_file.hpp"
 #include "tests/support/helpers.hpp"
 
 #include <boost/test/unit_test.hpp>

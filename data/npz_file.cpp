@@ -1,6 +1,6 @@
 // The zip container (PKWARE APPNOTE: local headers, central directory, end record; zip64 extra
 // fields when reading) and the .npy v1.0 encoding (magic, version, header dict, raw data).
-#include "saved_model/npz_file.hpp"
+#include "data/npz_file.hpp"
 
 #include "common/errc.hpp"
 #include "common/file_io.hpp"
@@ -174,23 +174,38 @@ caf::error parse_npy(const std::string& bytes, npy_array& a, const std::string& 
   const size_t available = bytes.size() - data_at;
   descr = descr.size() >= 2 && (descr.front() == '\'' || descr.front() == '"') ? descr.substr(1, descr.size() - 2)
                                                                                   : descr;
-  if (descr == "<f4" || descr == "<f8") {
-    size_t width = descr == "<f4" ? 4 : 8;
+  a.is_text = false;
+  a.texts.clear();
+  a.text.clear();
+  // numbers: little-endian (or single-byte) floats, integers and booleans, held as floats
+  const char order = descr.empty() ? ' ' : descr[0];
+  const std::string kind = descr.size() >= 3 ? descr.substr(1) : std::string{};
+  const bool numeric = (order == '<' || order == '|') &&
+                       (kind == "f4" || kind == "f8" || kind == "u1" || kind == "i1" || kind == "b1" || kind == "u2" ||
+                        kind == "i2" || kind == "u4" || kind == "i4" || kind == "u8" || kind == "i8");
+  if (numeric) {
+    const size_t width = static_cast<size_t>(kind[1] - '0');
     if (available != count * width)
       return bad(cat(descr, " array of shape ", shape, " needs ", count * width, " bytes, the entry has ", available));
+    a.dtype = kind;
     a.values.resize(count);
     for (size_t i = 0; i < count; ++i) {
       uint64_t bits = get_le(bytes, data_at + i * width, static_cast<int>(width));
-      if (width == 4) {
+      float& v = a.values[i];
+      if (kind == "f4") {
         auto b32 = static_cast<uint32_t>(bits);
-        std::memcpy(&a.values[i], &b32, 4);
-      } else {
+        std::memcpy(&v, &b32, 4);
+      } else if (kind == "f8") {
         double d;
         std::memcpy(&d, &bits, 8);
-        a.values[i] = static_cast<float>(d);
+        v = static_cast<float>(d);
+      } else if (kind[0] == 'i') { // sign-extend
+        const int shift = 64 - 8 * static_cast<int>(width);
+        v = static_cast<float>(static_cast<int64_t>(bits << shift) >> shift);
+      } else {
+        v = static_cast<float>(bits);
       }
     }
-    a.is_text = false;
     return caf::none;
   }
   if (descr.size() > 2 && descr.compare(0, 2, "<U") == 0) {
@@ -200,19 +215,29 @@ caf::error parse_npy(const std::string& bytes, npy_array& a, const std::string& 
     } catch (const std::exception&) {
       return bad(cat("bad dtype ", descr));
     }
-    if (count != 1 || available != chars * 4)
-      return bad(cat("a text entry must be one ", descr, " string of ", chars * 4, " bytes"));
-    a.text.clear();
-    for (size_t i = 0; i < chars; ++i) {
-      auto cp = static_cast<char32_t>(get_le(bytes, data_at + 4 * i, 4));
-      if (cp == 0)
-        break; // numpy pads shorter strings with NULs
-      append_utf8(a.text, cp);
+    if (available != count * chars * 4)
+      return bad(cat("a ", descr, " array of ", count, " strings needs ", count * chars * 4, " bytes, the entry has ",
+                     available));
+    for (size_t k = 0; k < count; ++k) {
+      std::string one;
+      for (size_t i = 0; i < chars; ++i) {
+        auto cp = static_cast<char32_t>(get_le(bytes, data_at + 4 * (k * chars + i), 4));
+        if (cp == 0)
+          break; // numpy pads shorter strings with NULs
+        append_utf8(one, cp);
+      }
+      a.texts.push_back(std::move(one));
     }
-    a.is_text = true;
+    a.dtype = "U";
+    a.is_text = a.shape.empty();
+    if (a.is_text)
+      a.text = a.texts.front();
     return caf::none;
   }
-  return bad(cat("dtype ", descr, " is not supported (float32, float64 or a unicode string)"));
+  if (descr == "|O")
+    return bad("dtype object (pickled Python objects) is not supported; save strings as a unicode array "
+               "(numpy.array(names, dtype=str))");
+  return bad(cat("dtype ", descr, " is not supported (floats, integers, booleans or unicode strings)"));
 }
 
 // -- zip -----------------------------------------------------------------------------------------

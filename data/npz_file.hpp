@@ -1,7 +1,9 @@
 // NumPy's .npz container: a zip archive of .npy arrays, the format numpy.load reads with no extra
 // package. Writes little-endian float32 arrays and unicode text entries, stored uncompressed;
-// reads what it writes and what numpy.savez / savez_compressed write (float32, float64 converted,
-// unicode text; stored or deflated; zip64 headers). Nothing here knows about models.
+// reads what it writes and what numpy.savez / savez_compressed write (float32 and float64,
+// (u)int8 to (u)int64 and bool held as floats, unicode strings and arrays of them; stored or
+// deflated; zip64 headers). Used by model exports (saved_model/) and data.format = npz (data/).
+// Nothing here knows about models or data sets.
 #pragma once
 
 #include <caf/error.hpp>
@@ -17,9 +19,11 @@ namespace actorps {
 struct npy_array {
   std::string name;           ///< the key numpy.load gives (the entry's name without ".npy")
   std::vector<size_t> shape;  ///< empty: a scalar (text entries are scalars)
-  std::vector<float> values;  ///< row-major, prod(shape) values
-  std::string text;           ///< UTF-8
-  bool is_text = false;
+  std::vector<float> values;  ///< row-major, prod(shape) values (numbers of any numeric dtype)
+  std::string dtype;          ///< read: numpy's kind and width ("f4", "u1", "i8", "b1") or "U" (strings)
+  std::vector<std::string> texts; ///< read, dtype "U": the strings, row-major (UTF-8)
+  std::string text;           ///< UTF-8; a scalar string
+  bool is_text = false;       ///< a scalar string
 };
 
 /// Returns a float array.

@@ -1,6 +1,6 @@
-// Tests of saved_model/npz_file: round trips of float and text arrays, the .npy header as numpy
+// Tests of data/npz_file: round trips of float and text arrays, the .npy header as numpy
 // writes it, the zip structure, and named errors for truncated, garbled or foreign files.
-#include "saved_model/npz_file.hpp"
+#include "data/npz_file.hpp"
 
 #include "common/errc.hpp"
 #include "tests/support/helpers.hpp"
@@ -9,7 +9,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <cstdlib>
 #include <limits>
+#include <map>
 
 using namespace actorps;
 using namespace actorps::test;
@@ -93,6 +95,37 @@ BOOST_AUTO_TEST_CASE(broken_files_are_named_errors) {
   auto missing = read_npz(dir.file("absent.npz"));
   BOOST_REQUIRE(!missing);
   BOOST_TEST((missing.error() == errc::file_error));
+}
+
+BOOST_AUTO_TEST_CASE(what_numpy_writes_for_a_data_set) {
+  // numpy writes the file: uint8 images, int64 and int8 labels, a bool, a unicode array of names
+  // (compressed), and an object array that is refused by name
+  temp_dir dir;
+  auto script = "import numpy as np, sys\n"
+                "np.savez_compressed(sys.argv[1], x=np.arange(24, dtype=np.uint8).reshape(2, 3, 4),\n"
+                "  y=np.array([-3, 70000], dtype=np.int64), s=np.array([-128, 127], dtype=np.int8),\n"
+                "  b=np.array([True, False]), names=np.array(['T-shirt/top', 'Ankle boot', 'é']))\n"
+                "np.savez(sys.argv[2], names=np.array(['a', 'b'], dtype=object))\n";
+  write_file(dir.file("make.py"), bytes_of(script));
+  BOOST_REQUIRE(std::system(("/usr/bin/python3 " + dir.file("make.py") + " " + dir.file("d.npz") + " " + dir.file("o.npz")).c_str()) == 0);
+  auto r = read_npz(dir.file("d.npz"));
+  BOOST_REQUIRE(r);
+  std::map<std::string, npy_array> by;
+  for (auto& a : *r)
+    by[a.name] = a;
+  BOOST_TEST(by["x"].dtype == "u1");
+  BOOST_TEST((by["x"].shape == std::vector<size_t>{2, 3, 4}));
+  BOOST_TEST(by["x"].values[23] == 23.0f);
+  BOOST_TEST(by["y"].dtype == "i8");
+  BOOST_TEST((by["y"].values == std::vector<float>{-3.0f, 70000.0f}));
+  BOOST_TEST((by["s"].values == std::vector<float>{-128.0f, 127.0f}));
+  BOOST_TEST((by["b"].values == std::vector<float>{1.0f, 0.0f}));
+  BOOST_TEST(by["names"].dtype == "U");
+  BOOST_TEST((by["names"].texts == std::vector<std::string>{"T-shirt/top", "Ankle boot", "\xc3\xa9"}));
+  BOOST_TEST(!by["names"].is_text);
+  auto o = read_npz(dir.file("o.npz"));
+  BOOST_REQUIRE(!o);
+  BOOST_TEST(describe(o.error()).find("dtype object") != std::string::npos, describe(o.error()));
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_write_leaves_nothing) {
