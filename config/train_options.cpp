@@ -74,8 +74,15 @@ void declare_train_options(strict_config& cfg, option_values& v) {
                                    "or a run's model directory (\"\": the init scheme)")
     .add(v.classes, "classes", "number of output classes (0: the preset's or the layer list's)");
   cfg.group("data")
-    .add(v.data_dir, "dir", "directory of MNIST-format IDX files or CIFAR-10 binary files")
-    .add(v.data_format, "format", "auto, idx or cifar10")
+    .add(v.data_dir, "dir", "directory of MNIST-format IDX files, CIFAR-10 binary files or class folders "
+                            "(train/<class>/*.png|jpg), or an .npz file in Keras' layout")
+    .add(v.data_format, "format", "auto, idx, cifar10, npz or image-folder")
+    .add(v.layout, "layout", "npz: auto, nhwc or nchw (images of N x H x W x C or N x C x H x W)")
+    .add(v.color, "color", "image-folder: auto (as the first training image), grey or rgb")
+    .add(v.resize, "resize", "image-folder: scale every image to HxW, e.g. \"32x32\" (\"\": all must have one size)")
+    .add(v.class_names, "class-names", "the classes' names by label (empty: the data's, or known ones)")
+    .add(v.data_threads, "threads", "threads that decode images and prepare batches ahead of training")
+    .add(v.prefetch_batches, "prefetch-batches", "batches prepared ahead of the trainer (0: each on the training thread)")
     .add(v.validation_size, "validation-size", "training examples held out for validation (0: 1/12)")
     .add(v.normalize, "normalize", "none or per-channel (the training set's mean and stddev)")
     .add(v.augment, "augment", "none, crop, flip or crop-flip: random crops after zero padding and/or "
@@ -198,8 +205,27 @@ caf::expected<data_settings> build_data(const option_values& v) {
   d.dir = v.data_dir;
   auto format = parse_data_format(v.data_format);
   if (!format)
-    return bad("data.format", cat("must be auto, idx or cifar10, got \"", v.data_format, "\""));
+    return bad("data.format", cat("must be auto, idx, cifar10, npz or image-folder, got \"", v.data_format, "\""));
   d.format = *format;
+  auto layout = parse_pixel_layout(v.layout);
+  if (!layout)
+    return bad("data.layout", cat("must be auto, nhwc or nchw, got \"", v.layout, "\""));
+  d.layout = *layout;
+  auto color = parse_color_mode(v.color);
+  if (!color)
+    return bad("data.color", cat("must be auto, grey or rgb, got \"", v.color, "\""));
+  d.images.color = *color;
+  bool resize_ok = true;
+  d.images.resize = parse_resize(v.resize, &resize_ok);
+  if (!resize_ok)
+    return bad("data.resize", cat("must be \"\" or HxW with sides in [1, 4096], e.g. \"32x32\", got \"", v.resize, "\""));
+  d.class_names = v.class_names;
+  if (v.data_threads < 1 || v.data_threads > 64)
+    return bad("data.threads", cat("must be in [1, 64], got ", v.data_threads));
+  d.threads = v.data_threads;
+  if (v.prefetch_batches < 0 || v.prefetch_batches > 1024)
+    return bad("data.prefetch-batches", cat("must be in [0, 1024], got ", v.prefetch_batches));
+  d.prefetch_batches = v.prefetch_batches;
   if (v.validation_size < 0)
     return bad("data.validation-size", cat("must be >= 0, got ", v.validation_size));
   d.validation_size = v.validation_size;

@@ -78,6 +78,12 @@ struct option_values {
   std::string normalize = "none";
   std::string augment = "none";
   int crop_padding = 4;
+  std::string layout = "auto";
+  std::string color = "auto";
+  std::string resize;
+  std::vector<std::string> class_names;
+  int data_threads = 1;
+  int prefetch_batches = 4;
   // [compute]
   std::string device = "auto";
   int gpu_index = 0;

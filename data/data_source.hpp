@@ -4,6 +4,8 @@
 #pragma once
 
 #include "data/dataset.hpp"
+#include "data/image_folder.hpp"
+#include "data/npz_source.hpp"
 
 #include <caf/expected.hpp>
 
@@ -12,11 +14,11 @@
 
 namespace actorps {
 
-enum class data_format { automatic, idx, cifar10 };
+enum class data_format { automatic, idx, cifar10, npz, image_folder };
 
 enum class normalization { none, per_channel };
 
-const char* to_string(data_format f);          ///< "auto", "idx", "cifar10"
+const char* to_string(data_format f);          ///< "auto", "idx", "cifar10", "npz", "image-folder"
 const char* to_string(normalization n);        ///< "none", "per-channel"
 std::optional<data_format> parse_data_format(const std::string& name);
 std::optional<normalization> parse_normalization(const std::string& name);
@@ -36,19 +38,31 @@ std::optional<augmentation> parse_augmentation(const std::string& name, int crop
 std::string to_string(const augmentation& aug);
 
 struct data_settings {
-  std::string dir = "/usr/share/datasets/fashion-mnist";
+  std::string dir = "/usr/share/datasets/fashion-mnist"; ///< a folder, or an .npz file
   data_format format = data_format::automatic;
   int validation_size = 0;
   normalization normalize = normalization::none;
   augmentation augment;
+  pixel_layout layout = pixel_layout::automatic; ///< npz
+  image_folder_options images;                   ///< image-folder (its threads: data.threads)
+  std::vector<std::string> class_names;          ///< data.class-names: overrides the data's
+  int threads = 1;                               ///< data.threads: decoding and batch preparation
+  int prefetch_batches = 4;                      ///< data.prefetch-batches: batches prepared ahead (0: inline)
 };
 
-/// Returns the format of dir: cifar10 if it holds data_batch_1.bin, idx if it holds
-/// train-images-idx3-ubyte[.gz]; an error naming dir and both candidates otherwise.
+/// The class names of the data sets known by their folder's name: Fashion-MNIST's ten
+/// (folder name containing "fashion"), MNIST's digits; empty otherwise.
+std::vector<std::string> known_class_names(const std::string& dir);
+
+/// Returns the format of dir: npz for a file that starts like a zip archive, image-folder for a
+/// folder with a train/ sub-folder, cifar10 if it holds data_batch_1.bin, idx if it holds
+/// train-images-idx3-ubyte[.gz]; an error naming dir and the candidates otherwise.
 caf::expected<data_format> detect_format(const std::string& dir);
 
 /// Loads the three sets as settings say; with per-channel normalisation every set is shifted and
-/// scaled by the training set's per-channel mean and standard deviation.
+/// scaled by the training set's per-channel mean and standard deviation. The class names come
+/// from data.class-names, else the data (class_names, folder names), else known_class_names; a
+/// count other than the data's classes is an error naming where they came from.
 caf::expected<data_splits> load_data(const data_settings& settings);
 
 /// Subtracts each channel's training mean and divides by its standard deviation, in every set;

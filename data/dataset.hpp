@@ -41,6 +41,7 @@ struct data_splits {
   dataset validation;
   dataset test;
   input_scaling scaling;
+  std::vector<std::string> class_names; ///< by label; empty: unnamed (shown as numbers)
 };
 
 /// Loads an image file (rank 3: n x h x w) without labels (all 0): images to classify.

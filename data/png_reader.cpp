@@ -42,7 +42,7 @@ std::vector<float> resize_bilinear(const std::vector<float>& image, const image_
   return out;
 }
 
-caf::expected<dataset> read_png(const std::string& path, const image_shape& want, bool resize) {
+caf::expected<decoded_image> decode_png(const std::string& path, int channels) {
   std::ifstream probe{path, std::ios::binary};
   if (!probe)
     return caf::make_error(errc::file_error, cat(path, ": cannot be read"));
@@ -54,33 +54,36 @@ caf::expected<dataset> read_png(const std::string& path, const image_shape& want
   image.version = PNG_IMAGE_VERSION;
   if (!png_image_begin_read_from_file(&image, path.c_str()))
     return caf::make_error(errc::corrupt_data, cat(path, ": a corrupt PNG (", image.message, ")"));
-  const bool color = (image.format & PNG_FORMAT_FLAG_COLOR) != 0;
-  const int channels = color ? 3 : 1;
-  if (channels != want.channels) {
-    png_image_free(&image);
-    return caf::make_error(errc::shape_mismatch,
-                           cat(path, ": ", color ? "an RGB image (3 channels)" : "a grey image (1 channel)",
-                               ", the model takes ", want.channels, want.channels == 1 ? " (grey)" : " (RGB)"));
-  }
-  image_shape got{static_cast<int>(image.height), static_cast<int>(image.width), channels};
-  if ((got.height != want.height || got.width != want.width) && !resize) {
-    png_image_free(&image);
-    return caf::make_error(errc::shape_mismatch, cat(path, ": ", got.width, "x", got.height, " pixels, the model takes ",
-                                                     want.width, "x", want.height, " (pass --resize to scale it)"));
-  }
+  const bool color = channels == 0 ? (image.format & PNG_FORMAT_FLAG_COLOR) != 0 : channels == 3;
   image.format = color ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY; // alpha composited onto black
+  decoded_image out{{static_cast<int>(image.height), static_cast<int>(image.width), color ? 3 : 1}, {}};
   std::vector<png_byte> bytes(PNG_IMAGE_SIZE(image));
   png_color black{0, 0, 0};
   if (!png_image_finish_read(&image, &black, bytes.data(), 0, nullptr))
     return caf::make_error(errc::corrupt_data, cat(path, ": a corrupt PNG (", image.message, ")"));
-  std::vector<float> pixels(bytes.size());
+  out.pixels.resize(bytes.size());
   for (size_t i = 0; i < bytes.size(); ++i)
-    pixels[i] = static_cast<float>(bytes[i]) * (1.0f / 255.0f); // as the IDX and CIFAR-10 readers scale
+    out.pixels[i] = static_cast<float>(bytes[i]) * (1.0f / 255.0f); // as the IDX and CIFAR-10 readers scale
+  return out;
+}
+
+caf::expected<dataset> read_png(const std::string& path, const image_shape& want, bool resize) {
+  auto image = decode_png(path);
+  if (!image)
+    return std::move(image.error());
+  const image_shape got = image->shape;
+  if (got.channels != want.channels)
+    return caf::make_error(errc::shape_mismatch,
+                           cat(path, ": ", got.channels == 3 ? "an RGB image (3 channels)" : "a grey image (1 channel)",
+                               ", the model takes ", want.channels, want.channels == 1 ? " (grey)" : " (RGB)"));
+  if ((got.height != want.height || got.width != want.width) && !resize)
+    return caf::make_error(errc::shape_mismatch, cat(path, ": ", got.width, "x", got.height, " pixels, the model takes ",
+                                                     want.width, "x", want.height, " (pass --resize to scale it)"));
   dataset out;
   out.rows = 1;
   out.shape = want;
   out.cols = static_cast<int>(want.size());
-  out.images = got == want ? std::move(pixels) : resize_bilinear(pixels, got, want);
+  out.images = got == want ? std::move(image->pixels) : resize_bilinear(image->pixels, got, want);
   out.labels = {0.0f};
   return out;
 }

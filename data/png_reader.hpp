@@ -11,6 +11,16 @@
 
 namespace actorps {
 
+/// A decoded image: h x w x c floats in [0, 1], channels fastest.
+struct decoded_image {
+  image_shape shape;
+  std::vector<float> pixels;
+};
+
+/// Decodes the PNG at path; channels 1 or 3 converts to grey or RGB (libpng's conversion), 0
+/// keeps what the file holds (grey or RGB; alpha composited onto black). Errors as read_png's.
+caf::expected<decoded_image> decode_png(const std::string& path, int channels = 0);
+
 /// Reads the image at path as a one-example data set of shape `want` (pixels in [0, 1], label 0).
 /// Errors name the path: a missing or unreadable file, not a PNG or a corrupt one (libpng's
 /// message), "a grey image (1 channel), the model takes 3 (RGB)", "40x30 pixels, the model takes

@@ -3,9 +3,9 @@
 set -euo pipefail
 
 packages=(g++ cmake libcaf-dev libssl-dev libcereal-dev libboost-test-dev libopenblas-dev
-          zlib1g-dev libpng-dev dataset-fashion-mnist openssl python3 python3-numpy gnuplot-nox
+          zlib1g-dev libpng-dev libjpeg62-turbo-dev dataset-fashion-mnist openssl python3 python3-numpy gnuplot-nox
           slurm-wlm munge  # integration.slurm starts its own controller and daemon
-          python3-protobuf prometheus) # the event-file reader of the tests; integration.prometheus's server
+          python3-protobuf prometheus python3-pil) # the tests' event reader, Prometheus server, image writer
 
 missing=()
 for p in "${packages[@]}"; do
