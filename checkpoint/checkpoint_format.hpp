@@ -11,9 +11,9 @@
 namespace actorps {
 
 /// Bumped on any change of the layout below. Readers take every version up to this one (format 1
-/// lacks the input scaling, format 2 the partitioner, format 3 the elastic membership) and refuse
-/// others by name. Writers write this one.
-constexpr uint32_t checkpoint_format_version = 4;
+/// lacks the input scaling, format 2 the partitioner, format 3 the elastic membership, format 4
+/// the class names) and refuse others by name. Writers write this one.
+constexpr uint32_t checkpoint_format_version = 5;
 
 struct checkpoint_variable {
   std::string name;
@@ -76,6 +76,8 @@ struct checkpoint_manifest {
   /// Format 4: an elastic job's data plan (epoch_ledger::save()): which examples of the open
   /// epochs were trained; empty otherwise.
   std::vector<int64_t> data_plan;
+  /// Format 5: the classes' names by label (empty: unnamed).
+  std::vector<std::string> class_names;
   template <class Archive>
   void serialize(Archive& ar) {
     ar(format, global_step, examples, train_seconds, validation_accuracy, model, placement, variables, optimizer,
@@ -86,6 +88,8 @@ struct checkpoint_manifest {
       ar(partitioner);
     if (format >= 4)
       ar(members, data_plan);
+    if (format >= 5)
+      ar(class_names);
   }
 };
 

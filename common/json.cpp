@@ -94,4 +94,11 @@ json_object& json_object::add_raw(const std::string& k, const std::string& json)
   return *this;
 }
 
+std::string json_array(const std::vector<std::string>& xs) {
+  std::string out = "[";
+  for (size_t i = 0; i < xs.size(); ++i)
+    out += (i > 0 ? ", " : "") + json_quote(xs[i]);
+  return out + "]";
+}
+
 } // namespace actorps

@@ -35,6 +35,9 @@ private:
 /// Returns the numbers as a JSON array, e.g. "[1, 0, 7]".
 std::string json_array(const std::vector<uint64_t>& xs);
 
+/// Returns the strings as a JSON array of string literals, e.g. "[\"Bag\", \"Coat\"]".
+std::string json_array(const std::vector<std::string>& xs);
+
 /// Returns s as a JSON string literal, quotes included.
 std::string json_quote(const std::string& s);
 

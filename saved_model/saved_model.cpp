@@ -92,6 +92,13 @@ caf::expected<saved_model> describe_npz(const std::string& json, const std::stri
     m.step = static_cast<int64_t>(step->number);
   if (auto acc = doc->find("validation_accuracy"); acc && acc->is(json_value::kind::number))
     m.validation_accuracy = acc->number;
+  if (auto names = doc->find("class_names"); names && names->is(json_value::kind::array)) {
+    for (auto& n : names->items) {
+      if (!n.is(json_value::kind::string))
+        return caf::make_error(errc::corrupt_data, cat(where, ": class_names must be strings"));
+      m.class_names.push_back(n.text);
+    }
+  }
   return m;
 }
 
@@ -204,8 +211,13 @@ std::string model_json(const saved_model& m) {
     .add_raw("scaling", scaling.str())
     .add_raw("variables", variables)
     .add("step", m.step)
-    .add("validation_accuracy", m.validation_accuracy);
+    .add("validation_accuracy", m.validation_accuracy)
+    .add_raw("class_names", json_array(m.class_names));
   return out.str();
+}
+
+std::string saved_model::class_name(int c) const {
+  return c >= 0 && static_cast<size_t>(c) < class_names.size() ? class_names[static_cast<size_t>(c)] : std::to_string(c);
 }
 
 caf::expected<saved_model> from_checkpoint(const checkpoint& c, const std::string& path) {
@@ -229,6 +241,7 @@ caf::expected<saved_model> from_checkpoint(const checkpoint& c, const std::strin
   m.scaling = {c.manifest.input_mean, c.manifest.input_stddev};
   m.step = c.manifest.global_step;
   m.validation_accuracy = c.manifest.validation_accuracy;
+  m.class_names = c.manifest.class_names;
   m.source = path;
   return m;
 }
@@ -245,6 +258,7 @@ checkpoint to_checkpoint(const saved_model& m) {
     man.variables.push_back({v.name, v.rows, v.cols, 0});
   man.input_mean = m.scaling.mean;
   man.input_stddev = m.scaling.stddev;
+  man.class_names = m.class_names;
   shard_checkpoint shard;
   for (uint32_t k = 0; k < vars.size(); ++k)
     shard.variables.push_back({k, m.values[k], {}, {}});

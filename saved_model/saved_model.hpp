@@ -25,6 +25,10 @@ struct saved_model {
   int64_t step = 0;                       ///< the global step it was taken at
   double validation_accuracy = 0.0;       ///< at that step (0 when unknown)
   std::string source;                     ///< the path it was read from
+  std::vector<std::string> class_names;   ///< by label; empty: unnamed
+
+  /// The name of class c: its class name, else the number.
+  std::string class_name(int c) const;
 };
 
 /// FNV-1a over the bytes of every variable in creation order, as 16 hex digits: equal digests,

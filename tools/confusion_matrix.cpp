@@ -53,23 +53,32 @@ std::vector<double> confusion_matrix::class_accuracy() const {
   return out;
 }
 
-std::string confusion_matrix::table() const {
+std::string confusion_matrix::table(const std::vector<std::string>& names) const {
   int64_t widest = 1;
   for (auto n : counts_)
     widest = std::max(widest, n);
   const size_t w = std::max<size_t>(4, std::to_string(widest).size() + 1);
   auto right = [w](const std::string& text) { return std::string(w > text.size() ? w - text.size() : 0, ' ') + text; };
+  size_t name_w = 0;
+  for (int c = 0; c < classes_ && static_cast<size_t>(c) < names.size(); ++c)
+    name_w = std::max(name_w, names[static_cast<size_t>(c)].size() + 1);
+  auto label = [&](int c) {
+    std::string n = static_cast<size_t>(c) < names.size() ? names[static_cast<size_t>(c)] : "";
+    return name_w == 0 ? std::string{} : " " + n + std::string(name_w - 1 - std::min(n.size(), name_w - 1), ' ');
+  };
   char buf[64];
-  std::string out = "class  accuracy  | predicted:";
+  std::string out = "class" + std::string(name_w, ' ') + "  accuracy  | predicted:";
   for (int p = 0; p < classes_; ++p)
     out += right(std::to_string(p));
   out += "\n";
   auto acc = class_accuracy();
   for (int c = 0; c < classes_; ++c) {
+    std::snprintf(buf, sizeof buf, "%5d", c);
+    out += buf + label(c);
     if (acc[c] < 0)
-      std::snprintf(buf, sizeof buf, "%5d  %8s  |           ", c, "-");
+      std::snprintf(buf, sizeof buf, "  %8s  |           ", "-");
     else
-      std::snprintf(buf, sizeof buf, "%5d  %7.2f%%  |           ", c, 100.0 * acc[c]);
+      std::snprintf(buf, sizeof buf, "  %7.2f%%  |           ", 100.0 * acc[c]);
     out += buf;
     for (int p = 0; p < classes_; ++p)
       out += right(std::to_string(count(c, p)));

@@ -26,7 +26,8 @@ public:
   std::vector<double> class_accuracy() const;
 
   /// The per-class accuracies and the matrix as aligned text, one line per class.
-  std::string table() const;
+  /// `names` (by class, optional) label the rows: "  9 Ankle boot".
+  std::string table(const std::vector<std::string>& names = {}) const;
 
   /// {"examples", "loss", "accuracy", "class_accuracy" (null for absent classes), "confusion"}.
   std::string json() const;

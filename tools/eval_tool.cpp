@@ -32,7 +32,23 @@ caf::expected<confusion_matrix> score(const saved_model& m, dataset& set, const 
 }
 
 // A heat map of the confusion matrix with gnuplot (counts in the cells).
-caf::error plot(const confusion_matrix& cm, const std::string& png, const std::string& title) {
+// Axis labels: the classes' names where known, else their numbers.
+std::string tics(const std::vector<std::string>& names, int n) {
+  if (names.empty())
+    return "1";
+  std::string out = "(";
+  for (int c = 0; c < n; ++c) {
+    std::string name = static_cast<size_t>(c) < names.size() ? names[static_cast<size_t>(c)] : std::to_string(c);
+    for (auto& ch : name)
+      if (ch == '\'' || ch == '"')
+        ch = ' ';
+    out += cat(c > 0 ? ", " : "", "'", name, "' ", c);
+  }
+  return out + ")";
+}
+
+caf::error plot(const confusion_matrix& cm, const std::string& png, const std::string& title,
+                const std::vector<std::string>& names) {
   auto data = png + ".dat.tmp";
   std::string rows;
   for (int c = 0; c < cm.classes(); ++c)
@@ -45,7 +61,8 @@ caf::error plot(const confusion_matrix& cm, const std::string& png, const std::s
   std::string gp = cat("set terminal pngcairo size 760,680 noenhanced\n", "set output '", png, ".tmp'\n",
                        "set title '", title, "'\n", "set xlabel 'predicted class'\nset ylabel 'true class'\n",
                        "set xrange [-0.5:", n - 0.5, "]\nset yrange [", n - 0.5, ":-0.5]\n",
-                       "set xtics 1\nset ytics 1\nset palette defined (0 'white', 1 '#1f4e9c')\n",
+                       "set xtics ", tics(names, n), names.empty() ? "" : " rotate by 45 right", "\nset ytics ", tics(names, n),
+                       "\nset palette defined (0 'white', 1 '#1f4e9c')\n",
                        "plot '", data, "' using 1:2:3 with image notitle, '", data,
                        "' using 1:2:(sprintf('%d', $3)) with labels font ',9' notitle\n");
   if (auto err = write_file_synced(script, gp))
@@ -68,8 +85,9 @@ caf::error plot(const confusion_matrix& cm, const std::string& png, const std::s
 
 int eval_main(int argc, char** argv) {
   const std::vector<tool_option> options = {
-    {"data.dir", "directory of MNIST-format IDX files or CIFAR-10 binary files", "/usr/share/datasets/fashion-mnist"},
-    {"data.format", "auto, idx or cifar10", "auto"},
+    {"data.dir", "MNIST-format IDX or CIFAR-10 files, class folders (train/<class>/, test/<class>/) or an .npz",
+     "/usr/share/datasets/fashion-mnist"},
+    {"data.format", "auto, idx, cifar10, npz or image-folder (scaled to the model's input)", "auto"},
     {"data.validation-size", "training examples held out for validation, as in training (0: 1/12)", "0"},
     {"set", "test, validation or both", "both"},
     {"out", "the JSON report", "eval.json"},
@@ -85,8 +103,8 @@ int eval_main(int argc, char** argv) {
   ds.dir = args.get("data.dir");
   auto format = parse_data_format(args.get("data.format"));
   if (!format)
-    return tool_failure(caf::make_error(errc::invalid_config, cat("--data.format must be auto, idx or cifar10, got \"",
-                                                          args.get("data.format"), "\"")), 2);
+    return tool_failure(caf::make_error(errc::invalid_config, cat("--data.format must be auto, idx, cifar10, npz or "
+                                                                  "image-folder, got \"", args.get("data.format"), "\"")), 2);
   ds.format = *format;
   auto validation_size = int_option(args, "data.validation-size", 0, 1 << 30);
   auto threads = int_option(args, "threads", 1, 256);
@@ -109,6 +127,8 @@ int eval_main(int argc, char** argv) {
   auto m = load_saved_model(args.positional[0]);
   if (!m)
     return tool_failure(m.error(), 1);
+  ds.images.color = m->spec.input.channels == 1 ? color_mode::grey : color_mode::rgb; // (image folders: as the model takes)
+  ds.images.resize = m->spec.input;
   auto data = load_data(ds); // unscaled: the model's own scaling is applied below
   if (!data)
     return tool_failure(data.error(), 1);
@@ -116,7 +136,10 @@ int eval_main(int argc, char** argv) {
   std::printf("model %s (step %lld): %s\ndata %s\n", m->source.c_str(), static_cast<long long>(m->step),
               m->spec.text().c_str(), ds.dir.c_str());
   json_object report;
-  report.add("model", m->source).add("model_text", m->spec.text()).add("step", m->step).add("data", ds.dir);
+  // the classes' names: the model's, else the data's
+  const auto names = !m->class_names.empty() ? m->class_names : data->class_names;
+  report.add("model", m->source).add("model_text", m->spec.text()).add("step", m->step).add("data", ds.dir)
+    .add_raw("class_names", json_array(names));
   std::optional<confusion_matrix> test_cm;
   for (const char* set : {"test", "validation"}) {
     if (which != "both" && which != set)
@@ -126,7 +149,7 @@ int eval_main(int argc, char** argv) {
     if (!cm)
       return tool_failure(cm.error(), 1);
     std::printf("\n%s set: %lld examples, loss %.4f, accuracy %.2f%%\n%s", set, static_cast<long long>(cm->examples()),
-                cm->loss(), 100.0 * cm->accuracy(), cm->table().c_str());
+                cm->loss(), 100.0 * cm->accuracy(), cm->table(names).c_str());
     report.add_raw(set, cm->json());
     if (std::string{set} == "test")
       test_cm = std::move(*cm);
@@ -135,7 +158,7 @@ int eval_main(int argc, char** argv) {
     return tool_failure(err, 1);
   std::printf("\nreport: %s\n", out.c_str());
   if (!png.empty()) {
-    if (auto err = plot(*test_cm, png, cat("confusion matrix, test set: ", m->source)))
+    if (auto err = plot(*test_cm, png, cat("confusion matrix, test set: ", m->source), names))
       return tool_failure(err, 1);
     std::printf("plot: %s\n", png.c_str());
   }

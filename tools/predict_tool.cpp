@@ -76,7 +76,7 @@ int predict_main(int argc, char** argv) {
   if (!logits)
     return tool_failure(logits.error(), 1);
   if (output == "table")
-    std::printf("%-32s %7s %6s %11s%s\n", "input", "index", "class", "probability", k > 1 ? "  top classes" : "");
+    std::printf("%-32s %7s %6s %-16s %11s%s\n", "input", "index", "class", "name", "probability", k > 1 ? "  top classes" : "");
   size_t row = 0;
   for (auto& [path, rows, labelled] : origins) {
     for (int r = 0; r < rows; ++r, ++row) {
@@ -84,9 +84,11 @@ int predict_main(int argc, char** argv) {
       if (output == "jsonl") {
         std::string list = "[";
         for (size_t j = 0; j < best.size(); ++j)
-          list += cat(j > 0 ? ", " : "", "{\"class\": ", best[j].first, ", \"probability\": ", best[j].second, "}");
+          list += cat(j > 0 ? ", " : "", "{\"class\": ", best[j].first, ", \"name\": ", json_quote(m->class_name(best[j].first)),
+                      ", \"probability\": ", best[j].second, "}");
         json_object line;
-        line.add("input", path).add("index", r).add("class", best[0].first).add("probability", best[0].second);
+        line.add("input", path).add("index", r).add("class", best[0].first).add("name", m->class_name(best[0].first))
+          .add("probability", best[0].second);
         if (labelled)
           line.add("label", static_cast<int>(all.labels[row]));
         line.add_raw("top", list + "]");
@@ -94,8 +96,9 @@ int predict_main(int argc, char** argv) {
       } else {
         std::string rest;
         for (size_t j = 1; j < best.size(); ++j)
-          rest += cat("  ", best[j].first, ":", best[j].second);
-        std::printf("%-32s %7d %6d %11.6f%s\n", path.c_str(), r, best[0].first, best[0].second, rest.c_str());
+          rest += cat("  ", m->class_name(best[j].first), ":", best[j].second);
+        std::printf("%-32s %7d %6d %-16s %11.6f%s\n", path.c_str(), r, best[0].first, m->class_name(best[0].first).c_str(),
+                    best[0].second, rest.c_str());
       }
     }
   }

@@ -92,6 +92,7 @@ caf::expected<std::string> run_monitor::save_model(const char* which, std::vecto
   m.values = std::move(values);
   m.step = step;
   m.validation_accuracy = validation_accuracy;
+  m.class_names = data_.class_names;
   auto dir = cat(settings_.run_dir, "/", settings_.name, "/model");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -162,6 +163,7 @@ caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples
     .add("learning_rate", double{s.optimizer.learning_rate})
     .add("seed", static_cast<int64_t>(s.seed));
   add_model(out, s.preset, net_.spec());
+  out.add_raw("class_names", json_array(data_.class_names));
   json_object models;
   models.add("final", sum.final_model).add("best", sum.best_model);
   out.add_raw("models", models.str());

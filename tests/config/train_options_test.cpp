@@ -71,7 +71,13 @@ BOOST_AUTO_TEST_CASE(bad_values_name_their_key) {
     v.lr_boundaries = {10};
   }, "train.lr-values needs one more entry than train.lr-boundaries");
   expect([](option_values& v) { v.lr_values = {0.1}; }, "apply to train.lr-schedule = piecewise only");
-  expect([](option_values& v) { v.data_format = "png"; }, "data.format must be auto, idx or cifar10");
+  expect([](option_values& v) { v.data_format = "png"; }, "data.format must be auto, idx, cifar10, npz or image-folder");
+  expect([](option_values& v) { v.layout = "hwc"; }, "data.layout must be auto, nhwc or nchw");
+  expect([](option_values& v) { v.color = "gray"; }, "data.color must be auto, grey or rgb");
+  expect([](option_values& v) { v.resize = "32"; }, "data.resize must be \"\" or HxW");
+  expect([](option_values& v) { v.resize = "0x5"; }, "data.resize must be");
+  expect([](option_values& v) { v.data_threads = 0; }, "data.threads must be in [1, 64]");
+  expect([](option_values& v) { v.prefetch_batches = -1; }, "data.prefetch-batches must be in [0, 1024]");
   expect([](option_values& v) { v.normalize = "global"; }, "data.normalize must be none or per-channel");
   expect([](option_values& v) { v.augment = "rotate"; }, "data.augment must be none, crop, flip or crop-flip");
   expect([](option_values& v) { v.gpu_memory_fraction = 0; }, "compute.gpu-memory-fraction must be in (0, 1]");
