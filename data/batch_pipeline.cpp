@@ -1,0 +1,89 @@
+// Batches taken from the order under the lock (so their seeds and order are the batcher's),
+// copied and augmented outside it, handed out by sequence number.
+#include "data/batch_pipeline.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace actorps {
+
+batch_pipeline::batch_pipeline(const dataset& data, index_range range, int batch_size, uint64_t seed,
+                               const augmentation& aug, int threads, int prefetch)
+  : data_(data), order_(data, range, batch_size, seed), aug_(aug), batch_size_(batch_size) {
+  order_.set_augmentation(aug);
+  if (prefetch <= 0)
+    return;
+  ring_.resize(static_cast<size_t>(prefetch));
+  for (auto& s : ring_) {
+    s.images.resize(static_cast<size_t>(batch_size) * data.cols);
+    s.labels.resize(static_cast<size_t>(batch_size));
+  }
+  for (int t = 0; t < std::max(1, threads); ++t)
+    threads_.emplace_back([this] { work(); });
+}
+
+batch_pipeline::~batch_pipeline() {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  for (auto& t : threads_)
+    t.join();
+}
+
+void batch_pipeline::work() {
+  std::vector<int32_t> indices;
+  std::unique_lock<std::mutex> lock{mtx_};
+  for (;;) {
+    changed_.wait(lock, [this] { return stopping_ || planned_ < consumed_ + ring_.size(); });
+    if (stopping_)
+      return;
+    slot& s = ring_[planned_ % ring_.size()];
+    s.sequence = planned_++;
+    s.at = slot::phase::filling;
+    uint64_t augment_seed = 0;
+    s.view = order_.next_indices(indices, augment_seed);
+    lock.unlock();
+    copy_examples(data_, aug_, indices.data(), s.view.rows, augment_seed, s.images.data(), s.labels.data());
+    lock.lock();
+    s.at = slot::phase::ready;
+    changed_.notify_all();
+  }
+}
+
+batch_view batch_pipeline::next(float* images, float* labels) {
+  if (ring_.empty()) {
+    auto view = order_.next(images, labels);
+    epochs_ = order_.epochs_completed();
+    return view;
+  }
+  std::unique_lock<std::mutex> lock{mtx_};
+  slot& s = ring_[consumed_ % ring_.size()];
+  auto ready = [&] { return s.at == slot::phase::ready && s.sequence == consumed_; };
+  if (!ready()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    changed_.wait(lock, ready);
+    waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  lock.unlock(); // (the slot is ours until consumed_ moves on)
+  std::memcpy(images, s.images.data(), static_cast<size_t>(s.view.rows) * data_.cols * sizeof(float));
+  std::memcpy(labels, s.labels.data(), static_cast<size_t>(s.view.rows) * sizeof(float));
+  const batch_view view = s.view;
+  lock.lock();
+  s.at = slot::phase::free;
+  ++consumed_;
+  if (view.ends_epoch)
+    ++epochs_;
+  changed_.notify_all();
+  return view;
+}
+
+double batch_pipeline::take_waited_seconds() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  double out = waited_;
+  waited_ = 0.0;
+  return out;
+}
+
+} // namespace actorps

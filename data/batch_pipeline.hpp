@@ -1,0 +1,65 @@
+// The input pipeline (data.threads, data.prefetch-batches): a batcher's batches -- the same
+// examples, order and augmentation seeds -- copied and augmented by `threads` threads up to
+// `prefetch` batches ahead of the trainer, in a bounded ring, and handed out in order. TF1's
+// queue runners filled by background threads, without their nondeterminism: the batch a step
+// gets does not depend on the threads' timing. prefetch 0 prepares each batch on the caller's
+// thread (the batcher alone). The time next() waits for a batch that is not ready yet is counted.
+#pragma once
+
+#include "data/batcher.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace actorps {
+
+class batch_pipeline {
+public:
+  /// REQUIRES: as batcher's; threads >= 1, prefetch >= 0. Keeps a reference to data.
+  batch_pipeline(const dataset& data, index_range range, int batch_size, uint64_t seed, const augmentation& aug,
+                 int threads, int prefetch);
+  ~batch_pipeline();
+  batch_pipeline(const batch_pipeline&) = delete;
+  batch_pipeline& operator=(const batch_pipeline&) = delete;
+
+  /// Copies the next batch into images (batch_size x cols) and labels (batch_size), as
+  /// batcher::next would.
+  batch_view next(float* images, float* labels);
+
+  /// Seconds next() has waited for batches not yet prepared, and takes them (a new count starts).
+  double take_waited_seconds();
+
+  /// The completed epochs of the batches handed out.
+  long epochs_completed() const { return epochs_; }
+
+private:
+  struct slot {
+    enum class phase { free, filling, ready };
+    phase at = phase::free;
+    uint64_t sequence = 0;
+    batch_view view;
+    std::vector<float> images;
+    std::vector<float> labels;
+  };
+  void work();
+
+  const dataset& data_;
+  batcher order_;
+  augmentation aug_;
+  const int batch_size_;
+  std::vector<slot> ring_;
+  std::vector<std::thread> threads_;
+  std::mutex mtx_;
+  std::condition_variable changed_;
+  uint64_t planned_ = 0;  // batches taken from the order
+  uint64_t consumed_ = 0; // batches handed out
+  bool stopping_ = false;
+  long epochs_ = 0;
+  double waited_ = 0.0;
+};
+
+} // namespace actorps

@@ -1,0 +1,78 @@
+// Tests of data/batch_pipeline: every thread and prefetch setting hands out the batcher's
+// batches bit for bit (augmentation included), across epochs; it stops cleanly mid-stream.
+#include "data/batch_pipeline.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <random>
+
+using namespace actorps;
+
+namespace {
+
+// n random images of `shape` with labels below `classes`, seeded.
+dataset random_images(int n, image_shape shape, int classes, uint32_t seed) {
+  std::mt19937 gen{seed};
+  dataset d;
+  d.rows = n;
+  d.shape = shape;
+  d.cols = static_cast<int>(shape.size());
+  for (int i = 0; i < n; ++i) {
+    d.labels.push_back(static_cast<float>(gen() % static_cast<uint32_t>(classes)));
+    for (int k = 0; k < d.cols; ++k)
+      d.images.push_back(static_cast<float>(gen() % 256) / 255.0f);
+  }
+  d.max_label = classes - 1;
+  return d;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(batch_pipeline)
+
+BOOST_AUTO_TEST_CASE(same_batches_as_the_batcher_whatever_the_threads) {
+  dataset d = random_images(103, {6, 6, 3}, 5, 7);
+  augmentation aug{true, 2, true};
+  const int batch = 10;
+  batcher reference{d, partition_range(d.rows, 1, 2), batch, 99};
+  reference.set_augmentation(aug);
+  std::vector<std::vector<float>> want_images, want_labels;
+  std::vector<bool> want_ends;
+  for (int i = 0; i < 30; ++i) { // (6 batches an epoch of 52 examples, the last of 2: 5 epochs)
+    std::vector<float> images(batch * d.cols), labels(batch);
+    auto v = reference.next(images.data(), labels.data());
+    images.resize(static_cast<size_t>(v.rows) * d.cols);
+    labels.resize(static_cast<size_t>(v.rows));
+    want_images.push_back(images);
+    want_labels.push_back(labels);
+    want_ends.push_back(v.ends_epoch);
+  }
+  for (int threads : {1, 2, 4})
+    for (int prefetch : {0, 1, 3, 8}) {
+      actorps::batch_pipeline p{d, partition_range(d.rows, 1, 2), batch, 99, aug, threads, prefetch};
+      for (int i = 0; i < 30; ++i) {
+        std::vector<float> images(batch * d.cols), labels(batch);
+        auto v = p.next(images.data(), labels.data());
+        images.resize(static_cast<size_t>(v.rows) * d.cols);
+        labels.resize(static_cast<size_t>(v.rows));
+        BOOST_TEST_INFO("threads " << threads << ", prefetch " << prefetch << ", batch " << i);
+        BOOST_TEST((images == want_images[static_cast<size_t>(i)]));
+        BOOST_TEST((labels == want_labels[static_cast<size_t>(i)]));
+        BOOST_TEST(v.ends_epoch == want_ends[static_cast<size_t>(i)]);
+      }
+      BOOST_TEST(p.epochs_completed() == 5);
+      BOOST_TEST(p.take_waited_seconds() >= 0.0);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(stops_with_batches_prepared_and_none_taken) {
+  dataset d = random_images(40, {4, 4, 1}, 3, 1);
+  for (int i = 0; i < 20; ++i) {
+    actorps::batch_pipeline p{d, partition_range(d.rows, 0, 1), 8, 5, augmentation{}, 3, 4};
+    std::vector<float> images(8 * d.cols), labels(8);
+    if (i % 2)
+      p.next(images.data(), labels.data());
+  } // (each destructor joins its threads: a hang fails the test by its timeout)
+}
+
+BOOST_AUTO_TEST_SUITE_END()
