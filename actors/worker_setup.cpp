@@ -46,9 +46,11 @@ caf::error prepare(worker_pointer self) {
   if (range.size() == 0)
     return caf::make_error(errc::invalid_config, cat("worker ", cfg.index, " has no training data: ",
                                                      cfg.data->train.rows, " examples for ", replicas, " replicas"));
-  st.batches = std::make_unique<batcher>(cfg.data->train, range, cfg.train.batch_size,
-                                         cfg.train.seed + static_cast<uint64_t>(replica));
-  st.batches->set_augmentation(cfg.train.data.augment);
+  // (in-graph and elastic workers take their rows from the chief: nothing to prepare ahead)
+  const bool own_order = !cfg.cluster.in_graph && !cfg.cluster.elastic;
+  st.batches = std::make_unique<batch_pipeline>(cfg.data->train, range, cfg.train.batch_size,
+                                                cfg.train.seed + static_cast<uint64_t>(replica), cfg.train.data.augment,
+                                                cfg.train.data.threads, own_order ? cfg.train.data.prefetch_batches : 0);
   log_line(st.tag, cat(cfg.cluster.in_graph ? std::string{"in-graph: parts of the chief's global batches"}
                                               : cat("partition [", range.begin, ", ", range.end, ")"),
                        " of ", cfg.data->train.rows, " examples; backend ", st.be->name(),

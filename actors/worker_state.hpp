@@ -9,7 +9,7 @@
 #include "control/step_timer.hpp"
 #include "actors/replica_step.hpp"
 #include "actors/worker_replica.hpp"
-#include "data/batcher.hpp"
+#include "data/batch_pipeline.hpp"
 #include "wire/gradient_encoder.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -37,7 +37,7 @@ struct worker_state {
   std::unique_ptr<backend> be;
   std::unique_ptr<replica_step> step;      // the whole model, or one vertical slice
   std::vector<worker_replica_actor> peers; // model-parallel: the group's workers, by slice
-  std::unique_ptr<batcher> batches;
+  std::unique_ptr<batch_pipeline> batches;   // data.threads, data.prefetch-batches ahead
   placement_plan plan;
   push_plan pushes;                             // per shard: the ranges this worker trains, in parts
   std::vector<std::vector<pull_request>> pulls; // per shard

@@ -3,7 +3,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
-#include "data/batcher.hpp"
+#include "data/batch_pipeline.hpp"
 #include "data/dataset.hpp"
 #include "gpu/device_select.hpp"
 #include "model/init.hpp"
@@ -98,8 +98,8 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
   session& ss = *prepared;
   network& net = *ss.net;
   const dataset& train = ss.data.train;
-  batcher batches{train, partition_range(train.rows, 0, 1), s.batch_size, s.seed};
-  batches.set_augmentation(s.data.augment);
+  batch_pipeline batches{train, partition_range(train.rows, 0, 1), s.batch_size, s.seed, s.data.augment,
+                         s.data.threads, s.data.prefetch_batches};
   std::vector<float> images(static_cast<size_t>(s.batch_size) * train.cols);
   std::vector<float> labels(static_cast<size_t>(s.batch_size));
   run_monitor monitor{s, "single", net, ss.data, std::move(*ss.log)};
@@ -108,7 +108,7 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
   run_summary sum;
   sum.backend = ss.be->name();
   int64_t step = 0, examples = 0, interval_rows = 0, interval_examples_start = 0;
-  double interval_loss = 0.0, train_seconds = 0.0, interval_train_start = 0.0;
+  double interval_loss = 0.0, train_seconds = 0.0, interval_train_start = 0.0, input_waited = 0.0;
   loss_mean since_eval; // the training loss since the previous evaluation
 
   // Moves the training loss accumulated on the backend into the interval sums.
@@ -152,6 +152,9 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
       log_line(tag, cat("step ", step, " epoch ", monitor.epochs(examples), " | ", rate, " examples/s | loss ", loss));
       report_progress(*ss.observed, s.optimizer, step, static_cast<double>(rate), s.progress_every / std::max(dt, 1e-9),
                       loss);
+      const double waited = batches.take_waited_seconds();
+      input_waited += waited;
+      ss.observed->scalars(step, {{"input/wait_ms", 1000.0 * waited / s.progress_every}});
       interval_loss = 0.0;
       interval_rows = 0;
       interval_train_start = train_seconds;
@@ -173,7 +176,10 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
   }
   sum.train_seconds = train_seconds;
   sum.steps = step;
-  return monitor.finish(std::move(sum), examples, json_object{});
+  input_waited += batches.take_waited_seconds();
+  json_object extra;
+  extra.add("input_wait_seconds", input_waited); // (inside train_seconds: the steps waited for their batches)
+  return monitor.finish(std::move(sum), examples, extra);
 }
 
 } // namespace actorps
