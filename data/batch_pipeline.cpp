@@ -53,9 +53,12 @@ void batch_pipeline::work() {
 }
 
 batch_view batch_pipeline::next(float* images, float* labels) {
-  if (ring_.empty()) {
+  if (ring_.empty()) { // (inline: the trainer waits while its batch is prepared)
+    const auto t0 = std::chrono::steady_clock::now();
     auto view = order_.next(images, labels);
     epochs_ = order_.epochs_completed();
+    std::lock_guard<std::mutex> guard{mtx_};
+    waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return view;
   }
   std::unique_lock<std::mutex> lock{mtx_};

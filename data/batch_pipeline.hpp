@@ -3,7 +3,8 @@
 // `prefetch` batches ahead of the trainer, in a bounded ring, and handed out in order. TF1's
 // queue runners filled by background threads, without their nondeterminism: the batch a step
 // gets does not depend on the threads' timing. prefetch 0 prepares each batch on the caller's
-// thread (the batcher alone). The time next() waits for a batch that is not ready yet is counted.
+// thread (the batcher alone). The time next() waits for its batch is counted: for a batch not
+// ready yet, or (prefetch 0) while the batch is prepared.
 #pragma once
 
 #include "data/batcher.hpp"
@@ -30,7 +31,8 @@ public:
   /// batcher::next would.
   batch_view next(float* images, float* labels);
 
-  /// Seconds next() has waited for batches not yet prepared, and takes them (a new count starts).
+  /// Seconds next() has waited for batches not yet prepared (prefetch 0: preparing them), and
+  /// takes them (a new count starts).
   double take_waited_seconds();
 
   /// The completed epochs of the batches handed out.
