@@ -8,28 +8,15 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 
 using namespace actorps;
 using namespace actorps::test;
-
-namespace {
-
-// Writes images with PIL: a script with the folder as `d`.
-void pil(const temp_dir& dir, const std::string& body) {
-  std::string script = "import os, sys\nfrom PIL import Image\nd = sys.argv[1]\n"
-                       "def put(path, img):\n    os.makedirs(os.path.dirname(d + path), exist_ok=True); img.save(d + path)\n" + body;
-  write_file(dir.file("make.py"), std::vector<uint8_t>(script.begin(), script.end()));
-  BOOST_REQUIRE(std::system(("/usr/bin/python3 " + dir.file("make.py") + " " + dir.file("")).c_str()) == 0);
-}
-
-} // namespace
 
 BOOST_AUTO_TEST_SUITE(image_folder)
 
 BOOST_AUTO_TEST_CASE(classes_in_sorted_order_with_val_and_one_colour_mode) {
   temp_dir dir;
-  pil(dir, "for split, n in (('train', 3), ('test', 1), ('val', 1)):\n"
+  run_python(dir, "for split, n in (('train', 3), ('test', 1), ('val', 1)):\n"
            "    for c, colour in (('zebra', (0, 255, 0)), ('ant', (0, 0, 255))):\n"
            "        for i in range(n):\n"
            "            put(f'/{split}/{c}/{i}.png' if c == 'ant' else f'/{split}/{c}/{i}.jpg', Image.new('RGB', (4, 3), colour))\n");
@@ -61,7 +48,7 @@ BOOST_AUTO_TEST_CASE(classes_in_sorted_order_with_val_and_one_colour_mode) {
 
 BOOST_AUTO_TEST_CASE(a_test_class_train_lacks_is_named) {
   temp_dir dir;
-  pil(dir, "put('/train/a/0.png', Image.new('L', (2, 2)))\nput('/train/a/1.png', Image.new('L', (2, 2)))\n"
+  run_python(dir, "put('/train/a/0.png', Image.new('L', (2, 2)))\nput('/train/a/1.png', Image.new('L', (2, 2)))\n"
            "put('/test/b/0.png', Image.new('L', (2, 2)))\n");
   auto s = load_image_folder(dir.file(""), 1, {});
   BOOST_REQUIRE(!s);

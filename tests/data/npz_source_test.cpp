@@ -7,28 +7,16 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include <cstdlib>
 
 using namespace actorps;
 using namespace actorps::test;
-
-namespace {
-
-// Runs a numpy script with the folder as sys.argv[1].
-void numpy(const temp_dir& dir, const std::string& body) {
-  std::string script = "import numpy as np, sys\nd = sys.argv[1]\n" + body;
-  write_file(dir.file("make.py"), std::vector<uint8_t>(script.begin(), script.end()));
-  BOOST_REQUIRE(std::system(("/usr/bin/python3 " + dir.file("make.py") + " " + dir.file("")).c_str()) == 0);
-}
-
-} // namespace
 
 BOOST_AUTO_TEST_SUITE(npz_source)
 
 BOOST_AUTO_TEST_CASE(channels_first_become_channels_last) {
   temp_dir dir;
-  numpy(dir, "x = np.arange(2 * 3 * 2 * 2, dtype=np.uint8).reshape(2, 3, 2, 2)\n"  // N C H W
-             "np.savez(d + '/a.npz', x_train=x, y_train=np.array([0, 1]), x_test=x, y_test=np.array([1, 0]),\n"
+  run_python(dir, "x = np.arange(2 * 3 * 2 * 2, dtype=np.uint8).reshape(2, 3, 2, 2)\n"  // N C H W
+             "np.savez(d + 'a.npz', x_train=x, y_train=np.array([0, 1]), x_test=x, y_test=np.array([1, 0]),\n"
              "         x_val=x[:1], y_val=np.array([1]), class_names=np.array(['cat', 'dog']))\n");
   auto s = load_npz_data(dir.file("a.npz"), 0, pixel_layout::automatic);
   BOOST_REQUIRE(s);
@@ -43,8 +31,8 @@ BOOST_AUTO_TEST_CASE(channels_first_become_channels_last) {
 
 BOOST_AUTO_TEST_CASE(floats_are_taken_as_they_are_and_grey_images_need_no_channel_axis) {
   temp_dir dir;
-  numpy(dir, "x = np.full((12, 5, 4), 0.5, dtype=np.float32)\n"
-             "np.savez(d + '/g.npz', x_train=x, y_train=np.arange(12) % 3, x_test=x[:2], y_test=np.array([2.0, 0.0]))\n");
+  run_python(dir, "x = np.full((12, 5, 4), 0.5, dtype=np.float32)\n"
+             "np.savez(d + 'g.npz', x_train=x, y_train=np.arange(12) % 3, x_test=x[:2], y_test=np.array([2.0, 0.0]))\n");
   auto s = load_npz_data(dir.file("g.npz"), 2, pixel_layout::automatic);
   BOOST_REQUIRE(s);
   BOOST_TEST(s->train.shape.text() == "5x4x1");
@@ -56,8 +44,8 @@ BOOST_AUTO_TEST_CASE(floats_are_taken_as_they_are_and_grey_images_need_no_channe
 
 BOOST_AUTO_TEST_CASE(an_ambiguous_layout_names_the_option_and_a_declared_one_reads) {
   temp_dir dir;
-  numpy(dir, "x = np.zeros((4, 3, 5, 1), dtype=np.uint8)\n"
-             "np.savez(d + '/m.npz', x_train=x, y_train=np.zeros(4, np.int32), x_test=x, y_test=np.zeros(4, np.int32))\n");
+  run_python(dir, "x = np.zeros((4, 3, 5, 1), dtype=np.uint8)\n"
+             "np.savez(d + 'm.npz', x_train=x, y_train=np.zeros(4, np.int32), x_test=x, y_test=np.zeros(4, np.int32))\n");
   auto s = load_npz_data(dir.file("m.npz"), 1, pixel_layout::automatic);
   BOOST_REQUIRE(!s);
   BOOST_TEST(describe(s.error()).find("set data.layout to nhwc or nchw") != std::string::npos, describe(s.error()));
@@ -71,8 +59,8 @@ BOOST_AUTO_TEST_CASE(an_ambiguous_layout_names_the_option_and_a_declared_one_rea
 
 BOOST_AUTO_TEST_CASE(labels_must_be_whole_classes) {
   temp_dir dir;
-  numpy(dir, "x = np.zeros((3, 2, 2), dtype=np.uint8)\n"
-             "np.savez(d + '/f.npz', x_train=x, y_train=np.array([0.0, 1.5, 1.0]), x_test=x, y_test=np.zeros(3))\n");
+  run_python(dir, "x = np.zeros((3, 2, 2), dtype=np.uint8)\n"
+             "np.savez(d + 'f.npz', x_train=x, y_train=np.array([0.0, 1.5, 1.0]), x_test=x, y_test=np.zeros(3))\n");
   auto s = load_npz_data(dir.file("f.npz"), 1, pixel_layout::automatic);
   BOOST_REQUIRE(!s);
   BOOST_TEST(describe(s.error()).find("y_train[1] = 1.5 is not a class") != std::string::npos, describe(s.error()));

@@ -1,6 +1,8 @@
 // Scratch directories, file and random-data helpers for tests.
 #include "tests/support/helpers.hpp"
 
+#include <boost/test/unit_test.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -64,6 +66,15 @@ std::vector<uint8_t> idx_bytes(const std::vector<uint32_t>& dims, const std::vec
       out.push_back(static_cast<uint8_t>(d >> shift));
   out.insert(out.end(), data.begin(), data.end());
   return out;
+}
+
+void run_python(const temp_dir& dir, const std::string& body) {
+  std::string script = "import os, sys\nimport numpy as np\nfrom PIL import Image\nd = sys.argv[1]\n"
+                       "def put(path, img):\n    os.makedirs(os.path.dirname(d + path), exist_ok=True); img.save(d + path)\n" +
+                       body;
+  write_file(dir.file("make.py"), std::vector<uint8_t>(script.begin(), script.end()));
+  BOOST_REQUIRE_MESSAGE(std::system(("/usr/bin/python3 " + dir.file("make.py") + " " + dir.file("")).c_str()) == 0,
+                        "the test's Python script failed: " << body);
 }
 
 std::string read_text(const std::string& path) {

@@ -51,6 +51,11 @@ void write_cifar_dir(const temp_dir& dir, uint32_t per_batch, uint32_t test);
 /// Returns the content of a text file ("" if it cannot be read).
 std::string read_text(const std::string& path);
 
+/// Runs a Python script with Debian's python3 (numpy, PIL) in dir: the script sees the folder
+/// as `d` (with a trailing '/'), `np` (numpy) and, for images, `Image` (PIL) and put(path, img),
+/// which saves img at d + path making its folders. Fails the test when the script fails.
+void run_python(const temp_dir& dir, const std::string& body);
+
 } // namespace actorps::test
 
 namespace actorps::test {
