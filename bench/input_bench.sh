@@ -8,15 +8,17 @@
 #  2. the same seeded run of the reference MLP from Fashion-MNIST's IDX files and from the same
 #     arrays in an .npz: final test loss (equal to the digit) and test accuracy;
 #  3. the same from PNG class folders written from those images: test accuracy within noise.
-# Usage: bench/input_bench.sh [STEPS=1500] [N_TRAIN=10000] [MLP_STEPS=5500] [IDX_DIR]   (after scripts/build.sh)
+# Usage: bench/input_bench.sh [STEPS=1500] [N_TRAIN=10000] [MLP_STEPS=5500] [IDX_DIR]   (after scripts/build.sh;
+#        ACTORPS_DEVICE=gpu trains on the GPU, ACTORPS_BIN names another folder of binaries)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=${1:-1500}
 n_train=${2:-10000}
 mlp_steps=${3:-5500}
 data=${4:-/usr/share/datasets/fashion-mnist}
-bin=build/bin
-py=/usr/bin/python3
+bin=${ACTORPS_BIN:-build/bin}
+device=${ACTORPS_DEVICE:-cpu} # (gpu: train on the GPU)
+py=${PYTHON:-/usr/bin/python3} # (numpy and PIL)
 make=tests/integration/make_user_data.py
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -28,7 +30,7 @@ echo "== 1. the input pipeline: cnn on 32x32 RGB JPEGs, $steps steps of batch 50
 images=$((n_train + 2000))
 common=(--model.preset='"cnn"' --data.dir="\"$tmp/jpg\"" --data.augment='"crop-flip"' --train.max-steps="$steps"
         --train.max-epochs=0 --train.eval-every-epochs=0 --train.patience=0 --train.progress-every=100
-        --compute.device=cpu --train.run-dir="\"$tmp/runs\"")
+        --compute.device="$device" --train.run-dir="\"$tmp/runs\"")
 for threads in 1 2; do
   "$bin/actorps-train" "${common[@]}" --data.threads="$threads" --train.max-steps=1 --train.name="\"load-$threads\"" \
     > "$tmp/load-$threads.log" 2>&1
@@ -48,7 +50,7 @@ done
 
 echo "== 2. the same seeded run from IDX and from .npz (reference MLP, $mlp_steps steps)"
 "$py" "$make" npz "$data" "$tmp/fm.npz"
-mlp=(--train.max-steps="$mlp_steps" --train.max-epochs=0 --train.patience=0 --compute.device=cpu --train.run-dir="\"$tmp/runs\"")
+mlp=(--train.max-steps="$mlp_steps" --train.max-epochs=0 --train.patience=0 --compute.device="$device" --train.run-dir="\"$tmp/runs\"")
 "$bin/actorps-train" "${mlp[@]}" --data.dir="\"$data\"" --train.name='"idx"' > "$tmp/idx.log" 2>&1
 "$bin/actorps-train" "${mlp[@]}" --data.dir="\"$tmp/fm.npz\"" --train.name='"npz"' > "$tmp/npz.log" 2>&1
 echo "== 3. the same from PNG class folders (every image)"
