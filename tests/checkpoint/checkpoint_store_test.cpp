@@ -40,6 +40,7 @@ checkpoint sample(int64_t step) {
   m.workers = 2;
   m.members = {0, 3};
   m.data_plan = {1, 9, 600, 0};
+  m.class_names = {"T-shirt/top", "Ankle boot"};
   auto w = test::random_values(12, static_cast<uint32_t>(step));
   c.shards.push_back({checkpoint_format_version, 0, static_cast<uint64_t>(step), {{0, w, w, {}}}});
   c.shards.push_back({checkpoint_format_version, 1, static_cast<uint64_t>(step), {{1, {1, 2, 3, float(step)}, {}, {}}}});
@@ -82,6 +83,7 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_reads_back_exactly) {
   BOOST_TEST(back.manifest.files.size() == 2u);
   BOOST_TEST(back.manifest.members == std::vector<uint32_t>({0, 3}), boost::test_tools::per_element());
   BOOST_TEST(back.manifest.data_plan == std::vector<int64_t>({1, 9, 600, 0}), boost::test_tools::per_element());
+  BOOST_TEST((back.manifest.class_names == std::vector<std::string>{"T-shirt/top", "Ankle boot"}));
   BOOST_TEST(back.shards[0].variables[0].values == c.shards[0].variables[0].values);
   BOOST_TEST(back.shards[0].variables[0].slot0 == c.shards[0].variables[0].slot0);
   BOOST_TEST(back.shards[1].variables[0].values == c.shards[1].variables[0].values);

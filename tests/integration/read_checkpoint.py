@@ -58,6 +58,7 @@ def read_manifest(path):
     m["partitioner"] = r.string() if m["format"] >= 3 else "none"
     m["members"] = r.vector(lambda: r.take("I")) if m["format"] >= 4 else []
     m["data_plan"] = r.vector(lambda: r.take("q")) if m["format"] >= 4 else []
+    m["class_names"] = r.vector(r.string) if m["format"] >= 5 else []
     assert r.at == len(payload), "%d bytes left over in the manifest" % (len(payload) - r.at)
     return m
 
