@@ -45,7 +45,7 @@ void observe_report(worker_pointer self, const replica_command& c, std::optional
   std::vector<std::pair<std::string, double>> scalars{{"step/compute_ms", t.compute_ms},
                                                       {"step/push_ms", t.push_ms},
                                                       {"step/wait_for_pull_ms", t.wait_ms}};
-  if (c.steps > 0) // (the input pipeline's wait is inside compute_ms)
+  if (c.steps > 0 && st.batches) // (the input pipeline's wait is inside compute_ms; elastic workers have none)
     scalars.emplace_back("step/input_wait_ms", 1000.0 * st.batches->take_waited_seconds() / static_cast<double>(c.steps));
   if (loss)
     scalars.emplace_back("train/loss", *loss);

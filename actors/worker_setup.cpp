@@ -46,8 +46,8 @@ caf::error prepare(worker_pointer self) {
   if (range.size() == 0)
     return caf::make_error(errc::invalid_config, cat("worker ", cfg.index, " has no training data: ",
                                                      cfg.data->train.rows, " examples for ", replicas, " replicas"));
-  // (in-graph and elastic workers take their rows from the chief: nothing to prepare ahead)
-  const bool own_order = !cfg.cluster.in_graph && !cfg.cluster.elastic;
+  // (in-graph workers take their rows from the chief: nothing to prepare ahead)
+  const bool own_order = !cfg.cluster.in_graph;
   st.batches = std::make_unique<batch_pipeline>(cfg.data->train, range, cfg.train.batch_size,
                                                 cfg.train.seed + static_cast<uint64_t>(replica), cfg.train.data.augment,
                                                 cfg.train.data.threads, own_order ? cfg.train.data.prefetch_batches : 0);
