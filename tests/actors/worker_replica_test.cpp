@@ -206,6 +206,27 @@ BOOST_AUTO_TEST_CASE(reports_count_the_tensor_bytes_of_every_wire_setting) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(its_telemetry_gets_the_reports_figures) {
+  auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}, int64_t{-1}));
+  auto cfg = config(chief);
+  auto observed = telemetry::open({"r", "worker", 0, "", std::chrono::milliseconds(1000)});
+  BOOST_REQUIRE(observed);
+  cfg.observed = *observed;
+  auto worker = keep(make_worker_replica(*sys, cfg, false));
+  (*self)->monitor(worker);
+  sched->run();
+  (*self)->send(worker, start_atom_v);
+  sched->run();
+  (*self)->receive([](caf::down_msg&) {});
+  auto& m = (*observed)->metrics();
+  BOOST_TEST(m.value("actorps_worker_steps_total") == static_cast<double>(log->steps));
+  BOOST_TEST(m.value("actorps_step_compute_ms") > 0.0);
+  BOOST_TEST(m.value("actorps_train_loss") > 0.0);
+  auto text = m.exposition();
+  BOOST_TEST(text.find("actorps_step_input_wait_ms{") != std::string::npos, text);
+  BOOST_TEST(text.find("actorps_step_wait_for_pull_ms{") != std::string::npos, text);
+}
+
 BOOST_AUTO_TEST_CASE(the_only_replica_stops_by_itself_after_the_steps_left) {
   // the chief's stop would come later (after 1000 steps): the welcome's 17 steps end the run
   auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{1000}, int64_t{17}));
