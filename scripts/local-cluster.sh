@@ -13,8 +13,10 @@
 # runs/<name>/certs) and runs every connection over TLS with mutual authentication.
 #
 # --metrics: every node serves Prometheus' /metrics on a port of its own (node.metrics-port, on
-# 127.0.0.1 or its --addr); runs/<name>/metrics-ports lists "NODE PORT" and runs/<name>/prometheus.yml
-# is a scrape configuration for them: prometheus --config.file=runs/<name>/prometheus.yml
+# 127.0.0.1 or its --addr), elastic joiners too; runs/<name>/metrics-ports lists "NODE PORT",
+# runs/<name>/targets.json is Prometheus' file-based discovery list of them (rewritten as workers
+# join) and runs/<name>/prometheus.yml a scrape configuration that reads it:
+# prometheus --config.file=runs/<name>/prometheus.yml
 #
 # --tolerate worker-2: that node may die (e.g. killed for a drill) without failing the cluster.
 # The PIDs of the nodes are written to runs/<name>/pids ("NODE PID" lines).
@@ -109,25 +111,31 @@ if [[ $tls == true ]]; then
   scripts/make-certs.sh "$run/certs" "${nodes[@]}" > /dev/null || { echo "local-cluster: making certificates failed" >&2; exit 1; }
 fi
 declare -A metrics_port=()
+# write_targets: Prometheus' file-based discovery list of every node's /metrics (re-read by the
+# server as it changes, so a joiner's port is scraped too)
+write_targets() {
+  local targets="" node
+  for node in "${!metrics_port[@]}"; do targets+="${targets:+, }\"$(host "$node"):${metrics_port[$node]}\""; done
+  echo "[{\"targets\": [$targets], \"labels\": {\"cluster\": \"$name\"}}]" > "$run/targets.json.tmp"
+  mv "$run/targets.json.tmp" "$run/targets.json"
+}
 if [[ $metrics == true ]]; then # the second half of the ports: one per node, in the order of nodes
   : > "$run/metrics-ports"
-  targets=""
   for ((i = 0; i < nodes_count; i++)); do
     node=${nodes[$i]}
     metrics_port[$node]=${ports[$((nodes_count + i))]}
     echo "$node ${metrics_port[$node]}" >> "$run/metrics-ports"
-    targets+="${targets:+, }\"$(host "$node"):${metrics_port[$node]}\""
   done
+  write_targets
   cat > "$run/prometheus.yml" <<YML
 # written by scripts/local-cluster.sh --metrics: prometheus --config.file=$run/prometheus.yml
 global:
   scrape_interval: 2s
 scrape_configs:
   - job_name: actorps
-    static_configs:
-      - targets: [$targets]
-        labels:
-          cluster: "$name"
+    file_sd_configs:
+      - files: ["$run/targets.json"]
+        refresh_interval: 5s
 YML
 fi
 start() { # start NODE-NAME ROLE INDEX|join
@@ -167,6 +175,11 @@ control() {
     case "$line" in
       add)
         [[ $tls == true ]] && { echo "local-cluster: add: joining workers have no TLS certificate here" >&2; continue; }
+        if [[ $metrics == true ]]; then # a port of its own, listed for Prometheus
+          metrics_port[worker-j$joiners]=$(python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+          echo "worker-j$joiners ${metrics_port[worker-j$joiners]}" >> "$run/metrics-ports"
+          write_targets
+        fi
         start "worker-j$joiners" worker join
         echo "local-cluster: started worker-j$joiners to join the job (pid ${pids[worker-j$joiners]})"
         joiners=$((joiners + 1)) ;;

@@ -2,7 +2,8 @@
 # Prometheus scrapes a running local cluster (issue 35): scripts/local-cluster.sh --metrics gives
 # every node a /metrics port and writes prometheus.yml; Debian's prometheus server, started here on
 # 127.0.0.1 with that file, must show actorps_global_step rising through its HTTP query API, and
-# every node's target must be up. Everything started here is stopped here, also on failure.
+# every node's target must be up, an elastic joiner's too once it joins (file-based discovery).
+# Everything started here is stopped here, also on failure.
 # Usage: prometheus_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 command -v prometheus > /dev/null || { echo "prometheus is not installed (scripts/install-deps.sh installs it)"; exit 1; }
@@ -17,8 +18,9 @@ trap stop_all EXIT
 
 python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 cluster --metrics --ps 1 --workers 2 --name scraped --deadline 120 -- --data.dir="$tmp/data" --model.hidden=[16] \
-  --model.classes=4 --train.max-epochs=0 --train.max-steps=0 --train.max-seconds=20 --train.patience=0 \
-  --train.eval-every-epochs=0 --train.eval-every=5000 > "$tmp/cluster.out" 2>&1 &
+  --model.classes=4 --train.max-epochs=0 --train.max-steps=0 --train.max-seconds=30 --train.patience=0 \
+  --train.eval-every-epochs=0 --train.eval-every=5000 --cluster.elastic --cluster.max-workers=4 \
+  > "$tmp/cluster.out" 2>&1 &
 launcher=$!
 for _ in $(seq 1 100); do [[ -s "$tmp/runs/scraped/prometheus.yml" ]] && break; sleep 0.1; done
 [[ -s "$tmp/runs/scraped/prometheus.yml" ]] || { fail "no prometheus.yml"; finish; exit; }
@@ -51,6 +53,11 @@ echo "actorps_global_step through Prometheus: first $first, then $last"
 up=$(query 'sum(up{job="actorps"})')
 echo "targets up: $up of 4"
 [[ "$up" == "4" ]] || fail "not every node's target is up ($up of 4)"
+"$root/scripts/cluster-ctl.sh" "$tmp/runs/scraped" add
+for _ in $(seq 1 30); do [[ "$(query 'sum(up{job="actorps"})')" == "5" ]] && break; sleep 1; done
+up=$(query 'sum(up{job="actorps"})')
+echo "targets up after a worker joined: $up of 5"
+[[ "$up" == "5" ]] || fail "the joiner's target is not up ($up of 5)"
 for m in 'actorps_shard_updates_total' 'actorps_worker_steps_total' 'actorps_step_compute_ms'; do
   [[ -n "$(query "$m")" ]] || fail "Prometheus has no $m"
 done
