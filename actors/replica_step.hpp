@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace actorps {
 
@@ -61,6 +62,12 @@ public:
 /// The whole model of spec on be, for batches of up to max_batch rows.
 caf::expected<std::unique_ptr<replica_step>> make_whole_step(backend& be, const model_spec& spec, int max_batch,
                                                              uint64_t dropout_seed = 0);
+
+/// Towers (compute.devices): the whole model on each of `devices`; a step splits the batch of up
+/// to max_batch rows over them (in device order), computes the towers at once, and its gradient is
+/// the towers' average weighted by their rows, summed in device order. Pushes after the average.
+caf::expected<std::unique_ptr<replica_step>> make_tower_step(const std::vector<backend*>& devices, const model_spec& spec,
+                                                             int max_batch, uint64_t dropout_seed = 0);
 
 /// Slice `slice` of `slices` of spec on be; send reaches the group's other slices. Fails naming
 /// the first layer that is not dense (model parallelism splits dense layers only).

@@ -1,0 +1,149 @@
+// Towers (compute.devices): one worker's step on several devices. Each tower holds the whole
+// model on its own backend and computes the gradient of its share of the batch (rows split as
+// evenly as they go, in device order); the towers run at once on threads of their own, then
+// their gradients are averaged on the host, each weighted by its rows, summed in device order
+// (so the result does not depend on the threads' timing), and the step pushes once.
+#include "actors/replica_step.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "model/network.hpp"
+
+#include <thread>
+
+namespace actorps {
+
+namespace {
+
+class tower_step : public replica_step, public replica_model {
+public:
+  explicit tower_step(std::vector<std::unique_ptr<network>> towers) : towers_(std::move(towers)) {
+    for (auto& v : towers_.front()->spec().variables())
+      grads_.emplace_back(static_cast<size_t>(v.rows) * static_cast<size_t>(v.cols));
+    shares_.resize(towers_.size());
+  }
+
+  // -- replica_step
+  replica_model& model() override { return *this; }
+  state status() const override { return state_; }
+  caf::error begin(int rows) override {
+    std::vector<std::thread> others;
+    for (size_t t = 1; t < towers_.size(); ++t)
+      if (shares_[t] > 0)
+        others.emplace_back([this, t] { compute(t); });
+    if (shares_[0] > 0)
+      compute(0);
+    for (auto& th : others)
+      th.join();
+    if (auto err = average(rows))
+      return err;
+    rows_ = rows;
+    state_ = state::ready;
+    if (ready_)
+      ready_(0); // (every gradient is complete only once the towers are averaged)
+    return caf::none;
+  }
+  caf::error receive(layer_part part) override {
+    return caf::make_error(errc::protocol_error,
+                           cat("a layer part from slice ", part.from, " reached a worker that trains towers"));
+  }
+  void end() override { state_ = state::idle; }
+  void announce_stop() override {}
+  int rows() const override { return rows_; }
+  void on_gradients(gradients_ready ready) override { ready_ = std::move(ready); }
+
+  // -- replica_model
+  const model_spec& spec() const override { return towers_.front()->spec(); }
+  caf::error upload_parameter(size_t var, size_t offset, const float* values, size_t n) override {
+    for (auto& t : towers_) // (every tower trains the same values)
+      if (auto err = t->upload_parameter(var, offset, values, n))
+        return err;
+    return caf::none;
+  }
+  caf::error download_gradient(size_t var, size_t offset, float* out, size_t n) override {
+    if (var >= grads_.size() || offset + n > grads_[var].size())
+      return caf::make_error(errc::shape_mismatch, cat("gradient ", var, " [", offset, ", ", offset + n, ") is outside the model"));
+    std::copy(grads_[var].begin() + static_cast<std::ptrdiff_t>(offset),
+              grads_[var].begin() + static_cast<std::ptrdiff_t>(offset + n), out);
+    return caf::none;
+  }
+  void load_batch(const float* images, const float* labels, int rows) override {
+    const size_t cols = spec().input.size();
+    const int n = static_cast<int>(towers_.size());
+    for (int t = 0; t < n; ++t) {
+      const int first = rows * t / n, last = rows * (t + 1) / n;
+      shares_[static_cast<size_t>(t)] = last - first;
+      if (last > first)
+        towers_[static_cast<size_t>(t)]->load_batch(images + static_cast<size_t>(first) * cols, labels + first, last - first);
+    }
+  }
+  caf::expected<batch_metrics> take_metrics() override {
+    batch_metrics out;
+    double correct = 0.0;
+    for (auto& t : towers_) {
+      auto m = t->take_metrics();
+      if (!m)
+        return m;
+      out.loss += m->loss * static_cast<double>(m->rows);
+      correct += m->accuracy * static_cast<double>(m->rows);
+      out.rows += m->rows;
+    }
+    if (out.rows > 0) {
+      out.loss /= static_cast<double>(out.rows);
+      out.accuracy = correct / static_cast<double>(out.rows);
+    }
+    return out;
+  }
+
+private:
+  void compute(size_t t) {
+    towers_[t]->forward(true);
+    towers_[t]->backward();
+  }
+
+  // grads = sum over towers of (rows_t / rows) * gradient_t, in device order.
+  caf::error average(int rows) {
+    for (auto& g : grads_)
+      std::fill(g.begin(), g.end(), 0.0f);
+    for (size_t t = 0; t < towers_.size(); ++t) {
+      if (shares_[t] == 0)
+        continue;
+      const float w = static_cast<float>(shares_[t]) / static_cast<float>(rows);
+      for (size_t k = 0; k < grads_.size(); ++k) {
+        scratch_.resize(grads_[k].size());
+        if (auto err = towers_[t]->download_gradient(k, 0, scratch_.data(), scratch_.size()))
+          return err;
+        for (size_t i = 0; i < scratch_.size(); ++i)
+          grads_[k][i] += w * scratch_[i];
+      }
+    }
+    return caf::none;
+  }
+
+  std::vector<std::unique_ptr<network>> towers_;
+  std::vector<int> shares_;                // rows of the loaded batch per tower
+  std::vector<std::vector<float>> grads_;  // the averaged gradient, per variable
+  std::vector<float> scratch_;
+  gradients_ready ready_;
+  state state_ = state::idle;
+  int rows_ = 0;
+};
+
+} // namespace
+
+caf::expected<std::unique_ptr<replica_step>> make_tower_step(const std::vector<backend*>& devices, const model_spec& spec,
+                                                             int max_batch, uint64_t dropout_seed) {
+  if (devices.empty())
+    return caf::make_error(errc::invalid_argument, "towers need at least one device");
+  std::vector<std::unique_ptr<network>> towers;
+  const int per_tower = (max_batch + static_cast<int>(devices.size()) - 1) / static_cast<int>(devices.size());
+  for (size_t t = 0; t < devices.size(); ++t) {
+    auto net = network::make(*devices[t], spec, std::max(1, per_tower), dropout_seed + t);
+    if (!net)
+      return std::move(net.error());
+    towers.push_back(std::move(*net));
+  }
+  return std::unique_ptr<replica_step>{new tower_step(std::move(towers))};
+}
+
+} // namespace actorps
