@@ -9,14 +9,61 @@
 
 namespace actorps::detail {
 
+namespace {
+
+// The worker's data: partition j of the replicas, prepared ahead by the input pipeline.
+caf::error prepare_batches(worker_pointer self, int replica);
+
+// compute.devices: a backend per device and a tower step over them (data-parallel workers).
+caf::error prepare_towers(worker_pointer self, const model_spec& spec) {
+  auto& st = self->state;
+  auto& cfg = st.cfg;
+  if (cfg.cluster.model_parallel() || cfg.cluster.in_graph)
+    return caf::make_error(errc::invalid_config, cat("compute.devices: towers train the whole model of a between-graph "
+                                                     "worker; ", cfg.cluster.in_graph ? "in-graph" : "model-parallel",
+                                                     " workers take one device each"));
+  std::vector<backend*> devices;
+  std::string names;
+  for (auto& d : cfg.train.device.devices) {
+    auto opts = cfg.train.device;
+    opts.mode = d.kind;
+    opts.gpu_index = d.index;
+    auto be = select_backend(opts, st.tag);
+    if (!be)
+      return std::move(be.error());
+    devices.push_back(be->get());
+    st.towers.push_back(std::move(*be));
+    names += cat(names.empty() ? "" : ", ", tf_device_name("worker", cfg.index, d));
+  }
+  auto step = make_tower_step(devices, spec, cfg.train.batch_size, cfg.train.seed + cfg.index);
+  if (!step)
+    return std::move(step.error());
+  st.step = std::move(*step);
+  st.encoder = std::make_unique<gradient_encoder>(cfg.cluster.wire);
+  st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input.size());
+  st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
+  if (!cfg.cluster.elastic)
+    if (auto err = prepare_batches(self, static_cast<int>(cfg.index)))
+      return err;
+  log_line(st.tag, cat("towers on ", names, ": each step's ", cfg.train.batch_size, " examples split over ",
+                       devices.size(), ", their gradients averaged before one push",
+                       cfg.cluster.elastic ? std::string{"; elastic: data in leases from the chief"}
+                                           : cat("; partition ", st.partition)));
+  return caf::none;
+}
+
+} // namespace
+
 caf::error prepare(worker_pointer self) {
   auto& st = self->state;
   auto& cfg = st.cfg;
+  model_spec spec = with_input(cfg.train.model, cfg.data->train.shape);
+  if (!cfg.train.device.devices.empty())
+    return prepare_towers(self, spec);
   auto be = select_backend(cfg.train.device, st.tag);
   if (!be)
     return std::move(be.error());
   st.be = std::move(*be);
-  model_spec spec = with_input(cfg.train.model, cfg.data->train.shape);
   const auto slices = static_cast<int>(cfg.cluster.slices);
   // Made now, not when the chief's start arrives: another slice's first parts may come first
   // (they come over another connection) and must wait in the inbox. Until the group is known
@@ -40,7 +87,22 @@ caf::error prepare(worker_pointer self) {
     return caf::none;
   }
   // the slices of a group train one replica: same partition, same batches
-  auto replica = static_cast<int>(cfg.index) / slices;
+  if (auto err = prepare_batches(self, static_cast<int>(cfg.index) / slices))
+    return err;
+  log_line(st.tag, cat(cfg.cluster.in_graph ? std::string{"in-graph: parts of the chief's global batches"}
+                                              : cat("partition ", st.partition),
+                       "; backend ", st.be->name(),
+                       cfg.cluster.model_parallel() ? cat("; slice ", cfg.index % cfg.cluster.slices, " of ", slices,
+                                                          " in group ", cfg.index / slices)
+                                                    : std::string{}));
+  return caf::none;
+}
+
+namespace {
+
+caf::error prepare_batches(worker_pointer self, int replica) {
+  auto& st = self->state;
+  auto& cfg = st.cfg;
   auto replicas = static_cast<int>(cfg.cluster.replicas);
   auto range = partition_range(cfg.data->train.rows, replica, replicas);
   if (range.size() == 0)
@@ -51,14 +113,11 @@ caf::error prepare(worker_pointer self) {
   st.batches = std::make_unique<batch_pipeline>(cfg.data->train, range, cfg.train.batch_size,
                                                 cfg.train.seed + static_cast<uint64_t>(replica), cfg.train.data.augment,
                                                 cfg.train.data.threads, own_order ? cfg.train.data.prefetch_batches : 0);
-  log_line(st.tag, cat(cfg.cluster.in_graph ? std::string{"in-graph: parts of the chief's global batches"}
-                                              : cat("partition [", range.begin, ", ", range.end, ")"),
-                       " of ", cfg.data->train.rows, " examples; backend ", st.be->name(),
-                       cfg.cluster.model_parallel() ? cat("; slice ", cfg.index % cfg.cluster.slices, " of ", slices,
-                                                          " in group ", replica)
-                                                    : std::string{}));
+  st.partition = cat("[", range.begin, ", ", range.end, ") of ", cfg.data->train.rows, " examples");
   return caf::none;
 }
+
+} // namespace
 
 caf::error accept_plan(worker_pointer self, placement_plan plan) {
   auto& st = self->state;

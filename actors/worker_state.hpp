@@ -34,7 +34,9 @@ struct worker_state {
   worker_replica_config cfg;
   std::string tag;
   std::unique_ptr<replica_control> ctl;
-  std::unique_ptr<backend> be;
+  std::unique_ptr<backend> be;             // the one device (none with towers)
+  std::vector<std::unique_ptr<backend>> towers; // compute.devices: a backend per tower
+  std::string partition;                   // "[a, b) of n examples", for log lines
   std::unique_ptr<replica_step> step;      // the whole model, or one vertical slice
   std::vector<worker_replica_actor> peers; // model-parallel: the group's workers, by slice
   std::unique_ptr<batch_pipeline> batches;   // data.threads, data.prefetch-batches ahead

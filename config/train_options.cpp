@@ -91,6 +91,7 @@ void declare_train_options(strict_config& cfg, option_values& v) {
   cfg.group("compute")
     .add(v.device, "device", "auto, cpu or gpu")
     .add(v.gpu_index, "gpu-index", "CUDA device ordinal")
+    .add(v.devices, "devices", "towers: one per device, e.g. [\"gpu:0\", \"gpu:1\"] or [\"cpu:0\", \"cpu:1\"] (empty: one device, compute.device)")
     .add(v.gpu_memory_fraction, "gpu-memory-fraction", "cap on GPU memory used, in (0, 1]")
     .add(v.threads, "threads", "OpenBLAS threads of the CPU backend");
 }
@@ -343,6 +344,15 @@ caf::expected<train_settings> validate(const option_values& v) {
   s.device.gpu_index = v.gpu_index;
   s.device.gpu_memory_fraction = v.gpu_memory_fraction;
   s.device.cpu_threads = v.threads;
+  for (auto& text : v.devices) {
+    auto d = parse_device_name(text);
+    if (!d)
+      return std::move(d.error());
+    for (auto& other : s.device.devices)
+      if (other.kind == d->kind && other.index == d->index)
+        return bad("compute.devices", cat("names ", text, " twice"));
+    s.device.devices.push_back(*d);
+  }
   return s;
 }
 

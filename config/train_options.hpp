@@ -82,6 +82,7 @@ struct option_values {
   std::string color = "auto";
   std::string resize;
   std::vector<std::string> class_names;
+  std::vector<std::string> devices;
   int data_threads = 1;
   int prefetch_batches = 4;
   // [compute]

@@ -7,6 +7,8 @@
 #include "common/log.hpp"
 #include "compute/cpu_backend.hpp"
 
+#include <cctype>
+
 namespace actorps {
 
 const char* to_string(device_mode m) {
@@ -21,6 +23,32 @@ const char* to_string(device_mode m) {
 std::optional<device_mode> parse_device_mode(const std::string& name) {
   constexpr device_mode all[] = {device_mode::auto_select, device_mode::cpu, device_mode::gpu};
   return parse_by_name(name, all);
+}
+
+caf::expected<device_name> parse_device_name(const std::string& text) {
+  std::string t;
+  for (char c : text)
+    t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto at = t.rfind("/device:"); // (TF's full name: the device part)
+  if (at != std::string::npos)
+    t = t.substr(at + 8);
+  else if (!t.empty() && t.front() == '/')
+    t = t.substr(1);
+  const auto colon = t.find(':');
+  auto bad = [&] {
+    return caf::make_error(errc::invalid_config, cat("compute.devices: \"", text, "\" is not a device; write cpu:N or "
+                                                     "gpu:N (or TensorFlow's /device:GPU:N)"));
+  };
+  if (colon == std::string::npos || colon + 1 >= t.size())
+    return bad();
+  const std::string kind = t.substr(0, colon), number = t.substr(colon + 1);
+  if ((kind != "cpu" && kind != "gpu") || number.find_first_not_of("0123456789") != std::string::npos || number.size() > 4)
+    return bad();
+  return device_name{kind == "cpu" ? device_mode::cpu : device_mode::gpu, std::stoi(number)};
+}
+
+std::string tf_device_name(const std::string& job, uint32_t task, const device_name& d) {
+  return cat("/job:", job, "/task:", task, "/device:", d.kind == device_mode::gpu ? "GPU" : "CPU", ":", d.index);
 }
 
 caf::expected<std::unique_ptr<backend>> select_backend(const device_options& opts,

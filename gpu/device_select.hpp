@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace actorps {
 
@@ -20,12 +21,26 @@ const char* to_string(device_mode m);
 /// Parses "auto", "cpu" or "gpu"; nullopt for anything else.
 std::optional<device_mode> parse_device_mode(const std::string& name);
 
+/// One device of compute.devices: "cpu:N" or "gpu:N", or TensorFlow's spelling
+/// ("/device:GPU:1", "/gpu:1", "/job:worker/task:0/device:CPU:0"); case does not matter.
+struct device_name {
+  device_mode kind = device_mode::cpu; ///< cpu or gpu
+  int index = 0;
+};
+
+/// Parses a device name; an error (invalid_config) quotes it and says what is expected.
+caf::expected<device_name> parse_device_name(const std::string& text);
+
+/// TensorFlow's full name of a device of task `task` of `job`: "/job:worker/task:0/device:GPU:1".
+std::string tf_device_name(const std::string& job, uint32_t task, const device_name& d);
+
 /// The compute.* options.
 struct device_options {
   device_mode mode = device_mode::auto_select;
   int gpu_index = 0;               ///< CUDA device ordinal
   double gpu_memory_fraction = 1.0; ///< cap on what the backend allocates, of the device's total
   int cpu_threads = 1;             ///< OpenBLAS threads of the CPU backend
+  std::vector<device_name> devices; ///< compute.devices: a tower per device (empty: one device as above)
 };
 
 /// Returns the number of usable CUDA devices, or an error saying why there is none

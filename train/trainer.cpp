@@ -47,6 +47,9 @@ struct session {
 };
 
 caf::expected<session> prepare(const train_settings& s) {
+  if (!s.device.devices.empty())
+    return caf::make_error(errc::invalid_config, "compute.devices: towers are a cluster worker's (actorps-node); "
+                                                 "actorps-train computes on one device (compute.device)");
   session out;
   auto data = load_training_data(s, tag);
   if (!data)

@@ -77,6 +77,8 @@ BOOST_AUTO_TEST_CASE(bad_values_name_their_key) {
   expect([](option_values& v) { v.resize = "32"; }, "data.resize must be \"\" or HxW");
   expect([](option_values& v) { v.resize = "0x5"; }, "data.resize must be");
   expect([](option_values& v) { v.data_threads = 0; }, "data.threads must be in [1, 64]");
+  expect([](option_values& v) { v.devices = {"gpu:0", "tpu:1"}; }, "compute.devices: \"tpu:1\" is not a device");
+  expect([](option_values& v) { v.devices = {"cpu:0", "/device:CPU:0"}; }, "compute.devices names /device:CPU:0 twice");
   expect([](option_values& v) { v.prefetch_batches = -1; }, "data.prefetch-batches must be in [0, 1024]");
   expect([](option_values& v) { v.normalize = "global"; }, "data.normalize must be none or per-channel");
   expect([](option_values& v) { v.augment = "rotate"; }, "data.augment must be none, crop, flip or crop-flip");

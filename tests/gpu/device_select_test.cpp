@@ -82,4 +82,27 @@ BOOST_AUTO_TEST_CASE(memory_fraction_caps_allocations, *utf::precondition(cuda_a
   BOOST_TEST_MESSAGE(describe(big.error()));
 }
 
+BOOST_AUTO_TEST_CASE(device_names_as_written_here_and_in_tensorflow) {
+  struct good {
+    const char* text;
+    device_mode kind;
+    int index;
+  };
+  for (auto g : {good{"cpu:0", device_mode::cpu, 0}, good{"gpu:3", device_mode::gpu, 3}, good{"GPU:1", device_mode::gpu, 1},
+                 good{"/device:GPU:2", device_mode::gpu, 2}, good{"/gpu:0", device_mode::gpu, 0},
+                 good{"/job:worker/task:1/device:CPU:0", device_mode::cpu, 0}}) {
+    auto d = parse_device_name(g.text);
+    BOOST_REQUIRE_MESSAGE(d, g.text);
+    BOOST_TEST((d->kind == g.kind), g.text);
+    BOOST_TEST(d->index == g.index, g.text);
+  }
+  for (auto bad : {"", "gpu", "gpu:", "tpu:0", "gpu:-1", "gpu:x", "cpu0", "/device:GPU"}) {
+    auto d = parse_device_name(bad);
+    BOOST_REQUIRE_MESSAGE(!d, bad);
+    BOOST_TEST(describe(d.error()).find(std::string{"\""} + bad + "\" is not a device") != std::string::npos, describe(d.error()));
+  }
+  BOOST_TEST(tf_device_name("worker", 0, {device_mode::gpu, 1}) == "/job:worker/task:0/device:GPU:1");
+  BOOST_TEST(tf_device_name("ps", 2, {device_mode::cpu, 0}) == "/job:ps/task:2/device:CPU:0");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
