@@ -30,6 +30,14 @@ namespace {
 
 const char* tag = "chief";
 
+// {"dense0/weights": "/job:ps/task:0/device:CPU:0", ...}: where each variable (or part) lives.
+std::string variable_devices(const placement_plan& plan) {
+  json_object out;
+  for (uint32_t i = 0; i < plan.parts.size(); ++i)
+    out.add(part_name(plan, i), ps_device(plan.parts[i].shard));
+  return out.str();
+}
+
 // The shards' counters at an evaluation: stale drops, tensor bytes per worker step, the sync
 // stragglers (per worker: steps that waited for it last) and the lag histogram.
 void observe_counters(telemetry& t, int64_t step, const shard_stats& first, int64_t stale, double sent, double received) {
@@ -181,6 +189,7 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
     extra.add("workers", workers)
       .add("shards", static_cast<int64_t>(st.plan.shards))
       .add("placement", st.plan.strategy)
+      .add_raw("variable_devices", variable_devices(st.plan))
       .add("partitioner", st.plan.partitioner)
       .add("scope", st.plan.scope)
       .add("shard_learning_rate", double{st.shard_opt.learning_rate})

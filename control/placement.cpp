@@ -87,17 +87,22 @@ std::string part_name(const placement_plan& plan, uint32_t i) {
   return cat(var.name, "/part_", j);
 }
 
+std::string ps_device(uint32_t shard) {
+  return "/job:ps/task:" + std::to_string(shard) + "/device:CPU:0";
+}
+
 std::string placement_table(const placement_plan& plan) {
   std::string out;
   char line[200];
-  std::snprintf(line, sizeof line, "placement (%s, partitioner %s, %u shards):\n  %-24s %-10s %10s  %s\n",
-                plan.strategy.c_str(), plan.partitioner.c_str(), plan.shards, "variable", "shape", "bytes", "shard");
+  std::snprintf(line, sizeof line, "placement (%s, partitioner %s, %u shards):\n  %-24s %-10s %10s  %-5s  %s\n",
+                plan.strategy.c_str(), plan.partitioner.c_str(), plan.shards, "variable", "shape", "bytes", "shard",
+                "device");
   out += line;
   for (uint32_t i = 0; i < plan.parts.size(); ++i) {
     auto& part = plan.parts[i];
     std::string shape = std::to_string(part.rows) + "x" + std::to_string(plan.variables[part.variable].cols);
-    std::snprintf(line, sizeof line, "  %-24s %-10s %10zu  %u\n", part_name(plan, i).c_str(), shape.c_str(),
-                  part_bytes(plan, part), part.shard);
+    std::snprintf(line, sizeof line, "  %-24s %-10s %10zu  %-5u  %s\n", part_name(plan, i).c_str(), shape.c_str(),
+                  part_bytes(plan, part), part.shard, ps_device(part.shard).c_str());
     out += line;
   }
   auto bytes = bytes_per_shard(plan);

@@ -38,8 +38,12 @@ size_t part_floats(const placement_plan& plan, const variable_part& part);
 /// Returns the bytes each shard holds under plan.
 std::vector<size_t> bytes_per_shard(const placement_plan& plan);
 
-/// Returns the plan as a table: variable (or part), shape, bytes, shard; then bytes per shard.
+/// Returns the plan as a table: variable (or part), shape, bytes, shard and its device in
+/// TensorFlow's name; then bytes per shard.
 std::string placement_table(const placement_plan& plan);
+
+/// TensorFlow's name of the device shard s's variables live on: "/job:ps/task:1/device:CPU:0".
+std::string ps_device(uint32_t shard);
 
 /// Returns the indices (into plan.parts) of the parts shard s holds, in creation order.
 std::vector<uint32_t> parts_of(const placement_plan& plan, uint32_t s);

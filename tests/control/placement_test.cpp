@@ -81,7 +81,7 @@ BOOST_AUTO_TEST_CASE(parts_are_placed_like_variables_of_their_own) {
   BOOST_TEST(home_shard(plan, 2) == 1u); // dense1/weights/part_0 is part 3
   auto table = placement_table(plan);
   BOOST_TEST(table.find("partitioner fixed:2") != std::string::npos, table);
-  BOOST_TEST(table.find("dense0/weights/part_1    392x160        250880  1") != std::string::npos, table);
+  BOOST_TEST(table.find("dense0/weights/part_1    392x160        250880  1      /job:ps/task:1/device:CPU:0") != std::string::npos, table);
   BOOST_TEST(table.find("bytes per shard: 0=460800 1=460200") != std::string::npos, table);
 }
 
@@ -104,8 +104,8 @@ BOOST_AUTO_TEST_CASE(check_parts_names_what_is_wrong) {
 BOOST_AUTO_TEST_CASE(table_lists_every_variable) {
   auto plan = make_placement(mlp_spec{}.variables(), 2, placement_strategy::round_robin);
   auto table = placement_table(plan);
-  BOOST_TEST(table.find("dense0/weights           784x160        501760  0") != std::string::npos, table);
-  BOOST_TEST(table.find("logits/bias              1x10               40  1") != std::string::npos, table);
+  BOOST_TEST(table.find("dense0/weights           784x160        501760  0      /job:ps/task:0/device:CPU:0") != std::string::npos, table);
+  BOOST_TEST(table.find("logits/bias              1x10               40  1      /job:ps/task:1/device:CPU:0") != std::string::npos, table);
   BOOST_TEST(table.find("bytes per shard: 0=917760 1=3240") != std::string::npos, table);
 }
 
@@ -118,7 +118,7 @@ BOOST_AUTO_TEST_CASE(the_cnn_places_its_kernels_round_robin_and_balanced) {
   BOOST_TEST(table.find("conv0/weights            9x32             1152  0") != std::string::npos, table);
   BOOST_TEST(table.find("conv1/weights            288x64          73728  0") != std::string::npos, table);
   BOOST_TEST(table.find("dense0/weights           3136x128      1605632  0") != std::string::npos, table);
-  BOOST_TEST(table.find("logits/bias              1x10               40  1") != std::string::npos, table);
+  BOOST_TEST(table.find("logits/bias              1x10               40  1      /job:ps/task:1/device:CPU:0") != std::string::npos, table);
   // round-robin puts every kernel on shard 0; balanced evens the bytes out as far as whole
   // variables allow (dense0's kernel alone is 93% of the model); partitions even them out
   auto bal = bytes_per_shard(make_placement(cnn.variables(), 2, placement_strategy::balanced));
