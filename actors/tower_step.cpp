@@ -2,7 +2,8 @@
 // model on its own backend and computes the gradient of its share of the batch (rows split as
 // evenly as they go, in device order); the towers run at once on threads of their own, then
 // their gradients are averaged on the host, each weighted by its rows, summed in device order
-// (so the result does not depend on the threads' timing), and the step pushes once.
+// (so the result does not depend on the threads' timing), and the step pushes once. One tower is
+// the whole step as it is without towers (its gradients go out during backprop).
 #include "actors/replica_step.hpp"
 
 #include "common/errc.hpp"
@@ -27,6 +28,13 @@ public:
   replica_model& model() override { return *this; }
   state status() const override { return state_; }
   caf::error begin(int rows) override {
+    if (towers_.size() == 1) { // one tower: the whole step as is, its gradients pushed during backprop
+      towers_[0]->forward(true);
+      towers_[0]->backward(ready_);
+      rows_ = rows;
+      state_ = state::ready;
+      return caf::none;
+    }
     std::vector<std::thread> others;
     for (size_t t = 1; t < towers_.size(); ++t)
       if (shares_[t] > 0)
@@ -61,6 +69,8 @@ public:
     return caf::none;
   }
   caf::error download_gradient(size_t var, size_t offset, float* out, size_t n) override {
+    if (towers_.size() == 1)
+      return towers_[0]->download_gradient(var, offset, out, n);
     if (var >= grads_.size() || offset + n > grads_[var].size())
       return caf::make_error(errc::shape_mismatch, cat("gradient ", var, " [", offset, ", ", offset + n, ") is outside the model"));
     std::copy(grads_[var].begin() + static_cast<std::ptrdiff_t>(offset),
