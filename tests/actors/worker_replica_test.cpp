@@ -121,6 +121,16 @@ struct worker_fixture : actor_fixture {
     }
   }
 
+  // Spawns a worker with cfg, registers it, starts it and waits until it has quit.
+  void train_to_end(const worker_replica_config& cfg) {
+    auto worker = keep(make_worker_replica(*sys, cfg, false));
+    (*self)->monitor(worker);
+    sched->run();
+    (*self)->send(worker, start_atom_v);
+    sched->run();
+    (*self)->receive([](caf::down_msg&) {});
+  }
+
   worker_replica_config config(chief_actor chief) {
     worker_replica_config cfg;
     cfg.index = 0;
@@ -186,12 +196,7 @@ BOOST_AUTO_TEST_CASE(reports_count_the_tensor_bytes_of_every_wire_setting) {
     auto cfg = config(chief);
     cfg.shards = {store};
     cfg.cluster.wire = c.wire;
-    auto worker = keep(make_worker_replica(*sys, cfg, false));
-    (*self)->monitor(worker);
-    sched->run();
-    (*self)->send(worker, start_atom_v);
-    sched->run();
-    (*self)->receive([](caf::down_msg&) {});
+    train_to_end(cfg);
     auto steps = static_cast<uint64_t>(log->steps);
     BOOST_REQUIRE(steps >= 20u);
     BOOST_TEST(log->bytes_sent == steps * c.sent_per_step, to_string(c.wire.precision));
@@ -212,12 +217,7 @@ BOOST_AUTO_TEST_CASE(its_telemetry_gets_the_reports_figures) {
   auto observed = telemetry::open({"r", "worker", 0, "", std::chrono::milliseconds(1000)});
   BOOST_REQUIRE(observed);
   cfg.observed = *observed;
-  auto worker = keep(make_worker_replica(*sys, cfg, false));
-  (*self)->monitor(worker);
-  sched->run();
-  (*self)->send(worker, start_atom_v);
-  sched->run();
-  (*self)->receive([](caf::down_msg&) {});
+  train_to_end(cfg);
   auto& m = (*observed)->metrics();
   BOOST_TEST(m.value("actorps_worker_steps_total") == static_cast<double>(log->steps));
   BOOST_TEST(m.value("actorps_step_compute_ms") > 0.0);
