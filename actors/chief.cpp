@@ -153,10 +153,8 @@ void save(chief_pointer self, const run_command& c) {
       auto& st = self->state;
       if (!st.ctl->wanted(c.op))
         return;
-      auto ckpt = make_checkpoint(st.plan, st.net->spec(), st.shard_opt, st.cfg.train, st.cfg.cluster, at, snaps);
-      ckpt.manifest.class_names = st.cfg.data->class_names; // (what the model tools show)
-      ckpt.manifest.input_mean = st.cfg.data->scaling.mean;
-      ckpt.manifest.input_stddev = st.cfg.data->scaling.stddev;
+      auto ckpt = make_checkpoint(st.plan, st.net->spec(), st.shard_opt, st.cfg.train, st.cfg.cluster, at, snaps,
+                                  *st.cfg.data);
       auto path = c.best ? st.store->save_best(ckpt) : st.store->save(ckpt);
       if (!path)
         return execute(self, st.ctl->failed(c.op, errc::file_error, describe(path.error())));

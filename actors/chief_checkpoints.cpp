@@ -45,9 +45,12 @@ std::vector<variable_slice> cut(uint32_t k, size_t offset, size_t n, const std::
 
 checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, const optimizer_params& shard_opt,
                            const train_settings& train, const run_settings& cluster, const run_position& at,
-                           const std::vector<shard_snapshot>& snapshots) {
+                           const std::vector<shard_snapshot>& snapshots, const data_splits& data) {
   checkpoint c;
   auto& m = c.manifest;
+  m.input_mean = data.scaling.mean;
+  m.input_stddev = data.scaling.stddev;
+  m.class_names = data.class_names; // (what the model tools show)
   m.global_step = at.global_step;
   m.examples = at.examples;
   m.train_seconds = at.train_seconds;

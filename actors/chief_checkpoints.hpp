@@ -30,10 +30,11 @@ struct run_position {
 /// The plan's variables with their shards, as a checkpoint records them.
 std::vector<checkpoint_variable> checkpoint_variables(const placement_plan& plan);
 
-/// Assembles a checkpoint from every shard's snapshot (indexed by shard).
+/// Assembles a checkpoint from every shard's snapshot (indexed by shard), with the input scaling
+/// and class names of the data the run trains on.
 checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, const optimizer_params& shard_opt,
                            const train_settings& train, const run_settings& cluster, const run_position& at,
-                           const std::vector<shard_snapshot>& snapshots);
+                           const std::vector<shard_snapshot>& snapshots, const data_splits& data);
 
 /// Fails with invalid_config, naming both (and c's path when given), when c was taken with another
 /// number of shards, placement or partitioner than plan.

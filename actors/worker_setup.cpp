@@ -14,8 +14,10 @@ namespace {
 // The worker's data: partition j of the replicas, prepared ahead by the input pipeline.
 caf::error prepare_batches(worker_pointer self, int replica);
 
-// compute.devices: a backend per device and a tower step over them (data-parallel workers).
-caf::error prepare_towers(worker_pointer self, const model_spec& spec) {
+// compute.devices: a backend per device and a tower step over them (data-parallel workers);
+// `described` gets the towers' TensorFlow names for the log.
+caf::expected<std::unique_ptr<replica_step>> make_towers(worker_pointer self, const model_spec& spec,
+                                                         std::string& described) {
   auto& st = self->state;
   auto& cfg = st.cfg;
   if (cfg.cluster.model_parallel() || cfg.cluster.in_graph)
@@ -35,21 +37,34 @@ caf::error prepare_towers(worker_pointer self, const model_spec& spec) {
     st.towers.push_back(std::move(*be));
     names += cat(names.empty() ? "" : ", ", tf_device_name("worker", cfg.index, d));
   }
-  auto step = make_tower_step(devices, spec, cfg.train.batch_size, cfg.train.seed + cfg.index);
-  if (!step)
-    return std::move(step.error());
-  st.step = std::move(*step);
-  st.encoder = std::make_unique<gradient_encoder>(cfg.cluster.wire);
-  st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input.size());
-  st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
-  if (!cfg.cluster.elastic)
-    if (auto err = prepare_batches(self, static_cast<int>(cfg.index)))
-      return err;
-  log_line(st.tag, cat("towers on ", names, ": each step's ", cfg.train.batch_size, " examples split over ",
-                       devices.size(), ", their gradients averaged before one push",
-                       cfg.cluster.elastic ? std::string{"; elastic: data in leases from the chief"}
-                                           : cat("; partition ", st.partition)));
-  return caf::none;
+  described = cat("towers on ", names, " (each step's ", cfg.train.batch_size, " examples split over ", devices.size(),
+                  ", their gradients averaged before one push)");
+  return make_tower_step(devices, spec, cfg.train.batch_size, cfg.train.seed + cfg.index);
+}
+
+// The step on the worker's device(s): the whole model, one slice of a group, or towers.
+caf::expected<std::unique_ptr<replica_step>> make_step(worker_pointer self, const model_spec& spec,
+                                                       std::string& described) {
+  auto& st = self->state;
+  auto& cfg = st.cfg;
+  if (!cfg.train.device.devices.empty())
+    return make_towers(self, spec, described);
+  auto be = select_backend(cfg.train.device, st.tag);
+  if (!be)
+    return std::move(be.error());
+  st.be = std::move(*be);
+  described = cat("backend ", st.be->name());
+  const auto slices = static_cast<int>(cfg.cluster.slices);
+  // Made now, not when the chief's start arrives: another slice's first parts may come first
+  // (they come over another connection) and must wait in the inbox. Until the group is known
+  // there is nobody to send to.
+  if (cfg.cluster.model_parallel())
+    return make_sliced_step(*st.be, spec, static_cast<int>(cfg.index) % slices, slices, cfg.train.batch_size,
+                            [self](uint32_t to, layer_part part) {
+                              if (to < self->state.peers.size())
+                                self->send(self->state.peers[to], slice_atom_v, std::move(part));
+                            });
+  return make_whole_step(*st.be, spec, cfg.train.batch_size, cfg.train.seed + cfg.index);
 }
 
 } // namespace
@@ -58,23 +73,8 @@ caf::error prepare(worker_pointer self) {
   auto& st = self->state;
   auto& cfg = st.cfg;
   model_spec spec = with_input(cfg.train.model, cfg.data->train.shape);
-  if (!cfg.train.device.devices.empty())
-    return prepare_towers(self, spec);
-  auto be = select_backend(cfg.train.device, st.tag);
-  if (!be)
-    return std::move(be.error());
-  st.be = std::move(*be);
-  const auto slices = static_cast<int>(cfg.cluster.slices);
-  // Made now, not when the chief's start arrives: another slice's first parts may come first
-  // (they come over another connection) and must wait in the inbox. Until the group is known
-  // there is nobody to send to.
-  auto step = cfg.cluster.model_parallel()
-                ? make_sliced_step(*st.be, spec, static_cast<int>(cfg.index) % slices, slices, cfg.train.batch_size,
-                                   [self](uint32_t to, layer_part part) {
-                                     if (to < self->state.peers.size())
-                                       self->send(self->state.peers[to], slice_atom_v, std::move(part));
-                                   })
-                : make_whole_step(*st.be, spec, cfg.train.batch_size, cfg.train.seed + cfg.index);
+  std::string described;
+  auto step = make_step(self, spec, described);
   if (!step)
     return std::move(step.error());
   st.step = std::move(*step);
@@ -82,16 +82,16 @@ caf::error prepare(worker_pointer self) {
   st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input.size());
   st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
   if (cfg.cluster.elastic) { // the chief hands out the data (replica_control takes the leases)
-    log_line(st.tag, cat("elastic: data in leases from the chief; ", cfg.data->train.rows, " examples; backend ",
-                         st.be->name()));
+    log_line(st.tag, cat("elastic: data in leases from the chief; ", cfg.data->train.rows, " examples; ", described));
     return caf::none;
   }
   // the slices of a group train one replica: same partition, same batches
+  const auto slices = static_cast<int>(cfg.cluster.slices);
   if (auto err = prepare_batches(self, static_cast<int>(cfg.index) / slices))
     return err;
   log_line(st.tag, cat(cfg.cluster.in_graph ? std::string{"in-graph: parts of the chief's global batches"}
                                               : cat("partition ", st.partition),
-                       "; backend ", st.be->name(),
+                       "; ", described,
                        cfg.cluster.model_parallel() ? cat("; slice ", cfg.index % cfg.cluster.slices, " of ", slices,
                                                           " in group ", cfg.index / slices)
                                                     : std::string{}));

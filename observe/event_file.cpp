@@ -2,6 +2,7 @@
 #include "observe/event_file.hpp"
 
 #include "observe/crc32c.hpp"
+#include "observe/proto_encoder.hpp"
 #include "observe/summary_event.hpp"
 
 #include "common/errc.hpp"
@@ -18,20 +19,9 @@ namespace actorps {
 
 namespace {
 
-double wall_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::string host_name() {
   char name[256] = {};
   return gethostname(name, sizeof(name) - 1) == 0 ? std::string{name} : std::string{"localhost"};
-}
-
-template <class T>
-void append_le(std::string& out, T v) {
-  char b[sizeof(T)];
-  std::memcpy(b, &v, sizeof(T));
-  out.append(b, sizeof(T));
 }
 
 } // namespace
@@ -51,7 +41,7 @@ caf::expected<event_file> event_file::create(const std::string& dir) {
   std::filesystem::create_directories(dir, ec);
   if (ec)
     return caf::make_error(errc::file_error, cat(dir, ": cannot create the TensorBoard folder (", ec.message(), ")"));
-  const auto seconds = static_cast<long long>(wall_now());
+  const auto seconds = static_cast<long long>(wall_time_now());
   for (int n = 0;; ++n) { // (two files in the same second of the same process: a suffix)
     auto path = cat(dir, "/events.out.tfevents.", seconds, ".", host_name(), ".", getpid(), n ? cat(".", n) : "");
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
@@ -60,7 +50,7 @@ caf::expected<event_file> event_file::create(const std::string& dir) {
     if (fd < 0)
       return caf::make_error(errc::file_error, cat(path, ": cannot create the event file (", std::strerror(errno), ")"));
     event_file f{std::move(path), fd};
-    if (auto err = f.append(file_version_event(wall_now())))
+    if (auto err = f.append(file_version_event(wall_time_now())))
       return err;
     return f;
   }

@@ -1,23 +1,9 @@
 // Protocol-buffer wire encoding (little-endian fixed fields, base-128 varints).
 #include "observe/proto_encoder.hpp"
 
-#include <cstring>
-
 namespace actorps {
 
-namespace {
-
-template <class T>
-void append_le(std::string& out, T value) {
-  unsigned char b[sizeof(T)];
-  std::memcpy(b, &value, sizeof(T));
-  out.append(reinterpret_cast<const char*>(b), sizeof(T));
-}
-
 static_assert(sizeof(double) == 8 && sizeof(float) == 4);
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "protocol buffers' fixed fields are little-endian");
-
-} // namespace
 
 void proto_encoder::raw_varint(uint64_t value) {
   while (value >= 0x80) {

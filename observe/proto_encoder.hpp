@@ -3,11 +3,21 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace actorps {
+
+/// Appends value's bytes, little-endian (protocol buffers' fixed fields, TFRecord's lengths and CRCs).
+template <class T>
+void append_le(std::string& out, T value) {
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a big-endian host would need a byte swap here");
+  char b[sizeof(T)];
+  std::memcpy(b, &value, sizeof(T));
+  out.append(b, sizeof(T));
+}
 
 class proto_encoder {
 public:

@@ -7,6 +7,7 @@
 #include "observe/proto_encoder.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 namespace actorps {
@@ -26,6 +27,10 @@ proto_encoder summary_of(const proto_encoder& value) {
 }
 
 } // namespace
+
+double wall_time_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 std::string file_version_event(double wall_time) {
   proto_encoder e;

@@ -10,6 +10,9 @@
 
 namespace actorps {
 
+/// Seconds since the epoch, an Event's wall_time.
+double wall_time_now();
+
 /// "brain.Event:2": the first record of every event file.
 std::string file_version_event(double wall_time);
 

@@ -6,14 +6,6 @@
 
 namespace actorps {
 
-namespace {
-
-double wall_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-} // namespace
-
 telemetry::telemetry(const telemetry_settings& s)
   : settings_(s), metrics_({{"run", s.run}, {"role", s.role}, {"index", std::to_string(s.index)}}) {
 }
@@ -49,15 +41,15 @@ void telemetry::write(const std::string& event) {
 void telemetry::scalars(int64_t step, const std::vector<std::pair<std::string, double>>& values) {
   for (auto& [tag, v] : values)
     metrics_.set(metric_registry::name_of_tag(tag), v);
-  write(scalars_event(wall_now(), step, values));
+  write(scalars_event(wall_time_now(), step, values));
 }
 
 void telemetry::histogram(int64_t step, const std::string& tag, const histogram_data& h) {
-  write(histogram_event(wall_now(), step, tag, h));
+  write(histogram_event(wall_time_now(), step, tag, h));
 }
 
 void telemetry::text(const std::string& tag, const std::string& text) {
-  write(text_event(wall_now(), 0, tag, text));
+  write(text_event(wall_time_now(), 0, tag, text));
 }
 
 void telemetry::write_rates(std::vector<std::pair<std::string, std::string>> counters, std::string step_gauge) {

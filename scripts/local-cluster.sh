@@ -67,9 +67,9 @@ extra=("$@")
 
 run="$run_dir/$name"
 mkdir -p "$run/logs"
-# Free ports: bind port 0 for every node at once so the kernel hands out distinct ones.
-nodes_count=$((1 + ps + workers))
-mapfile -t ports < <(python3 - "$([[ $metrics == true ]] && echo $((2 * nodes_count)) || echo "$nodes_count")" <<'PY'
+# free_ports N: N distinct free ports (bound to port 0 all at once, so the kernel hands out distinct ones)
+free_ports() {
+  python3 - "$1" <<'PY'
 import socket, sys
 socks = [socket.socket() for _ in range(int(sys.argv[1]))]
 for s in socks:
@@ -77,7 +77,9 @@ for s in socks:
 for s in socks:
     print(s.getsockname()[1])
 PY
-)
+}
+nodes_count=$((1 + ps + workers))
+mapfile -t ports < <(free_ports "$([[ $metrics == true ]] && echo $((2 * nodes_count)) || echo "$nodes_count")")
 host() { echo "${addr[$1]:-127.0.0.1}"; } # host NODE-NAME
 list() { # list ROLE FIRST COUNT -> ["host:p", ...] for nodes ROLE-0 ..
   local out="" i
@@ -176,7 +178,7 @@ control() {
       add)
         [[ $tls == true ]] && { echo "local-cluster: add: joining workers have no TLS certificate here" >&2; continue; }
         if [[ $metrics == true ]]; then # a port of its own, listed for Prometheus
-          metrics_port[worker-j$joiners]=$(python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+          metrics_port[worker-j$joiners]=$(free_ports 1)
           echo "worker-j$joiners ${metrics_port[worker-j$joiners]}" >> "$run/metrics-ports"
           write_targets
         fi

@@ -55,7 +55,7 @@ void check_round_trip(const std::string& split) {
     auto train = *validate(option_values{});
     auto cluster = *validate(cluster_values{});
     optimizer_params opt;
-    auto ckpt = make_checkpoint(plan, cnn, opt, train, cluster, {1234, 61700, 12.5, 0.9}, snaps);
+    auto ckpt = make_checkpoint(plan, cnn, opt, train, cluster, {1234, 61700, 12.5, 0.9}, snaps, data_splits{});
     temp_dir dir;
     auto store = checkpoint_store::open(dir.path(), 3);
     BOOST_REQUIRE_MESSAGE(store, error_text(store));
@@ -113,7 +113,7 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_of_another_partitioning_is_refused_by_name) {
   for (uint32_t k = 0; k < values.size(); ++k)
     snaps[whole.parts[k].shard].values.push_back({k, 0, {values[k]}});
   auto ckpt = make_checkpoint(whole, cnn, optimizer_params{}, *validate(option_values{}),
-                              *validate(cluster_values{}), {}, snaps);
+                              *validate(cluster_values{}), {}, snaps, data_splits{});
   shard_setup setup;
   setup.plan = make_placement(cnn.variables(), 2, placement_strategy::round_robin, *parse_partitioner("fixed:2"));
   auto err = restore_into(ckpt, setup);
