@@ -38,6 +38,32 @@ std::string variable_devices(const placement_plan& plan) {
   return out.str();
 }
 
+// Per worker: its devices with TensorFlow's names (a tower each with compute.devices) and the
+// most memory each held, for summary.json.
+std::string worker_devices(const chief_state& st) {
+  std::vector<std::string> rows;
+  for (uint32_t j = 0; j < st.hellos.size(); ++j) {
+    const auto& names = st.hellos[j].devices;
+    std::vector<uint64_t> peaks(names.size(), 0);
+    if (j < st.memory_peaks.size())
+      for (size_t d = 0; d < peaks.size() && d < st.memory_peaks[j].size(); ++d)
+        peaks[d] = st.memory_peaks[j][d];
+    json_object row;
+    row.add("worker", static_cast<int64_t>(j)).add_raw("devices", json_array(names)).add_raw("memory_peak_bytes", json_array(peaks));
+    rows.push_back(row.str());
+  }
+  return "[" + join(rows, ", ") + "]";
+}
+
+void note_memory_peaks(chief_state& st, const progress_report& rep) {
+  if (rep.worker >= st.memory_peaks.size())
+    st.memory_peaks.resize(rep.worker + 1);
+  auto& mine = st.memory_peaks[rep.worker];
+  mine.resize(std::max(mine.size(), rep.memory_peak.size()), 0);
+  for (size_t d = 0; d < rep.memory_peak.size(); ++d)
+    mine[d] = std::max(mine[d], rep.memory_peak[d]);
+}
+
 // The shards' counters at an evaluation: stale drops, tensor bytes per worker step, the sync
 // stragglers (per worker: steps that waited for it last) and the lag histogram.
 void observe_counters(telemetry& t, int64_t step, const shard_stats& first, int64_t stale, double sent, double received) {
@@ -188,6 +214,7 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
       .add("shards", static_cast<int64_t>(st.plan.shards))
       .add("placement", st.plan.strategy)
       .add_raw("variable_devices", variable_devices(st.plan))
+      .add_raw("worker_devices", worker_devices(st))
       .add("partitioner", st.plan.partitioner)
       .add("scope", st.plan.scope)
       .add("shard_learning_rate", double{st.shard_opt.learning_rate})
@@ -311,6 +338,9 @@ caf::result<worker_welcome> on_register(chief_pointer self, const worker_hello& 
   if (hello.worker >= st.workers.size())
     st.workers.resize(hello.worker + 1);
   st.workers[hello.worker] = hdl;
+  if (hello.worker >= st.hellos.size())
+    st.hellos.resize(hello.worker + 1);
+  st.hellos[hello.worker] = hello;
   self->monitor(hdl);
   log_line(tag, cat("worker ", hello.worker, " is at ", hello.host));
   execute(self, std::move(verdict.then));
@@ -364,6 +394,7 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg, 
       auto& st = self->state;
       const auto now = self->clock().now();
       st.traffic.add(rep.bytes_sent, rep.bytes_received);
+      note_memory_peaks(st, rep);
       st.reports.note(rep.worker, now);
       execute(self, st.ctl->progress(rep.worker, rep.steps, rep.examples, rep.loss_sum, rep.final, now, rep.global_step,
                                      rep.stale_steps, rep.split_steps));

@@ -69,6 +69,8 @@ struct chief_state {
   silence_watch reports{0, {}};                    // per worker: its last progress report
   int64_t stalls = 0;                              // stall reports logged
   std::vector<uint64_t> stragglers;                // sync/ssp, per worker: steps that waited for it last
+  std::vector<worker_hello> hellos;                // per worker: its latest registration (its devices)
+  std::vector<std::vector<uint64_t>> memory_peaks; // per worker and device: the largest peak reported
   std::vector<std::optional<run_time>> shard_heard; // per shard: its last answer (the stall report)
   static inline const char* name = "chief";
 };

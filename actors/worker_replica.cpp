@@ -67,7 +67,9 @@ caf::error report(worker_pointer self, const replica_command& c) {
                                                  "; lower train.learning-rate"));
   bool counts = c.steps > 0 || c.examples > 0;
   progress_report rep{st.cfg.index, c.steps, c.examples, counts ? m->loss * m->rows : 0.0, c.final,
-                      st.ctl->step(), st.bytes_sent, st.bytes_received, c.stale_steps, c.split_steps};
+                      st.ctl->step(), st.bytes_sent, st.bytes_received, c.stale_steps, c.split_steps, {}};
+  for (auto& be : st.devices)
+    rep.memory_peak.push_back(be->memory().peak);
   if (st.cfg.observed)
     observe_report(self, c, m->rows > 0 ? std::optional<double>{m->loss} : std::nullopt);
   st.bytes_sent = st.bytes_received = 0;
@@ -161,7 +163,7 @@ void reach_chief(worker_pointer self) {
 void register_with_chief(worker_pointer self) {
   auto& st = self->state;
   auto hello = worker_hello_for(st.cfg.train, st.cfg.cluster.placement, st.cfg.cluster.shards, *st.cfg.data,
-                                st.cfg.index, st.cfg.host);
+                                st.cfg.index, st.cfg.host, st.device_names);
   self->request(st.cfg.chief, st.cfg.cluster.request_timeout, register_atom_v, hello)
     .then(
       [=](worker_welcome& welcome) {

@@ -63,9 +63,10 @@ struct worker_replica_config {
 };
 
 /// The hello a worker with this model, placement and shards sends the chief (index: its id, or
-/// joining_worker for an elastic join).
+/// joining_worker for an elastic join; devices: TensorFlow's names of those it computes on).
 worker_hello worker_hello_for(const train_settings& train, const std::string& placement, uint32_t shards,
-                              const data_splits& data, uint32_t index, std::string host);
+                              const data_splits& data, uint32_t index, std::string host,
+                              std::vector<std::string> devices = {});
 
 /// Spawns a worker. detached: on its own thread (production: compute and device waits must not
 /// block the scheduler); false for deterministic tests. The worker quits normally after the

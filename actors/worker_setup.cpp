@@ -14,57 +14,65 @@ namespace {
 // The worker's data: partition j of the replicas, prepared ahead by the input pipeline.
 caf::error prepare_batches(worker_pointer self, int replica);
 
-// compute.devices: a backend per device and a tower step over them (data-parallel workers);
-// `described` gets the towers' TensorFlow names for the log.
-caf::expected<std::unique_ptr<replica_step>> make_towers(worker_pointer self, const model_spec& spec,
-                                                         std::string& described) {
+// The worker's backends: compute.devices (a tower each) or the one compute.device gives. A
+// device keeps its name when its backend is of its kind; one that fell back to the CPU is named
+// the CPU (the fallback's log line says why).
+caf::error open_devices(worker_pointer self) {
   auto& st = self->state;
   auto& cfg = st.cfg;
-  if (cfg.cluster.model_parallel() || cfg.cluster.in_graph)
-    return caf::make_error(errc::invalid_config, cat("compute.devices: towers train the whole model of a between-graph "
-                                                     "worker; ", cfg.cluster.in_graph ? "in-graph" : "model-parallel",
-                                                     " workers take one device each"));
-  std::vector<backend*> devices;
-  std::string names;
-  for (auto& d : cfg.train.device.devices) {
+  std::vector<device_name> wanted = cfg.train.device.devices;
+  if (wanted.empty())
+    wanted.push_back({cfg.train.device.mode == device_mode::cpu ? device_mode::cpu : device_mode::gpu,
+                      cfg.train.device.mode == device_mode::cpu ? 0 : cfg.train.device.gpu_index});
+  for (auto& d : wanted) {
     auto opts = cfg.train.device;
-    opts.mode = d.kind;
-    opts.gpu_index = d.index;
+    if (!cfg.train.device.devices.empty()) {
+      opts.mode = d.kind;
+      opts.gpu_index = d.index;
+    }
     auto be = select_backend(opts, st.tag);
     if (!be)
       return std::move(be.error());
-    devices.push_back(be->get());
-    st.towers.push_back(std::move(*be));
-    names += cat(names.empty() ? "" : ", ", tf_device_name("worker", cfg.index, d));
+    const bool as_named = (*be)->is_gpu() == (d.kind == device_mode::gpu);
+    st.device_names.push_back(tf_device_name("worker", cfg.index, as_named ? d : device_name{device_mode::cpu, 0}));
+    st.devices.push_back(std::move(*be));
   }
-  described = cat("towers on ", names, " (each step's ", cfg.train.batch_size, " examples split over ", devices.size(),
-                  ", their gradients averaged before one push)");
-  return make_tower_step(devices, spec, cfg.train.batch_size, cfg.train.seed + cfg.index);
+  return caf::none;
 }
 
-// The step on the worker's device(s): the whole model, one slice of a group, or towers.
+// The step on the worker's device(s): the whole model, one slice of a group, or towers
+// (compute.devices: each step's batch split over them, their gradients averaged before one push).
 caf::expected<std::unique_ptr<replica_step>> make_step(worker_pointer self, const model_spec& spec,
                                                        std::string& described) {
   auto& st = self->state;
   auto& cfg = st.cfg;
-  if (!cfg.train.device.devices.empty())
-    return make_towers(self, spec, described);
-  auto be = select_backend(cfg.train.device, st.tag);
-  if (!be)
-    return std::move(be.error());
-  st.be = std::move(*be);
-  described = cat("backend ", st.be->name());
+  if (!cfg.train.device.devices.empty() && (cfg.cluster.model_parallel() || cfg.cluster.in_graph))
+    return caf::make_error(errc::invalid_config, cat("compute.devices: towers train the whole model of a between-graph "
+                                                     "worker; ", cfg.cluster.in_graph ? "in-graph" : "model-parallel",
+                                                     " workers take one device each"));
+  if (auto err = open_devices(self))
+    return err;
+  if (!cfg.train.device.devices.empty()) {
+    std::vector<backend*> devices;
+    for (auto& be : st.devices)
+      devices.push_back(be.get());
+    described = cat("towers on ", join(st.device_names, ", "), " (each step's ", cfg.train.batch_size,
+                    " examples split over ", devices.size(), ", their gradients averaged before one push)");
+    return make_tower_step(devices, spec, cfg.train.batch_size, cfg.train.seed + cfg.index);
+  }
+  auto& be = *st.devices.front();
+  described = cat("backend ", be.name());
   const auto slices = static_cast<int>(cfg.cluster.slices);
   // Made now, not when the chief's start arrives: another slice's first parts may come first
   // (they come over another connection) and must wait in the inbox. Until the group is known
   // there is nobody to send to.
   if (cfg.cluster.model_parallel())
-    return make_sliced_step(*st.be, spec, static_cast<int>(cfg.index) % slices, slices, cfg.train.batch_size,
+    return make_sliced_step(be, spec, static_cast<int>(cfg.index) % slices, slices, cfg.train.batch_size,
                             [self](uint32_t to, layer_part part) {
                               if (to < self->state.peers.size())
                                 self->send(self->state.peers[to], slice_atom_v, std::move(part));
                             });
-  return make_whole_step(*st.be, spec, cfg.train.batch_size, cfg.train.seed + cfg.index);
+  return make_whole_step(be, spec, cfg.train.batch_size, cfg.train.seed + cfg.index);
 }
 
 } // namespace
@@ -214,7 +222,8 @@ worker_settings worker_settings_for(const cluster_settings& cluster, const train
 }
 
 worker_hello worker_hello_for(const train_settings& train, const std::string& placement, uint32_t shards,
-                              const data_splits& data, uint32_t index, std::string host) {
+                              const data_splits& data, uint32_t index, std::string host,
+                              std::vector<std::string> devices) {
   worker_hello hello;
   hello.worker = index;
   hello.host = std::move(host);
@@ -222,6 +231,7 @@ worker_hello worker_hello_for(const train_settings& train, const std::string& pl
   hello.model = model_signature(with_input(train.model, data.train.shape).variables());
   hello.placement = placement;
   hello.shards = shards;
+  hello.devices = std::move(devices);
   return hello;
 }
 

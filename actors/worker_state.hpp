@@ -34,8 +34,8 @@ struct worker_state {
   worker_replica_config cfg;
   std::string tag;
   std::unique_ptr<replica_control> ctl;
-  std::unique_ptr<backend> be;             // the one device (none with towers)
-  std::vector<std::unique_ptr<backend>> towers; // compute.devices: a backend per tower
+  std::vector<std::unique_ptr<backend>> devices; // one, or a tower each (compute.devices)
+  std::vector<std::string> device_names;         // TensorFlow's names of devices, in order
   std::string partition;                   // "[a, b) of n examples", for log lines
   std::unique_ptr<replica_step> step;      // the whole model, or one vertical slice
   std::vector<worker_replica_actor> peers; // model-parallel: the group's workers, by slice

@@ -23,4 +23,11 @@ void log_line(const std::string& tag, const std::string& text) {
   std::fflush(stderr);
 }
 
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i)
+    out += (i == 0 ? "" : sep) + parts[i];
+  return out;
+}
+
 } // namespace actorps

@@ -3,6 +3,7 @@
 
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace actorps {
 
@@ -19,5 +20,8 @@ std::string cat(const Ts&... xs) {
   (out << ... << xs);
   return out.str();
 }
+
+/// Returns parts joined by sep: join({"a", "b"}, ", ") == "a, b".
+std::string join(const std::vector<std::string>& parts, const std::string& sep);
 
 } // namespace actorps

@@ -9,6 +9,32 @@ namespace actorps {
 
 backend::~backend() = default;
 
+bool backend::has_kernel(backend_op) const {
+  return true;
+}
+
+const char* to_string(backend_op op) {
+  switch (op) {
+    case backend_op::gemm: return "gemm";
+    case backend_op::add_bias: return "add_bias";
+    case backend_op::sum_rows: return "sum_rows";
+    case backend_op::axpy: return "axpy";
+    case backend_op::scale: return "scale";
+    case backend_op::im2col: return "im2col";
+    case backend_op::col2im: return "col2im";
+    case backend_op::maxpool: return "maxpool";
+    case backend_op::maxpool_backward: return "maxpool_backward";
+    case backend_op::dropout: return "dropout";
+    case backend_op::multiply: return "multiply";
+    case backend_op::activate: return "activate";
+    case backend_op::activate_backward: return "activate_backward";
+    case backend_op::softmax_xent: return "softmax_xent";
+    case backend_op::count_correct: return "count_correct";
+    case backend_op::apply_update: return "apply_update";
+  }
+  return "unknown";
+}
+
 caf::error allocate_into(backend& be, size_t n, buffer& out) {
   auto buf = be.allocate(n);
   if (!buf)

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "compute/activation.hpp"
+#include "compute/memory_meter.hpp"
 #include "compute/optimizer_rules.hpp"
 #include "compute/tensor.hpp"
 #include "compute/window_geometry.hpp"
@@ -21,6 +22,23 @@
 
 namespace actorps {
 
+/// The ops of a backend, by name: soft placement runs those a backend has no kernel for on the
+/// CPU (compute/soft_placement.hpp).
+enum class backend_op {
+  gemm, add_bias, sum_rows, axpy, scale, im2col, col2im, maxpool, maxpool_backward, dropout, multiply,
+  activate, activate_backward, softmax_xent, count_correct, apply_update
+};
+
+/// Every op, in declaration order.
+constexpr backend_op all_backend_ops[] = {
+  backend_op::gemm, backend_op::add_bias, backend_op::sum_rows, backend_op::axpy, backend_op::scale,
+  backend_op::im2col, backend_op::col2im, backend_op::maxpool, backend_op::maxpool_backward, backend_op::dropout,
+  backend_op::multiply, backend_op::activate, backend_op::activate_backward, backend_op::softmax_xent,
+  backend_op::count_correct, backend_op::apply_update};
+
+/// The op's name as written here, e.g. "maxpool_backward".
+const char* to_string(backend_op op);
+
 class backend {
 public:
   virtual ~backend();
@@ -30,6 +48,13 @@ public:
 
   /// Returns whether the backend computes on a GPU.
   virtual bool is_gpu() const = 0;
+
+  /// Returns what the backend's buffers hold now and held at most (its scratch space included).
+  virtual memory_use memory() const = 0;
+
+  /// Returns whether the backend has a kernel for op (every backend here has every kernel; soft
+  /// placement runs an op without one on the CPU).
+  virtual bool has_kernel(backend_op op) const;
 
   // -- memory -----------------------------------------------------------------
 

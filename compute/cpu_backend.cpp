@@ -23,10 +23,6 @@ namespace actorps {
 
 namespace {
 
-void free_host(float* p) {
-  std::free(p);
-}
-
 ACTORPS_VECTOR_CLONES
 void activate_loop(activation f, size_t n, const float* in, float* out) {
   switch (f) {
@@ -111,13 +107,21 @@ public:
     return false;
   }
 
+  memory_use memory() const override {
+    return meter_.use();
+  }
+
   caf::expected<buffer> allocate(size_t n) override {
     size_t bytes = std::max<size_t>(64, (n * sizeof(float) + 63) / 64 * 64);
     auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
     if (p == nullptr)
       return caf::make_error(errc::out_of_memory, cat("cpu: cannot allocate ", bytes, " bytes"));
     std::memset(p, 0, bytes);
-    return buffer{p, n, &free_host};
+    meter_.took(bytes);
+    return buffer{p, n, [this, bytes](float* ptr) {
+                    std::free(ptr);
+                    meter_.gave_back(bytes);
+                  }};
   }
 
   void upload(const float* host, size_t n, float* dst) override {
@@ -270,6 +274,7 @@ private:
 
   int threads_;
   op_errors errors_;
+  memory_meter meter_;
 };
 
 } // namespace

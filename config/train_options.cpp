@@ -92,7 +92,8 @@ void declare_train_options(strict_config& cfg, option_values& v) {
     .add(v.device, "device", "auto, cpu or gpu")
     .add(v.gpu_index, "gpu-index", "CUDA device ordinal")
     .add(v.devices, "devices", "towers: one per device, e.g. [\"gpu:0\", \"gpu:1\"] or [\"cpu:0\", \"cpu:1\"] (empty: one device, compute.device)")
-    .add(v.gpu_memory_fraction, "gpu-memory-fraction", "cap on GPU memory used, in (0, 1]")
+    .add(v.soft_placement, "soft-placement", "an op without a kernel on the device runs on the CPU (false: an error)")
+    .add(v.gpu_memory, "gpu-memory", "grow (each buffer when needed) or fraction:F (F of each GPU reserved at start)")
     .add(v.threads, "threads", "OpenBLAS threads of the CPU backend");
 }
 
@@ -315,8 +316,9 @@ caf::expected<train_settings> validate(const option_values& v) {
     return bad("compute.device", cat("must be auto, cpu or gpu, got \"", v.device, "\""));
   if (v.gpu_index < 0)
     return bad("compute.gpu-index", cat("must be >= 0, got ", v.gpu_index));
-  if (!(v.gpu_memory_fraction > 0.0 && v.gpu_memory_fraction <= 1.0))
-    return bad("compute.gpu-memory-fraction", cat("must be in (0, 1], got ", v.gpu_memory_fraction));
+  auto gpu_memory = parse_gpu_memory(v.gpu_memory);
+  if (!gpu_memory)
+    return std::move(gpu_memory.error());
   if (v.threads < 1)
     return bad("compute.threads", cat("must be >= 1, got ", v.threads));
   s.name = v.name;
@@ -342,7 +344,8 @@ caf::expected<train_settings> validate(const option_values& v) {
   s.data = std::move(*data);
   s.device.mode = *mode;
   s.device.gpu_index = v.gpu_index;
-  s.device.gpu_memory_fraction = v.gpu_memory_fraction;
+  s.device.gpu_memory = *gpu_memory;
+  s.device.soft_placement = v.soft_placement;
   s.device.cpu_threads = v.threads;
   for (auto& text : v.devices) {
     auto d = parse_device_name(text);

@@ -88,7 +88,8 @@ struct option_values {
   // [compute]
   std::string device = "auto";
   int gpu_index = 0;
-  double gpu_memory_fraction = 1.0;
+  std::string gpu_memory = "grow";
+  bool soft_placement = true;
   int threads = 1;
 };
 

@@ -1,6 +1,7 @@
 // The CUDA backend: cuBLAS sgemm and the kernels of gpu/*.cu, queued on one stream per backend.
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "compute/memory_arena.hpp"
 #include "compute/op_errors.hpp"
 #include "gpu/bias.cuh"
 #include "gpu/cuda_check.hpp"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <utility>
 
 namespace actorps {
@@ -46,7 +48,19 @@ public:
     size_t free_bytes = 0, total_bytes = 0;
     if (auto err = to_error(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo"))
       return err;
-    cap_bytes_ = static_cast<size_t>(opts.gpu_memory_fraction * static_cast<double>(total_bytes));
+    policy_ = opts.gpu_memory;
+    if (policy_.kind == gpu_memory_policy::mode::fraction) { // reserved now, handed out by the arena
+      const auto want = static_cast<size_t>(policy_.fraction * static_cast<double>(total_bytes));
+      void* p = nullptr;
+      if (auto err = to_error(cudaMalloc(&p, want), "cudaMalloc"))
+        return caf::make_error(errc::out_of_memory,
+                               cat("compute.gpu-memory = ", to_string(policy_), ": cannot reserve ", want >> 20, " MiB of ",
+                                   device_name_, " (", free_bytes >> 20, " of ", total_bytes >> 20, " MiB free; ",
+                                   describe(err), ")"));
+      block_ = static_cast<char*>(p);
+      arena_.emplace(want);
+      meter_.reserve(arena_->capacity());
+    }
     if (auto err = to_error(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
                             "cudaStreamCreate"))
       return err;
@@ -60,6 +74,8 @@ public:
 
   ~cuda_backend() override {
     scratch_ = buffer{};
+    if (block_ != nullptr)
+      cudaFree(block_);
     if (blas_ != nullptr)
       cublasDestroy(blas_);
     if (stream_ != nullptr)
@@ -67,31 +83,45 @@ public:
   }
 
   std::string name() const override {
-    return cat("cuda:", device_, " (", device_name_, ", cap ", cap_bytes_ >> 20, " MiB)");
+    return cat("cuda:", device_, " (", device_name_, ", memory ",
+               arena_ ? cat(arena_->capacity() >> 20, " MiB reserved") : std::string{"as needed"}, ")");
   }
 
   bool is_gpu() const override {
     return true;
   }
 
+  memory_use memory() const override {
+    return meter_.use();
+  }
+
   caf::expected<buffer> allocate(size_t n) override {
-    size_t bytes = std::max<size_t>(n, 1) * sizeof(float);
-    if (allocated_bytes_ + bytes > cap_bytes_)
-      return caf::make_error(errc::out_of_memory,
-                             cat(name(), ": allocating ", bytes, " bytes exceeds the cap (",
-                                 allocated_bytes_, " bytes in use); raise compute.gpu-memory-fraction"));
-    void* p = nullptr;
-    if (auto err = to_error(cudaMalloc(&p, bytes), "cudaMalloc"))
-      return caf::make_error(errc::out_of_memory, describe(err));
-    auto* data = static_cast<float*>(p);
+    const size_t bytes = std::max<size_t>(n, 1) * sizeof(float);
+    float* data = nullptr;
+    if (arena_) {
+      auto offset = arena_->take(bytes);
+      if (!offset)
+        return caf::make_error(errc::out_of_memory,
+                               cat(name(), ": allocating ", bytes, " bytes: compute.gpu-memory = ", to_string(policy_),
+                                   " reserved ", arena_->capacity(), " bytes and ", arena_->in_use(),
+                                   " are in use (largest free range ", arena_->largest_free(),
+                                   "); raise the fraction or use grow"));
+      data = reinterpret_cast<float*>(block_ + *offset);
+    } else {
+      void* p = nullptr;
+      if (auto err = to_error(cudaMalloc(&p, bytes), "cudaMalloc"))
+        return caf::make_error(errc::out_of_memory, cat(name(), ": allocating ", bytes, " bytes (", meter_.use().in_use,
+                                                        " in use): ", describe(err)));
+      data = static_cast<float*>(p);
+    }
     if (auto err = to_error(cudaMemsetAsync(data, 0, bytes, stream_), "cudaMemsetAsync")) {
-      cudaFree(p);
+      release(data);
       return err;
     }
-    allocated_bytes_ += bytes;
+    meter_.took(bytes);
     return buffer{data, n, [this, bytes](float* ptr) {
-                    cudaFree(ptr);
-                    allocated_bytes_ -= bytes;
+                    release(ptr);
+                    meter_.gave_back(bytes);
                   }};
   }
 
@@ -203,7 +233,13 @@ public:
   }
 
 private:
-
+  // Gives a buffer's memory back: to the arena, or to the device.
+  void release(float* ptr) {
+    if (arena_)
+      arena_->give_back(static_cast<size_t>(reinterpret_cast<char*>(ptr) - block_));
+    else
+      cudaFree(ptr);
+  }
 
   // Returns device scratch space for `rows` floats, growing it when needed; nullptr on failure.
   float* scratch_for(int rows) {
@@ -221,8 +257,10 @@ private:
 
   int device_ = 0;
   std::string device_name_;
-  size_t cap_bytes_ = 0;
-  size_t allocated_bytes_ = 0;
+  gpu_memory_policy policy_;
+  char* block_ = nullptr;             // fraction: the memory reserved at start
+  std::optional<memory_arena> arena_; // fraction: who holds which part of block_
+  memory_meter meter_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   buffer scratch_;
@@ -239,9 +277,10 @@ caf::expected<std::unique_ptr<backend>> make_cuda_backend(const device_options& 
     return caf::make_error(errc::device_unavailable,
                            cat("compute.gpu-index = ", opts.gpu_index, " but this machine has ",
                                *count, " CUDA device(s)"));
-  if (!(opts.gpu_memory_fraction > 0.0 && opts.gpu_memory_fraction <= 1.0))
-    return caf::make_error(errc::invalid_config, cat("compute.gpu-memory-fraction must be in (0, 1], got ",
-                                                     opts.gpu_memory_fraction));
+  if (opts.gpu_memory.kind == gpu_memory_policy::mode::fraction &&
+      !(opts.gpu_memory.fraction > 0.0 && opts.gpu_memory.fraction <= 1.0))
+    return caf::make_error(errc::invalid_config, cat("compute.gpu-memory must be grow or fraction:F with F in (0, 1], got ",
+                                                     to_string(opts.gpu_memory)));
   auto be = std::make_unique<cuda_backend>();
   if (auto err = be->init(opts))
     return err;

@@ -6,8 +6,10 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "compute/cpu_backend.hpp"
+#include "compute/soft_placement.hpp"
 
 #include <cctype>
+#include <cstdlib>
 
 namespace actorps {
 
@@ -47,6 +49,25 @@ caf::expected<device_name> parse_device_name(const std::string& text) {
   return device_name{kind == "cpu" ? device_mode::cpu : device_mode::gpu, std::stoi(number)};
 }
 
+caf::expected<gpu_memory_policy> parse_gpu_memory(const std::string& text) {
+  if (text == "grow")
+    return gpu_memory_policy{};
+  const std::string prefix = "fraction:";
+  if (text.compare(0, prefix.size(), prefix) == 0) {
+    const std::string number = text.substr(prefix.size());
+    char* end = nullptr;
+    const double f = number.empty() ? 0.0 : std::strtod(number.c_str(), &end);
+    if (end != nullptr && *end == '\0' && f > 0.0 && f <= 1.0)
+      return gpu_memory_policy{gpu_memory_policy::mode::fraction, f};
+  }
+  return caf::make_error(errc::invalid_config, cat("compute.gpu-memory must be grow or fraction:F with F in (0, 1] "
+                                                   "(e.g. fraction:0.5), got \"", text, "\""));
+}
+
+std::string to_string(const gpu_memory_policy& m) {
+  return m.kind == gpu_memory_policy::mode::grow ? std::string{"grow"} : cat("fraction:", m.fraction);
+}
+
 std::string tf_device_name(const std::string& job, uint32_t task, const device_name& d) {
   return cat("/job:", job, "/task:", task, "/device:", d.kind == device_mode::gpu ? "GPU" : "CPU", ":", d.index);
 }
@@ -56,17 +77,20 @@ caf::expected<std::unique_ptr<backend>> select_backend(const device_options& opt
   if (opts.cpu_threads < 1)
     return caf::make_error(errc::invalid_config,
                            cat("compute.threads must be >= 1, got ", opts.cpu_threads));
+  auto placed = [&](std::unique_ptr<backend> be) { return place_softly(std::move(be), opts.soft_placement, opts.cpu_threads, who); };
   if (opts.mode == device_mode::cpu)
-    return make_cpu_backend(opts.cpu_threads);
+    return placed(make_cpu_backend(opts.cpu_threads));
   auto gpu = make_cuda_backend(opts);
   if (gpu)
-    return std::move(*gpu);
+    return placed(std::move(*gpu));
   if (opts.mode == device_mode::gpu)
     return caf::make_error(errc::device_unavailable,
                            cat("compute.device = gpu but ", describe(gpu.error())));
   auto cpu = make_cpu_backend(opts.cpu_threads);
-  log_line(who, cat("no usable GPU (", describe(gpu.error()), "); using ", cpu->name()));
-  return cpu;
+  const bool reserved = opts.gpu_memory.kind == gpu_memory_policy::mode::fraction;
+  log_line(who, cat("no usable GPU (", describe(gpu.error()), "); using ", cpu->name(),
+                    reserved ? cat("; compute.gpu-memory = ", to_string(opts.gpu_memory), " applies to GPUs only") : ""));
+  return placed(std::move(cpu));
 }
 
 } // namespace actorps

@@ -43,6 +43,9 @@ struct worker_hello {
   std::string model;
   std::string placement;
   uint32_t shards = 0;
+  /// The devices it computes on, with TensorFlow's names ("/job:worker/task:0/device:GPU:1"):
+  /// one, or a tower each (compute.devices). Empty from a joiner asking for its id.
+  std::vector<std::string> devices;
 };
 
 /// The chief's answer: where every variable lives and how many workers train.
@@ -72,6 +75,7 @@ struct progress_report {
   uint64_t bytes_received = 0; ///< tensor payload bytes received from shards since the previous report
   int64_t stale_steps = 0; ///< sync: steps every shard dropped as stale since the previous report
   int64_t split_steps = 0; ///< sync: steps some shards took and others dropped as stale since then
+  std::vector<uint64_t> memory_peak; ///< per device of worker_hello::devices: the most bytes its buffers held
 };
 
 /// Chief -> worker, in-graph replication: (compute_atom, gradient_request) -> gradient_reply.
@@ -147,7 +151,7 @@ typename Inspector::result_type inspect(Inspector& f, gradient_reply& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_hello& x) {
   return f(caf::meta::type_name("worker_hello"), x.worker, x.host, x.byte_order_probe, x.model, x.placement,
-           x.shards);
+           x.shards, x.devices);
 }
 
 template <class Inspector>
@@ -158,17 +162,17 @@ typename Inspector::result_type inspect(Inspector& f, worker_welcome& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
   return f(caf::meta::type_name("progress_report"), x.worker, x.steps, x.examples, x.loss_sum,
-           x.final, x.global_step, x.bytes_sent, x.bytes_received, x.stale_steps, x.split_steps);
+           x.final, x.global_step, x.bytes_sent, x.bytes_received, x.stale_steps, x.split_steps, x.memory_peak);
 }
 
 ACTORPS_FIELDWISE_EQ(gradient_request, v.step, v.part, v.rows, v.augment_seed)
 ACTORPS_FIELDWISE_EQ(gradient_reply, v.step, v.part, v.rows, v.loss_sum, v.grads)
-ACTORPS_FIELDWISE_EQ(worker_hello, v.worker, v.host, v.byte_order_probe, v.model, v.placement, v.shards)
+ACTORPS_FIELDWISE_EQ(worker_hello, v.worker, v.host, v.byte_order_probe, v.model, v.placement, v.shards, v.devices)
 ACTORPS_FIELDWISE_EQ(worker_welcome, v.plan, v.workers, v.index, v.steps_left, v.more)
 ACTORPS_FIELDWISE_EQ(lease_report, v.id, v.done)
 ACTORPS_FIELDWISE_EQ(lease_request, v.worker, v.finished)
 ACTORPS_FIELDWISE_EQ(data_lease, v.id, v.epoch, v.rows, v.augment_seed, v.wait_ms, v.workers)
 ACTORPS_FIELDWISE_EQ(progress_report, v.worker, v.steps, v.examples, v.loss_sum, v.final, v.global_step,
-                     v.bytes_sent, v.bytes_received, v.stale_steps, v.split_steps)
+                     v.bytes_sent, v.bytes_received, v.stale_steps, v.split_steps, v.memory_peak)
 
 } // namespace actorps

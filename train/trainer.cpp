@@ -182,6 +182,12 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
   input_waited += batches.take_waited_seconds();
   json_object extra;
   extra.add("input_wait_seconds", input_waited); // (inside train_seconds: the steps waited for their batches)
+  const auto memory = ss.be->memory();
+  extra.add("device_memory", ss.be->is_gpu() ? to_string(s.device.gpu_memory) : std::string{"host"})
+    .add("device_memory_peak_bytes", static_cast<int64_t>(memory.peak))
+    .add("device_memory_reserved_bytes", static_cast<int64_t>(memory.reserved));
+  log_line(tag, cat("device memory: peak ", memory.peak >> 20, " MiB",
+                    memory.reserved > 0 ? cat(" of ", memory.reserved >> 20, " MiB reserved") : std::string{}));
   return monitor.finish(std::move(sum), examples, extra);
 }
 

@@ -82,7 +82,8 @@ BOOST_AUTO_TEST_CASE(bad_values_name_their_key) {
   expect([](option_values& v) { v.prefetch_batches = -1; }, "data.prefetch-batches must be in [0, 1024]");
   expect([](option_values& v) { v.normalize = "global"; }, "data.normalize must be none or per-channel");
   expect([](option_values& v) { v.augment = "rotate"; }, "data.augment must be none, crop, flip or crop-flip");
-  expect([](option_values& v) { v.gpu_memory_fraction = 0; }, "compute.gpu-memory-fraction must be in (0, 1]");
+  expect([](option_values& v) { v.gpu_memory = "fraction:0"; }, "compute.gpu-memory must be grow or fraction:F");
+  expect([](option_values& v) { v.gpu_memory = "half"; }, "got \"half\"");
   expect([](option_values& v) { v.threads = 0; }, "compute.threads must be >= 1");
   expect([](option_values& v) { v.validation_size = -5; }, "data.validation-size must be >= 0");
   expect([](option_values& v) {

@@ -1,13 +1,18 @@
-// Every backend op on every available GPU backend, compared with the CPU backend
-// (the llama.cpp test-backend-ops idea). Skipped, with the reason printed, where no device exists.
+// Every backend op on every backend, compared with the CPU backend (the llama.cpp
+// test-backend-ops idea): the GPU's (skipped, with the reason printed, where no device exists)
+// and, on every machine, a backend without a single kernel, whose every op soft placement
+// stages through the host onto the CPU.
 #include "common/errc.hpp"
 #include "compute/cpu_backend.hpp"
 #include "gpu/device_select.hpp"
 #include "model/init.hpp"
 #include "model/network.hpp"
+#include "compute/soft_placement.hpp"
 #include "model/presets.hpp"
 #include "tests/support/helpers.hpp"
+#include "tests/support/lacking_backend.hpp"
 
+#include <boost/mpl/list.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -19,16 +24,6 @@ using actorps::test::random_values;
 namespace utf = boost::unit_test;
 
 namespace {
-
-boost::test_tools::assertion_result cuda_available(utf::test_unit_id) {
-  auto count = cuda_device_count();
-  boost::test_tools::assertion_result res{static_cast<bool>(count)};
-  if (!count) {
-    res.message() << "no CUDA device: " << describe(count.error());
-    BOOST_TEST_MESSAGE("GPU backend tests skipped: no CUDA device (" << describe(count.error()) << ")");
-  }
-  return res;
-}
 
 using values = std::vector<std::vector<float>>;
 using op_fn = std::function<void(backend&, std::vector<buffer>&)>;
@@ -50,54 +45,79 @@ values run_on(backend& be, const values& inputs, const op_fn& op) {
   return out;
 }
 
-struct gpu_fixture {
-  std::unique_ptr<backend> cpu = make_cpu_backend(1);
-  std::unique_ptr<backend> gpu;
-
-  gpu_fixture() {
+// The backends compared with the CPU: make() gives one, or an error saying why there is none.
+struct on_gpu {
+  static caf::expected<std::unique_ptr<backend>> make() {
     device_options opts;
     opts.mode = device_mode::gpu;
-    auto be = make_cuda_backend(opts);
-    BOOST_REQUIRE_MESSAGE(be, error_text(be));
-    gpu = std::move(*be);
-    BOOST_TEST_MESSAGE("comparing " << gpu->name() << " with " << cpu->name());
+    return make_cuda_backend(opts);
+  }
+};
+
+struct without_kernels {
+  static caf::expected<std::unique_ptr<backend>> make() {
+    return place_softly(std::make_unique<test::lacking_backend>(test::lacking_backend::every_op()), true, 1, "test");
+  }
+};
+
+using devices = boost::mpl::list<on_gpu, without_kernels>;
+
+template <class Device>
+struct compare_fixture {
+  std::unique_ptr<backend> cpu = make_cpu_backend(1);
+  std::unique_ptr<backend> other; // none: the case is skipped
+
+  compare_fixture() {
+    auto be = Device::make();
+    if (!be) {
+      BOOST_TEST_MESSAGE("skipped: " << describe(be.error()));
+      return;
+    }
+    other = std::move(*be);
+    BOOST_TEST_MESSAGE("comparing " << other->name() << " with " << cpu->name());
   }
 
   // Runs op on both backends and compares every buffer within tol (relative to magnitude).
   void compare(const std::string& what, const values& inputs, const op_fn& op, float tol = 1e-5f) {
     auto want = run_on(*cpu, inputs, op);
-    auto got = run_on(*gpu, inputs, op);
+    auto got = run_on(*other, inputs, op);
     for (size_t b = 0; b < want.size(); ++b)
       for (size_t i = 0; i < want[b].size(); ++i) {
         float w = want[b][i], g = got[b][i];
         BOOST_TEST(std::fabs(w - g) <= tol * (1.0f + std::fabs(w)),
-                   what << ": buffer " << b << "[" << i << "] cpu " << w << " gpu " << g);
+                   what << ": buffer " << b << "[" << i << "] cpu " << w << ", " << other->name() << " " << g);
       }
   }
 };
 
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(backend_ops, *utf::precondition(cuda_available))
+BOOST_AUTO_TEST_SUITE(backend_ops)
 
-BOOST_FIXTURE_TEST_CASE(gemm_every_transpose_and_shape, gpu_fixture) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(gemm_every_transpose_and_shape, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
   for (auto [m, n, k] : {std::tuple{7, 5, 9}, std::tuple{50, 160, 784}, std::tuple{512, 10, 160}})
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
         int ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
         values in = {random_values(size_t(ar) * ac, 1), random_values(size_t(br) * bc, 2),
                      random_values(size_t(m) * n, 3)};
-        compare("gemm", in, [=](backend& be, std::vector<buffer>& b) {
+        f.compare("gemm", in, [=](backend& be, std::vector<buffer>& b) {
           be.gemm(ta, tb, 0.7f, b[0].as_matrix(ar, ac), b[1].as_matrix(br, bc), 0.3f,
                   b[2].as_matrix(m, n));
         }, 1e-4f);
       }
 }
 
-BOOST_FIXTURE_TEST_CASE(bias_rows_axpy_scale_copy, gpu_fixture) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(bias_rows_axpy_scale_copy, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
   values in = {random_values(50 * 160, 4), random_values(160, 5), random_values(160, 6),
                random_values(50 * 160, 7)};
-  compare("add_bias+sum_rows+axpy+scale+copy", in, [](backend& be, std::vector<buffer>& b) {
+  f.compare("add_bias+sum_rows+axpy+scale+copy", in, [](backend& be, std::vector<buffer>& b) {
     be.add_bias(b[0].as_matrix(50, 160), b[1].data());
     be.sum_rows(b[0].as_matrix(50, 160), b[2].data());
     be.axpy(50 * 160, -0.25f, b[0].data(), b[3].data());
@@ -106,32 +126,41 @@ BOOST_FIXTURE_TEST_CASE(bias_rows_axpy_scale_copy, gpu_fixture) {
   });
 }
 
-BOOST_FIXTURE_TEST_CASE(activations_forward_and_backward, gpu_fixture) {
-  for (auto f : all_activations) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(activations_forward_and_backward, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
+  for (auto act : all_activations) {
     values in = {random_values(3000, 8, -20.0f, 20.0f), std::vector<float>(3000),
                  random_values(3000, 9), std::vector<float>(3000)};
-    compare(to_string(f), in, [f](backend& be, std::vector<buffer>& b) {
-      be.activate(f, b[0].as_matrix(30, 100), b[1].as_matrix(30, 100));
-      be.activate_backward(f, b[1].as_matrix(30, 100), b[2].as_matrix(30, 100),
+    f.compare(to_string(act), in, [act](backend& be, std::vector<buffer>& b) {
+      be.activate(act, b[0].as_matrix(30, 100), b[1].as_matrix(30, 100));
+      be.activate_backward(act, b[1].as_matrix(30, 100), b[2].as_matrix(30, 100),
                            b[3].as_matrix(30, 100));
     });
   }
 }
 
-BOOST_FIXTURE_TEST_CASE(softmax_xent_and_count_correct, gpu_fixture) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(softmax_xent_and_count_correct, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
   const int rows = 1000, cols = 10;
   std::vector<float> labels(rows);
   for (int i = 0; i < rows; ++i)
     labels[i] = static_cast<float>((i * 7) % cols);
   values in = {random_values(rows * cols, 10, -8.0f, 8.0f), labels, std::vector<float>(rows * cols),
                {0.0f}, {0.0f}};
-  compare("softmax_xent", in, [](backend& be, std::vector<buffer>& b) {
+  f.compare("softmax_xent", in, [](backend& be, std::vector<buffer>& b) {
     be.softmax_xent(b[0].as_matrix(rows, cols), b[1].data(), b[2].as_matrix(rows, cols), b[3].data());
     be.count_correct(b[0].as_matrix(rows, cols), b[1].data(), b[4].data());
   });
 }
 
-BOOST_FIXTURE_TEST_CASE(optimizer_updates, gpu_fixture) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(optimizer_updates, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
   for (auto kind : all_optimizers) {
     optimizer_params p;
     p.kind = kind;
@@ -141,14 +170,17 @@ BOOST_FIXTURE_TEST_CASE(optimizer_updates, gpu_fixture) {
     p.weight_decay = 0.01f;
     values in = {random_values(5000, 11), random_values(5000, 12),
                  std::vector<float>(5000, slot_initial_value(p, 0)), std::vector<float>(5000)};
-    compare(to_string(kind), in, [p](backend& be, std::vector<buffer>& b) {
+    f.compare(to_string(kind), in, [p](backend& be, std::vector<buffer>& b) {
       for (long t = 1; t <= 3; ++t)
         be.apply_update(p, t, 5000, b[0].data(), b[1].data(), b[2].data(), b[3].data());
     });
   }
 }
 
-BOOST_FIXTURE_TEST_CASE(im2col_col2im_and_max_pooling, gpu_fixture) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(im2col_col2im_and_max_pooling, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
   // the geometries of the cnn preset's layers, a strided same conv and an overlapping pool
   struct case_t { window_geometry g; const char* what; };
   auto geometry = [](int in, int c, int out, int k, int stride, int pad) {
@@ -170,28 +202,34 @@ BOOST_FIXTURE_TEST_CASE(im2col_col2im_and_max_pooling, gpu_fixture) {
     size_t cols = size_t(n) * g.positions() * g.window_size(), out = size_t(n) * g.positions() * g.channels;
     values in = {random_values(n * g.in_size(), 14, -1.0f, 1.0f), std::vector<float>(cols),
                  random_values(cols, 15), std::vector<float>(n * g.in_size())};
-    compare(std::string{"im2col+col2im "} + what, in, [g = g](backend& be, std::vector<buffer>& b) {
+    f.compare(std::string{"im2col+col2im "} + what, in, [g = g](backend& be, std::vector<buffer>& b) {
       be.im2col(g, n, b[0].data(), b[1].data());
       be.col2im(g, n, b[2].data(), b[3].data());
     });
     values pool = {in[0], std::vector<float>(out), std::vector<float>(out), random_values(out, 16),
                    std::vector<float>(n * g.in_size())};
-    compare(std::string{"maxpool "} + what, pool, [g = g](backend& be, std::vector<buffer>& b) {
+    f.compare(std::string{"maxpool "} + what, pool, [g = g](backend& be, std::vector<buffer>& b) {
       be.maxpool(g, n, b[0].data(), b[1].data(), b[2].data());
       be.maxpool_backward(g, n, b[3].data(), b[2].data(), b[4].data());
     });
   }
 }
 
-BOOST_FIXTURE_TEST_CASE(dropout_and_multiply, gpu_fixture) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(dropout_and_multiply, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
   values in = {random_values(10000, 17), std::vector<float>(10000), std::vector<float>(10000)};
-  compare("dropout+multiply", in, [](backend& be, std::vector<buffer>& b) {
+  f.compare("dropout+multiply", in, [](backend& be, std::vector<buffer>& b) {
     be.dropout(10000, 0.3f, 1234, b[0].data(), b[1].data(), b[2].data());
     be.multiply(10000, b[1].data(), b[2].data(), b[0].data());
   });
 }
 
-BOOST_FIXTURE_TEST_CASE(reference_and_cnn_steps_match_cpu, gpu_fixture) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(reference_and_cnn_steps_match_cpu, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
   for (auto preset : {"reference", "cnn"}) {
     model_spec spec;
     spec.layers = *parse_layers(find_preset(preset)->layers);
@@ -203,7 +241,7 @@ BOOST_FIXTURE_TEST_CASE(reference_and_cnn_steps_match_cpu, gpu_fixture) {
       labels[i] = static_cast<float>(i % 10);
     values grads[2];
     double loss[2];
-    backend* bes[2] = {cpu.get(), gpu.get()};
+    backend* bes[2] = {f.cpu.get(), f.other.get()};
     for (int k = 0; k < 2; ++k) {
       auto net = std::move(*network::make(*bes[k], spec, rows));
       BOOST_REQUIRE(!net->set_parameters(init));

@@ -73,10 +73,11 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   push_reply pa{78, {sample_slice(3, 50)}, 78, true};
   BOOST_TEST((round_trip(pa) == pa));
   worker_hello hello{3, "127.0.0.1", {{byte_order_probe_value}}};
+  hello.devices = {"/job:worker/task:3/device:GPU:0", "/job:worker/task:3/device:GPU:1"};
   BOOST_TEST((round_trip(hello) == hello));
   worker_welcome welcome{sample_plan(), 4, 123};
   BOOST_TEST((round_trip(welcome) == welcome));
-  progress_report rep{2, 50, 2500, 1234.5, true, 7, 100, 200, 3, 4};
+  progress_report rep{2, 50, 2500, 1234.5, true, 7, 100, 200, 3, 4, {uint64_t{1} << 33, 12345}};
   BOOST_TEST((round_trip(rep) == rep));
   shard_stats stats{100, 3, {1, 0, 7}, {5, 4, 0, 1}, {2}, {15, -1, 3}};
   BOOST_TEST((round_trip(stats) == stats));

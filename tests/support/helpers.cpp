@@ -84,6 +84,27 @@ std::string read_text(const std::string& path) {
   return buf.str();
 }
 
+stderr_capture::stderr_capture() {
+  std::fflush(stderr);
+  saved_ = ::dup(STDERR_FILENO);
+  FILE* f = std::fopen(dir_.file("stderr").c_str(), "w");
+  if (saved_ < 0 || f == nullptr)
+    throw std::runtime_error("stderr_capture: cannot redirect stderr");
+  ::dup2(::fileno(f), STDERR_FILENO);
+  std::fclose(f);
+}
+
+stderr_capture::~stderr_capture() {
+  std::fflush(stderr);
+  ::dup2(saved_, STDERR_FILENO);
+  ::close(saved_);
+}
+
+std::string stderr_capture::text() const {
+  std::fflush(stderr);
+  return read_text(dir_.file("stderr"));
+}
+
 } // namespace actorps::test
 
 #include <random>

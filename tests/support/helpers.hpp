@@ -56,6 +56,22 @@ std::string read_text(const std::string& path);
 /// which saves img at d + path making its folders. Fails the test when the script fails.
 void run_python(const temp_dir& dir, const std::string& body);
 
+/// Sends what the process writes to stderr (log lines) into a file while it lives; text() reads
+/// what was written so far.
+class stderr_capture {
+public:
+  stderr_capture();
+  ~stderr_capture();
+  stderr_capture(const stderr_capture&) = delete;
+  stderr_capture& operator=(const stderr_capture&) = delete;
+
+  std::string text() const;
+
+private:
+  temp_dir dir_;
+  int saved_ = -1;
+};
+
 } // namespace actorps::test
 
 namespace actorps::test {
