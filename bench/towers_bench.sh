@@ -2,7 +2,8 @@
 # Towers (compute.devices), side by side in one run: an async cluster with 1 shard and 1 worker
 # training 2 CPU towers of 1 thread each (batch 100: 50 per tower) against 1 shard and 2 workers
 # of 1 thread (batch 50 each), the same examples, the cnn preset: examples/s and the tensor bytes
-# pushed per example (goal: halved, at least the same examples/s), ROUNDS interleaved rounds.
+# pushed per example (goal: halved, at least the same examples/s) and each device's memory peak,
+# ROUNDS interleaved rounds.
 # Usage: bench/towers_bench.sh [ROUNDS=2] [EXAMPLES=40000] [PRESET=cnn]   (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,8 +22,14 @@ run() { # run NAME WORKERS BATCH LABEL [options]
     --train.batch-size="$batch" --train.max-steps=$((examples / batch)) "$@" > "$tmp/$name.log" 2>&1 \
     || { echo "towers_bench: $name failed"; tail -5 "$tmp/$name.log"; exit 1; }
   local s=$tmp/$name/summary.json
-  python3 -c "import sys; print(f'  {sys.argv[1]:28} {float(sys.argv[2]):8.0f} examples/s  {float(sys.argv[3]) / int(sys.argv[4]):8.0f} bytes pushed per example  test accuracy {sys.argv[5]}')" \
-    "$label" "$(field "$s" examples_per_second)" "$(field "$s" sent_bytes_per_step)" "$batch" "$(field "$s" final_test_accuracy)"
+  python3 - "$label" "$s" "$batch" <<'PY'
+import json, sys
+label, path, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = json.load(open(path))
+peaks = ", ".join(f"{p / 2**20:.1f}" for w in s["worker_devices"] for p in w["memory_peak_bytes"])
+print(f"  {label:28} {s['examples_per_second']:8.0f} examples/s  {s['sent_bytes_per_step'] / batch:8.0f} bytes pushed per example"
+      f"  test accuracy {s['final_test_accuracy']}  memory peak per device (MiB) {peaks}")
+PY
 }
 echo "== $preset, $examples examples per run, async, 1 shard"
 for ((r = 1; r <= rounds; r++)); do

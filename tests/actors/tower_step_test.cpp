@@ -48,11 +48,27 @@ std::vector<std::vector<float>> tower_gradient(int towers, int rows, double* los
     BOOST_REQUIRE(!(*step)->model().upload_parameter(k, 0, values[k].data(), values[k].size()));
   auto data = test::quadrant_set(rows, 5);
   (*step)->model().load_batch(data.images.data(), data.labels.data(), rows);
-  size_t told = 99;
-  (*step)->on_gradients([&](size_t first) { told = first; });
+  // what the step says is ready as backprop goes: variables [first, end), the same values then
+  // as at the end (the towers' average of those layers is complete when it is told)
+  std::vector<size_t> told;
+  std::vector<std::vector<float>> early(spec.variables().size());
+  (*step)->on_gradients([&](size_t first) {
+    told.push_back(first);
+    for (size_t k = first; k < early.size(); ++k)
+      if (early[k].empty()) {
+        early[k].resize(static_cast<size_t>(spec.variables()[k].rows) * static_cast<size_t>(spec.variables()[k].cols));
+        BOOST_REQUIRE(!(*step)->model().download_gradient(k, 0, early[k].data(), early[k].size()));
+      }
+  });
   BOOST_REQUIRE(!(*step)->begin(rows));
   BOOST_TEST(((*step)->status() == replica_step::state::ready));
-  BOOST_TEST(told == 0u); // (one push after the average)
+  BOOST_REQUIRE(!told.empty());
+  BOOST_TEST(told.back() == 0u);
+  for (size_t i = 1; i < told.size(); ++i)
+    BOOST_TEST(told[i] < told[i - 1]);
+  if (towers > 1 && rows >= towers)
+    BOOST_TEST(told.size() == 3u); // a push per layer as backprop passes it, as one device's step does
+  BOOST_TEST((early == gradient_of((*step)->model())));
   BOOST_TEST((*step)->rows() == rows);
   auto m = (*step)->model().take_metrics();
   BOOST_REQUIRE(m);
