@@ -31,6 +31,9 @@ const char* to_string(backend_op op) {
     case backend_op::softmax_xent: return "softmax_xent";
     case backend_op::count_correct: return "count_correct";
     case backend_op::apply_update: return "apply_update";
+    case backend_op::channel_moments: return "channel_moments";
+    case backend_op::batch_norm: return "batch_norm";
+    case backend_op::batch_norm_backward: return "batch_norm_backward";
   }
   return "unknown";
 }

@@ -26,7 +26,8 @@ namespace actorps {
 /// CPU (compute/soft_placement.hpp).
 enum class backend_op {
   gemm, add_bias, sum_rows, axpy, scale, im2col, col2im, maxpool, maxpool_backward, dropout, multiply,
-  activate, activate_backward, softmax_xent, count_correct, apply_update
+  activate, activate_backward, softmax_xent, count_correct, apply_update, channel_moments, batch_norm,
+  batch_norm_backward
 };
 
 /// Every op, in declaration order.
@@ -34,7 +35,8 @@ constexpr backend_op all_backend_ops[] = {
   backend_op::gemm, backend_op::add_bias, backend_op::sum_rows, backend_op::axpy, backend_op::scale,
   backend_op::im2col, backend_op::col2im, backend_op::maxpool, backend_op::maxpool_backward, backend_op::dropout,
   backend_op::multiply, backend_op::activate, backend_op::activate_backward, backend_op::softmax_xent,
-  backend_op::count_correct, backend_op::apply_update};
+  backend_op::count_correct, backend_op::apply_update, backend_op::channel_moments, backend_op::batch_norm,
+  backend_op::batch_norm_backward};
 
 /// The op's name as written here, e.g. "maxpool_backward".
 const char* to_string(backend_op op);
@@ -136,6 +138,21 @@ public:
 
   /// *count = number of rows whose arg-max logit equals the label (one float in backend memory).
   virtual void count_correct(matrix logits, const float* labels, float* count) = 0;
+
+  // -- batch normalisation (x: rows x channels; NHWC images have a row per example and position) --
+
+  /// mean[c] and var[c]: the mean and the (biased) variance of column c of x.
+  virtual void channel_moments(matrix x, float* mean, float* var) = 0;
+
+  /// y = gamma * (x - mean) / sqrt(var + eps) + beta, column by column; y may alias x.
+  virtual void batch_norm(matrix x, const float* mean, const float* var, const float* gamma, const float* beta,
+                          float eps, matrix y) = 0;
+
+  /// The gradients of y = batch_norm(x, moments of x, gamma, beta) from dy: dgamma[c] = sum of
+  /// dy * xhat, dbeta[c] = sum of dy, and dx (through the batch's mean and variance too, as in
+  /// training); dx may alias dy.
+  virtual void batch_norm_backward(matrix x, matrix dy, const float* mean, const float* var, const float* gamma,
+                                   float eps, float* dgamma, float* dbeta, matrix dx) = 0;
 
   // -- optimizers ---------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 // CPU backend: cblas_sgemm for matrix products, vectorisable loops for everything else.
 #include "compute/cpu_backend.hpp"
 
+#include "compute/batch_norm_ops.hpp"
 #include "compute/window_ops.hpp"
 #include "compute/dropout_mask.hpp"
 
@@ -256,6 +257,22 @@ public:
   void apply_update(const optimizer_params& p, long t, size_t n, float* w, const float* g,
                     float* slot0, float* slot1) override {
     apply_update_host(p, t, n, w, g, slot0, slot1);
+  }
+
+  void channel_moments(matrix x, float* mean, float* var) override {
+    channel_moments_host(x.data, x.rows, x.cols, mean, var);
+  }
+
+  void batch_norm(matrix x, const float* mean, const float* var, const float* gamma, const float* beta, float eps,
+                  matrix y) override {
+    if (errors_.same_shape("batch_norm", x, y))
+      batch_norm_host(x.data, x.rows, x.cols, mean, var, gamma, beta, eps, y.data);
+  }
+
+  void batch_norm_backward(matrix x, matrix dy, const float* mean, const float* var, const float* gamma, float eps,
+                           float* dgamma, float* dbeta, matrix dx) override {
+    if (errors_.same_shape("batch_norm_backward", x, dy) && errors_.same_shape("batch_norm_backward", dy, dx))
+      batch_norm_backward_host(x.data, dy.data, x.rows, x.cols, mean, var, gamma, eps, dgamma, dbeta, dx.data);
   }
 
 private:

@@ -52,6 +52,16 @@ public:
     inner_.apply_update(p, t, n, w, g, slot0, slot1);
   }
 
+  void channel_moments(matrix x, float* mean, float* var) override { inner_.channel_moments(x, mean, var); }
+  void batch_norm(matrix x, const float* mean, const float* var, const float* gamma, const float* beta, float eps,
+                  matrix y) override {
+    inner_.batch_norm(x, mean, var, gamma, beta, eps, y);
+  }
+  void batch_norm_backward(matrix x, matrix dy, const float* mean, const float* var, const float* gamma, float eps,
+                           float* dgamma, float* dbeta, matrix dx) override {
+    inner_.batch_norm_backward(x, dy, mean, var, gamma, eps, dgamma, dbeta, dx);
+  }
+
 protected:
   backend& inner() const { return inner_; }
 

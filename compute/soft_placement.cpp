@@ -14,6 +14,7 @@ namespace actorps {
 namespace {
 
 constexpr size_t op_count = sizeof(all_backend_ops) / sizeof(all_backend_ops[0]);
+constexpr size_t max_operands = 8; // (batch_norm_backward's)
 
 // One operand of an op in the device's memory: n floats at `at` (nullptr: an absent slot), read
 // by the op, and written back when `written`.
@@ -137,6 +138,31 @@ public:
         [&](float** p) { cpu_->apply_update(opt, t, n, p[0], p[1], p[2], p[3]); });
   }
 
+  void channel_moments(matrix x, float* mean, float* var) override {
+    if (!lacks(backend_op::channel_moments))
+      return device_->channel_moments(x, mean, var);
+    run(backend_op::channel_moments, {{x.data, x.size(), false}, {mean, cols(x), true}, {var, cols(x), true}},
+        [&](float** p) { cpu_->channel_moments(like(x, p[0]), p[1], p[2]); });
+  }
+  void batch_norm(matrix x, const float* mean, const float* var, const float* gamma, const float* beta, float eps,
+                  matrix y) override {
+    if (!lacks(backend_op::batch_norm))
+      return device_->batch_norm(x, mean, var, gamma, beta, eps, y);
+    run(backend_op::batch_norm,
+        {{x.data, x.size(), false}, {mean, cols(x), false}, {var, cols(x), false}, {gamma, cols(x), false},
+         {beta, cols(x), false}, {y.data, y.size(), true}},
+        [&](float** p) { cpu_->batch_norm(like(x, p[0]), p[1], p[2], p[3], p[4], eps, like(y, p[5])); });
+  }
+  void batch_norm_backward(matrix x, matrix dy, const float* mean, const float* var, const float* gamma, float eps,
+                           float* dgamma, float* dbeta, matrix dx) override {
+    if (!lacks(backend_op::batch_norm_backward))
+      return device_->batch_norm_backward(x, dy, mean, var, gamma, eps, dgamma, dbeta, dx);
+    run(backend_op::batch_norm_backward,
+        {{x.data, x.size(), false}, {dy.data, dy.size(), false}, {mean, cols(x), false}, {var, cols(x), false},
+         {gamma, cols(x), false}, {dgamma, cols(x), true}, {dbeta, cols(x), true}, {dx.data, dx.size(), true}},
+        [&](float** p) { cpu_->batch_norm_backward(like(x, p[0]), like(dy, p[1]), p[2], p[3], p[4], eps, p[5], p[6], like(dx, p[7])); });
+  }
+
 private:
   static matrix like(matrix m, float* data) { return {data, m.rows, m.cols}; }
   static size_t rows(matrix m) { return static_cast<size_t>(std::max(m.rows, 0)); }
@@ -160,8 +186,8 @@ private:
       log_line(who_, cat("soft placement: ", device_->name(), " has no kernel for ", to_string(op), "; it runs on ",
                          cpu_->name()));
     }
-    std::array<std::vector<float>, 4> host;
-    std::array<float*, 4> at{};
+    std::array<std::vector<float>, max_operands> host;
+    std::array<float*, max_operands> at{};
     size_t i = 0;
     for (auto& o : operands) {
       if (o.at != nullptr) {

@@ -3,6 +3,7 @@
 #include "common/log.hpp"
 #include "compute/memory_arena.hpp"
 #include "compute/op_errors.hpp"
+#include "gpu/batch_norm.cuh"
 #include "gpu/bias.cuh"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_select.hpp"
@@ -232,7 +233,32 @@ public:
     ACTORPS_CUDA_CHECK(gpu::launch_apply_update(p, t, n, w, g, slot0, slot1, stream_));
   }
 
+  void channel_moments(matrix x, float* mean, float* var) override {
+    if (double* scratch = double_scratch(gpu::batch_norm_scratch(x.rows, x.cols)))
+      ACTORPS_CUDA_CHECK(gpu::launch_channel_moments(x.data, x.rows, x.cols, mean, var, scratch, stream_));
+  }
+
+  void batch_norm(matrix x, const float* mean, const float* var, const float* gamma, const float* beta, float eps,
+                  matrix y) override {
+    if (errors_.same_shape("batch_norm", x, y))
+      ACTORPS_CUDA_CHECK(gpu::launch_batch_norm(x.data, x.rows, x.cols, mean, var, gamma, beta, eps, y.data, stream_));
+  }
+
+  void batch_norm_backward(matrix x, matrix dy, const float* mean, const float* var, const float* gamma, float eps,
+                           float* dgamma, float* dbeta, matrix dx) override {
+    if (!errors_.same_shape("batch_norm_backward", x, dy) || !errors_.same_shape("batch_norm_backward", dy, dx))
+      return;
+    if (double* scratch = double_scratch(gpu::batch_norm_scratch(x.rows, x.cols)))
+      ACTORPS_CUDA_CHECK(gpu::launch_batch_norm_backward(x.data, dy.data, x.rows, x.cols, mean, var, gamma, eps, dgamma,
+                                                         dbeta, dx.data, scratch, stream_));
+  }
+
 private:
+  // Returns device scratch space for n doubles (the scratch_for floats, twice as many).
+  double* double_scratch(size_t n) {
+    return reinterpret_cast<double*>(scratch_for(2 * n));
+  }
+
   // Gives a buffer's memory back: to the arena, or to the device.
   void release(float* ptr) {
     if (arena_)
@@ -242,10 +268,10 @@ private:
   }
 
   // Returns device scratch space for `rows` floats, growing it when needed; nullptr on failure.
-  float* scratch_for(int rows) {
-    if (scratch_.size() < static_cast<size_t>(rows)) {
+  float* scratch_for(size_t rows) {
+    if (scratch_.size() < rows) {
       scratch_ = buffer{};
-      auto fresh = allocate(static_cast<size_t>(rows));
+      auto fresh = allocate(rows);
       if (!fresh) {
         errors_.record(std::move(fresh.error()));
         return nullptr;

@@ -5,7 +5,9 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <cstdlib>
 #include <sstream>
 
@@ -17,6 +19,9 @@ const char* to_string(layer_kind k) {
     case layer_kind::conv: return "conv";
     case layer_kind::maxpool: return "maxpool";
     case layer_kind::dropout: return "dropout";
+    case layer_kind::batchnorm: return "batchnorm";
+    case layer_kind::avgpool: return "avgpool";
+    case layer_kind::residual: return "residual";
   }
   return "unknown";
 }
@@ -27,7 +32,7 @@ const char* to_string(padding_mode p) {
 
 bool operator==(const layer_spec& a, const layer_spec& b) {
   return a.kind == b.kind && a.units == b.units && a.kernel == b.kernel && a.stride == b.stride
-         && a.padding == b.padding && a.act == b.act && a.rate == b.rate;
+         && a.padding == b.padding && a.act == b.act && a.rate == b.rate && a.body == b.body;
 }
 
 std::string layer_spec::text() const {
@@ -49,6 +54,15 @@ std::string layer_spec::text() const {
         out += " same";
       break;
     case layer_kind::dropout: out += cat(" ", rate); break;
+    case layer_kind::batchnorm: break;
+    case layer_kind::avgpool: out += " global"; break;
+    case layer_kind::residual: {
+      std::vector<std::string> inner;
+      for (auto& l : body)
+        inner.push_back(l.text());
+      out += " [" + join(inner, ", ") + "]";
+      break;
+    }
   }
   if (act)
     out += cat(" ", to_string(*act));
@@ -78,10 +92,20 @@ void window_side(int in, int k, int stride, padding_mode p, int& out, int& pad) 
   }
 }
 
-image_shape next_shape(const layer_spec& l, const image_shape& in) {
+} // namespace
+
+image_shape output_shape(const layer_spec& l, const image_shape& in) {
   switch (l.kind) {
     case layer_kind::dense: return {1, 1, l.units};
-    case layer_kind::dropout: return in;
+    case layer_kind::dropout:
+    case layer_kind::batchnorm: return in;
+    case layer_kind::avgpool: return {1, 1, in.channels};
+    case layer_kind::residual: {
+      image_shape out = in;
+      for (auto& inner : l.body)
+        out = output_shape(inner, out);
+      return out;
+    }
     case layer_kind::conv:
     case layer_kind::maxpool: {
       image_shape out{0, 0, l.kind == layer_kind::conv ? l.units : in.channels};
@@ -94,21 +118,7 @@ image_shape next_shape(const layer_spec& l, const image_shape& in) {
   return in;
 }
 
-} // namespace
-
-std::vector<image_shape> model_spec::output_shapes() const {
-  std::vector<image_shape> out;
-  image_shape shape = input;
-  for (auto& l : layers) {
-    shape = next_shape(l, shape);
-    out.push_back(shape);
-  }
-  return out;
-}
-
-window_geometry model_spec::geometry(size_t l) const {
-  image_shape in = l == 0 ? input : output_shapes()[l - 1];
-  const layer_spec& layer = layers[l];
+window_geometry geometry_of(const layer_spec& layer, const image_shape& in) {
   window_geometry g;
   g.in_h = in.height;
   g.in_w = in.width;
@@ -120,22 +130,125 @@ window_geometry model_spec::geometry(size_t l) const {
   return g;
 }
 
+namespace {
+
+// The stride of a 1x1 projection from `in` to `out` sides, or 0 when none gives out's sides.
+int projection_stride(const image_shape& in, const image_shape& out) {
+  if (out.height <= 0 || out.width <= 0)
+    return 0;
+  const int s = (in.height + out.height - 1) / out.height;
+  return s > 0 && (in.height + s - 1) / s == out.height && (in.width + s - 1) / s == out.width ? s : 0;
+}
+
+} // namespace
+
+std::optional<window_geometry> shortcut_geometry(const image_shape& in, const image_shape& out) {
+  if (in == out)
+    return std::nullopt;
+  layer_spec proj;
+  proj.kind = layer_kind::conv;
+  proj.kernel = 1;
+  proj.units = out.channels;
+  proj.stride = std::max(1, projection_stride(in, out));
+  return geometry_of(proj, in);
+}
+
+bool is_moving_statistic(const std::string& name) {
+  auto ends = [&](const std::string& tail) {
+    return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return ends("/moving_mean") || ends("/moving_variance");
+}
+
+std::vector<image_shape> model_spec::output_shapes() const {
+  std::vector<image_shape> out;
+  image_shape shape = input;
+  for (auto& l : layers) {
+    shape = output_shape(l, shape);
+    out.push_back(shape);
+  }
+  return out;
+}
+
+window_geometry model_spec::geometry(size_t l) const {
+  return geometry_of(layers[l], l == 0 ? input : output_shapes()[l - 1]);
+}
+
+namespace {
+
+// Names and shapes variables as TensorFlow's layers do: conv<i>, dense<i>, bn<i>, block<i> (and
+// inside a block its own conv<j>, bn<j> and the shortcut), the last layer "logits".
+struct variable_namer {
+  int conv = 0, dense = 0, bn = 0, block = 0;
+};
+
+void add_variables(const layer_spec& layer, const image_shape& in, bool logits, const std::string& prefix,
+                   variable_namer& n, std::vector<variable_spec>& out) {
+  auto add = [&](const std::string& name, int rows, int cols, std::vector<int> shape) {
+    out.push_back({prefix + name, rows, cols, std::move(shape)});
+  };
+  switch (layer.kind) {
+    case layer_kind::conv: {
+      const std::string p = cat("conv", n.conv++);
+      add(p + "/weights", layer.kernel * layer.kernel * in.channels, layer.units, {layer.kernel, layer.kernel, in.channels, layer.units});
+      add(p + "/bias", 1, layer.units, {layer.units});
+      break;
+    }
+    case layer_kind::dense: {
+      const std::string p = logits ? std::string{"logits"} : cat("dense", n.dense++);
+      add(p + "/weights", static_cast<int>(in.size()), layer.units, {static_cast<int>(in.size()), layer.units});
+      add(p + "/bias", 1, layer.units, {layer.units});
+      break;
+    }
+    case layer_kind::batchnorm: {
+      const std::string p = cat("bn", n.bn++);
+      for (auto stat : {"/gamma", "/beta", "/moving_mean", "/moving_variance"})
+        add(p + stat, 1, in.channels, {in.channels});
+      break;
+    }
+    case layer_kind::residual: {
+      const std::string p = cat(prefix, "block", n.block++, "/");
+      variable_namer inner;
+      image_shape shape = in;
+      for (auto& l : layer.body) {
+        add_variables(l, shape, false, p, inner, out);
+        shape = output_shape(l, shape);
+      }
+      if (auto g = shortcut_geometry(in, shape)) {
+        out.push_back({p + "shortcut/weights", in.channels, shape.channels, {1, 1, in.channels, shape.channels}});
+        out.push_back({p + "shortcut/bias", 1, shape.channels, {shape.channels}});
+      }
+      break;
+    }
+    case layer_kind::maxpool:
+    case layer_kind::dropout:
+    case layer_kind::avgpool: break;
+  }
+}
+
+} // namespace
+
 std::vector<variable_spec> model_spec::variables() const {
   std::vector<variable_spec> out;
-  int convs = 0, denses = 0;
+  variable_namer n;
   image_shape in = input;
   for (size_t l = 0; l < layers.size(); ++l) {
-    const auto& layer = layers[l];
-    if (layer.kind == layer_kind::conv) {
-      std::string prefix = cat("conv", convs++);
-      out.push_back({prefix + "/weights", layer.kernel * layer.kernel * in.channels, layer.units});
-      out.push_back({prefix + "/bias", 1, layer.units});
-    } else if (layer.kind == layer_kind::dense) {
-      std::string prefix = l + 1 == layers.size() ? std::string{"logits"} : cat("dense", denses++);
-      out.push_back({prefix + "/weights", static_cast<int>(in.size()), layer.units});
-      out.push_back({prefix + "/bias", 1, layer.units});
-    }
-    in = next_shape(layer, in);
+    add_variables(layers[l], in, l + 1 == layers.size(), "", n, out);
+    in = output_shape(layers[l], in);
+  }
+  return out;
+}
+
+std::vector<int> model_spec::variable_counts() const {
+  std::vector<int> out;
+  std::vector<variable_spec> vars;
+  variable_namer n;
+  image_shape in = input;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const size_t before = vars.size();
+    add_variables(layers[l], in, l + 1 == layers.size(), "", n, vars);
+    out.push_back(static_cast<int>(vars.size() - before));
+    in = output_shape(layers[l], in);
   }
   return out;
 }
@@ -143,23 +256,96 @@ std::vector<variable_spec> model_spec::variables() const {
 std::vector<int> model_spec::first_variable() const {
   std::vector<int> out;
   int next = 0;
-  for (auto& l : layers) {
-    out.push_back(l.trainable() ? next : -1);
-    next += l.trainable() ? 2 : 0;
+  for (int count : variable_counts()) {
+    out.push_back(count > 0 ? next : -1);
+    next += count;
   }
   return out;
 }
+
+namespace {
+
+size_t macs_of(const layer_spec& l, const image_shape& in) {
+  const image_shape out = output_shape(l, in);
+  switch (l.kind) {
+    case layer_kind::dense: return in.size() * static_cast<size_t>(l.units);
+    case layer_kind::conv: return out.size() * static_cast<size_t>(l.kernel * l.kernel * in.channels);
+    case layer_kind::residual: {
+      size_t macs = 0;
+      image_shape shape = in;
+      for (auto& inner : l.body) {
+        macs += macs_of(inner, shape);
+        shape = output_shape(inner, shape);
+      }
+      if (shortcut_geometry(in, shape))
+        macs += shape.size() * static_cast<size_t>(in.channels);
+      return macs;
+    }
+    default: return 0;
+  }
+}
+
+// Checks layers in order from input shape `in` (updated to their output); `flat` says whether
+// the input is a dense layer's output. Returns what is wrong, naming the layer by where(i).
+std::string check_layers(const std::vector<layer_spec>& layers, image_shape& in, bool& flat,
+                         const std::function<std::string(size_t)>& where) {
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const auto& layer = layers[l];
+    switch (layer.kind) {
+      case layer_kind::dense:
+      case layer_kind::conv:
+        if (layer.units <= 0)
+          return cat(where(l), ": needs a positive number of ", layer.kind == layer_kind::dense ? "units" : "channels");
+        break;
+      case layer_kind::dropout:
+        if (!(layer.rate >= 0.0f && layer.rate < 1.0f))
+          return cat(where(l), ": the rate must be in [0, 1)");
+        break;
+      case layer_kind::residual: {
+        if (layer.body.empty())
+          return cat(where(l), ": an empty block");
+        image_shape out = in;
+        bool inner_flat = flat;
+        auto inner = [&](size_t j) { return cat(where(l), ": its layer ", j, " (", layer.body[j].text(), ")"); };
+        for (auto& b : layer.body)
+          if (b.kind == layer_kind::residual)
+            return cat(where(l), ": blocks do not nest");
+        if (auto why = check_layers(layer.body, out, inner_flat, inner); !why.empty())
+          return why;
+        if (!(out == in) && (inner_flat || projection_stride(in, out) == 0))
+          return cat(where(l), ": its block turns ", in.text(), " into ", out.text(),
+                     "; the shortcut needs the same shape or a 1x1 projection to it (an image, its sides divided by one stride)");
+        break;
+      }
+      case layer_kind::maxpool:
+      case layer_kind::batchnorm:
+      case layer_kind::avgpool: break;
+    }
+    const bool windowed = layer.kind == layer_kind::conv || layer.kind == layer_kind::maxpool;
+    if ((windowed || layer.kind == layer_kind::avgpool) && flat)
+      return cat(where(l), ": follows a dense layer; convolution and pooling need an image input");
+    if (windowed) {
+      if (layer.kernel <= 0 || layer.stride <= 0)
+        return cat(where(l), ": window and stride must be positive");
+      if (layer.padding == padding_mode::valid && (in.height < layer.kernel || in.width < layer.kernel))
+        return cat(where(l), ": its input is ", in.text(), ", smaller than the ", layer.kernel, "x", layer.kernel,
+                   " window (valid padding)");
+    }
+    if (layer.kind == layer_kind::dense)
+      flat = true;
+    in = output_shape(layer, in);
+  }
+  return {};
+}
+
+} // namespace
 
 size_t model_spec::forward_macs() const {
   size_t macs = 0;
   image_shape in = input;
   for (auto& l : layers) {
-    image_shape out = next_shape(l, in);
-    if (l.kind == layer_kind::dense)
-      macs += in.size() * static_cast<size_t>(l.units);
-    else if (l.kind == layer_kind::conv)
-      macs += out.size() * static_cast<size_t>(l.kernel * l.kernel * in.channels);
-    in = out;
+    macs += macs_of(l, in);
+    in = output_shape(l, in);
   }
   return macs;
 }
@@ -170,33 +356,10 @@ std::string model_spec::validate() const {
   if (layers.empty())
     return "the model has no layers";
   image_shape in = input;
-  for (size_t l = 0; l < layers.size(); ++l) {
-    const auto& layer = layers[l];
-    auto where = [&] { return cat("layer ", l, " (", layer.text(), ")"); };
-    switch (layer.kind) {
-      case layer_kind::dense:
-      case layer_kind::conv:
-        if (layer.units <= 0)
-          return cat(where(), ": needs a positive number of ",
-                     layer.kind == layer_kind::dense ? "units" : "channels");
-        break;
-      case layer_kind::dropout:
-        if (!(layer.rate >= 0.0f && layer.rate < 1.0f))
-          return cat(where(), ": the rate must be in [0, 1)");
-        break;
-      case layer_kind::maxpool: break;
-    }
-    if (layer.kind == layer_kind::conv || layer.kind == layer_kind::maxpool) {
-      if (layer.kernel <= 0 || layer.stride <= 0)
-        return cat(where(), ": window and stride must be positive");
-      if (in.height == 1 && in.width == 1 && l > 0 && layers[l - 1].kind == layer_kind::dense)
-        return cat(where(), ": follows a dense layer; convolution and pooling need an image input");
-      if (layer.padding == padding_mode::valid && (in.height < layer.kernel || in.width < layer.kernel))
-        return cat(where(), ": its input is ", in.text(), ", smaller than the ", layer.kernel, "x",
-                   layer.kernel, " window (valid padding)");
-    }
-    in = next_shape(layer, in);
-  }
+  bool flat = false;
+  if (auto why = check_layers(layers, in, flat, [&](size_t l) { return cat("layer ", l, " (", layers[l].text(), ")"); });
+      !why.empty())
+    return why;
   const auto& last = layers.back();
   if (last.kind != layer_kind::dense || last.act)
     return cat("the last layer must be the logits layer (\"dense CLASSES\", no activation), got \"",
@@ -238,6 +401,28 @@ std::optional<image_shape> parse_image_shape(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// Splits "a, b [c, d] e, f" at the commas outside brackets: {"a", "b [c, d] e", "f"}.
+std::vector<std::string> split_layer_list(const std::string& text) {
+  std::vector<std::string> out{""};
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+    if (c == ',' && depth == 0) {
+      out.emplace_back();
+      if (i + 1 < text.size() && text[i + 1] == ' ')
+        ++i;
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+} // namespace
+
 caf::expected<model_spec> parse_model_text(const std::string& text, const std::string& what) {
   auto bad = [&](const std::string& why) {
     return caf::make_error(errc::corrupt_data, cat(what, ": the model \"", text, "\" ", why));
@@ -248,16 +433,7 @@ caf::expected<model_spec> parse_model_text(const std::string& text, const std::s
   auto input = parse_image_shape(text.substr(0, colon));
   if (!input)
     return bad(cat("has the input shape \"", text.substr(0, colon), "\", not HxWxC"));
-  std::vector<std::string> texts;
-  std::string rest = text.substr(colon + 2);
-  for (size_t start = 0;;) {
-    auto comma = rest.find(", ", start);
-    texts.push_back(rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos)
-      break;
-    start = comma + 2;
-  }
-  auto layers = parse_layers(texts, "layers");
+  auto layers = parse_layers(split_layer_list(text.substr(colon + 2)), "layers");
   if (!layers)
     return bad(cat("does not parse: ", describe(layers.error())));
   model_spec out;
@@ -332,8 +508,39 @@ std::string parse_into(const std::string& text, layer_spec& out) {
     out.rate = words.size() > 1 ? std::strtof(words[1].c_str(), &end) : -1.0f;
     if (words.size() < 2 || end == nullptr || *end != '\0' || !(out.rate >= 0.0f && out.rate < 1.0f))
       return "expected \"dropout RATE\" with 0 <= RATE < 1";
+  } else if (kind == "batchnorm") {
+    out.kind = layer_kind::batchnorm;
+    i = 1;
+  } else if (kind == "avgpool") {
+    out.kind = layer_kind::avgpool;
+    if (words.size() < 2 || words[1] != "global")
+      return "expected \"avgpool global\" (the mean of each channel)";
+  } else if (kind == "residual") {
+    out.kind = layer_kind::residual;
+    const auto open = text.find('['), close = text.rfind(']');
+    if (open == std::string::npos || close == std::string::npos || close < open
+        || text.find_first_not_of(' ', text.find("residual") + 8) != open)
+      return "expected \"residual [LAYER, ...] [ACTIVATION]\", e.g. \"residual [conv 3x3x16, batchnorm relu, conv 3x3x16, "
+             "batchnorm] relu\"";
+    const std::string inner = text.substr(open + 1, close - open - 1);
+    if (inner.find_first_not_of(' ') == std::string::npos)
+      return "an empty block";
+    auto parts = split_layer_list(inner);
+    for (size_t j = 0; j < parts.size(); ++j) {
+      if (parts[j].find('[') != std::string::npos)
+        return cat("layer ", j, " of the block: blocks do not nest");
+      layer_spec l;
+      if (auto why = parse_into(parts[j], l); !why.empty())
+        return cat("layer ", j, " of the block: ", why);
+      out.body.push_back(std::move(l));
+    }
+    std::istringstream after{text.substr(close + 1)};
+    words = {"residual", "[...]"};
+    for (std::string w; after >> w;)
+      words.push_back(w);
   } else {
-    return cat("unknown layer kind \"", kind, "\" (expected dense, conv, maxpool, dropout or flatten)");
+    return cat("unknown layer kind \"", kind, "\" (expected dense, conv, maxpool, dropout, batchnorm, avgpool, residual "
+               "or flatten)");
   }
   for (; i < words.size(); ++i) {
     const std::string& w = words[i];
@@ -344,7 +551,8 @@ std::string parse_into(const std::string& text, layer_spec& out) {
       ++i;
     } else if (windowed && (w == "same" || w == "valid")) {
       out.padding = w == "same" ? padding_mode::same : padding_mode::valid;
-    } else if (out.kind != layer_kind::maxpool && out.kind != layer_kind::dropout && parse_activation(w)) {
+    } else if (out.kind != layer_kind::maxpool && out.kind != layer_kind::dropout && out.kind != layer_kind::avgpool
+               && parse_activation(w)) {
       if (out.act)
         return "more than one activation";
       out.act = parse_activation(w);

@@ -1,6 +1,7 @@
-// A model as a list of layers over an input image shape: dense, 2-D convolution, max pooling and
-// dropout, ending in the logits layer (dense, no activation) that softmax cross-entropy reads.
-// Variables are named and ordered as they are created (the placement order).
+// A model as a list of layers over an input image shape: dense, 2-D convolution, max pooling,
+// dropout, batch normalisation, global average pooling and residual blocks, ending in the logits
+// layer (dense, no activation) that softmax cross-entropy reads. Variables are named and ordered
+// as they are created (the placement order).
 #pragma once
 
 #include "compute/activation.hpp"
@@ -16,7 +17,7 @@
 
 namespace actorps {
 
-enum class layer_kind { dense, conv, maxpool, dropout };
+enum class layer_kind { dense, conv, maxpool, dropout, batchnorm, avgpool, residual };
 
 enum class padding_mode { same, valid };
 
@@ -28,6 +29,11 @@ const char* to_string(padding_mode p);
 ///   conv KxKxCHANNELS [stride S] [same|valid] [ACTIVATION]     (default stride 1, same)
 ///   maxpool K [stride S] [same|valid]                          (default stride K, valid)
 ///   dropout RATE                                               (0 <= RATE < 1, training only)
+///   batchnorm [ACTIVATION]         (per channel; TF1's decay 0.99 and epsilon 0.001)
+///   avgpool global                 (the mean of each channel: 1 x 1 x channels)
+///   residual [LAYER, LAYER, ...] [ACTIVATION]
+///       a block: ACTIVATION(layers(x) + shortcut(x)); the shortcut is x itself when the layers keep
+///       its shape, else a 1x1 convolution with the stride that gives their output's shape
 /// "flatten" is accepted and implied: a dense layer reads its input flattened (NHWC order).
 struct layer_spec {
   layer_kind kind = layer_kind::dense;
@@ -37,12 +43,10 @@ struct layer_spec {
   padding_mode padding = padding_mode::same;
   std::optional<activation> act;
   float rate = 0.0f; ///< dropout
+  std::vector<layer_spec> body; ///< residual: the block's layers
 
   /// Returns the canonical text, e.g. "conv 3x3x32 relu".
   std::string text() const;
-
-  /// Returns whether the layer has variables (weights and bias).
-  bool trainable() const { return kind == layer_kind::dense || kind == layer_kind::conv; }
 
   friend bool operator==(const layer_spec& a, const layer_spec& b);
 };
@@ -82,6 +86,10 @@ struct model_spec {
   /// Returns, per layer, the index of its first variable (-1 for layers without variables).
   std::vector<int> first_variable() const;
 
+  /// Returns, per layer, how many variables it has (dense and conv 2, batchnorm 4, a block its
+  /// layers' and its shortcut projection's).
+  std::vector<int> variable_counts() const;
+
   /// Returns the multiply-adds of one example's forward pass.
   size_t forward_macs() const;
 
@@ -99,6 +107,24 @@ struct model_spec {
   /// checkpoint records; parse_model_text reads it back).
   std::string text() const;
 };
+
+/// Batch normalisation's constants (TF1's tf.layers.batch_normalization defaults).
+constexpr float batchnorm_decay = 0.99f;
+constexpr float batchnorm_epsilon = 0.001f;
+
+/// Returns whether a variable is a batch-norm layer's moving mean or variance: not trained, but
+/// moved towards the batch statistics workers push (v = decay v + (1 - decay) batch value).
+bool is_moving_statistic(const std::string& variable_name);
+
+/// The geometry of conv / maxpool layer l over its input `in`.
+window_geometry geometry_of(const layer_spec& l, const image_shape& in);
+
+/// The output shape of layer l on input `in`. REQUIRES: l fits in (validate()).
+image_shape output_shape(const layer_spec& l, const image_shape& in);
+
+/// A residual block's 1x1 projection from `in` to the block's output `out` (nullopt: the shortcut
+/// is the identity, in == out).
+std::optional<window_geometry> shortcut_geometry(const image_shape& in, const image_shape& out);
 
 /// Parses "HxWxC" (each > 0); nullopt otherwise.
 std::optional<image_shape> parse_image_shape(const std::string& text);

@@ -1,8 +1,9 @@
-// One trainable variable of a model: its TF-style name and its shape as a row-major matrix.
+// One variable of a model (trainable, or a batch-norm layer's moving statistic): its TF-style name and its shape as a row-major matrix.
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace actorps {
 
@@ -12,6 +13,7 @@ struct variable_spec {
   std::string name; ///< "conv0/weights", "dense0/bias", ..., "logits/weights", "logits/bias"
   int rows = 0;
   int cols = 0;
+  std::vector<int> shape; ///< TensorFlow's shape: [k_h, k_w, in, out] kernels, [in, out] dense weights, [n] vectors
   size_t size() const { return static_cast<size_t>(rows) * static_cast<size_t>(cols); }
   size_t bytes() const { return size() * sizeof(float); }
 };

@@ -175,4 +175,43 @@ BOOST_AUTO_TEST_CASE(label_out_of_range_is_an_error) {
   BOOST_TEST(to_host(loss)[0] == -1.0f);
 }
 
+BOOST_FIXTURE_TEST_CASE(batch_norm_matches_the_formulas_in_double, fixture) {
+  const int rows = 37, cols = 5;
+  const float eps = 0.001f;
+  auto xs = random_values(rows * cols, 21, -3.0f, 5.0f), dys = random_values(rows * cols, 22);
+  auto gammas = random_values(cols, 23, 0.5f, 2.0f), betas = random_values(cols, 24);
+  auto x = from(xs), dy = from(dys), gamma = from(gammas), beta = from(betas), y = from(std::vector<float>(rows * cols));
+  auto mean = from(std::vector<float>(cols)), var = from(std::vector<float>(cols));
+  auto dgamma = from(std::vector<float>(cols)), dbeta = from(std::vector<float>(cols)), dx = from(std::vector<float>(rows * cols));
+  be->channel_moments(x.as_matrix(rows, cols), mean.data(), var.data());
+  be->batch_norm(x.as_matrix(rows, cols), mean.data(), var.data(), gamma.data(), beta.data(), eps, y.as_matrix(rows, cols));
+  be->batch_norm_backward(x.as_matrix(rows, cols), dy.as_matrix(rows, cols), mean.data(), var.data(), gamma.data(), eps,
+                          dgamma.data(), dbeta.data(), dx.as_matrix(rows, cols));
+  auto m = to_host(mean), v = to_host(var), out = to_host(y), dg = to_host(dgamma), db = to_host(dbeta), din = to_host(dx);
+  for (int c = 0; c < cols; ++c) {
+    double sum = 0, sq = 0, sdy = 0, sdyx = 0;
+    for (int r = 0; r < rows; ++r)
+      sum += xs[r * cols + c];
+    const double mu = sum / rows;
+    for (int r = 0; r < rows; ++r)
+      sq += (xs[r * cols + c] - mu) * (xs[r * cols + c] - mu);
+    const double sigma2 = sq / rows, inv = 1.0 / std::sqrt(sigma2 + eps);
+    BOOST_TEST(m[c] == mu, boost::test_tools::tolerance(1e-5));
+    BOOST_TEST(v[c] == sigma2, boost::test_tools::tolerance(1e-5));
+    for (int r = 0; r < rows; ++r) {
+      const double xhat = (xs[r * cols + c] - mu) * inv, g = dys[r * cols + c];
+      BOOST_TEST(out[r * cols + c] == gammas[c] * xhat + betas[c], boost::test_tools::tolerance(1e-4));
+      sdy += g;
+      sdyx += g * xhat;
+    }
+    BOOST_TEST(db[c] == sdy, boost::test_tools::tolerance(1e-4));
+    BOOST_TEST(dg[c] == sdyx, boost::test_tools::tolerance(1e-4));
+    for (int r = 0; r < rows; ++r) {
+      const double xhat = (xs[r * cols + c] - mu) * inv;
+      const double want = gammas[c] * inv / rows * (rows * dys[r * cols + c] - sdy - xhat * sdyx);
+      BOOST_TEST(std::fabs(din[r * cols + c] - want) <= 1e-4 * (1 + std::fabs(want)), "dx[" << r << "][" << c << "]");
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

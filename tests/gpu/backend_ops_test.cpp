@@ -226,6 +226,25 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(dropout_and_multiply, Device, devices) {
   });
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(batch_norm_moments_forward_and_backward, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
+  for (auto [rows, cols] : {std::pair{37, 5}, std::pair{50 * 8 * 8, 16}, std::pair{1000, 64}, std::pair{3, 300}}) {
+    const size_t n = size_t(rows) * cols;
+    values in = {random_values(n, 30, -2.0f, 6.0f), std::vector<float>(cols), std::vector<float>(cols),
+                 random_values(cols, 31, 0.5f, 2.0f), random_values(cols, 32), std::vector<float>(n),
+                 random_values(n, 33), std::vector<float>(cols), std::vector<float>(cols), std::vector<float>(n)};
+    f.compare("batch_norm " + std::to_string(rows) + "x" + std::to_string(cols), in, [=](backend& be, std::vector<buffer>& b) {
+      be.channel_moments(b[0].as_matrix(rows, cols), b[1].data(), b[2].data());
+      be.batch_norm(b[0].as_matrix(rows, cols), b[1].data(), b[2].data(), b[3].data(), b[4].data(), 0.001f,
+                    b[5].as_matrix(rows, cols));
+      be.batch_norm_backward(b[0].as_matrix(rows, cols), b[6].as_matrix(rows, cols), b[1].data(), b[2].data(), b[3].data(),
+                             0.001f, b[7].data(), b[8].data(), b[9].as_matrix(rows, cols));
+    }, 1e-4f);
+  }
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(reference_and_cnn_steps_match_cpu, Device, devices) {
   compare_fixture<Device> f;
   if (!f.other)

@@ -185,4 +185,88 @@ BOOST_AUTO_TEST_CASE(bad_model_texts_are_named) {
   check("2x2x1: conv 3x3x4 valid relu, dense 10", "does not fit");
 }
 
+BOOST_AUTO_TEST_CASE(batchnorm_avgpool_and_residual_blocks_parse_and_round_trip) {
+  auto bn = *parse_layer("batchnorm relu");
+  BOOST_TEST((bn.kind == layer_kind::batchnorm));
+  BOOST_TEST((bn.act == activation::relu));
+  BOOST_TEST(bn.text() == "batchnorm relu");
+  BOOST_TEST(parse_layer("batchnorm")->text() == "batchnorm");
+  BOOST_TEST((parse_layer("avgpool global")->kind == layer_kind::avgpool));
+  BOOST_TEST(parse_layer("avgpool global")->text() == "avgpool global");
+  auto block = *parse_layer("residual [conv 3x3x16 stride 2, batchnorm relu, conv 3x3x16, batchnorm] relu");
+  BOOST_TEST((block.kind == layer_kind::residual));
+  BOOST_TEST(block.body.size() == 4u);
+  BOOST_TEST((block.act == activation::relu));
+  BOOST_TEST(block.text() == "residual [conv 3x3x16 stride 2, batchnorm relu, conv 3x3x16, batchnorm] relu");
+  BOOST_TEST(parse_layer("residual [batchnorm]")->text() == "residual [batchnorm]");
+  actorps::model_spec spec;
+  spec.input = {8, 8, 3};
+  spec.layers = *parse_layers({"conv 3x3x4", "batchnorm relu", "residual [conv 3x3x4, batchnorm relu, conv 3x3x4, batchnorm] relu",
+                               "residual [conv 3x3x8 stride 2, batchnorm relu, conv 3x3x8, batchnorm] relu", "avgpool global",
+                               "dense 10"});
+  BOOST_TEST(spec.validate() == "");
+  auto back = parse_model_text(spec.text(), "m"); // (commas inside a block do not split the model)
+  BOOST_TEST_REQUIRE(static_cast<bool>(back), test::error_text(back));
+  BOOST_TEST((back->layers == spec.layers));
+  auto shapes = spec.output_shapes();
+  BOOST_TEST((shapes[2] == image_shape{8, 8, 4}));
+  BOOST_TEST((shapes[3] == image_shape{4, 4, 8}));
+  BOOST_TEST((shapes[4] == image_shape{1, 1, 8}));
+}
+
+BOOST_AUTO_TEST_CASE(new_layers_name_their_variables_as_tensorflow_does) {
+  actorps::model_spec spec;
+  spec.input = {8, 8, 3};
+  spec.layers = *parse_layers({"conv 3x3x4", "batchnorm relu", "residual [conv 3x3x4, batchnorm relu, conv 3x3x4, batchnorm] relu",
+                               "residual [conv 3x3x8 stride 2, batchnorm relu] relu", "avgpool global", "dense 10"});
+  std::vector<std::string> names;
+  for (auto& v : spec.variables())
+    names.push_back(v.name + " " + std::to_string(v.rows) + "x" + std::to_string(v.cols));
+  std::vector<std::string> want = {
+    "conv0/weights 27x4", "conv0/bias 1x4",
+    "bn0/gamma 1x4", "bn0/beta 1x4", "bn0/moving_mean 1x4", "bn0/moving_variance 1x4",
+    "block0/conv0/weights 36x4", "block0/conv0/bias 1x4",
+    "block0/bn0/gamma 1x4", "block0/bn0/beta 1x4", "block0/bn0/moving_mean 1x4", "block0/bn0/moving_variance 1x4",
+    "block0/conv1/weights 36x4", "block0/conv1/bias 1x4",
+    "block0/bn1/gamma 1x4", "block0/bn1/beta 1x4", "block0/bn1/moving_mean 1x4", "block0/bn1/moving_variance 1x4",
+    "block1/conv0/weights 36x8", "block1/conv0/bias 1x8",
+    "block1/bn0/gamma 1x8", "block1/bn0/beta 1x8", "block1/bn0/moving_mean 1x8", "block1/bn0/moving_variance 1x8",
+    "block1/shortcut/weights 4x8", "block1/shortcut/bias 1x8", // (8x8x4 -> 4x4x8: a 1x1 projection, stride 2)
+    "logits/weights 8x10", "logits/bias 1x10"};
+  BOOST_TEST(names == want, boost::test_tools::per_element());
+  BOOST_TEST((spec.first_variable() == std::vector<int>{0, 2, 6, 18, -1, 26}));
+  BOOST_TEST((spec.variable_counts() == std::vector<int>{2, 4, 12, 8, 0, 2}));
+  BOOST_TEST((spec.variables()[24].shape == std::vector<int>{1, 1, 4, 8}));
+  BOOST_TEST((spec.variables()[2].shape == std::vector<int>{4}));
+  BOOST_TEST((spec.variables()[26].shape == std::vector<int>{8, 10}));
+  BOOST_TEST(is_moving_statistic("block0/bn1/moving_variance"));
+  BOOST_TEST(!is_moving_statistic("bn0/gamma"));
+}
+
+BOOST_AUTO_TEST_CASE(bad_blocks_name_their_position) {
+  BOOST_TEST(error_of({"dense 10", "residual conv 3x3x4"}).find("model.layers[1] \"residual conv 3x3x4\": expected \"residual [LAYER, ...] [ACTIVATION]\"")
+             != std::string::npos);
+  BOOST_TEST(error_of({"residual [conv 3x3x4, dense ten] relu"}).find("model.layers[0] \"residual [conv 3x3x4, dense ten] relu\": "
+                                                                   "layer 1 of the block: expected \"dense UNITS")
+             != std::string::npos);
+  BOOST_TEST(error_of({"residual [conv 3x3x4, residual [batchnorm]]"}).find("blocks do not nest") != std::string::npos);
+  BOOST_TEST(error_of({"residual []"}).find("an empty block") != std::string::npos);
+  BOOST_TEST(error_of({"residual [batchnorm] relu tanh"}).find("more than one activation") != std::string::npos);
+  BOOST_TEST(error_of({"avgpool 2"}).find("expected \"avgpool global\"") != std::string::npos);
+  BOOST_TEST(error_of({"batchnorm 3"}).find("unexpected \"3\"") != std::string::npos);
+  actorps::model_spec spec;
+  spec.input = {8, 8, 3};
+  spec.layers = *parse_layers({"residual [conv 3x3x4 valid] relu", "dense 10"});
+  BOOST_TEST(spec.validate().find("layer 0 (residual [conv 3x3x4 valid] relu): its block turns 8x8x3 into 6x6x4") != std::string::npos,
+             spec.validate());
+  spec.layers = *parse_layers({"residual [dense 5] relu", "dense 10"});
+  BOOST_TEST(spec.validate().find("layer 0 (residual [dense 5] relu): its block turns 8x8x3 into 1x1x5") != std::string::npos,
+             spec.validate());
+  spec.input = {1, 1, 5};
+  spec.layers = *parse_layers({"residual [dense 5 elu, dense 5] elu", "dense 10"}); // (a dense block keeps its shape)
+  BOOST_TEST(spec.validate() == "");
+  spec.layers = *parse_layers({"dense 5", "batchnorm", "avgpool global", "dense 10"});
+  BOOST_TEST(spec.validate().find("layer 2 (avgpool global): follows a dense layer") != std::string::npos, spec.validate());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

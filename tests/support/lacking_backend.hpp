@@ -56,6 +56,11 @@ public:
   ACTORPS_LACKING(count_correct, (matrix logits, const float* labels, float* count), (logits, labels, count))
   ACTORPS_LACKING(apply_update, (const optimizer_params& p, long t, size_t n, float* w, const float* g, float* s0, float* s1),
                   (p, t, n, w, g, s0, s1))
+  ACTORPS_LACKING(channel_moments, (matrix x, float* mean, float* var), (x, mean, var))
+  ACTORPS_LACKING(batch_norm, (matrix x, const float* m, const float* v, const float* g, const float* b, float eps, matrix y),
+                  (x, m, v, g, b, eps, y))
+  ACTORPS_LACKING(batch_norm_backward, (matrix x, matrix dy, const float* m, const float* v, const float* g, float eps,
+                                        float* dg, float* db, matrix dx), (x, dy, m, v, g, eps, dg, db, dx))
 #undef ACTORPS_LACKING
 
 private:
