@@ -21,6 +21,9 @@ std::string cat(const Ts&... xs) {
   return out.str();
 }
 
+/// Returns whether text ends with tail.
+bool ends_with(const std::string& text, const std::string& tail);
+
 /// Returns parts joined by sep: join({"a", "b"}, ", ") == "a, b".
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
 

@@ -131,15 +131,19 @@ float adam_step_size(const optimizer_params& p, long t) {
 }
 
 bool decays(const std::string& variable_name) {
-  const std::string bias = "/bias";
-  return !(variable_name.size() >= bias.size()
-           && variable_name.compare(variable_name.size() - bias.size(), bias.size(), bias) == 0);
+  return ends_with(variable_name, "/weights");
+}
+
+bool is_moving_statistic(const std::string& variable_name) {
+  return ends_with(variable_name, "/moving_mean") || ends_with(variable_name, "/moving_variance");
 }
 
 optimizer_params for_variable(const optimizer_params& p, const std::string& variable_name) {
   optimizer_params out = p;
   if (!decays(variable_name))
     out.weight_decay = 0.0f;
+  if (is_moving_statistic(variable_name))
+    out.moving_decay = moving_statistic_decay;
   return out;
 }
 
@@ -147,6 +151,12 @@ ACTORPS_VECTOR_CLONES
 void apply_update_host(const optimizer_params& p, long t, size_t n, float* w, const float* g,
                        float* slot0, float* slot1) {
   denormals_flushed flushed; // slots of weights whose gradient stays 0 decay towards denormals
+  if (p.moving_decay > 0.0f) {
+    const float keep = p.moving_decay, take = 1.0f - p.moving_decay;
+    for (size_t i = 0; i < n; ++i)
+      w[i] = keep * w[i] + take * g[i];
+    return;
+  }
   const float lr = learning_rate_at(p, t);
   const float wd = p.weight_decay;
   switch (p.kind) {

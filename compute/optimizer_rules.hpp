@@ -57,6 +57,9 @@ struct optimizer_params {
   std::vector<long> boundaries;  ///< piecewise: increasing update numbers
   std::vector<float> values;     ///< piecewise: boundaries.size() + 1 learning rates
   float cosine_alpha = 0.0f;     ///< cosine: the final fraction of lr
+  /// A batch-norm moving statistic (set by for_variable): w = decay w + (1 - decay) g, with g the
+  /// batch's statistic; no learning rate, slots or weight decay.
+  float moving_decay = 0.0f;     ///< 0: an ordinary variable
 };
 
 const char* to_string(optimizer_kind k);
@@ -84,10 +87,19 @@ float learning_rate_at(const optimizer_params& p, long t);
 /// Returns Adam's bias-corrected step size lr_t * sqrt(1 - b2^t) / (1 - b1^t) for update number t >= 1.
 float adam_step_size(const optimizer_params& p, long t);
 
-/// Returns whether weight decay applies to a variable of this name (weights and kernels, not biases).
+/// Returns whether weight decay applies to a variable of this name (weights and kernels, not
+/// biases or batch normalisation's variables).
 bool decays(const std::string& variable_name);
 
-/// Returns p for one variable: weight_decay cleared unless decays(name).
+/// The moving statistics' decay (TF1's batch_normalization momentum).
+constexpr float moving_statistic_decay = 0.99f;
+
+/// Returns whether a variable is a batch-norm layer's moving mean or variance (".../moving_mean",
+/// ".../moving_variance"): not trained, moved towards the batch statistics pushed as its gradient.
+bool is_moving_statistic(const std::string& variable_name);
+
+/// Returns p for one variable: weight_decay cleared unless decays(name); a moving statistic's
+/// moving_decay set.
 optimizer_params for_variable(const optimizer_params& p, const std::string& variable_name);
 
 /// Applies update number t (1-based, per variable) to n weights in host memory.

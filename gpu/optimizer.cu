@@ -58,6 +58,11 @@ __global__ void axpy_kernel(size_t n, float alpha, const float* x, float* y) {
   ACTORPS_GRID_STRIDE(i, n) y[i] += alpha * x[i];
 }
 
+__global__ void moving_average_kernel(size_t n, float decay, float* w, const float* g) {
+  const float take = 1.0f - decay;
+  ACTORPS_GRID_STRIDE(i, n) w[i] = decay * w[i] + take * g[i];
+}
+
 __global__ void scale_kernel(size_t n, float alpha, float* x) {
   ACTORPS_GRID_STRIDE(i, n) x[i] *= alpha;
 }
@@ -70,6 +75,10 @@ cudaError_t launch_apply_update(const optimizer_params& p, long t, size_t n, flo
     return cudaSuccess;
   const float lr = learning_rate_at(p, t), wd = p.weight_decay;
   const auto grid = grid_for(n);
+  if (p.moving_decay > 0.0f) { // a batch-norm moving statistic: w = decay w + (1 - decay) g
+    moving_average_kernel<<<grid, block_threads, 0, s>>>(n, p.moving_decay, w, g);
+    return cudaGetLastError();
+  }
   switch (p.kind) {
     case optimizer_kind::sgd:
       sgd_kernel<<<grid, block_threads, 0, s>>>(n, lr, wd, w, g);

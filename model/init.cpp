@@ -3,6 +3,7 @@
 #include "model/init.hpp"
 
 #include "common/enum_names.hpp"
+#include "common/log.hpp"
 
 #include <cmath>
 #include <random>
@@ -53,14 +54,15 @@ struct weight_rule {
   double scale;
 };
 
-weight_rule rule_for(const init_options& init, const model_spec& spec, const layer_spec& layer,
-                     bool logits, double fan_in, double fan_out) {
+weight_rule rule_for(const init_options& init, const model_spec& spec, const variable_spec& w, bool logits,
+                     double fan_in, double fan_out) {
+  const bool conv = w.shape.size() == 4;
   auto glorot = weight_rule{draw::uniform, std::sqrt(6.0 / (fan_in + fan_out))};
   switch (init.scheme) {
     case init_scheme::notebook:
-      if (logits || layer.kind == layer_kind::conv)
+      if (logits || conv)
         return glorot;
-      return {draw::truncated, 2.0 / std::sqrt(static_cast<double>(spec.input.size()) + layer.units)};
+      return {draw::truncated, 2.0 / std::sqrt(static_cast<double>(spec.input.size()) + w.cols)};
     case init_scheme::truncated_normal:
       return {draw::truncated, init.stddev > 0.0 ? init.stddev : 2.0 / std::sqrt(fan_in + fan_out)};
     case init_scheme::random_normal: return {draw::normal, init.stddev > 0.0 ? init.stddev : 1.0};
@@ -76,16 +78,16 @@ std::vector<std::vector<float>> initial_values(const model_spec& spec, const ini
                                                uint64_t seed) {
   std::mt19937_64 gen{seed};
   std::vector<std::vector<float>> out;
-  auto vars = spec.variables();
-  auto first = spec.first_variable();
-  for (size_t l = 0; l < spec.layers.size(); ++l) {
-    if (first[l] < 0)
+  for (auto& w : spec.variables()) {
+    if (!ends_with(w.name, "/weights")) { // biases at init.bias; batch norm's gamma and moving variance 1, the rest 0
+      const bool one = ends_with(w.name, "/gamma") || ends_with(w.name, "/moving_variance");
+      const bool bias = ends_with(w.name, "/bias");
+      out.emplace_back(w.size(), bias ? static_cast<float>(init.bias) : one ? 1.0f : 0.0f);
       continue;
-    const auto& layer = spec.layers[l];
-    const auto& w = vars[first[l]];
-    double window = layer.kind == layer_kind::conv ? double(layer.kernel) * layer.kernel : 1.0;
-    double fan_in = w.rows, fan_out = window * w.cols;
-    auto rule = rule_for(init, spec, layer, l + 1 == spec.layers.size(), fan_in, fan_out);
+    }
+    const double window = w.shape.size() == 4 ? double(w.shape[0]) * w.shape[1] : 1.0;
+    const double fan_in = w.rows, fan_out = window * w.cols;
+    auto rule = rule_for(init, spec, w, w.name.rfind("logits/", 0) == 0, fan_in, fan_out);
     std::vector<float> weights(w.size());
     for (auto& v : weights) {
       double z = rule.kind == draw::truncated ? truncated_normal(gen)
@@ -94,7 +96,6 @@ std::vector<std::vector<float>> initial_values(const model_spec& spec, const ini
       v = static_cast<float>(rule.scale * z);
     }
     out.push_back(std::move(weights));
-    out.emplace_back(vars[first[l] + 1].size(), static_cast<float>(init.bias));
   }
   return out;
 }

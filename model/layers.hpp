@@ -1,7 +1,7 @@
 // The layers of a network on a compute backend: each computes its forward pass from its input to
 // its output and its backward pass from the gradient of its output, in backend memory. The
 // network (model/network.hpp) owns the activations, parameters and gradients; a layer owns only
-// its workspace (im2col columns, pooling winners, dropout masks).
+// its workspace (im2col columns, pooling winners, dropout masks, a block's inner activations).
 #pragma once
 
 #include "compute/backend.hpp"
@@ -21,6 +21,14 @@ struct layer_io {
   float* out = nullptr;       ///< rows x output size (post-activation)
 };
 
+/// A layer's variables in creation order (model_spec::variables()), and their gradients. A
+/// batch-norm layer's moving statistics get, in training, the batch's statistics as "gradients":
+/// what the shards (or the trainer's optimizer) move them towards.
+struct layer_vars {
+  float* const* values = nullptr;
+  float* const* grads = nullptr;
+};
+
 class layer {
 public:
   virtual ~layer() = default;
@@ -28,18 +36,17 @@ public:
   /// Allocates the workspace for batches of up to max_batch rows.
   virtual caf::error allocate(backend& be, int max_batch) = 0;
 
-  /// Computes io.out from io.in; training enables dropout, whose mask derives from seed.
-  virtual void forward(backend& be, const layer_io& io, const float* weights, const float* bias,
-                       bool training, uint64_t seed) = 0;
+  /// Computes io.out from io.in; training enables dropout (its mask derives from seed) and makes
+  /// batch normalisation use (and report) the batch's statistics.
+  virtual void forward(backend& be, const layer_io& io, const layer_vars& vars, bool training, uint64_t seed) = 0;
 
-  /// From dout (the gradient of the loss w.r.t. io.out; the layer may overwrite it): the weight
-  /// and bias gradients (trainable layers) and din (skipped when nullptr: the first layer).
-  /// REQUIRES: the layer's latest forward was of this io (layers may keep what it computed).
-  virtual void backward(backend& be, const layer_io& io, float* dout, float* din,
-                        const float* weights, float* dweights, float* dbias) = 0;
+  /// From dout (the gradient of the loss w.r.t. io.out; the layer may overwrite it): its
+  /// variables' gradients and din (skipped when nullptr: the first layer).
+  /// REQUIRES: the layer's latest forward was of this io, in training (layers may keep what it computed).
+  virtual void backward(backend& be, const layer_io& io, float* dout, float* din, const layer_vars& vars) = 0;
 };
 
-/// Makes the layer `l` of spec. REQUIRES: spec.validate() is empty.
-std::unique_ptr<layer> make_layer(const model_spec& spec, size_t l);
+/// Makes layer `l` for input shape `in`. REQUIRES: it fits (model_spec::validate() is empty).
+std::unique_ptr<layer> make_layer(const layer_spec& l, const image_shape& in);
 
 } // namespace actorps

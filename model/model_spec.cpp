@@ -153,13 +153,6 @@ std::optional<window_geometry> shortcut_geometry(const image_shape& in, const im
   return geometry_of(proj, in);
 }
 
-bool is_moving_statistic(const std::string& name) {
-  auto ends = [&](const std::string& tail) {
-    return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
-  };
-  return ends("/moving_mean") || ends("/moving_variance");
-}
-
 std::vector<image_shape> model_spec::output_shapes() const {
   std::vector<image_shape> out;
   image_shape shape = input;

@@ -108,13 +108,9 @@ struct model_spec {
   std::string text() const;
 };
 
-/// Batch normalisation's constants (TF1's tf.layers.batch_normalization defaults).
-constexpr float batchnorm_decay = 0.99f;
+/// Batch normalisation's epsilon (TF1's tf.layers.batch_normalization default; its decay 0.99 is
+/// moving_statistic_decay, compute/optimizer_rules.hpp, what the optimizer and shards apply).
 constexpr float batchnorm_epsilon = 0.001f;
-
-/// Returns whether a variable is a batch-norm layer's moving mean or variance: not trained, but
-/// moved towards the batch statistics workers push (v = decay v + (1 - decay) batch value).
-bool is_moving_statistic(const std::string& variable_name);
 
 /// The geometry of conv / maxpool layer l over its input `in`.
 window_geometry geometry_of(const layer_spec& l, const image_shape& in);

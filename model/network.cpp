@@ -24,8 +24,11 @@ network::network(backend& be, const model_spec& spec, int max_batch, uint64_t dr
     max_batch_(max_batch), dropout_seed_(dropout_seed) {
   for (auto& shape : spec.output_shapes())
     out_sizes_.push_back(shape.size());
-  for (size_t l = 0; l < spec.layers.size(); ++l)
-    layers_.push_back(make_layer(spec, l));
+  image_shape in = spec.input;
+  for (auto& l : spec.layers) {
+    layers_.push_back(make_layer(l, in));
+    in = output_shape(l, in);
+  }
 }
 
 caf::expected<std::unique_ptr<network>> network::make(backend& be, const model_spec& spec,
@@ -47,6 +50,10 @@ caf::error network::allocate_all() {
   for (size_t i = 0; i < vars_.size(); ++i)
     if (auto err = alloc(vars_[i].size(), params_[i]); err || (err = alloc(vars_[i].size(), grads_[i])))
       return err;
+  for (size_t i = 0; i < vars_.size(); ++i) {
+    value_ptrs_.push_back(params_[i].data());
+    grad_ptrs_.push_back(grads_[i].data());
+  }
   const size_t batch = static_cast<size_t>(max_batch_);
   size_t widest = spec_.input.size();
   acts_.resize(layers_.size());
@@ -127,6 +134,11 @@ void network::load_batch(const float* images, const float* labels, int rows) {
   be_.upload(labels, static_cast<size_t>(rows_), labels_.data());
 }
 
+layer_vars network::vars_of(size_t l) const {
+  const auto first = static_cast<size_t>(std::max(first_var_[l], 0));
+  return {value_ptrs_.data() + first, grad_ptrs_.data() + first};
+}
+
 const float* network::layer_input(size_t l) const {
   return l == 0 ? input_.data() : acts_[l - 1].data();
 }
@@ -139,10 +151,7 @@ void network::forward(bool training) {
   denormals_flushed flushed;
   const uint64_t seed = training ? mix64(dropout_seed_ ^ mix64(++passes_)) : 0;
   for (size_t l = 0; l < layers_.size(); ++l) {
-    int v = first_var_[l];
-    layers_[l]->forward(be_, {rows_, layer_input(l), acts_[l].data()},
-                        v < 0 ? nullptr : params_[v].data(), v < 0 ? nullptr : params_[v + 1].data(),
-                        training, mix64(seed + l));
+    layers_[l]->forward(be_, {rows_, layer_input(l), acts_[l].data()}, vars_of(l), training, mix64(seed + l));
   }
 }
 
@@ -153,9 +162,7 @@ void network::backward(const gradients_ready& ready) {
   for (size_t l = layers_.size(); l-- > 0;) {
     float* din = l == 0 ? nullptr : delta_[(layers_.size() - l) % 2].data();
     int v = first_var_[l];
-    layers_[l]->backward(be_, {rows_, layer_input(l), acts_[l].data()}, delta, din,
-                         v < 0 ? nullptr : params_[v].data(), v < 0 ? nullptr : grads_[v].data(),
-                         v < 0 ? nullptr : grads_[v + 1].data());
+    layers_[l]->backward(be_, {rows_, layer_input(l), acts_[l].data()}, delta, din, vars_of(l));
     delta = din;
     if (ready && v >= 0)
       ready(static_cast<size_t>(v));

@@ -83,6 +83,7 @@ private:
   network(backend& be, const model_spec& spec, int max_batch, uint64_t dropout_seed);
   caf::error allocate_all();
   const float* layer_input(size_t l) const;
+  layer_vars vars_of(size_t l) const;
   matrix logits() const;
 
   backend& be_;
@@ -97,6 +98,8 @@ private:
   uint64_t passes_ = 0;
   std::vector<buffer> params_;
   std::vector<buffer> grads_;
+  std::vector<float*> value_ptrs_; // params_' and grads_' data, what layers get (layer_vars)
+  std::vector<float*> grad_ptrs_;
   buffer input_;
   buffer labels_;
   std::vector<buffer> acts_;   // per layer: rows x output size (post-activation)

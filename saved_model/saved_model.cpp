@@ -165,22 +165,9 @@ std::string weights_digest(const std::vector<std::vector<float>>& params) {
 }
 
 std::vector<std::vector<size_t>> export_shapes(const model_spec& spec) {
-  auto vars = spec.variables();
-  auto first = spec.first_variable();
   std::vector<std::vector<size_t>> out;
-  for (size_t l = 0; l < spec.layers.size(); ++l) {
-    if (first[l] < 0)
-      continue;
-    const auto& w = vars[static_cast<size_t>(first[l])];
-    if (spec.layers[l].kind == layer_kind::conv) {
-      auto g = spec.geometry(l);
-      out.push_back({static_cast<size_t>(g.k_h), static_cast<size_t>(g.k_w), static_cast<size_t>(g.channels),
-                     static_cast<size_t>(w.cols)});
-    } else {
-      out.push_back({static_cast<size_t>(w.rows), static_cast<size_t>(w.cols)});
-    }
-    out.push_back({static_cast<size_t>(w.cols)}); // the bias
-  }
+  for (auto& v : spec.variables())
+    out.emplace_back(v.shape.begin(), v.shape.end());
   return out;
 }
 

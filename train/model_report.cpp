@@ -44,13 +44,16 @@ std::vector<std::string> model_table(const model_spec& spec) {
   auto shapes = spec.output_shapes();
   auto vars = spec.variables();
   auto first = spec.first_variable();
-  char line[160];
+  auto counts = spec.variable_counts();
+  char line[400];
   std::snprintf(line, sizeof line, "  %-3s %-28s %-12s %10s", "#", "layer", "output", "parameters");
   out.emplace_back(line);
   std::snprintf(line, sizeof line, "  %-3s %-28s %-12s %10s", "", "input", spec.input.text().c_str(), "");
   out.emplace_back(line);
   for (size_t l = 0; l < spec.layers.size(); ++l) {
-    size_t params = first[l] < 0 ? 0 : vars[first[l]].size() + vars[first[l] + 1].size();
+    size_t params = 0;
+    for (int k = 0; k < counts[l]; ++k)
+      params += vars[static_cast<size_t>(first[l] + k)].size();
     std::string name = spec.layers[l].text();
     if (first[l] >= 0)
       name += "  (" + vars[first[l]].name.substr(0, vars[first[l]].name.find('/')) + ")";

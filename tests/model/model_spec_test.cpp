@@ -3,6 +3,7 @@
 #include "model/model_spec.hpp"
 
 #include "common/errc.hpp"
+#include "compute/optimizer_rules.hpp"
 #include "model/mlp_spec.hpp"
 #include "tests/support/helpers.hpp"
 
