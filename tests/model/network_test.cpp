@@ -4,7 +4,9 @@
 #include "model/network.hpp"
 
 #include "common/errc.hpp"
+#include "common/log.hpp"
 #include "compute/cpu_backend.hpp"
+#include "compute/optimizer_rules.hpp"
 #include "model/init.hpp"
 #include "tests/support/helpers.hpp"
 
@@ -50,8 +52,13 @@ struct fixture {
     init_options init;
     init.scheme = init_scheme::he;
     auto params = initial_values(spec, init, 3);
-    for (size_t v = 1; v < params.size(); v += 2) // non-zero biases so their gradients matter
-      params[v] = random_values(params[v].size(), 30 + v, -0.3f, 0.3f);
+    auto vars = spec.variables();
+    for (size_t v = 0; v < params.size(); ++v) { // all but the weights away from their start, so their gradients matter
+      const bool around_one = ends_with(vars[v].name, "/gamma") || ends_with(vars[v].name, "/moving_variance");
+      if (!ends_with(vars[v].name, "/weights"))
+        params[v] = around_one ? random_values(params[v].size(), 30 + v, 0.5f, 1.5f)
+                               : random_values(params[v].size(), 30 + v, -0.3f, 0.3f);
+    }
     auto net = std::move(*actorps::network::make(*be, spec, batch, 77));
     BOOST_REQUIRE(!net->set_parameters(params));
     net->load_batch(images.data(), labels.data(), batch);
@@ -60,9 +67,8 @@ struct fixture {
     values grads;
     BOOST_REQUIRE(!net->get_gradients(grads));
     const float eps = 1e-3f;
-    auto vars = spec.variables();
     for (size_t v = 0; v < params.size(); ++v)
-      for (size_t i = 0; i < params[v].size(); ++i) {
+      for (size_t i = 0; i < params[v].size() && !is_moving_statistic(vars[v].name); ++i) {
         auto plus = params, minus = params;
         plus[v][i] += eps;
         minus[v][i] -= eps;
@@ -93,6 +99,69 @@ BOOST_AUTO_TEST_CASE(conv_and_pool_layers_match_finite_differences) {
                   false, "conv valid stride 2 + overlapping pool + conv even kernel");
   check_gradients(layers_model({5, 5, 2}, {"conv 3x3x2 stride 2 sigmoid", "maxpool 2 same", "dense 3"}),
                   false, "conv same stride 2 + same pool");
+}
+
+// (in training: the gradient flows through the batch's moments, as TF's training graph has it)
+BOOST_AUTO_TEST_CASE(batchnorm_matches_finite_differences) {
+  check_gradients(layers_model({4, 4, 2}, {"conv 3x3x3", "batchnorm relu", "dense 3"}), true, "conv + batchnorm");
+  check_gradients(layers_model({1, 1, 6}, {"dense 5", "batchnorm elu", "dense 3"}), true, "dense + batchnorm");
+  check_gradients(layers_model({3, 3, 2}, {"batchnorm", "dense 3"}), true, "batchnorm first");
+}
+
+BOOST_AUTO_TEST_CASE(global_average_pooling_matches_finite_differences) {
+  check_gradients(layers_model({4, 3, 2}, {"conv 3x3x3 tanh", "avgpool global", "dense 3"}), false, "avgpool global");
+  check_gradients(layers_model({5, 5, 1}, {"avgpool global", "dense 3"}), false, "avgpool global first");
+}
+
+BOOST_AUTO_TEST_CASE(residual_blocks_match_finite_differences) {
+  check_gradients(layers_model({4, 4, 2}, {"conv 3x3x3 relu", "residual [conv 3x3x3 tanh, conv 3x3x3] elu", "dense 3"}), false,
+                  "identity shortcut");
+  check_gradients(layers_model({4, 4, 2}, {"residual [conv 3x3x4 stride 2, batchnorm relu, conv 3x3x4, batchnorm] relu",
+                                           "avgpool global", "dense 3"}),
+                  true, "projection shortcut, first layer, batchnorm inside, training");
+  check_gradients(layers_model({1, 1, 5}, {"residual [dense 5 tanh, dropout 0.3, dense 5] elu", "dense 3"}), true,
+                  "a dense block with dropout");
+}
+
+BOOST_AUTO_TEST_CASE(batchnorm_reports_the_batch_moments_as_its_moving_statistics_gradients) {
+  auto spec = layers_model({2, 2, 3}, {"batchnorm", "dense 3"});
+  auto images = random_values(batch * spec.input.size(), 5, -1.0f, 3.0f);
+  auto net = std::move(*actorps::network::make(*be, spec, batch, 1));
+  BOOST_REQUIRE(!net->set_parameters(initial_values(spec, {}, 1)));
+  net->load_batch(images.data(), labels.data(), batch);
+  net->forward(true);
+  net->backward();
+  values grads;
+  BOOST_REQUIRE(!net->get_gradients(grads));
+  for (int c = 0; c < 3; ++c) {
+    double sum = 0, sq = 0;
+    for (int i = 0; i < batch * 4; ++i)
+      sum += images[static_cast<size_t>(i * 3 + c)];
+    const double mean = sum / (batch * 4);
+    for (int i = 0; i < batch * 4; ++i)
+      sq += (images[static_cast<size_t>(i * 3 + c)] - mean) * (images[static_cast<size_t>(i * 3 + c)] - mean);
+    BOOST_TEST(grads[2][c] == mean, boost::test_tools::tolerance(1e-5)); // bn0/moving_mean
+    BOOST_TEST(grads[3][c] == sq / (batch * 4), boost::test_tools::tolerance(1e-5)); // bn0/moving_variance
+  }
+  // evaluation normalises with the moving statistics: with mean 0 and variance 1 (their start)
+  // and gamma 1, beta 0 the layer passes x / sqrt(1 + eps)
+  net->forward(false);
+  std::vector<float> logits_eval;
+  BOOST_REQUIRE(!net->download_logits(logits_eval));
+  auto plain = layers_model({2, 2, 3}, {"dense 3"});
+  auto direct = std::move(*actorps::network::make(*be, plain, batch, 1));
+  values all;
+  BOOST_REQUIRE(!net->get_parameters(all));
+  auto w = all[4];
+  for (auto& x : w)
+    x /= std::sqrt(1.0f + batchnorm_epsilon);
+  BOOST_REQUIRE(!direct->set_parameters({w, all[5]}));
+  direct->load_batch(images.data(), labels.data(), batch);
+  direct->forward(false);
+  std::vector<float> logits_direct;
+  BOOST_REQUIRE(!direct->download_logits(logits_direct));
+  for (size_t i = 0; i < logits_eval.size(); ++i)
+    BOOST_TEST(logits_eval[i] == logits_direct[i], boost::test_tools::tolerance(1e-5f));
 }
 
 // Wait-free backprop: a worker pushes a layer's gradients as soon as backward() says they are
