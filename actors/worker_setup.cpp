@@ -87,6 +87,8 @@ caf::error prepare(worker_pointer self) {
     return std::move(step.error());
   st.step = std::move(*step);
   st.encoder = std::make_unique<gradient_encoder>(cfg.cluster.wire); // (momentum corrected: worker_settings_for)
+  for (auto& v : spec.variables())
+    st.statistics.push_back(is_moving_statistic(v.name));
   st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input.size());
   st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
   if (cfg.cluster.elastic) { // the chief hands out the data (replica_control takes the leases)

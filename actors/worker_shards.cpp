@@ -92,11 +92,16 @@ void detail::push_due(worker_pointer self, size_t floor) {
                         : 1.0f;
   auto fill = [&](uint32_t k, uint32_t offset, uint32_t count, float* dst) {
     auto err = st.step->model().download_gradient(k, offset, dst, count);
-    if (!err && scale != 1.0f)
+    if (err)
+      return err;
+    if (k < st.statistics.size() && st.statistics[k]) { // a batch statistic: as it is, rounded
+      st.encoder->encode_statistic(dst, count);
+      return err;
+    }
+    if (scale != 1.0f)
       for (uint32_t i = 0; i < count; ++i)
         dst[i] *= scale;
-    if (!err)
-      st.encoder->encode(k, offset, dst, count); // rounding, top-k, error feedback (or nothing)
+    st.encoder->encode(k, offset, dst, count); // rounding, top-k, error feedback (or nothing)
     return err;
   };
   const auto& wire = st.encoder->settings();

@@ -46,6 +46,7 @@ struct worker_state {
   std::vector<float> images;
   std::vector<float> labels;
   std::unique_ptr<gradient_encoder> encoder; // what of the gradients is sent (error feedback)
+  std::vector<bool> statistics;              // per variable: a batch-norm moving statistic (sent as it is)
   std::vector<std::vector<float>> mirror;    // value-compression: the values as the shards see this worker's
   uint64_t bytes_sent = 0;                   // tensor payload bytes since the last report
   uint64_t bytes_received = 0;

@@ -125,15 +125,19 @@ void gradient_encoder::encode(uint32_t variable, uint32_t offset, float* grad, s
   }
   if (settings_.compression == sparsifier::topk)
     keep_topk(grad, n, topk_count(ratio_, n));
-  if (settings_.precision == wire_precision::fp16) // saturate: what is above fp16's range stays
-    for (size_t i = 0; i < n; ++i)
-      grad[i] = std::clamp(grad[i], -fp16_max, fp16_max);
-  round_to_precision(settings_.precision, grad, n);
+  encode_statistic(grad, n);
   for (size_t i = 0; i < n; ++i) // what was not sent: exact, as rounding drops whole low bits
     r[i] -= grad[i];
   if (u != nullptr) // momentum factor masking: a coordinate sent starts its momentum afresh
     for (size_t i = 0; i < n; ++i)
       u[i] = grad[i] != 0.0f ? 0.0f : u[i];
+}
+
+void gradient_encoder::encode_statistic(float* grad, size_t n) const {
+  if (settings_.precision == wire_precision::fp16) // saturate: what is above fp16's range stays
+    for (size_t i = 0; i < n; ++i)
+      grad[i] = std::clamp(grad[i], -fp16_max, fp16_max);
+  round_to_precision(settings_.precision, grad, n);
 }
 
 std::vector<float> gradient_encoder::residual(uint32_t variable, uint32_t offset, size_t n) const {

@@ -77,6 +77,10 @@ public:
   /// the rest becomes the residual. Nothing for exact().
   void encode(uint32_t variable, uint32_t offset, float* grad, size_t n);
 
+  /// Rounds a batch-norm moving statistic's batch values grad[0, n) to the wire's precision: no
+  /// top-k, momentum or error feedback (they are values to move towards, not increments).
+  void encode_statistic(float* grad, size_t n) const;
+
   /// The residual kept for variable[offset, offset + n) (zeros where nothing is kept).
   std::vector<float> residual(uint32_t variable, uint32_t offset, size_t n) const;
 
