@@ -3,6 +3,27 @@
 
 namespace actorps {
 
+namespace {
+
+// He et al.'s CIFAR ResNet-(6n+2): 3 stages of n basic blocks (16, 32, 64 channels; the first
+// block of the second and third stage halves the size), global average pooling, 10 logits.
+std::vector<std::string> resnet(int n) {
+  std::vector<std::string> out = {"conv 3x3x16", "batchnorm relu"};
+  for (int stage = 0; stage < 3; ++stage) {
+    const int c = 16 << stage;
+    for (int b = 0; b < n; ++b) {
+      const std::string stride = stage > 0 && b == 0 ? " stride 2" : "";
+      out.push_back("residual [conv 3x3x" + std::to_string(c) + stride + ", batchnorm relu, conv 3x3x" + std::to_string(c) +
+                    ", batchnorm] relu");
+    }
+  }
+  out.push_back("avgpool global");
+  out.push_back("dense 10");
+  return out;
+}
+
+} // namespace
+
 const std::vector<model_preset>& model_presets() {
   static const std::vector<model_preset> all = {
     {"reference",
@@ -19,6 +40,9 @@ const std::vector<model_preset>& model_presets() {
      {"conv 3x3x32 relu", "maxpool 2", "conv 3x3x64 relu", "maxpool 2", "dense 128 relu", "dense 10"},
      activation::relu, {init_scheme::glorot_uniform, 0.0, 0.0, ""}, optimizer_kind::momentum, 0.01f,
      0.9f, 50, "conv 3x3x32 - pool - conv 3x3x64 - pool - dense 128, momentum SGD lr 0.01 / 0.9, batch 50"},
+    {"resnet20", resnet(3), activation::relu, {init_scheme::he, 0.0, 0.0, ""}, optimizer_kind::momentum, 0.05f, 0.9f, 50,
+     "He et al.'s CIFAR ResNet-20: conv 3x3x16, 3 stages x 3 basic blocks (16/32/64 channels, batch norm, 1x1 "
+     "projections where a stage halves the size), global average pooling; momentum SGD lr 0.05 / 0.9, batch 50"},
   };
   return all;
 }

@@ -8,7 +8,7 @@ using namespace actorps;
 BOOST_AUTO_TEST_SUITE(presets)
 
 BOOST_AUTO_TEST_CASE(every_preset_is_a_valid_model_on_both_input_shapes) {
-  BOOST_TEST(preset_names() == "reference, seed-sigmoid, softmax, cnn");
+  BOOST_TEST(preset_names() == "reference, seed-sigmoid, softmax, cnn, resnet20");
   for (auto& p : model_presets()) {
     model_spec spec;
     auto layers = parse_layers(p.layers);
@@ -34,6 +34,23 @@ BOOST_AUTO_TEST_CASE(presets_carry_their_documents_settings) {
   BOOST_TEST((find_preset("reference")->init.scheme == init_scheme::notebook));
   BOOST_TEST(find_preset("cnn")->layers.front() == "conv 3x3x32 relu");
   BOOST_TEST(!find_preset("resnet"));
+  // ResNet-20: 19 convolutions (9 blocks of 2 and the stem) and the logits, 2 projections
+  model_spec resnet;
+  resnet.input = {32, 32, 3};
+  resnet.layers = *parse_layers(find_preset("resnet20")->layers);
+  int convs = 0, projections = 0, parameters = 0;
+  for (auto& v : resnet.variables()) {
+    convs += v.shape.size() == 4 && v.shape[0] == 3;
+    projections += v.name.find("shortcut/weights") != std::string::npos;
+    parameters += static_cast<int>(v.size());
+  }
+  BOOST_TEST(convs == 19);
+  BOOST_TEST(projections == 2);
+  BOOST_TEST(resnet.output_shapes().back().channels == 10);
+  BOOST_TEST(resnet.output_shapes()[resnet.layers.size() - 2].channels == 64); // after global pooling
+  BOOST_TEST_MESSAGE("resnet20 on 32x32x3: " << parameters << " values");
+  BOOST_TEST(parameters > 270000); // He et al.: 0.27 M parameters
+  BOOST_TEST(parameters < 280000);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
