@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Outside CI: an exported model in PyTorch reproduces actorps' test accuracy.
 # Usage: bench/torch_export_check.sh [MODEL.npz [DATA_DIR]]
-#   Without MODEL: trains the reference MLP (2 epochs) and the cnn preset (1,500 steps) with
-#   actorps-train, exports each, and checks both. Run from the repository root after a build.
+#   Without MODEL: trains the reference MLP (2 epochs), the cnn preset (1,500 steps) and a residual
+#   network with batch normalisation (1,000 steps) with actorps-train, exports each, and checks
+#   them. Run from the repository root after a build.
 set -euo pipefail
 data=${2:-/usr/share/datasets/fashion-mnist}
 bin=build/bin
@@ -30,11 +31,16 @@ if [[ $# -ge 1 ]]; then
   exit
 fi
 status=0
-for run in "reference --train.max-epochs=2" "cnn --train.max-steps=1500 --train.max-epochs=0"; do
-  set -- $run
-  "$bin/actorps-train" --model.preset="$1" "${@:2}" --train.patience=0 --train.run-dir="$tmp/runs" \
-    --train.name="$1" --data.dir="$data" > "$tmp/$1.log" 2>&1
-  "$bin/actorps-export" "$tmp/runs/$1" "$tmp/$1.npz" > /dev/null
-  check "$tmp/$1.npz" || status=1
-done
+train_check() { # NAME OPTIONS...: train, export, check
+  local name=$1
+  shift
+  "$bin/actorps-train" "$@" --train.patience=0 --train.run-dir="$tmp/runs" --train.name="$name" --data.dir="$data" \
+    > "$tmp/$name.log" 2>&1 || { echo "torch_export_check: training $name failed"; tail -3 "$tmp/$name.log"; return 1; }
+  "$bin/actorps-export" "$tmp/runs/$name" "$tmp/$name.npz" > /dev/null
+  check "$tmp/$name.npz"
+}
+train_check reference --model.preset=reference --train.max-epochs=2 || status=1
+train_check cnn --model.preset=cnn --train.max-steps=1500 --train.max-epochs=0 || status=1
+train_check residual --model.layers='["conv 3x3x8 stride 2", "batchnorm relu", "residual [conv 3x3x8, batchnorm relu, conv 3x3x8, batchnorm] relu", "residual [conv 3x3x16 stride 2, batchnorm relu, conv 3x3x16, batchnorm] relu", "avgpool global", "dense 10"]' \
+  --train.learning-rate=0.05 --train.max-steps=1000 --train.max-epochs=0 || status=1
 exit $status

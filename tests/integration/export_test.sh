@@ -9,7 +9,10 @@
 #  5. actorps-eval on a written data set with known answers, the model from numpy.savez_compressed;
 #  6. actorps-predict on PNGs written here: the same answers as on the IDX file they came from
 #     (probabilities to 1e-5: one image per matrix product rounds apart from batches of 1,000);
-#  7. bad input: each a named error and a non-zero exit, no half-written export.
+#  7. bad input: each a named error and a non-zero exit, no half-written export;
+#  8. a residual network with batch normalisation: its .npz equals the checkpoint bit for bit,
+#     docs/export.md's residual NumPy forward pass gives actorps-eval's accuracy, and the .npz
+#     back into a checkpoint exports to the same digest.
 # Usage: export_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 py=python3
@@ -121,5 +124,24 @@ expect_error 1 "no/such/dir/out.npz" "$bin/actorps-export" m.npz no/such/dir/out
 [[ -z "$(ls no 2> /dev/null)" ]] || fail "a failed export left a file"
 expect_error 2 "unknown option --tpo" "$bin/actorps-predict" m.npz img0.png --tpo=3
 expect_error 2 "got 1 argument(s), expected 2" "$bin/actorps-export" m.npz
+
+echo "== 8: a residual network with batch normalisation"
+"$bin/actorps-train" --train.name=res --train.run-dir=runs --train.max-steps=300 --train.max-epochs=0 --train.patience=0 \
+  --train.learning-rate=0.05 --model.layers='["conv 3x3x8 stride 2", "batchnorm relu", "residual [conv 3x3x8, batchnorm relu, conv 3x3x8, batchnorm] relu", "residual [conv 3x3x16 stride 2, batchnorm relu, conv 3x3x16, batchnorm] relu", "avgpool global", "dense 10"]' \
+  > res.out 2>&1 || { fail "training the residual network failed"; tail res.out; }
+"$bin/actorps-export" runs/res res.npz > res_export.out 2>&1 || { fail "export failed"; cat res_export.out; }
+$py "$root/tests/integration/read_checkpoint.py" runs/res/model/best res.npz > /dev/null || fail "the residual npz differs from the checkpoint"
+sed -n '/numpy-residual-forward/,/^```$/p' "$root/docs/export.md" | sed '1,2d;$d' | sed 's#"model.npz"#"res.npz"#' > res_forward.py
+numpy_acc=$($py res_forward.py | awk '{print $3}')
+"$bin/actorps-eval" res.npz --set=test --out=res_eval.json > res_eval.out 2>&1 || { fail "actorps-eval failed"; cat res_eval.out; }
+eval_acc=$($py -c "import json; print(json.load(open('res_eval.json'))['test']['accuracy'])")
+echo "residual network: NumPy $numpy_acc, actorps-eval $eval_acc"
+$py -c "import sys; sys.exit(0 if abs(float(sys.argv[1]) - float(sys.argv[2])) <= 1e-4 else 1)" "$numpy_acc" "$eval_acc" \
+  || fail "NumPy ($numpy_acc) and actorps-eval ($eval_acc) disagree on the residual network"
+"$bin/actorps-export" res.npz res_ckpt --format=checkpoint > back.out 2>&1 || { fail "npz to checkpoint failed"; cat back.out; }
+"$bin/actorps-export" res_ckpt res2.npz > res2.out 2>&1 || { fail "re-export failed"; cat res2.out; }
+d1=$(sed -n 's/.*weights digest \([0-9a-f]*\)).*/\1/p' res_export.out) d2=$(sed -n 's/.*weights digest \([0-9a-f]*\)).*/\1/p' res2.out)
+echo "weights digests: $d1, after the round trip $d2"
+[[ -n "$d1" && "$d1" == "$d2" ]] || fail "the round trip changed the residual network's values ($d1, $d2)"
 
 finish
