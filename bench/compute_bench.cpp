@@ -1,7 +1,9 @@
 // actorps-bench-compute: sgemm GFLOP/s on the reference model's shapes, the training step's
 // examples/s at batch 50 and 512 (CPU backend, 1 thread by default), and the ratio of the
 // trainer's FLOP rate to sgemm's, all measured in one run.
-//   actorps-bench-compute [seconds-per-measurement=2] [threads=1]
+// Image presets (default cnn; e.g. "cnn,resnet20") each print one JSON line with their layers, so
+// that a PyTorch twin can be built from it (bench/torch_train.py).
+//   actorps-bench-compute [seconds-per-measurement=2] [threads=1] [presets=cnn]
 #include "compute/blas_kernels.hpp"
 #include "compute/cpu_backend.hpp"
 #include "data/batcher.hpp"
@@ -12,11 +14,13 @@
 #include "model/presets.hpp"
 #include "model/optimizer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <array>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace actorps;
@@ -122,7 +126,7 @@ double trainer_examples_per_second(backend& be, const model_spec& spec, const da
   return steps * batch;
 }
 
-model_spec preset_model(const char* name) {
+model_spec preset_model(const std::string& name) {
   model_spec spec;
   spec.layers = *parse_layers(find_preset(name)->layers);
   return spec;
@@ -150,11 +154,25 @@ int main(int argc, char** argv) {
     std::printf("%-6d %14.1f %16.0f %20.1f %14.2f\n", batch, gf, eps, train_gf, train_gf / gf);
     std::printf("{\"model\": \"reference\", \"batch\": %d, \"examples_per_second\": %.0f}\n", batch, eps);
   }
-  model_spec cnn = preset_model("cnn");
-  double eps = trainer_examples_per_second(*be, cnn, d, 50, seconds);
-  double gflops = eps * 3.0 * 2.0 * static_cast<double>(cnn.forward_macs()) / 1e9;
-  std::printf("cnn preset, batch 50: %.0f examples/s (%.1f GFLOP/s counting 3 x forward multiply-adds)\n",
-              eps, gflops);
-  std::printf("{\"model\": \"cnn\", \"batch\": 50, \"examples_per_second\": %.0f}\n", eps);
+  const std::string presets = argc > 3 ? argv[3] : "cnn";
+  for (size_t at = 0; at < presets.size();) {
+    const size_t comma = std::min(presets.find(',', at), presets.size());
+    const std::string name = presets.substr(at, comma - at);
+    at = comma + 1;
+    if (!find_preset(name)) {
+      std::fprintf(stderr, "actorps-bench-compute: no preset \"%s\" (%s)\n", name.c_str(), preset_names().c_str());
+      return 2;
+    }
+    model_spec spec = preset_model(name.c_str());
+    double eps = trainer_examples_per_second(*be, spec, d, 50, seconds);
+    double gflops = eps * 3.0 * 2.0 * static_cast<double>(spec.forward_macs()) / 1e9;
+    std::printf("%s preset, batch 50: %.0f examples/s (%.1f GFLOP/s counting 3 x forward multiply-adds)\n", name.c_str(),
+                eps, gflops);
+    std::string layers;
+    for (auto& text : spec.layer_texts())
+      layers += (layers.empty() ? "\"" : ", \"") + text + "\"";
+    std::printf("{\"model\": \"%s\", \"batch\": 50, \"examples_per_second\": %.0f, \"input\": [%d, %d, %d], \"layers\": [%s]}\n",
+                name.c_str(), eps, spec.input.height, spec.input.width, spec.input.channels, layers.c_str());
+  }
   return 0;
 }
