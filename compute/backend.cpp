@@ -34,6 +34,9 @@ const char* to_string(backend_op op) {
     case backend_op::channel_moments: return "channel_moments";
     case backend_op::batch_norm: return "batch_norm";
     case backend_op::batch_norm_backward: return "batch_norm_backward";
+    case backend_op::depthwise: return "depthwise";
+    case backend_op::depthwise_backward_input: return "depthwise_backward_input";
+    case backend_op::depthwise_backward_weights: return "depthwise_backward_weights";
   }
   return "unknown";
 }

@@ -27,7 +27,7 @@ namespace actorps {
 enum class backend_op {
   gemm, add_bias, sum_rows, axpy, scale, im2col, col2im, maxpool, maxpool_backward, dropout, multiply,
   activate, activate_backward, softmax_xent, count_correct, apply_update, channel_moments, batch_norm,
-  batch_norm_backward
+  batch_norm_backward, depthwise, depthwise_backward_input, depthwise_backward_weights
 };
 
 /// Every op, in declaration order.
@@ -36,7 +36,8 @@ constexpr backend_op all_backend_ops[] = {
   backend_op::im2col, backend_op::col2im, backend_op::maxpool, backend_op::maxpool_backward, backend_op::dropout,
   backend_op::multiply, backend_op::activate, backend_op::activate_backward, backend_op::softmax_xent,
   backend_op::count_correct, backend_op::apply_update, backend_op::channel_moments, backend_op::batch_norm,
-  backend_op::batch_norm_backward};
+  backend_op::batch_norm_backward, backend_op::depthwise, backend_op::depthwise_backward_input,
+  backend_op::depthwise_backward_weights};
 
 /// The op's name as written here, e.g. "maxpool_backward".
 const char* to_string(backend_op op);
@@ -113,6 +114,18 @@ public:
   /// dx (overwritten) = the sum of dy over the windows whose maximum each input cell was.
   virtual void maxpool_backward(const window_geometry& g, int n, const float* dy,
                                 const float* argmax, float* dx) = 0;
+
+  /// Depthwise convolution of n examples (one filter per channel): y[e, out_y, out_x, c] = the sum
+  /// over g's window of x * w[k_y, k_x, c] (w: k_h x k_w x channels); padding cells count 0.
+  virtual void depthwise(const window_geometry& g, int n, const float* x, const float* w, float* y) = 0;
+
+  /// dx (overwritten) = the gradient of depthwise's input from dy.
+  virtual void depthwise_backward_input(const window_geometry& g, int n, const float* dy, const float* w,
+                                        float* dx) = 0;
+
+  /// dw (overwritten) = the gradient of depthwise's filters: the sum over examples and positions.
+  virtual void depthwise_backward_weights(const window_geometry& g, int n, const float* x, const float* dy,
+                                          float* dw) = 0;
 
   // -- elementwise ---------------------------------------------------------------
 

@@ -259,6 +259,21 @@ public:
     apply_update_host(p, t, n, w, g, slot0, slot1);
   }
 
+  void depthwise(const window_geometry& g, int n, const float* x, const float* w, float* y) override {
+    if (errors_.geometry_valid("depthwise", g))
+      depthwise_host(g, n, x, w, y);
+  }
+
+  void depthwise_backward_input(const window_geometry& g, int n, const float* dy, const float* w, float* dx) override {
+    if (errors_.geometry_valid("depthwise_backward_input", g))
+      depthwise_backward_input_host(g, n, dy, w, dx);
+  }
+
+  void depthwise_backward_weights(const window_geometry& g, int n, const float* x, const float* dy, float* dw) override {
+    if (errors_.geometry_valid("depthwise_backward_weights", g))
+      depthwise_backward_weights_host(g, n, x, dy, dw);
+  }
+
   void channel_moments(matrix x, float* mean, float* var) override {
     channel_moments_host(x.data, x.rows, x.cols, mean, var);
   }

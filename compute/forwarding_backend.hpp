@@ -62,6 +62,16 @@ public:
     inner_.batch_norm_backward(x, dy, mean, var, gamma, eps, dgamma, dbeta, dx);
   }
 
+  void depthwise(const window_geometry& g, int n, const float* x, const float* w, float* y) override {
+    inner_.depthwise(g, n, x, w, y);
+  }
+  void depthwise_backward_input(const window_geometry& g, int n, const float* dy, const float* w, float* dx) override {
+    inner_.depthwise_backward_input(g, n, dy, w, dx);
+  }
+  void depthwise_backward_weights(const window_geometry& g, int n, const float* x, const float* dy, float* dw) override {
+    inner_.depthwise_backward_weights(g, n, x, dy, dw);
+  }
+
 protected:
   backend& inner() const { return inner_; }
 

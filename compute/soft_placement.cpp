@@ -163,7 +163,27 @@ public:
         [&](float** p) { cpu_->batch_norm_backward(like(x, p[0]), like(dy, p[1]), p[2], p[3], p[4], eps, p[5], p[6], like(dx, p[7])); });
   }
 
+  void depthwise(const window_geometry& g, int n, const float* x, const float* w, float* y) override {
+    if (!lacks(backend_op::depthwise))
+      return device_->depthwise(g, n, x, w, y);
+    run(backend_op::depthwise, {{x, inputs(g, n), false}, {w, filters(g), false}, {y, pooled(g, n), true}},
+        [&](float** p) { cpu_->depthwise(g, n, p[0], p[1], p[2]); });
+  }
+  void depthwise_backward_input(const window_geometry& g, int n, const float* dy, const float* w, float* dx) override {
+    if (!lacks(backend_op::depthwise_backward_input))
+      return device_->depthwise_backward_input(g, n, dy, w, dx);
+    run(backend_op::depthwise_backward_input, {{dy, pooled(g, n), false}, {w, filters(g), false}, {dx, inputs(g, n), true}},
+        [&](float** p) { cpu_->depthwise_backward_input(g, n, p[0], p[1], p[2]); });
+  }
+  void depthwise_backward_weights(const window_geometry& g, int n, const float* x, const float* dy, float* dw) override {
+    if (!lacks(backend_op::depthwise_backward_weights))
+      return device_->depthwise_backward_weights(g, n, x, dy, dw);
+    run(backend_op::depthwise_backward_weights, {{x, inputs(g, n), false}, {dy, pooled(g, n), false}, {dw, filters(g), true}},
+        [&](float** p) { cpu_->depthwise_backward_weights(g, n, p[0], p[1], p[2]); });
+  }
+
 private:
+  static size_t filters(const window_geometry& g) { return count(g.k_h) * count(g.k_w) * count(g.channels); }
   static matrix like(matrix m, float* data) { return {data, m.rows, m.cols}; }
   static size_t rows(matrix m) { return static_cast<size_t>(std::max(m.rows, 0)); }
   static size_t cols(matrix m) { return static_cast<size_t>(std::max(m.cols, 0)); }

@@ -4,6 +4,8 @@
 // and pooling loops over channels innermost; every inner loop is branch-free and vectorises.
 #include "compute/window_ops.hpp"
 
+#include "common/vector_clones.hpp"
+
 #include "compute/fast_math.hpp"
 
 #include <algorithm>
@@ -181,6 +183,65 @@ void maxpool_backward_host(const window_geometry& g, int n, const float* dy, con
   }
   std::fill(dx, dx + static_cast<size_t>(n) * g.in_size(), 0.0f);
   route_gradient(g, n, dy, argmax, true, dx);
+}
+
+namespace {
+
+// out[0, c) += a[0, c) * b[0, c) (a run of channels: vectorised).
+ACTORPS_VECTOR_CLONES
+void multiply_add_run(const float* a, const float* b, int c, float* out) {
+  for (int i = 0; i < c; ++i)
+    out[i] += a[i] * b[i];
+}
+
+} // namespace
+
+void depthwise_host(const window_geometry& g, int n, const float* x, const float* w, float* y) {
+  const int c = g.channels;
+  const size_t out_size = static_cast<size_t>(g.positions()) * c;
+  std::fill(y, y + n * out_size, 0.0f);
+  for (int e = 0; e < n; ++e) {
+    const float* image = x + static_cast<size_t>(e) * g.in_size();
+    float* out = y + e * out_size;
+    for_each_window_run(g, [&](const window_run& r) {
+      const float* cell = image + (static_cast<size_t>(r.y) * g.in_w + r.x_begin) * c;
+      const float* filter = w + (static_cast<size_t>(r.ky) * g.k_w + r.kx_begin) * c;
+      for (int kx = r.kx_begin; kx < r.kx_end; ++kx, cell += c, filter += c)
+        multiply_add_run(cell, filter, c, out + static_cast<size_t>(r.pos) * c);
+    });
+  }
+}
+
+void depthwise_backward_input_host(const window_geometry& g, int n, const float* dy, const float* w, float* dx) {
+  const int c = g.channels;
+  const size_t out_size = static_cast<size_t>(g.positions()) * c;
+  std::fill(dx, dx + static_cast<size_t>(n) * g.in_size(), 0.0f);
+  for (int e = 0; e < n; ++e) {
+    float* image = dx + static_cast<size_t>(e) * g.in_size();
+    const float* grad = dy + e * out_size;
+    for_each_window_run(g, [&](const window_run& r) {
+      float* cell = image + (static_cast<size_t>(r.y) * g.in_w + r.x_begin) * c;
+      const float* filter = w + (static_cast<size_t>(r.ky) * g.k_w + r.kx_begin) * c;
+      for (int kx = r.kx_begin; kx < r.kx_end; ++kx, cell += c, filter += c)
+        multiply_add_run(grad + static_cast<size_t>(r.pos) * c, filter, c, cell);
+    });
+  }
+}
+
+void depthwise_backward_weights_host(const window_geometry& g, int n, const float* x, const float* dy, float* dw) {
+  const int c = g.channels;
+  const size_t out_size = static_cast<size_t>(g.positions()) * c;
+  std::fill(dw, dw + static_cast<size_t>(g.k_h) * g.k_w * c, 0.0f);
+  for (int e = 0; e < n; ++e) {
+    const float* image = x + static_cast<size_t>(e) * g.in_size();
+    const float* grad = dy + e * out_size;
+    for_each_window_run(g, [&](const window_run& r) {
+      const float* cell = image + (static_cast<size_t>(r.y) * g.in_w + r.x_begin) * c;
+      float* filter = dw + (static_cast<size_t>(r.ky) * g.k_w + r.kx_begin) * c;
+      for (int kx = r.kx_begin; kx < r.kx_end; ++kx, cell += c, filter += c)
+        multiply_add_run(cell, grad + static_cast<size_t>(r.pos) * c, c, filter);
+    });
+  }
 }
 
 } // namespace actorps

@@ -233,6 +233,23 @@ public:
     ACTORPS_CUDA_CHECK(gpu::launch_apply_update(p, t, n, w, g, slot0, slot1, stream_));
   }
 
+  void depthwise(const window_geometry& g, int n, const float* x, const float* w, float* y) override {
+    if (errors_.geometry_valid("depthwise", g))
+      ACTORPS_CUDA_CHECK(gpu::launch_depthwise(g, n, x, w, y, stream_));
+  }
+
+  void depthwise_backward_input(const window_geometry& g, int n, const float* dy, const float* w, float* dx) override {
+    if (errors_.geometry_valid("depthwise_backward_input", g))
+      ACTORPS_CUDA_CHECK(gpu::launch_depthwise_backward_input(g, n, dy, w, dx, stream_));
+  }
+
+  void depthwise_backward_weights(const window_geometry& g, int n, const float* x, const float* dy, float* dw) override {
+    if (!errors_.geometry_valid("depthwise_backward_weights", g))
+      return;
+    if (double* scratch = double_scratch(gpu::depthwise_weights_scratch(g, n)))
+      ACTORPS_CUDA_CHECK(gpu::launch_depthwise_backward_weights(g, n, x, dy, dw, scratch, stream_));
+  }
+
   void channel_moments(matrix x, float* mean, float* var) override {
     if (double* scratch = double_scratch(gpu::batch_norm_scratch(x.rows, x.cols)))
       ACTORPS_CUDA_CHECK(gpu::launch_channel_moments(x.data, x.rows, x.cols, mean, var, scratch, stream_));

@@ -158,6 +158,43 @@ BOOST_AUTO_TEST_CASE(max_pooling_and_its_gradient_match_naive_loops) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(depthwise_convolution_and_its_gradients_match_naive_loops) {
+  auto be = make_cpu_backend(1);
+  for (auto g : {make(7, 6, 5, 3, 1, true), make(8, 8, 3, 3, 2, true), make(9, 7, 4, 3, 2, false), make(5, 5, 17, 5, 1, true)}) {
+    const int n = 2;
+    const size_t in = n * g.in_size(), out = size_t(n) * g.positions() * g.channels, filters = size_t(g.k_h) * g.k_w * g.channels;
+    auto xs = random_values(in, 1), ws = random_values(filters, 2), dys = random_values(out, 3);
+    std::vector<float> y(out), dx(in, 7.0f), dw(filters, 7.0f); // (overwritten, not added to)
+    be->depthwise(g, n, xs.data(), ws.data(), y.data());
+    be->depthwise_backward_input(g, n, dys.data(), ws.data(), dx.data());
+    be->depthwise_backward_weights(g, n, xs.data(), dys.data(), dw.data());
+    BOOST_REQUIRE(!be->sync());
+    std::vector<double> want_dx(in, 0.0), want_dw(filters, 0.0);
+    for (int e = 0; e < n; ++e)
+      for (int oy = 0; oy < g.out_h; ++oy)
+        for (int ox = 0; ox < g.out_w; ++ox)
+          for (int c = 0; c < g.channels; ++c) {
+            double sum = 0;
+            const size_t o = ((size_t(e) * g.out_h + oy) * g.out_w + ox) * g.channels + c;
+            for (int ky = 0; ky < g.k_h; ++ky)
+              for (int kx = 0; kx < g.k_w; ++kx) {
+                const int yy = oy * g.stride - g.pad_top + ky, xx = ox * g.stride - g.pad_left + kx;
+                const size_t f = (size_t(ky) * g.k_w + kx) * g.channels + c;
+                sum += at(xs, g, e, yy, xx, c) * ws[f];
+                if (yy >= 0 && yy < g.in_h && xx >= 0 && xx < g.in_w) {
+                  want_dx[e * g.in_size() + (size_t(yy) * g.in_w + xx) * g.channels + c] += dys[o] * ws[f];
+                  want_dw[f] += at(xs, g, e, yy, xx, c) * dys[o];
+                }
+              }
+            BOOST_TEST(std::fabs(y[o] - sum) <= 1e-5 * (1 + std::fabs(sum)), "y[" << o << "]");
+          }
+    for (size_t i = 0; i < in; ++i)
+      BOOST_TEST(std::fabs(dx[i] - want_dx[i]) <= 1e-5 * (1 + std::fabs(want_dx[i])), "dx[" << i << "]");
+    for (size_t i = 0; i < filters; ++i)
+      BOOST_TEST(std::fabs(dw[i] - want_dw[i]) <= 1e-4 * (1 + std::fabs(want_dw[i])), "dw[" << i << "]");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(dropout_keeps_about_one_minus_rate_and_scales_what_it_keeps) {
   const size_t n = 20000;
   std::vector<float> ones(n, 1.0f);

@@ -226,6 +226,33 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(dropout_and_multiply, Device, devices) {
   });
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(depthwise_convolution_and_its_gradients, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
+  auto geometry = [](int in, int c, int out, int k, int stride, int pad) {
+    window_geometry g;
+    g.in_h = g.in_w = in;
+    g.channels = c;
+    g.out_h = g.out_w = out;
+    g.k_h = g.k_w = k;
+    g.stride = stride;
+    g.pad_top = g.pad_left = pad;
+    return g;
+  };
+  for (auto g : {geometry(28, 32, 28, 3, 1, 1), geometry(14, 64, 7, 3, 2, 0), geometry(9, 5, 9, 5, 1, 2)}) {
+    const int n = 3;
+    const size_t in = n * g.in_size(), out = size_t(n) * g.positions() * g.channels, filters = size_t(g.k_h) * g.k_w * g.channels;
+    values vals = {random_values(in, 40), random_values(filters, 41), std::vector<float>(out), random_values(out, 42),
+                   std::vector<float>(in), std::vector<float>(filters)};
+    f.compare("depthwise " + std::to_string(g.in_h) + "x" + std::to_string(g.channels), vals, [g, n](backend& be, std::vector<buffer>& b) {
+      be.depthwise(g, n, b[0].data(), b[1].data(), b[2].data());
+      be.depthwise_backward_input(g, n, b[3].data(), b[1].data(), b[4].data());
+      be.depthwise_backward_weights(g, n, b[0].data(), b[3].data(), b[5].data());
+    }, 1e-4f);
+  }
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(batch_norm_moments_forward_and_backward, Device, devices) {
   compare_fixture<Device> f;
   if (!f.other)

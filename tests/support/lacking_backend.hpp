@@ -61,6 +61,11 @@ public:
                   (x, m, v, g, b, eps, y))
   ACTORPS_LACKING(batch_norm_backward, (matrix x, matrix dy, const float* m, const float* v, const float* g, float eps,
                                         float* dg, float* db, matrix dx), (x, dy, m, v, g, eps, dg, db, dx))
+  ACTORPS_LACKING(depthwise, (const window_geometry& g, int n, const float* x, const float* w, float* y), (g, n, x, w, y))
+  ACTORPS_LACKING(depthwise_backward_input, (const window_geometry& g, int n, const float* dy, const float* w, float* dx),
+                  (g, n, dy, w, dx))
+  ACTORPS_LACKING(depthwise_backward_weights, (const window_geometry& g, int n, const float* x, const float* dy, float* dw),
+                  (g, n, x, dy, dw))
 #undef ACTORPS_LACKING
 
 private:
