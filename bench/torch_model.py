@@ -1,7 +1,8 @@
 """The PyTorch module of an actorps model, built from model.json alone (bench scripts only): dense,
 conv (TF 'same'/'valid' padding, the odd cell at the bottom and right), max pooling, dropout, batch
 normalisation (TF1's decay 0.99 and epsilon 0.001: PyTorch momentum 0.01), global average
-pooling, residual blocks (identity or 1x1 projection shortcut), the five activations, NHWC
+pooling, residual blocks (identity or 1x1 projection shortcut), depthwise and separable
+convolutions (grouped convolutions, then a 1x1 one), the five activations, NHWC
 flattening as actorps does. build(model, arrays) loads the .npz's values by their TF names
 (arrays=None: PyTorch's own initialisation, for training baselines)."""
 import numpy as np
@@ -95,9 +96,12 @@ def parse(text):
     if kind in ("dense", "maxpool", "dropout", "avgpool"):
         spec["size"] = rest[0]
         i = 1
-    elif kind == "conv":
+    elif kind in ("conv", "separable"):
         k, _, c = rest[0].split("x")
-        spec["k"], spec["units"] = int(k), int(c)
+        spec["k"], spec["units"], spec["same"] = int(k), int(c), True
+        i = 1
+    elif kind == "depthwise":
+        spec["k"], spec["same"] = int(rest[0].split("x")[0]), True
         i = 1
     while i < len(rest):
         if rest[i] == "stride":
@@ -110,6 +114,10 @@ def parse(text):
             spec["act"] = rest[i]
         i += 1
     return spec
+
+
+def new_counters():
+    return {"conv": 0, "dense": 0, "bn": 0, "block": 0, "depthwise": 0, "separable": 0}
 
 
 class Builder:
@@ -128,6 +136,11 @@ class Builder:
         self.load(conv.bias, name + "/bias")
         return Window(conv, k, stride, same, 0.0)
 
+    def depthwise(self, name, c, k, stride, same, bias=True):
+        conv = nn.Conv2d(c, c, k, stride=stride, groups=c, bias=bias)
+        self.load(conv.weight, name, lambda a: a.transpose(2, 3, 0, 1))  # [k, k, C, 1] -> [C, 1, k, k]
+        return Window(conv, k, stride, same, 0.0)
+
     def layers(self, specs, shape, prefix, counters, top):
         """Returns (modules, output shape (h, w, c, flat))."""
         h, w, c, flat = shape
@@ -144,6 +157,24 @@ class Builder:
                 else:
                     h, w = (h - s["k"]) // stride + 1, (w - s["k"]) // stride + 1
                 c = s["units"]
+            elif kind in ("depthwise", "separable"):
+                name = "%s%s%d" % (prefix, kind, counters[kind])
+                counters[kind] += 1
+                stride = s["stride"] or 1
+                if kind == "depthwise":
+                    dw = self.depthwise(name + "/weights", c, s["k"], stride, s["same"])
+                    self.load(dw.op.bias, name + "/bias")
+                    out.append(dw)
+                else:
+                    pw = nn.Conv2d(c, s["units"], 1)
+                    self.load(pw.weight, name + "/pointwise_weights", lambda a: a.transpose(3, 2, 0, 1))
+                    self.load(pw.bias, name + "/bias")
+                    out += [self.depthwise(name + "/depthwise_weights", c, s["k"], stride, s["same"], bias=False), pw]
+                    c = s["units"]
+                if s["same"]:
+                    h, w = (h + stride - 1) // stride, (w + stride - 1) // stride
+                else:
+                    h, w = (h - s["k"]) // stride + 1, (w - s["k"]) // stride + 1
             elif kind == "maxpool":
                 k = int(s["size"])
                 stride = s["stride"] or k
@@ -170,8 +201,7 @@ class Builder:
             elif kind == "residual":
                 bprefix = "%sblock%d/" % (prefix, counters["block"])
                 counters["block"] += 1
-                body, (bh, bw, bc, bflat) = self.layers(s["body"], (h, w, c, flat), bprefix,
-                                                        {"conv": 0, "dense": 0, "bn": 0, "block": 0}, False)
+                body, (bh, bw, bc, bflat) = self.layers(s["body"], (h, w, c, flat), bprefix, new_counters(), False)
                 shortcut = None
                 if (bh, bw, bc) != (h, w, c):
                     stride = (h + bh - 1) // bh
@@ -202,6 +232,5 @@ def build(model, arrays=None):
     h, w, c = model["input"]
     specs = [parse(t) for t in model["layers"]]
     dense_total = sum(1 for s in specs if s["kind"] == "dense")
-    modules, _ = Builder(arrays, dense_total).layers(specs, (h, w, c, False), "",
-                                                     {"conv": 0, "dense": 0, "bn": 0, "block": 0}, True)
+    modules, _ = Builder(arrays, dense_total).layers(specs, (h, w, c, False), "", new_counters(), True)
     return nn.Sequential(*modules)

@@ -131,7 +131,7 @@ float adam_step_size(const optimizer_params& p, long t) {
 }
 
 bool decays(const std::string& variable_name) {
-  return ends_with(variable_name, "/weights");
+  return ends_with(variable_name, "weights"); // (".../weights", a separable layer's ".../depthwise_weights" ...)
 }
 
 bool is_moving_statistic(const std::string& variable_name) {

@@ -79,14 +79,15 @@ std::vector<std::vector<float>> initial_values(const model_spec& spec, const ini
   std::mt19937_64 gen{seed};
   std::vector<std::vector<float>> out;
   for (auto& w : spec.variables()) {
-    if (!ends_with(w.name, "/weights")) { // biases at init.bias; batch norm's gamma and moving variance 1, the rest 0
+    if (!ends_with(w.name, "weights")) { // (".../weights", ".../depthwise_weights", ".../pointwise_weights") // biases at init.bias; batch norm's gamma and moving variance 1, the rest 0
       const bool one = ends_with(w.name, "/gamma") || ends_with(w.name, "/moving_variance");
       const bool bias = ends_with(w.name, "/bias");
       out.emplace_back(w.size(), bias ? static_cast<float>(init.bias) : one ? 1.0f : 0.0f);
       continue;
     }
+    // TensorFlow's fans: the receptive field times the shape's last but one and last dimension
     const double window = w.shape.size() == 4 ? double(w.shape[0]) * w.shape[1] : 1.0;
-    const double fan_in = w.rows, fan_out = window * w.cols;
+    const double fan_in = window * w.shape[w.shape.size() - 2], fan_out = window * w.shape.back();
     auto rule = rule_for(init, spec, w, w.name.rfind("logits/", 0) == 0, fan_in, fan_out);
     std::vector<float> weights(w.size());
     for (auto& v : weights) {

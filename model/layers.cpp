@@ -198,6 +198,87 @@ private:
   buffer mask_;
 };
 
+// y = act(depthwise(x, w) + b): a filter per channel.
+class depthwise_layer final : public layer {
+public:
+  depthwise_layer(window_geometry g, std::optional<activation> act) : g_(g), act_(act) {
+  }
+
+  caf::error allocate(backend&, int) override {
+    return caf::none;
+  }
+
+  void forward(backend& be, const layer_io& io, const layer_vars& v, bool, uint64_t) override {
+    be.depthwise(g_, io.rows, io.in, v.values[0], io.out);
+    matrix out = rows(io.out, io.rows);
+    be.add_bias(out, v.values[1]);
+    if (act_)
+      be.activate(*act_, out, out);
+  }
+
+  void backward(backend& be, const layer_io& io, float* dout, float* din, const layer_vars& v) override {
+    activation_backward(be, act_, rows(io.out, io.rows), dout);
+    be.sum_rows(rows(dout, io.rows), v.grads[1]);
+    be.depthwise_backward_weights(g_, io.rows, io.in, dout, v.grads[0]);
+    if (din != nullptr)
+      be.depthwise_backward_input(g_, io.rows, dout, v.values[0], din);
+  }
+
+private:
+  matrix rows(float* base, int examples) const {
+    return {base, examples * g_.positions(), g_.channels};
+  }
+
+  window_geometry g_;
+  std::optional<activation> act_;
+};
+
+// y = act(depthwise(x, w_d) W_p + b): a filter per channel into a buffer of the layer's own, then
+// a 1x1 convolution (a product over the channels). vars: depthwise_weights, pointwise_weights, bias.
+class separable_layer final : public layer {
+public:
+  separable_layer(window_geometry g, int channels, std::optional<activation> act) : g_(g), out_channels_(channels), act_(act) {
+  }
+
+  caf::error allocate(backend& be, int max_batch) override {
+    return allocate_into(be, static_cast<size_t>(max_batch) * g_.positions() * g_.channels, mid_);
+  }
+
+  void forward(backend& be, const layer_io& io, const layer_vars& v, bool, uint64_t) override {
+    be.depthwise(g_, io.rows, io.in, v.values[0], mid_.data());
+    matrix out = rows(io.out, io.rows, out_channels_);
+    be.gemm(false, false, 1.0f, rows(mid_.data(), io.rows, g_.channels), pointwise(v.values[1]), 0.0f, out);
+    be.add_bias(out, v.values[2]);
+    if (act_)
+      be.activate(*act_, out, out);
+  }
+
+  void backward(backend& be, const layer_io& io, float* dout, float* din, const layer_vars& v) override {
+    matrix delta = rows(dout, io.rows, out_channels_), mid = rows(mid_.data(), io.rows, g_.channels);
+    activation_backward(be, act_, rows(io.out, io.rows, out_channels_), dout);
+    be.sum_rows(delta, v.grads[2]);
+    be.gemm(true, false, 1.0f, mid, delta, 0.0f, {v.grads[1], g_.channels, out_channels_});
+    be.gemm(false, true, 1.0f, delta, pointwise(v.values[1]), 0.0f, mid); // (the depthwise output's gradient)
+    be.depthwise_backward_weights(g_, io.rows, io.in, mid_.data(), v.grads[0]);
+    if (din != nullptr)
+      be.depthwise_backward_input(g_, io.rows, mid_.data(), v.values[0], din);
+  }
+
+private:
+  matrix rows(float* base, int examples, int cols) const {
+    return {base, examples * g_.positions(), cols};
+  }
+
+  matrix pointwise(const float* w) const {
+    return {const_cast<float*>(w), g_.channels, out_channels_};
+  }
+
+  window_geometry g_;
+  int out_channels_;
+  std::optional<activation> act_;
+  buffer mid_;
+};
+
 // Per channel over the batch and positions (rows x positions by channels); in training the
 // batch's moments go into the moving statistics' gradients and normalise, otherwise the moving
 // statistics do. vars: gamma, beta, moving_mean, moving_variance.
@@ -401,6 +482,8 @@ std::unique_ptr<layer> make_layer(const layer_spec& ls, const image_shape& in) {
     case layer_kind::batchnorm: return std::make_unique<batchnorm_layer>(in, ls.act);
     case layer_kind::avgpool: return std::make_unique<avgpool_layer>(in);
     case layer_kind::residual: return std::make_unique<residual_layer>(ls, in);
+    case layer_kind::depthwise: return std::make_unique<depthwise_layer>(geometry_of(ls, in), ls.act);
+    case layer_kind::separable: return std::make_unique<separable_layer>(geometry_of(ls, in), ls.units, ls.act);
   }
   return nullptr;
 }

@@ -22,6 +22,8 @@ const char* to_string(layer_kind k) {
     case layer_kind::batchnorm: return "batchnorm";
     case layer_kind::avgpool: return "avgpool";
     case layer_kind::residual: return "residual";
+    case layer_kind::depthwise: return "depthwise";
+    case layer_kind::separable: return "separable";
   }
   return "unknown";
 }
@@ -40,7 +42,11 @@ std::string layer_spec::text() const {
   switch (kind) {
     case layer_kind::dense: out += cat(" ", units); break;
     case layer_kind::conv:
-      out += cat(" ", kernel, "x", kernel, "x", units);
+    case layer_kind::depthwise:
+    case layer_kind::separable:
+      out += cat(" ", kernel, "x", kernel);
+      if (kind != layer_kind::depthwise)
+        out += cat("x", units);
       if (stride != 1)
         out += cat(" stride ", stride);
       if (padding != padding_mode::same)
@@ -107,8 +113,11 @@ image_shape output_shape(const layer_spec& l, const image_shape& in) {
       return out;
     }
     case layer_kind::conv:
+    case layer_kind::separable:
+    case layer_kind::depthwise:
     case layer_kind::maxpool: {
-      image_shape out{0, 0, l.kind == layer_kind::conv ? l.units : in.channels};
+      const bool new_channels = l.kind == layer_kind::conv || l.kind == layer_kind::separable;
+      image_shape out{0, 0, new_channels ? l.units : in.channels};
       int pad = 0;
       window_side(in.height, l.kernel, l.stride, l.padding, out.height, pad);
       window_side(in.width, l.kernel, l.stride, l.padding, out.width, pad);
@@ -169,10 +178,11 @@ window_geometry model_spec::geometry(size_t l) const {
 
 namespace {
 
-// Names and shapes variables as TensorFlow's layers do: conv<i>, dense<i>, bn<i>, block<i> (and
-// inside a block its own conv<j>, bn<j> and the shortcut), the last layer "logits".
+// Names and shapes variables as TensorFlow's layers do: conv<i>, dense<i>, bn<i>, depthwise<i>,
+// separable<i>, block<i> (and inside a block its own conv<j>, bn<j>, ... and the shortcut), the
+// last layer "logits".
 struct variable_namer {
-  int conv = 0, dense = 0, bn = 0, block = 0;
+  int conv = 0, dense = 0, bn = 0, block = 0, depthwise = 0, separable = 0;
 };
 
 void add_variables(const layer_spec& layer, const image_shape& in, bool logits, const std::string& prefix,
@@ -190,6 +200,19 @@ void add_variables(const layer_spec& layer, const image_shape& in, bool logits, 
     case layer_kind::dense: {
       const std::string p = logits ? std::string{"logits"} : cat("dense", n.dense++);
       add(p + "/weights", static_cast<int>(in.size()), layer.units, {static_cast<int>(in.size()), layer.units});
+      add(p + "/bias", 1, layer.units, {layer.units});
+      break;
+    }
+    case layer_kind::depthwise: {
+      const std::string p = cat("depthwise", n.depthwise++);
+      add(p + "/weights", layer.kernel * layer.kernel, in.channels, {layer.kernel, layer.kernel, in.channels, 1});
+      add(p + "/bias", 1, in.channels, {in.channels});
+      break;
+    }
+    case layer_kind::separable: {
+      const std::string p = cat("separable", n.separable++);
+      add(p + "/depthwise_weights", layer.kernel * layer.kernel, in.channels, {layer.kernel, layer.kernel, in.channels, 1});
+      add(p + "/pointwise_weights", in.channels, layer.units, {1, 1, in.channels, layer.units});
       add(p + "/bias", 1, layer.units, {layer.units});
       break;
     }
@@ -263,6 +286,10 @@ size_t macs_of(const layer_spec& l, const image_shape& in) {
   switch (l.kind) {
     case layer_kind::dense: return in.size() * static_cast<size_t>(l.units);
     case layer_kind::conv: return out.size() * static_cast<size_t>(l.kernel * l.kernel * in.channels);
+    case layer_kind::depthwise: return out.size() * static_cast<size_t>(l.kernel * l.kernel);
+    case layer_kind::separable:
+      return static_cast<size_t>(out.height * out.width) * static_cast<size_t>(in.channels)
+             * static_cast<size_t>(l.kernel * l.kernel + l.units);
     case layer_kind::residual: {
       size_t macs = 0;
       image_shape shape = in;
@@ -287,9 +314,11 @@ std::string check_layers(const std::vector<layer_spec>& layers, image_shape& in,
     switch (layer.kind) {
       case layer_kind::dense:
       case layer_kind::conv:
+      case layer_kind::separable:
         if (layer.units <= 0)
           return cat(where(l), ": needs a positive number of ", layer.kind == layer_kind::dense ? "units" : "channels");
         break;
+      case layer_kind::depthwise: break;
       case layer_kind::dropout:
         if (!(layer.rate >= 0.0f && layer.rate < 1.0f))
           return cat(where(l), ": the rate must be in [0, 1)");
@@ -314,7 +343,8 @@ std::string check_layers(const std::vector<layer_spec>& layers, image_shape& in,
       case layer_kind::batchnorm:
       case layer_kind::avgpool: break;
     }
-    const bool windowed = layer.kind == layer_kind::conv || layer.kind == layer_kind::maxpool;
+    const bool windowed = layer.kind == layer_kind::conv || layer.kind == layer_kind::maxpool
+                          || layer.kind == layer_kind::depthwise || layer.kind == layer_kind::separable;
     if ((windowed || layer.kind == layer_kind::avgpool) && flat)
       return cat(where(l), ": follows a dense layer; convolution and pooling need an image input");
     if (windowed) {
@@ -477,15 +507,25 @@ std::string parse_into(const std::string& text, layer_spec& out) {
   if (kind == "dense") {
     if (words.size() < 2 || !parse_int(words[1], out.units) || out.units <= 0)
       return "expected \"dense UNITS [ACTIVATION]\" with UNITS a positive integer";
-  } else if (kind == "conv") {
-    out.kind = layer_kind::conv;
+  } else if (kind == "depthwise") {
+    out.kind = layer_kind::depthwise;
+    int kh = 0, kw = 0;
+    std::string dims = words.size() > 1 ? words[1] : "";
+    auto x1 = dims.find('x');
+    if (x1 == std::string::npos || !parse_int(dims.substr(0, x1), kh) || !parse_int(dims.substr(x1 + 1), kw) || kh <= 0)
+      return "expected \"depthwise KxK [stride S] [same|valid] [ACTIVATION]\", e.g. \"depthwise 3x3 relu\"";
+    if (kh != kw)
+      return cat("only square kernels are supported, got ", kh, "x", kw);
+    out.kernel = kh;
+  } else if (kind == "conv" || kind == "separable") {
+    out.kind = kind == "conv" ? layer_kind::conv : layer_kind::separable;
     int kh = 0, kw = 0;
     std::string dims = words.size() > 1 ? words[1] : "";
     auto x1 = dims.find('x'), x2 = dims.find('x', x1 == std::string::npos ? x1 : x1 + 1);
     if (x1 == std::string::npos || x2 == std::string::npos || !parse_int(dims.substr(0, x1), kh)
         || !parse_int(dims.substr(x1 + 1, x2 - x1 - 1), kw) || !parse_int(dims.substr(x2 + 1), out.units)
         || kh <= 0 || out.units <= 0)
-      return "expected \"conv KxKxCHANNELS [stride S] [same|valid] [ACTIVATION]\", e.g. \"conv 3x3x32 relu\"";
+      return cat("expected \"", kind, " KxKxCHANNELS [stride S] [same|valid] [ACTIVATION]\", e.g. \"", kind, " 3x3x32 relu\"");
     if (kh != kw)
       return cat("only square kernels are supported, got ", kh, "x", kw);
     out.kernel = kh;
@@ -532,12 +572,13 @@ std::string parse_into(const std::string& text, layer_spec& out) {
     for (std::string w; after >> w;)
       words.push_back(w);
   } else {
-    return cat("unknown layer kind \"", kind, "\" (expected dense, conv, maxpool, dropout, batchnorm, avgpool, residual "
-               "or flatten)");
+    return cat("unknown layer kind \"", kind, "\" (expected dense, conv, depthwise, separable, maxpool, dropout, batchnorm, "
+               "avgpool, residual or flatten)");
   }
   for (; i < words.size(); ++i) {
     const std::string& w = words[i];
-    bool windowed = out.kind == layer_kind::conv || out.kind == layer_kind::maxpool;
+    bool windowed = out.kind == layer_kind::conv || out.kind == layer_kind::maxpool || out.kind == layer_kind::depthwise
+                    || out.kind == layer_kind::separable;
     if (windowed && w == "stride") {
       if (i + 1 >= words.size() || !parse_int(words[i + 1], out.stride) || out.stride <= 0)
         return "\"stride\" needs a positive integer after it";

@@ -17,7 +17,7 @@
 
 namespace actorps {
 
-enum class layer_kind { dense, conv, maxpool, dropout, batchnorm, avgpool, residual };
+enum class layer_kind { dense, conv, maxpool, dropout, batchnorm, avgpool, residual, depthwise, separable };
 
 enum class padding_mode { same, valid };
 
@@ -29,6 +29,8 @@ const char* to_string(padding_mode p);
 ///   conv KxKxCHANNELS [stride S] [same|valid] [ACTIVATION]     (default stride 1, same)
 ///   maxpool K [stride S] [same|valid]                          (default stride K, valid)
 ///   dropout RATE                                               (0 <= RATE < 1, training only)
+///   depthwise KxK [stride S] [same|valid] [ACTIVATION]         (a filter per channel, and a bias)
+///   separable KxKxCHANNELS [stride S] [same|valid] [ACTIVATION] (depthwise, then a 1x1 convolution)
 ///   batchnorm [ACTIVATION]         (per channel; TF1's decay 0.99 and epsilon 0.001)
 ///   avgpool global                 (the mean of each channel: 1 x 1 x channels)
 ///   residual [LAYER, LAYER, ...] [ACTIVATION]
@@ -37,8 +39,8 @@ const char* to_string(padding_mode p);
 /// "flatten" is accepted and implied: a dense layer reads its input flattened (NHWC order).
 struct layer_spec {
   layer_kind kind = layer_kind::dense;
-  int units = 0;  ///< dense: outputs; conv: output channels
-  int kernel = 0; ///< conv: kernel side; maxpool: window side
+  int units = 0;  ///< dense: outputs; conv, separable: output channels
+  int kernel = 0; ///< conv, depthwise, separable: kernel side; maxpool: window side
   int stride = 1;
   padding_mode padding = padding_mode::same;
   std::optional<activation> act;

@@ -22,6 +22,26 @@ std::vector<std::string> resnet(int n) {
   return out;
 }
 
+// Xception (Chollet, 2017) sized for 28x28 and 32x32 inputs: the entry flow halves the size three
+// times (a strided stem, then two blocks that end in 3x3 max pooling, stride 2), the middle flow
+// repeats blocks of three separable convolutions at 4x4, the exit flow pools once more and widens.
+std::vector<std::string> xception_mini() {
+  auto block = [](int c, int convs, bool pool, int last = 0) {
+    std::string body;
+    for (int k = 0; k < convs; ++k) {
+      const int width = k + 1 == convs && last > 0 ? last : c;
+      body += (k > 0 ? ", " : "") + std::string{"separable 3x3x"} + std::to_string(width) +
+              (k + 1 < convs ? ", batchnorm relu" : ", batchnorm");
+    }
+    return "residual [" + body + (pool ? ", maxpool 3 stride 2 same" : "") + "] relu";
+  };
+  return {"conv 3x3x32 stride 2", "batchnorm relu", "conv 3x3x64", "batchnorm relu", // entry flow
+          block(128, 2, true), block(256, 2, true),
+          block(256, 3, false), block(256, 3, false), // middle flow
+          block(256, 2, true, 384), "separable 3x3x512", "batchnorm relu", // exit flow
+          "avgpool global", "dense 10"};
+}
+
 } // namespace
 
 const std::vector<model_preset>& model_presets() {
@@ -43,6 +63,10 @@ const std::vector<model_preset>& model_presets() {
     {"resnet20", resnet(3), activation::relu, {init_scheme::he, 0.0, 0.0, ""}, optimizer_kind::momentum, 0.05f, 0.9f, 50,
      "He et al.'s CIFAR ResNet-20: conv 3x3x16, 3 stages x 3 basic blocks (16/32/64 channels, batch norm, 1x1 "
      "projections where a stage halves the size), global average pooling; momentum SGD lr 0.05 / 0.9, batch 50"},
+    {"xception-mini", xception_mini(), activation::relu, {init_scheme::he, 0.0, 0.0, ""}, optimizer_kind::momentum, 0.05f,
+     0.9f, 50,
+     "Xception's entry, middle and exit flows for 28x28 and 32x32 inputs: separable convolutions with batch norm in "
+     "residual blocks (1x1 projections where a block pools), global average pooling; momentum SGD lr 0.05 / 0.9, batch 50"},
   };
   return all;
 }

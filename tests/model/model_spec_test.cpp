@@ -215,6 +215,28 @@ BOOST_AUTO_TEST_CASE(batchnorm_avgpool_and_residual_blocks_parse_and_round_trip)
   BOOST_TEST((shapes[4] == image_shape{1, 1, 8}));
 }
 
+BOOST_AUTO_TEST_CASE(depthwise_and_separable_layers_parse_shape_and_name_their_variables) {
+  BOOST_TEST(parse_layer("depthwise 3x3 stride 2 valid relu")->text() == "depthwise 3x3 stride 2 valid relu");
+  BOOST_TEST(parse_layer("separable 3x3x64 relu")->text() == "separable 3x3x64 relu");
+  BOOST_TEST(error_of({"depthwise 3x3x8"}).find("expected \"depthwise KxK [stride S]") != std::string::npos);
+  BOOST_TEST(error_of({"separable 3x3"}).find("expected \"separable KxKxCHANNELS") != std::string::npos);
+  actorps::model_spec spec;
+  spec.input = {8, 8, 3};
+  spec.layers = *parse_layers({"depthwise 3x3 stride 2", "separable 3x3x16 relu", "dense 10"});
+  BOOST_TEST(spec.validate() == "");
+  BOOST_TEST((spec.output_shapes()[0] == image_shape{4, 4, 3}));
+  BOOST_TEST((spec.output_shapes()[1] == image_shape{4, 4, 16}));
+  std::vector<std::string> names;
+  for (auto& v : spec.variables())
+    names.push_back(v.name + " " + std::to_string(v.rows) + "x" + std::to_string(v.cols));
+  BOOST_TEST(names == (std::vector<std::string>{"depthwise0/weights 9x3", "depthwise0/bias 1x3", "separable0/depthwise_weights 9x3",
+                                                "separable0/pointwise_weights 3x16", "separable0/bias 1x16", "logits/weights 256x10",
+                                                "logits/bias 1x10"}),
+             boost::test_tools::per_element());
+  BOOST_TEST((spec.variables()[3].shape == std::vector<int>{1, 1, 3, 16}));
+  BOOST_TEST(spec.forward_macs() == 16u * 3 * 9 + 16u * 3 * (9 + 16) + 256u * 10);
+}
+
 BOOST_AUTO_TEST_CASE(new_layers_name_their_variables_as_tensorflow_does) {
   actorps::model_spec spec;
   spec.input = {8, 8, 3};

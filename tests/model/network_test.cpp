@@ -108,6 +108,17 @@ BOOST_AUTO_TEST_CASE(batchnorm_matches_finite_differences) {
   check_gradients(layers_model({3, 3, 2}, {"batchnorm", "dense 3"}), true, "batchnorm first");
 }
 
+BOOST_AUTO_TEST_CASE(depthwise_and_separable_convolutions_match_finite_differences) {
+  check_gradients(layers_model({5, 5, 3}, {"depthwise 3x3 tanh", "dense 3"}), false, "depthwise same");
+  check_gradients(layers_model({7, 6, 2}, {"conv 3x3x3 elu", "depthwise 3x3 stride 2 valid relu", "dense 3"}), false,
+                  "depthwise valid stride 2");
+  check_gradients(layers_model({5, 5, 3}, {"separable 3x3x4 tanh", "separable 3x3x2 stride 2", "dense 3"}), false,
+                  "separable same, stride 2");
+  check_gradients(layers_model({6, 6, 2}, {"residual [separable 3x3x4, batchnorm relu, separable 3x3x4, batchnorm, maxpool 3 stride 2 same] relu",
+                                           "dense 3"}),
+                  true, "an xception block");
+}
+
 BOOST_AUTO_TEST_CASE(global_average_pooling_matches_finite_differences) {
   check_gradients(layers_model({4, 3, 2}, {"conv 3x3x3 tanh", "avgpool global", "dense 3"}), false, "avgpool global");
   check_gradients(layers_model({5, 5, 1}, {"avgpool global", "dense 3"}), false, "avgpool global first");

@@ -8,7 +8,7 @@ using namespace actorps;
 BOOST_AUTO_TEST_SUITE(presets)
 
 BOOST_AUTO_TEST_CASE(every_preset_is_a_valid_model_on_both_input_shapes) {
-  BOOST_TEST(preset_names() == "reference, seed-sigmoid, softmax, cnn, resnet20");
+  BOOST_TEST(preset_names() == "reference, seed-sigmoid, softmax, cnn, resnet20, xception-mini");
   for (auto& p : model_presets()) {
     model_spec spec;
     auto layers = parse_layers(p.layers);
@@ -51,6 +51,19 @@ BOOST_AUTO_TEST_CASE(presets_carry_their_documents_settings) {
   BOOST_TEST_MESSAGE("resnet20 on 32x32x3: " << parameters << " values");
   BOOST_TEST(parameters > 270000); // He et al.: 0.27 M parameters
   BOOST_TEST(parameters < 280000);
+  // xception-mini: 28x28 -> 14 -> 7 -> 4 -> 2, separable convolutions throughout the blocks
+  model_spec xception;
+  xception.input = {28, 28, 1};
+  xception.layers = *parse_layers(find_preset("xception-mini")->layers);
+  auto shapes = xception.output_shapes();
+  BOOST_TEST((shapes[4] == image_shape{7, 7, 128}));
+  BOOST_TEST((shapes[5] == image_shape{4, 4, 256}));
+  BOOST_TEST((shapes[8] == image_shape{2, 2, 384}));
+  BOOST_TEST((shapes[10] == image_shape{2, 2, 512}));
+  int separables = 0;
+  for (auto& v : xception.variables())
+    separables += v.name.find("pointwise_weights") != std::string::npos;
+  BOOST_TEST(separables == 13); // (12 in blocks, the exit flow's last)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
