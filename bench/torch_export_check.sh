@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Outside CI: an exported model in PyTorch reproduces actorps' test accuracy.
 # Usage: bench/torch_export_check.sh [MODEL.npz [DATA_DIR]]
-#   Without MODEL: trains the reference MLP (2 epochs), the cnn preset (1,500 steps) and a residual
-#   network with batch normalisation (1,000 steps) with actorps-train, exports each, and checks
-#   them. Run from the repository root after a build.
+#   Without MODEL: trains the reference MLP (2 epochs), the cnn preset (1,500 steps), a residual
+#   network with batch normalisation and an Xception-like one of separable and depthwise
+#   convolutions (1,000 steps each) with actorps-train, exports each, and checks them. Run from
+#   the repository root after a build.
 set -euo pipefail
 data=${2:-/usr/share/datasets/fashion-mnist}
 bin=build/bin
@@ -42,5 +43,7 @@ train_check() { # NAME OPTIONS...: train, export, check
 train_check reference --model.preset=reference --train.max-epochs=2 || status=1
 train_check cnn --model.preset=cnn --train.max-steps=1500 --train.max-epochs=0 || status=1
 train_check residual --model.layers='["conv 3x3x8 stride 2", "batchnorm relu", "residual [conv 3x3x8, batchnorm relu, conv 3x3x8, batchnorm] relu", "residual [conv 3x3x16 stride 2, batchnorm relu, conv 3x3x16, batchnorm] relu", "avgpool global", "dense 10"]' \
+  --train.learning-rate=0.05 --train.max-steps=1000 --train.max-epochs=0 || status=1
+train_check separable --model.layers='["conv 3x3x8 stride 2", "batchnorm relu", "residual [separable 3x3x16, batchnorm relu, separable 3x3x16, batchnorm, maxpool 3 stride 2 same] relu", "depthwise 3x3 relu", "avgpool global", "dense 10"]' \
   --train.learning-rate=0.05 --train.max-steps=1000 --train.max-epochs=0 || status=1
 exit $status
