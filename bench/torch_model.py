@@ -2,7 +2,8 @@
 conv (TF 'same'/'valid' padding, the odd cell at the bottom and right), max pooling, dropout, batch
 normalisation (TF1's decay 0.99 and epsilon 0.001: PyTorch momentum 0.01), global average
 pooling, residual blocks (identity or 1x1 projection shortcut), depthwise and separable
-convolutions (grouped convolutions, then a 1x1 one), the five activations, NHWC
+convolutions (grouped convolutions, then a 1x1 one), local response normalisation, the five
+activations, NHWC
 flattening as actorps does. build(model, arrays) loads the .npz's values by their TF names
 (arrays=None: PyTorch's own initialisation, for training baselines)."""
 import numpy as np
@@ -103,6 +104,12 @@ def parse(text):
     elif kind == "depthwise":
         spec["k"], spec["same"] = int(rest[0].split("x")[0]), True
         i = 1
+    elif kind == "lrn":
+        lrn = {"radius": 5, "bias": 1.0, "alpha": 1.0, "beta": 0.5}
+        for key, value in zip(rest[0::2], rest[1::2]):
+            lrn[key] = float(value)
+        spec["lrn"] = lrn
+        return spec
     while i < len(rest):
         if rest[i] == "stride":
             spec["stride"] = int(rest[i + 1])
@@ -185,6 +192,10 @@ class Builder:
                     h, w = (h - k) // stride + 1, (w - k) // stride + 1
             elif kind == "dropout":
                 out.append(nn.Dropout(float(s["size"])))
+            elif kind == "lrn":  # PyTorch divides alpha by the window's size
+                p = s["lrn"]
+                size = 2 * int(p["radius"]) + 1
+                out.append(nn.LocalResponseNorm(size, alpha=p["alpha"] * size, beta=p["beta"], k=p["bias"]))
             elif kind == "batchnorm":
                 name = "%sbn%d" % (prefix, counters["bn"])
                 counters["bn"] += 1

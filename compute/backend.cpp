@@ -37,6 +37,8 @@ const char* to_string(backend_op op) {
     case backend_op::depthwise: return "depthwise";
     case backend_op::depthwise_backward_input: return "depthwise_backward_input";
     case backend_op::depthwise_backward_weights: return "depthwise_backward_weights";
+    case backend_op::lrn: return "lrn";
+    case backend_op::lrn_backward: return "lrn_backward";
   }
   return "unknown";
 }

@@ -22,12 +22,23 @@
 
 namespace actorps {
 
+/// Local response normalisation's constants (TensorFlow's tf.nn.lrn defaults).
+struct lrn_params {
+  int radius = 5;
+  float bias = 1.0f;
+  float alpha = 1.0f;
+  float beta = 0.5f;
+  friend bool operator==(const lrn_params& a, const lrn_params& b) {
+    return a.radius == b.radius && a.bias == b.bias && a.alpha == b.alpha && a.beta == b.beta;
+  }
+};
+
 /// The ops of a backend, by name: soft placement runs those a backend has no kernel for on the
 /// CPU (compute/soft_placement.hpp).
 enum class backend_op {
   gemm, add_bias, sum_rows, axpy, scale, im2col, col2im, maxpool, maxpool_backward, dropout, multiply,
   activate, activate_backward, softmax_xent, count_correct, apply_update, channel_moments, batch_norm,
-  batch_norm_backward, depthwise, depthwise_backward_input, depthwise_backward_weights
+  batch_norm_backward, depthwise, depthwise_backward_input, depthwise_backward_weights, lrn, lrn_backward
 };
 
 /// Every op, in declaration order.
@@ -37,7 +48,7 @@ constexpr backend_op all_backend_ops[] = {
   backend_op::multiply, backend_op::activate, backend_op::activate_backward, backend_op::softmax_xent,
   backend_op::count_correct, backend_op::apply_update, backend_op::channel_moments, backend_op::batch_norm,
   backend_op::batch_norm_backward, backend_op::depthwise, backend_op::depthwise_backward_input,
-  backend_op::depthwise_backward_weights};
+  backend_op::depthwise_backward_weights, backend_op::lrn, backend_op::lrn_backward};
 
 /// The op's name as written here, e.g. "maxpool_backward".
 const char* to_string(backend_op op);
@@ -166,6 +177,14 @@ public:
   /// training); dx may alias dy.
   virtual void batch_norm_backward(matrix x, matrix dy, const float* mean, const float* var, const float* gamma,
                                    float eps, float* dgamma, float* dbeta, matrix dx) = 0;
+
+  // -- local response normalisation (TF's tf.nn.lrn over the channels of each row) ------------
+
+  /// y[r][c] = x[r][c] / (p.bias + p.alpha * sum of x[r][c']^2 for |c' - c| <= p.radius)^p.beta.
+  virtual void lrn(matrix x, const lrn_params& p, matrix y) = 0;
+
+  /// dx (overwritten; may alias dy) from dy, the forward's x and y.
+  virtual void lrn_backward(matrix x, matrix y, matrix dy, const lrn_params& p, matrix dx) = 0;
 
   // -- optimizers ---------------------------------------------------------------
 

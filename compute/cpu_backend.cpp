@@ -2,6 +2,7 @@
 #include "compute/cpu_backend.hpp"
 
 #include "compute/batch_norm_ops.hpp"
+#include "compute/lrn_ops.hpp"
 #include "compute/window_ops.hpp"
 #include "compute/dropout_mask.hpp"
 
@@ -272,6 +273,17 @@ public:
   void depthwise_backward_weights(const window_geometry& g, int n, const float* x, const float* dy, float* dw) override {
     if (errors_.geometry_valid("depthwise_backward_weights", g))
       depthwise_backward_weights_host(g, n, x, dy, dw);
+  }
+
+  void lrn(matrix x, const lrn_params& p, matrix y) override {
+    if (errors_.same_shape("lrn", x, y))
+      lrn_host(x.data, x.rows, x.cols, p, y.data);
+  }
+
+  void lrn_backward(matrix x, matrix y, matrix dy, const lrn_params& p, matrix dx) override {
+    if (errors_.same_shape("lrn_backward", x, y) && errors_.same_shape("lrn_backward", y, dy) &&
+        errors_.same_shape("lrn_backward", dy, dx))
+      lrn_backward_host(x.data, y.data, dy.data, x.rows, x.cols, p, dx.data);
   }
 
   void channel_moments(matrix x, float* mean, float* var) override {

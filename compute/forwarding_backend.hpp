@@ -72,6 +72,11 @@ public:
     inner_.depthwise_backward_weights(g, n, x, dy, dw);
   }
 
+  void lrn(matrix x, const lrn_params& p, matrix y) override { inner_.lrn(x, p, y); }
+  void lrn_backward(matrix x, matrix y, matrix dy, const lrn_params& p, matrix dx) override {
+    inner_.lrn_backward(x, y, dy, p, dx);
+  }
+
 protected:
   backend& inner() const { return inner_; }
 

@@ -182,6 +182,20 @@ public:
         [&](float** p) { cpu_->depthwise_backward_weights(g, n, p[0], p[1], p[2]); });
   }
 
+  void lrn(matrix x, const lrn_params& lp, matrix y) override {
+    if (!lacks(backend_op::lrn))
+      return device_->lrn(x, lp, y);
+    run(backend_op::lrn, {{x.data, x.size(), false}, {y.data, y.size(), true}},
+        [&](float** p) { cpu_->lrn(like(x, p[0]), lp, like(y, p[1])); });
+  }
+  void lrn_backward(matrix x, matrix y, matrix dy, const lrn_params& lp, matrix dx) override {
+    if (!lacks(backend_op::lrn_backward))
+      return device_->lrn_backward(x, y, dy, lp, dx);
+    run(backend_op::lrn_backward,
+        {{x.data, x.size(), false}, {y.data, y.size(), false}, {dy.data, dy.size(), false}, {dx.data, dx.size(), true}},
+        [&](float** p) { cpu_->lrn_backward(like(x, p[0]), like(y, p[1]), like(dy, p[2]), lp, like(dx, p[3])); });
+  }
+
 private:
   static size_t filters(const window_geometry& g) { return count(g.k_h) * count(g.k_w) * count(g.channels); }
   static matrix like(matrix m, float* data) { return {data, m.rows, m.cols}; }

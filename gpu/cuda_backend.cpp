@@ -8,6 +8,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_select.hpp"
 #include "gpu/elementwise.cuh"
+#include "gpu/lrn.cuh"
 #include "gpu/optimizer.cuh"
 #include "gpu/softmax_xent.cuh"
 #include "gpu/window_ops.cuh"
@@ -248,6 +249,24 @@ public:
       return;
     if (double* scratch = double_scratch(gpu::depthwise_weights_scratch(g, n)))
       ACTORPS_CUDA_CHECK(gpu::launch_depthwise_backward_weights(g, n, x, dy, dw, scratch, stream_));
+  }
+
+  void lrn(matrix x, const lrn_params& p, matrix y) override {
+    if (errors_.same_shape("lrn", x, y))
+      ACTORPS_CUDA_CHECK(gpu::launch_lrn(x.data, x.rows, x.cols, p, y.data, stream_));
+  }
+
+  void lrn_backward(matrix x, matrix y, matrix dy, const lrn_params& p, matrix dx) override {
+    if (!errors_.same_shape("lrn_backward", x, y) || !errors_.same_shape("lrn_backward", y, dy) ||
+        !errors_.same_shape("lrn_backward", dy, dx))
+      return;
+    if (dx.data != dy.data)
+      return ACTORPS_CUDA_CHECK(gpu::launch_lrn_backward(x.data, y.data, dy.data, x.rows, x.cols, p, dx.data, stream_));
+    // dx aliases dy: the kernel reads the neighbours' dy, so dy is copied aside first
+    if (float* copy = scratch_for(dy.size())) {
+      ACTORPS_CUDA_CHECK(cudaMemcpyAsync(copy, dy.data, dy.size() * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+      ACTORPS_CUDA_CHECK(gpu::launch_lrn_backward(x.data, y.data, copy, x.rows, x.cols, p, dx.data, stream_));
+    }
   }
 
   void channel_moments(matrix x, float* mean, float* var) override {

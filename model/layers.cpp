@@ -279,6 +279,36 @@ private:
   buffer mid_;
 };
 
+// tf.nn.lrn over the channels of each example's positions.
+class lrn_layer final : public layer {
+public:
+  lrn_layer(const image_shape& in, const lrn_params& p) : positions_(in.height * in.width), channels_(in.channels), p_(p) {
+  }
+
+  caf::error allocate(backend&, int) override {
+    return caf::none;
+  }
+
+  void forward(backend& be, const layer_io& io, const layer_vars&, bool, uint64_t) override {
+    be.lrn(rows(const_cast<float*>(io.in), io.rows), p_, rows(io.out, io.rows));
+  }
+
+  void backward(backend& be, const layer_io& io, float* dout, float* din, const layer_vars&) override {
+    if (din != nullptr)
+      be.lrn_backward(rows(const_cast<float*>(io.in), io.rows), rows(io.out, io.rows), rows(dout, io.rows), p_,
+                      rows(din, io.rows));
+  }
+
+private:
+  matrix rows(float* base, int examples) const {
+    return {base, examples * positions_, channels_};
+  }
+
+  int positions_;
+  int channels_;
+  lrn_params p_;
+};
+
 // Per channel over the batch and positions (rows x positions by channels); in training the
 // batch's moments go into the moving statistics' gradients and normalise, otherwise the moving
 // statistics do. vars: gamma, beta, moving_mean, moving_variance.
@@ -484,6 +514,7 @@ std::unique_ptr<layer> make_layer(const layer_spec& ls, const image_shape& in) {
     case layer_kind::residual: return std::make_unique<residual_layer>(ls, in);
     case layer_kind::depthwise: return std::make_unique<depthwise_layer>(geometry_of(ls, in), ls.act);
     case layer_kind::separable: return std::make_unique<separable_layer>(geometry_of(ls, in), ls.units, ls.act);
+    case layer_kind::lrn: return std::make_unique<lrn_layer>(in, ls.lrn);
   }
   return nullptr;
 }

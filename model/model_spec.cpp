@@ -6,12 +6,28 @@
 #include "common/log.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <cstdlib>
 #include <sstream>
 
 namespace actorps {
+
+namespace {
+
+// The shortest text of v that reads back as v (6 to 9 significant digits).
+std::string float_text(float v) {
+  char buf[32];
+  for (int digits = 6; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, static_cast<double>(v));
+    if (std::strtof(buf, nullptr) == v)
+      break;
+  }
+  return buf;
+}
+
+} // namespace
 
 const char* to_string(layer_kind k) {
   switch (k) {
@@ -24,6 +40,7 @@ const char* to_string(layer_kind k) {
     case layer_kind::residual: return "residual";
     case layer_kind::depthwise: return "depthwise";
     case layer_kind::separable: return "separable";
+    case layer_kind::lrn: return "lrn";
   }
   return "unknown";
 }
@@ -34,7 +51,7 @@ const char* to_string(padding_mode p) {
 
 bool operator==(const layer_spec& a, const layer_spec& b) {
   return a.kind == b.kind && a.units == b.units && a.kernel == b.kernel && a.stride == b.stride
-         && a.padding == b.padding && a.act == b.act && a.rate == b.rate && a.body == b.body;
+         && a.padding == b.padding && a.act == b.act && a.rate == b.rate && a.body == b.body && a.lrn == b.lrn;
 }
 
 std::string layer_spec::text() const {
@@ -62,6 +79,18 @@ std::string layer_spec::text() const {
     case layer_kind::dropout: out += cat(" ", rate); break;
     case layer_kind::batchnorm: break;
     case layer_kind::avgpool: out += " global"; break;
+    case layer_kind::lrn: {
+      const lrn_params defaults;
+      if (lrn.radius != defaults.radius)
+        out += cat(" radius ", lrn.radius);
+      if (lrn.bias != defaults.bias)
+        out += " bias " + float_text(lrn.bias);
+      if (lrn.alpha != defaults.alpha)
+        out += " alpha " + float_text(lrn.alpha);
+      if (lrn.beta != defaults.beta)
+        out += " beta " + float_text(lrn.beta);
+      break;
+    }
     case layer_kind::residual: {
       std::vector<std::string> inner;
       for (auto& l : body)
@@ -104,6 +133,7 @@ image_shape output_shape(const layer_spec& l, const image_shape& in) {
   switch (l.kind) {
     case layer_kind::dense: return {1, 1, l.units};
     case layer_kind::dropout:
+    case layer_kind::lrn:
     case layer_kind::batchnorm: return in;
     case layer_kind::avgpool: return {1, 1, in.channels};
     case layer_kind::residual: {
@@ -238,6 +268,7 @@ void add_variables(const layer_spec& layer, const image_shape& in, bool logits, 
     }
     case layer_kind::maxpool:
     case layer_kind::dropout:
+    case layer_kind::lrn:
     case layer_kind::avgpool: break;
   }
 }
@@ -339,6 +370,10 @@ std::string check_layers(const std::vector<layer_spec>& layers, image_shape& in,
                      "; the shortcut needs the same shape or a 1x1 projection to it (an image, its sides divided by one stride)");
         break;
       }
+      case layer_kind::lrn:
+        if (layer.lrn.radius < 0 || !(layer.lrn.bias > 0.0f) || !(layer.lrn.alpha >= 0.0f) || !(layer.lrn.beta >= 0.0f))
+          return cat(where(l), ": needs radius >= 0, bias > 0, alpha >= 0 and beta >= 0");
+        break;
       case layer_kind::maxpool:
       case layer_kind::batchnorm:
       case layer_kind::avgpool: break;
@@ -544,6 +579,26 @@ std::string parse_into(const std::string& text, layer_spec& out) {
   } else if (kind == "batchnorm") {
     out.kind = layer_kind::batchnorm;
     i = 1;
+  } else if (kind == "lrn") {
+    out.kind = layer_kind::lrn;
+    for (i = 1; i < words.size(); i += 2) {
+      const std::string& key = words[i];
+      const std::string value = i + 1 < words.size() ? words[i + 1] : "";
+      char* end = nullptr;
+      const float v = std::strtof(value.c_str(), &end);
+      const bool number = !value.empty() && end != nullptr && *end == '\0' && std::isfinite(v);
+      if (key == "radius" && parse_int(value, out.lrn.radius))
+        continue;
+      if (number && key == "bias" && v > 0.0f)
+        out.lrn.bias = v;
+      else if (number && key == "alpha" && v >= 0.0f)
+        out.lrn.alpha = v;
+      else if (number && key == "beta" && v >= 0.0f)
+        out.lrn.beta = v;
+      else
+        return cat("expected \"lrn [radius R] [bias B] [alpha A] [beta BETA]\" (TensorFlow's defaults 5, 1, 1, 0.5; R an "
+                   "integer >= 0, B > 0, A and BETA >= 0), got \"", key, value.empty() ? "" : " " + value, "\"");
+    }
   } else if (kind == "avgpool") {
     out.kind = layer_kind::avgpool;
     if (words.size() < 2 || words[1] != "global")
@@ -573,7 +628,7 @@ std::string parse_into(const std::string& text, layer_spec& out) {
       words.push_back(w);
   } else {
     return cat("unknown layer kind \"", kind, "\" (expected dense, conv, depthwise, separable, maxpool, dropout, batchnorm, "
-               "avgpool, residual or flatten)");
+               "lrn, avgpool, residual or flatten)");
   }
   for (; i < words.size(); ++i) {
     const std::string& w = words[i];
@@ -586,7 +641,7 @@ std::string parse_into(const std::string& text, layer_spec& out) {
     } else if (windowed && (w == "same" || w == "valid")) {
       out.padding = w == "same" ? padding_mode::same : padding_mode::valid;
     } else if (out.kind != layer_kind::maxpool && out.kind != layer_kind::dropout && out.kind != layer_kind::avgpool
-               && parse_activation(w)) {
+               && out.kind != layer_kind::lrn && parse_activation(w)) {
       if (out.act)
         return "more than one activation";
       out.act = parse_activation(w);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "compute/activation.hpp"
+#include "compute/backend.hpp"
 #include "compute/window_geometry.hpp"
 #include "model/variable_spec.hpp"
 
@@ -17,7 +18,7 @@
 
 namespace actorps {
 
-enum class layer_kind { dense, conv, maxpool, dropout, batchnorm, avgpool, residual, depthwise, separable };
+enum class layer_kind { dense, conv, maxpool, dropout, batchnorm, avgpool, residual, depthwise, separable, lrn };
 
 enum class padding_mode { same, valid };
 
@@ -33,6 +34,7 @@ const char* to_string(padding_mode p);
 ///   separable KxKxCHANNELS [stride S] [same|valid] [ACTIVATION] (depthwise, then a 1x1 convolution)
 ///   batchnorm [ACTIVATION]         (per channel; TF1's decay 0.99 and epsilon 0.001)
 ///   avgpool global                 (the mean of each channel: 1 x 1 x channels)
+///   lrn [radius R] [bias B] [alpha A] [beta BETA]   (tf.nn.lrn; defaults 5, 1, 1, 0.5)
 ///   residual [LAYER, LAYER, ...] [ACTIVATION]
 ///       a block: ACTIVATION(layers(x) + shortcut(x)); the shortcut is x itself when the layers keep
 ///       its shape, else a 1x1 convolution with the stride that gives their output's shape
@@ -46,6 +48,7 @@ struct layer_spec {
   std::optional<activation> act;
   float rate = 0.0f; ///< dropout
   std::vector<layer_spec> body; ///< residual: the block's layers
+  lrn_params lrn;               ///< lrn
 
   /// Returns the canonical text, e.g. "conv 3x3x32 relu".
   std::string text() const;

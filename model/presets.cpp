@@ -60,6 +60,12 @@ const std::vector<model_preset>& model_presets() {
      {"conv 3x3x32 relu", "maxpool 2", "conv 3x3x64 relu", "maxpool 2", "dense 128 relu", "dense 10"},
      activation::relu, {init_scheme::glorot_uniform, 0.0, 0.0, ""}, optimizer_kind::momentum, 0.01f,
      0.9f, 50, "conv 3x3x32 - pool - conv 3x3x64 - pool - dense 128, momentum SGD lr 0.01 / 0.9, batch 50"},
+    {"cifar10-tutorial",
+     {"conv 5x5x64 relu", "maxpool 3 stride 2 same", "lrn radius 4 alpha 0.000111111 beta 0.75", "conv 5x5x64 relu",
+      "lrn radius 4 alpha 0.000111111 beta 0.75", "maxpool 3 stride 2 same", "dense 384 relu", "dense 192 relu", "dense 10"},
+     activation::relu, {init_scheme::truncated_normal, 0.05, 0.1, ""}, optimizer_kind::sgd, 0.1f, 0.0f, 128,
+     "TensorFlow's CIFAR-10 tutorial network (conv 5x5x64, pool 3x3 stride 2, LRN, conv 5x5x64, LRN, pool, dense 384, "
+     "dense 192): truncated-normal init, SGD lr 0.1, batch 128 (its 24x24 crops: data.crop-size)"},
     {"resnet20", resnet(3), activation::relu, {init_scheme::he, 0.0, 0.0, ""}, optimizer_kind::momentum, 0.05f, 0.9f, 50,
      "He et al.'s CIFAR ResNet-20: conv 3x3x16, 3 stages x 3 basic blocks (16/32/64 channels, batch norm, 1x1 "
      "projections where a stage halves the size), global average pooling; momentum SGD lr 0.05 / 0.9, batch 50"},

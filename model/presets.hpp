@@ -1,6 +1,6 @@
 // Named models with their own training defaults (model.preset): the exercise-10 notebook's MLP,
-// the seed documents' sigmoid net and softmax regression, a small CNN, He et al.'s ResNet-20 and
-// a small Xception. Options a user sets
+// the seed documents' sigmoid net and softmax regression, a small CNN, TensorFlow's CIFAR-10
+// tutorial network, He et al.'s ResNet-20 and a small Xception. Options a user sets
 // explicitly override a preset's defaults.
 #pragma once
 
@@ -24,13 +24,13 @@ struct model_preset {
   const char* description;
 };
 
-/// Every preset: reference, seed-sigmoid, softmax, cnn, resnet20, xception-mini.
+/// Every preset: reference, seed-sigmoid, softmax, cnn, cifar10-tutorial, resnet20, xception-mini.
 const std::vector<model_preset>& model_presets();
 
 /// Returns the preset of that name, or nullptr.
 const model_preset* find_preset(const std::string& name);
 
-/// Returns "reference, seed-sigmoid, softmax, cnn, resnet20, xception-mini" (for messages).
+/// Returns "reference, seed-sigmoid, softmax, cnn, cifar10-tutorial, resnet20, xception-mini" (for messages).
 std::string preset_names();
 
 } // namespace actorps

@@ -6,6 +6,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace actorps;
@@ -210,6 +211,34 @@ BOOST_FIXTURE_TEST_CASE(batch_norm_matches_the_formulas_in_double, fixture) {
       const double xhat = (xs[r * cols + c] - mu) * inv;
       const double want = gammas[c] * inv / rows * (rows * dys[r * cols + c] - sdy - xhat * sdyx);
       BOOST_TEST(std::fabs(din[r * cols + c] - want) <= 1e-4 * (1 + std::fabs(want)), "dx[" << r << "][" << c << "]");
+    }
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(lrn_matches_tensorflows_formula_in_double, fixture) {
+  const int rows = 6, cols = 13;
+  for (lrn_params p : {lrn_params{}, lrn_params{4, 1.0f, 0.001f / 9.0f, 0.75f}, lrn_params{2, 2.0f, 0.5f, 1.0f}}) {
+    auto xs = random_values(rows * cols, 51, -3.0f, 3.0f), dys = random_values(rows * cols, 52);
+    auto x = from(xs), y = from(std::vector<float>(rows * cols)), dy = from(dys), dx = from(std::vector<float>(rows * cols));
+    be->lrn(x.as_matrix(rows, cols), p, y.as_matrix(rows, cols));
+    be->lrn_backward(x.as_matrix(rows, cols), y.as_matrix(rows, cols), dy.as_matrix(rows, cols), p, dx.as_matrix(rows, cols));
+    auto out = to_host(y), din = to_host(dx);
+    for (int r = 0; r < rows; ++r) {
+      auto s = [&](int c) {
+        double sum = 0;
+        for (int j = std::max(0, c - p.radius); j <= std::min(cols - 1, c + p.radius); ++j)
+          sum += double(xs[r * cols + j]) * xs[r * cols + j];
+        return p.bias + p.alpha * sum;
+      };
+      for (int c = 0; c < cols; ++c) {
+        const double want = xs[r * cols + c] * std::pow(s(c), -p.beta);
+        BOOST_TEST(std::fabs(out[r * cols + c] - want) <= 1e-5 * (1 + std::fabs(want)), "y[" << r << "][" << c << "]");
+        // d/dx_c of sum_j dy_j x_j s_j^-beta
+        double grad = dys[r * cols + c] * std::pow(s(c), -p.beta);
+        for (int j = std::max(0, c - p.radius); j <= std::min(cols - 1, c + p.radius); ++j)
+          grad -= dys[r * cols + j] * xs[r * cols + j] * p.beta * std::pow(s(j), -p.beta - 1) * p.alpha * 2 * xs[r * cols + c];
+        BOOST_TEST(std::fabs(din[r * cols + c] - grad) <= 1e-4 * (1 + std::fabs(grad)), "dx[" << r << "][" << c << "]");
+      }
     }
   }
 }

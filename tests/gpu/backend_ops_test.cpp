@@ -253,6 +253,25 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(depthwise_convolution_and_its_gradients, Device, d
   }
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(local_response_normalisation, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
+  for (lrn_params p : {lrn_params{}, lrn_params{4, 1.0f, 0.001f / 9.0f, 0.75f}}) {
+    const int rows = 50 * 12 * 12, cols = 64;
+    const size_t n = size_t(rows) * cols;
+    values in = {random_values(n, 60, -4.0f, 4.0f), std::vector<float>(n), random_values(n, 61), std::vector<float>(n),
+                 random_values(n, 62)};
+    f.compare("lrn radius " + std::to_string(p.radius), in, [=](backend& be, std::vector<buffer>& b) {
+      be.lrn(b[0].as_matrix(rows, cols), p, b[1].as_matrix(rows, cols));
+      be.lrn_backward(b[0].as_matrix(rows, cols), b[1].as_matrix(rows, cols), b[2].as_matrix(rows, cols), p,
+                      b[3].as_matrix(rows, cols));
+      be.lrn_backward(b[0].as_matrix(rows, cols), b[1].as_matrix(rows, cols), b[4].as_matrix(rows, cols), p,
+                      b[4].as_matrix(rows, cols)); // (in place)
+    }, 1e-4f);
+  }
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(batch_norm_moments_forward_and_backward, Device, devices) {
   compare_fixture<Device> f;
   if (!f.other)

@@ -237,6 +237,24 @@ BOOST_AUTO_TEST_CASE(depthwise_and_separable_layers_parse_shape_and_name_their_v
   BOOST_TEST(spec.forward_macs() == 16u * 3 * 9 + 16u * 3 * (9 + 16) + 256u * 10);
 }
 
+BOOST_AUTO_TEST_CASE(lrn_parses_with_tensorflows_defaults_and_round_trips) {
+  auto l = *parse_layer("lrn");
+  BOOST_TEST((l.kind == layer_kind::lrn));
+  BOOST_TEST(l.lrn.radius == 5);
+  BOOST_TEST(l.lrn.beta == 0.5f);
+  auto tutorial = *parse_layer("lrn radius 4 alpha 0.000111111 beta 0.75");
+  BOOST_TEST(tutorial.lrn.radius == 4);
+  BOOST_TEST(tutorial.lrn.alpha == 0.000111111f);
+  BOOST_TEST(tutorial.text() == "lrn radius 4 alpha 0.000111111 beta 0.75");
+  layer_spec exact = tutorial;
+  exact.lrn.alpha = 0.001f / 9.0f; // (printed with the digits that read it back)
+  BOOST_TEST((*parse_layer(exact.text()) == exact));
+  BOOST_TEST(error_of({"lrn radius -1"}).find("expected \"lrn [radius R] [bias B] [alpha A] [beta BETA]\"") != std::string::npos);
+  BOOST_TEST(error_of({"lrn depth 3"}).find("got \"depth 3\"") != std::string::npos);
+  BOOST_TEST(error_of({"lrn bias 0"}).find("got \"bias 0\"") != std::string::npos);
+  BOOST_TEST(error_of({"lrn relu"}).find("got \"relu\"") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(new_layers_name_their_variables_as_tensorflow_does) {
   actorps::model_spec spec;
   spec.input = {8, 8, 3};

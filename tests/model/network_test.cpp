@@ -119,6 +119,11 @@ BOOST_AUTO_TEST_CASE(depthwise_and_separable_convolutions_match_finite_differenc
                   true, "an xception block");
 }
 
+BOOST_AUTO_TEST_CASE(local_response_normalisation_matches_finite_differences) {
+  check_gradients(layers_model({3, 3, 7}, {"conv 3x3x9 tanh", "lrn radius 2 alpha 0.3 beta 0.75", "dense 3"}), false, "lrn");
+  check_gradients(layers_model({2, 2, 6}, {"lrn", "dense 3"}), false, "lrn with TF's defaults, first");
+}
+
 BOOST_AUTO_TEST_CASE(global_average_pooling_matches_finite_differences) {
   check_gradients(layers_model({4, 3, 2}, {"conv 3x3x3 tanh", "avgpool global", "dense 3"}), false, "avgpool global");
   check_gradients(layers_model({5, 5, 1}, {"avgpool global", "dense 3"}), false, "avgpool global first");

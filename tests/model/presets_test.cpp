@@ -8,7 +8,7 @@ using namespace actorps;
 BOOST_AUTO_TEST_SUITE(presets)
 
 BOOST_AUTO_TEST_CASE(every_preset_is_a_valid_model_on_both_input_shapes) {
-  BOOST_TEST(preset_names() == "reference, seed-sigmoid, softmax, cnn, resnet20, xception-mini");
+  BOOST_TEST(preset_names() == "reference, seed-sigmoid, softmax, cnn, cifar10-tutorial, resnet20, xception-mini");
   for (auto& p : model_presets()) {
     model_spec spec;
     auto layers = parse_layers(p.layers);

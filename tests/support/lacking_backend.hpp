@@ -66,6 +66,8 @@ public:
                   (g, n, dy, w, dx))
   ACTORPS_LACKING(depthwise_backward_weights, (const window_geometry& g, int n, const float* x, const float* dy, float* dw),
                   (g, n, x, dy, dw))
+  ACTORPS_LACKING(lrn, (matrix x, const lrn_params& p, matrix y), (x, p, y))
+  ACTORPS_LACKING(lrn_backward, (matrix x, matrix y, matrix dy, const lrn_params& p, matrix dx), (x, y, dy, p, dx))
 #undef ACTORPS_LACKING
 
 private:
