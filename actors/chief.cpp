@@ -191,8 +191,22 @@ void save(chief_pointer self, const run_command& c) {
     op_failed(self, c.op), save_atom_v);
 }
 
+// The run's monitor (evaluations, metrics.jsonl, summary.json), opened once: when training starts,
+// or at the finish of a resumed run whose checkpoint had already reached max-steps.
+void open_monitor(chief_pointer self) {
+  auto& st = self->state;
+  if (st.monitor)
+    return;
+  st.monitor.emplace(st.cfg.train, to_string(st.cfg.cluster.mode), *st.net, *st.cfg.data, std::move(*st.log));
+  st.monitor->report_to(st.cfg.observed);
+  if (st.restored)
+    st.monitor->resume(st.restored->manifest.train_seconds);
+  st.log.reset();
+}
+
 // The final evaluation and summary.json.
 void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
+  open_monitor(self); // (not yet open: a resumed run that had reached max-steps finishes at once)
   read_model_then(self, op, [=](json_object counters, std::vector<std::vector<float>>& final_params) {
     auto& st = self->state;
     auto& ctl = *st.ctl;
@@ -255,12 +269,8 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
 
 void start_workers(chief_pointer self) {
   auto& st = self->state;
-  st.monitor.emplace(st.cfg.train, to_string(st.cfg.cluster.mode), *st.net, *st.cfg.data, std::move(*st.log));
-  st.monitor->report_to(st.cfg.observed);
+  open_monitor(self);
   watch_stalls(self);
-  if (st.restored)
-    st.monitor->resume(st.restored->manifest.train_seconds);
-  st.log.reset();
   const uint32_t slices = st.cfg.cluster.slices;
   for (uint32_t g = 0; g * slices < st.workers.size(); ++g) {
     slice_group group{g, {}};

@@ -223,13 +223,11 @@ run_commands run_control::shard_ready(uint32_t s, run_time now, uint64_t kept_ve
     worker_steps_ = worker_steps_at(steps_);
   }
   if ((resumed_ || attached_step_ > 0 || kept_ahead_ > 0) && cfg_.max_steps > 0 && steps_ >= cfg_.max_steps) {
-    // a chief restarted after its run had reached max-steps (killed while finishing): finish it
+    // a chief restarted after its run had reached max-steps (killed while finishing, or started
+    // again on its checkpoints): the workers are stopped as they come, untrained, then it finishes
     out.push_back(run_command::log(cat("the run had reached max-steps ", cfg_.max_steps, " (global step ", steps_,
-                                       "): finishing it")));
-    stop_reason_ = cat("max steps ", cfg_.max_steps, " reached");
-    train_start_ = last_report_ = now;
-    begin_finish(out);
-    return out;
+                                       "): finishing it once its workers are back")));
+    stop_at_start_ = cat("max steps ", cfg_.max_steps, " reached");
   }
   phase_ = run_phase::waiting;
   if (std::none_of(members_.begin(), members_.end(), [](member m) { return m == member::absent; }))
@@ -243,6 +241,11 @@ void run_control::start_training(run_time now, run_commands& out) {
     if (m == member::registered) // (elastic: ids that had left stay left)
       m = member::training;
   train_start_ = now;
+  if (stop_at_start_) { // nothing left to train: the workers stop without a step
+    last_report_ = now;
+    begin_stop(*stop_at_start_, now, out);
+    return;
+  }
   line_start_ = now;
   line_step_ = steps_;
   next_line_step_ = steps_ + cfg_.progress_every;
@@ -684,6 +687,16 @@ run_commands run_control::tick(run_time now) {
       if (m == member::absent)
         m = member::gone;
     start_training(now, out);
+    return out;
+  }
+  if (phase_ == run_phase::waiting && stop_at_start_) { // the run had ended: finish it without them
+    out.push_back(run_command::log(cat("finishing without ", missing(), ": no registration within cluster.startup-timeout")));
+    for (auto& m : members_)
+      if (m == member::absent)
+        m = member::gone;
+    stop_reason_ = *stop_at_start_;
+    train_start_ = last_report_ = now;
+    begin_finish(out);
     return out;
   }
   if (starting)

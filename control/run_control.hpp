@@ -327,6 +327,7 @@ private:
   int64_t next_save_step_ = 0;
   double next_save_seconds_ = 0.0;
   std::string stop_reason_;
+  std::optional<std::string> stop_at_start_; // a restarted run that had reached its limit: stop the workers as they come
   double resumed_seconds_ = 0.0;
   // Worker steps (the sum of the reports) at a global step.
   int64_t worker_steps_at(int64_t global_step) const;

@@ -30,6 +30,14 @@ bool logs(const run_commands& cmds, const std::string& part) {
                      [&](const run_command& c) { return c.what == kind::log && c.text.find(part) != std::string::npos; });
 }
 
+std::string describe_logs(const run_commands& cmds) {
+  std::string out;
+  for (auto& c : cmds)
+    if (c.what == kind::log)
+      out += c.text + "; ";
+  return out;
+}
+
 run_control_config config(train_mode mode = train_mode::async, bool checkpoints = true) {
   run_control_config c;
   c.workers = 2;
@@ -1145,14 +1153,44 @@ BOOST_AUTO_TEST_CASE(a_chief_restarted_after_the_step_limit_finishes_the_run) {
       ctl.begin(t0);
       ctl.shard_ready(0, t0, 10);
       auto cmds = ctl.shard_ready(1, t0, 10);
-      BOOST_TEST(logs(cmds, "the run had reached max-steps 10 (global step 10): finishing it"));
-      BOOST_REQUIRE(has(cmds, kind::finish));
+      BOOST_TEST(logs(cmds, "the run had reached max-steps 10 (global step 10): finishing it once its workers are back"));
+      BOOST_TEST(!has(cmds, kind::finish));
+      // the workers come back and are stopped without a step (they were started neither)
+      ctl.worker_registered(0, t0);
+      cmds = ctl.worker_registered(1, t0).then;
+      BOOST_TEST(has(cmds, kind::stop_workers));
+      BOOST_TEST(!has(cmds, kind::start_workers));
+      BOOST_TEST(logs(cmds, "stopping: max steps 10 reached"));
       int summaries = 0;
       run_to_end(ctl, cmds, &summaries);
       BOOST_TEST(summaries == 1);
       BOOST_TEST((ctl.phase() == run_phase::done));
+      BOOST_TEST(ctl.steps() == 10);
+      BOOST_TEST(ctl.stop_reason() == "max steps 10 reached");
     }
   }
+}
+
+// Found by integration.residual: a cluster started again on the checkpoints of a run that had
+// reached max-steps finished at once, before its workers had connected, and they waited for a
+// chief that was gone (and the chief crashed, its monitor never opened). When no worker comes
+// back within cluster.startup-timeout it finishes without them.
+BOOST_AUTO_TEST_CASE(a_finished_run_started_again_without_its_workers_finishes_after_the_startup_timeout) {
+  controller ctl{config()};
+  ctl.resume(6, 60, 1.0, {});
+  ctl.begin(t0);
+  ctl.shard_ready(0, t0, 10);
+  ctl.shard_ready(1, t0, 10);
+  auto cmds = ctl.tick(t0 + 5s);
+  BOOST_TEST(!has(cmds, kind::finish));
+  cmds = ctl.tick(t0 + 21s); // cluster.startup-timeout is 20 s
+  BOOST_TEST(logs(cmds, "finishing without worker 0, worker 1: no registration within cluster.startup-timeout"), describe_logs(cmds));
+  BOOST_REQUIRE(has(cmds, kind::finish));
+  BOOST_TEST(!has(cmds, kind::fail));
+  int summaries = 0;
+  run_to_end(ctl, cmds, &summaries);
+  BOOST_TEST(summaries == 1);
+  BOOST_TEST((ctl.phase() == run_phase::done));
 }
 
 // Issue 32, item 3: train.max-epochs was not exact in async with several workers (1.10, 1.55 and

@@ -5,7 +5,11 @@
 #  2. async, 1 shard x 2 workers, batch normalisation of the input: the moving mean and variance
 #     the shard holds track the training data's (what the workers' batches push), and the model
 #     exported to .npz carries every variable with TensorFlow's names and shapes;
-#  3. actorps-eval on the cluster's model (moving statistics) gives the accuracy summary.json has.
+#  3. actorps-eval on the cluster's model (moving statistics) gives the accuracy summary.json has;
+#  4. checkpoints: a sync run saving every 100 steps, then a new cluster on the same directory
+#     whose max-steps the newest checkpoint has reached: it finishes at once (it crashed the chief
+#     before) with the same weights digest (every variable and moving statistic restored bit for
+#     bit), which is also the digest of the checkpoint exported.
 # Usage: residual_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
@@ -63,5 +67,22 @@ if [[ -d "$tmp/runs/sync1/model/best" ]]; then
   got=$(grep "^test set:" <<< "$out")
   echo "actorps-eval: $got (summary.json: $want)"
   [[ $rc -eq 0 && "$got" == *"accuracy $want" ]] || fail "actorps-eval: exit $rc, want accuracy $want: $out"
+fi
+echo "== 4: checkpoints restore a residual network with batch normalisation bit for bit"
+ckopts=(--model.layers="$resnet" --train.max-steps=300 --train.seed=5 --train.max-epochs=0 --train.patience=0
+        --checkpoint.dir="$tmp/ck" --checkpoint.every-steps=100)
+if cluster --mode sync --ps 1 --workers 2 --name saved --deadline 120 -- "${common[@]}" "${ckopts[@]}" > "$tmp/saved.out" 2>&1; then
+  if cluster --mode sync --ps 1 --workers 2 --name again --deadline 120 -- "${common[@]}" "${ckopts[@]}" > "$tmp/again.out" 2>&1; then
+    d1=$(field "$tmp/runs/saved/summary.json" weights_digest) d2=$(field "$tmp/runs/again/summary.json" weights_digest)
+    from=$(field "$tmp/runs/again/summary.json" resumed_from_step)
+    newest=$(ls "$tmp/ck" | grep '^ckpt-' | tail -1)
+    d3=$("$bin/actorps-export" "$tmp/ck/$newest" "$tmp/ck.npz" 2>&1 | sed -n 's/.*weights digest \([0-9a-f]*\)).*/\1/p')
+    echo "saved run $d1; resumed from step $from and finished: $d2; $newest exported: $d3"
+    [[ "$from" == 300 && "$d1" == "$d2" && "$d2" == "$d3" ]] || fail "the restored values differ ($d1, $d2, $d3, from $from)"
+  else
+    fail "a cluster resumed at its max-steps failed:"; tail -5 "$tmp/again.out"
+  fi
+else
+  fail "the saving run failed:"; tail -20 "$tmp/saved.out"
 fi
 finish
