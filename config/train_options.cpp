@@ -63,7 +63,7 @@ void declare_train_options(strict_config& cfg, option_values& v) {
     .add(v.lr_values, "lr-values", "piecewise: the rates, one more than the boundaries")
     .add(v.lr_alpha, "lr-alpha", "cosine: the final rate as a fraction of learning-rate");
   cfg.group("model")
-    .add(v.preset, "preset", "reference, seed-sigmoid, softmax or cnn: a model with its training defaults")
+    .add(v.preset, "preset", "reference, seed-sigmoid, softmax, cnn, cifar10-tutorial, resnet20 or xception-mini: a model with its training defaults")
     .add(v.layers, "layers", "layer list, e.g. [\"conv 3x3x32 relu\", \"maxpool 2\", \"dense 10\"]")
     .add(v.hidden, "hidden", "shorthand for dense layers of these widths, e.g. [160, 160]")
     .add(v.activation, "activation", "relu, elu, sigmoid, tanh or leaky-relu for model.hidden / the preset")

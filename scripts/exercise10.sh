@@ -8,9 +8,9 @@
 #                         [--notebook [--max-epochs N]] [--name NAME] [--run-dir DIR] [--bin DIR]
 #                         [-- options for every run]
 #
-# --preset reference: the model of every run (reference, seed-sigmoid, softmax or cnn, with its
-# own training defaults; a model with conv layers skips the model-parallel run, which splits dense
-# layers only); --budget 60: training seconds per mode; --target 0.88: the validation accuracy
+# --preset reference: the model of every run (reference, seed-sigmoid, softmax, cnn, cifar10-tutorial,
+# resnet20 or xception-mini, with its own training defaults; a model with conv layers skips the
+# model-parallel run, which splits dense layers only); --budget 60: training seconds per mode; --target 0.88: the validation accuracy
 # whose first crossing is "time to target"; --epochs 3: the epochs of the 1/2/3-worker runs.
 # --notebook: train every mode as the exercise-10 notebook did instead of for a budget: evaluate
 # every 5 epochs, stop after 6 evaluations without a lower validation loss, keep the best model,

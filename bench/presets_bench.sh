@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The networks of the CIFAR-10 document and ResNet against PyTorch, side by side in one run
+# (Debian's python3-torch, installed here when missing; the PyTorch twin of each network is built
+# from its layer list by bench/torch_model.py):
+#  1. one training step's examples/s at batch 50, 1 thread, random 28x28x1 data, for cnn,
+#     cifar10-tutorial, resnet20 and xception-mini: actorps (actorps-bench-compute) vs PyTorch
+#     (bench/torch_train.py speed), ROUNDS interleaved rounds;
+#  2. Fashion-MNIST test accuracy after the same STEPS steps (batch 50, momentum SGD with the
+#     preset's rate), resnet20 and xception-mini, actorps-train vs PyTorch (its own initialisation,
+#     the same optimizer);
+#  3. the async cluster (1 shard, 2 workers) vs the single process, the same STEPS steps,
+#     cifar10-tutorial and resnet20: examples/s and test accuracy.
+# Usage: bench/presets_bench.sh [ROUNDS=2] [STEPS=1000] [DATA_DIR]   (after scripts/build.sh)
+# SECTIONS=13 runs only the sections listed (default 123).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-2}
+steps=${2:-1000}
+data=${3:-/usr/share/datasets/fashion-mnist}
+sections=${SECTIONS:-123}
+bin=build/bin
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bench/install_torch.sh presets_bench
+field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+jfield() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
+presets=(cnn cifar10-tutorial resnet20 xception-mini)
+
+if [[ $sections == *1* ]]; then
+echo "== 1. one training step at batch 50, 1 thread, examples/s (28x28x1)"
+for ((r = 1; r <= rounds; r++)); do
+  for p in "${presets[@]}"; do
+    ours=$("$bin/actorps-bench-compute" 3 1 "$p" 2> /dev/null | grep "^{\"model\": \"$p\"")
+    theirs=$(/usr/bin/python3 bench/torch_train.py speed "$ours" 3 2> /dev/null | tail -1)
+    a=$(jfield "$ours" examples_per_second) b=$(jfield "$theirs" examples_per_second)
+    python3 -c "import sys; print(f'  round {sys.argv[1]}: {sys.argv[2]:18} actorps {float(sys.argv[3]):6.0f}, PyTorch {float(sys.argv[4]):6.0f}: {float(sys.argv[3]) / float(sys.argv[4]):.2f}x')" \
+      "$r" "$p" "$a" "$b"
+  done
+done
+fi
+
+run_single() { # NAME PRESET: actorps-train for $steps steps, no evaluation until the end
+  "$bin/actorps-train" --model.preset="\"$2\"" --data.dir="\"$data\"" --train.max-steps="$steps" --train.max-epochs=0 \
+    --train.eval-every-epochs=0 --train.patience=0 --train.batch-size=50 --compute.device='"cpu"' \
+    --train.run-dir="$tmp" --train.name="$1" --train.progress-every=100000 > "$tmp/$1.out" 2>&1 \
+    || { echo "presets_bench: $1 failed"; tail -5 "$tmp/$1.out"; exit 1; }
+}
+
+if [[ $sections == *2* ]]; then
+echo "== 2. Fashion-MNIST test accuracy after $steps steps (batch 50), single process, 1 thread"
+for p in resnet20 xception-mini; do
+  run_single "acc-$p" "$p"
+  s=$tmp/acc-$p/summary.json
+  model=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(json.dumps({'input': [int(v) for v in s['input'].split('x')], 'layers': s['layers']}))" "$s")
+  theirs=$(/usr/bin/python3 bench/torch_train.py train "$model" "$data" "$steps" "$(field "$s" learning_rate)" 0.9 2> /dev/null | tail -1)
+  python3 - "$p" "$(field "$s" final_test_accuracy)" "$(field "$s" examples_per_second)" "$theirs" <<'PY'
+import json, sys
+p, ours, eps, theirs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), json.loads(sys.argv[4])
+print(f"  {p:14} actorps {ours:.4f} ({eps:.0f} examples/s), PyTorch {theirs['test_accuracy']:.4f} "
+      f"({theirs['examples_per_second']} examples/s): {100 * (ours - theirs['test_accuracy']):+.2f} points")
+PY
+done
+fi
+
+if [[ $sections == *3* ]]; then
+echo "== 3. async cluster (1 shard, 2 workers) vs single process, $steps steps"
+for p in cifar10-tutorial resnet20; do
+  run_single "single-$p" "$p"
+  scripts/local-cluster.sh --ps 1 --workers 2 --name "cluster-$p" --run-dir "$tmp" -- --model.preset="\"$p\"" \
+    --data.dir="\"$data\"" --train.max-steps="$steps" --train.max-epochs=0 --train.eval-every-epochs=0 --train.patience=0 \
+    --train.batch-size=50 --compute.device='"cpu"' --train.progress-every=100000 > "$tmp/cluster-$p.out" 2>&1 \
+    || { echo "presets_bench: cluster-$p failed"; tail -5 "$tmp/cluster-$p.out"; exit 1; }
+  python3 - "$p" "$tmp/single-$p/summary.json" "$tmp/cluster-$p/summary.json" <<'PY'
+import json, sys
+p, a, b = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+print(f"  {p:18} single {a['examples_per_second']:6.0f} examples/s, test {a['final_test_accuracy']:.4f}; "
+      f"cluster {b['examples_per_second']:6.0f}, test {b['final_test_accuracy']:.4f}: "
+      f"{b['examples_per_second'] / a['examples_per_second']:.2f}x")
+PY
+done
+fi
