@@ -62,6 +62,18 @@ struct without_kernels {
 
 using devices = boost::mpl::list<on_gpu, without_kernels>;
 
+// A window over square inputs: in x in x c to out x out, k x k moved by stride, padded by pad.
+window_geometry square_window(int in, int c, int out, int k, int stride, int pad) {
+  window_geometry g;
+  g.in_h = g.in_w = in;
+  g.channels = c;
+  g.out_h = g.out_w = out;
+  g.k_h = g.k_w = k;
+  g.stride = stride;
+  g.pad_top = g.pad_left = pad;
+  return g;
+}
+
 template <class Device>
 struct compare_fixture {
   std::unique_ptr<backend> cpu = make_cpu_backend(1);
@@ -183,21 +195,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(im2col_col2im_and_max_pooling, Device, devices) {
     return;
   // the geometries of the cnn preset's layers, a strided same conv and an overlapping pool
   struct case_t { window_geometry g; const char* what; };
-  auto geometry = [](int in, int c, int out, int k, int stride, int pad) {
-    window_geometry g;
-    g.in_h = g.in_w = in;
-    g.channels = c;
-    g.out_h = g.out_w = out;
-    g.k_h = g.k_w = k;
-    g.stride = stride;
-    g.pad_top = g.pad_left = pad;
-    return g;
-  };
-  for (auto [g, what] : {case_t{geometry(28, 1, 28, 3, 1, 1), "conv 28x28x1 3x3 same"},
-                         case_t{geometry(14, 32, 14, 3, 1, 1), "conv 14x14x32 3x3 same"},
-                         case_t{geometry(9, 3, 5, 3, 2, 1), "conv 9x9x3 3x3 stride 2 same"},
-                         case_t{geometry(28, 32, 14, 2, 2, 0), "pool 2"},
-                         case_t{geometry(7, 4, 3, 3, 2, 0), "pool 3 stride 2"}}) {
+  for (auto [g, what] : {case_t{square_window(28, 1, 28, 3, 1, 1), "conv 28x28x1 3x3 same"},
+                         case_t{square_window(14, 32, 14, 3, 1, 1), "conv 14x14x32 3x3 same"},
+                         case_t{square_window(9, 3, 5, 3, 2, 1), "conv 9x9x3 3x3 stride 2 same"},
+                         case_t{square_window(28, 32, 14, 2, 2, 0), "pool 2"},
+                         case_t{square_window(7, 4, 3, 3, 2, 0), "pool 3 stride 2"}}) {
     const int n = 3;
     size_t cols = size_t(n) * g.positions() * g.window_size(), out = size_t(n) * g.positions() * g.channels;
     values in = {random_values(n * g.in_size(), 14, -1.0f, 1.0f), std::vector<float>(cols),
@@ -230,17 +232,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(depthwise_convolution_and_its_gradients, Device, d
   compare_fixture<Device> f;
   if (!f.other)
     return;
-  auto geometry = [](int in, int c, int out, int k, int stride, int pad) {
-    window_geometry g;
-    g.in_h = g.in_w = in;
-    g.channels = c;
-    g.out_h = g.out_w = out;
-    g.k_h = g.k_w = k;
-    g.stride = stride;
-    g.pad_top = g.pad_left = pad;
-    return g;
-  };
-  for (auto g : {geometry(28, 32, 28, 3, 1, 1), geometry(14, 64, 7, 3, 2, 0), geometry(9, 5, 9, 5, 1, 2)}) {
+  for (auto g : {square_window(28, 32, 28, 3, 1, 1), square_window(14, 64, 7, 3, 2, 0), square_window(9, 5, 9, 5, 1, 2)}) {
     const int n = 3;
     const size_t in = n * g.in_size(), out = size_t(n) * g.positions() * g.channels, filters = size_t(g.k_h) * g.k_w * g.channels;
     values vals = {random_values(in, 40), random_values(filters, 41), std::vector<float>(out), random_values(out, 42),
