@@ -3,9 +3,11 @@
 /usr/bin/python3). The network comes from a model.json-like JSON text: {"input": [h, w, c],
 "layers": [...]} (bench/torch_model.py builds it); momentum SGD, batch 50, one thread.
   torch_train.py speed MODEL_JSON [seconds=3]          one training step's examples/s on random data
-  torch_train.py train MODEL_JSON DATA_DIR STEPS LR MOMENTUM [seed=1]
+  torch_train.py train MODEL_JSON DATA_DIR STEPS LR MOMENTUM [seed=1] [INIT.npz]
                                                        STEPS steps on an MNIST-format IDX set, then
-                                                       the test accuracy (BN in evaluation mode)
+                                                       the test accuracy (BN in evaluation mode);
+                                                       INIT: start from these values (an actorps
+                                                       export), else PyTorch's own initialisation
 Every mode prints one JSON line last."""
 import gzip
 import json
@@ -57,12 +59,16 @@ def speed(model, seconds):
     print(json.dumps({"torch": torch.__version__, "examples_per_second": round(n * 50 / (time.perf_counter() - t0))}))
 
 
-def train(model, d, steps, lr, momentum, seed):
+def train(model, d, steps, lr, momentum, seed, init):
     torch.set_num_threads(1)
     torch.manual_seed(seed)
     xtr, ytr = images(d, "train")
     xte, yte = images(d, "t10k")
-    net = build(model)
+    arrays = None
+    if init:
+        z = np.load(init)
+        arrays = {k: z[k] for k in z.keys() if k != "model.json"}
+    net = build(model, arrays)
     opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
     lossf = torch.nn.CrossEntropyLoss()
     net.train()
@@ -90,4 +96,4 @@ if __name__ == "__main__":
         speed(model, float(sys.argv[3]) if len(sys.argv) > 3 else 3.0)
     else:
         train(model, sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6]),
-              int(sys.argv[7]) if len(sys.argv) > 7 else 1)
+              int(sys.argv[7]) if len(sys.argv) > 7 else 1, sys.argv[8] if len(sys.argv) > 8 else None)
