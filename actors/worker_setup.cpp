@@ -24,13 +24,19 @@ caf::error open_devices(worker_pointer self) {
   if (wanted.empty())
     wanted.push_back({cfg.train.device.mode == device_mode::cpu ? device_mode::cpu : device_mode::gpu,
                       cfg.train.device.mode == device_mode::cpu ? 0 : cfg.train.device.gpu_index});
-  for (auto& d : wanted) {
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    const auto& d = wanted[i];
     auto opts = cfg.train.device;
-    if (!cfg.train.device.devices.empty()) {
+    const bool tower = !cfg.train.device.devices.empty();
+    if (tower) {
       opts.mode = d.kind;
       opts.gpu_index = d.index;
     }
     auto be = select_backend(opts, st.tag);
+    if (!be && tower) // (name the tower's device, not compute.device)
+      return caf::make_error(static_cast<errc>(be.error().code()),
+                             cat("compute.devices[", i, "] \"", d.kind == device_mode::gpu ? "gpu:" : "cpu:", d.index,
+                                 "\": ", describe(be.error())));
     if (!be)
       return std::move(be.error());
     const bool as_named = (*be)->is_gpu() == (d.kind == device_mode::gpu);

@@ -5,8 +5,9 @@
 #     tensor bytes pushed per example are half those of 2 workers of 1 device (same examples);
 #  2. the trainer's summary.json reports its backend's memory peak; a GPU-only memory fraction
 #     on the CPU fallback is one log line, not an error;
-#  3. a malformed device, a bad compute.gpu-memory and towers on model-parallel workers are
-#     refused by name with exit 2 (the options) or 1 (the worker's set-up).
+#  3. a malformed device, a bad compute.gpu-memory, a device the machine lacks (gpu:7) and towers
+#     on model-parallel workers are refused by name with exit 2 (the options) or 1 (the worker's
+#     set-up).
 # Usage: towers_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
@@ -59,6 +60,13 @@ out=$("$bin/actorps-train" "${common[@]}" '--compute.devices=["gpu:0", "npu:1"]'
 [[ $rc -eq 2 && "$out" == *'"npu:1" is not a device'* ]] || fail "bad device: exit $rc: $out"
 out=$("$bin/actorps-train" "${common[@]}" --compute.gpu-memory='"all"' 2>&1); rc=$?
 [[ $rc -eq 2 && "$out" == *'compute.gpu-memory must be grow or fraction:F'*'got "all"'* ]] || fail "bad gpu-memory: exit $rc: $out"
+if cluster --ps 1 --workers 1 --name absent --deadline 60 -- "${common[@]}" '--compute.devices=["cpu:0", "gpu:7"]' \
+     > "$tmp/absent.out" 2>&1; then
+  fail "a tower on gpu:7 was not refused"
+else
+  grep -q 'compute.devices\[1\] "gpu:7": ' "$tmp/runs/absent/logs/worker-0.log" \
+    || { fail "a tower on gpu:7: no message naming it"; tail -3 "$tmp/runs/absent/logs/worker-0.log"; }
+fi
 if cluster --mode model-parallel --ps 1 --workers 2 --name sliced --deadline 60 -- "${common[@]}" --train.slices=2 \
      '--compute.devices=["cpu:0", "cpu:1"]' > "$tmp/sliced.out" 2>&1; then
   fail "towers on model-parallel workers were not refused"
