@@ -12,13 +12,15 @@
 #  3. the async cluster (1 shard, 2 workers) vs the single process, the same STEPS steps,
 #     cifar10-tutorial and resnet20: examples/s and test accuracy.
 # Usage: bench/presets_bench.sh [ROUNDS=2] [STEPS=1000] [DATA_DIR]   (after scripts/build.sh)
-# SECTIONS=13 runs only the sections listed (default 123).
+# SECTIONS=13 runs only the sections listed (default 123); SEED=7 draws another initialisation and
+# batch order for section 2 (actorps' train.seed and PyTorch's seed; default 42 and 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-2}
 steps=${2:-1000}
 data=${3:-/usr/share/datasets/fashion-mnist}
 sections=${SECTIONS:-123}
+seed=${SEED:-}
 bin=build/bin
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -50,16 +52,18 @@ run_single() { # NAME PRESET [options]: actorps-train for $steps steps, no evalu
 if [[ $sections == *2* ]]; then
 echo "== 2. Fashion-MNIST test accuracy after $steps steps (batch 50), single process, 1 thread"
 for p in resnet20 xception-mini; do
-  run_single "acc-$p" "$p"
+  run_single "acc-$p" "$p" ${seed:+--train.seed="$seed"}
   s=$tmp/acc-$p/summary.json
   model=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(json.dumps({'input': [int(v) for v in s['input'].split('x')], 'layers': s['layers']}))" "$s")
   # the initial values: one step at learning rate 0 (batch norm's moving statistics move, which
   # training does not read), exported
-  steps=1 run_single "init-$p" "$p" --train.learning-rate=0
+  seeded=()
+  [[ -n "$seed" ]] && seeded=(--train.seed="$seed")
+  steps=1 run_single "init-$p" "$p" --train.learning-rate=0 "${seeded[@]}"
   "$bin/actorps-export" "$tmp/init-$p/model/final" "$tmp/init-$p.npz" > /dev/null
   lr=$(field "$s" learning_rate)
-  same=$(/usr/bin/python3 bench/torch_train.py train "$model" "$data" "$steps" "$lr" 0.9 1 "$tmp/init-$p.npz" 2> /dev/null | tail -1)
-  own=$(/usr/bin/python3 bench/torch_train.py train "$model" "$data" "$steps" "$lr" 0.9 1 2> /dev/null | tail -1)
+  same=$(/usr/bin/python3 bench/torch_train.py train "$model" "$data" "$steps" "$lr" 0.9 "${seed:-1}" "$tmp/init-$p.npz" 2> /dev/null | tail -1)
+  own=$(/usr/bin/python3 bench/torch_train.py train "$model" "$data" "$steps" "$lr" 0.9 "${seed:-1}" 2> /dev/null | tail -1)
   python3 - "$p" "$(field "$s" final_test_accuracy)" "$(field "$s" examples_per_second)" "$same" "$own" <<'PY'
 import json, sys
 p, ours, eps, same, own = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), json.loads(sys.argv[4]), json.loads(sys.argv[5])
