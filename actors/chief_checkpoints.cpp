@@ -7,6 +7,7 @@
 #include "control/placement.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "saved_model/saved_model.hpp"
 
 #include <algorithm>
 
@@ -48,8 +49,7 @@ checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, c
                            const std::vector<shard_snapshot>& snapshots, const data_splits& data) {
   checkpoint c;
   auto& m = c.manifest;
-  m.input_mean = data.scaling.mean;
-  m.input_stddev = data.scaling.stddev;
+  record_scaling(data.scaling, m);
   m.class_names = data.class_names; // (what the model tools show)
   m.global_step = at.global_step;
   m.examples = at.examples;

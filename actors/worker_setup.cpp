@@ -86,7 +86,7 @@ caf::expected<std::unique_ptr<replica_step>> make_step(worker_pointer self, cons
 caf::error prepare(worker_pointer self) {
   auto& st = self->state;
   auto& cfg = st.cfg;
-  model_spec spec = with_input(cfg.train.model, cfg.data->train.shape);
+  model_spec spec = with_input(cfg.train.model, cfg.data->model_input());
   std::string described;
   auto step = make_step(self, spec, described);
   if (!step)
@@ -236,7 +236,7 @@ worker_hello worker_hello_for(const train_settings& train, const std::string& pl
   hello.worker = index;
   hello.host = std::move(host);
   hello.byte_order_probe = {byte_order_probe_value};
-  hello.model = model_signature(with_input(train.model, data.train.shape).variables());
+  hello.model = model_signature(with_input(train.model, data.model_input()).variables());
   hello.placement = placement;
   hello.shards = shards;
   hello.devices = std::move(devices);

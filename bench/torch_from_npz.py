@@ -46,6 +46,14 @@ def main():
     mean, stddev = model["scaling"]["mean"], model["scaling"]["stddev"]
     if mean:
         x = (x - torch.tensor(mean).view(1, -1, 1, 1)) / torch.tensor(stddev).view(1, -1, 1, 1)
+    crop = model["scaling"].get("crop", 0)
+    if crop:  # the central window (TF's resize_image_with_crop_or_pad)
+        top, left = (x.shape[2] - crop) // 2, (x.shape[3] - crop) // 2
+        x = x[:, :, top:top + crop, left:left + crop]
+    if model["scaling"].get("standardize", False):  # TF's per_image_standardization
+        flat = x.reshape(len(x), -1)
+        floor = 1.0 / np.sqrt(flat.shape[1])
+        x = ((flat - flat.mean(1, keepdim=True)) / flat.std(1, unbiased=False, keepdim=True).clamp(min=floor)).view_as(x)
     torch.set_num_threads(1)
     correct = 0
     with torch.no_grad():

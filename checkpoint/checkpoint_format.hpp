@@ -12,8 +12,9 @@ namespace actorps {
 
 /// Bumped on any change of the layout below. Readers take every version up to this one (format 1
 /// lacks the input scaling, format 2 the partitioner, format 3 the elastic membership, format 4
-/// the class names) and refuse others by name. Writers write this one.
-constexpr uint32_t checkpoint_format_version = 5;
+/// the class names, format 5 the input crop and standardisation) and refuse others by name.
+/// Writers write this one.
+constexpr uint32_t checkpoint_format_version = 6;
 
 struct checkpoint_variable {
   std::string name;
@@ -78,6 +79,12 @@ struct checkpoint_manifest {
   std::vector<int64_t> data_plan;
   /// Format 5: the classes' names by label (empty: unnamed).
   std::vector<std::string> class_names;
+  /// Format 6: the central window the model takes (0: the whole image) of images of the source
+  /// size, and whether each image is standardised (data.crop-size, data.standardize).
+  int32_t input_crop = 0;
+  int32_t input_source_height = 0;
+  int32_t input_source_width = 0;
+  bool input_standardize = false;
   template <class Archive>
   void serialize(Archive& ar) {
     ar(format, global_step, examples, train_seconds, validation_accuracy, model, placement, variables, optimizer,
@@ -90,6 +97,8 @@ struct checkpoint_manifest {
       ar(members, data_plan);
     if (format >= 5)
       ar(class_names);
+    if (format >= 6)
+      ar(input_crop, input_source_height, input_source_width, input_standardize);
   }
 };
 

@@ -6,6 +6,8 @@
 #include "common/log.hpp"
 #include "model/presets.hpp"
 
+#include <cstdio>
+
 namespace actorps {
 
 const char* to_string(model_saving m) {
@@ -86,8 +88,14 @@ void declare_train_options(strict_config& cfg, option_values& v) {
     .add(v.validation_size, "validation-size", "training examples held out for validation (0: 1/12)")
     .add(v.normalize, "normalize", "none or per-channel (the training set's mean and stddev)")
     .add(v.augment, "augment", "none, crop, flip or crop-flip: random crops after zero padding and/or "
-                               "horizontal flips of training batches")
-    .add(v.crop_padding, "crop-padding", "augment: zero padding on each side before the crop");
+                               "horizontal flips of training batches (\"\": the preset's)")
+    .add(v.crop_padding, "crop-padding", "augment: zero padding on each side before the crop")
+    .add(v.crop_size, "crop-size", "train on random SxS windows, evaluate on the central one (0: whole images; "
+                                   "-1: the preset's)")
+    .add(v.brightness, "brightness", "max delta of random brightness, in input units (0: none; -1: the preset's)")
+    .add(v.contrast, "contrast", "random contrast factor range \"LOWER,UPPER\", or none (\"\": the preset's)")
+    .add(v.standardize, "standardize", "per-image (train and evaluate on standardised images) or none "
+                                       "(\"\": the preset's)");
   cfg.group("compute")
     .add(v.device, "device", "auto, cpu or gpu")
     .add(v.gpu_index, "gpu-index", "CUDA device ordinal")
@@ -202,7 +210,44 @@ caf::expected<optimizer_params> build_optimizer(const option_values& v, const mo
   return p;
 }
 
-caf::expected<data_settings> build_data(const option_values& v) {
+// TF's distortions: each option set explicitly, else the preset's.
+caf::expected<augmentation> build_augmentation(const option_values& v, const preset_inputs& preset) {
+  if (v.crop_padding < 0 || v.crop_padding > 64)
+    return bad("data.crop-padding", cat("must be in [0, 64], got ", v.crop_padding));
+  const std::string name = v.augment.empty() ? preset.augment : v.augment;
+  auto aug = parse_augmentation(name, v.crop_padding);
+  if (!aug)
+    return bad("data.augment", cat("must be none, crop, flip or crop-flip, got \"", v.augment, "\""));
+  if (v.crop_size < -1 || v.crop_size > 4096)
+    return bad("data.crop-size", cat("must be in [0, 4096] (-1: the preset's), got ", v.crop_size));
+  aug->crop_size = v.crop_size >= 0 ? v.crop_size : preset.crop_size;
+  if (!(v.brightness == -1.0 || (v.brightness >= 0.0 && v.brightness <= 1e6)))
+    return bad("data.brightness", cat("must be >= 0 (-1: the preset's), got ", v.brightness));
+  aug->brightness = v.brightness >= 0.0 ? static_cast<float>(v.brightness) : preset.brightness;
+  aug->contrast_lower = preset.contrast_lower;
+  aug->contrast_upper = preset.contrast_upper;
+  if (v.contrast == "none") {
+    aug->contrast_lower = aug->contrast_upper = 1.0f;
+  } else if (!v.contrast.empty()) {
+    double lower = 0, upper = 0;
+    char end = 0;
+    if (std::sscanf(v.contrast.c_str(), "%lf,%lf%c", &lower, &upper, &end) != 2 || !(lower >= 0.0)
+        || !(upper >= lower) || upper > 1e6)
+      return bad("data.contrast", cat("must be \"LOWER,UPPER\" with 0 <= LOWER <= UPPER, or none, got \"",
+                                      v.contrast, "\""));
+    aug->contrast_lower = static_cast<float>(lower);
+    aug->contrast_upper = static_cast<float>(upper);
+  }
+  if (v.standardize.empty())
+    aug->standardize = preset.standardize;
+  else if (v.standardize == "per-image" || v.standardize == "none")
+    aug->standardize = v.standardize == "per-image";
+  else
+    return bad("data.standardize", cat("must be per-image or none, got \"", v.standardize, "\""));
+  return *aug;
+}
+
+caf::expected<data_settings> build_data(const option_values& v, const preset_inputs& preset) {
   data_settings d;
   d.dir = v.data_dir;
   auto format = parse_data_format(v.data_format);
@@ -235,11 +280,9 @@ caf::expected<data_settings> build_data(const option_values& v) {
   if (!norm)
     return bad("data.normalize", cat("must be none or per-channel, got \"", v.normalize, "\""));
   d.normalize = *norm;
-  if (v.crop_padding < 0 || v.crop_padding > 64)
-    return bad("data.crop-padding", cat("must be in [0, 64], got ", v.crop_padding));
-  auto aug = parse_augmentation(v.augment, v.crop_padding);
+  auto aug = build_augmentation(v, preset);
   if (!aug)
-    return bad("data.augment", cat("must be none, crop, flip or crop-flip, got \"", v.augment, "\""));
+    return std::move(aug.error());
   d.augment = *aug;
   return d;
 }
@@ -308,7 +351,7 @@ caf::expected<train_settings> validate(const option_values& v) {
   auto saving = parse_by_name(v.save_model, all_model_savings);
   if (!saving)
     return bad("train.save-model", cat("must be one of ", names_of(all_model_savings), ", got \"", v.save_model, "\""));
-  auto data = build_data(v);
+  auto data = build_data(v, preset->inputs);
   if (!data)
     return std::move(data.error());
   auto mode = parse_device_mode(v.device);

@@ -76,8 +76,12 @@ struct option_values {
   std::string data_format = "auto";
   int validation_size = 0;
   std::string normalize = "none";
-  std::string augment = "none";
+  std::string augment;      ///< "": the preset's
   int crop_padding = 4;
+  int crop_size = -1;       ///< -1: the preset's
+  double brightness = -1.0; ///< -1: the preset's
+  std::string contrast;     ///< "": the preset's
+  std::string standardize;  ///< "": the preset's
   std::string layout = "auto";
   std::string color = "auto";
   std::string resize;

@@ -1,15 +1,61 @@
-// Training-time augmentation of one batch: a random crop of each image after zero padding, and a
-// horizontal flip of about half of them; one seed per batch decides every choice.
+// TensorFlow's input distortions (cifar10_input.py): training examples are random windows of the
+// image (after optional zero padding), mirrored left-right about half the time, brightened by a
+// random delta, their contrast scaled by a random factor, then standardised one by one; evaluation
+// takes the central window and standardises it the same way. One seed per batch decides every draw.
 #pragma once
 
-#include "data/data_source.hpp"
+#include "model/model_spec.hpp"
 
 #include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
 
 namespace actorps {
 
-/// Augments rows NHWC images of `shape` in place as `aug` says, drawing from seed.
-void augment_batch(const augmentation& aug, const image_shape& shape, int rows, uint64_t seed,
-                   float* images);
+/// The distortions of training batches (data.augment, data.crop-*, data.brightness,
+/// data.contrast, data.standardize).
+struct augmentation {
+  bool enabled = false;  ///< data.augment's padded crops and flips (below) apply
+  int crop_padding = 4;  ///< pixels of zero padding on every side before a random crop (0: none)
+  bool flip = true;      ///< mirror half the images left-right
+  int crop_size = 0;     ///< random crop_size x crop_size windows (0: the image's size)
+  float brightness = 0;  ///< max |delta| added to every value of an image (0: none)
+  float contrast_lower = 1, contrast_upper = 1; ///< contrast factor range ([1, 1]: none)
+  bool standardize = false; ///< per-image standardisation, after everything else
+
+  /// Whether a batch is anything but a copy of its examples.
+  bool any() const {
+    return enabled || crop_size > 0 || brightness > 0 || contrast_lower != 1 || contrast_upper != 1 || standardize;
+  }
+};
+
+/// Parses "none", "crop", "flip" or "crop-flip" (crops pad by crop_padding); nullopt otherwise.
+/// The other fields keep their defaults.
+std::optional<augmentation> parse_augmentation(const std::string& name, int crop_padding);
+
+/// Returns the name parse_augmentation() takes for aug.
+std::string to_string(const augmentation& aug);
+
+/// Every distortion aug applies, for logs: "crop-flip, crop 24x24, brightness 0.25, contrast
+/// [0.2, 1.8], per-image standardisation" ("none" when it changes nothing).
+std::string describe(const augmentation& aug);
+
+/// The shape of an example of `in` after aug: crop_size x crop_size x C when it crops.
+image_shape augmented_shape(const augmentation& aug, const image_shape& in);
+
+/// Writes rows distorted examples to out (augmented_shape(aug, in).size() floats each); row r is
+/// read from sources[r] (in.size() floats). Every draw comes from seed, row by row.
+/// REQUIRES: aug.crop_size <= min(in.height, in.width) + 2 * padding.
+void augment_batch(const augmentation& aug, const image_shape& in, int rows, uint64_t seed,
+                   const float* const* sources, float* out);
+
+/// Copies the height x width window at (top, left) of img (shape in; zero outside) to out,
+/// mirrored left-right when flip.
+void crop_window(const image_shape& in, const float* img, int height, int width, int top, int left, bool flip,
+                 float* out);
+
+/// TF's per_image_standardization: (x - mean) / max(stddev, 1 / sqrt(n)) over the n values.
+void standardize_image(float* img, size_t n);
 
 } // namespace actorps

@@ -9,13 +9,14 @@ namespace actorps {
 
 batch_pipeline::batch_pipeline(const dataset& data, index_range range, int batch_size, uint64_t seed,
                                const augmentation& aug, int threads, int prefetch)
-  : data_(data), order_(data, range, batch_size, seed), aug_(aug), batch_size_(batch_size) {
+  : data_(data), order_(data, range, batch_size, seed), aug_(aug), batch_size_(batch_size),
+    cols_(augmented_shape(aug, data.shape).size()) {
   order_.set_augmentation(aug);
   if (prefetch <= 0)
     return;
   ring_.resize(static_cast<size_t>(prefetch));
   for (auto& s : ring_) {
-    s.images.resize(static_cast<size_t>(batch_size) * data.cols);
+    s.images.resize(static_cast<size_t>(batch_size) * cols_);
     s.labels.resize(static_cast<size_t>(batch_size));
   }
   for (int t = 0; t < std::max(1, threads); ++t)
@@ -70,7 +71,7 @@ batch_view batch_pipeline::next(float* images, float* labels) {
     waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   lock.unlock(); // (the slot is ours until consumed_ moves on)
-  std::memcpy(images, s.images.data(), static_cast<size_t>(s.view.rows) * data_.cols * sizeof(float));
+  std::memcpy(images, s.images.data(), static_cast<size_t>(s.view.rows) * cols_ * sizeof(float));
   std::memcpy(labels, s.labels.data(), static_cast<size_t>(s.view.rows) * sizeof(float));
   const batch_view view = s.view;
   lock.lock();

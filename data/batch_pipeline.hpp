@@ -53,6 +53,7 @@ private:
   batcher order_;
   augmentation aug_;
   const int batch_size_;
+  const size_t cols_; ///< floats per example handed out (after a crop)
   std::vector<slot> ring_;
   std::vector<std::thread> threads_;
   std::mutex mtx_;

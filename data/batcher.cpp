@@ -36,12 +36,17 @@ void batcher::reshuffle() {
 void copy_examples(const dataset& data, const augmentation& aug, const int32_t* indices, int n, uint64_t seed,
                    float* images, float* labels) {
   const size_t px = static_cast<size_t>(data.cols);
-  for (int r = 0; r < n; ++r) {
-    auto idx = static_cast<size_t>(indices[r]);
-    std::memcpy(images + r * px, data.images.data() + idx * px, px * sizeof(float));
-    labels[r] = data.labels[idx];
+  for (int r = 0; r < n; ++r)
+    labels[r] = data.labels[static_cast<size_t>(indices[r])];
+  if (!aug.any()) {
+    for (int r = 0; r < n; ++r)
+      std::memcpy(images + r * px, data.images.data() + static_cast<size_t>(indices[r]) * px, px * sizeof(float));
+    return;
   }
-  augment_batch(aug, data.shape, n, seed, images);
+  std::vector<const float*> sources(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r)
+    sources[static_cast<size_t>(r)] = data.images.data() + static_cast<size_t>(indices[r]) * px;
+  augment_batch(aug, data.shape, n, seed, sources.data(), images);
 }
 
 uint64_t augment_seed_at(uint64_t seed, long epoch, int position) {

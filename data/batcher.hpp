@@ -34,8 +34,8 @@ struct batch_view {
   bool ends_epoch = false;  ///< whether this batch completes an epoch of the partition
 };
 
-/// Copies examples `indices[0..n)` of data into images (n x cols) and labels (n), then augments
-/// them as aug says, seeded by `seed`.
+/// Copies examples `indices[0..n)` of data into images (n x augmented_shape(aug, data.shape)
+/// floats) and labels (n), distorted as aug says, seeded by `seed`.
 void copy_examples(const dataset& data, const augmentation& aug, const int32_t* indices, int n, uint64_t seed,
                    float* images, float* labels);
 
@@ -49,7 +49,7 @@ public:
   /// Augments every batch from now on (seeded by the batcher's seed, epoch and position).
   void set_augmentation(const augmentation& aug) { aug_ = aug; }
 
-  /// Copies the next batch into images (batch_size x cols) and labels (batch_size).
+  /// Copies the next batch into images (batch_size x the augmented shape) and labels (batch_size).
   batch_view next(float* images, float* labels);
 
   /// The next batch's example indices (into `indices`) and the seed its augmentation takes,

@@ -40,25 +40,6 @@ std::optional<normalization> parse_normalization(const std::string& name) {
   return parse_by_name(name, all);
 }
 
-std::optional<augmentation> parse_augmentation(const std::string& name, int crop_padding) {
-  if (name == "none")
-    return augmentation{false, 0, false};
-  if (name == "crop")
-    return augmentation{true, crop_padding, false};
-  if (name == "flip")
-    return augmentation{true, 0, true};
-  if (name == "crop-flip")
-    return augmentation{true, crop_padding, true};
-  return std::nullopt;
-}
-
-std::string to_string(const augmentation& aug) {
-  if (!aug.enabled)
-    return "none";
-  bool crop = aug.crop_padding > 0;
-  return crop && aug.flip ? "crop-flip" : crop ? "crop" : aug.flip ? "flip" : "none";
-}
-
 namespace {
 
 bool exists(const std::string& path) {
@@ -152,6 +133,17 @@ caf::expected<data_splits> load_data(const data_settings& settings) {
                                                      classes, " classes (labels up to ", classes - 1, ")"));
   if (settings.normalize == normalization::per_channel)
     normalize_per_channel(*data);
+  const auto& aug = settings.augment;
+  const image_shape in = data->train.shape;
+  if (aug.crop_size > std::min(in.height, in.width))
+    return caf::make_error(errc::invalid_config, cat("data.crop-size ", aug.crop_size, " is larger than the images (",
+                                                     in.text(), "): evaluation takes their central window"));
+  data->scaling.crop_size = aug.crop_size;
+  data->scaling.source_height = aug.crop_size > 0 ? in.height : 0;
+  data->scaling.source_width = aug.crop_size > 0 ? in.width : 0;
+  data->scaling.standardize = aug.standardize;
+  for (dataset* d : {&data->validation, &data->test})
+    crop_and_standardize(*d, data->scaling);
   return data;
 }
 

@@ -3,6 +3,7 @@
 // augmentation.
 #pragma once
 
+#include "data/augment.hpp"
 #include "data/dataset.hpp"
 #include "data/image_folder.hpp"
 #include "data/npz_source.hpp"
@@ -22,20 +23,6 @@ const char* to_string(data_format f);          ///< "auto", "idx", "cifar10", "n
 const char* to_string(normalization n);        ///< "none", "per-channel"
 std::optional<data_format> parse_data_format(const std::string& name);
 std::optional<normalization> parse_normalization(const std::string& name);
-
-/// Random crops (after zero padding) and horizontal flips of training batches, as the CIFAR-10
-/// source does; seeded per batch.
-struct augmentation {
-  bool enabled = false;
-  int crop_padding = 4; ///< pixels of zero padding on every side before a random crop (0: none)
-  bool flip = true;     ///< mirror half the images left-right
-};
-
-/// Parses "none", "crop", "flip" or "crop-flip" (crops pad by crop_padding); nullopt otherwise.
-std::optional<augmentation> parse_augmentation(const std::string& name, int crop_padding);
-
-/// Returns the name parse_augmentation() takes for aug.
-std::string to_string(const augmentation& aug);
 
 struct data_settings {
   std::string dir = "/usr/share/datasets/fashion-mnist"; ///< a folder, or an .npz file
@@ -60,7 +47,10 @@ std::vector<std::string> known_class_names(const std::string& dir);
 caf::expected<data_format> detect_format(const std::string& dir);
 
 /// Loads the three sets as settings say; with per-channel normalisation every set is shifted and
-/// scaled by the training set's per-channel mean and standard deviation. The class names come
+/// scaled by the training set's per-channel mean and standard deviation. With data.crop-size the
+/// validation and test images become their central windows, and with data.standardize they are
+/// standardised one by one (training batches get both from the augmentation); data.scaling
+/// records all of it. A crop larger than the images is an error naming data.crop-size. The class names come
 /// from data.class-names, else the data (class_names, folder names), else known_class_names; a
 /// count other than the data's classes is an error naming where they came from.
 caf::expected<data_splits> load_data(const data_settings& settings);

@@ -3,6 +3,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "data/augment.hpp"
 #include "data/idx_reader.hpp"
 
 #include <algorithm>
@@ -61,14 +62,31 @@ caf::expected<dataset> load_idx_pair(const std::string& images_path, const std::
 }
 
 void apply_scaling(dataset& d, const input_scaling& s) {
-  if (s.identity())
-    return;
-  const size_t c = s.mean.size();
-  std::vector<float> inv(c);
-  for (size_t k = 0; k < c; ++k)
-    inv[k] = 1.0f / s.stddev[k];
-  for (size_t i = 0; i < d.images.size(); ++i)
-    d.images[i] = (d.images[i] - s.mean[i % c]) * inv[i % c];
+  if (s.per_channel()) {
+    const size_t c = s.mean.size();
+    std::vector<float> inv(c);
+    for (size_t k = 0; k < c; ++k)
+      inv[k] = 1.0f / s.stddev[k];
+    for (size_t i = 0; i < d.images.size(); ++i)
+      d.images[i] = (d.images[i] - s.mean[i % c]) * inv[i % c];
+  }
+  crop_and_standardize(d, s);
+}
+
+void crop_and_standardize(dataset& d, const input_scaling& s) {
+  const image_shape in = d.shape, out = s.input_for(in);
+  if (!(out == in)) { // TF's resize_image_with_crop_or_pad: the window at ((h - size) / 2, (w - size) / 2)
+    std::vector<float> cropped(out.size() * static_cast<size_t>(d.rows));
+    for (int r = 0; r < d.rows; ++r)
+      crop_window(in, d.images.data() + in.size() * r, out.height, out.width, (in.height - out.height) / 2,
+                  (in.width - out.width) / 2, false, cropped.data() + out.size() * r);
+    d.images = std::move(cropped);
+    d.shape = out;
+    d.cols = static_cast<int>(out.size());
+  }
+  if (s.standardize)
+    for (int r = 0; r < d.rows; ++r)
+      standardize_image(d.images.data() + out.size() * r, out.size());
 }
 
 int default_validation_size(int n) {

@@ -24,24 +24,45 @@ struct dataset {
   dataset slice(int first, int count) const;
 };
 
-/// How a pixel becomes a model input after the readers scale bytes to [0, 1]:
-/// x = (byte / 255 - mean[c]) / stddev[c] for channel c. Empty vectors: x = byte / 255.
+/// How an image becomes a model input after the readers scale bytes to [0, 1]:
+/// x = (byte / 255 - mean[c]) / stddev[c] for channel c (empty vectors: x = byte / 255), then
+/// the central crop_size x crop_size window (0: the whole image), then per-image standardisation.
 struct input_scaling {
   std::vector<float> mean;
   std::vector<float> stddev;
-  bool identity() const { return mean.empty(); }
+  int crop_size = 0;
+  int source_height = 0, source_width = 0; ///< with a crop: the training images' size (what eval and predict take)
+  bool standardize = false;
+  bool per_channel() const { return !mean.empty(); }
+  /// The model's input for images of shape `in`.
+  image_shape input_for(const image_shape& in) const {
+    return crop_size > 0 ? image_shape{crop_size, crop_size, in.channels} : in;
+  }
+  /// The images a model of input `model_input` takes before this scaling: the training images'
+  /// size when it crops.
+  image_shape source_for(const image_shape& model_input) const {
+    return crop_size > 0 && source_height > 0 ? image_shape{source_height, source_width, model_input.channels}
+                                              : model_input;
+  }
 };
 
-/// Applies s to d's images in place. REQUIRES: s is the identity or has d.shape.channels entries.
+/// Applies all of s to d's images in place (d's shape becomes s.input_for(its shape)).
+/// REQUIRES: s.mean is empty or has d.shape.channels entries; crop_size <= d's height and width.
 void apply_scaling(dataset& d, const input_scaling& s);
 
-/// The three sets the trainers use, and the scaling already applied to all three.
+/// Applies s's crop and standardisation only (the channels already scaled).
+void crop_and_standardize(dataset& d, const input_scaling& s);
+
+/// The three sets the trainers use, and the scaling already applied to them (the training set's
+/// crop and standardisation come per batch, from the augmentation).
 struct data_splits {
   dataset train;
   dataset validation;
   dataset test;
   input_scaling scaling;
   std::vector<std::string> class_names; ///< by label; empty: unnamed (shown as numbers)
+  /// The model's input: the validation and test images' shape.
+  image_shape model_input() const { return scaling.input_for(train.shape); }
 };
 
 /// Loads an image file (rank 3: n x h x w) without labels (all 0): images to classify.

@@ -65,7 +65,9 @@ const std::vector<model_preset>& model_presets() {
       "lrn radius 4 alpha 0.000111111 beta 0.75", "maxpool 3 stride 2 same", "dense 384 relu", "dense 192 relu", "dense 10"},
      activation::relu, {init_scheme::truncated_normal, 0.05, 0.1, ""}, optimizer_kind::sgd, 0.1f, 0.0f, 128,
      "TensorFlow's CIFAR-10 tutorial network (conv 5x5x64, pool 3x3 stride 2, LRN, conv 5x5x64, LRN, pool, dense 384, "
-     "dense 192): truncated-normal init, SGD lr 0.1, batch 128 (its 24x24 crops: data.crop-size)"},
+     "dense 192): truncated-normal init, SGD lr 0.1, batch 128; its input pipeline: random 24x24 crops, flips, "
+     "brightness (63 / 255), contrast [0.2, 1.8], per-image standardisation (central crops at evaluation)",
+     {"flip", 24, 63.0f / 255.0f, 0.2f, 1.8f, true}},
     {"resnet20", resnet(3), activation::relu, {init_scheme::he, 0.0, 0.0, ""}, optimizer_kind::momentum, 0.05f, 0.9f, 50,
      "He et al.'s CIFAR ResNet-20: conv 3x3x16, 3 stages x 3 basic blocks (16/32/64 channels, batch norm, 1x1 "
      "projections where a stage halves the size), global average pooling; momentum SGD lr 0.05 / 0.9, batch 50"},

@@ -12,6 +12,16 @@
 
 namespace actorps {
 
+/// The input distortions a preset trains with (data.augment, data.crop-size, data.brightness,
+/// data.contrast, data.standardize when not set).
+struct preset_inputs {
+  const char* augment = "none";
+  int crop_size = 0;
+  float brightness = 0;
+  float contrast_lower = 1, contrast_upper = 1;
+  bool standardize = false;
+};
+
 struct model_preset {
   const char* name;
   std::vector<std::string> layers; ///< the layer list, logits last
@@ -22,6 +32,7 @@ struct model_preset {
   float momentum;
   int batch_size;
   const char* description;
+  preset_inputs inputs = {};
 };
 
 /// Every preset: reference, seed-sigmoid, softmax, cnn, cifar10-tutorial, resnet20, xception-mini.

@@ -12,9 +12,11 @@
 namespace actorps {
 
 caf::error check_fits(const saved_model& m, const dataset& data, const std::string& what, bool labelled) {
-  if (!(data.shape == m.spec.input))
-    return caf::make_error(errc::shape_mismatch, cat(what, ": images are ", data.shape.text(), ", the model takes ",
-                                                     m.spec.input.text()));
+  const image_shape want = m.scaling.source_for(m.spec.input);
+  if (!(data.shape == want))
+    return caf::make_error(errc::shape_mismatch,
+                           cat(what, ": images are ", data.shape.text(), ", the model takes ", want.text(),
+                               want == m.spec.input ? "" : cat(" (its central ", m.spec.input.text(), " window)")));
   if (labelled)
     for (size_t i = 0; i < data.labels.size(); ++i)
       if (!(data.labels[i] >= 0.0f && data.labels[i] < static_cast<float>(m.spec.classes())))

@@ -15,9 +15,9 @@
 
 namespace actorps {
 
-/// Fails with shape_mismatch naming `what` when data's images are not the model's input shape,
-/// e.g. "x.idx: images are 32x32x3, the model takes 28x28x1"; with labels, when a label is not one
-/// of the model's classes.
+/// Fails with shape_mismatch naming `what` when data's (unscaled) images are not of the shape the
+/// model takes (its input, or the images its central crop came from), e.g. "x.idx: images are
+/// 32x32x3, the model takes 28x28x1"; with labels, when a label is not one of the model's classes.
 caf::error check_fits(const saved_model& m, const dataset& data, const std::string& what, bool labelled);
 
 /// Returns the logits of every example of data (rows x classes, row-major) on be. data's images

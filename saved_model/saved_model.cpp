@@ -81,13 +81,30 @@ caf::expected<saved_model> describe_npz(const std::string& json, const std::stri
       return std::move(mean.error());
     if (!stddev)
       return std::move(stddev.error());
-    m.scaling = {std::move(*mean), std::move(*stddev)};
+    m.scaling.mean = std::move(*mean);
+    m.scaling.stddev = std::move(*stddev);
+    if (auto crop = scaling->find("crop"); crop && crop->is(json_value::kind::number))
+      m.scaling.crop_size = static_cast<int>(crop->number);
+    if (auto source = scaling->find("source"); source && source->is(json_value::kind::array) && source->items.size() == 2) {
+      m.scaling.source_height = static_cast<int>(source->items[0].number);
+      m.scaling.source_width = static_cast<int>(source->items[1].number);
+    }
+    if (auto standardize = scaling->find("standardize"))
+      m.scaling.standardize = standardize->is(json_value::kind::boolean) && standardize->flag;
   }
-  if (!m.scaling.identity()
+  if (m.scaling.per_channel()
       && (m.scaling.mean.size() != static_cast<size_t>(m.spec.input.channels)
           || m.scaling.stddev.size() != m.scaling.mean.size()))
     return caf::make_error(errc::corrupt_data, cat(where, ": the scaling needs one mean and one stddev per channel (",
                                                    m.spec.input.channels, ")"));
+  if (m.scaling.crop_size != 0 && (m.scaling.crop_size != m.spec.input.height || m.scaling.crop_size != m.spec.input.width))
+    return caf::make_error(errc::corrupt_data, cat(where, ": scaling.crop ", m.scaling.crop_size,
+                                                   " is not the model's input (", m.spec.input.text(), ")"));
+  if (m.scaling.crop_size != 0
+      && (m.scaling.source_height < m.scaling.crop_size || m.scaling.source_width < m.scaling.crop_size
+          || m.scaling.source_height > 65536 || m.scaling.source_width > 65536))
+    return caf::make_error(errc::corrupt_data, cat(where, ": scaling.source must be the [height, width] of the images "
+                                                          "the crop of ", m.scaling.crop_size, " is taken from"));
   if (auto step = doc->find("step"); step && step->is(json_value::kind::number))
     m.step = static_cast<int64_t>(step->number);
   if (auto acc = doc->find("validation_accuracy"); acc && acc->is(json_value::kind::number))
@@ -186,7 +203,12 @@ std::string model_json(const saved_model& m) {
   }
   variables += "]";
   json_object scaling;
-  scaling.add("divide", 255.0).add_raw("mean", float_list(m.scaling.mean)).add_raw("stddev", float_list(m.scaling.stddev));
+  scaling.add("divide", 255.0)
+    .add_raw("mean", float_list(m.scaling.mean))
+    .add_raw("stddev", float_list(m.scaling.stddev))
+    .add("crop", m.scaling.crop_size)
+    .add_raw("source", cat("[", m.scaling.source_height, ", ", m.scaling.source_width, "]"))
+    .add("standardize", m.scaling.standardize);
   json_object out;
   out.add("format", "actorps-model")
     .add("version", 1)
@@ -225,12 +247,25 @@ caf::expected<saved_model> from_checkpoint(const checkpoint& c, const std::strin
   for (auto& shard : c.shards)
     for (auto& v : shard.variables)
       m.values[v.index] = v.values; // read_checkpoint verified indices and sizes
-  m.scaling = {c.manifest.input_mean, c.manifest.input_stddev};
+  m.scaling = recorded_scaling(c.manifest);
   m.step = c.manifest.global_step;
   m.validation_accuracy = c.manifest.validation_accuracy;
   m.class_names = c.manifest.class_names;
   m.source = path;
   return m;
+}
+
+void record_scaling(const input_scaling& s, checkpoint_manifest& m) {
+  m.input_mean = s.mean;
+  m.input_stddev = s.stddev;
+  m.input_crop = s.crop_size;
+  m.input_source_height = s.source_height;
+  m.input_source_width = s.source_width;
+  m.input_standardize = s.standardize;
+}
+
+input_scaling recorded_scaling(const checkpoint_manifest& m) {
+  return {m.input_mean, m.input_stddev, m.input_crop, m.input_source_height, m.input_source_width, m.input_standardize};
 }
 
 checkpoint to_checkpoint(const saved_model& m) {
@@ -243,8 +278,7 @@ checkpoint to_checkpoint(const saved_model& m) {
   auto vars = m.spec.variables();
   for (auto& v : vars)
     man.variables.push_back({v.name, v.rows, v.cols, 0});
-  man.input_mean = m.scaling.mean;
-  man.input_stddev = m.scaling.stddev;
+  record_scaling(m.scaling, man);
   man.class_names = m.class_names;
   shard_checkpoint shard;
   for (uint32_t k = 0; k < vars.size(); ++k)

@@ -50,6 +50,10 @@ std::string model_json(const saved_model& m);
 /// Errors name path: a model text that does not parse, variables that are not the model's.
 caf::expected<saved_model> from_checkpoint(const checkpoint& c, const std::string& path);
 
+/// Writes s into a manifest's input fields, and reads them back.
+void record_scaling(const input_scaling& s, checkpoint_manifest& m);
+input_scaling recorded_scaling(const checkpoint_manifest& m);
+
 /// Returns m as a one-shard checkpoint (placement "single", no optimizer slots).
 checkpoint to_checkpoint(const saved_model& m);
 

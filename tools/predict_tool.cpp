@@ -62,7 +62,7 @@ int predict_main(int argc, char** argv) {
   all.shape = m->spec.input;
   all.cols = static_cast<int>(all.shape.size());
   for (size_t i = 1; i < args.positional.size(); ++i) {
-    auto in = load_image_input(args.positional[i], *kind, m->spec.input, resize == "yes");
+    auto in = load_image_input(args.positional[i], *kind, m->scaling.source_for(m->spec.input), resize == "yes");
     if (!in)
       return tool_failure(in.error(), 1);
     apply_scaling(in->images, m->scaling);

@@ -24,7 +24,7 @@ caf::expected<data_splits> load_training_data(const train_settings& s, const std
   log_line(tag, cat("loaded ", data->train.rows, " training, ", data->validation.rows, " validation and ",
                     data->test.rows, " test examples (", data->train.shape.text(), ") from ", s.data.dir,
                     " in ", seconds, " s", s.data.normalize == normalization::none ? "" : "; normalised per channel",
-                    s.data.augment.enabled ? "; augmented (" + to_string(s.data.augment) + ")" : std::string{}));
+                    s.data.augment.any() ? "; distorted (" + describe(s.data.augment) + ")" : std::string{}));
   return data;
 }
 

@@ -55,7 +55,7 @@ caf::expected<session> prepare(const train_settings& s) {
   if (!data)
     return std::move(data.error());
   out.data = std::move(*data);
-  model_spec spec = with_input(s.model, out.data.train.shape);
+  model_spec spec = with_input(s.model, out.data.model_input());
   auto be = select_backend(s.device, tag);
   if (!be)
     return std::move(be.error());
@@ -103,7 +103,7 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
   const dataset& train = ss.data.train;
   batch_pipeline batches{train, partition_range(train.rows, 0, 1), s.batch_size, s.seed, s.data.augment,
                          s.data.threads, s.data.prefetch_batches};
-  std::vector<float> images(static_cast<size_t>(s.batch_size) * train.cols);
+  std::vector<float> images(static_cast<size_t>(s.batch_size) * net.spec().input.size());
   std::vector<float> labels(static_cast<size_t>(s.batch_size));
   run_monitor monitor{s, "single", net, ss.data, std::move(*ss.log)};
   monitor.report_to(ss.observed);

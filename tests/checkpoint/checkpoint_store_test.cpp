@@ -200,49 +200,65 @@ BOOST_AUTO_TEST_CASE(another_models_checkpoint_is_refused_by_name) {
   BOOST_TEST(!actorps::checkpoint_store::open(tmp.file("k"), 0)); // keep >= 1
 }
 
-BOOST_AUTO_TEST_CASE(format_1_checkpoints_still_read) {
-  // A format-1 checkpoint as the previous build wrote it: no input scaling after the files.
-  auto c = sample(5);
-  c.manifest.format = 1;
-  auto dir = tmp.file("v1");
-  std::filesystem::create_directories(dir);
-  auto bytes_of = [](const auto& x) {
-    std::ostringstream os{std::ios::binary};
-    {
-      cereal::BinaryOutputArchive ar{os};
-      ar(x);
+// Checkpoints as earlier builds wrote them: format 1 (no input scaling after the files) and
+// format 5 (no input crop or standardisation) read, and are written again in this format.
+BOOST_AUTO_TEST_CASE(older_formats_still_read) {
+  for (uint32_t format : {1u, 5u}) {
+    BOOST_TEST_CONTEXT("format " << format) {
+      auto c = sample(5);
+      c.manifest.format = format;
+      c.manifest.input_crop = 7; // (not written by these formats: read back as 0)
+      auto dir = tmp.file("v" + std::to_string(format));
+      std::filesystem::create_directories(dir);
+      auto bytes_of = [](const auto& x) {
+        std::ostringstream os{std::ios::binary};
+        {
+          cereal::BinaryOutputArchive ar{os};
+          ar(x);
+        }
+        return os.str();
+      };
+      auto crc = [](const std::string& b) {
+        return static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(b.data()), static_cast<uInt>(b.size())));
+      };
+      for (uint32_t s = 0; s < 2; ++s) {
+        c.shards[s].format = format;
+        auto b = bytes_of(c.shards[s]);
+        std::ofstream{dir + "/shard-" + std::to_string(s) + ".bin", std::ios::binary} << b;
+        c.manifest.files.push_back({s, "shard-" + std::to_string(s) + ".bin", b.size(), crc(b)});
+      }
+      auto payload = bytes_of(c.manifest);
+      uint32_t sum = crc(payload);
+      uint64_t length = payload.size();
+      std::ofstream m{dir + "/manifest.bin", std::ios::binary};
+      m.write("APSCKPT1", 8);
+      m.write(reinterpret_cast<const char*>(&sum), 4);
+      m.write(reinterpret_cast<const char*>(&length), 8);
+      m << payload;
+      m.close();
+      auto read = read_checkpoint(dir);
+      BOOST_REQUIRE_MESSAGE(read, test::error_text(read));
+      BOOST_TEST(read->manifest.format == format);
+      BOOST_TEST(read->manifest.input_mean.empty());
+      BOOST_TEST(read->manifest.input_crop == 0);
+      BOOST_TEST(!read->manifest.input_standardize);
+      BOOST_TEST(read->shards[0].variables[0].values == c.shards[0].variables[0].values);
+      // written again, it is this format, crop and standardisation included
+      read->manifest.input_crop = 24;
+      read->manifest.input_source_height = 28;
+      read->manifest.input_source_width = 30;
+      read->manifest.input_standardize = true;
+      BOOST_REQUIRE(!write_checkpoint(*read, dir + "-again"));
+      auto again = read_checkpoint(dir + "-again");
+      BOOST_REQUIRE_MESSAGE(again, test::error_text(again));
+      BOOST_TEST(again->manifest.format == checkpoint_format_version);
+      BOOST_TEST(again->manifest.input_crop == 24);
+      BOOST_TEST(again->manifest.input_source_height == 28);
+      BOOST_TEST(again->manifest.input_source_width == 30);
+      BOOST_TEST(again->manifest.input_standardize);
+      BOOST_TEST(again->shards[1].variables[0].values == c.shards[1].variables[0].values);
     }
-    return os.str();
-  };
-  auto crc = [](const std::string& b) {
-    return static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(b.data()), static_cast<uInt>(b.size())));
-  };
-  for (uint32_t s = 0; s < 2; ++s) {
-    c.shards[s].format = 1;
-    auto b = bytes_of(c.shards[s]);
-    std::ofstream{dir + "/shard-" + std::to_string(s) + ".bin", std::ios::binary} << b;
-    c.manifest.files.push_back({s, "shard-" + std::to_string(s) + ".bin", b.size(), crc(b)});
   }
-  auto payload = bytes_of(c.manifest);
-  uint32_t sum = crc(payload);
-  uint64_t length = payload.size();
-  std::ofstream m{dir + "/manifest.bin", std::ios::binary};
-  m.write("APSCKPT1", 8);
-  m.write(reinterpret_cast<const char*>(&sum), 4);
-  m.write(reinterpret_cast<const char*>(&length), 8);
-  m << payload;
-  m.close();
-  auto read = read_checkpoint(dir);
-  BOOST_REQUIRE_MESSAGE(read, test::error_text(read));
-  BOOST_TEST(read->manifest.format == 1u);
-  BOOST_TEST(read->manifest.input_mean.empty());
-  BOOST_TEST(read->shards[0].variables[0].values == c.shards[0].variables[0].values);
-  // written again, it is format 2
-  BOOST_REQUIRE(!write_checkpoint(*read, tmp.file("v2")));
-  auto again = read_checkpoint(tmp.file("v2"));
-  BOOST_REQUIRE_MESSAGE(again, test::error_text(again));
-  BOOST_TEST(again->manifest.format == checkpoint_format_version);
-  BOOST_TEST(again->shards[1].variables[0].values == c.shards[1].variables[0].values);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -25,7 +25,7 @@ BOOST_AUTO_TEST_CASE(defaults_are_the_reference_workload) {
   BOOST_TEST((s->optimizer.schedule == lr_schedule::constant));
   BOOST_TEST(s->data.dir == "/usr/share/datasets/fashion-mnist");
   BOOST_TEST((s->data.format == data_format::automatic));
-  BOOST_TEST(!s->data.augment.enabled);
+  BOOST_TEST(!s->data.augment.any());
   BOOST_TEST((s->device.mode == device_mode::auto_select));
   BOOST_TEST(s->device.cpu_threads == 1);
 }
@@ -82,6 +82,12 @@ BOOST_AUTO_TEST_CASE(bad_values_name_their_key) {
   expect([](option_values& v) { v.prefetch_batches = -1; }, "data.prefetch-batches must be in [0, 1024]");
   expect([](option_values& v) { v.normalize = "global"; }, "data.normalize must be none or per-channel");
   expect([](option_values& v) { v.augment = "rotate"; }, "data.augment must be none, crop, flip or crop-flip");
+  expect([](option_values& v) { v.crop_size = -2; }, "data.crop-size must be in [0, 4096] (-1: the preset's), got -2");
+  expect([](option_values& v) { v.brightness = -0.5; }, "data.brightness must be >= 0 (-1: the preset's), got -0.5");
+  expect([](option_values& v) { v.contrast = "1.8,0.2"; }, "data.contrast must be \"LOWER,UPPER\" with 0 <= LOWER <= UPPER");
+  expect([](option_values& v) { v.contrast = "0.2"; }, "or none, got \"0.2\"");
+  expect([](option_values& v) { v.contrast = "0.2,1.8x"; }, "got \"0.2,1.8x\"");
+  expect([](option_values& v) { v.standardize = "global"; }, "data.standardize must be per-image or none, got \"global\"");
   expect([](option_values& v) { v.gpu_memory = "fraction:0"; }, "compute.gpu-memory must be grow or fraction:F");
   expect([](option_values& v) { v.gpu_memory = "half"; }, "got \"half\"");
   expect([](option_values& v) { v.threads = 0; }, "compute.threads must be >= 1");
@@ -137,6 +143,26 @@ BOOST_AUTO_TEST_CASE(presets_bring_their_defaults_and_explicit_options_win) {
   BOOST_REQUIRE(s);
   BOOST_TEST(s->model.layers.size() == 6u);
   BOOST_TEST(s->optimizer.momentum == 0.9f);
+  // cifar10-tutorial brings TF's input pipeline; each part can be set or switched off alone
+  option_values tut;
+  tut.preset = "cifar10-tutorial";
+  s = validate(tut);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(describe(s->data.augment) == "flip, crop 24x24, brightness 0.247059, contrast [0.2, 1.8], "
+                                          "per-image standardisation");
+  tut.augment = "none";
+  tut.crop_size = 20;
+  tut.brightness = 0;
+  tut.contrast = "none";
+  tut.standardize = "none";
+  s = validate(tut);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(describe(s->data.augment) == "crop 20x20");
+  tut.crop_size = 0;
+  tut.contrast = "0.5,1.5";
+  s = validate(tut);
+  BOOST_REQUIRE(s);
+  BOOST_TEST(describe(s->data.augment) == "contrast [0.5, 1.5]");
   option_values rms;
   rms.optimizer = "rmsprop";
   s = validate(rms);

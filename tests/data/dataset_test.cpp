@@ -83,4 +83,22 @@ BOOST_AUTO_TEST_CASE(missing_files_and_bad_split_are_named) {
   BOOST_TEST(split.error() == actorps::errc::invalid_config);
 }
 
+// The evaluation side of data.crop-size: TF's resize_image_with_crop_or_pad takes the window at
+// ((h - size) / 2, (w - size) / 2); the dataset's shape and columns follow.
+BOOST_AUTO_TEST_CASE(scaling_crops_the_central_window) {
+  actorps::dataset d;
+  d.rows = 2;
+  d.shape = {5, 5, 1};
+  d.cols = 25;
+  for (int i = 0; i < 50; ++i)
+    d.images.push_back(static_cast<float>(i));
+  input_scaling s;
+  s.crop_size = 2;
+  BOOST_TEST(s.input_for(d.shape).text() == "2x2x1");
+  apply_scaling(d, s);
+  BOOST_TEST(d.shape.text() == "2x2x1");
+  BOOST_TEST(d.cols == 4);
+  BOOST_TEST((d.images == std::vector<float>{6, 7, 11, 12, 31, 32, 36, 37})); // rows 1-2, columns 1-2
+}
+
 BOOST_AUTO_TEST_SUITE_END()

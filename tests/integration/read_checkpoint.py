@@ -59,6 +59,8 @@ def read_manifest(path):
     m["members"] = r.vector(lambda: r.take("I")) if m["format"] >= 4 else []
     m["data_plan"] = r.vector(lambda: r.take("q")) if m["format"] >= 4 else []
     m["class_names"] = r.vector(r.string) if m["format"] >= 5 else []
+    m["input_crop"], m["input_source_height"], m["input_source_width"], m["input_standardize"] = (
+        (r.take("i"), r.take("i"), r.take("i"), r.take("?")) if m["format"] >= 6 else (0, 0, 0, False))
     assert r.at == len(payload), "%d bytes left over in the manifest" % (len(payload) - r.at)
     return m
 

@@ -85,6 +85,12 @@ BOOST_AUTO_TEST_CASE(data_that_does_not_fit_is_named) {
   labelled.labels[2] = 4.0f;
   BOOST_TEST(describe(check_fits(m, labelled, "d", true)) == "shape_mismatch: d: example 2 has label 4, the model has 4 classes");
   BOOST_TEST(!check_fits(m, labelled, "d", false)); // labels of images to classify do not matter
+  // a model trained on central 6x6 crops of 8x8 images takes 8x8 images
+  m.scaling.crop_size = 6;
+  m.scaling.source_height = m.scaling.source_width = 8;
+  BOOST_TEST(describe(check_fits(m, images(3, m.spec.input), "d", false))
+             == "shape_mismatch: d: images are 6x6x1, the model takes 8x8x1 (its central 6x6x1 window)");
+  BOOST_TEST(!check_fits(m, images(3, {8, 8, 1}), "d", false));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

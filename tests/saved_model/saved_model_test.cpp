@@ -25,7 +25,7 @@ saved_model cnn_model() {
   auto vars = m.spec.variables();
   for (size_t k = 0; k < vars.size(); ++k)
     m.values.push_back(random_values(vars[k].size(), static_cast<uint32_t>(10 + k)));
-  m.scaling = {{0.25f, 0.5f, 0.125f}, {0.2f, 0.3f, 0.1f}};
+  m.scaling = {{0.25f, 0.5f, 0.125f}, {0.2f, 0.3f, 0.1f}, 8, 10, 12, true}; // (central 8x8 of 10x12, standardised)
   m.step = 77;
   m.validation_accuracy = 0.625;
   return m;
@@ -37,6 +37,10 @@ void same_model(const saved_model& a, const saved_model& b) {
   BOOST_TEST(a.values == b.values);
   BOOST_TEST(a.scaling.mean == b.scaling.mean);
   BOOST_TEST(a.scaling.stddev == b.scaling.stddev);
+  BOOST_TEST(a.scaling.crop_size == b.scaling.crop_size);
+  BOOST_TEST(a.scaling.source_height == b.scaling.source_height);
+  BOOST_TEST(a.scaling.source_width == b.scaling.source_width);
+  BOOST_TEST(a.scaling.standardize == b.scaling.standardize);
   BOOST_TEST(a.step == b.step);
   BOOST_TEST(a.validation_accuracy == b.validation_accuracy);
 }
@@ -122,6 +126,15 @@ BOOST_AUTO_TEST_CASE(bad_models_are_named) {
   arrays[0].shape = {3, 3, 4, 3}; // conv0/weights with in and out swapped
   BOOST_REQUIRE(!write_npz(arrays, dir.file("swapped.npz")));
   check(dir.file("swapped.npz"), errc::corrupt_data, "conv0/weights has shape 3x3x4x3, the model needs 3x3x3x4");
+  arrays = *read_npz(dir.file("m.npz")); // a crop that is not the model's input
+  auto& json = arrays.back().text;
+  json.replace(json.find("\"crop\": 8"), 9, "\"crop\": 6");
+  BOOST_REQUIRE(!write_npz(arrays, dir.file("crop.npz")));
+  check(dir.file("crop.npz"), errc::corrupt_data, "scaling.crop 6 is not the model's input (8x8x3)");
+  json.replace(json.find("\"crop\": 6"), 9, "\"crop\": 8");
+  json.replace(json.find("\"source\": [10, 12]"), 18, "\"source\": [7, 12]");
+  BOOST_REQUIRE(!write_npz(arrays, dir.file("source.npz")));
+  check(dir.file("source.npz"), errc::corrupt_data, "scaling.source must be the [height, width] of the images the crop of 8");
   // a checkpoint whose shard file was damaged
   BOOST_REQUIRE(!write_checkpoint(to_checkpoint(m), dir.file("ckpt")));
   auto shard = read_text(dir.file("ckpt/shard-0.bin"));
