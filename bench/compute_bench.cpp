@@ -1,6 +1,7 @@
 // actorps-bench-compute: sgemm GFLOP/s on the reference model's shapes, the training step's
 // examples/s at batch 50 and 512 (CPU backend, 1 thread by default), and the ratio of the
-// trainer's FLOP rate to sgemm's, all measured in one run.
+// trainer's FLOP rate to sgemm's, and one core's FMA peak (AVX2 and AVX-512, registers only: the
+// ceiling of any implementation's FLOP rate), all measured in one run.
 // Image presets (default cnn; e.g. "cnn,resnet20") each print one JSON line with their layers, so
 // that a PyTorch twin can be built from it (bench/torch_train.py).
 //   actorps-bench-compute [seconds-per-measurement=2] [threads=1] [presets=cnn]
@@ -22,6 +23,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <immintrin.h>
 
 using namespace actorps;
 
@@ -126,6 +129,42 @@ double trainer_examples_per_second(backend& be, const model_spec& spec, const da
   return steps * batch;
 }
 
+// One core's FMA peak: independent fused multiply-adds on registers only (no memory), 12 chains
+// to hide the FMA latency; GFLOP/s (2 per lane per FMA). The callers check the CPU has them.
+double peak_rate(long fmas, int lanes, std::chrono::duration<double> took) {
+  return static_cast<double>(fmas) * lanes * 2 / took.count() / 1e9;
+}
+
+#define ACTORPS_FMA_PEAK(VEC, SET1, FMADD, LANES)                                                        \
+  VEC a0 = SET1(0.1f), a1 = SET1(0.2f), a2 = SET1(0.3f), a3 = SET1(0.4f), a4 = SET1(0.5f), a5 = SET1(0.6f);  \
+  VEC a6 = SET1(0.7f), a7 = SET1(0.8f), a8 = SET1(0.9f), a9 = SET1(1.0f), a10 = SET1(1.1f), a11 = SET1(1.2f); \
+  const VEC m = SET1(0.999f);                                                                              \
+  long fmas = 0;                                                                                           \
+  const auto t0 = clock_type::now();                                                                       \
+  while (clock_type::now() - t0 < std::chrono::duration<double>(seconds)) {                                \
+    for (int i = 0; i < 100000; ++i) {                                                                     \
+      a0 = FMADD(a0, m, m); a1 = FMADD(a1, m, m); a2 = FMADD(a2, m, m); a3 = FMADD(a3, m, m);             \
+      a4 = FMADD(a4, m, m); a5 = FMADD(a5, m, m); a6 = FMADD(a6, m, m); a7 = FMADD(a7, m, m);             \
+      a8 = FMADD(a8, m, m); a9 = FMADD(a9, m, m); a10 = FMADD(a10, m, m); a11 = FMADD(a11, m, m);         \
+    }                                                                                                      \
+    fmas += 12 * 100000;                                                                                   \
+  }                                                                                                        \
+  const auto took = clock_type::now() - t0;                                                                \
+  const VEC all = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;                             \
+  if (all[0] == 1.2345f) /* (keeps the chains alive) */                                                    \
+    std::printf(" ");                                                                                      \
+  return peak_rate(fmas, LANES, took);
+
+__attribute__((target("avx2,fma"))) double avx2_peak(double seconds) {
+  ACTORPS_FMA_PEAK(__m256, _mm256_set1_ps, _mm256_fmadd_ps, 8)
+}
+
+__attribute__((target("avx512f"))) double avx512_peak(double seconds) {
+  ACTORPS_FMA_PEAK(__m512, _mm512_set1_ps, _mm512_fmadd_ps, 16)
+}
+
+#undef ACTORPS_FMA_PEAK
+
 model_spec preset_model(const std::string& name) {
   model_spec spec;
   spec.layers = *parse_layers(find_preset(name)->layers);
@@ -143,6 +182,11 @@ int main(int argc, char** argv) {
   mlp_spec dense = *dense_stack(reference);
   dataset d = synthetic(12800, reference.input, reference.classes());
   std::printf("backend: %s; %.1f s per measurement\n", be->name().c_str(), seconds);
+  __builtin_cpu_init();
+  const double p2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? avx2_peak(seconds / 4) : 0.0;
+  const double p512 = __builtin_cpu_supports("avx512f") ? avx512_peak(seconds / 4) : 0.0;
+  std::printf("one core's FMA peak (registers only): AVX2 %.1f GFLOP/s, AVX-512 %.1f GFLOP/s\n", p2, p512);
+  std::printf("{\"fma_peak_gflops\": {\"avx2\": %.1f, \"avx512\": %.1f}}\n", p2, p512);
   std::printf("reference model 784 -> 5x160 elu -> 10:\n");
   std::printf("%-6s %14s %16s %20s %14s\n", "batch", "sgemm GFLOP/s", "train examples/s",
               "train GFLOP/s (gemm)", "train/sgemm");
@@ -171,8 +215,10 @@ int main(int argc, char** argv) {
     std::string layers;
     for (auto& text : spec.layer_texts())
       layers += (layers.empty() ? "\"" : ", \"") + text + "\"";
-    std::printf("{\"model\": \"%s\", \"batch\": 50, \"examples_per_second\": %.0f, \"input\": [%d, %d, %d], \"layers\": [%s]}\n",
-                name.c_str(), eps, spec.input.height, spec.input.width, spec.input.channels, layers.c_str());
+    std::printf("{\"model\": \"%s\", \"batch\": 50, \"examples_per_second\": %.0f, \"gflop_per_example\": %.6f, "
+                "\"input\": [%d, %d, %d], \"layers\": [%s]}\n",
+                name.c_str(), eps, 6.0 * static_cast<double>(spec.forward_macs()) / 1e9, spec.input.height,
+                spec.input.width, spec.input.channels, layers.c_str());
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 // CPU backend: cblas_sgemm for matrix products, vectorisable loops for everything else.
 #include "compute/cpu_backend.hpp"
 
+#include "compute/avx512_gemm.hpp"
 #include "compute/batch_norm_ops.hpp"
 #include "compute/lrn_ops.hpp"
 #include "compute/window_ops.hpp"
@@ -24,6 +25,16 @@ extern "C" void openblas_set_num_threads(int num_threads);
 namespace actorps {
 
 namespace {
+
+// Whether one-thread products run in avx512_sgemm: on CPUs that have AVX-512, unless
+// ACTORPS_GEMM=openblas asks for OpenBLAS (benchmarks compare the two).
+bool own_gemm() {
+  static const bool own = [] {
+    const char* choice = std::getenv("ACTORPS_GEMM");
+    return avx512_gemm_available() && (choice == nullptr || std::strcmp(choice, "openblas") != 0);
+  }();
+  return own;
+}
 
 ACTORPS_VECTOR_CLONES
 void activate_loop(activation f, size_t n, const float* in, float* out) {
@@ -148,6 +159,10 @@ public:
     if (!errors_.gemm_fits(trans_a, trans_b, a, b, c))
       return;
     const int k = inner_dimension(trans_a, a);
+    if (threads_ == 1 && own_gemm()) {
+      avx512_sgemm(trans_a, trans_b, c.rows, c.cols, k, alpha, a.data, a.cols, b.data, b.cols, beta, c.data, c.cols);
+      return;
+    }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, c.rows, c.cols, k, alpha, a.data, a.cols,
                 b.data, b.cols, beta, c.data, c.cols);

@@ -11,6 +11,20 @@
 using namespace actorps;
 using namespace actorps::test;
 
+namespace {
+
+// The settings of a CIFAR-10 directory of 10 training and 5 test images (32x32x3), 5 held out.
+data_settings cifar_settings(const temp_dir& dir) {
+  write_cifar_dir(dir, 10, 5);
+  data_settings s;
+  s.dir = dir.path();
+  s.validation_size = 5;
+  s.normalize = normalization::per_channel;
+  return s;
+}
+
+} // namespace
+
 BOOST_AUTO_TEST_SUITE(data_source)
 
 BOOST_AUTO_TEST_CASE(formats_are_detected_from_the_files) {
@@ -26,11 +40,7 @@ BOOST_AUTO_TEST_CASE(formats_are_detected_from_the_files) {
 
 BOOST_AUTO_TEST_CASE(load_data_reads_cifar_and_normalises_per_channel) {
   temp_dir dir;
-  write_cifar_dir(dir, 10, 5);
-  data_settings s;
-  s.dir = dir.path();
-  s.validation_size = 5;
-  s.normalize = normalization::per_channel;
+  data_settings s = cifar_settings(dir);
   auto data = load_data(s);
   BOOST_REQUIRE_MESSAGE(data, error_text(data));
   for (int c = 0; c < 3; ++c) {
@@ -62,11 +72,7 @@ BOOST_AUTO_TEST_CASE(load_data_reads_cifar_and_normalises_per_channel) {
 // the recorded scaling turns raw images into exactly those.
 BOOST_AUTO_TEST_CASE(crops_and_standardisation_shape_the_evaluation_sets) {
   temp_dir dir;
-  write_cifar_dir(dir, 10, 5);
-  data_settings s;
-  s.dir = dir.path();
-  s.validation_size = 5;
-  s.normalize = normalization::per_channel;
+  data_settings s = cifar_settings(dir);
   s.augment.crop_size = 24;
   s.augment.standardize = true;
   auto data = load_data(s);

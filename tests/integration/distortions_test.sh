@@ -75,19 +75,7 @@ PY
   || fail "the npz differs from the checkpoint"
 
 echo "== 4. a seeded sync cluster with the distortions, twice"
-digests=()
-for run in 1 2; do
-  if cluster --mode sync --ps 1 --workers 2 --name "sync$run" --deadline 120 -- "${common[@]}" --train.max-steps=300 \
-       --train.seed=3 > "$tmp/sync$run.out" 2>&1; then
-    digests+=("$(field "$tmp/runs/sync$run/summary.json" weights_digest)")
-    acc=$(field "$tmp/runs/sync$run/summary.json" test_accuracy)
-    echo "run $run: test accuracy $acc, weights digest ${digests[-1]}"
-    above "$acc" 0.6 || fail "sync run $run: accuracy $acc"
-  else
-    fail "sync run $run failed:"; tail -20 "$tmp/sync$run.out"
-  fi
-done
-[[ ${#digests[@]} -eq 2 && "${digests[0]}" == "${digests[1]}" ]] || fail "the seeded sync runs differ: ${digests[*]}"
+sync_twice 0.6 "${common[@]}" --train.max-steps=300 --train.seed=3
 
 echo "== 5. a crop larger than the images"
 out=$("$bin/actorps-train" --data.dir="$tmp/data" --model.preset=cifar10-tutorial --model.classes=4 \

@@ -28,7 +28,7 @@ fi
 echo "== 2: kill -9 one worker of three mid-run; the weights are those of an undisturbed run"
 python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 small=(--data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.learning-rate=0.1 --train.seed=7
-       "${in_graph[@]}" --train.max-steps=3000 --train.max-epochs=0 --train.patience=0)
+       "${in_graph[@]}" --train.max-steps=8000 --train.max-epochs=0 --train.patience=0)
 cluster --mode sync --ps 2 --workers 3 --name calm --deadline 300 -- "${small[@]}" > "$tmp/calm.out" 2>&1 \
   || { fail "the undisturbed run failed"; tail -20 "$tmp/calm.out"; }
 cluster --mode sync --ps 2 --workers 3 --name kill --deadline 300 --tolerate worker-2 -- "${small[@]}" \

@@ -51,5 +51,21 @@ same_weights() {
   echo "weights digests: $1 $a, $2 $b"
   [[ -n "$a" && "$a" == "$b" ]] || fail "$3: digests differ: '$a' vs '$b'"
 }
+# sync_twice MIN_ACCURACY [training options]: a seeded sync cluster (1 shard x 2 workers, runs
+# sync1 and sync2) twice; each beats MIN_ACCURACY and both end with the same weights digest
+sync_twice() {
+  local min=$1 run acc
+  shift
+  for run in 1 2; do
+    if cluster --mode sync --ps 1 --workers 2 --name "sync$run" --deadline 120 -- "$@" > "$tmp/sync$run.out" 2>&1; then
+      acc=$(field "$tmp/runs/sync$run/summary.json" test_accuracy)
+      echo "run $run: test accuracy $acc"
+      above "$acc" "$min" || fail "sync run $run: accuracy $acc"
+    else
+      fail "sync run $run failed:"; tail -20 "$tmp/sync$run.out"
+    fi
+  done
+  same_weights sync1 sync2 "the seeded sync runs"
+}
 # finish: prints the count and exits non-zero on any failure
 finish() { echo "$failures failure(s)"; [[ $failures -eq 0 ]]; }

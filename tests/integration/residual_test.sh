@@ -17,19 +17,7 @@ resnet='["conv 3x3x4", "batchnorm relu", "residual [conv 3x3x4, batchnorm relu, 
 common=(--data.dir="$tmp/data" --train.learning-rate=0.05 --compute.device=cpu)
 
 echo "== 1: sync residual network with batch normalisation, twice"
-digests=()
-for run in 1 2; do
-  if cluster --mode sync --ps 1 --workers 2 --name "sync$run" --deadline 120 -- "${common[@]}" --model.layers="$resnet" \
-       --train.max-steps=200 --train.seed=5 > "$tmp/sync$run.out" 2>&1; then
-    acc=$(field "$tmp/runs/sync$run/summary.json" test_accuracy)
-    digests+=("$(field "$tmp/runs/sync$run/summary.json" weights_digest)")
-    echo "run $run: test accuracy $acc, weights digest ${digests[-1]}"
-    above "$acc" 0.6 || fail "sync run $run: accuracy $acc"
-  else
-    fail "sync run $run failed:"; tail -20 "$tmp/sync$run.out"
-  fi
-done
-[[ ${#digests[@]} -eq 2 && "${digests[0]}" == "${digests[1]}" ]] || fail "the seeded sync runs differ: ${digests[*]}"
+sync_twice 0.6 "${common[@]}" --model.layers="$resnet" --train.max-steps=200 --train.seed=5
 
 echo "== 2: async, batch normalisation of the input: the moving statistics track the data"
 if cluster --ps 1 --workers 2 --name async --deadline 120 -- "${common[@]}" \

@@ -1,0 +1,185 @@
+// Blocking: for each NC columns of C, each KC slice of the inner dimension is packed from B once
+// (NR-wide panels, k-major, zero-padded), then each MC rows of A (MR-tall slivers, k-major,
+// zero-padded) and every sliver x panel pair runs the micro-kernel, which keeps its MR x NR
+// block of C in registers over the slice. The first slice applies beta, later ones add.
+#include "compute/avx512_gemm.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include <immintrin.h>
+
+namespace actorps {
+
+namespace {
+
+constexpr int kc_max = 256;
+constexpr int nc_max = 512;
+
+// The block of C a micro-kernel owns: rows x cols valid of MR x NR, at c with leading dimension ldc.
+struct c_block {
+  float* c;
+  int ldc, rows, cols;
+};
+
+// acc = sum over p of a[p * MR + i] * b[p * NR + j], then C = alpha acc + beta C (beta 0: C is not read).
+template <int MR, int NV>
+__attribute__((target("avx512f"))) void micro_kernel(int kc, const float* a, const float* b, float alpha, float beta,
+                                                     c_block out) {
+  constexpr int NR = 16 * NV;
+  __m512 acc[MR][NV];
+#pragma GCC unroll 32
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      acc[i][v] = _mm512_setzero_ps();
+  for (int p = 0; p < kc; ++p) {
+    __m512 bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      bv[v] = _mm512_loadu_ps(b + p * NR + 16 * v);
+    const float* ap = a + p * MR;
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i) {
+      const __m512 ai = _mm512_set1_ps(ap[i]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
+    }
+  }
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  for (int i = 0; i < out.rows; ++i) {
+    float* row = out.c + static_cast<ptrdiff_t>(i) * out.ldc;
+    for (int v = 0; v < NV; ++v) {
+      const int left = out.cols - 16 * v;
+      if (left <= 0)
+        break;
+      const __mmask16 mask = left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+      __m512 r = _mm512_mul_ps(va, acc[i][v]);
+      if (beta != 0.0f)
+        r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask, row + 16 * v), r);
+      _mm512_mask_storeu_ps(row + 16 * v, mask, r);
+    }
+  }
+}
+
+// Packs op(A)[i0 .. i0 + rows) x [k0 .. k0 + kc) into MR-tall slivers, k-major, zero-padded.
+template <int MR>
+void pack_a(bool trans, const float* a, int lda, int i0, int rows, int k0, int kc, float* out) {
+  for (int s = 0; s < rows; s += MR) {
+    float* sliver = out + static_cast<size_t>(s) * kc;
+    const int n = std::min(MR, rows - s);
+    if (trans) { // op(A)(i, p) = a[p * lda + i]: rows of a are contiguous along i
+      for (int p = 0; p < kc; ++p) {
+        const float* src = a + static_cast<ptrdiff_t>(k0 + p) * lda + i0 + s;
+        float* dst = sliver + p * MR;
+        for (int i = 0; i < n; ++i)
+          dst[i] = src[i];
+        for (int i = n; i < MR; ++i)
+          dst[i] = 0.0f;
+      }
+    } else {
+      for (int i = 0; i < MR; ++i) {
+        if (i >= n) {
+          for (int p = 0; p < kc; ++p)
+            sliver[p * MR + i] = 0.0f;
+          continue;
+        }
+        const float* src = a + static_cast<ptrdiff_t>(i0 + s + i) * lda + k0;
+        for (int p = 0; p < kc; ++p)
+          sliver[p * MR + i] = src[p];
+      }
+    }
+  }
+}
+
+// Packs op(B)[k0 .. k0 + kc) x [j0 .. j0 + cols) into NR-wide panels, k-major, zero-padded.
+void pack_b(bool trans, const float* b, int ldb, int k0, int kc, int j0, int cols, int nr, float* out) {
+  for (int q = 0; q < cols; q += nr) {
+    float* panel = out + static_cast<size_t>(q) * kc;
+    const int n = std::min(nr, cols - q);
+    if (trans) { // op(B)(p, j) = b[j * ldb + p]
+      for (int j = 0; j < nr; ++j) {
+        if (j >= n) {
+          for (int p = 0; p < kc; ++p)
+            panel[p * nr + j] = 0.0f;
+          continue;
+        }
+        const float* src = b + static_cast<ptrdiff_t>(j0 + q + j) * ldb + k0;
+        for (int p = 0; p < kc; ++p)
+          panel[p * nr + j] = src[p];
+      }
+    } else {
+      for (int p = 0; p < kc; ++p) {
+        const float* src = b + static_cast<ptrdiff_t>(k0 + p) * ldb + j0 + q;
+        float* dst = panel + p * nr;
+        for (int j = 0; j < n; ++j)
+          dst[j] = src[j];
+        for (int j = n; j < nr; ++j)
+          dst[j] = 0.0f;
+      }
+    }
+  }
+}
+
+template <int MR, int NV>
+void blocked(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+             int ldb, float beta, float* c, int ldc) {
+  constexpr int NR = 16 * NV;
+  constexpr int mc_max = MR * 12;
+  thread_local std::vector<float> packed_a, packed_b;
+  packed_a.resize(static_cast<size_t>(mc_max) * kc_max);
+  packed_b.resize(static_cast<size_t>(nc_max + NR) * kc_max);
+  for (int j0 = 0; j0 < n; j0 += nc_max) {
+    const int nc = std::min(nc_max, n - j0);
+    for (int k0 = 0; k0 < k; k0 += kc_max) {
+      const int kc = std::min(kc_max, k - k0);
+      const float beta_now = k0 == 0 ? beta : 1.0f;
+      pack_b(trans_b, b, ldb, k0, kc, j0, nc, NR, packed_b.data());
+      for (int i0 = 0; i0 < m; i0 += mc_max) {
+        const int mc = std::min(mc_max, m - i0);
+        pack_a<MR>(trans_a, a, lda, i0, mc, k0, kc, packed_a.data());
+        for (int q = 0; q < nc; q += NR)
+          for (int s = 0; s < mc; s += MR)
+            micro_kernel<MR, NV>(kc, packed_a.data() + static_cast<size_t>(s) * kc,
+                                 packed_b.data() + static_cast<size_t>(q) * kc, alpha, beta_now,
+                                 {c + static_cast<ptrdiff_t>(i0 + s) * ldc + j0 + q, ldc, std::min(MR, mc - s),
+                                  std::min(NR, nc - q)});
+      }
+    }
+  }
+}
+
+// C = beta C (beta 0: zeros, never reading C): the product of an empty inner dimension.
+void scale_c(int m, int n, float beta, float* c, int ldc) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      float& x = c[static_cast<ptrdiff_t>(i) * ldc + j];
+      x = beta == 0.0f ? 0.0f : beta * x;
+    }
+}
+
+} // namespace
+
+bool avx512_gemm_available() {
+  static const bool available = [] {
+    __builtin_cpu_init(); // (checks the OS enabled the vector state, not only CPUID)
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return available;
+}
+
+void avx512_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                  const float* b, int ldb, float beta, float* c, int ldc) {
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0)
+    return scale_c(m, n, beta, c, ldc);
+  if (n <= 16)
+    blocked<28, 1>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  else
+    blocked<14, 2>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+} // namespace actorps
