@@ -23,31 +23,10 @@ struct c_block {
   int ldc, rows, cols;
 };
 
-// acc = sum over p of a[p * MR + i] * b[p * NR + j], then C = alpha acc + beta C (beta 0: C is not read).
-template <int MR, int NV>
-__attribute__((target("avx512f"))) void micro_kernel(int kc, const float* a, const float* b, float alpha, float beta,
-                                                     c_block out) {
-  constexpr int NR = 16 * NV;
-  __m512 acc[MR][NV];
-#pragma GCC unroll 32
-  for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v)
-      acc[i][v] = _mm512_setzero_ps();
-  for (int p = 0; p < kc; ++p) {
-    __m512 bv[NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v)
-      bv[v] = _mm512_loadu_ps(b + p * NR + 16 * v);
-    const float* ap = a + p * MR;
-#pragma GCC unroll 32
-    for (int i = 0; i < MR; ++i) {
-      const __m512 ai = _mm512_set1_ps(ap[i]);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v)
-        acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
-    }
-  }
+// Writes C = alpha acc + beta C for the valid part of a block (beta 0: C is not read).
+template <int NV>
+__attribute__((target("avx512f"))) inline void store_block(const __m512 (*acc)[NV], float alpha, float beta,
+                                                           c_block out) {
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
   for (int i = 0; i < out.rows; ++i) {
     float* row = out.c + static_cast<ptrdiff_t>(i) * out.ldc;
@@ -62,6 +41,84 @@ __attribute__((target("avx512f"))) void micro_kernel(int kc, const float* a, con
       _mm512_mask_storeu_ps(row + 16 * v, mask, r);
     }
   }
+}
+
+// acc = sum over p of a[p * a_step + i] * b[p * NR + j], then stored (a: a packed sliver with
+// a_step MR, or MR columns of a transposed A in place with a_step lda).
+template <int MR, int NV>
+__attribute__((target("avx512f"))) void micro_kernel(int kc, const float* a, ptrdiff_t a_step, const float* b,
+                                                     float alpha, float beta, c_block out) {
+  constexpr int NR = 16 * NV;
+  __m512 acc[MR][NV];
+#pragma GCC unroll 32
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      acc[i][v] = _mm512_setzero_ps();
+  for (int p = 0; p < kc; ++p) {
+    __m512 bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      bv[v] = _mm512_loadu_ps(b + p * NR + 16 * v);
+    const float* ap = a + p * a_step;
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i) {
+      const __m512 ai = _mm512_set1_ps(ap[i]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
+    }
+  }
+  store_block<NV>(acc, alpha, beta, out);
+}
+
+// The same for 8 rows of a row-major A read in place (row pointers a + i * lda): narrow products,
+// where packing A would cost as much as using it. Even and odd p go to two sets of accumulators,
+// so that 16 FMA chains are in flight when NV is 1.
+template <int NV>
+__attribute__((target("avx512f"))) void row_kernel(int kc, const float* a, ptrdiff_t lda, const float* b, float alpha,
+                                                   float beta, c_block out) {
+  constexpr int MR = 8, NR = 16 * NV;
+  const float* r[MR];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+    r[i] = a + i * lda;
+  __m512 acc[MR][NV], odd[MR][NV];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      acc[i][v] = odd[i][v] = _mm512_setzero_ps();
+  int p = 0;
+  for (; p + 1 < kc; p += 2) {
+    __m512 b0[NV], b1[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      b0[v] = _mm512_loadu_ps(b + p * NR + 16 * v);
+      b1[v] = _mm512_loadu_ps(b + (p + 1) * NR + 16 * v);
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m512 x0 = _mm512_set1_ps(r[i][p]), x1 = _mm512_set1_ps(r[i][p + 1]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        acc[i][v] = _mm512_fmadd_ps(x0, b0[v], acc[i][v]);
+        odd[i][v] = _mm512_fmadd_ps(x1, b1[v], odd[i][v]);
+      }
+    }
+  }
+  for (; p < kc; ++p)
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        acc[i][v] = _mm512_fmadd_ps(_mm512_set1_ps(r[i][p]), _mm512_loadu_ps(b + p * NR + 16 * v), acc[i][v]);
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      acc[i][v] = _mm512_add_ps(acc[i][v], odd[i][v]);
+  store_block<NV>(acc, alpha, beta, out);
 }
 
 // Packs op(A)[i0 .. i0 + rows) x [k0 .. k0 + kc) into MR-tall slivers, k-major, zero-padded.
@@ -79,16 +136,14 @@ void pack_a(bool trans, const float* a, int lda, int i0, int rows, int k0, int k
         for (int i = n; i < MR; ++i)
           dst[i] = 0.0f;
       }
-    } else {
-      for (int i = 0; i < MR; ++i) {
-        if (i >= n) {
-          for (int p = 0; p < kc; ++p)
-            sliver[p * MR + i] = 0.0f;
-          continue;
-        }
-        const float* src = a + static_cast<ptrdiff_t>(i0 + s + i) * lda + k0;
-        for (int p = 0; p < kc; ++p)
-          sliver[p * MR + i] = src[p];
+    } else { // MR rows read side by side, the sliver written in order
+      const float* src[MR];
+      for (int i = 0; i < MR; ++i)
+        src[i] = a + static_cast<ptrdiff_t>(i0 + s + std::min(i, n - 1)) * lda + k0;
+      for (int p = 0; p < kc; ++p) {
+        float* dst = sliver + p * MR;
+        for (int i = 0; i < MR; ++i)
+          dst[i] = i < n ? src[i][p] : 0.0f;
       }
     }
   }
@@ -99,16 +154,14 @@ void pack_b(bool trans, const float* b, int ldb, int k0, int kc, int j0, int col
   for (int q = 0; q < cols; q += nr) {
     float* panel = out + static_cast<size_t>(q) * kc;
     const int n = std::min(nr, cols - q);
-    if (trans) { // op(B)(p, j) = b[j * ldb + p]
-      for (int j = 0; j < nr; ++j) {
-        if (j >= n) {
-          for (int p = 0; p < kc; ++p)
-            panel[p * nr + j] = 0.0f;
-          continue;
-        }
-        const float* src = b + static_cast<ptrdiff_t>(j0 + q + j) * ldb + k0;
-        for (int p = 0; p < kc; ++p)
-          panel[p * nr + j] = src[p];
+    if (trans) { // op(B)(p, j) = b[j * ldb + p]: nr rows read side by side
+      for (int p = 0; p < kc; ++p) {
+        const float* src = b + static_cast<ptrdiff_t>(j0 + q) * ldb + k0 + p;
+        float* dst = panel + p * nr;
+        for (int j = 0; j < n; ++j)
+          dst[j] = src[static_cast<ptrdiff_t>(j) * ldb];
+        for (int j = n; j < nr; ++j)
+          dst[j] = 0.0f;
       }
     } else {
       for (int p = 0; p < kc; ++p) {
@@ -139,13 +192,29 @@ void blocked(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const
       pack_b(trans_b, b, ldb, k0, kc, j0, nc, NR, packed_b.data());
       for (int i0 = 0; i0 < m; i0 += mc_max) {
         const int mc = std::min(mc_max, m - i0);
-        pack_a<MR>(trans_a, a, lda, i0, mc, k0, kc, packed_a.data());
-        for (int q = 0; q < nc; q += NR)
-          for (int s = 0; s < mc; s += MR)
-            micro_kernel<MR, NV>(kc, packed_a.data() + static_cast<size_t>(s) * kc,
-                                 packed_b.data() + static_cast<size_t>(q) * kc, alpha, beta_now,
-                                 {c + static_cast<ptrdiff_t>(i0 + s) * ldc + j0 + q, ldc, std::min(MR, mc - s),
-                                  std::min(NR, nc - q)});
+        // Whole slivers of a transposed A are read in place (its p-th row holds them side by
+        // side), and so is a narrow product's row-major A, 8 rows at a time; the rest is packed.
+        const bool narrow = !trans_a && n <= 2 * 16;
+        const int whole = trans_a ? mc / MR * MR : narrow ? mc / 8 * 8 : 0;
+        if (whole < mc)
+          pack_a<MR>(trans_a, a, lda, i0 + whole, mc - whole, k0, kc, packed_a.data());
+        for (int q = 0; q < nc; q += NR) {
+          const float* panel = packed_b.data() + static_cast<size_t>(q) * kc;
+          auto block = [&](int s, int rows) {
+            return c_block{c + static_cast<ptrdiff_t>(i0 + s) * ldc + j0 + q, ldc, rows, std::min(NR, nc - q)};
+          };
+          if (trans_a)
+            for (int s = 0; s < whole; s += MR)
+              micro_kernel<MR, NV>(kc, a + static_cast<ptrdiff_t>(k0) * lda + i0 + s, lda, panel, alpha, beta_now,
+                                   block(s, MR));
+          else
+            for (int s = 0; s < whole; s += 8)
+              row_kernel<NV>(kc, a + static_cast<ptrdiff_t>(i0 + s) * lda + k0, lda, panel, alpha, beta_now,
+                             block(s, 8));
+          for (int s = whole; s < mc; s += MR)
+            micro_kernel<MR, NV>(kc, packed_a.data() + static_cast<size_t>(s - whole) * kc, MR, panel, alpha,
+                                 beta_now, block(s, std::min(MR, mc - s)));
+        }
       }
     }
   }

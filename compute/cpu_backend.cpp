@@ -1,4 +1,5 @@
-// CPU backend: cblas_sgemm for matrix products, vectorisable loops for everything else.
+// CPU backend: matrix products in avx512_sgemm (one thread, CPUs with AVX-512) or cblas_sgemm,
+// vectorisable loops for everything else.
 #include "compute/cpu_backend.hpp"
 
 #include "compute/avx512_gemm.hpp"
@@ -113,7 +114,8 @@ public:
   }
 
   std::string name() const override {
-    return cat("cpu (OpenBLAS, ", threads_, threads_ == 1 ? " thread)" : " threads)");
+    return cat("cpu (", threads_ == 1 && own_gemm() ? "AVX-512 sgemm" : "OpenBLAS", ", ", threads_,
+               threads_ == 1 ? " thread)" : " threads)");
   }
 
   bool is_gpu() const override {

@@ -1,4 +1,5 @@
-// The CPU backend: OpenBLAS sgemm plus plain loops, computing synchronously on the calling thread.
+// The CPU backend: avx512_sgemm (one thread, on CPUs with AVX-512; ACTORPS_GEMM=openblas: not) or
+// OpenBLAS sgemm plus plain loops, computing synchronously on the calling thread.
 #pragma once
 
 #include "compute/backend.hpp"

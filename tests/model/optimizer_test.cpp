@@ -18,7 +18,7 @@ BOOST_AUTO_TEST_CASE(applies_the_host_rule_with_increasing_update_numbers) {
     optimizer_params p;
     p.kind = kind;
     p.weight_decay = 0.01f;
-    std::vector<variable_spec> specs = {{"dense0/weights", 1, 3}, {"dense0/bias", 1, 2}};
+    std::vector<variable_spec> specs = {{"dense0/weights", 1, 3, {}}, {"dense0/bias", 1, 2, {}}};
     std::vector<size_t> sizes = {3, 2};
     auto opt = actorps::optimizer::make(*be, p, specs);
     BOOST_REQUIRE(opt);

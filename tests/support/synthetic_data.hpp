@@ -29,7 +29,7 @@ inline dataset quadrant_set(int n, uint32_t seed) {
 
 /// Returns train / validation / test sets of the quadrant task.
 inline data_splits quadrant_data(int train, int validation, int test) {
-  return {quadrant_set(train, 1), quadrant_set(validation, 2), quadrant_set(test, 3), {}};
+  return {quadrant_set(train, 1), quadrant_set(validation, 2), quadrant_set(test, 3), {}, {}};
 }
 
 } // namespace actorps::test
