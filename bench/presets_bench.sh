@@ -4,8 +4,9 @@
 # from its layer list by bench/torch_model.py):
 #  1. one training step's examples/s at batch 50, 1 thread, random 28x28x1 data, for cnn,
 #     cifar10-tutorial, resnet20 and xception-mini: actorps (actorps-bench-compute) vs PyTorch
-#     (bench/torch_train.py speed), ROUNDS interleaved rounds, with each side's FLOP rate against
-#     one core's FMA peak (what any implementation of the same arithmetic is bounded by);
+#     (bench/torch_train.py speed), ROUNDS interleaved rounds, actorps also with OpenBLAS's sgemm
+#     (ACTORPS_GEMM=openblas) instead of its own AVX-512 one, and each side's FLOP rate against one
+#     core's FMA peak (what any implementation of the same arithmetic is bounded by);
 #  2. Fashion-MNIST test accuracy after the same STEPS steps (batch 50, momentum SGD with the
 #     preset's rate), resnet20 and xception-mini, actorps-train vs PyTorch from the same initial
 #     values (actorps' initialisation, exported after one step at learning rate 0) and with its
@@ -37,14 +38,16 @@ for ((r = 1; r <= rounds; r++)); do
     out=$("$bin/actorps-bench-compute" 3 1 "$p" 2> /dev/null)
     ours=$(grep "^{\"model\": \"$p\"" <<< "$out")
     peak=$(grep "^{\"fma_peak_gflops\"" <<< "$out")
+    blas=$(ACTORPS_GEMM=openblas "$bin/actorps-bench-compute" 3 1 "$p" 2> /dev/null | grep "^{\"model\": \"$p\"")
     theirs=$(/usr/bin/python3 bench/torch_train.py speed "$ours" 3 2> /dev/null | tail -1)
-    python3 - "$r" "$p" "$ours" "$theirs" "$peak" <<'PY'
+    python3 - "$r" "$p" "$ours" "$theirs" "$peak" "$blas" <<'PY'
 import json, sys
-r, p, ours, theirs, peak = sys.argv[1], sys.argv[2], *(json.loads(a) for a in sys.argv[3:])
+r, p, ours, theirs, peak, blas = sys.argv[1], sys.argv[2], *(json.loads(a) for a in sys.argv[3:])
 a, b, g = ours["examples_per_second"], theirs["examples_per_second"], ours["gflop_per_example"]
 top = max(peak["fma_peak_gflops"].values())
-print(f"  round {r}: {p:18} actorps {a:6.0f}, PyTorch {b:6.0f}: {a / b:.2f}x; GFLOP/s (3 x forward) {a * g:5.1f} vs "
-      f"{b * g:5.1f}, {100 * a * g / top:.0f}% vs {100 * b * g / top:.0f}% of the core's FMA peak ({top:.0f})")
+print(f"  round {r}: {p:18} actorps {a:6.0f}, PyTorch {b:6.0f}: {a / b:.2f}x (with OpenBLAS's sgemm "
+      f"{blas['examples_per_second']:.0f}: {blas['examples_per_second'] / b:.2f}x); GFLOP/s (3 x forward) {a * g:5.1f} "
+      f"vs {b * g:5.1f}, {100 * a * g / top:.0f}% vs {100 * b * g / top:.0f}% of the core's FMA peak ({top:.0f})")
 PY
   done
 done
