@@ -14,8 +14,12 @@ namespace actorps {
 
 namespace {
 
-// The column buffer of a conv layer holds at most this many floats (16 MiB).
-constexpr size_t column_budget = size_t{1} << 22;
+// The floats a conv layer's column buffer holds at most: 16 MiB on a GPU (fewer, larger
+// products), 1 MiB on the CPU, so that the columns of a chunk stay in the core's cache from
+// im2col through the products to col2im (backward then builds them again, from the cache).
+size_t column_budget(const backend& be) {
+  return be.is_gpu() ? size_t{1} << 22 : size_t{1} << 18;
+}
 
 void activation_backward(backend& be, const std::optional<activation>& act, matrix out, float* dout) {
   if (act)
@@ -69,12 +73,11 @@ class conv_layer final : public layer {
 public:
   conv_layer(window_geometry g, int channels, std::optional<activation> act)
     : g_(g), channels_(channels), act_(act) {
-    size_t per_example = static_cast<size_t>(g_.positions()) * g_.window_size();
-    chunk_ = static_cast<int>(std::max<size_t>(1, column_budget / per_example));
   }
 
   caf::error allocate(backend& be, int max_batch) override {
-    chunk_ = std::min(chunk_, max_batch);
+    const size_t per_example = static_cast<size_t>(g_.positions()) * g_.window_size();
+    chunk_ = std::min(static_cast<int>(std::max<size_t>(1, column_budget(be) / per_example)), max_batch);
     return allocate_into(be, static_cast<size_t>(chunk_) * g_.positions() * g_.window_size(), cols_);
   }
 
@@ -135,7 +138,7 @@ private:
   window_geometry g_;
   int channels_;
   std::optional<activation> act_;
-  int chunk_;
+  int chunk_ = 1;
   buffer cols_;
   columns_hold columns_of_ = columns_hold::nothing;
 };
