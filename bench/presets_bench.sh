@@ -15,7 +15,8 @@
 #     cifar10-tutorial and resnet20: examples/s and test accuracy.
 # Usage: bench/presets_bench.sh [ROUNDS=2] [STEPS=1000] [DATA_DIR]   (after scripts/build.sh)
 # SECTIONS=13 runs only the sections listed (default 123); SEED=7 draws another initialisation and
-# batch order for section 2 (actorps' train.seed and PyTorch's seed; default 42 and 1).
+# batch order for section 2 (actorps' train.seed and PyTorch's seed; default 42 and 1);
+# ACCURACY=resnet20 limits section 2 to those presets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-2}
@@ -62,7 +63,7 @@ run_single() { # NAME PRESET [options]: actorps-train for $steps steps, no evalu
 
 if [[ $sections == *2* ]]; then
 echo "== 2. Fashion-MNIST test accuracy after $steps steps (batch 50), single process, 1 thread"
-for p in resnet20 xception-mini; do
+for p in ${ACCURACY:-resnet20 xception-mini}; do
   run_single "acc-$p" "$p" ${seed:+--train.seed="$seed"}
   s=$tmp/acc-$p/summary.json
   model=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(json.dumps({'input': [int(v) for v in s['input'].split('x')], 'layers': s['layers']}))" "$s")
