@@ -2,9 +2,10 @@
 # Outside CI: an exported model in PyTorch reproduces actorps' test accuracy.
 # Usage: bench/torch_export_check.sh [MODEL.npz [DATA_DIR]]
 #   Without MODEL: trains the reference MLP (2 epochs), the cnn preset (1,500 steps), a residual
-#   network with batch normalisation and an Xception-like one of separable and depthwise
-#   convolutions (1,000 steps each) with actorps-train, exports each, and checks them. Run from
-#   the repository root after a build.
+#   network with batch normalisation, an Xception-like one of separable and depthwise
+#   convolutions, and the cnn on TF's distortions (24x24 crops, standardised: the central crop and
+#   the standardisation in model.json; 1,000 steps each) with actorps-train, exports each, and
+#   checks them. Run from the repository root after a build.
 set -euo pipefail
 data=${2:-/usr/share/datasets/fashion-mnist}
 bin=build/bin
@@ -46,4 +47,6 @@ train_check residual --model.layers='["conv 3x3x8 stride 2", "batchnorm relu", "
   --train.learning-rate=0.05 --train.max-steps=1000 --train.max-epochs=0 || status=1
 train_check separable --model.layers='["conv 3x3x8 stride 2", "batchnorm relu", "residual [separable 3x3x16, batchnorm relu, separable 3x3x16, batchnorm, maxpool 3 stride 2 same] relu", "depthwise 3x3 relu", "avgpool global", "dense 10"]' \
   --train.learning-rate=0.05 --train.max-steps=1000 --train.max-epochs=0 || status=1
+train_check distorted --model.preset=cnn --data.crop-size=24 --data.augment=flip --data.brightness=0.2 \
+  --data.contrast=0.5,1.5 --data.standardize=per-image --train.max-steps=1000 --train.max-epochs=0 || status=1
 exit $status
