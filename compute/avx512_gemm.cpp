@@ -121,59 +121,37 @@ __attribute__((target("avx512f"))) void row_kernel(int kc, const float* a, ptrdi
   store_block<NV>(acc, alpha, beta, out);
 }
 
-// Packs op(A)[i0 .. i0 + rows) x [k0 .. k0 + kc) into MR-tall slivers, k-major, zero-padded.
-template <int MR>
-void pack_a(bool trans, const float* a, int lda, int i0, int rows, int k0, int kc, float* out) {
-  for (int s = 0; s < rows; s += MR) {
-    float* sliver = out + static_cast<size_t>(s) * kc;
-    const int n = std::min(MR, rows - s);
-    if (trans) { // op(A)(i, p) = a[p * lda + i]: rows of a are contiguous along i
-      for (int p = 0; p < kc; ++p) {
-        const float* src = a + static_cast<ptrdiff_t>(k0 + p) * lda + i0 + s;
-        float* dst = sliver + p * MR;
-        for (int i = 0; i < n; ++i)
-          dst[i] = src[i];
-        for (int i = n; i < MR; ++i)
-          dst[i] = 0.0f;
-      }
-    } else { // MR rows read side by side, the sliver written in order
-      const float* src[MR];
-      for (int i = 0; i < MR; ++i)
-        src[i] = a + static_cast<ptrdiff_t>(i0 + s + std::min(i, n - 1)) * lda + k0;
-      for (int p = 0; p < kc; ++p) {
-        float* dst = sliver + p * MR;
-        for (int i = 0; i < MR; ++i)
-          dst[i] = i < n ? src[i][p] : 0.0f;
-      }
-    }
+// Packs kc x width values, k-major, into out: out[p * width + j] = src[p * p_step + j * j_step]
+// for j < n, zeros after (the padding of a last sliver or panel). Reads go down p in order;
+// strided j gathers from n rows side by side.
+void pack_panel(const float* src, ptrdiff_t p_step, ptrdiff_t j_step, int kc, int n, int width, float* out) {
+  for (int p = 0; p < kc; ++p) {
+    const float* row = src + p * p_step;
+    float* dst = out + static_cast<size_t>(p) * width;
+    if (j_step == 1)
+      for (int j = 0; j < n; ++j)
+        dst[j] = row[j];
+    else
+      for (int j = 0; j < n; ++j)
+        dst[j] = row[j * j_step];
+    for (int j = n; j < width; ++j)
+      dst[j] = 0.0f;
   }
 }
 
-// Packs op(B)[k0 .. k0 + kc) x [j0 .. j0 + cols) into NR-wide panels, k-major, zero-padded.
+// Packs op(A)[i0 .. i0 + rows) x [k0 .. k0 + kc) into MR-tall slivers, zero-padded.
+template <int MR>
+void pack_a(bool trans, const float* a, int lda, int i0, int rows, int k0, int kc, float* out) {
+  for (int s = 0; s < rows; s += MR) // op(A)(i, p) = a[p * lda + i] transposed, a[i * lda + p] not
+    pack_panel(trans ? a + static_cast<ptrdiff_t>(k0) * lda + i0 + s : a + static_cast<ptrdiff_t>(i0 + s) * lda + k0,
+               trans ? lda : 1, trans ? 1 : lda, kc, std::min(MR, rows - s), MR, out + static_cast<size_t>(s) * kc);
+}
+
+// Packs op(B)[k0 .. k0 + kc) x [j0 .. j0 + cols) into NR-wide panels, zero-padded.
 void pack_b(bool trans, const float* b, int ldb, int k0, int kc, int j0, int cols, int nr, float* out) {
-  for (int q = 0; q < cols; q += nr) {
-    float* panel = out + static_cast<size_t>(q) * kc;
-    const int n = std::min(nr, cols - q);
-    if (trans) { // op(B)(p, j) = b[j * ldb + p]: nr rows read side by side
-      for (int p = 0; p < kc; ++p) {
-        const float* src = b + static_cast<ptrdiff_t>(j0 + q) * ldb + k0 + p;
-        float* dst = panel + p * nr;
-        for (int j = 0; j < n; ++j)
-          dst[j] = src[static_cast<ptrdiff_t>(j) * ldb];
-        for (int j = n; j < nr; ++j)
-          dst[j] = 0.0f;
-      }
-    } else {
-      for (int p = 0; p < kc; ++p) {
-        const float* src = b + static_cast<ptrdiff_t>(k0 + p) * ldb + j0 + q;
-        float* dst = panel + p * nr;
-        for (int j = 0; j < n; ++j)
-          dst[j] = src[j];
-        for (int j = n; j < nr; ++j)
-          dst[j] = 0.0f;
-      }
-    }
-  }
+  for (int q = 0; q < cols; q += nr) // op(B)(p, j) = b[j * ldb + p] transposed, b[p * ldb + j] not
+    pack_panel(trans ? b + static_cast<ptrdiff_t>(j0 + q) * ldb + k0 : b + static_cast<ptrdiff_t>(k0) * ldb + j0 + q,
+               trans ? 1 : ldb, trans ? ldb : 1, kc, std::min(nr, cols - q), nr, out + static_cast<size_t>(q) * kc);
 }
 
 template <int MR, int NV>
