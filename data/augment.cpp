@@ -41,7 +41,7 @@ std::string describe(const augmentation& aug) {
     parts.push_back(cat("crop ", aug.crop_size, "x", aug.crop_size));
   if (aug.brightness > 0)
     parts.push_back(cat("brightness ", aug.brightness));
-  if (aug.contrast_lower != 1 || aug.contrast_upper != 1)
+  if (aug.scales_contrast())
     parts.push_back(cat("contrast [", aug.contrast_lower, ", ", aug.contrast_upper, "]"));
   if (aug.standardize)
     parts.push_back("per-image standardisation");
@@ -113,7 +113,6 @@ void augment_batch(const augmentation& aug, const image_shape& in, int rows, uin
   const size_t n = shape.size();
   const int pad = aug.enabled ? aug.crop_padding : 0;
   const int range_y = in.height - shape.height + 2 * pad, range_x = in.width - shape.width + 2 * pad;
-  const bool contrast = aug.contrast_lower != 1 || aug.contrast_upper != 1;
   std::mt19937_64 gen{seed};
   for (int r = 0; r < rows; ++r) {
     float* img = out + static_cast<size_t>(r) * n;
@@ -126,7 +125,7 @@ void augment_batch(const augmentation& aug, const image_shape& in, int rows, uin
       for (size_t i = 0; i < n; ++i)
         img[i] += delta;
     }
-    if (contrast)
+    if (aug.scales_contrast())
       scale_contrast(img, n / shape.channels, shape.channels, uniform(gen, aug.contrast_lower, aug.contrast_upper));
     if (aug.standardize)
       standardize_image(img, n);

@@ -24,10 +24,11 @@ struct augmentation {
   float contrast_lower = 1, contrast_upper = 1; ///< contrast factor range ([1, 1]: none)
   bool standardize = false; ///< per-image standardisation, after everything else
 
+  /// Whether images get a random contrast factor.
+  bool scales_contrast() const { return contrast_lower != 1 || contrast_upper != 1; }
+
   /// Whether a batch is anything but a copy of its examples.
-  bool any() const {
-    return enabled || crop_size > 0 || brightness > 0 || contrast_lower != 1 || contrast_upper != 1 || standardize;
-  }
+  bool any() const { return enabled || crop_size > 0 || brightness > 0 || scales_contrast() || standardize; }
 };
 
 /// Parses "none", "crop", "flip" or "crop-flip" (crops pad by crop_padding); nullopt otherwise.
