@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include <immintrin.h>
@@ -43,11 +44,40 @@ __attribute__((target("avx512f"))) inline void store_block(const __m512 (*acc)[N
   }
 }
 
-// acc = sum over p of a[p * a_step + i] * b[p * NR + j], then stored (a: a packed sliver with
-// a_step MR, or MR columns of a transposed A in place with a_step lda).
-template <int MR, int NV>
-__attribute__((target("avx512f"))) void micro_kernel(int kc, const float* a, ptrdiff_t a_step, const float* b,
-                                                     float alpha, float beta, c_block out) {
+// Where A's stored rows are: row r at a + r * lda (a matrix), or at rows[r] + offset (an implicit
+// one, e.g. a convolution's windows read from the images: compute/direct_conv.cpp), and where
+// column p of a row is: at p, or in runs (column p at (p / run) * step + p % run; a window's
+// kernel rows). run_left(p): the columns from p on that are consecutive in memory.
+struct strided_rows {
+  const float* a;
+  ptrdiff_t lda;
+  const float* row(int r) const { return a + static_cast<ptrdiff_t>(r) * lda; }
+  ptrdiff_t column(int p) const { return p; }
+  int run_left(int) const { return std::numeric_limits<int>::max(); }
+};
+struct listed_rows {
+  const float* const* rows;
+  ptrdiff_t offset;
+  int run; // 0: one run
+  ptrdiff_t step;
+  const float* row(int r) const { return rows[r] + offset; }
+  ptrdiff_t column(int p) const { return run > 0 ? p / run * step + p % run : p; }
+  int run_left(int p) const { return run > 0 ? run - p % run : std::numeric_limits<int>::max(); }
+};
+
+// The rows of a from row first and column column on (a transposed A's slivers read in place).
+template <class Rows>
+struct shifted_rows {
+  const Rows& a;
+  int first, column;
+  const float* row(int r) const { return a.row(first + r) + column; }
+};
+
+// acc = sum over p of a.row(p)[i] * b[p * NR + j], then stored (a: a packed sliver, k-major with
+// rows of MR, or MR columns of a transposed A in place).
+template <int MR, int NV, class Rows>
+__attribute__((target("avx512f"))) void micro_kernel(int kc, const Rows& a, const float* b, float alpha, float beta,
+                                                     c_block out) {
   constexpr int NR = 16 * NV;
   __m512 acc[MR][NV];
 #pragma GCC unroll 32
@@ -60,7 +90,7 @@ __attribute__((target("avx512f"))) void micro_kernel(int kc, const float* a, ptr
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v)
       bv[v] = _mm512_loadu_ps(b + p * NR + 16 * v);
-    const float* ap = a + p * a_step;
+    const float* ap = a.row(p);
 #pragma GCC unroll 32
     for (int i = 0; i < MR; ++i) {
       const __m512 ai = _mm512_set1_ps(ap[i]);
@@ -72,47 +102,53 @@ __attribute__((target("avx512f"))) void micro_kernel(int kc, const float* a, ptr
   store_block<NV>(acc, alpha, beta, out);
 }
 
-// The same for 8 rows of a row-major A read in place (row pointers a + i * lda): narrow products,
-// where packing A would cost as much as using it. Even and odd p go to two sets of accumulators,
-// so that 16 FMA chains are in flight when NV is 1.
-template <int NV>
-__attribute__((target("avx512f"))) void row_kernel(int kc, const float* a, ptrdiff_t lda, const float* b, float alpha,
-                                                   float beta, c_block out) {
+// The same for 8 rows of a non-transposed A read in place (rows a.row(first + i) from column
+// k0, run by run): narrow products, where packing A would cost as much as using it. Even and odd p go to two
+// sets of accumulators when NV is 1, so that 16 FMA chains are in flight.
+template <int NV, class Rows>
+__attribute__((target("avx512f"))) void row_kernel(int kc, const Rows& a, int first, int k0, const float* b,
+                                                   float alpha, float beta, c_block out) {
   constexpr int MR = 8, NR = 16 * NV;
-  const float* r[MR];
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i)
-    r[i] = a + i * lda;
   __m512 acc[MR][NV], odd[MR][NV];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v)
       acc[i][v] = odd[i][v] = _mm512_setzero_ps();
-  int p = 0;
-  for (; p + 1 < kc; p += 2) {
-    __m512 b0[NV], b1[NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      b0[v] = _mm512_loadu_ps(b + p * NR + 16 * v);
-      b1[v] = _mm512_loadu_ps(b + (p + 1) * NR + 16 * v);
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      const __m512 x0 = _mm512_set1_ps(r[i][p]), x1 = _mm512_set1_ps(r[i][p + 1]);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) {
-        acc[i][v] = _mm512_fmadd_ps(x0, b0[v], acc[i][v]);
-        odd[i][v] = _mm512_fmadd_ps(x1, b1[v], odd[i][v]);
-      }
-    }
-  }
-  for (; p < kc; ++p)
+  __m512(&second)[MR][NV] = NV == 1 ? odd : acc; // (wider blocks have 16 chains without odd ones)
+  for (int done = 0; done < kc;) { // run by run of consecutive columns
+    const int len = std::min(a.run_left(k0 + done), kc - done);
+    const float* r[MR];
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i)
+      r[i] = a.row(first + i) + a.column(k0 + done);
+    const float* bp = b + static_cast<ptrdiff_t>(done) * NR;
+    int p = 0;
+    for (; p + 1 < len; p += 2) {
+      __m512 b0[NV], b1[NV];
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v)
-        acc[i][v] = _mm512_fmadd_ps(_mm512_set1_ps(r[i][p]), _mm512_loadu_ps(b + p * NR + 16 * v), acc[i][v]);
+      for (int v = 0; v < NV; ++v) {
+        b0[v] = _mm512_loadu_ps(bp + p * NR + 16 * v);
+        b1[v] = _mm512_loadu_ps(bp + (p + 1) * NR + 16 * v);
+      }
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        const __m512 x0 = _mm512_set1_ps(r[i][p]), x1 = _mm512_set1_ps(r[i][p + 1]);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) {
+          acc[i][v] = _mm512_fmadd_ps(x0, b0[v], acc[i][v]);
+          second[i][v] = _mm512_fmadd_ps(x1, b1[v], second[i][v]);
+        }
+      }
+    }
+    for (; p < len; ++p)
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+          acc[i][v] = _mm512_fmadd_ps(_mm512_set1_ps(r[i][p]), _mm512_loadu_ps(bp + p * NR + 16 * v), acc[i][v]);
+    done += len;
+  }
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
@@ -139,12 +175,33 @@ void pack_panel(const float* src, ptrdiff_t p_step, ptrdiff_t j_step, int kc, in
   }
 }
 
-// Packs op(A)[i0 .. i0 + rows) x [k0 .. k0 + kc) into MR-tall slivers, zero-padded.
-template <int MR>
-void pack_a(bool trans, const float* a, int lda, int i0, int rows, int k0, int kc, float* out) {
-  for (int s = 0; s < rows; s += MR) // op(A)(i, p) = a[p * lda + i] transposed, a[i * lda + p] not
-    pack_panel(trans ? a + static_cast<ptrdiff_t>(k0) * lda + i0 + s : a + static_cast<ptrdiff_t>(i0 + s) * lda + k0,
-               trans ? lda : 1, trans ? 1 : lda, kc, std::min(MR, rows - s), MR, out + static_cast<size_t>(s) * kc);
+// Packs op(A)[i0 .. i0 + rows) x [k0 .. k0 + kc) into MR-tall slivers, zero-padded:
+// op(A)(i, p) = a.row(p)[i] transposed, a.row(i)[p] not.
+template <int MR, class Rows>
+void pack_a(bool trans, const Rows& a, int i0, int rows, int k0, int kc, float* out) {
+  for (int s = 0; s < rows; s += MR) {
+    const int n = std::min(MR, rows - s);
+    float* sliver = out + static_cast<size_t>(s) * kc;
+    for (int p = 0; p < kc; ++p) {
+      float* dst = sliver + static_cast<size_t>(p) * MR;
+      if (trans) {
+        const float* src = a.row(k0 + p) + i0 + s;
+        for (int j = 0; j < n; ++j)
+          dst[j] = src[j];
+      }
+      for (int j = n; j < MR; ++j)
+        dst[j] = 0.0f;
+    }
+    if (!trans)
+      for (int j = 0; j < n; ++j)
+        for (int p = 0; p < kc;) {
+          const int len = std::min(a.run_left(k0 + p), kc - p);
+          const float* src = a.row(i0 + s + j) + a.column(k0 + p);
+          for (int q = 0; q < len; ++q)
+            sliver[static_cast<size_t>(p + q) * MR + j] = src[q];
+          p += len;
+        }
+  }
 }
 
 // Packs op(B)[k0 .. k0 + kc) x [j0 .. j0 + cols) into NR-wide panels, zero-padded.
@@ -154,9 +211,9 @@ void pack_b(bool trans, const float* b, int ldb, int k0, int kc, int j0, int col
                trans ? 1 : ldb, trans ? ldb : 1, kc, std::min(nr, cols - q), nr, out + static_cast<size_t>(q) * kc);
 }
 
-template <int MR, int NV>
-void blocked(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
-             int ldb, float beta, float* c, int ldc) {
+template <int MR, int NV, class Rows>
+void blocked(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Rows& a, const float* b, int ldb,
+             float beta, float* c, int ldc) {
   constexpr int NR = 16 * NV;
   constexpr int mc_max = MR * 12;
   thread_local std::vector<float> packed_a, packed_b;
@@ -172,10 +229,10 @@ void blocked(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const
         const int mc = std::min(mc_max, m - i0);
         // Whole slivers of a transposed A are read in place (its p-th row holds them side by
         // side), and so is a narrow product's row-major A, 8 rows at a time; the rest is packed.
-        const bool narrow = !trans_a && n <= 2 * 16;
+        const bool narrow = !trans_a && n <= 4 * 16;
         const int whole = trans_a ? mc / MR * MR : narrow ? mc / 8 * 8 : 0;
         if (whole < mc)
-          pack_a<MR>(trans_a, a, lda, i0 + whole, mc - whole, k0, kc, packed_a.data());
+          pack_a<MR>(trans_a, a, i0 + whole, mc - whole, k0, kc, packed_a.data());
         for (int q = 0; q < nc; q += NR) {
           const float* panel = packed_b.data() + static_cast<size_t>(q) * kc;
           auto block = [&](int s, int rows) {
@@ -183,15 +240,13 @@ void blocked(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const
           };
           if (trans_a)
             for (int s = 0; s < whole; s += MR)
-              micro_kernel<MR, NV>(kc, a + static_cast<ptrdiff_t>(k0) * lda + i0 + s, lda, panel, alpha, beta_now,
-                                   block(s, MR));
+              micro_kernel<MR, NV>(kc, shifted_rows<Rows>{a, k0, i0 + s}, panel, alpha, beta_now, block(s, MR));
           else
             for (int s = 0; s < whole; s += 8)
-              row_kernel<NV>(kc, a + static_cast<ptrdiff_t>(i0 + s) * lda + k0, lda, panel, alpha, beta_now,
-                             block(s, 8));
+              row_kernel<NV>(kc, a, i0 + s, k0, panel, alpha, beta_now, block(s, 8));
           for (int s = whole; s < mc; s += MR)
-            micro_kernel<MR, NV>(kc, packed_a.data() + static_cast<size_t>(s - whole) * kc, MR, panel, alpha,
-                                 beta_now, block(s, std::min(MR, mc - s)));
+            micro_kernel<MR, NV>(kc, strided_rows{packed_a.data() + static_cast<size_t>(s - whole) * kc, MR}, panel,
+                                 alpha, beta_now, block(s, std::min(MR, mc - s)));
         }
       }
     }
@@ -217,16 +272,31 @@ bool avx512_gemm_available() {
   return available;
 }
 
-void avx512_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
-                  const float* b, int ldb, float beta, float* c, int ldc) {
+namespace {
+
+template <class Rows>
+void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const Rows& a, const float* b, int ldb,
+           float beta, float* c, int ldc) {
   if (m == 0 || n == 0)
     return;
   if (k == 0)
     return scale_c(m, n, beta, c, ldc);
   if (n <= 16)
-    blocked<28, 1>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    blocked<28, 1>(trans_a, trans_b, m, n, k, alpha, a, b, ldb, beta, c, ldc);
   else
-    blocked<14, 2>(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    blocked<14, 2>(trans_a, trans_b, m, n, k, alpha, a, b, ldb, beta, c, ldc);
+}
+
+} // namespace
+
+void avx512_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                  const float* b, int ldb, float beta, float* c, int ldc) {
+  sgemm(trans_a, trans_b, m, n, k, alpha, strided_rows{a, lda}, b, ldb, beta, c, ldc);
+}
+
+void avx512_sgemm_rows(bool trans_a, int m, int n, int k, float alpha, const float* const* rows, ptrdiff_t offset,
+                       int run, ptrdiff_t step, const float* b, int ldb, float beta, float* c, int ldc) {
+  sgemm(trans_a, false, m, n, k, alpha, listed_rows{rows, offset, trans_a ? 0 : run, step}, b, ldb, beta, c, ldc);
 }
 
 } // namespace actorps

@@ -6,6 +6,8 @@
 // runs in the same order on every call.
 #pragma once
 
+#include <cstddef>
+
 namespace actorps {
 
 /// Whether this CPU and OS run avx512_sgemm (AVX-512F with the vector state enabled).
@@ -16,5 +18,14 @@ bool avx512_gemm_available();
 /// reads C. REQUIRES: avx512_gemm_available(); m, n, k >= 0.
 void avx512_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
                   const float* b, int ldb, float beta, float* c, int ldc);
+
+/// The same with A's stored rows listed instead of strided, and B not transposed: row r of A as
+/// stored (of op(A) = A when trans_a is false, of its transpose when true) starts at rows[r] +
+/// offset; without trans_a and with run > 0, its columns lie in runs of `run` floats, `step`
+/// apart (column p at (p / run) * step + p % run). An implicit matrix: a convolution's windows
+/// read from the images in place, one run per kernel row. REQUIRES: avx512_gemm_available();
+/// rows holds trans_a ? k : m pointers; run is 0 when trans_a.
+void avx512_sgemm_rows(bool trans_a, int m, int n, int k, float alpha, const float* const* rows, ptrdiff_t offset,
+                       int run, ptrdiff_t step, const float* b, int ldb, float beta, float* c, int ldc);
 
 } // namespace actorps

@@ -9,6 +9,10 @@ namespace actorps {
 
 backend::~backend() = default;
 
+bool backend::direct_conv(const window_geometry&) const {
+  return false;
+}
+
 bool backend::has_kernel(backend_op) const {
   return true;
 }
@@ -80,6 +84,16 @@ bool op_errors::geometry_valid(const char* op, const window_geometry& g) {
                              g.channels, ", output ", g.out_h, "x", g.out_w, ", window ", g.k_h,
                              "x", g.k_w, ", stride ", g.stride, ")")));
   return false;
+}
+
+bool op_errors::direct_conv_runs(const char* op, const window_geometry& g, bool here) {
+  if (!geometry_valid(op, g))
+    return false;
+  if (!here)
+    record(caf::make_error(errc::invalid_argument,
+                           cat(op, ": this backend has no direct convolution for this geometry (direct_conv() "
+                                   "says no: use im2col and gemm)")));
+  return here;
 }
 
 bool op_errors::rate_valid(const char* op, float rate) {

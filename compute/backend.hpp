@@ -117,6 +117,21 @@ public:
   /// input cell it was read from.
   virtual void col2im(const window_geometry& g, int n, const float* col, float* dx) = 0;
 
+  /// Returns whether conv_forward and conv_backward compute g's convolution here without a column
+  /// buffer, faster than im2col and gemm (the CPU with its AVX-512 products: compute/direct_conv);
+  /// conv layers use im2col and gemm where not. The base says no.
+  virtual bool direct_conv(const window_geometry& g) const;
+
+  /// y (n * positions() rows x cout) = im2col(x) w, w: window_size() x cout. Backends that say
+  /// no to direct_conv(g) record an invalid_argument error naming the op.
+  virtual void conv_forward(const window_geometry& g, int n, const float* x, const float* w, int cout,
+                            float* y) = 0;
+
+  /// dw = im2col(x)^T dy + beta dw (beta 0: dw is not read); dx, unless null, = col2im(dy w^T)
+  /// (overwritten). As conv_forward where direct_conv(g) says no.
+  virtual void conv_backward(const window_geometry& g, int n, const float* x, const float* dy, const float* w,
+                             int cout, float beta, float* dw, float* dx) = 0;
+
   /// Max pooling of n examples: y[example, out_y, out_x, c] = the window's largest input (cells
   /// in the padding never win); argmax records the winner's index in the window (k_y * k_w + k_x)
   /// as a float.

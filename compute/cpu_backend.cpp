@@ -4,6 +4,7 @@
 
 #include "compute/avx512_gemm.hpp"
 #include "compute/batch_norm_ops.hpp"
+#include "compute/direct_conv.hpp"
 #include "compute/lrn_ops.hpp"
 #include "compute/window_ops.hpp"
 #include "compute/dropout_mask.hpp"
@@ -36,6 +37,10 @@ bool own_gemm() {
   }();
   return own;
 }
+
+// Convolutions of fewer input channels stay on im2col: a window row of k_w * channels floats is
+// too short a product for the direct convolution's k_h products to pay (cnn's first layer).
+constexpr int direct_conv_min_channels = 8;
 
 ACTORPS_VECTOR_CLONES
 void activate_loop(activation f, size_t n, const float* in, float* out) {
@@ -207,6 +212,21 @@ public:
       col2im_host(g, n, col, dx);
   }
 
+  bool direct_conv(const window_geometry& g) const override {
+    return threads_ == 1 && own_gemm() && g.valid() && g.channels >= direct_conv_min_channels;
+  }
+
+  void conv_forward(const window_geometry& g, int n, const float* x, const float* w, int cout, float* y) override {
+    if (errors_.direct_conv_runs("conv_forward", g, direct_conv(g)))
+      metered([&] { conv_.forward(g, n, x, w, cout, y); });
+  }
+
+  void conv_backward(const window_geometry& g, int n, const float* x, const float* dy, const float* w, int cout,
+                     float beta, float* dw, float* dx) override {
+    if (errors_.direct_conv_runs("conv_backward", g, direct_conv(g)))
+      metered([&] { conv_.backward(g, n, x, dy, w, cout, beta, dw, dx); });
+  }
+
   void maxpool(const window_geometry& g, int n, const float* x, float* y, float* argmax) override {
     if (errors_.geometry_valid("maxpool", g))
       maxpool_host(g, n, x, y, argmax);
@@ -320,6 +340,18 @@ public:
   }
 
 private:
+  // Runs the direct convolution's op and counts what its scratch grew or shrank by.
+  template <class Op>
+  void metered(Op op) {
+    const size_t before = conv_.bytes();
+    op();
+    const size_t after = conv_.bytes();
+    if (after > before)
+      meter_.took(after - before);
+    else
+      meter_.gave_back(before - after);
+  }
+
   bool labels_valid(const char* op, matrix logits, const float* labels) {
     for (int i = 0; i < logits.rows; ++i) {
       auto label = static_cast<int>(labels[i]);
@@ -336,6 +368,7 @@ private:
   int threads_;
   op_errors errors_;
   memory_meter meter_;
+  actorps::direct_conv conv_;
 };
 
 } // namespace

@@ -28,6 +28,14 @@ public:
   void axpy(size_t n, float alpha, const float* x, float* y) override { inner_.axpy(n, alpha, x, y); }
   void scale(size_t n, float alpha, float* x) override { inner_.scale(n, alpha, x); }
   void im2col(const window_geometry& g, int n, const float* x, float* col) override { inner_.im2col(g, n, x, col); }
+  bool direct_conv(const window_geometry& g) const override { return inner_.direct_conv(g); }
+  void conv_forward(const window_geometry& g, int n, const float* x, const float* w, int cout, float* y) override {
+    inner_.conv_forward(g, n, x, w, cout, y);
+  }
+  void conv_backward(const window_geometry& g, int n, const float* x, const float* dy, const float* w, int cout,
+                     float beta, float* dw, float* dx) override {
+    inner_.conv_backward(g, n, x, dy, w, cout, beta, dw, dx);
+  }
   void col2im(const window_geometry& g, int n, const float* col, float* dx) override { inner_.col2im(g, n, col, dx); }
   void maxpool(const window_geometry& g, int n, const float* x, float* y, float* argmax) override {
     inner_.maxpool(g, n, x, y, argmax);

@@ -28,6 +28,10 @@ public:
   /// Returns whether g is usable; otherwise records shape_mismatch naming op and g's sizes.
   bool geometry_valid(const char* op, const window_geometry& g);
 
+  /// Returns whether the backend that says `here` to direct_conv(g) runs op on g; otherwise
+  /// records invalid_argument naming op (or geometry_valid's error).
+  bool direct_conv_runs(const char* op, const window_geometry& g, bool here);
+
   /// Returns whether 0 <= rate < 1; otherwise records invalid_argument naming op.
   bool rate_valid(const char* op, float rate);
 

@@ -184,6 +184,16 @@ public:
       ACTORPS_CUDA_CHECK(gpu::launch_col2im(g, n, col, dx, stream_));
   }
 
+  // No direct convolution here (direct_conv() is false): conv layers use im2col and cuBLAS.
+  void conv_forward(const window_geometry& g, int, const float*, const float*, int, float*) override {
+    errors_.direct_conv_runs("conv_forward", g, false);
+  }
+
+  void conv_backward(const window_geometry& g, int, const float*, const float*, const float*, int, float, float*,
+                     float*) override {
+    errors_.direct_conv_runs("conv_backward", g, false);
+  }
+
   void maxpool(const window_geometry& g, int n, const float* x, float* y, float* argmax) override {
     if (errors_.geometry_valid("maxpool", g))
       ACTORPS_CUDA_CHECK(gpu::launch_maxpool(g, n, x, y, argmax, stream_));

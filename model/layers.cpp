@@ -1,5 +1,6 @@
-// Dense: out = f(in W + b). Conv: out = f(im2col(in) W + b) over NHWC, in chunks of examples so
-// that the column buffer stays small; backward reuses forward's columns when the batch fit in one
+// Dense: out = f(in W + b). Conv: out = f(im2col(in) W + b) over NHWC: on backends with a direct
+// convolution (backend::direct_conv) in one call each way, else in chunks of examples so that the
+// column buffer stays small; backward reuses forward's columns when the batch fit in one
 // chunk (else recomputes each chunk's) for dW, then overwrites them with the column gradient
 // that col2im folds back. Max pooling keeps each window's winner; dropout keeps its mask. Batch
 // normalisation normalises each channel over the batch and positions; global average pooling is
@@ -77,6 +78,10 @@ public:
   }
 
   caf::error allocate(backend& be, int max_batch) override {
+    if (be.direct_conv(g_)) {
+      columns_of_ = columns_hold::none_used;
+      return caf::none;
+    }
     const size_t per_example = static_cast<size_t>(g_.positions()) * g_.window_size();
     chunk_ = std::min(static_cast<int>(std::max<size_t>(1, column_budget(be) / per_example)), max_batch);
     return allocate_into(be, static_cast<size_t>(chunk_) * g_.positions() * g_.window_size(), cols_);
@@ -85,12 +90,10 @@ public:
   void forward(backend& be, const layer_io& io, const layer_vars& v, bool, uint64_t) override {
     const float* w = v.values[0];
     const float* b = v.values[1];
-    for (int first = 0; first < io.rows; first += chunk_) {
-      int n = std::min(chunk_, io.rows - first);
-      be.im2col(g_, n, io.in + first * g_.in_size(), cols_.data());
-      be.gemm(false, false, 1.0f, columns(n), weights(w), 0.0f, out_rows(io.out, first, n));
-    }
-    columns_of_ = io.rows <= chunk_ ? columns_hold::whole_batch : columns_hold::nothing;
+    if (columns_of_ == columns_hold::none_used)
+      be.conv_forward(g_, io.rows, io.in, w, channels_, io.out);
+    else
+      forward_by_columns(be, io, w);
     matrix out = out_rows(io.out, 0, io.rows);
     be.add_bias(out, b);
     if (act_)
@@ -103,6 +106,8 @@ public:
     float* db = v.grads[1];
     activation_backward(be, act_, out_rows(io.out, 0, io.rows), dout);
     be.sum_rows(out_rows(dout, 0, io.rows), db);
+    if (columns_of_ == columns_hold::none_used)
+      return be.conv_backward(g_, io.rows, io.in, dout, w, channels_, 0.0f, dw, din);
     for (int first = 0; first < io.rows; first += chunk_) {
       int n = std::min(chunk_, io.rows - first);
       matrix delta = out_rows(dout, first, n);
@@ -119,6 +124,15 @@ public:
   }
 
 private:
+  void forward_by_columns(backend& be, const layer_io& io, const float* w) {
+    for (int first = 0; first < io.rows; first += chunk_) {
+      int n = std::min(chunk_, io.rows - first);
+      be.im2col(g_, n, io.in + first * g_.in_size(), cols_.data());
+      be.gemm(false, false, 1.0f, columns(n), weights(w), 0.0f, out_rows(io.out, first, n));
+    }
+    columns_of_ = io.rows <= chunk_ ? columns_hold::whole_batch : columns_hold::nothing;
+  }
+
   matrix columns(int n) const {
     return cols_.as_matrix(n * g_.positions(), g_.window_size());
   }
@@ -133,8 +147,9 @@ private:
   }
 
   // What cols_ holds: the columns of the whole batch of the latest forward (backward, which
-  // always follows the forward of its batch, then skips im2col), or nothing it can reuse.
-  enum class columns_hold { nothing, whole_batch };
+  // always follows the forward of its batch, then skips im2col), nothing it can reuse, or none
+  // are used (the backend convolves directly; cols_ stays empty).
+  enum class columns_hold { nothing, whole_batch, none_used };
 
   window_geometry g_;
   int channels_;

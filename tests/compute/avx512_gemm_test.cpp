@@ -104,4 +104,47 @@ BOOST_AUTO_TEST_CASE(an_empty_inner_dimension_scales_c_and_the_bits_repeat) {
   BOOST_TEST((once == again));
 }
 
+// avx512_sgemm_rows: A's rows listed in a shuffled order from a pool, their columns in runs
+// (`run` floats, `step` apart, the rest of each step garbage never read), against a double loop,
+// for the narrow (rows read in place) and wide (packed) products and both transposes.
+BOOST_AUTO_TEST_CASE(listed_rows_in_runs_match_a_double_loop) {
+  if (!avx512_gemm_available()) {
+    BOOST_TEST_MESSAGE("no AVX-512 on this CPU: avx512_sgemm_rows is never used here");
+    return;
+  }
+  struct listed {
+    bool ta;
+    int m, n, k, run;
+  };
+  const listed cases[] = {{false, 37, 16, 144, 48}, {false, 37, 32, 300, 7}, {false, 29, 64, 576, 192},
+                          {false, 50, 40, 90, 0},   {true, 45, 16, 300, 0},   {true, 30, 48, 70, 0}};
+  for (const auto& t : cases) {
+    const int stored = t.ta ? t.k : t.m, width = t.ta ? t.m : t.k; // A as stored: rows x width
+    const int runs = t.run > 0 ? (width + t.run - 1) / t.run : 1, step = t.run > 0 ? t.run + 5 : width;
+    const size_t row_floats = static_cast<size_t>(runs) * step + 3;
+    auto pool = random_floats(row_floats * stored, 6);
+    std::vector<const float*> rows(stored);
+    for (int r = 0; r < stored; ++r)
+      rows[r] = pool.data() + static_cast<size_t>((r * 7) % stored) * row_floats + 3; // shuffled, offset 3 below
+    auto at = [&](int r, int p) { return rows[r][p / (t.run > 0 ? t.run : width) * step + p % (t.run > 0 ? t.run : width)]; };
+    auto b = random_floats(static_cast<size_t>(t.k) * t.n, 7);
+    std::vector<float> c(static_cast<size_t>(t.m) * t.n, std::numeric_limits<float>::quiet_NaN());
+    std::vector<const float*> below(stored);
+    for (int r = 0; r < stored; ++r)
+      below[r] = rows[r] - 3;
+    avx512_sgemm_rows(t.ta, t.m, t.n, t.k, 1.0f, below.data(), 3, t.run, step, b.data(), t.n, 0.0f, c.data(), t.n);
+    int wrong = 0;
+    for (int i = 0; i < t.m; ++i)
+      for (int j = 0; j < t.n; ++j) {
+        double sum = 0;
+        for (int q = 0; q < t.k; ++q)
+          sum += static_cast<double>(t.ta ? at(q, i) : at(i, q)) * b[static_cast<size_t>(q) * t.n + j];
+        if (!(std::fabs(c[static_cast<size_t>(i) * t.n + j] - sum) <= 1e-4 * (1.0 + std::sqrt(t.k))))
+          ++wrong;
+      }
+    BOOST_TEST(wrong == 0, "ta " << t.ta << " " << t.m << "x" << t.n << "x" << t.k << " run " << t.run << ": "
+                                 << wrong << " wrong elements");
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

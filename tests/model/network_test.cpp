@@ -99,6 +99,10 @@ BOOST_AUTO_TEST_CASE(conv_and_pool_layers_match_finite_differences) {
                   false, "conv valid stride 2 + overlapping pool + conv even kernel");
   check_gradients(layers_model({5, 5, 2}, {"conv 3x3x2 stride 2 sigmoid", "maxpool 2 same", "dense 3"}),
                   false, "conv same stride 2 + same pool");
+  // 8 channels and more: the CPU's direct convolution on CPUs with AVX-512 (compute/direct_conv)
+  check_gradients(layers_model({5, 4, 8}, {"conv 3x3x8 tanh", "conv 3x3x9 elu", "conv 3x3x4 stride 2", "conv 1x1x3",
+                                           "dense 3"}),
+                  false, "convs on 8 and 9 channels, same, stride 2 and 1x1");
 }
 
 // (in training: the gradient flows through the batch's moments, as TF's training graph has it)
