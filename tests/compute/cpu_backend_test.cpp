@@ -243,4 +243,34 @@ BOOST_FIXTURE_TEST_CASE(lrn_matches_tensorflows_formula_in_double, fixture) {
   }
 }
 
+// The direct convolution runs where the backend says it does (one thread, AVX-512, 8 channels or
+// more) and is refused by name elsewhere, with the output untouched; its scratch is metered.
+BOOST_AUTO_TEST_CASE(direct_convolution_runs_where_offered_and_is_refused_by_name_elsewhere) {
+  window_geometry g;
+  g.in_h = g.in_w = g.out_h = g.out_w = 4;
+  g.k_h = g.k_w = 3;
+  g.pad_top = g.pad_left = 1;
+  g.channels = 2; // too few: im2col's
+  BOOST_TEST(!be->direct_conv(g));
+  auto x = from(random_values(2 * 16 * 2, 1)), w = from(random_values(18 * 3, 2));
+  auto y = from(std::vector<float>(2 * 16 * 3, 7.0f));
+  be->conv_forward(g, 2, x.data(), w.data(), 3, y.data());
+  auto err = be->sync();
+  BOOST_TEST(describe(err).find("conv_forward: this backend has no direct convolution") != std::string::npos,
+             describe(err));
+  BOOST_TEST((to_host(y) == std::vector<float>(2 * 16 * 3, 7.0f)));
+  g.channels = 8;
+  auto threaded = make_cpu_backend(2);
+  BOOST_TEST(!threaded->direct_conv(g)); // several threads: OpenBLAS's products
+  if (!be->direct_conv(g)) {
+    BOOST_TEST_MESSAGE("no AVX-512 on this CPU: no direct convolution offered");
+    return;
+  }
+  auto x8 = from(random_values(2 * 16 * 8, 3)), w8 = from(random_values(72 * 3, 4));
+  const size_t before = be->memory().in_use;
+  be->conv_forward(g, 2, x8.data(), w8.data(), 3, y.data());
+  BOOST_TEST(!be->sync());
+  BOOST_TEST(be->memory().in_use > before); // the padded images and window addresses
+}
+
 BOOST_AUTO_TEST_SUITE_END()
