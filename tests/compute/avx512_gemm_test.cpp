@@ -4,14 +4,16 @@
 // bits on every call. On a CPU without AVX-512 the cases say so and check nothing.
 #include "compute/avx512_gemm.hpp"
 
+#include "tests/support/helpers.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <vector>
 
 using namespace actorps;
+using actorps::test::random_values;
 
 namespace {
 
@@ -20,24 +22,15 @@ struct product {
   int m, n, k;
 };
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 gen{seed};
-  std::uniform_real_distribution<float> dist{-1.0f, 1.0f};
-  std::vector<float> out(n);
-  for (auto& x : out)
-    x = dist(gen);
-  return out;
-}
-
 // Runs one product with leading dimensions 3 wider than needed and checks every element of C
 // (and that the padding columns are untouched).
 void check(const product& p, float alpha, float beta) {
   const int a_rows = p.ta ? p.k : p.m, a_cols = p.ta ? p.m : p.k;
   const int b_rows = p.tb ? p.n : p.k, b_cols = p.tb ? p.k : p.n;
   const int lda = a_cols + 3, ldb = b_cols + 3, ldc = p.n + 3;
-  auto a = random_floats(static_cast<size_t>(a_rows) * lda, 1);
-  auto b = random_floats(static_cast<size_t>(b_rows) * ldb, 2);
-  auto c = random_floats(static_cast<size_t>(p.m) * ldc, 3);
+  auto a = random_values(static_cast<size_t>(a_rows) * lda, 1);
+  auto b = random_values(static_cast<size_t>(b_rows) * ldb, 2);
+  auto c = random_values(static_cast<size_t>(p.m) * ldc, 3);
   if (beta == 0.0f)
     for (int i = 0; i < p.m; ++i)
       for (int j = 0; j < p.n; ++j)
@@ -97,7 +90,7 @@ BOOST_AUTO_TEST_CASE(an_empty_inner_dimension_scales_c_and_the_bits_repeat) {
   std::vector<float> c = {1, 2, 3, 4};
   avx512_sgemm(false, false, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 0.5f, c.data(), 2);
   BOOST_TEST((c == std::vector<float>{0.5f, 1, 1.5f, 2}));
-  auto a = random_floats(300 * 144, 4), b = random_floats(144 * 32, 5);
+  auto a = random_values(300 * 144, 4), b = random_values(144 * 32, 5);
   std::vector<float> once(300 * 32), again(300 * 32);
   avx512_sgemm(false, false, 300, 32, 144, 1.0f, a.data(), 144, b.data(), 32, 0.0f, once.data(), 32);
   avx512_sgemm(false, false, 300, 32, 144, 1.0f, a.data(), 144, b.data(), 32, 0.0f, again.data(), 32);
@@ -122,12 +115,12 @@ BOOST_AUTO_TEST_CASE(listed_rows_in_runs_match_a_double_loop) {
     const int stored = t.ta ? t.k : t.m, width = t.ta ? t.m : t.k; // A as stored: rows x width
     const int runs = t.run > 0 ? (width + t.run - 1) / t.run : 1, step = t.run > 0 ? t.run + 5 : width;
     const size_t row_floats = static_cast<size_t>(runs) * step + 3;
-    auto pool = random_floats(row_floats * stored, 6);
+    auto pool = random_values(row_floats * stored, 6);
     std::vector<const float*> rows(stored);
     for (int r = 0; r < stored; ++r)
       rows[r] = pool.data() + static_cast<size_t>((r * 7) % stored) * row_floats + 3; // shuffled, offset 3 below
     auto at = [&](int r, int p) { return rows[r][p / (t.run > 0 ? t.run : width) * step + p % (t.run > 0 ? t.run : width)]; };
-    auto b = random_floats(static_cast<size_t>(t.k) * t.n, 7);
+    auto b = random_values(static_cast<size_t>(t.k) * t.n, 7);
     std::vector<float> c(static_cast<size_t>(t.m) * t.n, std::numeric_limits<float>::quiet_NaN());
     std::vector<const float*> below(stored);
     for (int r = 0; r < stored; ++r)

@@ -9,14 +9,16 @@
 #include "compute/avx512_gemm.hpp"
 #include "compute/window_ops.hpp"
 
+#include "tests/support/helpers.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <vector>
 
 using namespace actorps;
+using actorps::test::random_values;
 
 namespace {
 
@@ -39,15 +41,6 @@ window_geometry geometry(const conv_case& t) {
   return g;
 }
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 gen{seed};
-  std::uniform_real_distribution<float> dist{-1.0f, 1.0f};
-  std::vector<float> out(n);
-  for (auto& x : out)
-    x = dist(gen);
-  return out;
-}
-
 // Counts the elements of got farther from want than float rounding over k terms allows.
 int wrong(const std::vector<double>& want, const std::vector<float>& got, int k) {
   int bad = 0;
@@ -63,9 +56,9 @@ void check(const conv_case& t) {
     const window_geometry g = geometry(t);
     BOOST_REQUIRE(g.valid());
     const int m = t.n * g.positions(), ws = g.window_size();
-    const auto x = random_floats(static_cast<size_t>(t.n) * g.in_size(), 1);
-    const auto w = random_floats(static_cast<size_t>(ws) * t.cout, 2);
-    const auto dy = random_floats(static_cast<size_t>(m) * t.cout, 3);
+    const auto x = random_values(static_cast<size_t>(t.n) * g.in_size(), 1);
+    const auto w = random_values(static_cast<size_t>(ws) * t.cout, 2);
+    const auto dy = random_values(static_cast<size_t>(m) * t.cout, 3);
     std::vector<float> cols(static_cast<size_t>(m) * ws);
     im2col_host(g, t.n, x.data(), cols.data());
     std::vector<double> y_want(static_cast<size_t>(m) * t.cout, 0.0), dw_want(static_cast<size_t>(ws) * t.cout, 0.0),
