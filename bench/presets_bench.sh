@@ -8,15 +8,17 @@
 #     (ACTORPS_GEMM=openblas) instead of its own AVX-512 one, and each side's FLOP rate against one
 #     core's FMA peak (what any implementation of the same arithmetic is bounded by);
 #  2. Fashion-MNIST test accuracy after the same STEPS steps (batch 50, momentum SGD with the
-#     preset's rate), resnet20 and xception-mini, actorps-train vs PyTorch from the same initial
-#     values (actorps' initialisation, exported after one step at learning rate 0) and with its
-#     own initialisation;
+#     preset's rate, decayed to 0 over the STEPS by a cosine: the weights settle, so the test
+#     accuracy of one draw depends less on where the last steps left them), resnet20 and
+#     xception-mini, actorps-train vs PyTorch from the same initial values (actorps'
+#     initialisation, exported after one step at learning rate 0) and with its own initialisation;
 #  3. the async cluster (1 shard, 2 workers) vs the single process, the same STEPS steps,
 #     cifar10-tutorial and resnet20: examples/s and test accuracy.
 # Usage: bench/presets_bench.sh [ROUNDS=2] [STEPS=1000] [DATA_DIR]   (after scripts/build.sh)
 # SECTIONS=13 runs only the sections listed (default 123); SEED=7 draws another initialisation and
 # batch order for section 2 (actorps' train.seed and PyTorch's seed; default 42 and 1);
-# ACCURACY=resnet20 limits section 2 to those presets.
+# ACCURACY=resnet20 limits section 2 to those presets; SCHEDULE=constant keeps section 2's rate
+# constant (default cosine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-2}
@@ -24,6 +26,7 @@ steps=${2:-1000}
 data=${3:-/usr/share/datasets/fashion-mnist}
 sections=${SECTIONS:-123}
 seed=${SEED:-}
+schedule=${SCHEDULE:-cosine}
 bin=build/bin
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -62,9 +65,9 @@ run_single() { # NAME PRESET [options]: actorps-train for $steps steps, no evalu
 }
 
 if [[ $sections == *2* ]]; then
-echo "== 2. Fashion-MNIST test accuracy after $steps steps (batch 50), single process, 1 thread"
+echo "== 2. Fashion-MNIST test accuracy after $steps steps (batch 50, $schedule learning rate), single process, 1 thread"
 for p in ${ACCURACY:-resnet20 xception-mini}; do
-  run_single "acc-$p" "$p" ${seed:+--train.seed="$seed"}
+  run_single "acc-$p" "$p" ${seed:+--train.seed="$seed"} --train.lr-schedule="\"$schedule\"" --train.lr-decay-steps="$steps"
   s=$tmp/acc-$p/summary.json
   model=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(json.dumps({'input': [int(v) for v in s['input'].split('x')], 'layers': s['layers']}))" "$s")
   # the initial values: one step at learning rate 0 (batch norm's moving statistics move, which
@@ -74,8 +77,8 @@ for p in ${ACCURACY:-resnet20 xception-mini}; do
   steps=1 run_single "init-$p" "$p" --train.learning-rate=0 "${seeded[@]}"
   "$bin/actorps-export" "$tmp/init-$p/model/final" "$tmp/init-$p.npz" > /dev/null
   lr=$(field "$s" learning_rate)
-  same=$(/usr/bin/python3 bench/torch_train.py train "$model" "$data" "$steps" "$lr" 0.9 "${seed:-1}" "$tmp/init-$p.npz" 2> /dev/null | tail -1)
-  own=$(/usr/bin/python3 bench/torch_train.py train "$model" "$data" "$steps" "$lr" 0.9 "${seed:-1}" 2> /dev/null | tail -1)
+  same=$(/usr/bin/python3 bench/torch_train.py train "$model" "$data" "$steps" "$lr" 0.9 "${seed:-1}" "$tmp/init-$p.npz" "$schedule" 2> /dev/null | tail -1)
+  own=$(/usr/bin/python3 bench/torch_train.py train "$model" "$data" "$steps" "$lr" 0.9 "${seed:-1}" "" "$schedule" 2> /dev/null | tail -1)
   python3 - "$p" "$(field "$s" final_test_accuracy)" "$(field "$s" examples_per_second)" "$same" "$own" <<'PY'
 import json, sys
 p, ours, eps, same, own = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), json.loads(sys.argv[4]), json.loads(sys.argv[5])

@@ -3,14 +3,19 @@
 /usr/bin/python3). The network comes from a model.json-like JSON text: {"input": [h, w, c],
 "layers": [...]} (bench/torch_model.py builds it); momentum SGD, batch 50, one thread.
   torch_train.py speed MODEL_JSON [seconds=3]          one training step's examples/s on random data
-  torch_train.py train MODEL_JSON DATA_DIR STEPS LR MOMENTUM [seed=1] [INIT.npz]
+  torch_train.py train MODEL_JSON DATA_DIR STEPS LR MOMENTUM [seed=1] [INIT.npz] [SCHEDULE]
                                                        STEPS steps on an MNIST-format IDX set, then
                                                        the test accuracy (BN in evaluation mode);
                                                        INIT: start from these values (an actorps
-                                                       export), else PyTorch's own initialisation
+                                                       export; "" or none: PyTorch's own
+                                                       initialisation); SCHEDULE constant (default)
+                                                       or cosine (actorps' train.lr-schedule cosine
+                                                       with lr-decay-steps STEPS: update t of 1..STEPS
+                                                       at LR * (1 + cos(pi t / STEPS)) / 2)
 Every mode prints one JSON line last."""
 import gzip
 import json
+import math
 import os
 import struct
 import sys
@@ -59,7 +64,7 @@ def speed(model, seconds):
     print(json.dumps({"torch": torch.__version__, "examples_per_second": round(n * 50 / (time.perf_counter() - t0))}))
 
 
-def train(model, d, steps, lr, momentum, seed, init):
+def train(model, d, steps, lr, momentum, seed, init, schedule="constant"):
     torch.set_num_threads(1)
     torch.manual_seed(seed)
     xtr, ytr = images(d, "train")
@@ -70,6 +75,11 @@ def train(model, d, steps, lr, momentum, seed, init):
         arrays = {k: z[k] for k in z.keys() if k != "model.json"}
     net = build(model, arrays)
     opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
+    if schedule not in ("constant", "cosine"):
+        sys.exit(f"torch_train.py: unknown schedule {schedule!r} (constant or cosine)")
+    # LambdaLR's factor i serves update i + 1 (actorps counts updates from 1)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: 0.5 * (1 + math.cos(math.pi * min(i + 1, steps) / steps))) \
+        if schedule == "cosine" else None
     lossf = torch.nn.CrossEntropyLoss()
     net.train()
     done, t0, perm, at = 0, time.perf_counter(), torch.randperm(len(xtr)), 0
@@ -81,6 +91,8 @@ def train(model, d, steps, lr, momentum, seed, init):
         opt.zero_grad()
         lossf(net(xtr[b]), ytr[b]).backward()
         opt.step()
+        if sched:
+            sched.step()
         done += 1
     train_s = time.perf_counter() - t0
     net.eval()
@@ -96,4 +108,5 @@ if __name__ == "__main__":
         speed(model, float(sys.argv[3]) if len(sys.argv) > 3 else 3.0)
     else:
         train(model, sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6]),
-              int(sys.argv[7]) if len(sys.argv) > 7 else 1, sys.argv[8] if len(sys.argv) > 8 else None)
+              int(sys.argv[7]) if len(sys.argv) > 7 else 1, sys.argv[8] if len(sys.argv) > 8 and sys.argv[8] else None,
+              sys.argv[9] if len(sys.argv) > 9 else "constant")
