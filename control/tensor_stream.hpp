@@ -1,0 +1,107 @@
+// The tensor stream's protocol as a plain instance, no socket (issue 33's first brick, not yet
+// on the wire: no actor uses it): frames that carry only tensor bytes beside the typed
+// messages, and the receiver's ledger of announced transfers, which decides from a frame's
+// 24-byte header alone where its bytes go (straight into the announced destination) or refuses
+// the frame by name before anything is allocated or written. The socket's owner feeds it headers
+// and completed payloads and carries out what it answers. Single-threaded.
+#pragma once
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// A frame's header on the wire: 24 bytes, little-endian: magic "APTS" (u32), version 1 (u16),
+/// flags 0 (u16), the transfer's id (u64), the tensor's index in it (u32), the payload's bytes
+/// (u32); the payload follows.
+struct stream_frame_header {
+  uint64_t transfer = 0;
+  uint32_t index = 0;
+  uint32_t bytes = 0;
+};
+
+constexpr size_t stream_header_bytes = 24;
+
+/// Writes h's 24 bytes into out.
+void encode_stream_header(const stream_frame_header& h, uint8_t* out);
+
+/// Reads a header from 24 bytes; protocol_error naming what is wrong (magic, version, flags).
+caf::expected<stream_frame_header> decode_stream_header(const uint8_t* in);
+
+/// One frame as the sender writes it: the header, then the tensor's bytes where they lie (a
+/// scatter-gather pair for writev: no staging copy).
+struct stream_frame {
+  std::array<uint8_t, stream_header_bytes> header;
+  const uint8_t* data;
+  size_t bytes;
+};
+
+/// The frame of tensor `index` of `transfer`: bytes at data.
+stream_frame make_stream_frame(uint64_t transfer, uint32_t index, const void* data, uint32_t bytes);
+
+/// Where an announced tensor's bytes go, and how many there are.
+struct stream_slot {
+  uint8_t* data = nullptr;
+  uint32_t bytes = 0;
+};
+
+class stream_receiver {
+public:
+  /// peer: who the stream comes from (named in every error); max_pending_bytes: the most that
+  /// announced, unfinished transfers may hold.
+  stream_receiver(std::string peer, size_t max_pending_bytes);
+
+  /// Registers transfer `id` (what its typed announcement said): the destinations of its tensors in
+  /// frame order. Refuses an id already pending, an empty list, or more pending bytes than the cap.
+  caf::error announce(uint64_t id, std::vector<stream_slot> slots);
+
+  /// A frame's header arrived: returns where exactly its payload's bytes go, or refuses it
+  /// (protocol_error: a garbled header, an unannounced transfer, an index outside it or already
+  /// received, a size other than announced, a header where a payload was due). A refusal changes
+  /// nothing; the stream is then out of step and its connection should be closed.
+  caf::expected<stream_slot> on_header(const uint8_t* header);
+
+  /// The payload of the frame on_header accepted arrived whole: returns the transfer's id when
+  /// this completed it (it leaves the ledger), nullopt otherwise; protocol_error without one due.
+  caf::expected<std::optional<uint64_t>> on_payload();
+
+  /// The connection closed: an error naming what it cut short (a frame's payload, transfers still
+  /// missing tensors), none if nothing was pending. The ledger is emptied.
+  caf::error on_close();
+
+  /// Forgets a pending transfer (its deadline passed) unless a payload of it is being read into
+  /// its destination; returns whether it was forgotten.
+  bool cancel(uint64_t id);
+
+  /// Transfers announced and not yet complete.
+  size_t pending() const { return transfers_.size(); }
+
+private:
+  struct transfer {
+    std::vector<stream_slot> slots;
+    std::vector<bool> received;
+    size_t missing = 0;
+    size_t bytes = 0;
+  };
+
+  caf::error refuse(const std::string& what) const;
+
+  enum class phase { awaiting_header, reading_payload };
+
+  std::string peer_;
+  size_t cap_;
+  size_t pending_bytes_ = 0;
+  std::map<uint64_t, transfer> transfers_;
+  phase phase_ = phase::awaiting_header;
+  stream_frame_header current_;
+};
+
+} // namespace actorps
