@@ -1,0 +1,89 @@
+// One end of a tensor stream's connection inside CAF's middleman (issue 33's second brick, not yet
+// used by the shard or the workers): an event handler in the middleman's multiplexer that writes
+// frames with writev from the tensors where they lie, and reads each payload with recv straight
+// into the destination its header was announced for (control/tensor_stream decides, and refuses
+// a bad frame before a byte of it is stored). Every call may come from any thread: the work runs
+// on the multiplexer's thread, and so do the callbacks.
+#pragma once
+
+#include "control/tensor_stream.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/error.hpp>
+#include <caf/io/network/event_handler.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// What a tensor stream reports to its owner, on the multiplexer's thread.
+struct stream_event {
+  enum class kind { received, written, closed } what;
+  uint64_t transfer = 0; ///< received: the transfer now complete; written: the frame's transfer
+  uint32_t index = 0;    ///< written: the frame's index
+  caf::error error;      ///< closed: why (none: the peer closed with nothing pending, or close())
+};
+
+class tensor_stream_socket final : public caf::io::network::event_handler,
+                                   public std::enable_shared_from_this<tensor_stream_socket> {
+public:
+  using callback = std::function<void(const stream_event&)>;
+
+  /// Takes over fd (a connected stream socket; closed with this) in sys's middleman.
+  /// peer: named in errors; max_pending_bytes: stream_receiver's cap.
+  static std::shared_ptr<tensor_stream_socket> start(caf::actor_system& sys, int fd, std::string peer,
+                                                     size_t max_pending_bytes, callback on_event);
+
+  tensor_stream_socket(caf::io::network::default_multiplexer& mpx, int fd, std::string peer, size_t cap,
+                       callback on_event);
+
+  /// Announces an incoming transfer (see stream_receiver::announce); an error closes the stream.
+  /// The destinations must stay valid until the transfer is received or the stream closed.
+  void announce(uint64_t id, std::vector<stream_slot> slots);
+
+  /// Queues a frame: tensor `index` of `transfer`, bytes at data, written where it lies; the
+  /// written event says when data may change again.
+  void send(uint64_t transfer, uint32_t index, const void* data, uint32_t bytes);
+
+  /// Closes the connection (the closed event follows, without an error).
+  void close();
+
+  void handle_event(caf::io::network::operation op) override;
+  void removed_from_loop(caf::io::network::operation op) override;
+  void graceful_shutdown() override;
+
+private:
+  // A queued frame and what the written event names.
+  struct outgoing {
+    stream_frame frame;
+    uint64_t transfer;
+    uint32_t index;
+  };
+
+  void read_some();
+  void write_some();
+  void fail(caf::error err);
+
+  // What the reader is reading: a header into header_, or the payload into slot_.
+  enum class reading { header, payload };
+
+  stream_receiver receiver_;
+  callback on_event_;
+  reading reading_ = reading::header;
+  uint8_t header_[stream_header_bytes];
+  size_t got_ = 0;
+  stream_slot slot_;
+  std::string peer_;
+  std::deque<outgoing> out_;
+  size_t sent_ = 0; // bytes of out_.front() written (header first)
+  bool registered_write_ = false;
+  bool open_ = true;
+  std::shared_ptr<tensor_stream_socket> self_; // keeps this alive while the loop holds it
+};
+
+} // namespace actorps

@@ -1,0 +1,217 @@
+// Tests of node/tensor_stream_socket over real loopback TCP in a running middleman: tensors of
+// boundary sizes travel both ways straight into their announced destinations; a stranger's
+// unannounced, oversized or random bytes and a payload cut short close the stream with the error
+// naming them, the destination untouched; a peer that closes with nothing pending closes quietly.
+#include "node/tensor_stream_socket.hpp"
+
+#include "common/errc.hpp"
+#include "tests/support/helpers.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <utility>
+
+using namespace actorps;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct mpx_config : caf::actor_system_config {
+  mpx_config() {
+    load<caf::io::middleman>();
+    set("logger.verbosity", caf::atom("quiet"));
+  }
+};
+
+// A connected pair of loopback TCP sockets.
+std::pair<int, int> tcp_pair() {
+  int lfd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::listen(lfd, 1);
+  int a = ::socket(AF_INET, SOCK_STREAM, 0);
+  ::connect(a, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  int b = ::accept(lfd, nullptr, nullptr);
+  ::close(lfd);
+  return {a, b};
+}
+
+// The events one stream reported, waited on from the test's thread.
+struct event_log {
+  std::mutex mtx;
+  std::condition_variable cv;
+  std::vector<stream_event> events;
+
+  tensor_stream_socket::callback callback() {
+    return [this](const stream_event& e) {
+      std::lock_guard<std::mutex> guard{mtx};
+      events.push_back(e);
+      cv.notify_all();
+    };
+  }
+
+  // The first event of kind k (and transfer t for received), waiting up to 10 s.
+  std::optional<stream_event> wait(stream_event::kind k, uint64_t t = 0) {
+    std::unique_lock<std::mutex> guard{mtx};
+    std::optional<stream_event> found;
+    cv.wait_for(guard, 10s, [&] {
+      for (const auto& e : events)
+        if (e.what == k && (k != stream_event::kind::received || e.transfer == t)) {
+          found = e;
+          return true;
+        }
+      return false;
+    });
+    return found;
+  }
+};
+
+void write_all(int fd, const void* data, size_t n) {
+  auto* p = static_cast<const uint8_t*>(data);
+  while (n > 0) {
+    const ssize_t k = ::send(fd, p, n, MSG_NOSIGNAL);
+    BOOST_REQUIRE(k > 0);
+    p += k;
+    n -= static_cast<size_t>(k);
+  }
+}
+
+std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
+  std::mt19937 gen{seed};
+  std::vector<uint8_t> out(n);
+  for (auto& b : out)
+    b = static_cast<uint8_t>(gen());
+  return out;
+}
+
+struct fixture {
+  mpx_config cfg;
+  caf::actor_system sys{cfg};
+};
+
+// A stream on one end of a pair whose other end the test writes raw bytes to.
+struct raw_peer {
+  event_log log;
+  std::shared_ptr<actorps::tensor_stream_socket> stream;
+  int raw = -1;
+
+  explicit raw_peer(caf::actor_system& sys) {
+    auto [a, b] = tcp_pair();
+    raw = a;
+    stream = tensor_stream_socket::start(sys, b, "worker 9", 1 << 20, log.callback());
+  }
+  ~raw_peer() {
+    ::close(raw);
+  }
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(tensor_stream_socket, fixture)
+
+BOOST_AUTO_TEST_CASE(tensors_travel_both_ways_into_their_destinations) {
+  auto [a_fd, b_fd] = tcp_pair();
+  event_log a_log, b_log;
+  auto a = actorps::tensor_stream_socket::start(sys, a_fd, "shard 0", 8 << 20, a_log.callback());
+  auto b = actorps::tensor_stream_socket::start(sys, b_fd, "worker 0", 8 << 20, b_log.callback());
+  // a pushes 4 tensors (empty, 1 byte, 3 floats, 4 MiB + 2 bytes) to b; b answers with one
+  const size_t sizes[] = {0, 1, 12, (4u << 20) + 2};
+  std::vector<std::vector<uint8_t>> sent, got;
+  std::vector<stream_slot> slots;
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    sent.push_back(random_bytes(sizes[i], static_cast<uint32_t>(i + 1)));
+    got.emplace_back(sizes[i], uint8_t{0xEE});
+  }
+  for (auto& g : got)
+    slots.push_back({g.data(), static_cast<uint32_t>(g.size())});
+  b->announce(11, slots);
+  for (size_t i = 0; i < std::size(sizes); ++i)
+    a->send(11, static_cast<uint32_t>(i), sent[i].data(), static_cast<uint32_t>(sent[i].size()));
+  BOOST_REQUIRE(b_log.wait(stream_event::kind::received, 11));
+  BOOST_TEST((got == sent));
+  BOOST_TEST(a_log.wait(stream_event::kind::written).has_value());
+  std::vector<uint8_t> back(1000, 0), reply = random_bytes(1000, 9);
+  a->announce(12, {{back.data(), 1000}});
+  b->send(12, 0, reply.data(), 1000);
+  BOOST_REQUIRE(a_log.wait(stream_event::kind::received, 12));
+  BOOST_TEST((back == reply));
+  a->close();
+  auto closed = a_log.wait(stream_event::kind::closed);
+  BOOST_REQUIRE(closed);
+  BOOST_TEST(!closed->error);
+  auto peer_closed = b_log.wait(stream_event::kind::closed); // nothing pending there: quietly
+  BOOST_REQUIRE(peer_closed);
+  BOOST_TEST(!peer_closed->error, describe(peer_closed->error));
+}
+
+BOOST_AUTO_TEST_CASE(unannounced_and_oversized_frames_close_the_stream_by_name) {
+  for (bool oversized : {false, true}) {
+    raw_peer p{sys};
+    std::vector<uint8_t> dest(8, 0xEE);
+    p.stream->announce(1, {{dest.data(), 8}});
+    uint8_t header[stream_header_bytes];
+    encode_stream_header({oversized ? 1u : 2u, 0, oversized ? 4096u : 8u}, header);
+    write_all(p.raw, header, sizeof header);
+    const std::vector<uint8_t> payload(oversized ? 4096 : 8, 0x11);
+    write_all(p.raw, payload.data(), payload.size());
+    auto closed = p.log.wait(stream_event::kind::closed);
+    BOOST_REQUIRE(closed);
+    const std::string want = oversized ? "tensor stream from worker 9: frame of 4096 bytes for tensor 0 of transfer 1, announced 8"
+                                       : "tensor stream from worker 9: frame of unannounced transfer 2";
+    BOOST_TEST(describe(closed->error).find(want) != std::string::npos, describe(closed->error));
+    BOOST_TEST((dest == std::vector<uint8_t>(8, 0xEE)));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_payload_cut_short_is_named) {
+  raw_peer p{sys};
+  std::vector<uint8_t> dest(1000, 0xEE);
+  p.stream->announce(3, {{dest.data(), 1000}});
+  uint8_t header[stream_header_bytes];
+  encode_stream_header({3, 0, 1000}, header);
+  write_all(p.raw, header, sizeof header);
+  const std::vector<uint8_t> half(500, 0x22);
+  write_all(p.raw, half.data(), half.size());
+  ::shutdown(p.raw, SHUT_WR);
+  auto closed = p.log.wait(stream_event::kind::closed);
+  BOOST_REQUIRE(closed);
+  BOOST_TEST(describe(closed->error).find("connection closed, cutting short the payload of tensor 0 of transfer 3 "
+                                          "(1000 bytes)")
+               != std::string::npos,
+             describe(closed->error));
+  BOOST_TEST(!p.log.wait(stream_event::kind::received, 3).has_value());
+}
+
+// The probe: random bytes from a stranger close the stream at the first header, storing nothing.
+BOOST_AUTO_TEST_CASE(random_bytes_close_the_stream_and_store_nothing) {
+  raw_peer p{sys};
+  std::vector<uint8_t> dest(64, 0xEE);
+  p.stream->announce(1, {{dest.data(), 64}});
+  const auto garbage = random_bytes(4096, 2026);
+  write_all(p.raw, garbage.data(), garbage.size());
+  auto closed = p.log.wait(stream_event::kind::closed);
+  BOOST_REQUIRE(closed);
+  BOOST_TEST((closed->error == errc::protocol_error));
+  BOOST_TEST(describe(closed->error).find("bad magic") != std::string::npos, describe(closed->error));
+  BOOST_TEST((dest == std::vector<uint8_t>(64, 0xEE)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
