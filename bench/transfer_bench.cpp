@@ -1,13 +1,16 @@
 // actorps-bench-transfer: a 1 MiB push + pull round trip between two processes through the shard
 // protocol (CAF middleman, raw-copy tensors), over plain TCP and over TLS with mutual
 // authentication (certificates from scripts/make-certs.sh), versus a raw TCP echo of the same
-// bytes, measured in one run on 127.0.0.1; then the 16-bit wire conversions (encode, decode,
+// bytes, and the same round trip as tensor-stream frames in the middleman's multiplexer
+// (node/tensor_stream_socket: what the stream of issue 33 moves before the shard and the
+// workers use it), measured in one run on 127.0.0.1; then the 16-bit wire conversions (encode, decode,
 // round) of the same 1 MiB of floats against a memcpy of it, on one thread.
 //   actorps-bench-transfer [seconds-per-measurement=3]
 #include "actors/parameter_shard.hpp"
 #include "messages/register.hpp"
 #include "node/caf_defaults.hpp"
 #include "node/connect.hpp"
+#include "node/tensor_stream_socket.hpp"
 #include "wire/precision.hpp"
 
 #include <caf/actor_system.hpp>
@@ -25,7 +28,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <cstring>
 #include <random>
 #include <cstdlib>
@@ -122,6 +127,98 @@ double raw_tcp(double seconds) {
   });
   ::close(fd);
   ::waitpid(child, nullptr, 0);
+  return rate;
+}
+
+// Waits for the events of one stream on the bench's thread: the last transfer received, closing.
+struct stream_waiter {
+  std::mutex mtx;
+  std::condition_variable cv;
+  int64_t received = -1;
+  bool closed = false;
+  bool quiet = false; // (the child: its next push is always announced when the bench closes)
+
+  tensor_stream_socket::callback callback(std::function<void(uint64_t)> on_received = nullptr) {
+    return [this, on_received](const stream_event& e) {
+      if (e.what == stream_event::kind::received && on_received)
+        on_received(e.transfer);
+      std::lock_guard<std::mutex> guard{mtx};
+      if (e.what == stream_event::kind::received)
+        received = static_cast<int64_t>(e.transfer);
+      if (e.what == stream_event::kind::closed) {
+        closed = true;
+        if (e.error && !quiet)
+          std::fprintf(stderr, "tensor stream: %s\n", describe(e.error).c_str());
+      }
+      cv.notify_all();
+    };
+  }
+
+  // Returns false when the stream closed first.
+  bool wait_received(int64_t id) {
+    std::unique_lock<std::mutex> guard{mtx};
+    cv.wait(guard, [&] { return received >= id || closed; });
+    return received >= id;
+  }
+};
+
+// Round trips per second of a 1 MiB push frame answered by a 1 MiB pull frame, through
+// tensor-stream sockets in each process's middleman (the child answers transfer k with k and
+// announces k + 1 before answering).
+double tensor_stream(double seconds) {
+  uint16_t port = 0;
+  int lfd = listen_on_free_port(port);
+  int ready[2];
+  if (::pipe(ready) != 0)
+    return 0;
+  pid_t child = ::fork();
+  if (child == 0) {
+    node_config cfg{"", ""};
+    caf::actor_system sys{cfg};
+    int fd = ::accept(lfd, nullptr, nullptr);
+    std::vector<uint8_t> grads(payload), values(payload, 1);
+    std::shared_ptr<tensor_stream_socket> stream;
+    stream_waiter w;
+    w.quiet = true;
+    stream = tensor_stream_socket::start(sys, fd, "the bench's worker", 4 * payload, w.callback([&](uint64_t k) {
+      stream->announce(k + 1, {{grads.data(), static_cast<uint32_t>(payload)}});
+      stream->send(k, 0, values.data(), static_cast<uint32_t>(payload));
+    }));
+    stream->announce(0, {{grads.data(), static_cast<uint32_t>(payload)}});
+    sys.middleman().backend().dispatch([&] { (void)!::write(ready[1], "r", 1); }); // after the announcement
+    std::unique_lock<std::mutex> guard{w.mtx};
+    w.cv.wait(guard, [&] { return w.closed; });
+    ::_exit(0);
+  }
+  ::close(lfd);
+  node_config cfg{"", ""};
+  caf::actor_system sys{cfg};
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  char byte = 0;
+  if (::read(ready[0], &byte, 1) != 1)
+    return 0;
+  std::vector<uint8_t> grads(payload, 2), values(payload);
+  stream_waiter w;
+  auto stream = tensor_stream_socket::start(sys, fd, "the bench's shard", 4 * payload, w.callback());
+  int64_t k = 0;
+  bool ok = true;
+  double rate = rounds_per_second(seconds, [&] {
+    stream->announce(static_cast<uint64_t>(k), {{values.data(), static_cast<uint32_t>(payload)}});
+    stream->send(static_cast<uint64_t>(k), 0, grads.data(), static_cast<uint32_t>(payload));
+    ok = w.wait_received(k++);
+    return ok;
+  });
+  stream->close();
+  ::waitpid(child, nullptr, 0);
+  if (!ok || values[0] != 1) {
+    std::fprintf(stderr, "a tensor-stream round trip failed\n");
+    std::exit(1);
+  }
   return rate;
 }
 
@@ -232,6 +329,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   double tcp = raw_tcp(seconds);
+  double stream = tensor_stream(seconds);
   auto shard = shard_protocol(seconds, "");
   auto tls = shard_protocol(seconds, certs);
   std::system(("rm -rf " + certs).c_str());
@@ -239,12 +337,14 @@ int main(int argc, char** argv) {
   std::printf("1 MiB each way between two processes on 127.0.0.1, %.0f s per measurement\n", seconds);
   std::printf("%-34s %10s %18s\n", "", "rounds/s", "MiB/s each way");
   std::printf("%-34s %10.0f %18.0f\n", "raw TCP echo", tcp, mib(tcp));
+  std::printf("%-34s %10.0f %18.0f\n", "tensor-stream frames, push + pull", stream, mib(stream));
   std::printf("%-34s %10.0f %18.0f\n", "shard push, then pull", shard.sequential, mib(shard.sequential));
   std::printf("%-34s %10.0f %18.0f\n", "shard push + pull pipelined", shard.pipelined, mib(shard.pipelined));
   std::printf("%-34s %10.0f %18.0f\n", "TLS: shard push, then pull", tls.sequential, mib(tls.sequential));
   std::printf("%-34s %10.0f %18.0f\n", "TLS: shard push + pull pipelined", tls.pipelined, mib(tls.pipelined));
   std::printf("shard protocol / raw TCP: %.2f sequential, %.2f pipelined (as workers run)\n",
               shard.sequential / tcp, shard.pipelined / tcp);
+  std::printf("tensor-stream frames / raw TCP: %.2f (the stream alone, not yet the shard's data path)\n", stream / tcp);
   std::printf("TLS / plain shard protocol: %.2f sequential, %.2f pipelined\n", tls.sequential / shard.sequential,
               tls.pipelined / shard.pipelined);
   std::printf("reference: ps-lite moves 1 MiB pushes at 1.8-2.0 GB/s on this machine kind (from the issue)\n");
