@@ -99,6 +99,8 @@ void direct_conv::forward(const window_geometry& g, int n, const float* x, const
 void direct_conv::backward(const window_geometry& g, int n, const float* x, const float* dy, const float* w,
                            int cout, float beta, float* dw, float* dx) {
   const int run = g.k_w * g.channels;
+  if (n == 0 && beta == 0.0f) // (the sum over no examples)
+    std::fill(dw, dw + static_cast<size_t>(g.window_size()) * cout, 0.0f);
   const int per_chunk = input_chunk(g);
   for (int first = 0; first < n; first += per_chunk) {
     const int count = std::min(per_chunk, n - first);

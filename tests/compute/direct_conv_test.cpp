@@ -136,4 +136,16 @@ BOOST_AUTO_TEST_CASE(direct_convolution_matches_im2col_and_products) {
     check(t);
 }
 
+BOOST_AUTO_TEST_CASE(no_examples_give_a_zero_filter_gradient) {
+  if (!avx512_gemm_available()) {
+    BOOST_TEST_MESSAGE("no AVX-512 on this CPU: nothing to check");
+    return;
+  }
+  const window_geometry g = geometry({5, 5, 8, 3, 1, 1, 4, 0});
+  std::vector<float> w(static_cast<size_t>(g.window_size()) * 4, 1.0f), dw(w.size(), 7.0f);
+  actorps::direct_conv conv;
+  conv.backward(g, 0, nullptr, nullptr, w.data(), 4, 0.0f, dw.data(), nullptr);
+  BOOST_TEST((dw == std::vector<float>(w.size(), 0.0f)));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
