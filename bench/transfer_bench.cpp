@@ -214,6 +214,10 @@ double tensor_stream(double seconds) {
     return ok;
   });
   stream->close();
+  {
+    std::unique_lock<std::mutex> guard{w.mtx}; // (its callback touches w: no events after w is gone)
+    w.cv.wait(guard, [&] { return w.closed; });
+  }
   ::waitpid(child, nullptr, 0);
   if (!ok || values[0] != 1) {
     std::fprintf(stderr, "a tensor-stream round trip failed\n");

@@ -63,8 +63,8 @@ stream_frame make_stream_frame(uint64_t transfer, uint32_t index, const void* da
   return f;
 }
 
-stream_receiver::stream_receiver(std::string peer, size_t max_pending_bytes)
-  : peer_(std::move(peer)), cap_(max_pending_bytes) {
+stream_receiver::stream_receiver(std::string peer, size_t max_pending_bytes, unannounced_frames unannounced)
+  : peer_(std::move(peer)), cap_(max_pending_bytes), unannounced_(unannounced) {
 }
 
 caf::error stream_receiver::refuse(const std::string& what) const {
@@ -92,26 +92,53 @@ caf::error stream_receiver::announce(uint64_t id, std::vector<stream_slot> slots
   return caf::none;
 }
 
-caf::expected<stream_slot> stream_receiver::on_header(const uint8_t* header) {
+caf::expected<frame_fate> stream_receiver::on_header(const uint8_t* header) {
   if (phase_ != phase::awaiting_header)
-    return refuse(cat("a header while the payload of tensor ", current_.index, " of transfer ", current_.transfer,
-                      " was due"));
+    return refuse(cat("a header while ",
+                      phase_ == phase::holding ? "a frame of transfer " + std::to_string(current_.transfer) + " was held"
+                                               : cat("the payload of tensor ", current_.index, " of transfer ",
+                                                     current_.transfer, " was due")));
   auto h = decode_stream_header(header);
   if (!h)
     return refuse(context_of(h.error()));
-  auto it = transfers_.find(h->transfer);
+  if (transfers_.count(h->transfer) == 0 && unannounced_ == unannounced_frames::hold) {
+    current_ = *h;
+    phase_ = phase::holding;
+    return frame_fate{frame_fate::kind::hold, {}};
+  }
+  auto slot = place(*h);
+  if (!slot)
+    return slot.error();
+  return frame_fate{frame_fate::kind::store, *slot};
+}
+
+std::optional<uint64_t> stream_receiver::held() const {
+  if (phase_ != phase::holding)
+    return std::nullopt;
+  return current_.transfer;
+}
+
+caf::expected<stream_slot> stream_receiver::resume() {
+  if (phase_ != phase::holding)
+    return refuse("resume() without a held frame");
+  return place(current_); // (a refusal keeps the frame held: the stream closes anyway)
+}
+
+// Checks h against its announced transfer; on success its payload is due next.
+caf::expected<stream_slot> stream_receiver::place(const stream_frame_header& h) {
+  auto it = transfers_.find(h.transfer);
   if (it == transfers_.end())
-    return refuse(cat("frame of unannounced transfer ", h->transfer));
+    return refuse(cat("frame of unannounced transfer ", h.transfer));
   const transfer& t = it->second;
-  if (h->index >= t.slots.size())
-    return refuse(cat("frame for tensor ", h->index, " of transfer ", h->transfer, ", which has ", t.slots.size()));
-  if (t.received[h->index])
-    return refuse(cat("second frame for tensor ", h->index, " of transfer ", h->transfer));
-  const stream_slot slot = t.slots[h->index];
-  if (h->bytes != slot.bytes)
-    return refuse(cat("frame of ", h->bytes, " bytes for tensor ", h->index, " of transfer ", h->transfer,
+  if (h.index >= t.slots.size())
+    return refuse(cat("frame for tensor ", h.index, " of transfer ", h.transfer, ", which has ", t.slots.size()));
+  if (t.received[h.index])
+    return refuse(cat("second frame for tensor ", h.index, " of transfer ", h.transfer));
+  const stream_slot slot = t.slots[h.index];
+  if (h.bytes != slot.bytes)
+    return refuse(cat("frame of ", h.bytes, " bytes for tensor ", h.index, " of transfer ", h.transfer,
                       ", announced ", slot.bytes));
-  current_ = *h;
+  current_ = h;
   phase_ = phase::reading_payload;
   return slot;
 }
@@ -135,6 +162,8 @@ caf::error stream_receiver::on_close() {
   if (phase_ == phase::reading_payload)
     cut = cat("the payload of tensor ", current_.index, " of transfer ", current_.transfer, " (", current_.bytes,
               " bytes)");
+  if (phase_ == phase::holding)
+    cut = cat("a frame of transfer ", current_.transfer, " held for its announcement");
   for (const auto& [id, t] : transfers_)
     cut += cat(cut.empty() ? "" : "; ", "transfer ", id, " (", t.missing, " of ", t.slots.size(),
                " tensors missing)");

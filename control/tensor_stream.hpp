@@ -53,21 +53,42 @@ struct stream_slot {
   uint32_t bytes = 0;
 };
 
+/// What a receiver does with a frame of a transfer not (yet) announced: refuse it, or hold it
+/// (read no further) until the announcement comes -- a typed request on the other connection may
+/// arrive after the frames it announces.
+enum class unannounced_frames { refuse, hold };
+
+/// What to do with a frame's payload: store it at slot, or hold the frame (read nothing more)
+/// until its transfer is announced, then resume().
+struct frame_fate {
+  enum class kind { store, hold } what = kind::store;
+  stream_slot slot;
+};
+
 class stream_receiver {
 public:
   /// peer: who the stream comes from (named in every error); max_pending_bytes: the most that
   /// announced, unfinished transfers may hold.
-  stream_receiver(std::string peer, size_t max_pending_bytes);
+  stream_receiver(std::string peer, size_t max_pending_bytes,
+                  unannounced_frames unannounced = unannounced_frames::refuse);
 
   /// Registers transfer `id` (what its typed announcement said): the destinations of its tensors in
   /// frame order. Refuses an id already pending, an empty list, or more pending bytes than the cap.
   caf::error announce(uint64_t id, std::vector<stream_slot> slots);
 
-  /// A frame's header arrived: returns where exactly its payload's bytes go, or refuses it
+  /// A frame's header arrived: returns where exactly its payload's bytes go (or, holding
+  /// unannounced frames, that this one waits for its transfer's announcement), or refuses it
   /// (protocol_error: a garbled header, an unannounced transfer, an index outside it or already
   /// received, a size other than announced, a header where a payload was due). A refusal changes
   /// nothing; the stream is then out of step and its connection should be closed.
-  caf::expected<stream_slot> on_header(const uint8_t* header);
+  caf::expected<frame_fate> on_header(const uint8_t* header);
+
+  /// The transfer of the frame being held, if one is.
+  std::optional<uint64_t> held() const;
+
+  /// The held frame's transfer was announced: returns where its payload goes (checked as
+  /// on_header checks), or refuses it. REQUIRES: held() names an announced transfer.
+  caf::expected<stream_slot> resume();
 
   /// The payload of the frame on_header accepted arrived whole: returns the transfer's id when
   /// this completed it (it leaves the ledger), nullopt otherwise; protocol_error without one due.
@@ -93,11 +114,13 @@ private:
   };
 
   caf::error refuse(const std::string& what) const;
+  caf::expected<stream_slot> place(const stream_frame_header& h);
 
-  enum class phase { awaiting_header, reading_payload };
+  enum class phase { awaiting_header, holding, reading_payload };
 
   std::string peer_;
   size_t cap_;
+  unannounced_frames unannounced_;
   size_t pending_bytes_ = 0;
   std::map<uint64_t, transfer> transfers_;
   phase phase_ = phase::awaiting_header;

@@ -20,19 +20,26 @@ using caf::io::network::default_multiplexer;
 using caf::io::network::operation;
 
 std::shared_ptr<tensor_stream_socket> tensor_stream_socket::start(caf::actor_system& sys, int fd, std::string peer,
-                                                                  size_t max_pending_bytes, callback on_event) {
+                                                                  size_t max_pending_bytes, callback on_event,
+                                                                  unannounced_frames unannounced) {
   auto& mpx = static_cast<default_multiplexer&>(sys.middleman().backend());
-  auto s = std::make_shared<tensor_stream_socket>(mpx, fd, std::move(peer), max_pending_bytes, std::move(on_event));
-  mpx.dispatch([s] {
-    s->self_ = s;
-    s->activate();
-  });
+  auto s = std::make_shared<tensor_stream_socket>(mpx, fd, std::move(peer), max_pending_bytes, std::move(on_event),
+                                                  unannounced);
+  mpx.dispatch([s] { s->watch_reads(); });
   return s;
 }
 
 tensor_stream_socket::tensor_stream_socket(default_multiplexer& mpx, int fd, std::string peer, size_t cap,
-                                           callback on_event)
-  : event_handler(mpx, fd), receiver_(peer, cap), on_event_(std::move(on_event)), peer_(std::move(peer)) {
+                                           callback on_event, unannounced_frames unannounced)
+  : event_handler(mpx, fd),
+    receiver_(peer, cap, unannounced),
+    on_event_(std::move(on_event)),
+    peer_(std::move(peer)) {
+}
+
+void tensor_stream_socket::watch_reads() {
+  self_ = shared_from_this(); // the loop holds a plain pointer: keep this alive while it does
+  activate();
 }
 
 void tensor_stream_socket::announce(uint64_t id, std::vector<stream_slot> slots) {
@@ -40,7 +47,17 @@ void tensor_stream_socket::announce(uint64_t id, std::vector<stream_slot> slots)
     if (!self->open_)
       return;
     if (auto err = self->receiver_.announce(id, std::move(slots)))
-      self->fail(std::move(err));
+      return self->fail(std::move(err));
+    if (self->reading_ != reading::held || self->receiver_.held() != id)
+      return;
+    auto slot = self->receiver_.resume(); // the held frame's transfer is here: read on
+    if (!slot)
+      return self->fail(slot.error());
+    self->slot_ = *slot;
+    self->got_ = 0;
+    self->reading_ = reading::payload;
+    self->watch_reads();
+    self->read_some();
   });
 }
 
@@ -74,7 +91,7 @@ void tensor_stream_socket::handle_event(operation op) {
 }
 
 void tensor_stream_socket::read_some() {
-  while (open_) {
+  while (open_ && reading_ != reading::held) {
     const bool header = reading_ == reading::header;
     uint8_t* into = header ? header_ + got_ : slot_.data + got_;
     const size_t want = header ? stream_header_bytes - got_ : slot_.bytes - got_;
@@ -90,11 +107,15 @@ void tensor_stream_socket::read_some() {
     }
     got_ += static_cast<size_t>(n);
     if (header && got_ == stream_header_bytes) {
-      auto slot = receiver_.on_header(header_);
-      if (!slot)
-        return fail(slot.error());
-      slot_ = *slot;
+      auto fate = receiver_.on_header(header_);
+      if (!fate)
+        return fail(fate.error());
       got_ = 0;
+      if (fate->what == frame_fate::kind::hold) { // read nothing more until its announcement
+        reading_ = reading::held;
+        return backend().del(operation::read, fd(), this);
+      }
+      slot_ = fate->slot;
       reading_ = reading::payload;
     }
     if (reading_ == reading::payload && got_ == slot_.bytes) {
@@ -154,7 +175,8 @@ void tensor_stream_socket::fail(caf::error err) {
   open_ = false;
   auto cut = receiver_.on_close(); // (empties the ledger; an owner's close() reports no error)
   out_.clear();
-  backend().del(operation::read, fd(), this);
+  if (reading_ != reading::held)
+    backend().del(operation::read, fd(), this);
   if (registered_write_)
     backend().del(operation::write, fd(), this);
   registered_write_ = false;

@@ -35,12 +35,14 @@ public:
   using callback = std::function<void(const stream_event&)>;
 
   /// Takes over fd (a connected stream socket; closed with this) in sys's middleman.
-  /// peer: named in errors; max_pending_bytes: stream_receiver's cap.
+  /// peer: named in errors; max_pending_bytes and unannounced: stream_receiver's (holding a
+  /// frame, the socket reads nothing more until its transfer is announced).
   static std::shared_ptr<tensor_stream_socket> start(caf::actor_system& sys, int fd, std::string peer,
-                                                     size_t max_pending_bytes, callback on_event);
+                                                     size_t max_pending_bytes, callback on_event,
+                                                     unannounced_frames unannounced = unannounced_frames::refuse);
 
   tensor_stream_socket(caf::io::network::default_multiplexer& mpx, int fd, std::string peer, size_t cap,
-                       callback on_event);
+                       callback on_event, unannounced_frames unannounced);
 
   /// Announces an incoming transfer (see stream_receiver::announce); an error closes the stream.
   /// The destinations must stay valid until the transfer is received or the stream closed.
@@ -65,12 +67,14 @@ private:
     uint32_t index;
   };
 
+  void watch_reads();
   void read_some();
   void write_some();
   void fail(caf::error err);
 
-  // What the reader is reading: a header into header_, or the payload into slot_.
-  enum class reading { header, payload };
+  // What the reader is reading: a header into header_, the payload into slot_, or nothing
+  // (a held frame waits for its transfer's announcement).
+  enum class reading { header, payload, held };
 
   stream_receiver receiver_;
   callback on_event_;

@@ -21,10 +21,11 @@ namespace {
 
 // What a socket would do: the header's bytes to the receiver, then the payload's into the slot.
 caf::expected<std::optional<uint64_t>> deliver(stream_receiver& r, const stream_frame& f) {
-  auto slot = r.on_header(f.header.data());
-  if (!slot)
-    return slot.error();
-  std::memcpy(slot->data, f.data, f.bytes);
+  auto fate = r.on_header(f.header.data());
+  if (!fate)
+    return fate.error();
+  BOOST_REQUIRE(fate->what == frame_fate::kind::store);
+  std::memcpy(fate->slot.data, f.data, f.bytes);
   return r.on_payload();
 }
 
@@ -103,11 +104,11 @@ BOOST_AUTO_TEST_CASE(bad_frames_are_refused_by_name_with_nothing_written) {
   BOOST_REQUIRE(!r.announce(5, {{dest.data(), 8}, {other.data(), 4}}));
   const std::vector<uint8_t> payload(16, 0x11);
   auto refused = [&](const stream_frame& f, const std::string& text) {
-    auto slot = r.on_header(f.header.data());
-    BOOST_TEST(!slot, text);
-    if (!slot) {
-      BOOST_TEST(says(slot.error(), "tensor stream from worker 3: " + text), describe(slot.error()));
-      BOOST_TEST((slot.error() == errc::protocol_error));
+    auto fate = r.on_header(f.header.data());
+    BOOST_TEST(!fate, text);
+    if (!fate) {
+      BOOST_TEST(says(fate.error(), "tensor stream from worker 3: " + text), describe(fate.error()));
+      BOOST_TEST((fate.error() == errc::protocol_error));
     }
   };
   refused(make_stream_frame(5, 0, payload.data(), 16), "frame of 16 bytes for tensor 0 of transfer 5, announced 8");
@@ -128,6 +129,36 @@ BOOST_AUTO_TEST_CASE(bad_frames_are_refused_by_name_with_nothing_written) {
   BOOST_REQUIRE(done);
   BOOST_TEST((*done == std::optional<uint64_t>{5}));
   BOOST_TEST((dest == std::vector<uint8_t>(8, 0x11)));
+}
+
+// Holding: a frame that comes before its transfer's announcement waits for it (reading nothing
+// more), then goes where the announcement says; a held frame still meets every other check.
+BOOST_AUTO_TEST_CASE(a_frame_ahead_of_its_announcement_is_held_until_it_comes) {
+  std::vector<uint8_t> dest(8, 0xEE);
+  const std::vector<uint8_t> payload(8, 0x33);
+  stream_receiver r{"worker 4", 1024, unannounced_frames::hold};
+  auto frame = make_stream_frame(4, 0, payload.data(), 8);
+  auto fate = r.on_header(frame.header.data());
+  BOOST_REQUIRE(fate);
+  BOOST_TEST((fate->what == frame_fate::kind::hold));
+  BOOST_TEST((r.held() == std::optional<uint64_t>{4}));
+  BOOST_TEST(says(r.on_header(frame.header.data()).error(), "a header while a frame of transfer 4 was held"));
+  BOOST_REQUIRE(!r.announce(4, {{dest.data(), 8}}));
+  auto slot = r.resume();
+  BOOST_REQUIRE(slot);
+  BOOST_TEST(slot->data == dest.data());
+  std::memcpy(slot->data, payload.data(), 8);
+  auto done = r.on_payload();
+  BOOST_REQUIRE(done);
+  BOOST_TEST((*done == std::optional<uint64_t>{4}));
+  BOOST_TEST((dest == payload));
+  BOOST_TEST(!r.held().has_value());
+  // held, then announced with another size: refused on resume
+  auto big = make_stream_frame(5, 0, payload.data(), 8);
+  BOOST_REQUIRE(r.on_header(big.header.data()));
+  BOOST_REQUIRE(!r.announce(5, {{dest.data(), 4}}));
+  BOOST_TEST(says(r.resume().error(), "frame of 8 bytes for tensor 0 of transfer 5, announced 4"));
+  BOOST_TEST(says(r.on_close(), "cutting short a frame of transfer 5 held for its announcement"));
 }
 
 BOOST_AUTO_TEST_CASE(announcements_are_checked) {

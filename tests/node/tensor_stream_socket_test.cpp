@@ -23,6 +23,7 @@
 #include <cstring>
 #include <mutex>
 #include <random>
+#include <thread>
 #include <utility>
 
 using namespace actorps;
@@ -113,12 +114,14 @@ struct raw_peer {
   std::shared_ptr<actorps::tensor_stream_socket> stream;
   int raw = -1;
 
-  explicit raw_peer(caf::actor_system& sys) {
+  explicit raw_peer(caf::actor_system& sys, unannounced_frames unannounced = unannounced_frames::refuse) {
     auto [a, b] = tcp_pair();
     raw = a;
-    stream = tensor_stream_socket::start(sys, b, "worker 9", 1 << 20, log.callback());
+    stream = tensor_stream_socket::start(sys, b, "worker 9", 1 << 20, log.callback(), unannounced);
   }
-  ~raw_peer() {
+  ~raw_peer() { // the stream's callback writes to log: no events after it is gone
+    stream->close();
+    log.wait(stream_event::kind::closed);
     ::close(raw);
   }
 };
@@ -198,6 +201,30 @@ BOOST_AUTO_TEST_CASE(a_payload_cut_short_is_named) {
                != std::string::npos,
              describe(closed->error));
   BOOST_TEST(!p.log.wait(stream_event::kind::received, 3).has_value());
+}
+
+// Holding: frames that come before their announcement wait in the socket until it comes.
+BOOST_AUTO_TEST_CASE(frames_ahead_of_their_announcement_wait_for_it) {
+  raw_peer p{sys, unannounced_frames::hold};
+  std::vector<uint8_t> first(1000, 0xEE), second(10, 0xEE);
+  const auto a = random_bytes(1000, 5), b = random_bytes(10, 6);
+  for (auto [id, data] : {std::pair{uint64_t{6}, &a}, std::pair{uint64_t{7}, &b}}) {
+    const auto f = make_stream_frame(id, 0, data->data(), static_cast<uint32_t>(data->size()));
+    write_all(p.raw, f.header.data(), f.header.size());
+    write_all(p.raw, f.data, f.bytes);
+  }
+  std::this_thread::sleep_for(100ms);
+  {
+    std::lock_guard<std::mutex> guard{p.log.mtx};
+    BOOST_TEST(p.log.events.empty()); // both wait: nothing stored, nothing refused
+  }
+  p.stream->announce(6, {{first.data(), 1000}});
+  BOOST_REQUIRE(p.log.wait(stream_event::kind::received, 6));
+  BOOST_TEST((first == a));
+  BOOST_TEST((second == std::vector<uint8_t>(10, 0xEE)));
+  p.stream->announce(7, {{second.data(), 10}});
+  BOOST_REQUIRE(p.log.wait(stream_event::kind::received, 7));
+  BOOST_TEST((second == b));
 }
 
 // The probe: random bytes from a stranger close the stream at the first header, storing nothing.
