@@ -1,6 +1,7 @@
 // Reading: 24 header bytes into header_, then the payload's bytes into the slot stream_receiver
-// handed out, as many as each recv brings. Writing: sendmsg of the front frame's header and
-// tensor (an iovec pair from where they lie) until the socket would block.
+// handed out, as many as each recv (or SSL_read) brings. Writing: sendmsg of the front frame's
+// header and tensor (an iovec pair from where they lie; under TLS one SSL_write each) until the
+// socket would block. Under TLS nothing but the handshake runs until it completes.
 #include "node/tensor_stream_socket.hpp"
 
 #include "common/errc.hpp"
@@ -21,18 +22,25 @@ using caf::io::network::operation;
 
 std::shared_ptr<tensor_stream_socket> tensor_stream_socket::start(caf::actor_system& sys, int fd, std::string peer,
                                                                   size_t max_pending_bytes, callback on_event,
-                                                                  unannounced_frames unannounced) {
+                                                                  unannounced_frames unannounced,
+                                                                  std::unique_ptr<stream_tls> tls) {
   auto& mpx = static_cast<default_multiplexer&>(sys.middleman().backend());
   auto s = std::make_shared<tensor_stream_socket>(mpx, fd, std::move(peer), max_pending_bytes, std::move(on_event),
-                                                  unannounced);
-  mpx.dispatch([s] { s->watch_reads(); });
+                                                  unannounced, std::move(tls));
+  mpx.dispatch([s] {
+    s->watch_reads();
+    if (s->tls_)
+      s->advance_handshake(); // (a client speaks first)
+  });
   return s;
 }
 
 tensor_stream_socket::tensor_stream_socket(default_multiplexer& mpx, int fd, std::string peer, size_t cap,
-                                           callback on_event, unannounced_frames unannounced)
+                                           callback on_event, unannounced_frames unannounced,
+                                           std::unique_ptr<stream_tls> tls)
   : event_handler(mpx, fd),
     receiver_(peer, cap, unannounced),
+    tls_(std::move(tls)),
     on_event_(std::move(on_event)),
     peer_(std::move(peer)) {
 }
@@ -40,6 +48,76 @@ tensor_stream_socket::tensor_stream_socket(default_multiplexer& mpx, int fd, std
 void tensor_stream_socket::watch_reads() {
   self_ = shared_from_this(); // the loop holds a plain pointer: keep this alive while it does
   activate();
+}
+
+void tensor_stream_socket::want_writes() {
+  if (!registered_write_) {
+    registered_write_ = true;
+    backend().add(operation::write, fd(), this);
+  }
+}
+
+void tensor_stream_socket::advance_handshake() {
+  const auto st = tls_->handshake();
+  switch (st.what) {
+    case stream_tls::step::state::moved: // established: what waited for it goes now
+      if (!out_.empty())
+        want_writes();
+      return read_some();
+    case stream_tls::step::state::want_write: return want_writes();
+    case stream_tls::step::state::want_read: return;
+    case stream_tls::step::state::closed:
+    case stream_tls::step::state::failed:
+      return fail(caf::make_error(errc::protocol_error, cat("tensor stream with ", peer_, ": TLS handshake: ", st.error)));
+  }
+}
+
+ssize_t tensor_stream_socket::receive(uint8_t* into, size_t n) {
+  if (!tls_) {
+    const ssize_t got = ::recv(fd(), into, n, 0);
+    if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+      fail(caf::make_error(errc::peer_unreachable, cat("tensor stream from ", peer_, ": ", std::strerror(errno))));
+    return got;
+  }
+  const auto st = tls_->read(into, n);
+  switch (st.what) {
+    case stream_tls::step::state::moved: return static_cast<ssize_t>(st.bytes);
+    case stream_tls::step::state::closed: return 0;
+    case stream_tls::step::state::want_write: want_writes(); return -1;
+    case stream_tls::step::state::want_read: return -1;
+    case stream_tls::step::state::failed: break;
+  }
+  fail(caf::make_error(errc::peer_unreachable, cat("tensor stream from ", peer_, ": TLS: ", st.error)));
+  return -1;
+}
+
+ssize_t tensor_stream_socket::transmit(const outgoing& o) {
+  const stream_frame& f = o.frame;
+  const uint8_t* header = f.header.data() + sent_;
+  const uint8_t* data = f.data + (sent_ > stream_header_bytes ? sent_ - stream_header_bytes : 0);
+  const size_t header_left = sent_ < stream_header_bytes ? stream_header_bytes - sent_ : 0;
+  const size_t data_left = f.bytes - (sent_ > stream_header_bytes ? sent_ - stream_header_bytes : 0);
+  if (tls_) { // one piece at a time (a record per call)
+    const auto st = header_left > 0 ? tls_->write(header, header_left) : tls_->write(data, data_left);
+    if (st.what == stream_tls::step::state::moved)
+      return static_cast<ssize_t>(st.bytes);
+    if (st.what == stream_tls::step::state::closed || st.what == stream_tls::step::state::failed)
+      fail(caf::make_error(errc::peer_unreachable, cat("tensor stream to ", peer_, ": TLS: ", st.error)));
+    return -1;
+  }
+  iovec iov[2];
+  int parts = 0;
+  if (header_left > 0)
+    iov[parts++] = {const_cast<uint8_t*>(header), header_left};
+  if (data_left > 0)
+    iov[parts++] = {const_cast<uint8_t*>(data), data_left};
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = static_cast<size_t>(parts);
+  ssize_t n = ::sendmsg(fd(), &msg, MSG_NOSIGNAL);
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    fail(caf::make_error(errc::peer_unreachable, cat("tensor stream to ", peer_, ": ", std::strerror(errno))));
+  return n;
 }
 
 void tensor_stream_socket::announce(uint64_t id, std::vector<stream_slot> slots) {
@@ -66,10 +144,8 @@ void tensor_stream_socket::send(uint64_t transfer, uint32_t index, const void* d
     if (!self->open_)
       return;
     self->out_.push_back({make_stream_frame(transfer, index, data, bytes), transfer, index});
-    if (!self->registered_write_) {
-      self->registered_write_ = true;
-      self->backend().add(operation::write, self->fd(), self.get());
-    }
+    if (!self->tls_ || self->tls_->established())
+      self->want_writes();
   });
 }
 
@@ -82,6 +158,8 @@ void tensor_stream_socket::graceful_shutdown() {
 }
 
 void tensor_stream_socket::handle_event(operation op) {
+  if (tls_ && !tls_->established() && op != operation::propagate_error && open_)
+    return advance_handshake();
   switch (op) {
     case operation::read: return read_some();
     case operation::write: return write_some();
@@ -95,15 +173,13 @@ void tensor_stream_socket::read_some() {
     const bool header = reading_ == reading::header;
     uint8_t* into = header ? header_ + got_ : slot_.data + got_;
     const size_t want = header ? stream_header_bytes - got_ : slot_.bytes - got_;
-    const ssize_t n = want == 0 ? 0 : ::recv(fd(), into, want, 0);
+    const ssize_t n = want == 0 ? 0 : receive(into, want);
     if (want > 0 && n == 0) // the peer closed: fine unless it cut something short
       return fail(receiver_.on_close());
     if (n < 0) {
-      if (errno == EINTR)
+      if (open_ && !tls_ && errno == EINTR)
         continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK)
-        fail(caf::make_error(errc::peer_unreachable, cat("tensor stream from ", peer_, ": ", std::strerror(errno))));
-      return;
+      return; // (nothing more now, or receive() failed the stream)
     }
     got_ += static_cast<size_t>(n);
     if (header && got_ == stream_header_bytes) {
@@ -133,30 +209,14 @@ void tensor_stream_socket::read_some() {
 void tensor_stream_socket::write_some() {
   while (open_ && !out_.empty()) {
     const outgoing& o = out_.front();
-    const stream_frame& f = o.frame;
-    iovec iov[2];
-    int parts = 0;
-    if (sent_ < stream_header_bytes) {
-      iov[parts++] = {const_cast<uint8_t*>(f.header.data()) + sent_, stream_header_bytes - sent_};
-      if (f.bytes > 0)
-        iov[parts++] = {const_cast<uint8_t*>(f.data), f.bytes};
-    } else {
-      const size_t done = sent_ - stream_header_bytes;
-      iov[parts++] = {const_cast<uint8_t*>(f.data) + done, f.bytes - done};
-    }
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = static_cast<size_t>(parts);
-    const ssize_t n = ::sendmsg(fd(), &msg, MSG_NOSIGNAL);
+    const ssize_t n = transmit(o);
     if (n < 0) {
-      if (errno == EINTR)
+      if (open_ && !tls_ && errno == EINTR)
         continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK)
-        fail(caf::make_error(errc::peer_unreachable, cat("tensor stream to ", peer_, ": ", std::strerror(errno))));
       return;
     }
     sent_ += static_cast<size_t>(n);
-    if (sent_ == stream_header_bytes + f.bytes) {
+    if (sent_ == stream_header_bytes + o.frame.bytes) {
       const stream_event written{stream_event::kind::written, o.transfer, o.index, caf::none};
       out_.pop_front();
       sent_ = 0;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "control/tensor_stream.hpp"
+#include "node/stream_tls.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/error.hpp>
@@ -36,13 +37,15 @@ public:
 
   /// Takes over fd (a connected stream socket; closed with this) in sys's middleman.
   /// peer: named in errors; max_pending_bytes and unannounced: stream_receiver's (holding a
-  /// frame, the socket reads nothing more until its transfer is announced).
+  /// frame, the socket reads nothing more until its transfer is announced); tls: a session on
+  /// fd (frames flow once its handshake completed; a failed one closes the stream by name).
   static std::shared_ptr<tensor_stream_socket> start(caf::actor_system& sys, int fd, std::string peer,
                                                      size_t max_pending_bytes, callback on_event,
-                                                     unannounced_frames unannounced = unannounced_frames::refuse);
+                                                     unannounced_frames unannounced = unannounced_frames::refuse,
+                                                     std::unique_ptr<stream_tls> tls = nullptr);
 
   tensor_stream_socket(caf::io::network::default_multiplexer& mpx, int fd, std::string peer, size_t cap,
-                       callback on_event, unannounced_frames unannounced);
+                       callback on_event, unannounced_frames unannounced, std::unique_ptr<stream_tls> tls);
 
   /// Announces an incoming transfer (see stream_receiver::announce); an error closes the stream.
   /// The destinations must stay valid until the transfer is received or the stream closed.
@@ -68,6 +71,10 @@ private:
   };
 
   void watch_reads();
+  void want_writes();
+  void advance_handshake();
+  ssize_t receive(uint8_t* into, size_t n); // > 0: bytes; 0: the peer closed; < 0: nothing now (or failed)
+  ssize_t transmit(const outgoing& o);      // bytes written; < 0: nothing now (or failed)
   void read_some();
   void write_some();
   void fail(caf::error err);
@@ -77,6 +84,7 @@ private:
   enum class reading { header, payload, held };
 
   stream_receiver receiver_;
+  std::unique_ptr<stream_tls> tls_;
   callback on_event_;
   reading reading_ = reading::header;
   uint8_t header_[stream_header_bytes];

@@ -8,6 +8,7 @@
 #include "messages/register.hpp"
 #include "node/connect.hpp"
 #include "tests/support/helpers.hpp"
+#include "tests/support/test_certificates.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -57,31 +58,14 @@ struct peer {
   explicit peer(const identity& id) : cfg(id) {}
 };
 
-int run(const std::string& command) {
-  return std::system((command + " > /dev/null 2>&1").c_str());
+// The cluster's identity for a member, from the shared test certificates.
+identity member(const std::string& node) {
+  const auto& c = test::test_certificates();
+  return {true, c.certificate(node), c.key(node), c.cafile()};
 }
 
-// The cluster CA (with certificates for a shard and a worker), a second CA, and a self-signed
-// certificate, made once for the whole test module.
-struct certificates {
-  test::temp_dir dir;
-  std::string cluster = dir.file("cluster"), other = dir.file("other");
-  bool made = false;
-  certificates() {
-    std::string make = std::string{ACTORPS_SOURCE_DIR} + "/scripts/make-certs.sh ";
-    made = run(make + cluster + " ps-0 worker-0") == 0 && run(make + other + " intruder") == 0
-           && run("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=worker-0 -keyout "
-                  + dir.file("self.key") + " -out " + dir.file("self.pem"))
-                == 0;
-  }
-  identity member(const std::string& node) const {
-    return {true, cluster + "/" + node + ".pem", cluster + "/" + node + ".key", cluster + "/ca.pem"};
-  }
-};
-
-const certificates& certs() {
-  static certificates instance;
-  return instance;
+const test::certificates& certs() {
+  return test::test_certificates();
 }
 
 struct tls_fixture {
@@ -93,8 +77,8 @@ struct tls_fixture {
 
   tls_fixture() {
     BOOST_REQUIRE_MESSAGE(certs().made, "making the test certificates failed (scripts/make-certs.sh, openssl)");
-    server = std::make_unique<peer>(certs().member("ps-0"));
-    client = std::make_unique<peer>(certs().member("worker-0"));
+    server = std::make_unique<peer>(member("ps-0"));
+    client = std::make_unique<peer>(member("worker-0"));
     local = make_parameter_shard(server->sys, {0});
     auto port = publish_at(server->sys, local, at, "shard 0", true);
     BOOST_REQUIRE_MESSAGE(port, test::error_text(port));
@@ -242,7 +226,7 @@ BOOST_AUTO_TEST_CASE(members_refuse_a_server_another_ca_signed) {
 
 // Issue 11, item 2: CAF's remote_actor waited forever for a peer that accepts and stays silent.
 BOOST_AUTO_TEST_CASE(a_silent_tls_peer_fails_the_connect_at_its_deadline) {
-  auto [text, took] = connect_to_silence(certs().member("worker-0"));
+  auto [text, took] = connect_to_silence(member("worker-0"));
   BOOST_TEST(text.find("accepted the connection but completed no TLS and CAF handshake within 1 s") != std::string::npos,
              text);
   BOOST_TEST(took < 10.0);

@@ -6,6 +6,7 @@
 
 #include "common/errc.hpp"
 #include "tests/support/helpers.hpp"
+#include "tests/support/test_certificates.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -239,6 +240,83 @@ BOOST_AUTO_TEST_CASE(random_bytes_close_the_stream_and_store_nothing) {
   BOOST_TEST((closed->error == errc::protocol_error));
   BOOST_TEST(describe(closed->error).find("bad magic") != std::string::npos, describe(closed->error));
   BOOST_TEST((dest == std::vector<uint8_t>(64, 0xEE)));
+}
+
+// TLS (OpenSSL directly, TLS 1.3): members of the cluster's CA move tensors both ways; a peer
+// whose certificate another CA signed, and a plain-TCP peer, are refused at the handshake by name.
+namespace {
+
+tls_files member_files(const std::string& node) {
+  const auto& c = test::test_certificates();
+  return {c.certificate(node), c.key(node), c.cafile(), ""};
+}
+
+std::unique_ptr<stream_tls> session(const tls_files& files, stream_tls::role r, int fd) {
+  auto s = stream_tls::make(files, r, fd);
+  BOOST_REQUIRE_MESSAGE(s, test::error_text(s));
+  return std::move(*s);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(members_move_tensors_over_tls) {
+  BOOST_REQUIRE_MESSAGE(test::test_certificates().made, "making the test certificates failed");
+  auto [a_fd, b_fd] = tcp_pair();
+  event_log a_log, b_log;
+  auto a = actorps::tensor_stream_socket::start(sys, a_fd, "shard 0", 8 << 20, a_log.callback(), unannounced_frames::refuse,
+                                                session(member_files("worker-0"), stream_tls::role::client, a_fd));
+  auto b = actorps::tensor_stream_socket::start(sys, b_fd, "worker 0", 8 << 20, b_log.callback(), unannounced_frames::refuse,
+                                                session(member_files("ps-0"), stream_tls::role::server, b_fd));
+  const auto big = random_bytes((2u << 20) + 3, 7), small = random_bytes(5, 8);
+  std::vector<uint8_t> got_big(big.size()), got_small(small.size());
+  b->announce(1, {{got_big.data(), static_cast<uint32_t>(big.size())}});
+  a->send(1, 0, big.data(), static_cast<uint32_t>(big.size())); // (queued until the handshake completes)
+  BOOST_REQUIRE(b_log.wait(stream_event::kind::received, 1));
+  BOOST_TEST((got_big == big));
+  a->announce(2, {{got_small.data(), 5}});
+  b->send(2, 0, small.data(), 5);
+  BOOST_REQUIRE(a_log.wait(stream_event::kind::received, 2));
+  BOOST_TEST((got_small == small));
+  a->close();
+  BOOST_REQUIRE(a_log.wait(stream_event::kind::closed));
+  BOOST_REQUIRE(b_log.wait(stream_event::kind::closed));
+}
+
+BOOST_AUTO_TEST_CASE(strangers_are_refused_at_the_tls_handshake) {
+  const auto& c = test::test_certificates();
+  BOOST_REQUIRE_MESSAGE(c.made, "making the test certificates failed");
+  for (bool plain : {false, true}) {
+    BOOST_TEST_CONTEXT((plain ? "a plain-TCP peer" : "a peer another CA signed")) {
+      auto [a_fd, b_fd] = tcp_pair();
+      event_log a_log, b_log;
+      std::shared_ptr<actorps::tensor_stream_socket> a;
+      if (!plain) // trusts the cluster's CA: only the shard's check of its certificate refuses it
+        a = actorps::tensor_stream_socket::start(
+            sys, a_fd, "shard 0", 1 << 20, a_log.callback(), unannounced_frames::refuse,
+            session({c.other + "/intruder.pem", c.other + "/intruder.key", c.cafile(), ""}, stream_tls::role::client,
+                    a_fd));
+      std::vector<uint8_t> dest(64, 0xEE);
+      auto b = actorps::tensor_stream_socket::start(sys, b_fd, "worker 5", 1 << 20, b_log.callback(),
+                                                    unannounced_frames::refuse,
+                                                    session(member_files("ps-0"), stream_tls::role::server, b_fd));
+      b->announce(1, {{dest.data(), 64}});
+      if (plain) { // a frame in the clear where the handshake is due
+        const std::vector<uint8_t> payload(64, 0x11);
+        const auto f = make_stream_frame(1, 0, payload.data(), 64);
+        write_all(a_fd, f.header.data(), f.header.size());
+        write_all(a_fd, f.data, f.bytes);
+      }
+      auto closed = b_log.wait(stream_event::kind::closed);
+      BOOST_REQUIRE(closed);
+      BOOST_TEST(describe(closed->error).find("tensor stream with worker 5: TLS handshake: ") != std::string::npos,
+                 describe(closed->error));
+      BOOST_TEST((dest == std::vector<uint8_t>(64, 0xEE)));
+      if (a)
+        BOOST_TEST(a_log.wait(stream_event::kind::closed).has_value());
+      else
+        ::close(a_fd);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
