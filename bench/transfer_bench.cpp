@@ -162,10 +162,23 @@ struct stream_waiter {
   }
 };
 
+// The TLS session of a tensor stream on fd as `node` of the certificate folder (none without one).
+std::unique_ptr<stream_tls> stream_session(const std::string& certs, const std::string& node, stream_tls::role r,
+                                           int fd) {
+  if (certs.empty())
+    return nullptr;
+  auto s = stream_tls::make({certs + "/" + node + ".pem", certs + "/" + node + ".key", certs + "/ca.pem", ""}, r, fd);
+  if (!s) {
+    std::fprintf(stderr, "tensor stream TLS: %s\n", describe(s.error()).c_str());
+    std::exit(1);
+  }
+  return std::move(*s);
+}
+
 // Round trips per second of a 1 MiB push frame answered by a 1 MiB pull frame, through
 // tensor-stream sockets in each process's middleman (the child answers transfer k with k and
-// announces k + 1 before answering).
-double tensor_stream(double seconds) {
+// announces k + 1 before answering); over TLS when certs names a folder of scripts/make-certs.sh.
+double tensor_stream(double seconds, const std::string& certs) {
   uint16_t port = 0;
   int lfd = listen_on_free_port(port);
   int ready[2];
@@ -183,7 +196,7 @@ double tensor_stream(double seconds) {
     stream = tensor_stream_socket::start(sys, fd, "the bench's worker", 4 * payload, w.callback([&](uint64_t k) {
       stream->announce(k + 1, {{grads.data(), static_cast<uint32_t>(payload)}});
       stream->send(k, 0, values.data(), static_cast<uint32_t>(payload));
-    }));
+    }), unannounced_frames::refuse, stream_session(certs, "ps-0", stream_tls::role::server, fd));
     stream->announce(0, {{grads.data(), static_cast<uint32_t>(payload)}});
     sys.middleman().backend().dispatch([&] { (void)!::write(ready[1], "r", 1); }); // after the announcement
     std::unique_lock<std::mutex> guard{w.mtx};
@@ -204,7 +217,9 @@ double tensor_stream(double seconds) {
     return 0;
   std::vector<uint8_t> grads(payload, 2), values(payload);
   stream_waiter w;
-  auto stream = tensor_stream_socket::start(sys, fd, "the bench's shard", 4 * payload, w.callback());
+  auto stream = tensor_stream_socket::start(sys, fd, "the bench's shard", 4 * payload, w.callback(),
+                                            unannounced_frames::refuse,
+                                            stream_session(certs, "worker-0", stream_tls::role::client, fd));
   int64_t k = 0;
   bool ok = true;
   double rate = rounds_per_second(seconds, [&] {
@@ -333,7 +348,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   double tcp = raw_tcp(seconds);
-  double stream = tensor_stream(seconds);
+  double stream = tensor_stream(seconds, "");
+  double tls_stream = tensor_stream(seconds, certs);
   auto shard = shard_protocol(seconds, "");
   auto tls = shard_protocol(seconds, certs);
   std::system(("rm -rf " + certs).c_str());
@@ -346,11 +362,13 @@ int main(int argc, char** argv) {
   std::printf("%-34s %10.0f %18.0f\n", "shard push + pull pipelined", shard.pipelined, mib(shard.pipelined));
   std::printf("%-34s %10.0f %18.0f\n", "TLS: shard push, then pull", tls.sequential, mib(tls.sequential));
   std::printf("%-34s %10.0f %18.0f\n", "TLS: shard push + pull pipelined", tls.pipelined, mib(tls.pipelined));
+  std::printf("%-34s %10.0f %18.0f\n", "TLS 1.3: tensor-stream frames", tls_stream, mib(tls_stream));
   std::printf("shard protocol / raw TCP: %.2f sequential, %.2f pipelined (as workers run)\n",
               shard.sequential / tcp, shard.pipelined / tcp);
   std::printf("tensor-stream frames / raw TCP: %.2f (the stream alone, not yet the shard's data path)\n", stream / tcp);
   std::printf("TLS / plain shard protocol: %.2f sequential, %.2f pipelined\n", tls.sequential / shard.sequential,
               tls.pipelined / shard.pipelined);
+  std::printf("TLS / plain tensor-stream frames: %.2f\n", tls_stream / stream);
   std::printf("reference: ps-lite moves 1 MiB pushes at 1.8-2.0 GB/s on this machine kind (from the issue)\n");
   conversions(seconds / 3);
   return 0;
