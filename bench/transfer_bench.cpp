@@ -74,6 +74,17 @@ int listen_on_free_port(uint16_t& port) {
   return fd;
 }
 
+// A socket connected to 127.0.0.1:port.
+int connect_to_port(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  return fd;
+}
+
 bool full_io(int fd, char* buf, size_t n, bool write) {
   size_t done = 0;
   while (done < n) {
@@ -113,12 +124,7 @@ double raw_tcp(double seconds) {
     ::_exit(0);
   }
   ::close(lfd);
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  int fd = connect_to_port(port);
   std::vector<char> buf(payload, 'x');
   double rate = rounds_per_second(seconds, [&] {
     full_io(fd, buf.data(), payload, true);
@@ -206,12 +212,7 @@ double tensor_stream(double seconds, const std::string& certs) {
   ::close(lfd);
   node_config cfg{"", ""};
   caf::actor_system sys{cfg};
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  int fd = connect_to_port(port);
   char byte = 0;
   if (::read(ready[0], &byte, 1) != 1)
     return 0;
