@@ -1,7 +1,8 @@
 // A convolution as one product whose A is implicit: output row (example, oy, ox) reads, for each
 // kernel row ky, k_w * channels consecutive floats of the padded image from row oy * stride + ky,
 // column ox * stride (NHWC keeps a window row's cells and channels side by side). The filter
-// gradient takes one product per kernel row (A transposed is read in place a sliver at a time). Examples go in chunks whose padded images stay in the cache.
+// gradient takes one product per kernel row (A transposed is read in place a sliver at a time).
+// Examples go in chunks whose padded images stay in the cache.
 #include "compute/direct_conv.hpp"
 
 #include "compute/avx512_gemm.hpp"
@@ -77,6 +78,20 @@ padded_images pad_input(const window_geometry& g, int n, const float* x, std::ve
   return pad(x, n, g.in_h, g.in_w, g.channels, g.pad_top, g.pad_left, reach_h(g), reach_w(g), scratch);
 }
 
+// Calls fn(first, count, padded) for n examples of x in chunks of input_chunk(g): padded holds
+// the chunk's padded images, rows their windows' first cells.
+template <class Fn>
+void for_each_chunk(const window_geometry& g, int n, const float* x, std::vector<float>& padded,
+                    std::vector<const float*>& rows, Fn fn) {
+  const int per_chunk = input_chunk(g);
+  for (int first = 0; first < n; first += per_chunk) {
+    const int count = std::min(per_chunk, n - first);
+    const padded_images p = pad_input(g, count, x + first * g.in_size(), padded);
+    list_windows(p, count, g.out_h, g.out_w, g.stride, rows);
+    fn(first, count, p);
+  }
+}
+
 // c (m x cout) = the windows (k_h kernel rows of run floats from rows[i], step apart) times b.
 void windows_times(int k_h, int m, int run, ptrdiff_t step, const std::vector<const float*>& rows, const float* b,
                    int cout, float* c) {
@@ -86,14 +101,10 @@ void windows_times(int k_h, int m, int run, ptrdiff_t step, const std::vector<co
 } // namespace
 
 void direct_conv::forward(const window_geometry& g, int n, const float* x, const float* w, int cout, float* y) {
-  const int per_chunk = input_chunk(g);
-  for (int first = 0; first < n; first += per_chunk) {
-    const int count = std::min(per_chunk, n - first);
-    const padded_images p = pad_input(g, count, x + first * g.in_size(), padded_);
-    list_windows(p, count, g.out_h, g.out_w, g.stride, rows_);
+  for_each_chunk(g, n, x, padded_, rows_, [&](int first, int count, const padded_images& p) {
     windows_times(g.k_h, count * g.positions(), g.k_w * g.channels, static_cast<ptrdiff_t>(p.width) * p.channels,
                   rows_, w, cout, y + static_cast<size_t>(first) * g.positions() * cout);
-  }
+  });
 }
 
 void direct_conv::backward(const window_geometry& g, int n, const float* x, const float* dy, const float* w,
@@ -101,17 +112,13 @@ void direct_conv::backward(const window_geometry& g, int n, const float* x, cons
   const int run = g.k_w * g.channels;
   if (n == 0 && beta == 0.0f) // (the sum over no examples)
     std::fill(dw, dw + static_cast<size_t>(g.window_size()) * cout, 0.0f);
-  const int per_chunk = input_chunk(g);
-  for (int first = 0; first < n; first += per_chunk) {
-    const int count = std::min(per_chunk, n - first);
-    const padded_images p = pad_input(g, count, x + first * g.in_size(), padded_);
-    list_windows(p, count, g.out_h, g.out_w, g.stride, rows_);
+  for_each_chunk(g, n, x, padded_, rows_, [&](int first, int count, const padded_images& p) {
     const float* d = dy + static_cast<size_t>(first) * g.positions() * cout;
     for (int ky = 0; ky < g.k_h; ++ky) // dw's ky-th block of rows = the windows' ky-th rows^T dy
       avx512_sgemm_rows(true, run, cout, count * g.positions(), 1.0f, rows_.data(),
                         static_cast<ptrdiff_t>(ky) * p.width * p.channels, 0, 0, d, cout, first == 0 ? beta : 1.0f,
                         dw + static_cast<size_t>(ky) * run * cout, cout);
-  }
+  });
   if (dx != nullptr)
     input_gradient(g, n, dy, w, cout, dx);
 }

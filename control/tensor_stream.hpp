@@ -102,6 +102,9 @@ public:
   /// its destination; returns whether it was forgotten.
   bool cancel(uint64_t id);
 
+  /// Who the stream comes from.
+  const std::string& peer() const { return peer_; }
+
   /// Transfers announced and not yet complete.
   size_t pending() const { return transfers_.size(); }
 

@@ -39,10 +39,9 @@ tensor_stream_socket::tensor_stream_socket(default_multiplexer& mpx, int fd, std
                                            callback on_event, unannounced_frames unannounced,
                                            std::unique_ptr<stream_tls> tls)
   : event_handler(mpx, fd),
-    receiver_(peer, cap, unannounced),
+    receiver_(std::move(peer), cap, unannounced),
     tls_(std::move(tls)),
-    on_event_(std::move(on_event)),
-    peer_(std::move(peer)) {
+    on_event_(std::move(on_event)) {
 }
 
 void tensor_stream_socket::watch_reads() {
@@ -68,7 +67,7 @@ void tensor_stream_socket::advance_handshake() {
     case stream_tls::step::state::want_read: return;
     case stream_tls::step::state::closed:
     case stream_tls::step::state::failed:
-      return fail(caf::make_error(errc::protocol_error, cat("tensor stream with ", peer_, ": TLS handshake: ", st.error)));
+      return fail(caf::make_error(errc::protocol_error, cat("tensor stream with ", receiver_.peer(), ": TLS handshake: ", st.error)));
   }
 }
 
@@ -76,7 +75,7 @@ ssize_t tensor_stream_socket::receive(uint8_t* into, size_t n) {
   if (!tls_) {
     const ssize_t got = ::recv(fd(), into, n, 0);
     if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-      fail(caf::make_error(errc::peer_unreachable, cat("tensor stream from ", peer_, ": ", std::strerror(errno))));
+      lost("from", std::strerror(errno));
     return got;
   }
   const auto st = tls_->read(into, n);
@@ -87,7 +86,7 @@ ssize_t tensor_stream_socket::receive(uint8_t* into, size_t n) {
     case stream_tls::step::state::want_read: return -1;
     case stream_tls::step::state::failed: break;
   }
-  fail(caf::make_error(errc::peer_unreachable, cat("tensor stream from ", peer_, ": TLS: ", st.error)));
+  lost("from", cat("TLS: ", st.error));
   return -1;
 }
 
@@ -102,7 +101,7 @@ ssize_t tensor_stream_socket::transmit(const outgoing& o) {
     if (st.what == stream_tls::step::state::moved)
       return static_cast<ssize_t>(st.bytes);
     if (st.what == stream_tls::step::state::closed || st.what == stream_tls::step::state::failed)
-      fail(caf::make_error(errc::peer_unreachable, cat("tensor stream to ", peer_, ": TLS: ", st.error)));
+      lost("to", cat("TLS: ", st.error));
     return -1;
   }
   iovec iov[2];
@@ -116,7 +115,7 @@ ssize_t tensor_stream_socket::transmit(const outgoing& o) {
   msg.msg_iovlen = static_cast<size_t>(parts);
   ssize_t n = ::sendmsg(fd(), &msg, MSG_NOSIGNAL);
   if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-    fail(caf::make_error(errc::peer_unreachable, cat("tensor stream to ", peer_, ": ", std::strerror(errno))));
+    lost("to", std::strerror(errno));
   return n;
 }
 
@@ -164,7 +163,7 @@ void tensor_stream_socket::handle_event(operation op) {
     case operation::read: return read_some();
     case operation::write: return write_some();
     case operation::propagate_error:
-      return fail(caf::make_error(errc::peer_unreachable, cat("tensor stream with ", peer_, ": socket error")));
+      return lost("with", "socket error");
   }
 }
 
@@ -227,6 +226,10 @@ void tensor_stream_socket::write_some() {
     registered_write_ = false;
     backend().del(operation::write, fd(), this);
   }
+}
+
+void tensor_stream_socket::lost(const char* direction, const std::string& why) {
+  fail(caf::make_error(errc::peer_unreachable, cat("tensor stream ", direction, " ", receiver_.peer(), ": ", why)));
 }
 
 void tensor_stream_socket::fail(caf::error err) {

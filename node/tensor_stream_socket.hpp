@@ -78,6 +78,7 @@ private:
   void read_some();
   void write_some();
   void fail(caf::error err);
+  void lost(const char* direction, const std::string& why); // the connection broke (peer_unreachable)
 
   // What the reader is reading: a header into header_, the payload into slot_, or nothing
   // (a held frame waits for its transfer's announcement).
@@ -90,7 +91,6 @@ private:
   uint8_t header_[stream_header_bytes];
   size_t got_ = 0;
   stream_slot slot_;
-  std::string peer_;
   std::deque<outgoing> out_;
   size_t sent_ = 0; // bytes of out_.front() written (header first)
   bool registered_write_ = false;
