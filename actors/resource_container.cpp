@@ -5,6 +5,7 @@
 #include "control/fan_in.hpp"
 #include "control/placement.hpp"
 #include "control/scope_table.hpp"
+#include "actors/stream_gateway.hpp"
 #include "actors/sync_aggregator.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace actorps {
 
@@ -38,6 +40,7 @@ struct container_state {
   std::string tag;
   scope_table table;
   std::map<std::string, scope_actors> scopes;
+  std::optional<stream_gateway_actor> streams; // with cfg.stream_port
   static inline const char* name = "resource_container";
 };
 
@@ -214,6 +217,12 @@ resource_container_actor::behavior_type container_behavior(container_pointer sel
   st.tag = cat("shard ", cfg.index);
   if (cfg.setup_timeout.count() > 0 && !cfg.keep_alive)
     self->delayed_send(self, cfg.setup_timeout, tick_atom_v);
+  if (cfg.stream_port) { // (linked: a gateway that cannot listen ends the node with its error)
+    st.streams = make_stream_gateway(self->system(), {cfg.index, caf::actor_cast<parameter_shard_actor>(self),
+                                                      cfg.stream_port, cfg.request_timeout, cfg.max_transfer_bytes});
+    self->link_to(*st.streams);
+    self->attach_functor([gateway = *st.streams] { caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown); });
+  }
   self->set_down_handler([=](caf::down_msg& msg) {
     auto& st = self->state;
     for (auto it = st.scopes.begin(); it != st.scopes.end(); ++it)
@@ -250,6 +259,12 @@ resource_container_actor::behavior_type container_behavior(container_pointer sel
       if (!from || from->node() != self->node())
         return log_line(self->state.tag, "ignored a leave from another node: only SIGTERM on this node stops it");
       on_sigterm(self);
+    },
+    [=](stream_atom a, uint32_t worker) -> caf::result<stream_offer> {
+      if (!self->state.streams)
+        return caf::make_error(errc::invalid_argument,
+                               cat(self->state.tag, ": no tensor stream here (cluster.tensor-stream = false on this node)"));
+      return self->delegate(*self->state.streams, a, worker);
     },
     [=](tick_atom) {
       if (self->current_sender() != self->ctrl())

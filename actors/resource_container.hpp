@@ -7,6 +7,7 @@
 #pragma once
 
 #include "actors/parameter_shard.hpp"
+#include "control/stream_connection.hpp"
 
 #include <caf/fwd.hpp>
 #include <caf/replies_to.hpp>
@@ -36,6 +37,9 @@ namespace actorps {
 /// (drop_atom, std::string scope) -> scope_info
 ///   Drops a kept scope (its shard stops) and answers what it held. Errors: unknown_scope,
 ///   invalid_argument while a session trains it.
+/// (stream_atom, uint32_t worker) -> stream_offer
+///   A worker's link asks for a tensor stream (handed to the node's StreamGateway). Errors:
+///   invalid_argument when the node has none (cluster.tensor-stream = false on the ps node).
 /// (leave_atom)
 ///   SIGTERM on the ps node (its signal watch; ignored from another node): asks the chief of
 ///   every session in progress to end its run ((stop_atom, index) to the chief), keeps serving
@@ -44,6 +48,7 @@ namespace actorps {
 using resource_container_actor = parameter_shard_actor::extend<
   caf::replies_to<scopes_atom>::with<std::vector<scope_info>>,
   caf::replies_to<drop_atom, std::string>::with<scope_info>,
+  caf::replies_to<stream_atom, uint32_t>::with<stream_offer>,
   caf::reacts_to<leave_atom>>;
 
 /// Settings of one ps node's container.
@@ -53,6 +58,8 @@ struct resource_container_config {
   std::chrono::milliseconds request_timeout{60000}; ///< deadline of requests to its shards
   bool keep_alive = false;                          ///< node.keep-alive
   std::shared_ptr<telemetry> observed;              ///< its node's telemetry, for its shards (none: off)
+  stream_listen stream_port;                        ///< opens the tensor streams' port (none: no streams)
+  uint64_t max_transfer_bytes = 0;                  ///< the most one stream transfer may carry
 };
 
 /// Spawns a container.

@@ -85,6 +85,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.request_timeout, "request-timeout", "deadline of every pull, push and evaluation request")
     .add(v.report_every, "report-every", "worker progress reports every N steps")
     .add(v.max_message_bytes, "max-message-bytes", "largest tensor payload of one message")
+    .add(v.tensor_stream, "tensor-stream", "workers' pulls and pushes carry their tensors on a stream beside the typed messages (a ps node's second port), not inside them; off: everything over BASP")
     .add(v.push_bucket_bytes, "push-bucket-bytes", "workers push a step's gradients in parts of about this many bytes as backprop completes them, overlapping the rest of backprop (0: one push per shard after backprop)")
     .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it")
     .add(v.stall_warn, "stall-warn", "the chief logs whom it waits for after this long without a global step (0s: off)")
@@ -345,6 +346,7 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   s.slow_worker = v.slow_worker;
   s.slowdown = v.slowdown;
   s.tls = v.tls;
+  s.tensor_stream = v.tensor_stream;
   if (v.checkpoint_every_steps < 0)
     return bad("checkpoint.every-steps", cat("must be >= 0, got ", v.checkpoint_every_steps));
   if (!(v.checkpoint_every_seconds >= 0.0))

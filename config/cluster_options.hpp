@@ -97,6 +97,7 @@ struct cluster_values {
   // [debug]
   int slow_worker = -1;
   double slowdown = 1.0;
+  bool tensor_stream = true;
   // [security]
   bool tls = false;
   int64_t max_handshake_bytes = 65536;
@@ -190,6 +191,7 @@ struct cluster_settings : run_settings {
   int slow_worker = -1;                ///< debug: this worker sleeps to run `slowdown` times slower
   double slowdown = 1.0;
   bool tls = false;                    ///< every connection is TLS with CA-signed certificates
+  bool tensor_stream = true;           ///< cluster.tensor-stream: workers' tensors travel on a stream beside BASP
   uint32_t max_handshake_bytes = 65536; ///< largest BASP payload a peer may announce before its handshake
 };
 

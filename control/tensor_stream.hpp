@@ -47,6 +47,12 @@ struct stream_frame {
 /// The frame of tensor `index` of `transfer`: bytes at data.
 stream_frame make_stream_frame(uint64_t transfer, uint32_t index, const void* data, uint32_t bytes);
 
+/// One frame's payload as its sender holds it: bytes at data.
+struct stream_piece {
+  const void* data = nullptr;
+  uint32_t bytes = 0;
+};
+
 /// Where an announced tensor's bytes go, and how many there are.
 struct stream_slot {
   uint8_t* data = nullptr;

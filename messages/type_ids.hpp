@@ -5,6 +5,7 @@
 #include "messages/chief_protocol.hpp"
 #include "messages/shard_protocol.hpp"
 #include "messages/slice_protocol.hpp"
+#include "messages/stream_protocol.hpp"
 
 #include <caf/atom.hpp>
 #include <caf/type_id.hpp>
@@ -33,6 +34,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
   CAF_ADD_ATOM(actorps, actorps, lease_atom, "lease")
   CAF_ADD_ATOM(actorps, actorps, leave_atom, "leave")
   CAF_ADD_ATOM(actorps, actorps, stall_atom, "stall")
+  CAF_ADD_ATOM(actorps, actorps, stream_atom, "stream")
 
   // Message types: every top-level element of a message that crosses the network.
   CAF_ADD_TYPE_ID(actorps, (actorps::shard_setup))
@@ -54,5 +56,11 @@ CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(actorps, (actorps::shard_snapshot))
   CAF_ADD_TYPE_ID(actorps, (actorps::scope_info))
   CAF_ADD_TYPE_ID(actorps, (std::vector<actorps::scope_info>))
+  CAF_ADD_TYPE_ID(actorps, (actorps::stream_offer))
+  CAF_ADD_TYPE_ID(actorps, (actorps::stream_push))
+  CAF_ADD_TYPE_ID(actorps, (actorps::stream_push_reply))
+  CAF_ADD_TYPE_ID(actorps, (actorps::stream_pull))
+  CAF_ADD_TYPE_ID(actorps, (actorps::stream_pull_reply))
+  CAF_ADD_TYPE_ID(actorps, (actorps::stream_note))
 
 CAF_END_TYPE_ID_BLOCK(actorps)

@@ -14,6 +14,7 @@
 #include "common/log.hpp"
 #include "node/connect.hpp"
 #include "node/node_telemetry.hpp"
+#include "node/stream_endpoints.hpp"
 #include "node/sigterm_watch.hpp"
 
 #include <caf/actor_system.hpp>
@@ -86,14 +87,14 @@ int conclude(const chief_outcome& outcome, const train_settings& train) {
 // Spawns ps node i's resource container: it spawns a shard (with a SyncAggregator in front in
 // sync and ssp sessions) for each scope a chief sets up.
 resource_container_actor spawn_shard(caf::actor_system& sys, const cluster_settings& cluster, uint32_t i,
-                                     std::shared_ptr<telemetry> observed) {
+                                     std::shared_ptr<telemetry> observed, stream_listen streams = nullptr) {
   if (observed)
     observed->write_rates({{"actorps_shard_updates_total", "shard/updates_per_sec"},
                            {"actorps_shard_bytes_in_total", "shard/bytes_in_per_sec"},
                            {"actorps_shard_bytes_out_total", "shard/bytes_out_per_sec"}},
                           "actorps_shard_version");
   return make_resource_container(sys, {i, cluster.startup_timeout, cluster.request_timeout, cluster.keep_alive,
-                                       std::move(observed)});
+                                       std::move(observed), std::move(streams), max_stream_transfer_bytes(cluster)});
 }
 
 // Reaches a restarted peer at `at`, retrying for cluster.connect-timeout. For a moment after a
@@ -140,7 +141,8 @@ int run_ps(caf::actor_system& sys, const cluster_settings& cluster, node_telemet
   auto observed = observers.open("ps", cluster.index);
   if (!observed)
     return report_failure(who, observed.error());
-  auto shard = spawn_shard(sys, cluster, cluster.index, *observed);
+  auto shard = spawn_shard(sys, cluster, cluster.index, *observed,
+                           cluster.tensor_stream ? stream_port_at(sys, cluster, cluster.index) : nullptr);
   if (auto port = publish_at(sys, shard, cluster.ps[cluster.index], who, cluster.tls); !port) {
     caf::anon_send_exit(shard, caf::exit_reason::kill);
     return report_failure(who, port.error());
@@ -178,6 +180,44 @@ int run_scopes(caf::actor_system& sys, const cluster_settings& cluster) {
     self->request(*ps, cluster.request_timeout, scopes_atom_v)
       .receive([&](const std::vector<scope_info>& all) { for (auto& x : all) print(x); }, failed);
   return rc;
+}
+
+// With cluster.tensor-stream: worker `worker`'s links to the shards, standing in for their handles
+// (without: the handles). A restarted shard is reached again the same way.
+struct worker_shards {
+  std::vector<parameter_shard_actor> handles;
+  std::function<caf::expected<parameter_shard_actor>(uint32_t)> reconnect;
+};
+
+// Ends a worker's links (their streams close) once the worker is gone.
+void stop_links(const worker_shards& linked);
+
+caf::expected<worker_shards> link_shards(caf::actor_system& sys, const cluster_settings& cluster,
+                                         const std::vector<parameter_shard_actor>& shards, uint32_t worker,
+                                         const std::string& who) {
+  auto reach = shard_reconnector(sys, cluster, who, shards);
+  if (!cluster.tensor_stream)
+    return worker_shards{shards, reach};
+  worker_shards out;
+  for (uint32_t s = 0; s < shards.size(); ++s) {
+    auto link = open_shard_link(sys, cluster, shards[s], s, worker, who);
+    if (!link)
+      return std::move(link.error());
+    out.handles.push_back(std::move(*link));
+  }
+  out.reconnect = [&sys, cluster, worker, who, reach](uint32_t s) -> caf::expected<parameter_shard_actor> {
+    auto remote = reach(s);
+    if (!remote)
+      return remote;
+    return open_shard_link(sys, cluster, *remote, s, worker, who);
+  };
+  return out;
+}
+
+void stop_links(const worker_shards& linked) {
+  for (auto& h : linked.handles)
+    if (h.node() == h.home_system().node()) // (links are local; plain handles are the shards')
+      caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
 }
 
 caf::expected<std::vector<parameter_shard_actor>> connect_shards(caf::actor_system& sys, const cluster_settings& cluster,
@@ -230,10 +270,18 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
     return report_failure(who, port.error());
   }
   std::optional<worker_replica_actor> worker;
-  if (with_worker)
-    worker = make_worker_replica(sys, {cluster.index, train, worker_settings_for(cluster, train), *data, chief, *shards,
-                                       cluster.workers[cluster.index].host,
-                                       nullptr, shard_reconnector(sys, cluster, "worker 0", *shards), worker_observed});
+  std::optional<worker_shards> linked;
+  if (with_worker) {
+    auto got = link_shards(sys, cluster, *shards, cluster.index, "worker 0");
+    if (!got) {
+      caf::anon_send_exit(chief, caf::exit_reason::kill);
+      return report_failure(who, got.error());
+    }
+    linked = std::move(*got);
+    worker = make_worker_replica(sys, {cluster.index, train, worker_settings_for(cluster, train), *data, chief,
+                                       linked->handles, cluster.workers[cluster.index].host, nullptr,
+                                       linked->reconnect, worker_observed});
+  }
   // SIGTERM ends the run as its limit would; the stop comes from a local actor (the chief
   // ignores one from another node)
   sigterm_watch end_on_sigterm{[&sys, chief] {
@@ -241,8 +289,10 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
     local->send(chief, stop_atom_v);
   }};
   serve_until_exit(sys, chief);
-  if (worker)
+  if (worker) {
     wait_for_exit(sys, *worker); // it quits after the chief's stop
+    stop_links(*linked);
+  }
   std::lock_guard<std::mutex> guard{outcome->mtx};
   return conclude(*outcome, train);
 }
@@ -304,9 +354,12 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
   auto observed = observers.open("worker", index);
   if (!observed)
     return report_failure(who, observed.error());
-  auto worker = make_worker_replica(sys, {index, train, worker_settings_for(cluster, train), *data, *chief, *shards,
-                                          joining ? local_host_name() : cluster.workers[index].host, reconnect,
-                                          shard_reconnector(sys, cluster, who, *shards), *observed});
+  auto linked = link_shards(sys, cluster, *shards, index, who);
+  if (!linked)
+    return report_failure(who, linked.error());
+  auto worker = make_worker_replica(sys, {index, train, worker_settings_for(cluster, train), *data, *chief,
+                                          linked->handles, joining ? local_host_name() : cluster.workers[index].host,
+                                          reconnect, linked->reconnect, *observed});
   if (cluster.model_parallel())
     if (auto err = link_slices(sys, cluster, worker, who)) {
       caf::anon_send_exit(worker, caf::exit_reason::kill);
@@ -314,6 +367,7 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
     }
   sigterm_watch leave_on_sigterm{[worker] { caf::anon_send(worker, leave_atom_v); }};
   auto reason = cluster.model_parallel() ? serve_until_exit(sys, worker) : wait_for_exit(sys, worker);
+  stop_links(*linked);
   return reason ? report_failure(who, reason) : 0;
 }
 

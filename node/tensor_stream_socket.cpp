@@ -142,7 +142,19 @@ void tensor_stream_socket::send(uint64_t transfer, uint32_t index, const void* d
   backend().dispatch([self = shared_from_this(), transfer, index, data, bytes] {
     if (!self->open_)
       return;
-    self->out_.push_back({make_stream_frame(transfer, index, data, bytes), transfer, index});
+    self->out_.push_back({make_stream_frame(transfer, index, data, bytes), transfer, index, nullptr});
+    if (!self->tls_ || self->tls_->established())
+      self->want_writes();
+  });
+}
+
+void tensor_stream_socket::send_all(uint64_t transfer, std::vector<stream_piece> pieces,
+                                    std::shared_ptr<const void> keep) {
+  backend().dispatch([self = shared_from_this(), transfer, pieces = std::move(pieces), keep = std::move(keep)] {
+    if (!self->open_ || pieces.empty())
+      return;
+    for (uint32_t i = 0; i < pieces.size(); ++i)
+      self->out_.push_back({make_stream_frame(transfer, i, pieces[i].data, pieces[i].bytes), transfer, i, keep});
     if (!self->tls_ || self->tls_->established())
       self->want_writes();
   });

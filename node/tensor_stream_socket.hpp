@@ -6,6 +6,7 @@
 // on the multiplexer's thread, and so do the callbacks.
 #pragma once
 
+#include "control/stream_connection.hpp"
 #include "control/tensor_stream.hpp"
 #include "node/stream_tls.hpp"
 
@@ -31,6 +32,7 @@ struct stream_event {
 };
 
 class tensor_stream_socket final : public caf::io::network::event_handler,
+                                   public stream_connection,
                                    public std::enable_shared_from_this<tensor_stream_socket> {
 public:
   using callback = std::function<void(const stream_event&)>;
@@ -49,14 +51,18 @@ public:
 
   /// Announces an incoming transfer (see stream_receiver::announce); an error closes the stream.
   /// The destinations must stay valid until the transfer is received or the stream closed.
-  void announce(uint64_t id, std::vector<stream_slot> slots);
+  void announce(uint64_t id, std::vector<stream_slot> slots) override;
 
   /// Queues a frame: tensor `index` of `transfer`, bytes at data, written where it lies; the
   /// written event says when data may change again.
   void send(uint64_t transfer, uint32_t index, const void* data, uint32_t bytes);
 
+  /// Queues the frames of a whole transfer (index i: pieces[i]) in one dispatch; `keep` holds
+  /// their bytes alive until they are written or the stream closes.
+  void send_all(uint64_t transfer, std::vector<stream_piece> pieces, std::shared_ptr<const void> keep) override;
+
   /// Closes the connection (the closed event follows, without an error).
-  void close();
+  void close() override;
 
   void handle_event(caf::io::network::operation op) override;
   void removed_from_loop(caf::io::network::operation op) override;
@@ -68,6 +74,7 @@ private:
     stream_frame frame;
     uint64_t transfer;
     uint32_t index;
+    std::shared_ptr<const void> keep; // the bytes' owner, if the socket holds them
   };
 
   void watch_reads();

@@ -1,0 +1,103 @@
+// The StreamGateway actor: the stream port, the sessions by token, and the connections that
+// have not yet said whose they are.
+#include "actors/stream_gateway.hpp"
+
+#include "actors/stream_links.hpp"
+#include "actors/stream_session.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <map>
+#include <random>
+
+namespace actorps {
+
+namespace {
+
+struct gateway_state {
+  stream_gateway_config cfg;
+  std::string tag;
+  std::shared_ptr<stream_links> links = std::make_shared<stream_links>();
+  std::shared_ptr<stream_port> port;
+  std::map<uint64_t, stream_session_actor> sessions; // by token
+  std::shared_ptr<std::map<caf::actor_addr, caf::actor>> live = std::make_shared<std::map<caf::actor_addr, caf::actor>>();
+  std::mt19937_64 tokens{std::random_device{}()};
+  static inline const char* name = "stream_gateway";
+};
+
+using gateway_pointer = stream_gateway_actor::stateful_pointer<gateway_state>;
+
+stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, stream_gateway_config cfg) {
+  auto& st = self->state;
+  st.cfg = cfg;
+  st.tag = cat("shard ", cfg.shard, ": tensor streams");
+  auto port = cfg.listen([links = st.links, owner = caf::actor_cast<caf::actor>(self)](stream_opener open,
+                                                                                        std::string peer) {
+    links->add(open, std::move(peer), owner);
+  });
+  if (port) {
+    st.port = *port;
+    log_line(st.tag, cat("listening at port ", st.port->port()));
+  } else { // (quits before its first message)
+    log_line(st.tag, describe(port.error()));
+    self->quit(port.error());
+  }
+  self->attach_functor([port = st.port, links = st.links, live = st.live] {
+    if (port)
+      port->close();
+    links->close_all();
+    for (auto& [addr, session] : *live) // (sessions end with the gateway)
+      caf::anon_send_exit(session, caf::exit_reason::user_shutdown);
+  });
+  self->set_down_handler([=](caf::down_msg& msg) {
+    auto& sessions = self->state.sessions;
+    for (auto it = sessions.begin(); it != sessions.end(); ++it)
+      if (it->second.address() == msg.source) {
+        self->state.live->erase(msg.source);
+        sessions.erase(it);
+        return;
+      }
+  });
+  return {
+    [=](stream_atom, uint32_t worker) -> stream_offer {
+      auto& st = self->state;
+      uint64_t token = 0;
+      while (token == 0 || st.sessions.count(token) > 0)
+        token = st.tokens();
+      auto session = make_stream_session(self->system(), {st.cfg.shard, worker, token, st.cfg.shards, st.links,
+                                                          st.cfg.request_timeout, st.cfg.max_transfer_bytes});
+      self->monitor(session);
+      st.sessions[token] = session;
+      (*st.live)[session.address()] = caf::actor_cast<caf::actor>(session);
+      return {st.port->port(), token, caf::actor_cast<caf::actor>(session)};
+    },
+    [=](stream_atom, stream_note& note) {
+      auto& st = self->state;
+      if (note.what == stream_note::kind::closed)
+        return st.links->drop(note.link);
+      if (note.what != stream_note::kind::received || note.transfer != stream_hello_transfer)
+        return;
+      const uint64_t token = st.links->token(note.link);
+      auto it = st.sessions.find(token);
+      if (token == 0 || it == st.sessions.end()) {
+        log_line(st.tag, cat("refused the stream from ", st.links->peer(note.link),
+                             ": its first frame carries no token this node offered"));
+        return st.links->drop(note.link);
+      }
+      self->send(it->second, stream_atom_v, stream_note{stream_note::kind::accepted, note.link, 0, caf::none});
+    },
+  };
+}
+
+} // namespace
+
+stream_gateway_actor make_stream_gateway(caf::actor_system& sys, stream_gateway_config cfg) {
+  return sys.spawn(gateway_behavior, std::move(cfg));
+}
+
+} // namespace actorps

@@ -1,0 +1,184 @@
+// The StreamSession actor: a phase (waiting for its stream, open), the pushes whose frames are
+// still arriving, and the container's answers sent back as frames.
+#include "actors/stream_session.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "control/stream_transfer.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <map>
+#include <vector>
+
+namespace actorps {
+
+namespace {
+
+enum class session_phase { awaiting_stream, open };
+
+// A push whose gradients are still arriving on the stream.
+struct arriving_push {
+  incoming_tensors tensors;
+  push_request request;
+  caf::typed_response_promise<stream_push_reply> rp;
+};
+
+struct session_state {
+  stream_session_config cfg;
+  session_phase phase = session_phase::awaiting_stream;
+  std::string tag;
+  uint64_t link = 0;
+  std::shared_ptr<stream_connection> conn;
+  std::string peer;
+  std::vector<caf::typed_response_promise<bool>> waiting; // asked whether the stream is there
+  std::map<uint64_t, arriving_push> arriving;
+  static inline const char* name = "stream_session";
+};
+
+using session_pointer = stream_session_actor::stateful_pointer<session_state>;
+
+// Answers with the container's reply: its slices' tensors (`slices`, inside reply) go back as
+// frames of `transfer`, the rest as the typed answer.
+template <class Reply, class StreamReply>
+void answer(session_pointer self, uint64_t transfer, Reply& reply, std::vector<variable_slice>& slices,
+            caf::typed_response_promise<StreamReply> rp) {
+  auto out = outgoing_tensors::detach(slices);
+  if (!out) {
+    rp.deliver(std::move(out.error()));
+    return;
+  }
+  auto keep = std::make_shared<outgoing_tensors>(std::move(*out));
+  self->state.conn->send_all(transfer, keep->pieces(), keep);
+  rp.deliver(StreamReply{std::move(reply), keep->tensors()});
+}
+
+// Hands a push whose gradients are all here to the container; answers with its reply.
+void forward_push(session_pointer self, uint64_t transfer, push_request req,
+                  caf::typed_response_promise<stream_push_reply> rp) {
+  self->request(self->state.cfg.shards, self->state.cfg.request_timeout, push_atom_v, std::move(req))
+    .then([=](push_reply& reply) mutable { answer(self, transfer, reply, reply.values, rp); },
+          [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+}
+
+caf::error refuse(session_pointer self, const std::string& what) {
+  return caf::make_error(errc::protocol_error, cat(self->state.tag, ": ", what));
+}
+
+// The stream broke or closed: every open exchange fails, and the session ends with it.
+void end(session_pointer self, caf::error why) {
+  auto& st = self->state;
+  caf::error reply = why ? why : refuse(self, "the tensor stream closed");
+  for (auto& [id, p] : st.arriving)
+    p.rp.deliver(reply);
+  st.arriving.clear();
+  for (auto& w : st.waiting)
+    w.deliver(reply);
+  st.waiting.clear();
+  if (why)
+    log_line(st.tag, describe(why));
+  self->quit(std::move(why));
+}
+
+stream_session_actor::behavior_type session_behavior(session_pointer self, stream_session_config cfg) {
+  auto& st = self->state;
+  st.cfg = cfg;
+  st.tag = cat("shard ", cfg.shard, ": tensor stream of worker ", cfg.worker);
+  self->delayed_send(self, cfg.request_timeout, tick_atom_v);
+  return {
+    [=](stream_atom, uint64_t token) -> caf::result<bool> {
+      auto& st = self->state;
+      if (token != st.cfg.token)
+        return refuse(self, "asked about another stream's token");
+      if (st.phase == session_phase::open)
+        return true;
+      auto rp = self->make_response_promise<bool>();
+      st.waiting.push_back(rp);
+      return rp;
+    },
+    [=](push_atom, stream_push& msg) -> caf::result<stream_push_reply> {
+      auto& st = self->state;
+      if (st.phase != session_phase::open || msg.link != st.cfg.token)
+        return refuse(self, "a push for a stream that is not this session's");
+      auto in = incoming_tensors::prepare(msg.tensors, msg.request.grads.size(), st.cfg.max_transfer_bytes, st.peer);
+      if (!in || st.arriving.count(msg.transfer) > 0 || msg.transfer == stream_hello_transfer) {
+        auto err = in ? refuse(self, cat("transfer ", msg.transfer, " is already in use")) : std::move(in.error());
+        end(self, err);
+        return err;
+      }
+      auto rp = self->make_response_promise<stream_push_reply>();
+      if (in->empty()) {
+        forward_push(self, msg.transfer, std::move(msg.request), rp);
+        return rp;
+      }
+      auto& p = st.arriving[msg.transfer];
+      p = {std::move(*in), std::move(msg.request), rp};
+      st.conn->announce(msg.transfer, p.tensors.slots());
+      return rp;
+    },
+    [=](pull_atom, stream_pull& msg) -> caf::result<stream_pull_reply> {
+      auto& st = self->state;
+      if (st.phase != session_phase::open || msg.link != st.cfg.token)
+        return refuse(self, "a pull for a stream that is not this session's");
+      auto rp = self->make_response_promise<stream_pull_reply>();
+      const uint64_t transfer = msg.transfer;
+      self->request(st.cfg.shards, st.cfg.request_timeout, pull_atom_v, std::move(msg.request))
+        .then([=](pull_reply& reply) mutable { answer(self, transfer, reply, reply.slices, rp); },
+              [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      return rp;
+    },
+    [=](stream_atom, stream_note& note) {
+      auto& st = self->state;
+      switch (note.what) {
+        case stream_note::kind::accepted: {
+          if (st.phase == session_phase::open)
+            return;
+          auto got = st.cfg.links->claim(note.link, caf::actor_cast<caf::actor>(self));
+          if (!got.conn)
+            return end(self, refuse(self, "its stream closed before the session took it"));
+          st.link = note.link;
+          st.conn = std::move(got.conn);
+          st.peer = std::move(got.peer);
+          st.tag = cat(st.tag, " (", st.peer, ")");
+          self->attach_functor([conn = st.conn, links = st.cfg.links, link = st.link] {
+            conn->close();
+            links->release(link);
+          });
+          st.phase = session_phase::open;
+          for (auto& w : st.waiting)
+            w.deliver(true);
+          st.waiting.clear();
+          return;
+        }
+        case stream_note::kind::received: {
+          auto it = st.arriving.find(note.transfer);
+          if (it == st.arriving.end())
+            return;
+          auto p = std::move(it->second);
+          st.arriving.erase(it);
+          if (auto err = p.tensors.attach(p.request.grads, st.peer)) {
+            p.rp.deliver(err);
+            return end(self, std::move(err));
+          }
+          return forward_push(self, note.transfer, std::move(p.request), p.rp);
+        }
+        case stream_note::kind::closed:
+          return end(self, std::move(note.error));
+      }
+    },
+    [=](tick_atom) {
+      if (self->state.phase == session_phase::awaiting_stream)
+        end(self, refuse(self, "no stream arrived within cluster.request-timeout"));
+    },
+  };
+}
+
+} // namespace
+
+stream_session_actor make_stream_session(caf::actor_system& sys, stream_session_config cfg) {
+  return sys.spawn(session_behavior, std::move(cfg));
+}
+
+} // namespace actorps

@@ -1,0 +1,50 @@
+// StreamSession: one worker's tensor stream on a ps node. It takes the worker link's typed
+// pulls and pushes, receives a push's gradients from the stream straight into their tensors,
+// asks the node's container (as the worker would over BASP), and answers with the reply's
+// tensors as frames. It stands for the worker on the ps node: it ends when its stream closes
+// (a sync aggregator that watches the pushes' sender sees the worker go).
+#pragma once
+
+#include "actors/parameter_shard.hpp"
+#include "actors/stream_links.hpp"
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+namespace actorps {
+
+/// (stream_atom, uint64_t token) -> bool
+///   True once the stream whose first frame carried the token is attached (waits for it).
+/// (push_atom, stream_push) -> stream_push_reply
+///   The push's gradients arrive as frames of its transfer; the reply's values go back as frames
+///   of the same transfer. Errors: as the container answers; protocol_error for a description
+///   that does not fit (the stream closes).
+/// (pull_atom, stream_pull) -> stream_pull_reply
+/// (stream_atom, stream_note)
+///   From its stream (or, `accepted`, from the gateway: link `link` is this session's).
+/// (tick_atom)
+///   To itself: no stream arrived within the request timeout; quits.
+using stream_session_actor = caf::typed_actor<
+  caf::replies_to<stream_atom, uint64_t>::with<bool>,
+  caf::replies_to<push_atom, stream_push>::with<stream_push_reply>,
+  caf::replies_to<pull_atom, stream_pull>::with<stream_pull_reply>,
+  caf::reacts_to<stream_atom, stream_note>, caf::reacts_to<tick_atom>>;
+
+struct stream_session_config {
+  uint32_t shard = 0;                               ///< the ps task index (named in logs)
+  uint32_t worker = 0;                              ///< who asked for it
+  uint64_t token = 0;
+  parameter_shard_actor shards;                     ///< the node's container
+  std::shared_ptr<stream_links> links;              ///< where its stream waits to be claimed
+  std::chrono::milliseconds request_timeout{60000}; ///< for requests to the container; and the stream's arrival
+  uint64_t max_transfer_bytes = 0;                  ///< the most one push may carry
+};
+
+stream_session_actor make_stream_session(caf::actor_system& sys, stream_session_config cfg);
+
+} // namespace actorps

@@ -1,0 +1,56 @@
+// What the shard link and the stream gateway (actors/) see of a tensor stream's connection and
+// of the port streams arrive at: the node's sockets (node/tensor_stream_socket,
+// node/tensor_stream_listener) implement these, so the actors hold no socket code.
+#pragma once
+
+#include "control/tensor_stream.hpp"
+#include "messages/stream_protocol.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace actorps {
+
+/// One connection of a tensor stream. Every call may come from any thread.
+class stream_connection {
+public:
+  virtual ~stream_connection() = default;
+
+  /// Announces an incoming transfer (see stream_receiver::announce); an error closes the stream.
+  /// The destinations must stay valid until the transfer is received or the stream closed.
+  virtual void announce(uint64_t id, std::vector<stream_slot> slots) = 0;
+
+  /// Queues the frames of a whole transfer (index i: pieces[i]); `keep` holds their bytes alive
+  /// until they are written or the stream closes.
+  virtual void send_all(uint64_t transfer, std::vector<stream_piece> pieces, std::shared_ptr<const void> keep) = 0;
+
+  /// Closes the connection (a closed note without an error follows).
+  virtual void close() = 0;
+};
+
+/// How a connection tells its owner what happened (received, closed), on the network's thread.
+using stream_notify = std::function<void(const stream_note&)>;
+
+/// Makes the stream of a connected socket, reporting to notify (nullptr: it could not: the
+/// socket is closed and the reason was logged).
+using stream_opener = std::function<std::shared_ptr<stream_connection>(stream_notify)>;
+
+/// A listening port for streams.
+class stream_port {
+public:
+  virtual ~stream_port() = default;
+  virtual uint16_t port() const = 0;
+  /// Stops listening.
+  virtual void close() = 0;
+};
+
+/// accepted(open, peer): a connection arrived from peer ("host:port"); open() makes its stream.
+using stream_accept = std::function<void(stream_opener open, std::string peer)>;
+
+/// Starts listening, handing every connection to accepted.
+using stream_listen = std::function<caf::expected<std::shared_ptr<stream_port>>(stream_accept accepted)>;
+
+} // namespace actorps

@@ -1,0 +1,119 @@
+// The typed half of the tensor stream (docs/protocol.md, "tensor stream"): a worker's link asks
+// a ps node's gateway for a stream, then sends its pulls and pushes as these messages, whose
+// slices carry no values: the tensors travel as the stream's frames, one per slice, described
+// here (their encoding and size) so the receiver can place every byte before it reads it.
+#pragma once
+
+#include "messages/equality.hpp"
+#include "messages/shard_protocol.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/error.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace actorps {
+
+/// How one tensor travels as a frame: raw fp32 values (read straight into the tensor), or the
+/// tensor's typed-message encoding (16-bit values, sparse pairs: read into a buffer, decoded).
+enum class stream_encoding : uint8_t { raw_fp32 = 0, encoded = 1 };
+
+/// One frame of a transfer: the tensor of the slice at the same position.
+struct stream_tensor {
+  stream_encoding encoding = stream_encoding::raw_fp32;
+  uint32_t floats = 0; ///< raw_fp32: the values (bytes = 4 * floats); encoded: 0
+  uint32_t bytes = 0;  ///< the frame's payload
+};
+
+/// Link -> ps node (its container, which hands it to its gateway): (stream_atom, uint32_t worker)
+/// -> stream_offer: the stream's port on the ps node's host, the token its first frame must
+/// carry (transfer 0, index 0, 8 bytes), and the session (on the ps node) that serves it.
+struct stream_offer {
+  uint16_t port = 0;
+  uint64_t token = 0;
+  caf::actor session;
+};
+
+/// Link -> session: (stream_atom, uint64_t token) -> bool: true once the stream carrying the
+/// token arrived (the answer waits for it).
+
+/// Link -> session: (push_atom, stream_push) -> stream_push_reply. The request's gradients are
+/// frames of transfer `transfer` on the stream of `link`, in the order of request.grads.
+struct stream_push {
+  uint64_t link = 0;
+  uint64_t transfer = 0;
+  push_request request; ///< grads without values
+  std::vector<stream_tensor> tensors;
+};
+
+/// The reply's values are frames of transfer `transfer` (the request's id) the other way.
+struct stream_push_reply {
+  push_reply reply; ///< values without values
+  std::vector<stream_tensor> tensors;
+};
+
+/// Link -> session: (pull_atom, stream_pull) -> stream_pull_reply.
+struct stream_pull {
+  uint64_t link = 0;
+  uint64_t transfer = 0;
+  pull_request request;
+};
+
+struct stream_pull_reply {
+  pull_reply reply; ///< slices without values
+  std::vector<stream_tensor> tensors;
+};
+
+/// A stream's socket -> its owner, on the same node: (stream_atom, stream_note).
+struct stream_note {
+  enum class kind : uint8_t { received = 0, closed = 1, accepted = 2 };
+  kind what = kind::received;
+  uint64_t link = 0;     ///< the stream (the owner's number for it)
+  uint64_t transfer = 0; ///< received: the transfer now complete
+  caf::error error;      ///< closed: why (none: closed in order)
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stream_tensor& x) {
+  return f(caf::meta::type_name("stream_tensor"), x.encoding, x.floats, x.bytes);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stream_offer& x) {
+  return f(caf::meta::type_name("stream_offer"), x.port, x.token, x.session);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stream_push& x) {
+  return f(caf::meta::type_name("stream_push"), x.link, x.transfer, x.request, x.tensors);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stream_push_reply& x) {
+  return f(caf::meta::type_name("stream_push_reply"), x.reply, x.tensors);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stream_pull& x) {
+  return f(caf::meta::type_name("stream_pull"), x.link, x.transfer, x.request);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stream_pull_reply& x) {
+  return f(caf::meta::type_name("stream_pull_reply"), x.reply, x.tensors);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stream_note& x) {
+  return f(caf::meta::type_name("stream_note"), x.what, x.link, x.transfer, x.error);
+}
+
+ACTORPS_FIELDWISE_EQ(stream_tensor, v.encoding, v.floats, v.bytes)
+ACTORPS_FIELDWISE_EQ(stream_push, v.link, v.transfer, v.request, v.tensors)
+ACTORPS_FIELDWISE_EQ(stream_push_reply, v.reply, v.tensors)
+ACTORPS_FIELDWISE_EQ(stream_pull, v.link, v.transfer, v.request)
+ACTORPS_FIELDWISE_EQ(stream_pull_reply, v.reply, v.tensors)
+
+} // namespace actorps

@@ -1,0 +1,153 @@
+// Wiring sockets, TLS and the stream actors together (see stream_endpoints.hpp).
+#include "node/stream_endpoints.hpp"
+
+#include "actors/resource_container.hpp"
+#include "actors/shard_link.hpp"
+#include "actors/stream_session.hpp"
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "node/stream_tls.hpp"
+#include "node/tensor_stream_listener.hpp"
+#include "node/tensor_stream_socket.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace actorps {
+
+namespace {
+
+tls_files node_tls_files(caf::actor_system& sys) {
+  auto& c = sys.config();
+  return {c.openssl_certificate, c.openssl_key, c.openssl_cafile, c.openssl_passphrase};
+}
+
+// The opener of a connected socket: a tensor stream (TLS in `role` when tls) whose events go to
+// the owner's notify as notes. Frames ahead of their typed announcement wait for it.
+stream_opener opener_of(caf::actor_system& sys, int fd, std::string peer, bool tls, stream_tls::role role,
+                        uint64_t cap) {
+  return [&sys, fd, peer = std::move(peer), tls, role, cap](stream_notify notify) -> std::shared_ptr<stream_connection> {
+    std::unique_ptr<stream_tls> session;
+    if (tls) {
+      auto made = stream_tls::make(node_tls_files(sys), role, fd);
+      if (!made) {
+        log_line("tensor stream", cat("with ", peer, ": ", describe(made.error())));
+        ::close(fd);
+        return nullptr;
+      }
+      session = std::move(*made);
+    }
+    auto on_event = [notify](const stream_event& e) {
+      if (e.what == stream_event::kind::received)
+        notify(stream_note{stream_note::kind::received, 0, e.transfer, caf::none});
+      else if (e.what == stream_event::kind::closed)
+        notify(stream_note{stream_note::kind::closed, 0, 0, e.error});
+    };
+    return tensor_stream_socket::start(sys, fd, peer, 4 * cap, on_event, unannounced_frames::hold,
+                                       std::move(session));
+  };
+}
+
+// A blocking TCP connection to host:port within timeout; errors name the address.
+caf::expected<int> connect_tcp(const std::string& host, uint16_t port, std::chrono::milliseconds timeout) {
+  auto unreachable = [&](const std::string& why) {
+    return caf::make_error(errc::peer_unreachable, cat("tensor stream port at ", host, ":", port, ": ", why));
+  };
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0)
+    return unreachable(::gai_strerror(rc));
+  std::string why = "no address";
+  int fd = -1;
+  for (auto* ai = found; ai != nullptr && fd < 0; ai = ai->ai_next) {
+    fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0)
+      continue;
+    int rc = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      rc = ::poll(&p, 1, static_cast<int>(timeout.count())) == 1 ? 0 : -1;
+      int soerr = rc == 0 ? 0 : ETIMEDOUT;
+      socklen_t len = sizeof soerr;
+      if (rc == 0)
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len);
+      errno = soerr;
+      rc = soerr == 0 ? 0 : -1;
+    }
+    if (rc != 0) {
+      why = std::strerror(errno);
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  if (fd < 0)
+    return unreachable(why);
+  return fd;
+}
+
+} // namespace
+
+uint64_t max_stream_transfer_bytes(const cluster_settings& cluster) {
+  return 2 * uint64_t{cluster.max_slice_floats} * sizeof(float) + (uint64_t{1} << 20);
+}
+
+stream_listen stream_port_at(caf::actor_system& sys, const cluster_settings& cluster, uint32_t index) {
+  const std::string host = cluster.ps[index].host;
+  const bool tls = cluster.tls;
+  const uint64_t cap = max_stream_transfer_bytes(cluster);
+  return [&sys, host, tls, cap](stream_accept accepted) -> caf::expected<std::shared_ptr<stream_port>> {
+    auto port = tensor_stream_listener::start(sys, host, 0, [&sys, tls, cap, accepted](int fd, std::string peer) {
+      accepted(opener_of(sys, fd, peer, tls, stream_tls::role::server, cap), peer);
+    });
+    if (!port)
+      return std::move(port.error());
+    return std::shared_ptr<stream_port>{*port};
+  };
+}
+
+caf::expected<parameter_shard_actor> open_shard_link(caf::actor_system& sys, const cluster_settings& cluster,
+                                                     const parameter_shard_actor& remote, uint32_t s, uint32_t worker,
+                                                     const std::string& who) {
+  auto failed = [&](const std::string& step, const caf::error& err) {
+    return caf::make_error(errc::peer_unreachable,
+                           cat(who, ": tensor stream to shard ", s, " at ", cluster.ps[s].str(), ": ", step, ": ",
+                               describe(err)));
+  };
+  caf::scoped_actor self{sys};
+  caf::expected<stream_offer> offer{caf::error{}};
+  self->request(caf::actor_cast<resource_container_actor>(remote), cluster.request_timeout, stream_atom_v, worker)
+    .receive([&](stream_offer& x) { offer = std::move(x); }, [&](caf::error& err) { offer = std::move(err); });
+  if (!offer)
+    return failed("no offer", offer.error());
+  auto fd = connect_tcp(cluster.ps[s].host, offer->port, cluster.connect_timeout);
+  if (!fd)
+    return failed("connecting", fd.error());
+  const uint64_t cap = max_stream_transfer_bytes(cluster);
+  auto link = make_shard_link(sys, {s, remote, *offer,
+                                    opener_of(sys, *fd, cat("shard ", s, " (", cluster.ps[s].host, ":", offer->port, ")"),
+                                              cluster.tls, stream_tls::role::client, cap),
+                                    cluster.request_timeout, cap});
+  caf::error acked = caf::make_error(errc::timeout, "no answer");
+  self->request(caf::actor_cast<stream_session_actor>(offer->session), cluster.connect_timeout, stream_atom_v,
+                offer->token)
+    .receive([&](bool) { acked = caf::none; }, [&](caf::error& err) { acked = std::move(err); });
+  if (acked) {
+    caf::anon_send_exit(link, caf::exit_reason::user_shutdown);
+    return failed("the stream was not attached", acked);
+  }
+  log_line(who, cat("tensor stream to shard ", s, " at ", cluster.ps[s].host, ":", offer->port, cluster.tls ? " (TLS)" : ""));
+  return caf::actor_cast<parameter_shard_actor>(link);
+}
+
+} // namespace actorps

@@ -1,0 +1,32 @@
+// The tensor stream's ends on a node (cluster.tensor-stream): a ps node's stream port (accepting
+// plain TCP, or TLS 1.3 with the node's files under cluster.tls), and a worker's link to a shard
+// (asks the ps node for an offer, connects to the offered port at the shard's host, presents the
+// token, and waits until the ps node has attached the stream).
+#pragma once
+
+#include "actors/parameter_shard.hpp"
+#include "config/cluster_options.hpp"
+#include "control/stream_connection.hpp"
+
+#include <caf/expected.hpp>
+#include <caf/fwd.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace actorps {
+
+/// The most one stream transfer may carry: a message's worth of values
+/// (cluster.max-message-bytes), doubled for sparse encodings' indices.
+uint64_t max_stream_transfer_bytes(const cluster_settings& cluster);
+
+/// Opens the stream port of ps node `index` at its cluster.ps host (any free port).
+stream_listen stream_port_at(caf::actor_system& sys, const cluster_settings& cluster, uint32_t index);
+
+/// Replaces shard s's handle by a link over a tensor stream for worker `worker`; errors name
+/// the shard and what failed (the offer, the connection, the token's acknowledgement).
+caf::expected<parameter_shard_actor> open_shard_link(caf::actor_system& sys, const cluster_settings& cluster,
+                                                     const parameter_shard_actor& remote, uint32_t s, uint32_t worker,
+                                                     const std::string& who);
+
+} // namespace actorps
