@@ -78,8 +78,11 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
     },
     [=](stream_atom, stream_note& note) {
       auto& st = self->state;
-      if (note.what == stream_note::kind::closed)
+      if (note.what == stream_note::kind::closed) { // (before its first frame named a session)
+        if (note.error)
+          log_line(st.tag, cat("closed a stream before it said whose it is: ", describe(note.error)));
         return st.links->drop(note.link);
+      }
       if (note.what != stream_note::kind::received || note.transfer != stream_hello_transfer)
         return;
       const uint64_t token = st.links->token(note.link);

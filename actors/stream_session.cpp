@@ -68,7 +68,7 @@ caf::error refuse(session_pointer self, const std::string& what) {
 }
 
 // The stream broke or closed: every open exchange fails, and the session ends with it.
-void end(session_pointer self, caf::error why) {
+void end(session_pointer self, caf::error why, bool say = true) {
   auto& st = self->state;
   caf::error reply = why ? why : refuse(self, "the tensor stream closed");
   for (auto& [id, p] : st.arriving)
@@ -77,7 +77,7 @@ void end(session_pointer self, caf::error why) {
   for (auto& w : st.waiting)
     w.deliver(reply);
   st.waiting.clear();
-  if (why)
+  if (why && say)
     log_line(st.tag, describe(why));
   self->quit(std::move(why));
 }
@@ -164,7 +164,9 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
           }
           return forward_push(self, note.transfer, std::move(p.request), p.rp);
         }
-        case stream_note::kind::closed:
+        case stream_note::kind::closed: // (the session never closes it itself while it lives)
+          if (!note.error) // the worker let go, or its process ended: it is gone as far as this node is concerned
+            return end(self, caf::make_error(errc::peer_unreachable, cat(st.tag, ": the worker closed its stream")), false);
           return end(self, std::move(note.error));
       }
     },

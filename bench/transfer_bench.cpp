@@ -1,15 +1,17 @@
-// actorps-bench-transfer: a 1 MiB push + pull round trip between two processes through the shard
-// protocol (CAF middleman, raw-copy tensors), over plain TCP and over TLS with mutual
+// actorps-bench-transfer: a 1 MiB push + pull round trip between two processes to a ps node, as
+// workers send it: over the tensor stream (a ShardLink, cluster.tensor-stream) and over BASP
+// (raw-copy tensors inside the typed messages), each over plain TCP and over TLS with mutual
 // authentication (certificates from scripts/make-certs.sh), versus a raw TCP echo of the same
-// bytes, and the same round trip as tensor-stream frames in the middleman's multiplexer
-// (node/tensor_stream_socket: what the stream of issue 33 moves before the shard and the
-// workers use it), measured in one run on 127.0.0.1; then the 16-bit wire conversions (encode, decode,
+// bytes and the stream's frames alone (node/tensor_stream_socket), measured in one run on
+// 127.0.0.1; then the 16-bit wire conversions (encode, decode,
 // round) of the same 1 MiB of floats against a memcpy of it, on one thread.
 //   actorps-bench-transfer [seconds-per-measurement=3]
 #include "actors/parameter_shard.hpp"
+#include "actors/resource_container.hpp"
 #include "messages/register.hpp"
 #include "node/caf_defaults.hpp"
 #include "node/connect.hpp"
+#include "node/stream_endpoints.hpp"
 #include "node/tensor_stream_socket.hpp"
 #include "wire/precision.hpp"
 
@@ -247,9 +249,11 @@ struct shard_rates {
   double pipelined = 0;  // push and pull sent together, as workers do
 };
 
-// Round trips per second of push (1 MiB gradients) + pull (1 MiB values) to a shard in a child;
-// over TLS when certs names a folder of scripts/make-certs.sh.
-shard_rates shard_protocol(double seconds, const std::string& certs) {
+// Round trips per second of push (1 MiB gradients) + pull (1 MiB values) to a ps node (its
+// container) in a child, as a worker sends them: over BASP, or with stream through a ShardLink
+// over the tensor stream (cluster.tensor-stream); over TLS when certs names a folder of
+// scripts/make-certs.sh.
+shard_rates shard_protocol(double seconds, const std::string& certs, bool stream) {
   const bool tls = !certs.empty();
   uint16_t port = 0;
   { // find a free port, then release it for the child's middleman
@@ -260,7 +264,12 @@ shard_rates shard_protocol(double seconds, const std::string& certs) {
   if (child == 0) {
     node_config cfg{certs, "ps-0"};
     caf::actor_system sys{cfg};
-    auto shard = make_parameter_shard(sys, {0});
+    cluster_settings cluster;
+    cluster.ps = {{"127.0.0.1", port}};
+    cluster.tls = tls;
+    auto shard = make_resource_container(sys, {0, std::chrono::milliseconds{0}, std::chrono::milliseconds{30000}, false,
+                                               nullptr, stream ? stream_port_at(sys, cluster, 0) : nullptr,
+                                               max_stream_transfer_bytes(cluster)});
     if (!publish_at(sys, shard, {"127.0.0.1", port}, "shard", tls))
       ::_exit(1);
     caf::scoped_actor self{sys};
@@ -270,9 +279,18 @@ shard_rates shard_protocol(double seconds, const std::string& certs) {
   }
   node_config cfg{certs, "worker-0"};
   caf::actor_system sys{cfg};
-  auto shard = connect_to<parameter_shard_actor>(sys, {"127.0.0.1", port}, "bench", "shard", std::chrono::seconds(10), tls);
+  auto remote = connect_to<parameter_shard_actor>(sys, {"127.0.0.1", port}, "bench", "shard", std::chrono::seconds(10), tls);
+  if (!remote) {
+    std::fprintf(stderr, "cannot reach the shard process: %s\n", caf::to_string(remote.error()).c_str());
+    std::exit(1);
+  }
+  cluster_settings cluster;
+  cluster.ps = {{"127.0.0.1", port}};
+  cluster.tls = tls;
+  cluster.request_timeout = std::chrono::seconds(30);
+  auto shard = stream ? open_shard_link(sys, cluster, *remote, 0, 0, "bench") : remote;
   if (!shard) {
-    std::fprintf(stderr, "cannot reach the shard process: %s\n", caf::to_string(shard.error()).c_str());
+    std::fprintf(stderr, "cannot open the tensor stream: %s\n", caf::to_string(shard.error()).c_str());
     std::exit(1);
   }
   const uint32_t n = payload / sizeof(float);
@@ -304,7 +322,9 @@ shard_rates shard_protocol(double seconds, const std::string& certs) {
   shard_rates rates;
   rates.sequential = measure(false);
   rates.pipelined = measure(true);
-  caf::anon_send(*shard, stop_atom_v);
+  caf::anon_send(*remote, stop_atom_v);
+  if (stream)
+    caf::anon_send_exit(*shard, caf::exit_reason::user_shutdown);
   ::waitpid(child, nullptr, 0);
   if (!ok) {
     std::fprintf(stderr, "a push or pull failed\n");
@@ -351,25 +371,36 @@ int main(int argc, char** argv) {
   double tcp = raw_tcp(seconds);
   double stream = tensor_stream(seconds, "");
   double tls_stream = tensor_stream(seconds, certs);
-  auto shard = shard_protocol(seconds, "");
-  auto tls = shard_protocol(seconds, certs);
+  auto shard = shard_protocol(seconds, "", false);
+  auto tls = shard_protocol(seconds, certs, false);
+  auto linked = shard_protocol(seconds, "", true);
+  auto tls_linked = shard_protocol(seconds, certs, true);
   std::system(("rm -rf " + certs).c_str());
   auto mib = [](double rounds) { return rounds * payload / double(1 << 20); };
+  auto row = [&](const char* what, double rounds) { std::printf("%-44s %10.0f %16.0f\n", what, rounds, mib(rounds)); };
   std::printf("1 MiB each way between two processes on 127.0.0.1, %.0f s per measurement\n", seconds);
-  std::printf("%-34s %10s %18s\n", "", "rounds/s", "MiB/s each way");
-  std::printf("%-34s %10.0f %18.0f\n", "raw TCP echo", tcp, mib(tcp));
-  std::printf("%-34s %10.0f %18.0f\n", "tensor-stream frames, push + pull", stream, mib(stream));
-  std::printf("%-34s %10.0f %18.0f\n", "shard push, then pull", shard.sequential, mib(shard.sequential));
-  std::printf("%-34s %10.0f %18.0f\n", "shard push + pull pipelined", shard.pipelined, mib(shard.pipelined));
-  std::printf("%-34s %10.0f %18.0f\n", "TLS: shard push, then pull", tls.sequential, mib(tls.sequential));
-  std::printf("%-34s %10.0f %18.0f\n", "TLS: shard push + pull pipelined", tls.pipelined, mib(tls.pipelined));
-  std::printf("%-34s %10.0f %18.0f\n", "TLS 1.3: tensor-stream frames", tls_stream, mib(tls_stream));
-  std::printf("shard protocol / raw TCP: %.2f sequential, %.2f pipelined (as workers run)\n",
-              shard.sequential / tcp, shard.pipelined / tcp);
-  std::printf("tensor-stream frames / raw TCP: %.2f (the stream alone, not yet the shard's data path)\n", stream / tcp);
-  std::printf("TLS / plain shard protocol: %.2f sequential, %.2f pipelined\n", tls.sequential / shard.sequential,
+  std::printf("%-44s %10s %16s\n", "", "rounds/s", "MiB/s each way");
+  row("raw TCP echo", tcp);
+  row("tensor-stream frames alone, push + pull", stream);
+  row("shard over the stream: push, then pull", linked.sequential);
+  row("shard over the stream: push + pull pipelined", linked.pipelined);
+  row("shard over BASP: push, then pull", shard.sequential);
+  row("shard over BASP: push + pull pipelined", shard.pipelined);
+  row("TLS 1.3: tensor-stream frames alone", tls_stream);
+  row("TLS: shard over the stream, push, then pull", tls_linked.sequential);
+  row("TLS: shard over the stream, pipelined", tls_linked.pipelined);
+  row("TLS: shard over BASP, push, then pull", tls.sequential);
+  row("TLS: shard over BASP, pipelined", tls.pipelined);
+  std::printf("shard over the stream / raw TCP: %.2f sequential, %.2f pipelined (as workers run; goal >= 0.8)\n",
+              linked.sequential / tcp, linked.pipelined / tcp);
+  std::printf("shard over BASP / raw TCP: %.2f sequential, %.2f pipelined\n", shard.sequential / tcp,
+              shard.pipelined / tcp);
+  std::printf("tensor-stream frames alone / raw TCP: %.2f\n", stream / tcp);
+  std::printf("TLS / plain, shard over the stream: %.2f sequential, %.2f pipelined (goal >= 0.85)\n",
+              tls_linked.sequential / linked.sequential, tls_linked.pipelined / linked.pipelined);
+  std::printf("TLS / plain, shard over BASP: %.2f sequential, %.2f pipelined\n", tls.sequential / shard.sequential,
               tls.pipelined / shard.pipelined);
-  std::printf("TLS / plain tensor-stream frames: %.2f\n", tls_stream / stream);
+  std::printf("TLS / plain tensor-stream frames alone: %.2f\n", tls_stream / stream);
   std::printf("reference: ps-lite moves 1 MiB pushes at 1.8-2.0 GB/s on this machine kind (from the issue)\n");
   conversions(seconds / 3);
   return 0;

@@ -103,6 +103,28 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   BOOST_TEST((round_trip(lease) == lease));
   worker_hello joiner{joining_worker, "h", {{1.5f}}, "dense0/weights 784x160", "balanced", 2};
   BOOST_TEST((round_trip(joiner) == joiner));
+  // the tensor stream's typed half: slices without values, the frames described
+  push_request bare{1, 77, {{0, 7, {}}}, true, 76};
+  bare.reply_precision = wire_precision::bf16;
+  const std::vector<stream_tensor> tensors{{stream_encoding::raw_fp32, 262144, 1048576}, {stream_encoding::encoded, 0, 77}};
+  stream_push sp{0x1234567890abcdefull, 5, bare, tensors};
+  BOOST_TEST((round_trip(sp) == sp));
+  stream_push_reply spr{{78, {{0, 7, {}}}, 78, false}, tensors};
+  BOOST_TEST((round_trip(spr) == spr));
+  stream_pull spl{42, 6, pr};
+  BOOST_TEST((round_trip(spl) == spl));
+  stream_pull_reply splr{{9, {{0, 0, {}}}}, tensors};
+  BOOST_TEST((round_trip(splr) == splr));
+  auto session = sys->spawn([] { return caf::behavior{[](int) {}}; });
+  stream_offer offer{40001, 99, caf::actor_cast<caf::actor>(session)};
+  auto offered = round_trip(offer);
+  BOOST_TEST(offered.port == 40001);
+  BOOST_TEST(offered.token == 99u);
+  BOOST_TEST((offered.session == offer.session));
+  caf::anon_send_exit(session, caf::exit_reason::user_shutdown);
+  stream_note note{stream_note::kind::closed, 3, 4, caf::make_error(errc::peer_unreachable, "gone")};
+  auto noted = round_trip(note);
+  BOOST_TEST((noted.what == note.what && noted.link == 3u && noted.transfer == 4u && noted.error == note.error));
 }
 
 BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
@@ -125,7 +147,13 @@ BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
   check(typeid(scope_info), "actorps::scope_info");
   check(typeid(gradient_request), "actorps::gradient_request");
   check(typeid(gradient_reply), "actorps::gradient_reply");
-  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 19);
+  check(typeid(stream_offer), "actorps::stream_offer");
+  check(typeid(stream_push), "actorps::stream_push");
+  check(typeid(stream_push_reply), "actorps::stream_push_reply");
+  check(typeid(stream_pull), "actorps::stream_pull");
+  check(typeid(stream_pull_reply), "actorps::stream_pull_reply");
+  check(typeid(stream_note), "actorps::stream_note");
+  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 25);
 }
 
 BOOST_AUTO_TEST_CASE(tensors_are_copied_raw) {

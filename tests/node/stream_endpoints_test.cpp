@@ -1,0 +1,263 @@
+// Tests of node/stream_endpoints with the actors they wire (ShardLink, StreamGateway,
+// StreamSession, a ResourceContainer) over real loopback TCP in one running middleman: pulls and
+// pushes through a link give what the container gives directly, at every wire precision and with
+// top-k; a refused push changes nothing and leaves the stream in step; strangers on the stream
+// port (random bytes, a wrong token, plain TCP to a TLS port) are closed and the port keeps serving.
+#include "node/stream_endpoints.hpp"
+
+#include "actors/resource_container.hpp"
+#include "common/errc.hpp"
+#include "control/placement.hpp"
+#include "control/tensor_stream.hpp"
+#include "messages/register.hpp"
+#include "tests/support/helpers.hpp"
+#include "tests/support/test_certificates.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <random>
+
+using namespace actorps;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr int values = 300001; // (one variable, above a socket buffer)
+
+struct stream_config : caf::actor_system_config {
+  explicit stream_config(bool tls) {
+    register_types(*this);
+    load<caf::io::middleman>();
+    set("logger.verbosity", caf::atom("quiet"));
+    if (tls) {
+      const auto& c = test::test_certificates();
+      openssl_certificate = c.certificate("ps-0");
+      openssl_key = c.key("ps-0");
+      openssl_cafile = c.cafile();
+    }
+  }
+};
+
+struct stream_fixture {
+  bool tls;
+  stream_config cfg;
+  caf::actor_system sys{cfg};
+  cluster_settings cluster;
+  resource_container_actor container;
+  caf::scoped_actor self{sys};
+
+  explicit stream_fixture(bool with_tls = false) : tls(with_tls), cfg(with_tls) {
+    cluster.ps = {endpoint{"127.0.0.1", 0}};
+    cluster.request_timeout = 10s;
+    cluster.connect_timeout = 10s;
+    cluster.tls = tls;
+    container = make_resource_container(sys, {0, 0ms, 10s, false, nullptr, stream_port_at(sys, cluster, 0),
+                                              max_stream_transfer_bytes(cluster)});
+    shard_setup s;
+    s.plan = make_placement({{"w", 1, values}, {"b", 1, 3}}, 1, placement_strategy::round_robin);
+    s.optimizer = {"sgd", 1.0f};
+    s.workers = 1;
+    std::vector<float> w(values);
+    for (int i = 0; i < values; ++i)
+      w[static_cast<size_t>(i)] = static_cast<float>(i % 1000) * 0.5f;
+    s.initial = {{0, 0, {w}}, {1, 0, {{1.0f, 2.0f, 3.0f}}}};
+    BOOST_REQUIRE(ask<setup_reply>(container, init_atom_v, s));
+  }
+
+  ~stream_fixture() {
+    caf::anon_send_exit(container, caf::exit_reason::user_shutdown);
+  }
+
+  template <class T, class Handle, class... Ts>
+  caf::expected<T> ask(const Handle& h, Ts&&... xs) {
+    caf::expected<T> out{caf::make_error(errc::timeout, "no answer")};
+    self->request(h, 20s, std::forward<Ts>(xs)...).receive([&](T& x) { out = std::move(x); },
+                                                          [&](caf::error& err) { out = std::move(err); });
+    return out;
+  }
+
+  parameter_shard_actor link() {
+    auto l = open_shard_link(sys, cluster, caf::actor_cast<parameter_shard_actor>(container), 0, 0, "worker 0");
+    BOOST_REQUIRE_MESSAGE(l, test::error_text(l));
+    return *l;
+  }
+
+  uint16_t stream_port() {
+    auto offer = ask<stream_offer>(container, stream_atom_v, uint32_t{0});
+    BOOST_REQUIRE(offer);
+    return offer->port;
+  }
+
+  std::vector<float> direct_values() {
+    auto r = ask<pull_reply>(container, pull_atom_v, pull_request{0, {{0, 0, values}}, false, ""});
+    BOOST_REQUIRE(r);
+    return r->slices.at(0).data.to_vector();
+  }
+};
+
+push_request push_of(float g, wire_precision reply = wire_precision::fp32, bool sparse = false) {
+  float_vector grad(values, 0.0f);
+  for (int i = 0; i < values; i += sparse ? 7 : 1)
+    grad[static_cast<size_t>(i)] = g;
+  push_request req{0, 0, {{0, 0, {std::move(grad)}}}, true};
+  req.grads[0].data.sparse = sparse;
+  req.reply_precision = reply;
+  return req;
+}
+
+// A raw TCP connection to 127.0.0.1:port.
+int connect_raw(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  BOOST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  return fd;
+}
+
+// Whether the peer closed fd within 10 s (reading whatever it sent first).
+bool closed_by_peer(int fd) {
+  char buf[4096];
+  for (int i = 0; i < 100; ++i) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) == 1) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0)
+        return true;
+    }
+  }
+  return false;
+}
+
+struct plain_fixture : stream_fixture {
+  plain_fixture() : stream_fixture(false) {}
+};
+
+struct tls_fixture : stream_fixture {
+  tls_fixture() : stream_fixture(true) {}
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(stream_endpoints)
+
+BOOST_FIXTURE_TEST_CASE(pulls_and_pushes_through_a_link_match_the_container, plain_fixture) {
+  auto l = link();
+  auto pulled = ask<pull_reply>(l, pull_atom_v, pull_request{0, {{0, 0, values}, {1, 0, 3}}, false, ""});
+  BOOST_REQUIRE_MESSAGE(pulled, test::error_text(pulled));
+  BOOST_REQUIRE_EQUAL(pulled->slices.size(), 2u);
+  BOOST_TEST((pulled->slices[0].data.to_vector() == direct_values()));
+  BOOST_TEST((pulled->slices[1].data == std::vector<float>{1.0f, 2.0f, 3.0f}));
+  const auto before = direct_values();
+  auto pushed = ask<push_reply>(l, push_atom_v, push_of(0.25f));
+  BOOST_REQUIRE_MESSAGE(pushed, test::error_text(pushed));
+  BOOST_TEST(pushed->version == 1u);
+  const auto after = direct_values();
+  BOOST_REQUIRE_EQUAL(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); i += 997)
+    BOOST_TEST(after[i] == before[i] - 0.25f);
+  BOOST_TEST((pushed->values.at(0).data.to_vector() == after)); // (the reply's values: the shard's)
+}
+
+BOOST_FIXTURE_TEST_CASE(sixteen_bit_and_sparse_tensors_travel_encoded, plain_fixture) {
+  auto l = link();
+  for (auto p : {wire_precision::bf16, wire_precision::fp16}) {
+    auto pushed = ask<push_reply>(l, push_atom_v, push_of(1.0f, p, true));
+    BOOST_REQUIRE_MESSAGE(pushed, test::error_text(pushed));
+    auto expect = direct_values();
+    round_to_precision(p, expect.data(), expect.size());
+    BOOST_TEST((pushed->values.at(0).data.to_vector() == expect), to_string(p));
+    BOOST_TEST((pushed->values.at(0).data.precision == p));
+  }
+  const auto now = direct_values();
+  BOOST_TEST(now[0] == 0.0f - 2.0f);  // (two sparse pushes of 1 at every 7th value)
+  BOOST_TEST(now[1] == 0.5f);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_refused_push_changes_nothing_and_the_stream_stays_in_step, plain_fixture) {
+  auto l = link();
+  const auto before = direct_values();
+  auto bad = push_of(1.0f);
+  bad.grads.push_back({7, 0, {{1.0f}}}); // an unknown variable
+  auto refused = ask<push_reply>(l, push_atom_v, bad);
+  BOOST_REQUIRE(!refused);
+  BOOST_TEST((refused.error() == errc::unknown_variable), describe(refused.error()));
+  BOOST_TEST((direct_values() == before));
+  auto pulled = ask<pull_reply>(l, pull_atom_v, pull_request{0, {{0, 0, values}}, false, ""});
+  BOOST_REQUIRE_MESSAGE(pulled, test::error_text(pulled));
+  BOOST_TEST((pulled->slices[0].data.to_vector() == before));
+}
+
+BOOST_FIXTURE_TEST_CASE(strangers_on_the_stream_port_are_closed_and_it_keeps_serving, plain_fixture) {
+  const uint16_t port = stream_port();
+  { // random bytes: not a frame
+    int fd = connect_raw(port);
+    std::mt19937 gen{3};
+    std::vector<uint8_t> junk(4096);
+    for (auto& b : junk)
+      b = static_cast<uint8_t>(gen());
+    BOOST_REQUIRE(::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL) > 0);
+    BOOST_TEST(closed_by_peer(fd));
+    ::close(fd);
+  }
+  { // a well-formed first frame with a token nobody was offered
+    int fd = connect_raw(port);
+    const uint64_t token = 0x1234567887654321ull;
+    auto f = make_stream_frame(0, 0, &token, sizeof token);
+    BOOST_REQUIRE(::send(fd, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
+    BOOST_REQUIRE(::send(fd, f.data, f.bytes, MSG_NOSIGNAL) > 0);
+    BOOST_TEST(closed_by_peer(fd));
+    ::close(fd);
+  }
+  auto l = link(); // the port still serves members
+  BOOST_TEST(ask<pull_reply>(l, pull_atom_v, pull_request{0, {{1, 0, 3}}, false, ""}).engaged());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_ps_node_without_streams_refuses_the_offer_by_name, plain_fixture) {
+  auto plain = make_resource_container(sys, {0, 0ms, 10s, false, nullptr, nullptr, 0});
+  auto l = open_shard_link(sys, cluster, caf::actor_cast<parameter_shard_actor>(plain), 0, 0, "worker 0");
+  BOOST_REQUIRE(!l);
+  BOOST_TEST(describe(l.error()).find("worker 0: tensor stream to shard 0 at 127.0.0.1:0: no offer: invalid_argument: "
+                                      "shard 0: no tensor stream here (cluster.tensor-stream = false on this node)")
+               != std::string::npos,
+             describe(l.error()));
+  caf::anon_send_exit(plain, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(the_link_ends_with_the_shard, plain_fixture) {
+  auto l = link();
+  self->monitor(l);
+  caf::anon_send_exit(container, caf::exit_reason::kill);
+  bool down = false;
+  self->receive([&](caf::down_msg&) { down = true; }, caf::after(10s) >> [] {});
+  BOOST_TEST(down);
+}
+
+BOOST_FIXTURE_TEST_CASE(members_pull_and_push_over_tls_and_plain_tcp_is_refused, tls_fixture) {
+  BOOST_REQUIRE_MESSAGE(test::test_certificates().made, "making the test certificates failed");
+  auto l = link();
+  auto pushed = ask<push_reply>(l, push_atom_v, push_of(0.5f));
+  BOOST_REQUIRE_MESSAGE(pushed, test::error_text(pushed));
+  BOOST_TEST((pushed->values.at(0).data.to_vector() == direct_values()));
+  int fd = connect_raw(stream_port()); // a frame in the clear where the handshake is due
+  const uint64_t token = 1;
+  auto f = make_stream_frame(0, 0, &token, sizeof token);
+  BOOST_REQUIRE(::send(fd, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
+  BOOST_TEST(closed_by_peer(fd));
+  ::close(fd);
+  BOOST_TEST(ask<pull_reply>(l, pull_atom_v, pull_request{0, {{1, 0, 3}}, false, ""}).engaged());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
