@@ -12,18 +12,27 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <map>
+#include <optional>
 
 namespace actorps {
 
 namespace {
 
-// A reply whose tensors are still arriving.
+// An exchange in flight: its promise, and the reply's tensors as they arrive. Where the reply's
+// form is known before it comes (pulls, and pushes answered with fp32 values: the same ranges
+// at full precision) their destinations are announced with the request, so the frames are read
+// while the typed reply travels; otherwise when the typed reply says what they are.
 template <class Reply>
-struct arriving {
-  incoming_tensors tensors;
-  Reply reply;
+struct exchange {
   caf::typed_response_promise<Reply> rp;
+  std::vector<stream_tensor> expected; // announced with the request (empty: none)
+  incoming_tensors tensors;
+  std::optional<Reply> reply;          // the typed reply, once here
+  bool received = false;               // its frames are in
 };
+
+template <class Reply>
+using exchanges = std::map<uint64_t, exchange<Reply>>;
 
 struct link_state {
   shard_link_config cfg;
@@ -31,62 +40,122 @@ struct link_state {
   std::shared_ptr<stream_connection> conn;
   std::string tag;
   uint64_t next_transfer = stream_hello_transfer + 1;
-  std::map<uint64_t, arriving<push_reply>> pushes;
-  std::map<uint64_t, arriving<pull_reply>> pulls;
+  exchanges<push_reply> pushes;
+  exchanges<pull_reply> pulls;
   static inline const char* name = "shard_link";
 };
 
 using link_pointer = shard_link_actor::stateful_pointer<link_state>;
+
+std::string peer_of(link_pointer self) {
+  return cat("shard ", self->state.cfg.shard);
+}
 
 // The stream or the shard is gone: every exchange in flight fails, and the link ends.
 void end(link_pointer self, caf::error why) {
   auto& st = self->state;
   caf::error reply = why ? why
                          : caf::make_error(errc::peer_unreachable, cat(st.tag, ": the tensor stream closed"));
-  for (auto& [id, p] : st.pushes)
-    p.rp.deliver(reply);
-  for (auto& [id, p] : st.pulls)
-    p.rp.deliver(reply);
+  for (auto& [id, x] : st.pushes)
+    x.rp.deliver(reply);
+  for (auto& [id, x] : st.pulls)
+    x.rp.deliver(reply);
   st.pushes.clear();
   st.pulls.clear();
   self->quit(reply);
 }
 
-// The typed reply came: waits for its tensors (or has them: none).
+// A new exchange; announces the reply's destinations now when their form is known.
 template <class Reply>
-void expect(link_pointer self, std::map<uint64_t, arriving<Reply>>& table, uint64_t transfer, Reply reply,
-            std::vector<variable_slice>& (*slices_of)(Reply&), const std::vector<stream_tensor>& tensors,
-            caf::typed_response_promise<Reply> rp) {
-  auto& st = self->state;
-  auto in = incoming_tensors::prepare(tensors, slices_of(reply).size(), st.cfg.max_transfer_bytes,
-                                      cat("shard ", st.cfg.shard));
-  if (!in) {
-    rp.deliver(in.error());
-    return end(self, in.error());
-  }
-  if (in->empty()) {
-    rp.deliver(std::move(reply));
+void begin(link_pointer self, exchanges<Reply>& table, uint64_t transfer, caf::typed_response_promise<Reply> rp,
+           std::vector<stream_tensor> expected) {
+  auto& x = table[transfer];
+  x.rp = std::move(rp);
+  if (expected.empty())
     return;
+  auto in = incoming_tensors::prepare(expected, expected.size(), self->state.cfg.max_transfer_bytes, peer_of(self));
+  if (!in) // (too large to hold at once: announced when the reply says so, and refused then)
+    return;
+  x.expected = std::move(expected);
+  x.tensors = std::move(*in);
+  self->state.conn->announce(transfer, x.tensors.slots());
+}
+
+// Both halves are here: the tensors go into the reply, which goes to the worker.
+template <class Reply>
+void finish(link_pointer self, exchanges<Reply>& table, typename exchanges<Reply>::iterator it,
+            std::vector<variable_slice>& (*slices_of)(Reply&)) {
+  auto x = std::move(it->second);
+  table.erase(it);
+  if (auto err = x.tensors.attach(slices_of(*x.reply), peer_of(self))) {
+    x.rp.deliver(err);
+    return end(self, std::move(err));
   }
-  auto& p = table[transfer];
-  p = {std::move(*in), std::move(reply), std::move(rp)};
-  st.conn->announce(transfer, p.tensors.slots());
+  x.rp.deliver(std::move(*x.reply));
+}
+
+// The typed reply came, with its tensors' description.
+template <class Reply>
+void on_reply(link_pointer self, exchanges<Reply>& table, uint64_t transfer, Reply reply,
+              std::vector<variable_slice>& (*slices_of)(Reply&), const std::vector<stream_tensor>& tensors) {
+  auto it = table.find(transfer);
+  if (it == table.end())
+    return;
+  auto& x = it->second;
+  if (!x.expected.empty()) {
+    if (tensors != x.expected) {
+      auto err = caf::make_error(errc::protocol_error, cat(self->state.tag, ": the reply of transfer ", transfer,
+                                                           " does not have the form its request announced"));
+      x.rp.deliver(err);
+      table.erase(it);
+      return end(self, std::move(err));
+    }
+  } else {
+    auto in = incoming_tensors::prepare(tensors, slices_of(reply).size(), self->state.cfg.max_transfer_bytes,
+                                        peer_of(self));
+    if (!in) {
+      x.rp.deliver(in.error());
+      table.erase(it);
+      return end(self, in.error());
+    }
+    x.tensors = std::move(*in);
+    if (!x.tensors.empty())
+      self->state.conn->announce(transfer, x.tensors.slots());
+    else
+      x.received = true; // (no frames)
+  }
+  x.reply = std::move(reply);
+  if (x.received)
+    finish(self, table, it, slices_of);
 }
 
 // The reply's frames are in.
 template <class Reply>
-void complete(link_pointer self, std::map<uint64_t, arriving<Reply>>& table, uint64_t transfer,
-              std::vector<variable_slice>& (*slices_of)(Reply&)) {
+void on_received(link_pointer self, exchanges<Reply>& table, uint64_t transfer,
+                 std::vector<variable_slice>& (*slices_of)(Reply&)) {
   auto it = table.find(transfer);
   if (it == table.end())
     return;
-  auto p = std::move(it->second);
+  it->second.received = true;
+  if (it->second.reply)
+    finish(self, table, it, slices_of);
+}
+
+// A failed exchange: the shard's refusal is the worker's to handle (no frames come: an announced
+// reply is withdrawn); a timeout or a lost peer leaves the stream out of step (a late reply's
+// frames would wait forever), so the link ends.
+template <class Reply>
+void on_failed(link_pointer self, exchanges<Reply>& table, uint64_t transfer, caf::error err) {
+  auto it = table.find(transfer);
+  if (it == table.end())
+    return;
+  auto x = std::move(it->second);
   table.erase(it);
-  if (auto err = p.tensors.attach(slices_of(p.reply), cat("shard ", self->state.cfg.shard))) {
-    p.rp.deliver(err);
+  x.rp.deliver(err);
+  if (err.category() != caf::atom("actorps"))
     return end(self, std::move(err));
-  }
-  p.rp.deliver(std::move(p.reply));
+  if (!x.expected.empty())
+    self->state.conn->cancel(transfer, std::make_shared<incoming_tensors>(std::move(x.tensors)));
 }
 
 std::vector<variable_slice>& values_of(push_reply& r) {
@@ -97,13 +166,12 @@ std::vector<variable_slice>& slices_of(pull_reply& r) {
   return r.slices;
 }
 
-// A failed exchange: the shard's refusal is the worker's to handle; a timeout or a lost peer
-// leaves the stream out of step (a late reply's frames would wait forever), so the link ends.
-template <class Reply>
-void failed(link_pointer self, caf::typed_response_promise<Reply> rp, caf::error err) {
-  rp.deliver(err);
-  if (err.category() != caf::atom("actorps"))
-    end(self, std::move(err));
+// The raw fp32 frames of `counts` values each.
+std::vector<stream_tensor> raw_frames(const std::vector<size_t>& counts) {
+  std::vector<stream_tensor> out;
+  for (auto n : counts)
+    out.push_back({stream_encoding::raw_fp32, static_cast<uint32_t>(n), static_cast<uint32_t>(n * sizeof(float))});
+  return out;
 }
 
 shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_config cfg) {
@@ -132,31 +200,40 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
     [=](pull_atom, pull_request& req) -> caf::result<pull_reply> {
       auto& st = self->state;
       const uint64_t transfer = st.next_transfer++;
+      std::vector<size_t> counts; // (a shard answers a pull with fp32 values of the ranges)
+      for (auto& r : req.ranges)
+        counts.push_back(r.count);
       auto rp = self->make_response_promise<pull_reply>();
+      begin(self, st.pulls, transfer, rp, raw_frames(counts));
       self->request(st.session, st.cfg.request_timeout, pull_atom_v, stream_pull{st.cfg.offer.token, transfer, std::move(req)})
         .then(
-          [=](stream_pull_reply& r) mutable {
-            expect(self, self->state.pulls, transfer, std::move(r.reply), slices_of, r.tensors, rp);
+          [=](stream_pull_reply& r) {
+            on_reply(self, self->state.pulls, transfer, std::move(r.reply), slices_of, r.tensors);
           },
-          [=](caf::error& err) mutable { failed(self, rp, std::move(err)); });
+          [=](caf::error& err) { on_failed(self, self->state.pulls, transfer, std::move(err)); });
       return rp;
     },
     [=](push_atom, push_request& req) -> caf::result<push_reply> {
       auto& st = self->state;
+      std::vector<size_t> counts; // the values that come back: the same ranges, at fp32 unless asked otherwise
+      if (req.return_values && req.reply_precision == wire_precision::fp32 && req.reply_topk == 0.0)
+        for (auto& g : req.grads)
+          counts.push_back(g.data.values.size());
       auto out = outgoing_tensors::detach(req.grads);
       if (!out)
         return std::move(out.error());
       const uint64_t transfer = st.next_transfer++;
+      auto rp = self->make_response_promise<push_reply>();
+      begin(self, st.pushes, transfer, rp, raw_frames(counts));
       auto keep = std::make_shared<outgoing_tensors>(std::move(*out));
       st.conn->send_all(transfer, keep->pieces(), keep);
-      auto rp = self->make_response_promise<push_reply>();
       self->request(st.session, st.cfg.request_timeout, push_atom_v,
                     stream_push{st.cfg.offer.token, transfer, std::move(req), keep->tensors()})
         .then(
-          [=](stream_push_reply& r) mutable {
-            expect(self, self->state.pushes, transfer, std::move(r.reply), values_of, r.tensors, rp);
+          [=](stream_push_reply& r) {
+            on_reply(self, self->state.pushes, transfer, std::move(r.reply), values_of, r.tensors);
           },
-          [=](caf::error& err) mutable { failed(self, rp, std::move(err)); });
+          [=](caf::error& err) { on_failed(self, self->state.pushes, transfer, std::move(err)); });
       return rp;
     },
     [=](stats_atom a) { return self->delegate(self->state.cfg.remote, a); },
@@ -166,8 +243,8 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
     [=](stream_atom, stream_note& note) {
       switch (note.what) {
         case stream_note::kind::received:
-          complete(self, self->state.pushes, note.transfer, values_of);
-          return complete(self, self->state.pulls, note.transfer, slices_of);
+          on_received(self, self->state.pushes, note.transfer, values_of);
+          return on_received(self, self->state.pulls, note.transfer, slices_of);
         case stream_note::kind::closed:
           return end(self, std::move(note.error));
         case stream_note::kind::accepted:

@@ -44,7 +44,7 @@ using namespace actorps;
 
 namespace {
 
-constexpr size_t payload = 1 << 20; // bytes each way
+const size_t payload = std::getenv("BENCH_BYTES") ? std::strtoul(std::getenv("BENCH_BYTES"), nullptr, 10) : size_t{1} << 20; // bytes each way
 using clock_type = std::chrono::steady_clock;
 
 // With a certificate folder: TLS, presenting node's certificate of the folder's CA.
@@ -368,12 +368,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "making certificates in %s failed\n", certs.c_str());
     return 1;
   }
+  auto linked = shard_protocol(seconds, "", true);
   double tcp = raw_tcp(seconds);
   double stream = tensor_stream(seconds, "");
   double tls_stream = tensor_stream(seconds, certs);
   auto shard = shard_protocol(seconds, "", false);
   auto tls = shard_protocol(seconds, certs, false);
-  auto linked = shard_protocol(seconds, "", true);
   auto tls_linked = shard_protocol(seconds, certs, true);
   std::system(("rm -rf " + certs).c_str());
   auto mib = [](double rounds) { return rounds * payload / double(1 << 20); };

@@ -23,6 +23,10 @@ public:
   /// The destinations must stay valid until the transfer is received or the stream closed.
   virtual void announce(uint64_t id, std::vector<stream_slot> slots) = 0;
 
+  /// Withdraws an announced transfer whose frames will not come (its request was refused);
+  /// `keep` holds its destinations until the stream has let go of them.
+  virtual void cancel(uint64_t id, std::shared_ptr<const void> keep) = 0;
+
   /// Queues the frames of a whole transfer (index i: pieces[i]); `keep` holds their bytes alive
   /// until they are written or the stream closes.
   virtual void send_all(uint64_t transfer, std::vector<stream_piece> pieces, std::shared_ptr<const void> keep) = 0;

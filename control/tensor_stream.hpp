@@ -92,6 +92,11 @@ public:
   /// The transfer of the frame being held, if one is.
   std::optional<uint64_t> held() const;
 
+  /// The transfer whose payload is being read, if one is.
+  std::optional<uint64_t> reading() const {
+    return phase_ == phase::reading_payload ? std::optional<uint64_t>{current_.transfer} : std::nullopt;
+  }
+
   /// The held frame's transfer was announced: returns where its payload goes (checked as
   /// on_header checks), or refuses it. REQUIRES: held() names an announced transfer.
   caf::expected<stream_slot> resume();

@@ -148,6 +148,16 @@ void tensor_stream_socket::send(uint64_t transfer, uint32_t index, const void* d
   });
 }
 
+void tensor_stream_socket::cancel(uint64_t id, std::shared_ptr<const void> keep) {
+  backend().dispatch([self = shared_from_this(), id, keep = std::move(keep)] {
+    if (self->open_ && self->receiver_.reading() == id) // (frames came after all: its destination is being written)
+      self->fail(caf::make_error(errc::protocol_error, cat("tensor stream from ", self->receiver_.peer(),
+                                                           ": frames of refused transfer ", id)));
+    else if (self->open_)
+      self->receiver_.cancel(id);
+  });
+}
+
 void tensor_stream_socket::send_all(uint64_t transfer, std::vector<stream_piece> pieces,
                                     std::shared_ptr<const void> keep) {
   backend().dispatch([self = shared_from_this(), transfer, pieces = std::move(pieces), keep = std::move(keep)] {

@@ -57,6 +57,9 @@ public:
   /// written event says when data may change again.
   void send(uint64_t transfer, uint32_t index, const void* data, uint32_t bytes);
 
+  /// Withdraws announced transfer `id` (stream_receiver::cancel); `keep` lives until then.
+  void cancel(uint64_t id, std::shared_ptr<const void> keep) override;
+
   /// Queues the frames of a whole transfer (index i: pieces[i]) in one dispatch; `keep` holds
   /// their bytes alive until they are written or the stream closes.
   void send_all(uint64_t transfer, std::vector<stream_piece> pieces, std::shared_ptr<const void> keep) override;
