@@ -42,6 +42,8 @@ struct link_state {
   uint64_t next_transfer = stream_hello_transfer + 1;
   exchanges<push_reply> pushes;
   exchanges<pull_reply> pulls;
+  // Ids promised to the session for a later push of a form (stream_push::next_transfer), by form.
+  std::multimap<std::string, uint64_t> promised;
   static inline const char* name = "shard_link";
 };
 
@@ -166,6 +168,19 @@ std::vector<variable_slice>& slices_of(pull_reply& r) {
   return r.slices;
 }
 
+// The key under which a push's form is promised: its frames' sizes when every one is raw fp32
+// (the session announces only those ahead), else "" (no promise).
+std::string form_key(const std::vector<stream_tensor>& tensors) {
+  std::string key;
+  for (auto& t : tensors) {
+    if (t.encoding != stream_encoding::raw_fp32)
+      return {};
+    key += std::to_string(t.floats);
+    key += ',';
+  }
+  return key;
+}
+
 // The raw fp32 frames of `counts` values each.
 std::vector<stream_tensor> raw_frames(const std::vector<size_t>& counts) {
   std::vector<stream_tensor> out;
@@ -222,18 +237,32 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
       auto out = outgoing_tensors::detach(req.grads);
       if (!out)
         return std::move(out.error());
-      const uint64_t transfer = st.next_transfer++;
+      // A step's parts repeat every step: this push takes an id promised for its form (its
+      // destinations are announced on the ps node already) and promises one for the next.
+      const std::string form = form_key(out->tensors());
+      uint64_t transfer = 0;
+      if (auto it = st.promised.find(form); it != st.promised.end()) {
+        transfer = it->second;
+        st.promised.erase(it);
+      } else {
+        transfer = st.next_transfer++;
+      }
+      uint64_t next = 0;
+      if (!form.empty()) {
+        next = st.next_transfer++;
+        st.promised.emplace(form, next);
+      }
       auto rp = self->make_response_promise<push_reply>();
       begin(self, st.pushes, transfer, rp, raw_frames(counts));
       auto keep = std::make_shared<outgoing_tensors>(std::move(*out));
-      st.conn->send_all(transfer, keep->pieces(), keep);
       self->request(st.session, st.cfg.request_timeout, push_atom_v,
-                    stream_push{st.cfg.offer.token, transfer, std::move(req), keep->tensors()})
+                    stream_push{st.cfg.offer.token, transfer, std::move(req), keep->tensors(), next})
         .then(
           [=](stream_push_reply& r) {
             on_reply(self, self->state.pushes, transfer, std::move(r.reply), values_of, r.tensors);
           },
           [=](caf::error& err) { on_failed(self, self->state.pushes, transfer, std::move(err)); });
+      st.conn->send_all(transfer, keep->pieces(), keep); // (after the small typed message, not ahead of it)
       return rp;
     },
     [=](stats_atom a) { return self->delegate(self->state.cfg.remote, a); },

@@ -10,6 +10,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -26,6 +27,25 @@ struct arriving_push {
   caf::typed_response_promise<stream_push_reply> rp;
 };
 
+// Destinations announced ahead for a push the link said will come (stream_push::next_transfer).
+struct standing_push {
+  incoming_tensors tensors;
+  std::vector<stream_tensor> form;
+  bool received = false; // its frames came before its push
+};
+
+// Standing announcements a session keeps at most (each holds a push's worth of memory); their
+// bytes stay within one transfer's (cfg.max_transfer_bytes), so the stream's cap (four
+// transfers) leaves room for the pushes in flight.
+constexpr size_t max_standing = 64;
+
+uint64_t bytes_of(const std::vector<stream_tensor>& form) {
+  uint64_t n = 0;
+  for (auto& t : form)
+    n += t.bytes;
+  return n;
+}
+
 struct session_state {
   stream_session_config cfg;
   session_phase phase = session_phase::awaiting_stream;
@@ -35,6 +55,7 @@ struct session_state {
   std::string peer;
   std::vector<caf::typed_response_promise<bool>> waiting; // asked whether the stream is there
   std::map<uint64_t, arriving_push> arriving;
+  std::map<uint64_t, standing_push> standing;
   static inline const char* name = "stream_session";
 };
 
@@ -51,8 +72,8 @@ void answer(session_pointer self, uint64_t transfer, Reply& reply, std::vector<v
     return;
   }
   auto keep = std::make_shared<outgoing_tensors>(std::move(*out));
+  rp.deliver(StreamReply{std::move(reply), keep->tensors()}); // (first: the small message is not queued behind the frames)
   self->state.conn->send_all(transfer, keep->pieces(), keep);
-  rp.deliver(StreamReply{std::move(reply), keep->tensors()});
 }
 
 // Hands a push whose gradients are all here to the container; answers with its reply.
@@ -65,6 +86,26 @@ void forward_push(session_pointer self, uint64_t transfer, push_request req,
 
 caf::error refuse(session_pointer self, const std::string& what) {
   return caf::make_error(errc::protocol_error, cat(self->state.tag, ": ", what));
+}
+
+// The link will push transfer `id` with tensors described as `form`: announces destinations now
+// (raw fp32 only: an encoded tensor's size changes from push to push), up to max_standing.
+void stand_for(session_pointer self, uint64_t id, const std::vector<stream_tensor>& form, size_t slices) {
+  auto& st = self->state;
+  const bool raw = std::all_of(form.begin(), form.end(),
+                               [](const stream_tensor& t) { return t.encoding == stream_encoding::raw_fp32; });
+  uint64_t held = 0;
+  for (auto& [other, s] : st.standing)
+    held += bytes_of(s.form);
+  if (!raw || form.empty() || id == stream_hello_transfer || st.standing.size() >= max_standing
+      || st.standing.count(id) > 0 || st.arriving.count(id) > 0 || held + bytes_of(form) > st.cfg.max_transfer_bytes)
+    return; // (its frames then wait for its push)
+  auto in = incoming_tensors::prepare(form, slices, st.cfg.max_transfer_bytes, st.peer);
+  if (!in)
+    return;
+  auto& s = st.standing[id];
+  s = {std::move(*in), form, false};
+  st.conn->announce(id, s.tensors.slots());
 }
 
 // The stream broke or closed: every open exchange fails, and the session ends with it.
@@ -102,13 +143,34 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
       auto& st = self->state;
       if (st.phase != session_phase::open || msg.link != st.cfg.token)
         return refuse(self, "a push for a stream that is not this session's");
+      if (msg.next_transfer != 0)
+        stand_for(self, msg.next_transfer, msg.tensors, msg.request.grads.size());
+      auto rp = self->make_response_promise<stream_push_reply>();
+      if (auto ahead = st.standing.find(msg.transfer); ahead != st.standing.end()) { // announced already
+        auto s = std::move(ahead->second);
+        st.standing.erase(ahead);
+        if (s.form != msg.tensors) {
+          auto err = refuse(self, cat("push ", msg.transfer, " does not have the form its link announced"));
+          end(self, err);
+          return err;
+        }
+        if (s.received) {
+          if (auto err = s.tensors.attach(msg.request.grads, st.peer)) {
+            end(self, err);
+            return err;
+          }
+          forward_push(self, msg.transfer, std::move(msg.request), rp);
+          return rp;
+        }
+        st.arriving[msg.transfer] = {std::move(s.tensors), std::move(msg.request), rp};
+        return rp;
+      }
       auto in = incoming_tensors::prepare(msg.tensors, msg.request.grads.size(), st.cfg.max_transfer_bytes, st.peer);
       if (!in || st.arriving.count(msg.transfer) > 0 || msg.transfer == stream_hello_transfer) {
         auto err = in ? refuse(self, cat("transfer ", msg.transfer, " is already in use")) : std::move(in.error());
         end(self, err);
         return err;
       }
-      auto rp = self->make_response_promise<stream_push_reply>();
       if (in->empty()) {
         forward_push(self, msg.transfer, std::move(msg.request), rp);
         return rp;
@@ -153,6 +215,10 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
           return;
         }
         case stream_note::kind::received: {
+          if (auto ahead = st.standing.find(note.transfer); ahead != st.standing.end()) {
+            ahead->second.received = true; // (its push is still on the way)
+            return;
+          }
           auto it = st.arriving.find(note.transfer);
           if (it == st.arriving.end())
             return;

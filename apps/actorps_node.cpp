@@ -1,6 +1,7 @@
 // actorps-node: one process of a cluster (chief, ps or worker), or the whole cluster in one
 // process (node.role = local), configured from a CAF config file and the command line (where
 // TF1's --job_name, --task_index, --ps_hosts, --worker_hosts and --chief_hosts work too).
+#include "common/memory_policy.hpp"
 #include "compute/blas_kernels.hpp"
 #include "common/errc.hpp"
 #include "config/cluster_options.hpp"
@@ -49,6 +50,7 @@ int fail(const caf::error& err) {
 
 int main(int argc, char** argv) {
   actorps::reexec_with_better_blas(argv);
+  actorps::keep_freed_memory();
   auto args = actorps::translate_tf1_flags(std::vector<std::string>(argv + 1, argv + argc));
   if (args) // --slurm: the cluster and this task from Slurm's environment (scripts/slurm/actorps.sbatch)
     args = actorps::translate_slurm(std::move(*args), [](const char* name) -> const char* { return std::getenv(name); });

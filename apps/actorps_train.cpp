@@ -1,4 +1,5 @@
 // actorps-train: the single-process baseline trainer (same model and options as the cluster).
+#include "common/memory_policy.hpp"
 #include "compute/blas_kernels.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
@@ -18,6 +19,7 @@ struct train_config : actorps::strict_config {
 
 int main(int argc, char** argv) {
   actorps::reexec_with_better_blas(argv);
+  actorps::keep_freed_memory();
   train_config cfg;
   switch (cfg.parse_strict(argc, argv)) {
     case actorps::strict_config::outcome::help_printed: return 0;

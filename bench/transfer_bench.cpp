@@ -7,6 +7,7 @@
 // round) of the same 1 MiB of floats against a memcpy of it, on one thread.
 //   actorps-bench-transfer [seconds-per-measurement=3]
 #include "actors/parameter_shard.hpp"
+#include "common/memory_policy.hpp"
 #include "actors/resource_container.hpp"
 #include "messages/register.hpp"
 #include "node/caf_defaults.hpp"
@@ -17,6 +18,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
 #include <caf/scoped_actor.hpp>
@@ -32,6 +34,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <cstring>
 #include <random>
@@ -299,29 +302,74 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
   shard_setup setup{0, {"round-robin", 1, {{"w", 1, static_cast<int32_t>(n)}}, {{0, 0, 1, 0}}}, {"sgd", 1e-6f}, 1,
                     {{0, 0, {std::vector<float>(n, 1.0f)}}}};
   self->request(*shard, timeout, init_atom_v, setup).receive([](const setup_reply&) {}, [](caf::error&) { std::exit(1); });
-  push_request push{0, 0, {{0, 0, {std::vector<float>(n, 0.5f)}}}};
-  pull_request pull{0, {{0, 0, n}}};
-  bool ok = true;
-  auto on_pushed = [](const push_reply&) {};
-  auto on_pulled = [&](const pull_reply& r) { ok = ok && r.slices[0].data.values.size() == n; };
-  auto on_error = [&](caf::error&) { ok = false; };
-  auto measure = [&](bool pipelined) {
-    return rounds_per_second(seconds, [&] {
-      if (pipelined) {
-        auto pushed = self->request(*shard, timeout, push_atom_v, push);
-        auto pulled = self->request(*shard, timeout, pull_atom_v, pull);
-        pushed.receive(on_pushed, on_error);
-        pulled.receive(on_pulled, on_error);
-      } else {
-        self->request(*shard, timeout, push_atom_v, push).receive(on_pushed, on_error);
-        self->request(*shard, timeout, pull_atom_v, pull).receive(on_pulled, on_error);
+  // The rounds run in an actor on the scheduler, as a worker's requests do (a scoped actor's own
+  // thread would add a thread hand-off to every exchange that a worker does not pay).
+  auto driver = [shard = *shard, n](caf::event_based_actor* self) -> caf::behavior {
+    struct run {
+      bool pipelined;
+      clock_type::time_point until;
+      long rounds = 0;
+      bool ok = true;
+      caf::response_promise rp;
+    };
+    auto next = std::make_shared<std::function<void(std::shared_ptr<run>)>>();
+    *next = [=](std::shared_ptr<run> r) {
+      if (!r->ok || clock_type::now() >= r->until) {
+        r->rp.deliver(r->ok ? r->rounds : -1L);
+        return;
       }
-      return ok;
-    });
+      auto timeout = std::chrono::seconds(30);
+      auto failed = [r](caf::error&) { r->ok = false; };
+      push_request push{0, 0, {{0, 0, {float_vector(n, 0.5f)}}}};
+      auto pull_then = [=](auto after) {
+        self->request(shard, timeout, pull_atom_v, pull_request{0, {{0, 0, n}}})
+          .then([=](const pull_reply& p) {
+                  r->ok = r->ok && p.slices.size() == 1 && p.slices[0].data.values.size() == n;
+                  after();
+                },
+                [=](caf::error& e) { failed(e); after(); });
+      };
+      if (r->pipelined) { // push and pull at once; the round ends when both answered
+        auto left = std::make_shared<int>(2);
+        auto done = [=] {
+          if (--*left == 0) {
+            ++r->rounds;
+            (*next)(r);
+          }
+        };
+        self->request(shard, timeout, push_atom_v, std::move(push))
+          .then([=](const push_reply&) { done(); }, [=](caf::error& e) { failed(e); done(); });
+        pull_then(done);
+      } else {
+        self->request(shard, timeout, push_atom_v, std::move(push))
+          .then([=](const push_reply&) { pull_then([=] { ++r->rounds; (*next)(r); }); },
+                [=](caf::error& e) { failed(e); (*next)(r); });
+      }
+    };
+    return {[=](bool pipelined, double seconds) {
+      auto r = std::make_shared<run>();
+      r->pipelined = pipelined;
+      r->until = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
+      r->rp = self->make_response_promise();
+      (*next)(r);
+      return r->rp;
+    }};
+  };
+  auto drive = sys.spawn(driver);
+  bool ok = true;
+  auto measure = [&](bool pipelined) {
+    long rounds = -1;
+    auto t0 = clock_type::now();
+    self->request(drive, std::chrono::seconds(60), pipelined, seconds)
+      .receive([&](long k) { rounds = k; }, [&](caf::error&) {});
+    const double dt = std::chrono::duration<double>(clock_type::now() - t0).count();
+    ok = ok && rounds > 0;
+    return static_cast<double>(rounds) / dt;
   };
   shard_rates rates;
   rates.sequential = measure(false);
   rates.pipelined = measure(true);
+  caf::anon_send_exit(drive, caf::exit_reason::user_shutdown);
   caf::anon_send(*remote, stop_atom_v);
   if (stream)
     caf::anon_send_exit(*shard, caf::exit_reason::user_shutdown);
@@ -360,6 +408,7 @@ void conversions(double seconds) {
 
 int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
+  keep_freed_memory(); // (as actorps-node)
   double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
   char dir_template[] = "/tmp/actorps-bench-certs-XXXXXX";
   std::string certs = ::mkdtemp(dir_template) ? dir_template : "";

@@ -46,6 +46,11 @@ struct stream_push {
   uint64_t transfer = 0;
   push_request request; ///< grads without values
   std::vector<stream_tensor> tensors;
+  /// Not 0: the link will use this id for a later push whose tensors are described exactly so
+  /// (a step's parts repeat every step); the session may announce its destinations now, so
+  /// those frames are read as they arrive. A session that does not keeps the rule: frames ahead
+  /// of their push wait for it.
+  uint64_t next_transfer = 0;
 };
 
 /// The reply's values are frames of transfer `transfer` (the request's id) the other way.
@@ -87,7 +92,7 @@ typename Inspector::result_type inspect(Inspector& f, stream_offer& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stream_push& x) {
-  return f(caf::meta::type_name("stream_push"), x.link, x.transfer, x.request, x.tensors);
+  return f(caf::meta::type_name("stream_push"), x.link, x.transfer, x.request, x.tensors, x.next_transfer);
 }
 
 template <class Inspector>
@@ -111,7 +116,7 @@ typename Inspector::result_type inspect(Inspector& f, stream_note& x) {
 }
 
 ACTORPS_FIELDWISE_EQ(stream_tensor, v.encoding, v.floats, v.bytes)
-ACTORPS_FIELDWISE_EQ(stream_push, v.link, v.transfer, v.request, v.tensors)
+ACTORPS_FIELDWISE_EQ(stream_push, v.link, v.transfer, v.request, v.tensors, v.next_transfer)
 ACTORPS_FIELDWISE_EQ(stream_push_reply, v.reply, v.tensors)
 ACTORPS_FIELDWISE_EQ(stream_pull, v.link, v.transfer, v.request)
 ACTORPS_FIELDWISE_EQ(stream_pull_reply, v.reply, v.tensors)

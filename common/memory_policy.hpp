@@ -1,0 +1,14 @@
+// How a training process keeps the memory it frees: tensors of a few hundred KiB to a few MiB
+// are allocated and freed every step (messages, stream transfers, replies). glibc returns such
+// chunks to the system (mmap for each large one, trimming the heap's top), so the next step's
+// allocation faults every page in again: measured on 2 cores, a 1 MiB push + pull to a shard
+// spent about half its time in page faults (docs/results.md). Keeping them costs the peak's
+// memory, which a training process needs again at the next step anyway.
+#pragma once
+
+namespace actorps {
+
+/// Keeps freed memory in the process (no mmap per large chunk, no trimming), from now on.
+void keep_freed_memory();
+
+} // namespace actorps
