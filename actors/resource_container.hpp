@@ -7,6 +7,7 @@
 #pragma once
 
 #include "actors/parameter_shard.hpp"
+#include "control/stream_transfer.hpp"
 #include "control/stream_connection.hpp"
 
 #include <caf/fwd.hpp>
@@ -59,7 +60,7 @@ struct resource_container_config {
   bool keep_alive = false;                          ///< node.keep-alive
   std::shared_ptr<telemetry> observed;              ///< its node's telemetry, for its shards (none: off)
   stream_listen stream_port;                        ///< opens the tensor streams' port (none: no streams)
-  uint64_t max_transfer_bytes = 0;                  ///< the most one stream transfer may carry
+  stream_limits streams;                            ///< what a stream transfer may and should carry
 };
 
 /// Spawns a container.

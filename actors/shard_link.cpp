@@ -8,6 +8,7 @@
 #include "control/stream_transfer.hpp"
 
 #include <caf/actor_system.hpp>
+#include <caf/sec.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -53,11 +54,13 @@ std::string peer_of(link_pointer self) {
   return cat("shard ", self->state.cfg.shard);
 }
 
-// The stream or the shard is gone: every exchange in flight fails, and the link ends.
+// The stream or the shard is gone: every exchange in flight fails, and the link ends. The error
+// is of CAF's kind (as a lost BASP connection's), so the worker pauses and reaches the shard
+// again instead of taking it for the shard's refusal.
 void end(link_pointer self, caf::error why) {
   auto& st = self->state;
-  caf::error reply = why ? why
-                         : caf::make_error(errc::peer_unreachable, cat(st.tag, ": the tensor stream closed"));
+  caf::error reply = caf::make_error(caf::sec::request_receiver_down,
+                                     cat(st.tag, ": ", why ? describe(why) : std::string{"the tensor stream closed"}));
   for (auto& [id, x] : st.pushes)
     x.rp.deliver(reply);
   for (auto& [id, x] : st.pulls)
@@ -73,9 +76,12 @@ void begin(link_pointer self, exchanges<Reply>& table, uint64_t transfer, caf::t
            std::vector<stream_tensor> expected) {
   auto& x = table[transfer];
   x.rp = std::move(rp);
-  if (expected.empty())
+  uint64_t bytes = 0;
+  for (auto& t : expected)
+    bytes += t.bytes;
+  if (expected.empty() || bytes < self->state.cfg.limits.min_stream_bytes) // (it comes inside the typed reply)
     return;
-  auto in = incoming_tensors::prepare(expected, expected.size(), self->state.cfg.max_transfer_bytes, peer_of(self));
+  auto in = incoming_tensors::prepare(expected, expected.size(), self->state.cfg.limits.max_transfer_bytes, peer_of(self));
   if (!in) // (too large to hold at once: announced when the reply says so, and refused then)
     return;
   x.expected = std::move(expected);
@@ -89,6 +95,10 @@ void finish(link_pointer self, exchanges<Reply>& table, typename exchanges<Reply
             std::vector<variable_slice>& (*slices_of)(Reply&)) {
   auto x = std::move(it->second);
   table.erase(it);
+  if (x.tensors.empty()) { // (no frames: the values, if any, came inside the reply)
+    x.rp.deliver(std::move(*x.reply));
+    return;
+  }
   if (auto err = x.tensors.attach(slices_of(*x.reply), peer_of(self))) {
     x.rp.deliver(err);
     return end(self, std::move(err));
@@ -104,7 +114,13 @@ void on_reply(link_pointer self, exchanges<Reply>& table, uint64_t transfer, Rep
   if (it == table.end())
     return;
   auto& x = it->second;
-  if (!x.expected.empty()) {
+  if (tensors.empty()) { // the values came inside the typed reply (fewer bytes than the session's stream-min-bytes)
+    if (!x.expected.empty())
+      self->state.conn->cancel(transfer, std::make_shared<incoming_tensors>(std::move(x.tensors)));
+    x.expected.clear();
+    x.tensors = incoming_tensors{};
+    x.received = true;
+  } else if (!x.expected.empty()) {
     if (tensors != x.expected) {
       auto err = caf::make_error(errc::protocol_error, cat(self->state.tag, ": the reply of transfer ", transfer,
                                                            " does not have the form its request announced"));
@@ -113,7 +129,7 @@ void on_reply(link_pointer self, exchanges<Reply>& table, uint64_t transfer, Rep
       return end(self, std::move(err));
     }
   } else {
-    auto in = incoming_tensors::prepare(tensors, slices_of(reply).size(), self->state.cfg.max_transfer_bytes,
+    auto in = incoming_tensors::prepare(tensors, slices_of(reply).size(), self->state.cfg.limits.max_transfer_bytes,
                                         peer_of(self));
     if (!in) {
       x.rp.deliver(in.error());
@@ -234,6 +250,19 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
       if (req.return_values && req.reply_precision == wire_precision::fp32 && req.reply_topk == 0.0)
         for (auto& g : req.grads)
           counts.push_back(g.data.values.size());
+      auto rp = self->make_response_promise<push_reply>();
+      if (stream_bytes(req.grads) < st.cfg.limits.min_stream_bytes) { // small: inside the typed message
+        const uint64_t transfer = st.next_transfer++;
+        begin(self, st.pushes, transfer, rp, raw_frames(counts));
+        self->request(st.session, st.cfg.request_timeout, push_atom_v,
+                      stream_push{st.cfg.offer.token, transfer, std::move(req), {}, 0})
+          .then(
+            [=](stream_push_reply& r) {
+              on_reply(self, self->state.pushes, transfer, std::move(r.reply), values_of, r.tensors);
+            },
+            [=](caf::error& err) { on_failed(self, self->state.pushes, transfer, std::move(err)); });
+        return rp;
+      }
       auto out = outgoing_tensors::detach(req.grads);
       if (!out)
         return std::move(out.error());
@@ -252,7 +281,6 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
         next = st.next_transfer++;
         st.promised.emplace(form, next);
       }
-      auto rp = self->make_response_promise<push_reply>();
       begin(self, st.pushes, transfer, rp, raw_frames(counts));
       auto keep = std::make_shared<outgoing_tensors>(std::move(*out));
       self->request(st.session, st.cfg.request_timeout, push_atom_v,
@@ -277,6 +305,7 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
         case stream_note::kind::closed:
           return end(self, std::move(note.error));
         case stream_note::kind::accepted:
+        case stream_note::kind::expired:
           return;
       }
     },

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "actors/parameter_shard.hpp"
+#include "control/stream_transfer.hpp"
 #include "control/stream_connection.hpp"
 
 #include <caf/fwd.hpp>
@@ -27,7 +28,7 @@ struct shard_link_config {
   stream_offer offer;                               ///< the session and token
   stream_opener open;                               ///< the connected stream
   std::chrono::milliseconds request_timeout{60000};
-  uint64_t max_transfer_bytes = 0;                  ///< the most one reply may carry
+  stream_limits limits;                             ///< the most one reply may carry; the least worth frames
 };
 
 /// Spawns a link; its first frame carries the offer's token.

@@ -70,7 +70,7 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
       while (token == 0 || st.sessions.count(token) > 0)
         token = st.tokens();
       auto session = make_stream_session(self->system(), {st.cfg.shard, worker, token, st.cfg.shards, st.links,
-                                                          st.cfg.request_timeout, st.cfg.max_transfer_bytes});
+                                                          st.cfg.request_timeout, st.cfg.limits});
       self->monitor(session);
       st.sessions[token] = session;
       (*st.live)[session.address()] = caf::actor_cast<caf::actor>(session);
@@ -81,6 +81,19 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
       if (note.what == stream_note::kind::closed) { // (before its first frame named a session)
         if (note.error)
           log_line(st.tag, cat("closed a stream before it said whose it is: ", describe(note.error)));
+        return st.links->drop(note.link);
+      }
+      if (note.what == stream_note::kind::accepted) { // (a stranger that never says whose it is is closed)
+        self->delayed_send(self, st.cfg.request_timeout, stream_atom_v,
+                           stream_note{stream_note::kind::expired, note.link, 0, caf::none});
+        return;
+      }
+      if (note.what == stream_note::kind::expired) {
+        const auto peer = st.links->peer(note.link);
+        if (peer.empty()) // (claimed by its session, or gone)
+          return;
+        log_line(st.tag, cat("closed the stream from ", peer, ": no first frame with an offered token within "
+                             "cluster.request-timeout"));
         return st.links->drop(note.link);
       }
       if (note.what != stream_note::kind::received || note.transfer != stream_hello_transfer)

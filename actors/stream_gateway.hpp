@@ -5,6 +5,7 @@
 #pragma once
 
 #include "actors/parameter_shard.hpp"
+#include "control/stream_transfer.hpp"
 #include "control/stream_connection.hpp"
 
 #include <caf/fwd.hpp>
@@ -29,7 +30,7 @@ struct stream_gateway_config {
   parameter_shard_actor shards;                     ///< the node's container
   stream_listen listen;                             ///< opens the stream port
   std::chrono::milliseconds request_timeout{60000};
-  uint64_t max_transfer_bytes = 0;
+  stream_limits limits;
 };
 
 /// Spawns the gateway; it quits with an error (peer_unreachable, naming the address) when it

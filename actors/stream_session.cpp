@@ -7,6 +7,7 @@
 #include "control/stream_transfer.hpp"
 
 #include <caf/actor_system.hpp>
+#include <caf/sec.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -35,7 +36,7 @@ struct standing_push {
 };
 
 // Standing announcements a session keeps at most (each holds a push's worth of memory); their
-// bytes stay within one transfer's (cfg.max_transfer_bytes), so the stream's cap (four
+// bytes stay within one transfer's (cfg.limits.max_transfer_bytes), so the stream's cap (four
 // transfers) leaves room for the pushes in flight.
 constexpr size_t max_standing = 64;
 
@@ -66,6 +67,10 @@ using session_pointer = stream_session_actor::stateful_pointer<session_state>;
 template <class Reply, class StreamReply>
 void answer(session_pointer self, uint64_t transfer, Reply& reply, std::vector<variable_slice>& slices,
             caf::typed_response_promise<StreamReply> rp) {
+  if (stream_bytes(slices) < self->state.cfg.limits.min_stream_bytes) { // small: inside the typed reply
+    rp.deliver(StreamReply{std::move(reply), {}});
+    return;
+  }
   auto out = outgoing_tensors::detach(slices);
   if (!out) {
     rp.deliver(std::move(out.error()));
@@ -98,9 +103,9 @@ void stand_for(session_pointer self, uint64_t id, const std::vector<stream_tenso
   for (auto& [other, s] : st.standing)
     held += bytes_of(s.form);
   if (!raw || form.empty() || id == stream_hello_transfer || st.standing.size() >= max_standing
-      || st.standing.count(id) > 0 || st.arriving.count(id) > 0 || held + bytes_of(form) > st.cfg.max_transfer_bytes)
+      || st.standing.count(id) > 0 || st.arriving.count(id) > 0 || held + bytes_of(form) > st.cfg.limits.max_transfer_bytes)
     return; // (its frames then wait for its push)
-  auto in = incoming_tensors::prepare(form, slices, st.cfg.max_transfer_bytes, st.peer);
+  auto in = incoming_tensors::prepare(form, slices, st.cfg.limits.max_transfer_bytes, st.peer);
   if (!in)
     return;
   auto& s = st.standing[id];
@@ -111,7 +116,9 @@ void stand_for(session_pointer self, uint64_t id, const std::vector<stream_tenso
 // The stream broke or closed: every open exchange fails, and the session ends with it.
 void end(session_pointer self, caf::error why, bool say = true) {
   auto& st = self->state;
-  caf::error reply = why ? why : refuse(self, "the tensor stream closed");
+  // (of CAF's kind, as a lost connection's: the worker reaches the shard again rather than end)
+  caf::error reply = caf::make_error(caf::sec::request_receiver_down,
+                                     cat(st.tag, ": ", why ? describe(why) : std::string{"the tensor stream closed"}));
   for (auto& [id, p] : st.arriving)
     p.rp.deliver(reply);
   st.arriving.clear();
@@ -165,7 +172,11 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
         st.arriving[msg.transfer] = {std::move(s.tensors), std::move(msg.request), rp};
         return rp;
       }
-      auto in = incoming_tensors::prepare(msg.tensors, msg.request.grads.size(), st.cfg.max_transfer_bytes, st.peer);
+      if (msg.tensors.empty()) { // small: the gradients came inside the typed message
+        forward_push(self, msg.transfer, std::move(msg.request), rp);
+        return rp;
+      }
+      auto in = incoming_tensors::prepare(msg.tensors, msg.request.grads.size(), st.cfg.limits.max_transfer_bytes, st.peer);
       if (!in || st.arriving.count(msg.transfer) > 0 || msg.transfer == stream_hello_transfer) {
         auto err = in ? refuse(self, cat("transfer ", msg.transfer, " is already in use")) : std::move(in.error());
         end(self, err);
@@ -230,6 +241,8 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
           }
           return forward_push(self, note.transfer, std::move(p.request), p.rp);
         }
+        case stream_note::kind::expired:
+          return;
         case stream_note::kind::closed: // (the session never closes it itself while it lives)
           if (!note.error) // the worker let go, or its process ended: it is gone as far as this node is concerned
             return end(self, caf::make_error(errc::peer_unreachable, cat(st.tag, ": the worker closed its stream")), false);

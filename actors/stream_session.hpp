@@ -6,6 +6,7 @@
 #pragma once
 
 #include "actors/parameter_shard.hpp"
+#include "control/stream_transfer.hpp"
 #include "actors/stream_links.hpp"
 
 #include <caf/fwd.hpp>
@@ -42,7 +43,7 @@ struct stream_session_config {
   parameter_shard_actor shards;                     ///< the node's container
   std::shared_ptr<stream_links> links;              ///< where its stream waits to be claimed
   std::chrono::milliseconds request_timeout{60000}; ///< for requests to the container; and the stream's arrival
-  uint64_t max_transfer_bytes = 0;                  ///< the most one push may carry
+  stream_limits limits;                             ///< the most one push may carry; the least worth frames
 };
 
 stream_session_actor make_stream_session(caf::actor_system& sys, stream_session_config cfg);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The data-path benchmarks, measured side by side in one run, ending with the goals table of the
-# data-path issue:
-#  1. a 1 MiB push + pull between two processes through the shard protocol, plain and TLS, vs a
-#     raw TCP echo;
+# data-path issues:
+#  1. a 1 MiB push + pull between two processes to a ps node, over the tensor stream and over
+#     BASP, plain and TLS, vs a raw TCP echo (actorps-bench-transfer);
 #  2. async cluster examples/s (1 shard, 2 workers, batch 50, one process per node), plain and
 #     TLS, and without wait-free backprop (cluster.push-bucket-bytes = 0), vs the single-process
 #     trainer and PyTorch's RPC parameter server with 2 trainers
@@ -15,9 +15,12 @@
 #     cnn preset there with and without wait-free backprop;
 #  5. the cnn preset's scaling: the async cluster (1 shard, 2 workers) over the single process
 #     against PyTorch DDP (gloo) with 2 processes over 1 (../shared/bench/torch_reference.py ddp),
-#     the same number of batches of 50 on each side, ROUNDS interleaved rounds.
+#     the same number of batches of 50 on each side, ROUNDS interleaved rounds, and the same
+#     cluster over TLS in each round;
+#  6. as root: the cnn cluster on an emulated 10 Gbit/s network against the same on 127.0.0.1
+#     (bench/netem_cluster.sh --rates "loopback 10gbit"), ddp-batches steps.
 # Usage: bench/cluster_bench.sh [steps=4400] [accuracy-steps=11000] [cnn-steps=600] [ddp-batches=2000]
-#        [rounds=3]   (after scripts/build.sh; SECTIONS=5 runs only the sections listed, default 12345)
+#        [rounds=3]   (after scripts/build.sh; SECTIONS=56 runs only the sections listed, default 123456)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=${1:-4400}
@@ -26,7 +29,7 @@ warmup_steps=$((acc_steps / 10)) # DGC's warm-up: the first epoch of the 10
 cnn_steps=${3:-600}
 ddp_batches=${4:-2000}
 rounds=${5:-3}
-sections=${SECTIONS:-12345}
+sections=${SECTIONS:-123456}
 bin=build/bin
 data=${ACTORPS_DATA_DIR:-/usr/share/datasets/fashion-mnist}
 tmp=$(mktemp -d)
@@ -104,16 +107,30 @@ for ((r = 1; r <= rounds; r++)); do
   scripts/local-cluster.sh --ps 1 --workers 2 --name "cnn-cluster-$r" --run-dir "$tmp" -- "${cnn[@]}" > /dev/null 2>&1
   ddp1=$($py ../shared/bench/torch_reference.py ddp "$data" 1 "$ddp_batches" cnn 2> /dev/null | tail -n 1)
   ddp2=$($py ../shared/bench/torch_reference.py ddp "$data" 2 $((ddp_batches / 2)) cnn 2> /dev/null | tail -n 1)
-  $py - "$r" "$tmp/cnn-single-$r/summary.json" "$tmp/cnn-cluster-$r/summary.json" "$ddp1" "$ddp2" <<'PY' | tee -a "$tmp/ddp.txt"
+  scripts/local-cluster.sh --tls --ps 1 --workers 2 --name "cnn-tls-$r" --run-dir "$tmp" -- "${cnn[@]}" > /dev/null 2>&1
+  $py - "$r" "$tmp/cnn-single-$r/summary.json" "$tmp/cnn-cluster-$r/summary.json" "$ddp1" "$ddp2" \
+    "$tmp/cnn-tls-$r/summary.json" <<'PY' | tee -a "$tmp/ddp.txt"
 import json, sys
 r, single, cluster = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
-ddp1, ddp2 = json.loads(sys.argv[4]), json.loads(sys.argv[5])
+ddp1, ddp2, tls = json.loads(sys.argv[4]), json.loads(sys.argv[5]), json.load(open(sys.argv[6]))
 a, b = cluster["examples_per_second"] / single["examples_per_second"], ddp2["examples_per_second"] / ddp1["examples_per_second"]
 print(f"round {r}: actorps single {single['examples_per_second']:.0f}, cluster {cluster['examples_per_second']:.0f} "
       f"examples/s: {a:.2f}x; PyTorch 1 process {ddp1['examples_per_second']}, DDP 2 {ddp2['examples_per_second']}: "
-      f"{b:.2f}x; ratio of ratios {a / b:.2f}")
+      f"{b:.2f}x; ratio of ratios {a / b:.2f}; TLS cluster {tls['examples_per_second']:.0f}: "
+      f"{tls['examples_per_second'] / cluster['examples_per_second']:.2f}x of plain")
 PY
 done
+fi
+
+: > "$tmp/netem-10g.txt"
+if [[ $sections != *6* ]]; then
+  :
+elif [[ $(id -u) -eq 0 ]]; then
+  echo "== 6. cnn cluster on an emulated 10 Gbit/s network vs 127.0.0.1, $ddp_batches steps"
+  bench/netem_cluster.sh --rates "loopback 10gbit" --steps "$ddp_batches" --settings fp32 --results "$tmp/netem-10g.txt" \
+    -- --model.preset='"cnn"' || echo "cluster_bench: the cnn runs on the emulated network failed"
+else
+  echo "== 6. emulated network: skipped (needs root for ip netns and tc)"
 fi
 
 echo "== goals"
@@ -122,7 +139,9 @@ import json, os, re, sys
 tmp = sys.argv[1]
 single, cluster, tls, torch_rpc, onepush = map(float, sys.argv[2:7])
 transfer = open(f"{tmp}/transfer.txt").read()
-m = re.search(r"shard protocol / raw TCP: ([0-9.]+) sequential, ([0-9.]+) pipelined", transfer)
+m = re.search(r"shard over the stream / raw TCP: ([0-9.]+) sequential, ([0-9.]+) pipelined", transfer)
+basp = re.search(r"shard over BASP / raw TCP: ([0-9.]+) sequential, ([0-9.]+) pipelined", transfer)
+tls_stream = re.search(r"TLS / plain, shard over the stream: ([0-9.]+) sequential, ([0-9.]+) pipelined", transfer)
 wire = {s: json.load(open(f"{tmp}/wire-{s}/summary.json")) for s in sys.argv[7].split()}
 def total(s): return wire[s]["sent_bytes_per_step"] + wire[s]["received_bytes_per_step"]
 def points(s): return 100 * (wire[s]["final_test_accuracy"] - wire["fp32"]["final_test_accuracy"])
@@ -132,7 +151,11 @@ def topk_row(label, s): # gradient bytes against fp32's, and the accuracy differ
             "<= 0.05x / within 0.5 points")
 rows = []
 if m:
-    rows.append(("1 MiB push+pull vs raw TCP echo", f"{m.group(1)}x sequential, {m.group(2)}x pipelined", ">= 0.8x"))
+    rows.append(("1 MiB push+pull over the tensor stream vs raw TCP echo",
+                 f"{m.group(1)}x sequential, {m.group(2)}x pipelined (BASP: {basp.group(1)}x, {basp.group(2)}x)", ">= 0.8x"))
+if tls_stream:
+    rows.append(("TLS vs plain, 1 MiB push+pull over the stream", f"{tls_stream.group(1)}x sequential, {tls_stream.group(2)}x pipelined",
+                 ">= 0.85x"))
 if single > 0:
     rows += [
       ("async cluster (1 shard, 2 workers) vs single process, fp32", f"{cluster / single:.2f}x", ">= 0.75x"),
@@ -157,6 +180,16 @@ if ddp:
     rows.append(("cnn cluster (1 shard, 2 workers) / single vs DDP 2 / 1 processes, by round",
                  ", ".join(f"{a:.2f}x vs {b:.2f}x" for a, b in zip(mine, theirs)),
                  ">= DDP's ratio in every round, and >= 1.8x"))
+    tls_cnn = [float(re.search(r"TLS cluster [0-9]+: ([0-9.]+)x of plain", l).group(1)) for l in ddp]
+    rows.append(("TLS vs plain, cnn cluster, by round", ", ".join(f"{t:.2f}x" for t in tls_cnn), ">= 0.85x"))
+ten = {}
+if os.path.exists(f"{tmp}/netem-10g.txt"):
+    for line in open(f"{tmp}/netem-10g.txt"):
+        rate, setting, eps, *_ = line.split()
+        ten[rate] = float(eps)
+if "loopback" in ten and "10gbit" in ten:
+    rows.append(("cnn cluster on emulated 10 Gbit/s vs 127.0.0.1",
+                 f"{ten['10gbit'] / ten['loopback']:.2f}x ({ten['10gbit']:.0f} vs {ten['loopback']:.0f} examples/s)", ">= 0.9x"))
 def netem_rates(name):
     out = {}
     if os.path.exists(f"{tmp}/{name}"):

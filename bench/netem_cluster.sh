@@ -13,6 +13,8 @@
 #                               [--settings "fp32 fp32-onepush bf16 topk topk-both"] [--results FILE]
 #                               [-- extra actorps-node options]
 # --results FILE appends one line per run: RATE SETTING EXAMPLES/S BYTES/STEP PUSHED/STEP ACCURACY.
+# The rate "loopback" runs the same cluster on 127.0.0.1 with no namespaces; every other rate's
+# runs are then also compared with it (e.g. --rates "loopback 10gbit": the emulated link's cost).
 #
 # Needs root (ip netns, tc) and a build (scripts/build.sh). Traffic stays inside the namespaces
 # this script makes (10.99.0.0/24); it removes every namespace it made on exit, also on Ctrl-C.
@@ -95,11 +97,18 @@ declare -A rate_of bytes_of acc_of
 echo "netem_cluster: async, 1 shard, 2 workers, ${extra[*]:-reference MLP}, batch 50, $steps steps per run, CPU backend"
 for rate in $rates; do
   addrs=()
+  where=()
+  if [[ $rate == loopback ]]; then
+    remove_namespaces
+    echo "== 127.0.0.1 (no namespaces, no shaping)"
+  else
   network "$rate"
+  where=(--netns-prefix "$prefix" "${addrs[@]}")
   if [[ $netem_ok == yes ]]; then
     echo "== links of $rate, $delay delay each way (netem)"
   else
     echo "== links of $rate (tbf; this kernel has no sch_netem, so no delay is added)"
+  fi
   fi
   for setting in $settings; do
     case "$setting" in
@@ -114,8 +123,7 @@ for rate in $rates; do
       *) echo "netem_cluster: unknown setting '$setting' (fp32, fp32-onepush, bf16, fp16, topk, topk-mc, topk-both)" >&2; exit 2 ;;
     esac
     name="$rate-$setting"
-    if ! scripts/local-cluster.sh --ps 1 --workers 2 --name "$name" --run-dir "$tmp" --netns-prefix "$prefix" \
-         "${addrs[@]}" --deadline 900 -- --train.max-steps="$steps" --train.progress-every=100000 \
+    if ! scripts/local-cluster.sh --ps 1 --workers 2 --name "$name" --run-dir "$tmp" "${where[@]}" --deadline 900 -- --train.max-steps="$steps" --train.progress-every=100000 \
          --compute.device=cpu "${opts[@]}" "${extra[@]}" > "$tmp/$name.log" 2>&1; then
       echo "netem_cluster: the $setting run failed; its log:" >&2
       tail -n 20 "$tmp/$name.log" >&2
@@ -140,6 +148,13 @@ import sys
 s, r, r0, b, b0, a, a0 = sys.argv[1], *map(float, sys.argv[2:])
 print(f"  {s} vs fp32: {r / r0:.2f}x examples/s, {b / b0:.3f}x bytes per step, accuracy {100 * (a - a0):+.2f} points")
 PY
+    done
+  fi
+  if [[ $rate != loopback && -n "${rate_of[loopback-fp32]:-}${rate_of[loopback-${settings%% *}]:-}" ]]; then
+    for setting in $settings; do
+      [[ -n "${rate_of[loopback-$setting]:-}" ]] || continue
+      /usr/bin/python3 -c "import sys; print(f'  {sys.argv[1]} on {sys.argv[2]} vs 127.0.0.1: {float(sys.argv[3]) / float(sys.argv[4]):.2f}x examples/s')" \
+        "$setting" "$rate" "${rate_of[$rate-$setting]}" "${rate_of[loopback-$setting]}"
     done
   fi
 done

@@ -272,7 +272,7 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
     cluster.tls = tls;
     auto shard = make_resource_container(sys, {0, std::chrono::milliseconds{0}, std::chrono::milliseconds{30000}, false,
                                                nullptr, stream ? stream_port_at(sys, cluster, 0) : nullptr,
-                                               max_stream_transfer_bytes(cluster)});
+                                               stream_limits_of(cluster)});
     if (!publish_at(sys, shard, {"127.0.0.1", port}, "shard", tls))
       ::_exit(1);
     caf::scoped_actor self{sys};

@@ -86,6 +86,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.report_every, "report-every", "worker progress reports every N steps")
     .add(v.max_message_bytes, "max-message-bytes", "largest tensor payload of one message")
     .add(v.tensor_stream, "tensor-stream", "workers' pulls and pushes carry their tensors on a stream beside the typed messages (a ps node's second port), not inside them; off: everything over BASP")
+    .add(v.stream_min_bytes, "stream-min-bytes", "tensor-stream: a pull's or push's tensors of fewer bytes than this travel inside its typed message (a frame costs each node a thread wake-up); 0: every tensor on the stream")
     .add(v.push_bucket_bytes, "push-bucket-bytes", "workers push a step's gradients in parts of about this many bytes as backprop completes them, overlapping the rest of backprop (0: one push per shard after backprop)")
     .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it")
     .add(v.stall_warn, "stall-warn", "the chief logs whom it waits for after this long without a global step (0s: off)")
@@ -347,6 +348,9 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   s.slowdown = v.slowdown;
   s.tls = v.tls;
   s.tensor_stream = v.tensor_stream;
+  if (v.stream_min_bytes < 0)
+    return bad("cluster.stream-min-bytes", cat("must be >= 0 (0: every tensor on the stream), got ", v.stream_min_bytes));
+  s.stream_min_bytes = static_cast<uint64_t>(v.stream_min_bytes);
   if (v.checkpoint_every_steps < 0)
     return bad("checkpoint.every-steps", cat("must be >= 0, got ", v.checkpoint_every_steps));
   if (!(v.checkpoint_every_seconds >= 0.0))

@@ -98,6 +98,7 @@ struct cluster_values {
   int slow_worker = -1;
   double slowdown = 1.0;
   bool tensor_stream = true;
+  int64_t stream_min_bytes = 1048576;
   // [security]
   bool tls = false;
   int64_t max_handshake_bytes = 65536;
@@ -192,6 +193,7 @@ struct cluster_settings : run_settings {
   double slowdown = 1.0;
   bool tls = false;                    ///< every connection is TLS with CA-signed certificates
   bool tensor_stream = true;           ///< cluster.tensor-stream: workers' tensors travel on a stream beside BASP
+  uint64_t stream_min_bytes = 1048576; ///< cluster.stream-min-bytes: smaller transfers stay inside their typed message
   uint32_t max_handshake_bytes = 65536; ///< largest BASP payload a peer may announce before its handshake
 };
 

@@ -11,6 +11,13 @@
 
 namespace actorps {
 
+uint64_t stream_bytes(const std::vector<variable_slice>& slices) {
+  uint64_t n = 0;
+  for (auto& s : slices)
+    n += payload_bytes(s.data);
+  return n;
+}
+
 caf::expected<outgoing_tensors> outgoing_tensors::detach(std::vector<variable_slice>& slices) {
   outgoing_tensors out;
   out.tensors_.reserve(slices.size());

@@ -70,6 +70,17 @@ private:
   std::vector<std::vector<char>> encoded_;
 };
 
+/// How much a stream carries: the most one transfer may (a receiver refuses more), and the
+/// least worth a stream at all (smaller transfers travel inside their typed message, as over
+/// BASP: a frame costs a wake-up of the receiving node's network thread and its actor).
+struct stream_limits {
+  uint64_t max_transfer_bytes = 0;
+  uint64_t min_stream_bytes = 0;
+};
+
+/// Payload bytes of slices' tensors as frames (raw fp32: 4 per value; encoded: their wire size).
+uint64_t stream_bytes(const std::vector<variable_slice>& slices);
+
 /// The first frame of a stream (transfer 0, index 0): the token of the gateway's offer.
 constexpr uint64_t stream_hello_transfer = 0;
 

@@ -73,7 +73,10 @@ struct stream_pull_reply {
 
 /// A stream's socket -> its owner, on the same node: (stream_atom, stream_note).
 struct stream_note {
-  enum class kind : uint8_t { received = 0, closed = 1, accepted = 2 };
+  /// received, closed: from the stream; accepted: a connection arrived (to the gateway), or the
+  /// gateway hands it to its session; expired: to the gateway itself, a connection's deadline
+  /// for its first frame passed.
+  enum class kind : uint8_t { received = 0, closed = 1, accepted = 2, expired = 3 };
   kind what = kind::received;
   uint64_t link = 0;     ///< the stream (the owner's number for it)
   uint64_t transfer = 0; ///< received: the transfer now complete

@@ -94,7 +94,7 @@ resource_container_actor spawn_shard(caf::actor_system& sys, const cluster_setti
                            {"actorps_shard_bytes_out_total", "shard/bytes_out_per_sec"}},
                           "actorps_shard_version");
   return make_resource_container(sys, {i, cluster.startup_timeout, cluster.request_timeout, cluster.keep_alive,
-                                       std::move(observed), std::move(streams), max_stream_transfer_bytes(cluster)});
+                                       std::move(observed), std::move(streams), stream_limits_of(cluster)});
 }
 
 // Reaches a restarted peer at `at`, retrying for cluster.connect-timeout. For a moment after a

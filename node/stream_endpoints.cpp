@@ -98,14 +98,14 @@ caf::expected<int> connect_tcp(const std::string& host, uint16_t port, std::chro
 
 } // namespace
 
-uint64_t max_stream_transfer_bytes(const cluster_settings& cluster) {
-  return 2 * uint64_t{cluster.max_slice_floats} * sizeof(float) + (uint64_t{1} << 20);
+stream_limits stream_limits_of(const cluster_settings& cluster) {
+  return {2 * uint64_t{cluster.max_slice_floats} * sizeof(float) + (uint64_t{1} << 20), cluster.stream_min_bytes};
 }
 
 stream_listen stream_port_at(caf::actor_system& sys, const cluster_settings& cluster, uint32_t index) {
   const std::string host = cluster.ps[index].host;
   const bool tls = cluster.tls;
-  const uint64_t cap = max_stream_transfer_bytes(cluster);
+  const uint64_t cap = stream_limits_of(cluster).max_transfer_bytes;
   return [&sys, host, tls, cap](stream_accept accepted) -> caf::expected<std::shared_ptr<stream_port>> {
     auto port = tensor_stream_listener::start(sys, host, 0, [&sys, tls, cap, accepted](int fd, std::string peer) {
       accepted(opener_of(sys, fd, peer, tls, stream_tls::role::server, cap), peer);
@@ -133,11 +133,11 @@ caf::expected<parameter_shard_actor> open_shard_link(caf::actor_system& sys, con
   auto fd = connect_tcp(cluster.ps[s].host, offer->port, cluster.connect_timeout);
   if (!fd)
     return failed("connecting", fd.error());
-  const uint64_t cap = max_stream_transfer_bytes(cluster);
+  const uint64_t cap = stream_limits_of(cluster).max_transfer_bytes;
   auto link = make_shard_link(sys, {s, remote, *offer,
                                     opener_of(sys, *fd, cat("shard ", s, " (", cluster.ps[s].host, ":", offer->port, ")"),
                                               cluster.tls, stream_tls::role::client, cap),
-                                    cluster.request_timeout, cap});
+                                    cluster.request_timeout, stream_limits_of(cluster)});
   caf::error acked = caf::make_error(errc::timeout, "no answer");
   self->request(caf::actor_cast<stream_session_actor>(offer->session), cluster.connect_timeout, stream_atom_v,
                 offer->token)

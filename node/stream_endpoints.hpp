@@ -7,6 +7,7 @@
 #include "actors/parameter_shard.hpp"
 #include "config/cluster_options.hpp"
 #include "control/stream_connection.hpp"
+#include "control/stream_transfer.hpp"
 
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
@@ -16,9 +17,10 @@
 
 namespace actorps {
 
-/// The most one stream transfer may carry: a message's worth of values
-/// (cluster.max-message-bytes), doubled for sparse encodings' indices.
-uint64_t max_stream_transfer_bytes(const cluster_settings& cluster);
+/// What a stream transfer may carry: at most a message's worth of values
+/// (cluster.max-message-bytes), doubled for sparse encodings' indices; at least
+/// cluster.stream-min-bytes (smaller ones travel inside their typed message).
+stream_limits stream_limits_of(const cluster_settings& cluster);
 
 /// Opens the stream port of ps node `index` at its cluster.ps host (any free port).
 stream_listen stream_port_at(caf::actor_system& sys, const cluster_settings& cluster, uint32_t index);

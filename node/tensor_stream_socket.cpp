@@ -143,8 +143,7 @@ void tensor_stream_socket::send(uint64_t transfer, uint32_t index, const void* d
     if (!self->open_)
       return;
     self->out_.push_back({make_stream_frame(transfer, index, data, bytes), transfer, index, nullptr});
-    if (!self->tls_ || self->tls_->established())
-      self->want_writes();
+    self->flush();
   });
 }
 
@@ -165,8 +164,7 @@ void tensor_stream_socket::send_all(uint64_t transfer, std::vector<stream_piece>
       return;
     for (uint32_t i = 0; i < pieces.size(); ++i)
       self->out_.push_back({make_stream_frame(transfer, i, pieces[i].data, pieces[i].bytes), transfer, i, keep});
-    if (!self->tls_ || self->tls_->established())
-      self->want_writes();
+    self->flush();
   });
 }
 
@@ -225,6 +223,17 @@ void tensor_stream_socket::read_some() {
         on_event_({stream_event::kind::received, **done, 0, caf::none});
     }
   }
+}
+
+// Writes what the socket takes now (saving a trip through the multiplexer's poll); waits for it
+// to become writable for the rest. Under TLS nothing goes before the handshake completed.
+void tensor_stream_socket::flush() {
+  if (tls_ && !tls_->established())
+    return;
+  if (!registered_write_)
+    write_some();
+  if (open_ && !out_.empty())
+    want_writes();
 }
 
 void tensor_stream_socket::write_some() {

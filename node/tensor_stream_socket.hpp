@@ -87,6 +87,7 @@ private:
   ssize_t transmit(const outgoing& o);      // bytes written; < 0: nothing now (or failed)
   void read_some();
   void write_some();
+  void flush();
   void fail(caf::error err);
   void lost(const char* direction, const std::string& why); // the connection broke (peer_unreachable)
 

@@ -57,13 +57,14 @@ struct stream_fixture {
   resource_container_actor container;
   caf::scoped_actor self{sys};
 
-  explicit stream_fixture(bool with_tls = false) : tls(with_tls), cfg(with_tls) {
+  explicit stream_fixture(bool with_tls = false, uint64_t min_stream_bytes = 0) : tls(with_tls), cfg(with_tls) {
     cluster.ps = {endpoint{"127.0.0.1", 0}};
+    cluster.stream_min_bytes = min_stream_bytes; // (0: every tensor as frames)
     cluster.request_timeout = 10s;
     cluster.connect_timeout = 10s;
     cluster.tls = tls;
     container = make_resource_container(sys, {0, 0ms, 10s, false, nullptr, stream_port_at(sys, cluster, 0),
-                                              max_stream_transfer_bytes(cluster)});
+                                              stream_limits_of(cluster)});
     shard_setup s;
     s.plan = make_placement({{"w", 1, values}, {"b", 1, 3}}, 1, placement_strategy::round_robin);
     s.optimizer = {"sgd", 1.0f};
@@ -147,6 +148,11 @@ struct plain_fixture : stream_fixture {
 
 struct tls_fixture : stream_fixture {
   tls_fixture() : stream_fixture(true) {}
+};
+
+// Transfers below 2 MiB travel inside their typed messages (cluster.stream-min-bytes).
+struct inline_fixture : stream_fixture {
+  inline_fixture() : stream_fixture(false, 2 << 20) {}
 };
 
 } // namespace
@@ -243,6 +249,29 @@ BOOST_FIXTURE_TEST_CASE(the_link_ends_with_the_shard, plain_fixture) {
   bool down = false;
   self->receive([&](caf::down_msg&) { down = true; }, caf::after(10s) >> [] {});
   BOOST_TEST(down);
+}
+
+BOOST_FIXTURE_TEST_CASE(transfers_below_stream_min_bytes_travel_inside_their_messages_alike, inline_fixture) {
+  auto l = link();
+  const auto before = direct_values();
+  auto pushed = ask<push_reply>(l, push_atom_v, push_of(0.25f)); // (1.2 MB: inside the message, its reply too)
+  BOOST_REQUIRE_MESSAGE(pushed, test::error_text(pushed));
+  const auto after = direct_values();
+  BOOST_TEST(after[5] == before[5] - 0.25f);
+  BOOST_TEST((pushed->values.at(0).data.to_vector() == after));
+  auto pulled = ask<pull_reply>(l, pull_atom_v, pull_request{0, {{0, 0, values}, {1, 0, 3}}, false, ""});
+  BOOST_REQUIRE_MESSAGE(pulled, test::error_text(pulled));
+  BOOST_TEST((pulled->slices[0].data.to_vector() == after));
+  BOOST_TEST((pulled->slices[1].data == std::vector<float>{1.0f, 2.0f, 3.0f}));
+  // the link's own threshold may differ from the session's: a reply it expected as frames that
+  // comes inside the message withdraws the announcement, and the stream stays in step
+  auto eager = cluster;
+  eager.stream_min_bytes = 0;
+  auto mixed = open_shard_link(sys, eager, caf::actor_cast<parameter_shard_actor>(container), 0, 0, "worker 0");
+  BOOST_REQUIRE_MESSAGE(mixed, test::error_text(mixed));
+  for (int round = 0; round < 3; ++round)
+    BOOST_TEST((ask<pull_reply>(*mixed, pull_atom_v, pull_request{0, {{0, 0, values}}, false, ""})->slices.at(0).data.to_vector()
+                == after));
 }
 
 BOOST_FIXTURE_TEST_CASE(members_pull_and_push_over_tls_and_plain_tcp_is_refused, tls_fixture) {
