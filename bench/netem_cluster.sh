@@ -7,7 +7,8 @@
 # and of the values' changes (topk-both) on each link and prints examples/s, tensor bytes per
 # step and test accuracy, with the ratios to fp32 measured in this run. fp32-onepush is fp32
 # with cluster.push-bucket-bytes = 0 (one push per shard after backprop: no overlap); topk-mc
-# is topk with cluster.momentum-correction.
+# is topk with cluster.momentum-correction; fp32-tls is fp32 with every connection over TLS
+# (local-cluster.sh --tls).
 #
 #   sudo bench/netem_cluster.sh [--steps N] [--rates "1gbit 10gbit"] [--delay 0.1ms] [--topk-ratio R]
 #                               [--settings "fp32 fp32-onepush bf16 topk topk-both"] [--results FILE]
@@ -113,6 +114,7 @@ for rate in $rates; do
   for setting in $settings; do
     case "$setting" in
       fp32) opts=(--cluster.wire-precision='"fp32"') ;;
+      fp32-tls) opts=(--cluster.wire-precision='"fp32"') ;; # (and every connection over TLS, below)
       fp32-onepush) opts=(--cluster.wire-precision='"fp32"' --cluster.push-bucket-bytes=0) ;;
       bf16) opts=(--cluster.wire-precision='"bf16"') ;;
       fp16) opts=(--cluster.wire-precision='"fp16"') ;;
@@ -120,10 +122,12 @@ for rate in $rates; do
       topk-mc) opts=(--cluster.gradient-compression='"topk"' --cluster.topk-ratio="$topk_ratio" --cluster.momentum-correction) ;;
       topk-both) opts=(--cluster.gradient-compression='"topk"' --cluster.value-compression='"topk"'
                        --cluster.topk-ratio="$topk_ratio") ;;
-      *) echo "netem_cluster: unknown setting '$setting' (fp32, fp32-onepush, bf16, fp16, topk, topk-mc, topk-both)" >&2; exit 2 ;;
+      *) echo "netem_cluster: unknown setting '$setting' (fp32, fp32-tls, fp32-onepush, bf16, fp16, topk, topk-mc, topk-both)" >&2; exit 2 ;;
     esac
+    secure=()
+    [[ $setting == fp32-tls ]] && secure=(--tls)
     name="$rate-$setting"
-    if ! scripts/local-cluster.sh --ps 1 --workers 2 --name "$name" --run-dir "$tmp" "${where[@]}" --deadline 900 -- --train.max-steps="$steps" --train.progress-every=100000 \
+    if ! scripts/local-cluster.sh --ps 1 --workers 2 --name "$name" --run-dir "$tmp" "${where[@]}" "${secure[@]}" --deadline 900 -- --train.max-steps="$steps" --train.progress-every=100000 \
          --compute.device=cpu "${opts[@]}" "${extra[@]}" > "$tmp/$name.log" 2>&1; then
       echo "netem_cluster: the $setting run failed; its log:" >&2
       tail -n 20 "$tmp/$name.log" >&2

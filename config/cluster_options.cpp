@@ -87,6 +87,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.max_message_bytes, "max-message-bytes", "largest tensor payload of one message")
     .add(v.tensor_stream, "tensor-stream", "workers' pulls and pushes carry their tensors on a stream beside the typed messages (a ps node's second port), not inside them; off: everything over BASP")
     .add(v.stream_min_bytes, "stream-min-bytes", "tensor-stream: a pull's or push's tensors of fewer bytes than this travel inside its typed message (a frame costs each node a thread wake-up); 0: every tensor on the stream")
+    .add(v.stream_port_offset, "stream-port-offset", "tensor-stream: a ps node listens for streams at its cluster.ps port plus this (for firewalls and pod specs); 0: any free port, offered to the workers over BASP")
     .add(v.push_bucket_bytes, "push-bucket-bytes", "workers push a step's gradients in parts of about this many bytes as backprop completes them, overlapping the rest of backprop (0: one push per shard after backprop)")
     .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it")
     .add(v.stall_warn, "stall-warn", "the chief logs whom it waits for after this long without a global step (0s: off)")
@@ -351,6 +352,12 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.stream_min_bytes < 0)
     return bad("cluster.stream-min-bytes", cat("must be >= 0 (0: every tensor on the stream), got ", v.stream_min_bytes));
   s.stream_min_bytes = static_cast<uint64_t>(v.stream_min_bytes);
+  if (v.stream_port_offset < 0 || v.stream_port_offset > 65535)
+    return bad("cluster.stream-port-offset", cat("must be in [0, 65535] (0: any free port), got ", v.stream_port_offset));
+  for (auto& ep : s.ps)
+    if (v.stream_port_offset > 0 && ep.port + v.stream_port_offset > 65535)
+      return bad("cluster.stream-port-offset", cat("puts the stream port of the ps node at ", ep.str(), " above 65535"));
+  s.stream_port_offset = static_cast<uint16_t>(v.stream_port_offset);
   if (v.checkpoint_every_steps < 0)
     return bad("checkpoint.every-steps", cat("must be >= 0, got ", v.checkpoint_every_steps));
   if (!(v.checkpoint_every_seconds >= 0.0))

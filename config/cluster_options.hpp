@@ -99,6 +99,7 @@ struct cluster_values {
   double slowdown = 1.0;
   bool tensor_stream = true;
   int64_t stream_min_bytes = 1048576;
+  int64_t stream_port_offset = 0;
   // [security]
   bool tls = false;
   int64_t max_handshake_bytes = 65536;
@@ -194,6 +195,7 @@ struct cluster_settings : run_settings {
   bool tls = false;                    ///< every connection is TLS with CA-signed certificates
   bool tensor_stream = true;           ///< cluster.tensor-stream: workers' tensors travel on a stream beside BASP
   uint64_t stream_min_bytes = 1048576; ///< cluster.stream-min-bytes: smaller transfers stay inside their typed message
+  uint16_t stream_port_offset = 0;     ///< cluster.stream-port-offset: a ps node's stream port is its port + this (0: any free one)
   uint32_t max_handshake_bytes = 65536; ///< largest BASP payload a peer may announce before its handshake
 };
 

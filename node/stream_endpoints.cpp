@@ -104,10 +104,11 @@ stream_limits stream_limits_of(const cluster_settings& cluster) {
 
 stream_listen stream_port_at(caf::actor_system& sys, const cluster_settings& cluster, uint32_t index) {
   const std::string host = cluster.ps[index].host;
+  const uint16_t at = cluster.stream_port_offset > 0 ? static_cast<uint16_t>(cluster.ps[index].port + cluster.stream_port_offset) : 0;
   const bool tls = cluster.tls;
   const uint64_t cap = stream_limits_of(cluster).max_transfer_bytes;
-  return [&sys, host, tls, cap](stream_accept accepted) -> caf::expected<std::shared_ptr<stream_port>> {
-    auto port = tensor_stream_listener::start(sys, host, 0, [&sys, tls, cap, accepted](int fd, std::string peer) {
+  return [&sys, host, at, tls, cap](stream_accept accepted) -> caf::expected<std::shared_ptr<stream_port>> {
+    auto port = tensor_stream_listener::start(sys, host, at, [&sys, tls, cap, accepted](int fd, std::string peer) {
       accepted(opener_of(sys, fd, peer, tls, stream_tls::role::server, cap), peer);
     });
     if (!port)

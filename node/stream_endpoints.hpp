@@ -22,7 +22,8 @@ namespace actorps {
 /// cluster.stream-min-bytes (smaller ones travel inside their typed message).
 stream_limits stream_limits_of(const cluster_settings& cluster);
 
-/// Opens the stream port of ps node `index` at its cluster.ps host (any free port).
+/// Opens the stream port of ps node `index` at its cluster.ps host: its port plus
+/// cluster.stream-port-offset, or any free port (offset 0).
 stream_listen stream_port_at(caf::actor_system& sys, const cluster_settings& cluster, uint32_t index);
 
 /// Replaces shard s's handle by a link over a tensor stream for worker `worker`; errors name

@@ -92,6 +92,11 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
          "cluster.topk-warmup-steps must be >= 0 (0: no warm-up), got -1");
   expect([](cluster_values& v) { v.push_bucket_bytes = -1; },
          "cluster.push-bucket-bytes must be >= 0 (0: one push after backprop), got -1");
+  expect([](cluster_values& v) { v.stream_min_bytes = -1; },
+         "cluster.stream-min-bytes must be >= 0 (0: every tensor on the stream), got -1");
+  expect([](cluster_values& v) { v.stream_port_offset = 70000; },
+         "cluster.stream-port-offset must be in [0, 65535] (0: any free port), got 70000");
+  expect([](cluster_values& v) { v.stream_port_offset = 65000; }, "cluster.stream-port-offset puts the stream port of the ps node at ");
 }
 
 BOOST_AUTO_TEST_CASE(momentum_correction_moves_the_momentum_to_the_workers) {
