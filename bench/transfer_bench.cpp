@@ -5,7 +5,7 @@
 // bytes and the stream's frames alone (node/tensor_stream_socket), measured in one run on
 // 127.0.0.1; then the 16-bit wire conversions (encode, decode,
 // round) of the same 1 MiB of floats against a memcpy of it, on one thread.
-//   actorps-bench-transfer [seconds-per-measurement=3]
+//   actorps-bench-transfer [seconds-per-measurement=3]   (BENCH_BYTES=N: N bytes each way instead)
 #include "actors/parameter_shard.hpp"
 #include "common/memory_policy.hpp"
 #include "actors/resource_container.hpp"

@@ -1,5 +1,5 @@
-// The tensor stream's protocol as a plain instance, no socket (issue 33's first brick, not yet
-// on the wire: no actor uses it): frames that carry only tensor bytes beside the typed
+// The tensor stream's protocol as a plain instance, no socket (node/tensor_stream_socket runs it
+// on a connection): frames that carry only tensor bytes beside the typed
 // messages, and the receiver's ledger of announced transfers, which decides from a frame's
 // 24-byte header alone where its bytes go (straight into the announced destination) or refuses
 // the frame by name before anything is allocated or written. The socket's owner feeds it headers

@@ -1,6 +1,6 @@
-// One end of a tensor stream's connection inside CAF's middleman (issue 33's second brick, not yet
-// used by the shard or the workers): an event handler in the middleman's multiplexer that writes
-// frames with writev from the tensors where they lie, and reads each payload with recv straight
+// One end of a tensor stream's connection inside CAF's middleman (a worker's ShardLink and a ps
+// node's StreamSession each hold one): an event handler in the middleman's multiplexer that writes
+// frames with sendmsg from the tensors where they lie (at once where the socket takes them), and reads each payload with recv straight
 // into the destination its header was announced for (control/tensor_stream decides, and refuses
 // a bad frame before a byte of it is stored). Every call may come from any thread: the work runs
 // on the multiplexer's thread, and so do the callbacks.
