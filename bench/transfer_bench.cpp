@@ -12,6 +12,7 @@
 #include "messages/register.hpp"
 #include "node/caf_defaults.hpp"
 #include "node/connect.hpp"
+#include "node/multiplexer_call.hpp"
 #include "node/stream_endpoints.hpp"
 #include "node/tensor_stream_socket.hpp"
 #include "wire/precision.hpp"
@@ -374,6 +375,7 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
   if (stream)
     caf::anon_send_exit(*shard, caf::exit_reason::user_shutdown);
   ::waitpid(child, nullptr, 0);
+  close_stream_handlers(sys);
   if (!ok) {
     std::fprintf(stderr, "a push or pull failed\n");
     std::exit(1);
@@ -427,7 +429,7 @@ int main(int argc, char** argv) {
   std::system(("rm -rf " + certs).c_str());
   auto mib = [](double rounds) { return rounds * payload / double(1 << 20); };
   auto row = [&](const char* what, double rounds) { std::printf("%-44s %10.0f %16.0f\n", what, rounds, mib(rounds)); };
-  std::printf("1 MiB each way between two processes on 127.0.0.1, %.0f s per measurement\n", seconds);
+  std::printf("%zu KiB each way between two processes on 127.0.0.1, %.0f s per measurement\n", payload / 1024, seconds);
   std::printf("%-44s %10s %16s\n", "", "rounds/s", "MiB/s each way");
   row("raw TCP echo", tcp);
   row("tensor-stream frames alone, push + pull", stream);

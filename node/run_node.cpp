@@ -14,6 +14,7 @@
 #include "common/log.hpp"
 #include "node/connect.hpp"
 #include "node/node_telemetry.hpp"
+#include "node/multiplexer_call.hpp"
 #include "node/stream_endpoints.hpp"
 #include "node/sigterm_watch.hpp"
 
@@ -416,15 +417,17 @@ int run_node(caf::actor_system& sys, const train_settings& train, const cluster_
   auto observers = node_telemetry::start(train, cluster); // (a port that cannot be had: refused before anything else)
   if (!observers)
     return report_failure(to_string(cluster.role), observers.error());
+  int rc = 1;
   switch (cluster.role) {
-    case node_role::ps: return run_ps(sys, cluster, **observers);
+    case node_role::ps: rc = run_ps(sys, cluster, **observers); break;
     case node_role::chief:
-    case node_role::chief_worker: return run_chief(sys, train, cluster, **observers);
-    case node_role::worker: return run_worker(sys, train, cluster, **observers);
-    case node_role::local: return run_local(sys, train, cluster, **observers);
-    case node_role::scopes: return run_scopes(sys, cluster);
+    case node_role::chief_worker: rc = run_chief(sys, train, cluster, **observers); break;
+    case node_role::worker: rc = run_worker(sys, train, cluster, **observers); break;
+    case node_role::local: rc = run_local(sys, train, cluster, **observers); break;
+    case node_role::scopes: rc = run_scopes(sys, cluster); break;
   }
-  return 1;
+  close_stream_handlers(sys); // (before the actor system ends: node/multiplexer_call.hpp)
+  return rc;
 }
 
 } // namespace actorps

@@ -4,6 +4,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "node/multiplexer_call.hpp"
 
 #include <caf/io/middleman.hpp>
 #include <caf/io/network/default_multiplexer.hpp>
@@ -80,6 +81,10 @@ tensor_stream_listener::start(caf::actor_system& sys, const std::string& host, u
                                                       : ntohs(reinterpret_cast<sockaddr_in&>(bound).sin_port);
   auto& mpx = static_cast<default_multiplexer&>(sys.middleman().backend());
   auto l = std::make_shared<tensor_stream_listener>(mpx, fd, actual, std::move(accepted));
+  track_stream_handler(mpx, l, [weak = std::weak_ptr<tensor_stream_listener>(l)] {
+    if (auto live = weak.lock())
+      live->close();
+  });
   mpx.dispatch([l] {
     l->self_ = l;
     l->activate();
@@ -107,8 +112,10 @@ void tensor_stream_listener::handle_event(operation op) {
   }
 }
 
-void tensor_stream_listener::close() {
-  backend().dispatch([self = shared_from_this()] { self->stop(); });
+void tensor_stream_listener::close() { // (waits, once: see node/multiplexer_call.hpp)
+  if (closing_.exchange(true))
+    return;
+  run_on_multiplexer(backend(), [self = shared_from_this()] { self->stop(); });
 }
 
 void tensor_stream_listener::graceful_shutdown() {

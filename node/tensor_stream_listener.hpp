@@ -9,6 +9,7 @@
 #include <caf/expected.hpp>
 #include <caf/io/network/event_handler.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -46,6 +47,7 @@ private:
   uint16_t port_;
   accept_fn accepted_;
   bool open_ = true;
+  std::atomic<bool> closing_{false}; // close() was called (it runs once)
   std::shared_ptr<tensor_stream_listener> self_; // keeps this alive while the loop holds it
 };
 

@@ -6,6 +6,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "node/multiplexer_call.hpp"
 
 #include <caf/io/middleman.hpp>
 #include <caf/io/network/default_multiplexer.hpp>
@@ -27,6 +28,10 @@ std::shared_ptr<tensor_stream_socket> tensor_stream_socket::start(caf::actor_sys
   auto& mpx = static_cast<default_multiplexer&>(sys.middleman().backend());
   auto s = std::make_shared<tensor_stream_socket>(mpx, fd, std::move(peer), max_pending_bytes, std::move(on_event),
                                                   unannounced, std::move(tls));
+  track_stream_handler(mpx, s, [weak = std::weak_ptr<tensor_stream_socket>(s)] {
+    if (auto live = weak.lock())
+      live->close();
+  });
   mpx.dispatch([s] {
     s->watch_reads();
     if (s->tls_)
@@ -168,8 +173,10 @@ void tensor_stream_socket::send_all(uint64_t transfer, std::vector<stream_piece>
   });
 }
 
-void tensor_stream_socket::close() {
-  backend().dispatch([self = shared_from_this()] { self->fail(caf::none); });
+void tensor_stream_socket::close() { // (waits, once: see node/multiplexer_call.hpp)
+  if (closing_.exchange(true))
+    return;
+  run_on_multiplexer(backend(), [self = shared_from_this()] { self->fail(caf::none); });
 }
 
 void tensor_stream_socket::graceful_shutdown() {

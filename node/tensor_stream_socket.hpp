@@ -14,6 +14,7 @@
 #include <caf/error.hpp>
 #include <caf/io/network/event_handler.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -106,6 +107,7 @@ private:
   size_t sent_ = 0; // bytes of out_.front() written (header first)
   bool registered_write_ = false;
   bool open_ = true;
+  std::atomic<bool> closing_{false}; // close() was called (it runs once)
   std::shared_ptr<tensor_stream_socket> self_; // keeps this alive while the loop holds it
 };
 

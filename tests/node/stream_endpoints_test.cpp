@@ -5,7 +5,12 @@
 // port (random bytes, a wrong token, plain TCP to a TLS port) are closed and the port keeps serving.
 #include "node/stream_endpoints.hpp"
 
+#include "node/multiplexer_call.hpp"
+#include "node/stream_tls.hpp"
+#include "node/tensor_stream_socket.hpp"
+
 #include "actors/resource_container.hpp"
+#include "actors/stream_session.hpp"
 #include "common/errc.hpp"
 #include "control/placement.hpp"
 #include "control/tensor_stream.hpp"
@@ -26,6 +31,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <future>
 #include <random>
 
 using namespace actorps;
@@ -78,6 +84,7 @@ struct stream_fixture {
 
   ~stream_fixture() {
     caf::anon_send_exit(container, caf::exit_reason::user_shutdown);
+    close_stream_handlers(sys);
   }
 
   template <class T, class Handle, class... Ts>
@@ -231,6 +238,47 @@ BOOST_FIXTURE_TEST_CASE(strangers_on_the_stream_port_are_closed_and_it_keeps_ser
   BOOST_TEST(ask<pull_reply>(l, pull_atom_v, pull_request{0, {{1, 0, 3}}, false, ""}).engaged());
 }
 
+// A member's push whose frames are cut short (its process died mid-transfer), or oversized, or
+// garbled: the session ends with the stream, the push fails, the shard's values are unchanged.
+BOOST_FIXTURE_TEST_CASE(a_members_cut_oversized_or_garbled_push_changes_nothing, plain_fixture) {
+  const auto before = direct_values();
+  for (int how : {0, 1, 2}) {
+    BOOST_TEST_CONTEXT((how == 0 ? "cut short" : how == 1 ? "oversized" : "garbled")) {
+      auto offer = ask<stream_offer>(container, stream_atom_v, uint32_t{0});
+      BOOST_REQUIRE(offer);
+      int fd = connect_raw(offer->port);
+      auto hello = make_stream_frame(0, 0, &offer->token, sizeof offer->token);
+      BOOST_REQUIRE(::send(fd, hello.header.data(), hello.header.size(), MSG_NOSIGNAL) > 0);
+      BOOST_REQUIRE(::send(fd, hello.data, hello.bytes, MSG_NOSIGNAL) > 0);
+      auto session = caf::actor_cast<stream_session_actor>(offer->session);
+      BOOST_REQUIRE(ask<bool>(session, stream_atom_v, offer->token));
+      // the typed push announces one raw tensor of every value; its frame then misbehaves
+      auto req = push_of(1.0f);
+      req.grads[0].data.values = float_vector{};
+      const uint32_t bytes = values * sizeof(float);
+      std::vector<float> grad(values, 1.0f);
+      auto answer = self->request(session, 20s, push_atom_v,
+                                  stream_push{offer->token, 1, req, {{stream_encoding::raw_fp32, uint32_t{values}, bytes}}, 0});
+      auto f = make_stream_frame(1, 0, grad.data(), how == 1 ? bytes + 4 : bytes);
+      if (how == 2)
+        f.header[0] = 'X';
+      BOOST_REQUIRE(::send(fd, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
+      BOOST_REQUIRE(::send(fd, f.data, how == 0 ? bytes / 2 : 64, MSG_NOSIGNAL) > 0);
+      if (how == 0)
+        ::shutdown(fd, SHUT_WR); // (the worker's process is gone)
+      bool failed = false;
+      answer.receive([&](stream_push_reply&) {}, [&](caf::error& err) {
+        failed = true;
+        BOOST_TEST_MESSAGE("refused: " << describe(err));
+      });
+      BOOST_TEST(failed);
+      BOOST_TEST(closed_by_peer(fd));
+      ::close(fd);
+    }
+  }
+  BOOST_TEST((direct_values() == before));
+}
+
 BOOST_FIXTURE_TEST_CASE(a_ps_node_without_streams_refuses_the_offer_by_name, plain_fixture) {
   auto plain = make_resource_container(sys, {0, 0ms, 10s, false, nullptr, nullptr, 0});
   auto l = open_shard_link(sys, cluster, caf::actor_cast<parameter_shard_actor>(plain), 0, 0, "worker 0");
@@ -286,6 +334,26 @@ BOOST_FIXTURE_TEST_CASE(members_pull_and_push_over_tls_and_plain_tcp_is_refused,
   BOOST_REQUIRE(::send(fd, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
   BOOST_TEST(closed_by_peer(fd));
   ::close(fd);
+  // a peer whose certificate another CA signed (it trusts the cluster's CA): refused at the handshake
+  const auto& c = test::test_certificates();
+  int intruder = connect_raw(stream_port());
+  auto tls = stream_tls::make({c.other + "/intruder.pem", c.other + "/intruder.key", c.cafile(), ""},
+                              stream_tls::role::client, intruder);
+  BOOST_REQUIRE(tls);
+  std::promise<caf::error> closed;
+  auto stranger = tensor_stream_socket::start(
+    sys, intruder, "shard 0", 1 << 20,
+    [&closed, done = false](const stream_event& e) mutable {
+      if (e.what == stream_event::kind::closed && !done) {
+        done = true;
+        closed.set_value(e.error);
+      }
+    },
+    unannounced_frames::refuse, std::move(*tls));
+  auto why = closed.get_future();
+  BOOST_REQUIRE(why.wait_for(10s) == std::future_status::ready);
+  const auto text = describe(why.get());
+  BOOST_TEST(text.find("TLS") != std::string::npos, text);
   BOOST_TEST(ask<pull_reply>(l, pull_atom_v, pull_request{0, {{1, 0, 3}}, false, ""}).engaged());
 }
 

@@ -4,6 +4,8 @@
 // naming them, the destination untouched; a peer that closes with nothing pending closes quietly.
 #include "node/tensor_stream_socket.hpp"
 
+#include "node/multiplexer_call.hpp"
+
 #include "common/errc.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/test_certificates.hpp"
@@ -107,6 +109,9 @@ std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
 struct fixture {
   mpx_config cfg;
   caf::actor_system sys{cfg};
+  ~fixture() {
+    close_stream_handlers(sys); // (a stream still in the loop would keep the multiplexer running)
+  }
 };
 
 // A stream on one end of a pair whose other end the test writes raw bytes to.
