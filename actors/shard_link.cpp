@@ -76,10 +76,7 @@ void begin(link_pointer self, exchanges<Reply>& table, uint64_t transfer, caf::t
            std::vector<stream_tensor> expected) {
   auto& x = table[transfer];
   x.rp = std::move(rp);
-  uint64_t bytes = 0;
-  for (auto& t : expected)
-    bytes += t.bytes;
-  if (expected.empty() || bytes < self->state.cfg.limits.min_stream_bytes) // (it comes inside the typed reply)
+  if (expected.empty() || frame_bytes(expected) < self->state.cfg.limits.min_stream_bytes) // (it comes inside the typed reply)
     return;
   auto in = incoming_tensors::prepare(expected, expected.size(), self->state.cfg.limits.max_transfer_bytes, peer_of(self));
   if (!in) // (too large to hold at once: announced when the reply says so, and refused then)
@@ -197,6 +194,24 @@ std::string form_key(const std::vector<stream_tensor>& tensors) {
   return key;
 }
 
+// A push's transfer id, and the id it promises for the next push of its form (0: none). A step's
+// parts repeat every step: a push takes an id promised for its form (its destinations are
+// announced on the ps node already) and promises one for the next. form "": no promise.
+std::pair<uint64_t, uint64_t> transfer_ids(link_state& st, const std::string& form) {
+  uint64_t transfer = 0;
+  if (auto it = form.empty() ? st.promised.end() : st.promised.find(form); it != st.promised.end()) {
+    transfer = it->second;
+    st.promised.erase(it);
+  } else {
+    transfer = st.next_transfer++;
+  }
+  if (form.empty())
+    return {transfer, 0};
+  const uint64_t next = st.next_transfer++;
+  st.promised.emplace(form, next);
+  return {transfer, next};
+}
+
 // The raw fp32 frames of `counts` values each.
 std::vector<stream_tensor> raw_frames(const std::vector<size_t>& counts) {
   std::vector<stream_tensor> out;
@@ -250,47 +265,26 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
       if (req.return_values && req.reply_precision == wire_precision::fp32 && req.reply_topk == 0.0)
         for (auto& g : req.grads)
           counts.push_back(g.data.values.size());
+      std::shared_ptr<outgoing_tensors> frames; // (none: small, the gradients go inside the typed message)
+      if (stream_bytes(req.grads) >= st.cfg.limits.min_stream_bytes) {
+        auto out = outgoing_tensors::detach(req.grads);
+        if (!out)
+          return std::move(out.error());
+        frames = std::make_shared<outgoing_tensors>(std::move(*out));
+      }
+      const auto [transfer, next] = transfer_ids(st, frames ? form_key(frames->tensors()) : std::string{});
       auto rp = self->make_response_promise<push_reply>();
-      if (stream_bytes(req.grads) < st.cfg.limits.min_stream_bytes) { // small: inside the typed message
-        const uint64_t transfer = st.next_transfer++;
-        begin(self, st.pushes, transfer, rp, raw_frames(counts));
-        self->request(st.session, st.cfg.request_timeout, push_atom_v,
-                      stream_push{st.cfg.offer.token, transfer, std::move(req), {}, 0})
-          .then(
-            [=](stream_push_reply& r) {
-              on_reply(self, self->state.pushes, transfer, std::move(r.reply), values_of, r.tensors);
-            },
-            [=](caf::error& err) { on_failed(self, self->state.pushes, transfer, std::move(err)); });
-        return rp;
-      }
-      auto out = outgoing_tensors::detach(req.grads);
-      if (!out)
-        return std::move(out.error());
-      // A step's parts repeat every step: this push takes an id promised for its form (its
-      // destinations are announced on the ps node already) and promises one for the next.
-      const std::string form = form_key(out->tensors());
-      uint64_t transfer = 0;
-      if (auto it = st.promised.find(form); it != st.promised.end()) {
-        transfer = it->second;
-        st.promised.erase(it);
-      } else {
-        transfer = st.next_transfer++;
-      }
-      uint64_t next = 0;
-      if (!form.empty()) {
-        next = st.next_transfer++;
-        st.promised.emplace(form, next);
-      }
       begin(self, st.pushes, transfer, rp, raw_frames(counts));
-      auto keep = std::make_shared<outgoing_tensors>(std::move(*out));
       self->request(st.session, st.cfg.request_timeout, push_atom_v,
-                    stream_push{st.cfg.offer.token, transfer, std::move(req), keep->tensors(), next})
+                    stream_push{st.cfg.offer.token, transfer, std::move(req),
+                                frames ? frames->tensors() : std::vector<stream_tensor>{}, next})
         .then(
           [=](stream_push_reply& r) {
             on_reply(self, self->state.pushes, transfer, std::move(r.reply), values_of, r.tensors);
           },
           [=](caf::error& err) { on_failed(self, self->state.pushes, transfer, std::move(err)); });
-      st.conn->send_all(transfer, keep->pieces(), keep); // (after the small typed message, not ahead of it)
+      if (frames) // (after the small typed message, not ahead of it)
+        st.conn->send_all(transfer, frames->pieces(), frames);
       return rp;
     },
     [=](stats_atom a) { return self->delegate(self->state.cfg.remote, a); },

@@ -40,13 +40,6 @@ struct standing_push {
 // transfers) leaves room for the pushes in flight.
 constexpr size_t max_standing = 64;
 
-uint64_t bytes_of(const std::vector<stream_tensor>& form) {
-  uint64_t n = 0;
-  for (auto& t : form)
-    n += t.bytes;
-  return n;
-}
-
 struct session_state {
   stream_session_config cfg;
   session_phase phase = session_phase::awaiting_stream;
@@ -101,9 +94,9 @@ void stand_for(session_pointer self, uint64_t id, const std::vector<stream_tenso
                                [](const stream_tensor& t) { return t.encoding == stream_encoding::raw_fp32; });
   uint64_t held = 0;
   for (auto& [other, s] : st.standing)
-    held += bytes_of(s.form);
+    held += frame_bytes(s.form);
   if (!raw || form.empty() || id == stream_hello_transfer || st.standing.size() >= max_standing
-      || st.standing.count(id) > 0 || st.arriving.count(id) > 0 || held + bytes_of(form) > st.cfg.limits.max_transfer_bytes)
+      || st.standing.count(id) > 0 || st.arriving.count(id) > 0 || held + frame_bytes(form) > st.cfg.limits.max_transfer_bytes)
     return; // (its frames then wait for its push)
   auto in = incoming_tensors::prepare(form, slices, st.cfg.limits.max_transfer_bytes, st.peer);
   if (!in)
@@ -128,6 +121,16 @@ void end(session_pointer self, caf::error why, bool say = true) {
   if (why && say)
     log_line(st.tag, describe(why));
   self->quit(std::move(why));
+}
+
+// A push's frames and its typed request are both here: its gradients go into the request, which
+// goes to the container.
+void complete_push(session_pointer self, uint64_t transfer, arriving_push p) {
+  if (auto err = p.tensors.attach(p.request.grads, self->state.peer)) {
+    p.rp.deliver(err);
+    return end(self, std::move(err));
+  }
+  forward_push(self, transfer, std::move(p.request), p.rp);
 }
 
 stream_session_actor::behavior_type session_behavior(session_pointer self, stream_session_config cfg) {
@@ -161,15 +164,11 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
           end(self, err);
           return err;
         }
-        if (s.received) {
-          if (auto err = s.tensors.attach(msg.request.grads, st.peer)) {
-            end(self, err);
-            return err;
-          }
-          forward_push(self, msg.transfer, std::move(msg.request), rp);
-          return rp;
-        }
-        st.arriving[msg.transfer] = {std::move(s.tensors), std::move(msg.request), rp};
+        arriving_push p{std::move(s.tensors), std::move(msg.request), rp};
+        if (s.received)
+          complete_push(self, msg.transfer, std::move(p));
+        else
+          st.arriving[msg.transfer] = std::move(p);
         return rp;
       }
       if (msg.tensors.empty()) { // small: the gradients came inside the typed message
@@ -235,11 +234,7 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
             return;
           auto p = std::move(it->second);
           st.arriving.erase(it);
-          if (auto err = p.tensors.attach(p.request.grads, st.peer)) {
-            p.rp.deliver(err);
-            return end(self, std::move(err));
-          }
-          return forward_push(self, note.transfer, std::move(p.request), p.rp);
+          return complete_push(self, note.transfer, std::move(p));
         }
         case stream_note::kind::expired:
           return;

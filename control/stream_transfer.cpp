@@ -59,11 +59,15 @@ std::vector<stream_piece> outgoing_tensors::pieces() const {
   return out;
 }
 
-uint64_t outgoing_tensors::bytes() const {
+uint64_t frame_bytes(const std::vector<stream_tensor>& tensors) {
   uint64_t n = 0;
-  for (auto& t : tensors_)
+  for (auto& t : tensors)
     n += t.bytes;
   return n;
+}
+
+uint64_t outgoing_tensors::bytes() const {
+  return frame_bytes(tensors_);
 }
 
 caf::expected<incoming_tensors> incoming_tensors::prepare(const std::vector<stream_tensor>& tensors, size_t slices,

@@ -78,6 +78,9 @@ struct stream_limits {
   uint64_t min_stream_bytes = 0;
 };
 
+/// Payload bytes of the frames described.
+uint64_t frame_bytes(const std::vector<stream_tensor>& tensors);
+
 /// Payload bytes of slices' tensors as frames (raw fp32: 4 per value; encoded: their wire size).
 uint64_t stream_bytes(const std::vector<variable_slice>& slices);
 

@@ -126,7 +126,7 @@ caf::expected<parameter_shard_actor> open_shard_link(caf::actor_system& sys, con
                                describe(err)));
   };
   caf::scoped_actor self{sys};
-  caf::expected<stream_offer> offer{caf::error{}};
+  caf::expected<stream_offer> offer{caf::make_error(errc::timeout, "no answer")};
   self->request(caf::actor_cast<resource_container_actor>(remote), cluster.request_timeout, stream_atom_v, worker)
     .receive([&](stream_offer& x) { offer = std::move(x); }, [&](caf::error& err) { offer = std::move(err); });
   if (!offer)
