@@ -2,14 +2,24 @@
 #include "compute/blas_kernels.hpp"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <unistd.h>
 
 extern "C" char* openblas_get_corename(void);
 
 namespace actorps {
+
+namespace {
+
+// Set by the process that restarts itself: the core it chose, read by the restarted process.
+constexpr const char* restart_marker = "ACTORPS_BLAS_RESTART";
+
+std::mutex note_mutex;
+std::string pending_note; // a failed restart's note (this process had no restart to inherit)
+
+} // namespace
 
 const char* blas_core_name() {
   return openblas_get_corename();
@@ -33,12 +43,29 @@ void reexec_with_better_blas(char** argv) {
   const char* core = better_blas_core();
   if (core == nullptr)
     return;
-  std::fprintf(stderr, "[blas] OpenBLAS chose its Prescott (SSE3) kernels on a CPU it does not know; "
-                       "restarting with OPENBLAS_CORETYPE=%s\n", core);
   ::setenv("OPENBLAS_CORETYPE", core, 1);
+  ::setenv(restart_marker, core, 1);
   ::execv("/proc/self/exe", argv);
-  std::fprintf(stderr, "[blas] restarting failed (%s); continuing with the Prescott kernels\n",
-               std::strerror(errno));
+  const std::string why = std::strerror(errno);
+  ::unsetenv("OPENBLAS_CORETYPE");
+  ::unsetenv(restart_marker);
+  std::lock_guard<std::mutex> guard{note_mutex};
+  pending_note = std::string{"OpenBLAS chose its Prescott (SSE3) kernels on a CPU it does not know; restarting with "
+                             "OPENBLAS_CORETYPE="} + core + " failed (" + why + "), so it runs them";
+}
+
+std::string take_blas_note() {
+  std::lock_guard<std::mutex> guard{note_mutex};
+  std::string note;
+  if (const char* core = std::getenv(restart_marker); core != nullptr) {
+    note = std::string{"OpenBLAS chose its Prescott (SSE3) kernels on a CPU it does not know; restarted with "
+                       "OPENBLAS_CORETYPE="} + core + " (OpenBLAS now runs " + blas_core_name() + ")";
+    ::unsetenv(restart_marker);
+  }
+  if (!pending_note.empty())
+    note = std::move(pending_note);
+  pending_note.clear();
+  return note;
 }
 
 } // namespace actorps

@@ -5,6 +5,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "compute/blas_kernels.hpp"
 #include "compute/cpu_backend.hpp"
 #include "compute/soft_placement.hpp"
 
@@ -77,6 +78,8 @@ caf::expected<std::unique_ptr<backend>> select_backend(const device_options& opt
   if (opts.cpu_threads < 1)
     return caf::make_error(errc::invalid_config,
                            cat("compute.threads must be >= 1, got ", opts.cpu_threads));
+  if (auto note = take_blas_note(); !note.empty()) // (once per process, in its log)
+    log_line(who, note);
   auto placed = [&](std::unique_ptr<backend> be) { return place_softly(std::move(be), opts.soft_placement, opts.cpu_threads, who); };
   if (opts.mode == device_mode::cpu)
     return placed(make_cpu_backend(opts.cpu_threads));

@@ -7,6 +7,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
+# only_log_lines_before_error <output>: whether the output is log lines ("[   1.234s] tag: ...")
+# followed by one "error: ..." line, nothing else (no line of a library's in front of the error,
+# such as OpenBLAS's kernel choice on a CPU it does not know: that goes in the log)
+only_log_lines_before_error() {
+  local body last
+  last=$(tail -n 1 <<< "$1")
+  body=$(head -n -1 <<< "$1")
+  [[ "$last" == "error: "* ]] || return 1
+  [[ -z "$body" ]] || ! grep -qvE '^\[ *[0-9]+\.[0-9]+s\] [^:]+: ' <<< "$body"
+}
+
 # expect_error <expected exit code> <text the error must contain> <args...>
 expect_error() {
   local want_rc=$1 want=$2
@@ -14,7 +25,7 @@ expect_error() {
   local out rc
   out=$("$bin" --train.run-dir="$tmp/runs" "$@" 2>&1)
   rc=$?
-  if [[ $rc -ne $want_rc ]] || [[ "$out" != *"$want"* ]]; then
+  if [[ $rc -ne $want_rc ]] || [[ "$out" != *"$want"* ]] || ! only_log_lines_before_error "$out"; then
     echo "FAIL: $* -> exit $rc (want $want_rc), output: $out (want: $want)"
     failures=$((failures + 1))
   else
@@ -80,6 +91,29 @@ for value in false true; do
     echo "ok: --train.tensorboard=$value -> event folder written: $written"
   fi
 done
+
+# A process that restarted itself for OpenBLAS's kernels (as on a CPU that OpenBLAS 0.3.21 does
+# not know, with no OPENBLAS_CORETYPE set) inherits ACTORPS_BLAS_RESTART: its error is still
+# the one line, and a run says it once in its log, never on the answer's stdout.
+out=$(ACTORPS_BLAS_RESTART=Haswell "$bin" --train.batch-sise=10 2>&1); rc=$?
+if [[ $rc -ne 2 || $(wc -l <<< "$out") -ne 1 || "$out" != "error: "* ]]; then
+  echo "FAIL: a restarted process's bad option -> exit $rc, output: $out (want one error line, exit 2)"
+  failures=$((failures + 1))
+else
+  echo "ok: a restarted process's bad option -> one line"
+fi
+ACTORPS_BLAS_RESTART=Haswell "$bin" --train.run-dir="$tmp/ok" --train.name=restarted --train.max-steps=5 \
+  --train.max-epochs=0 > "$tmp/restarted.out" 2> "$tmp/restarted.err"; rc=$?
+said=$(grep -c "restarted with OPENBLAS_CORETYPE=" "$tmp/restarted.err")
+strays=$(grep -cvE '^\[ *[0-9]+\.[0-9]+s\] [^:]+: ' "$tmp/restarted.err")
+if [[ $rc -ne 0 || $said -ne 1 || $strays -ne 0 || $(wc -l < "$tmp/restarted.out") -ne 1 ]] \
+   || ! grep -q '^test_accuracy=' "$tmp/restarted.out"; then
+  echo "FAIL: a restarted run -> exit $rc, the note $said time(s) (want 1), $strays stray line(s) in its log;" \
+       "stdout: $(cat "$tmp/restarted.out"); log: $(tail -c 600 "$tmp/restarted.err")"
+  failures=$((failures + 1))
+else
+  echo "ok: a restarted run says so once in its log: $(grep -o 'OpenBLAS chose.*' "$tmp/restarted.err")"
+fi
 
 echo "$failures failure(s)"
 [[ $failures -eq 0 ]]
