@@ -5,7 +5,8 @@
 // bytes and the stream's frames alone (node/tensor_stream_socket), measured in one run on
 // 127.0.0.1; then the 16-bit wire conversions (encode, decode,
 // round) of the same 1 MiB of floats against a memcpy of it, on one thread.
-//   actorps-bench-transfer [seconds-per-measurement=3]   (BENCH_BYTES=N: N bytes each way instead)
+//   actorps-bench-transfer [seconds-per-measurement=3]   (BENCH_BYTES=N: N bytes each way instead;
+//   BENCH_ONLY=stream: the plain shard-over-the-stream rows and raw TCP alone, e.g. under perf)
 #include "actors/parameter_shard.hpp"
 #include "common/memory_policy.hpp"
 #include "actors/resource_container.hpp"
@@ -321,7 +322,9 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
       }
       auto timeout = std::chrono::seconds(30);
       auto failed = [r](caf::error&) { r->ok = false; };
-      push_request push{0, 0, {{0, 0, {float_vector(n, 0.5f)}}}};
+      push_request push{0, 0, {}}; // (one gradient written, as a worker's; an initializer list would copy it)
+      push.grads.emplace_back();
+      push.grads.back().data = tensor_buffer{float_vector(n, 0.5f)};
       auto pull_then = [=](auto after) {
         self->request(shard, timeout, pull_atom_v, pull_request{0, {{0, 0, n}}})
           .then([=](const pull_reply& p) {
@@ -421,6 +424,11 @@ int main(int argc, char** argv) {
   }
   auto linked = shard_protocol(seconds, "", true);
   double tcp = raw_tcp(seconds);
+  if (const char* only = std::getenv("BENCH_ONLY"); only != nullptr && std::string{only} == "stream") {
+    std::printf("raw TCP echo %.0f rounds/s; shard over the stream %.0f sequential (%.2f), %.0f pipelined (%.2f)\n", tcp,
+                linked.sequential, linked.sequential / tcp, linked.pipelined, linked.pipelined / tcp);
+    return 0;
+  }
   double stream = tensor_stream(seconds, "");
   double tls_stream = tensor_stream(seconds, certs);
   auto shard = shard_protocol(seconds, "", false);
