@@ -13,9 +13,12 @@
 #     xception-mini, actorps-train vs PyTorch from the same initial values (actorps'
 #     initialisation, exported after one step at learning rate 0) and with its own initialisation;
 #  3. the async cluster (1 shard, 2 workers) vs the single process, the same STEPS steps,
-#     cifar10-tutorial and resnet20: examples/s and test accuracy.
+#     cifar10-tutorial and resnet20: examples/s and test accuracy;
+#  4. peak RSS of one training process, every preset at batch 50, the same MEM_STEPS steps
+#     (default 200) on Fashion-MNIST with a test evaluation at the end: actorps-train (and its
+#     backend's own peak) vs bench/torch_train.py train, and what `import torch` alone takes.
 # Usage: bench/presets_bench.sh [ROUNDS=2] [STEPS=1000] [DATA_DIR]   (after scripts/build.sh)
-# SECTIONS=13 runs only the sections listed (default 123); SEED=7 draws another initialisation and
+# SECTIONS=13 runs only the sections listed (default 1234); SEED=7 draws another initialisation and
 # batch order for section 2 (actorps' train.seed and PyTorch's seed; default 42 and 1);
 # ACCURACY=resnet20 limits section 2 to those presets; SCHEDULE=constant keeps section 2's rate
 # constant (default cosine).
@@ -24,7 +27,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:-2}
 steps=${2:-1000}
 data=${3:-/usr/share/datasets/fashion-mnist}
-sections=${SECTIONS:-123}
+sections=${SECTIONS:-1234}
 seed=${SEED:-}
 schedule=${SCHEDULE:-cosine}
 bin=build/bin
@@ -57,8 +60,9 @@ PY
 done
 fi
 
+wrap=() # (a command run_single runs actorps-train under: section 4's /usr/bin/time)
 run_single() { # NAME PRESET [options]: actorps-train for $steps steps, no evaluation until the end
-  "$bin/actorps-train" --model.preset="\"$2\"" --data.dir="\"$data\"" --train.max-steps="$steps" --train.max-epochs=0 \
+  "${wrap[@]}" "$bin/actorps-train" --model.preset="\"$2\"" --data.dir="\"$data\"" --train.max-steps="$steps" --train.max-epochs=0 \
     --train.eval-every-epochs=0 --train.patience=0 --train.batch-size=50 --compute.device='"cpu"' \
     --train.run-dir="$tmp" --train.name="$1" --train.progress-every=100000 "${@:3}" > "$tmp/$1.out" 2>&1 \
     || { echo "presets_bench: $1 failed"; tail -5 "$tmp/$1.out"; exit 1; }
@@ -105,4 +109,29 @@ print(f"  {p:18} single {a['examples_per_second']:6.0f} examples/s, test {a['fin
       f"{b['examples_per_second'] / a['examples_per_second']:.2f}x")
 PY
 done
+fi
+
+if [[ $sections == *4* ]]; then
+mem_steps=${MEM_STEPS:-200}
+echo "== 4. peak RSS of one training process, batch 50, $mem_steps steps + a test evaluation, 1 thread (MiB)"
+peak_kib() { /usr/bin/time -f "%M" -o "$tmp/peak" "$@" > "$tmp/peak.out" 2>&1 || { echo "presets_bench: $1 failed"; tail -5 "$tmp/peak.out"; exit 1; }; cat "$tmp/peak"; }
+wrap=(/usr/bin/time -f "%M" -o "$tmp/ours")
+torch_alone=$(peak_kib /usr/bin/python3 -c "import torch")
+echo "  import torch alone: $((torch_alone / 1024)) MiB"
+for p in reference cnn cifar10-tutorial resnet20 xception-mini; do
+  # (whole 28x28 images, no distortions: what the PyTorch twin trains on)
+  steps=$mem_steps run_single "mem-$p" "$p" --data.crop-size=0 --data.augment='"none"' --data.brightness=0 \
+    --data.contrast='"none"' --data.standardize='"none"'
+  ours=$(cat "$tmp/ours")
+  s=$tmp/mem-$p/summary.json
+  model=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(json.dumps({'input': [int(v) for v in s['input'].split('x')], 'layers': s['layers']}))" "$s")
+  theirs=$(peak_kib /usr/bin/python3 bench/torch_train.py train "$model" "$data" "$mem_steps" "$(field "$s" learning_rate)" 0.9)
+  python3 - "$p" "$ours" "$theirs" "$(field "$s" device_memory_peak_bytes)" <<'PY'
+import sys
+p, ours, theirs, device = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+print(f"  {p:18} actorps {ours / 1024:5.0f} (backend peak {device / 2**20:4.0f}), PyTorch {theirs / 1024:5.0f}: "
+      f"{ours / theirs:.2f}x (goal <= 1.0x)")
+PY
+done
+wrap=()
 fi

@@ -24,6 +24,14 @@ dataset dataset::slice(int first, int count) const {
   return out;
 }
 
+void dataset::drop_front(int count) {
+  auto px = static_cast<size_t>(cols);
+  images.erase(images.begin(), images.begin() + count * px);
+  labels.erase(labels.begin(), labels.begin() + count);
+  rows -= count;
+  max_label = labels.empty() ? 0 : static_cast<int>(*std::max_element(labels.begin(), labels.end()));
+}
+
 caf::expected<dataset> load_idx_images(const std::string& images_path) {
   auto images = read_idx(images_path);
   if (!images)
@@ -139,7 +147,8 @@ caf::expected<data_splits> split_validation(dataset train, dataset test, int val
                                "] for the ", train.rows, " training examples in ", dir));
   data_splits out;
   out.validation = train.slice(0, v);
-  out.train = train.slice(v, train.rows - v);
+  train.drop_front(v); // (in place: a copy of the training images would double the process's peak)
+  out.train = std::move(train);
   out.test = std::move(test);
   return out;
 }

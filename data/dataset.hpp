@@ -22,6 +22,10 @@ struct dataset {
 
   /// Returns examples [first, first + count) as a new dataset.
   dataset slice(int first, int count) const;
+
+  /// Removes examples [0, count) in place: what stays keeps its buffers (no second copy).
+  /// REQUIRES: 0 <= count <= rows.
+  void drop_front(int count);
 };
 
 /// How an image becomes a model input after the readers scale bytes to [0, 1]:

@@ -12,11 +12,25 @@
 
 namespace actorps {
 
+namespace {
+
+// Floats per example of every output of layers (a residual block's inner layers' too) from in.
+size_t activation_floats(const std::vector<layer_spec>& layers, image_shape in) {
+  size_t total = 0;
+  for (auto& l : layers) {
+    if (l.kind == layer_kind::residual)
+      total += activation_floats(l.body, in);
+    in = output_shape(l, in);
+    total += in.size();
+  }
+  return total;
+}
+
+} // namespace
+
 int evaluation_batch(const model_spec& spec) {
-  size_t widest = spec.input.size();
-  for (auto& shape : spec.output_shapes())
-    widest = std::max(widest, shape.size());
-  return static_cast<int>(std::clamp<size_t>((size_t{1} << 24) / widest, 50, 1000));
+  const size_t per_example = spec.input.size() + activation_floats(spec.layers, spec.input);
+  return static_cast<int>(std::clamp<size_t>((size_t{1} << 24) / per_example, 50, 1000));
 }
 
 network::network(backend& be, const model_spec& spec, int max_batch, uint64_t dropout_seed)

@@ -18,8 +18,9 @@
 
 namespace actorps {
 
-/// Returns the batch size evaluation uses for spec: 1,000 examples, fewer for models whose
-/// activations would need more than 64 MiB per layer at that size.
+/// Returns the batch size evaluation uses for spec: 1,000 examples, fewer (down to 50) for models
+/// whose activations, every layer's held at once (a network allocates them all), would need more
+/// than 64 MiB at that size.
 int evaluation_batch(const model_spec& spec);
 
 /// Threading: like its backend, used by one thread at a time.

@@ -49,6 +49,30 @@ BOOST_AUTO_TEST_CASE(loads_scales_and_splits_a_directory) {
   BOOST_TEST(custom->train.rows == 100);
 }
 
+// The training split is the loaded set less its first rows, in the same buffer: a copy of it
+// doubled the trainer's peak memory while both were alive (172 of 413 MB on Fashion-MNIST).
+BOOST_AUTO_TEST_CASE(the_training_split_keeps_the_loaded_buffer) {
+  actorps::dataset train;
+  train.rows = 6;
+  train.cols = 2;
+  train.shape = {1, 2, 1};
+  for (int i = 0; i < 6; ++i) {
+    train.images.insert(train.images.end(), {float(i), float(10 + i)});
+    train.labels.push_back(float(i % 3));
+  }
+  actorps::dataset test = train.slice(0, 2);
+  const float* buffer = train.images.data();
+  auto split = split_validation(std::move(train), std::move(test), 2, "mem");
+  BOOST_REQUIRE(split);
+  BOOST_TEST(split->train.images.data() == buffer);
+  BOOST_TEST(split->train.rows == 4);
+  BOOST_TEST(split->train.images == (std::vector<float>{2, 12, 3, 13, 4, 14, 5, 15}));
+  BOOST_TEST(split->train.labels == (std::vector<float>{2, 0, 1, 2}));
+  BOOST_TEST(split->train.max_label == 2);
+  BOOST_TEST(split->validation.rows == 2);
+  BOOST_TEST(split->validation.images == (std::vector<float>{0, 10, 1, 11}));
+}
+
 BOOST_AUTO_TEST_CASE(default_split_is_5000_of_60000) {
   BOOST_TEST(default_validation_size(60000) == 5000);
   BOOST_TEST(default_validation_size(12000) == 1000);

@@ -8,6 +8,7 @@
 #include "compute/cpu_backend.hpp"
 #include "compute/optimizer_rules.hpp"
 #include "model/init.hpp"
+#include "model/presets.hpp"
 #include "tests/support/helpers.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -316,6 +317,33 @@ BOOST_AUTO_TEST_CASE(evaluation_batches_shrink_for_large_activations) {
   int cnn = evaluation_batch(layers_model({28, 28, 1}, {"conv 3x3x32 relu", "maxpool 2", "dense 10"}));
   BOOST_TEST(cnn < 1000);
   BOOST_TEST(cnn * 28 * 28 * 32 <= (1 << 24));
+}
+
+// A network holds every layer's activations at once: the budget (64 MiB) is for all of them, a
+// residual block's inner layers included, not for the widest alone.
+BOOST_AUTO_TEST_CASE(evaluation_batches_budget_every_layer_at_once) {
+  const std::vector<std::string> one{"conv 3x3x32 relu", "dense 10"};
+  std::vector<std::string> deep(8, "conv 3x3x32 relu");
+  deep.push_back("dense 10");
+  const int shallow = evaluation_batch(layers_model({28, 28, 1}, one));
+  const int stacked = evaluation_batch(layers_model({28, 28, 1}, deep));
+  BOOST_TEST(stacked < shallow);
+  BOOST_TEST(static_cast<size_t>(stacked) * 8 * 28 * 28 * 32 <= (size_t{1} << 24));
+  const int block = evaluation_batch(layers_model({28, 28, 1}, {"conv 3x3x16 relu", "residual [conv 3x3x16, batchnorm relu, conv 3x3x16] relu", "dense 10"}));
+  BOOST_TEST(static_cast<size_t>(block) * 5 * 28 * 28 * 16 <= (size_t{1} << 24)); // the block's three inner outputs and its own
+  BOOST_TEST(evaluation_batch(layers_model({28, 28, 1}, deep)) >= 50); // (never below a training batch)
+}
+
+// The evaluator's network of the deepest preset stays within a few times the activations'
+// budget (it held 2.4 GB when the batch was sized by the widest layer alone).
+BOOST_AUTO_TEST_CASE(the_resnet20_evaluator_fits_a_few_hundred_mib) {
+  const model_preset* p = find_preset("resnet20");
+  BOOST_REQUIRE(p != nullptr);
+  auto spec = layers_model({28, 28, 1}, p->layers);
+  auto cpu = make_cpu_backend(1);
+  auto net = actorps::network::make(*cpu, spec, evaluation_batch(spec));
+  BOOST_REQUIRE(net);
+  BOOST_TEST(cpu->memory().in_use < (size_t{256} << 20), cpu->memory().in_use);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
