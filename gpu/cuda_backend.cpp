@@ -5,6 +5,7 @@
 #include "compute/op_errors.hpp"
 #include "gpu/batch_norm.cuh"
 #include "gpu/bias.cuh"
+#include "gpu/cublas_library.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_select.hpp"
 #include "gpu/elementwise.cuh"
@@ -66,12 +67,16 @@ public:
     if (auto err = to_error(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
                             "cudaStreamCreate"))
       return err;
-    if (auto err = to_error(cublasCreate(&blas_), "cublasCreate"))
+    auto blas = gpu::load_cublas(); // (the first backend of the process loads it)
+    if (!blas)
+      return std::move(blas.error());
+    cublas_ = *blas;
+    if (auto err = to_error(cublas_->create(&blas_), "cublasCreate"))
       return err;
-    if (auto err = to_error(cublasSetStream(blas_, stream_), "cublasSetStream"))
+    if (auto err = to_error(cublas_->set_stream(blas_, stream_), "cublasSetStream"))
       return err;
     // FP32 math, no TF32: results stay comparable with the CPU backend.
-    return to_error(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    return to_error(cublas_->set_math_mode(blas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   }
 
   ~cuda_backend() override {
@@ -79,7 +84,7 @@ public:
     if (block_ != nullptr)
       cudaFree(block_);
     if (blas_ != nullptr)
-      cublasDestroy(blas_);
+      cublas_->destroy(blas_);
     if (stream_ != nullptr)
       cudaStreamDestroy(stream_);
   }
@@ -153,9 +158,9 @@ public:
       return;
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
     const int k = inner_dimension(trans_a, a);
-    ACTORPS_CUDA_CHECK(cublasSgemm(blas_, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                   trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, c.cols, c.rows, k, &alpha,
-                                   b.data, b.cols, a.data, a.cols, &beta, c.data, c.cols));
+    errors_.record(to_error(cublas_->sgemm(blas_, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                           trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, c.cols, c.rows, k, &alpha,
+                                           b.data, b.cols, a.data, a.cols, &beta, c.data, c.cols), "cublasSgemm"));
   }
 
   void add_bias(matrix y, const float* bias) override {
@@ -334,6 +339,7 @@ private:
   std::optional<memory_arena> arena_; // fraction: who holds which part of block_
   memory_meter meter_;
   cudaStream_t stream_ = nullptr;
+  const gpu::cublas_functions* cublas_ = nullptr; // (set before blas_)
   cublasHandle_t blas_ = nullptr;
   buffer scratch_;
   op_errors errors_;

@@ -4,6 +4,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "gpu/cublas_library.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -22,7 +23,9 @@ inline caf::error to_error(cudaError_t status, const char* what) {
 inline caf::error to_error(cublasStatus_t status, const char* what) {
   if (status == CUBLAS_STATUS_SUCCESS)
     return caf::none;
-  return caf::make_error(errc::device_error, cat(what, ": ", cublasGetStatusString(status)));
+  const auto* blas = loaded_cublas(); // (a status comes from a loaded cuBLAS)
+  return caf::make_error(errc::device_error, cat(what, ": ", blas != nullptr ? blas->status_string(status)
+                                                                             : cat("cuBLAS status ", int{status}).c_str()));
 }
 
 } // namespace actorps::gpu

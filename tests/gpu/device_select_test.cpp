@@ -9,6 +9,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <string>
 
 using namespace actorps;
 namespace utf = boost::unit_test;
@@ -26,6 +28,25 @@ boost::test_tools::assertion_result cuda_available(utf::test_unit_id) {
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(device_select)
+
+// cuBLAS costs ~146 MB of every process that maps it (libcublasLt's static initialisers): a
+// process that falls back to the CPU never loads it.
+BOOST_AUTO_TEST_CASE(a_fallback_to_the_cpu_never_maps_cublas) {
+  if (cuda_device_count()) {
+    BOOST_TEST_MESSAGE("a CUDA device is usable here: no fallback to test");
+    return;
+  }
+  auto be = select_backend(device_options{}, "test"); // auto
+  BOOST_REQUIRE(be);
+  BOOST_TEST(!(*be)->is_gpu());
+  std::ifstream maps{"/proc/self/maps"};
+  BOOST_REQUIRE(maps.good());
+  std::string line, mapped;
+  while (std::getline(maps, line))
+    if (line.find("libcublas") != std::string::npos)
+      mapped = line;
+  BOOST_TEST(mapped.empty(), mapped);
+}
 
 BOOST_AUTO_TEST_CASE(cpu_mode_gives_the_cpu_backend) {
   device_options opts;
