@@ -75,9 +75,8 @@ caf::expected<gradient_reply> gradient_of(worker_pointer self, const gradient_re
   auto m = model.take_metrics();
   if (!m)
     return std::move(m.error());
-  if (!std::isfinite(m->loss))
-    return caf::make_error(errc::non_finite, cat("training loss is ", m->loss, " at in-graph step ", req.step,
-                                                 "; lower train.learning-rate"));
+  if (auto err = check_divergence(*m, cat("in-graph step ", req.step)))
+    return err;
   gradient_reply out{req.step, req.part, n, m->loss * static_cast<double>(m->rows), {}};
   for (uint32_t k = 0; k < st.plan.variables.size(); ++k) {
     auto& v = st.plan.variables[k];

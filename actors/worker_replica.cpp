@@ -62,9 +62,8 @@ caf::error report(worker_pointer self, const replica_command& c) {
   auto m = st.step->model().take_metrics();
   if (!m)
     return std::move(m.error());
-  if (!std::isfinite(m->loss))
-    return caf::make_error(errc::non_finite, cat("training loss is ", m->loss, " at step ", st.ctl->step(),
-                                                 "; lower train.learning-rate"));
+  if (auto err = check_divergence(*m, cat("step ", st.ctl->step())))
+    return err;
   bool counts = c.steps > 0 || c.examples > 0;
   progress_report rep{st.cfg.index, c.steps, c.examples, counts ? m->loss * m->rows : 0.0, c.final,
                       st.ctl->step(), st.bytes_sent, st.bytes_received, c.stale_steps, c.split_steps, {}};

@@ -1,7 +1,19 @@
 // Loss and accuracy sums in backend memory.
 #include "model/loss_meter.hpp"
 
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+#include <cmath>
+
 namespace actorps {
+
+caf::error check_divergence(const batch_metrics& m, const std::string& where) {
+  if (m.rows == 0 || (std::isfinite(m.loss) && m.loss <= max_sane_loss))
+    return caf::none;
+  return caf::make_error(errc::non_finite, cat("training diverged at ", where, " (loss ", m.loss,
+                                               "); lower train.learning-rate"));
+}
 
 namespace {
 enum scalar_slot { loss_slot = 0, correct_slot = 1, loss_sum_slot = 2, correct_sum_slot = 3 };

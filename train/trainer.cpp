@@ -119,9 +119,8 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
     auto m = net.take_metrics();
     if (!m)
       return std::move(m.error());
-    if (!std::isfinite(m->loss))
-      return caf::make_error(errc::non_finite, cat("training diverged at step ", step, " (loss ",
-                                                   m->loss, "); lower train.learning-rate"));
+    if (auto err = check_divergence(*m, cat("step ", step)))
+      return err;
     interval_loss += m->loss * m->rows;
     interval_rows += m->rows;
     since_eval.add(m->loss * m->rows, m->rows);

@@ -92,6 +92,18 @@ for value in false true; do
   fi
 done
 
+# a run that diverges ends with the error naming it and exit 1, not a summary of a broken model
+# (issue 50, item 4: train.learning-rate = 1 reached loss 2.4e21 at 10% accuracy and exited 0)
+out=$("$bin" --train.run-dir="$tmp/ok" --train.name=diverged --train.learning-rate=1 --train.max-steps=2000 \
+      --train.max-epochs=0 2>&1); rc=$?
+if [[ $rc -ne 1 || $(tail -n 1 <<< "$out") != "error: non_finite: training diverged at step "*"; lower train.learning-rate" ]] \
+   || ! only_log_lines_before_error "$out"; then
+  echo "FAIL: train.learning-rate=1 -> exit $rc, output: $(tail -c 400 <<< "$out") (want the divergence named, exit 1)"
+  failures=$((failures + 1))
+else
+  echo "ok: train.learning-rate=1 -> exit $rc: $(tail -n 1 <<< "$out")"
+fi
+
 # A process that restarted itself for OpenBLAS's kernels (as on a CPU that OpenBLAS 0.3.21 does
 # not know, with no OPENBLAS_CORETYPE set) inherits ACTORPS_BLAS_RESTART: its error is still
 # the one line, and a run says it once in its log, never on the answer's stdout.
