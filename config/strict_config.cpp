@@ -9,7 +9,10 @@
 #include <caf/deep_to_string.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -189,6 +192,10 @@ strict_config::outcome strict_config::parse_strict(int argc, char** argv) {
     else
       rest.push_back(argv[i]);
   }
+  for (auto& arg : args) // (CAF names a file it cannot open only as system_error(cannot_open_file, ...))
+    if (const std::string key = "--config-file="; arg.compare(0, key.size(), key) == 0)
+      if (std::ifstream probe{arg.substr(key.size())}; !probe)
+        return fail(cat("config file ", arg.substr(key.size()), ": cannot open it (", std::strerror(errno), ")"));
   if (auto err = parse(static_cast<int>(rest.size()), rest.data()))
     return fail(cat("invalid command line or config file: ", caf::to_string(err)));
   for (auto& [opt, value] : booleans)

@@ -34,12 +34,19 @@ caf::expected<std::vector<std::string>> job_hosts(const json_value& list, const 
   return out;
 }
 
+std::string without_prefix(const std::string& text, const std::string& prefix) {
+  return text.compare(0, prefix.size(), prefix) == 0 ? text.substr(prefix.size()) : text;
+}
+
 } // namespace
 
 caf::expected<std::vector<std::string>> tf_config_options(const std::string& json) {
   auto parsed = parse_json(json, "TF_CONFIG");
   if (!parsed)
-    return caf::make_error(errc::invalid_config, context_of(parsed.error())); // (not JSON: a bad configuration)
+    return caf::make_error(errc::invalid_config, // (not JSON: a bad configuration; the reader says "TF_CONFIG: byte N: ...")
+                           cat("TF_CONFIG is not JSON (", without_prefix(context_of(parsed.error()), "TF_CONFIG: "),
+                               "); it holds an object such as {\"cluster\": {\"worker\": [\"host:port\"]}, "
+                               "\"task\": {\"type\": \"worker\", \"index\": 0}}"));
   if (!parsed->is(json_value::kind::object))
     return caf::make_error(errc::invalid_config, "TF_CONFIG must be a JSON object with \"cluster\" and \"task\"");
   const json_value* cluster = parsed->find("cluster");

@@ -44,7 +44,7 @@ printf '[train]\nbatch-sise=10\n' > "$tmp/unknown.ini"
 expect_error 2 "$tmp/unknown.ini: unknown key 'train.batch-sise'" --config-file="$tmp/unknown.ini"
 printf '[train]\nlearning-rate="fast"\n' > "$tmp/type.ini"
 expect_error 2 "$tmp/type.ini: key 'train.learning-rate' expects a real number, got \"fast\"" --config-file="$tmp/type.ini"
-expect_error 2 "cannot_open_file" --config-file="$tmp/missing.ini"
+expect_error 2 "error: config file $tmp/missing.ini: cannot open it (No such file or directory)" --config-file="$tmp/missing.ini"
 
 # a bad configuration found after the options parse (model.init-from) exits 2 too, as README says
 expect_error 2 "model.init-from $tmp/nothere: no such file or directory" --model.init-from="\"$tmp/nothere\""

@@ -67,7 +67,12 @@ BOOST_AUTO_TEST_CASE(without_a_chief_task_worker_0_is_the_chief) {
 }
 
 BOOST_AUTO_TEST_CASE(each_malformed_field_is_refused_by_name) {
-  BOOST_TEST(refusal("{").find("TF_CONFIG: byte") != std::string::npos, refusal("{"));
+  BOOST_TEST(refusal("{").find("TF_CONFIG is not JSON (byte 1: ") != std::string::npos, refusal("{"));
+  // (issue 50, item 10: a TF_CONFIG that is not JSON said "byte 0: expected null")
+  BOOST_TEST(refusal("cluster=ps") == "invalid_config: TF_CONFIG is not JSON (byte 0: unexpected character 'c'); it holds an "
+                                      "object such as {\"cluster\": {\"worker\": [\"host:port\"]}, \"task\": {\"type\": "
+                                      "\"worker\", \"index\": 0}}",
+             refusal("cluster=ps"));
   BOOST_TEST(refusal("[1]") == "invalid_config: TF_CONFIG must be a JSON object with \"cluster\" and \"task\"");
   BOOST_TEST(refusal(R"({"task": {"type": "ps", "index": 0}})") == "invalid_config: TF_CONFIG has no \"cluster\" object");
   BOOST_TEST(refusal("{" + cluster + "}") == "invalid_config: TF_CONFIG has no \"task\" object");
