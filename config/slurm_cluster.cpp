@@ -33,14 +33,17 @@ std::vector<std::string> top_level_items(const std::string& text) {
 
 } // namespace
 
-caf::expected<std::vector<std::string>> expand_hostlist(const std::string& text) {
+caf::expected<std::vector<std::string>> expand_hostlist(const std::string& text, size_t max_nodes) {
   auto flaw = [&](const std::string& why) { return bad(cat("SLURM_JOB_NODELIST \"", text, "\": ", why)); };
+  auto too_many = [&] { return flaw(cat("names more than ", max_nodes, " nodes, more than the job's tasks")); };
   std::vector<std::string> out;
   for (auto& item : top_level_items(text)) {
     auto open = item.find('[');
     if (open == std::string::npos) {
       if (item.empty() || item.find(']') != std::string::npos)
         return flaw("an empty or malformed name");
+      if (out.size() >= max_nodes)
+        return too_many();
       out.push_back(item);
       continue;
     }
@@ -57,6 +60,8 @@ caf::expected<std::vector<std::string>> expand_hostlist(const std::string& text)
         return flaw(cat("\"", range, "\" is not a number or a range like 01-03"));
       if (*to < *from)
         return flaw(cat("the range ", range, " runs backwards"));
+      if (static_cast<unsigned long>(*to - *from) >= max_nodes - std::min(out.size(), max_nodes))
+        return too_many();
       for (long n = *from; n <= *to; ++n) { // (zero-padded to the first bound's width, as Slurm writes it)
         std::string digits = std::to_string(n);
         if (digits.size() < first.size())
@@ -68,7 +73,7 @@ caf::expected<std::vector<std::string>> expand_hostlist(const std::string& text)
   return out;
 }
 
-caf::expected<std::vector<uint32_t>> expand_tasks_per_node(const std::string& text) {
+caf::expected<std::vector<uint32_t>> expand_tasks_per_node(const std::string& text, size_t max_nodes) {
   std::vector<uint32_t> out;
   for (auto& item : top_level_items(text)) {
     auto paren = item.find('(');
@@ -85,6 +90,8 @@ caf::expected<std::vector<uint32_t>> expand_tasks_per_node(const std::string& te
     }
     if (!count || *count == 0)
       return bad(cat("SLURM_TASKS_PER_NODE \"", text, "\" is not Slurm's count list, e.g. 2(x3),1"));
+    if (static_cast<unsigned long>(repeat) > max_nodes - std::min(out.size(), max_nodes))
+      return bad(cat("SLURM_TASKS_PER_NODE \"", text, "\" counts more than ", max_nodes, " nodes, more than the job's tasks"));
     out.insert(out.end(), static_cast<size_t>(repeat), static_cast<uint32_t>(*count));
   }
   return out;
@@ -137,10 +144,10 @@ caf::expected<std::vector<std::string>> translate_slurm(std::vector<std::string>
   if (!procid || !ntasks || *ntasks == 0 || *procid >= *ntasks)
     return bad(cat("--slurm: SLURM_PROCID \"", procid_text, "\" and SLURM_NTASKS \"", ntasks_text,
                    "\" are not a task of the job"));
-  auto nodes = expand_hostlist(var["SLURM_JOB_NODELIST"]);
+  auto nodes = expand_hostlist(var["SLURM_JOB_NODELIST"], static_cast<size_t>(*ntasks));
   if (!nodes)
     return std::move(nodes.error());
-  auto per_node = expand_tasks_per_node(per_node_text);
+  auto per_node = expand_tasks_per_node(per_node_text, static_cast<size_t>(*ntasks));
   if (!per_node)
     return std::move(per_node.error());
   if (per_node->size() != nodes->size())

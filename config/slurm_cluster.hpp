@@ -17,11 +17,13 @@
 namespace actorps {
 
 /// Expands Slurm's hostlist syntax ("node[01-03,07],gpu5" -> node01 node02 node03 node07 gpu5);
-/// invalid_config naming SLURM_JOB_NODELIST and the flaw otherwise.
-caf::expected<std::vector<std::string>> expand_hostlist(const std::string& text);
+/// invalid_config naming SLURM_JOB_NODELIST and the flaw otherwise, also as soon as it would name
+/// more than max_nodes (a job has no more nodes than tasks: "node[1-100000000]" is refused before
+/// a name is made, not after gigabytes).
+caf::expected<std::vector<std::string>> expand_hostlist(const std::string& text, size_t max_nodes);
 
-/// Expands SLURM_TASKS_PER_NODE ("2(x3),1" -> 2 2 2 1).
-caf::expected<std::vector<uint32_t>> expand_tasks_per_node(const std::string& text);
+/// Expands SLURM_TASKS_PER_NODE ("2(x3),1" -> 2 2 2 1); refused past max_nodes entries likewise.
+caf::expected<std::vector<uint32_t>> expand_tasks_per_node(const std::string& text, size_t max_nodes);
 
 /// `args` (a node's arguments, without the program name) with --slurm, --slurm-ps=N,
 /// --slurm-chief and --slurm-port-base=P replaced by the options the job's environment

@@ -35,18 +35,31 @@ std::function<const char*(const char*)> env(const std::map<std::string, std::str
 BOOST_AUTO_TEST_SUITE(slurm_cluster)
 
 BOOST_AUTO_TEST_CASE(hostlists_expand_as_slurm_writes_them) {
-  BOOST_TEST(*expand_hostlist("node[01-03,07]") == (strings{"node01", "node02", "node03", "node07"}));
-  BOOST_TEST(*expand_hostlist("a1,b[8-10],c") == (strings{"a1", "b8", "b9", "b10", "c"}));
-  BOOST_TEST(*expand_hostlist("localhost") == strings{"localhost"});
-  BOOST_TEST(*expand_hostlist("gpu[2-3]-ib") == (strings{"gpu2-ib", "gpu3-ib"}));
-  BOOST_TEST(refusal(expand_hostlist("node[01-").error())
+  BOOST_TEST(*expand_hostlist("node[01-03,07]", 100) == (strings{"node01", "node02", "node03", "node07"}));
+  BOOST_TEST(*expand_hostlist("a1,b[8-10],c", 100) == (strings{"a1", "b8", "b9", "b10", "c"}));
+  BOOST_TEST(*expand_hostlist("localhost", 100) == strings{"localhost"});
+  BOOST_TEST(*expand_hostlist("gpu[2-3]-ib", 100) == (strings{"gpu2-ib", "gpu3-ib"}));
+  BOOST_TEST(refusal(expand_hostlist("node[01-", 100).error())
              == "invalid_config: SLURM_JOB_NODELIST \"node[01-\": a '[' without its ']'");
-  BOOST_TEST(refusal(expand_hostlist("node[5-3]").error())
+  BOOST_TEST(refusal(expand_hostlist("node[5-3]", 100).error())
              == "invalid_config: SLURM_JOB_NODELIST \"node[5-3]\": the range 5-3 runs backwards");
-  BOOST_TEST(*expand_tasks_per_node("2(x3),1") == (std::vector<uint32_t>{2, 2, 2, 1}));
-  BOOST_TEST(*expand_tasks_per_node("4") == std::vector<uint32_t>{4});
-  BOOST_TEST(refusal(expand_tasks_per_node("2(x").error())
+  BOOST_TEST(*expand_tasks_per_node("2(x3),1", 100) == (std::vector<uint32_t>{2, 2, 2, 1}));
+  BOOST_TEST(*expand_tasks_per_node("4", 100) == std::vector<uint32_t>{4});
+  BOOST_TEST(refusal(expand_tasks_per_node("2(x", 100).error())
              == "invalid_config: SLURM_TASKS_PER_NODE \"2(x\" is not Slurm's count list, e.g. 2(x3),1");
+}
+
+// Issue 50, item 14: node[1-100000000] ran for 24 s and aborted under a 6 GB cap. A job has no
+// more nodes than tasks: the expansion stops there, before it makes a name.
+BOOST_AUTO_TEST_CASE(hostlists_name_no_more_nodes_than_the_job_has_tasks) {
+  BOOST_TEST(expand_hostlist("node[1-3]", 3)->size() == 3u);
+  BOOST_TEST(refusal(expand_hostlist("node[1-100000000]", 3).error())
+             == "invalid_config: SLURM_JOB_NODELIST \"node[1-100000000]\": names more than 3 nodes, more than the job's tasks");
+  BOOST_TEST(refusal(expand_hostlist("a,b,node[1-2]", 3).error()).find("names more than 3 nodes") != std::string::npos);
+  BOOST_TEST(refusal(expand_hostlist("a,b,c,d", 3).error()).find("names more than 3 nodes") != std::string::npos);
+  BOOST_TEST(expand_tasks_per_node("1(x3)", 3)->size() == 3u);
+  BOOST_TEST(refusal(expand_tasks_per_node("1(x100000000)", 3).error())
+             == "invalid_config: SLURM_TASKS_PER_NODE \"1(x100000000)\" counts more than 3 nodes, more than the job's tasks");
 }
 
 BOOST_AUTO_TEST_CASE(each_task_finds_its_role_and_the_cluster) {
@@ -102,6 +115,10 @@ BOOST_AUTO_TEST_CASE(a_job_that_does_not_fit_is_refused_by_name) {
   BOOST_TEST(*translate_slurm({"--x=1"}, env(base)) == strings{"--x=1"}); // (no --slurm: unchanged)
   BOOST_TEST(refusal(translate_slurm({"--slurm-ps=1"}, env(base)).error())
              == "invalid_config: --slurm-ps needs --slurm");
+  auto huge = base; // (issue 50, item 14: a forged node list costs no memory)
+  huge["SLURM_JOB_NODELIST"] = "node[1-100000000]";
+  BOOST_TEST(refusal(translate_slurm({"--slurm"}, env(huge)).error())
+             == "invalid_config: SLURM_JOB_NODELIST \"node[1-100000000]\": names more than 2 nodes, more than the job's tasks");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
