@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   }
   actorps::set_handshake_bound(cluster->max_handshake_bytes);
   if (cluster->role != actorps::node_role::local && cluster->role != actorps::node_role::scopes)
-    actorps::catch_sigterm(); // each role ends cleanly on SIGTERM (node/sigterm_watch.hpp)
+    actorps::catch_stop_signals(); // each role ends cleanly on SIGTERM or SIGINT (node/sigterm_watch.hpp)
   caf::actor_system sys{cfg};
   int code = actorps::run_node(sys, *train, *cluster);
   actorps::arm_exit_watchdog(code, std::chrono::seconds(5)); // bounds ~actor_system (see the header)

@@ -1,4 +1,4 @@
-// SIGTERM to a callback: the handler only bumps a lock-free counter (async-signal-safe); the
+// SIGTERM (and SIGINT) to a callback: the handler only bumps a lock-free counter (async-signal-safe); the
 // watch's thread polls it. (Blocking the signal instead would not do: threads that exist before
 // main, e.g. a BLAS library's, would still take it and end the process.)
 #include "node/sigterm_watch.hpp"
@@ -19,12 +19,15 @@ extern "C" void count_sigterm(int) {
 
 } // namespace
 
-void catch_sigterm() {
+void catch_stop_signals() {
   struct sigaction action {};
   action.sa_handler = count_sigterm;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &action, nullptr);
+  // Ctrl-C does what SIGTERM does (also where a script started the node in the background, which
+  // leaves SIGINT ignored: the script's Ctrl-C reaches its whole process group)
+  sigaction(SIGINT, &action, nullptr);
 }
 
 sigterm_watch::sigterm_watch(std::function<void()> on_signal) {

@@ -1,4 +1,4 @@
-// A worker's clean leave on SIGTERM: a handler counts the signal (catch_sigterm(), once, before
+// A node's clean end on SIGTERM or SIGINT: a handler counts the signal (catch_stop_signals(), once, before
 // the node starts) and a thread of the watch sees the count rise and calls back.
 #pragma once
 
@@ -8,11 +8,11 @@
 
 namespace actorps {
 
-/// Installs the SIGTERM handler: from now on SIGTERM no longer ends the process; a
-/// sigterm_watch acts on it.
-void catch_sigterm();
+/// Installs the handler of SIGTERM and SIGINT (Ctrl-C: the same clean end): from now on neither
+/// ends the process; a sigterm_watch acts on each.
+void catch_stop_signals();
 
-/// Threading: on_signal runs on the watch's own thread, once per SIGTERM (looked at every 100 ms).
+/// Threading: on_signal runs on the watch's own thread, once per SIGTERM or SIGINT (looked at every 100 ms).
 class sigterm_watch {
 public:
   explicit sigterm_watch(std::function<void()> on_signal);

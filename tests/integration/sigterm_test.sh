@@ -5,6 +5,8 @@
 #     node exits 0 and the shards are stopped by the chief.
 #  2. a shard (async, then ssp): it asks the chief to end the run the same way and serves until
 #     the chief stops it (stop reason "shard 1 stopped by SIGTERM"), every node exits 0.
+#  SIGINT (Ctrl-C) does what SIGTERM does on every role (issue 50, item 11: the chief exited 130
+#  with no summary): the sync chief and the ssp shard get SIGINT.
 # Usage: sigterm_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -12,18 +14,18 @@ python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 opts=(--data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.max-epochs=0 --train.patience=0
       --train.max-steps=100000000)
 
-# sigterm_case NODE MODE REASON: SIGTERM to NODE of a running MODE cluster; checks the clean end
+# sigterm_case NODE MODE REASON [SIGNAL=TERM]: SIGNAL to NODE of a running MODE cluster; checks the clean end
 sigterm_case() {
-  local node=$1 mode=$2 expected=$3
-  echo "== SIGTERM to $node ($mode)"
+  local node=$1 mode=$2 expected=$3 signal=${4:-TERM}
+  echo "== SIG$signal to $node ($mode)"
   name=$node-$mode
   ck=$tmp/ckpt-$name
   cluster --mode "$mode" --ps 2 --workers 2 --name "$name" --deadline 120 -- "${opts[@]}" --checkpoint.dir="$ck" \
     > "$tmp/$name.out" 2>&1 &
   launcher=$!
-  victim=$(signal_when_training TERM 2 "$name" "$node")
+  victim=$(signal_when_training "$signal" 2 "$name" "$node")
   [[ -n "$victim" ]] || fail "$name: training never started"
-  wait "$launcher" || { fail "$name: the cluster failed after SIGTERM to the chief:"; tail -20 "$tmp/$name.out"; }
+  wait "$launcher" || { fail "$name: the cluster failed after SIG$signal to $node:"; tail -20 "$tmp/$name.out"; }
   summary=$tmp/runs/$name/summary.json
   [[ -f "$summary" ]] || { fail "$name: no summary"; return; }
   reason=$(field "$summary" stop_reason)
@@ -37,9 +39,9 @@ sigterm_case() {
 }
 
 sigterm_case chief async "stopped by SIGTERM"
-sigterm_case chief sync "stopped by SIGTERM"
+sigterm_case chief sync "stopped by SIGTERM" INT
 sigterm_case ps-1 async "shard 1 stopped by SIGTERM"
-sigterm_case ps-1 ssp "shard 1 stopped by SIGTERM"
+sigterm_case ps-1 ssp "shard 1 stopped by SIGTERM" INT
 grep -q "SIGTERM: asked the chief of 1 session(s) to end its run" "$tmp/runs/ps-1-async/logs/ps-1.log" \
   || fail "shard 1 did not log the SIGTERM"
 finish
