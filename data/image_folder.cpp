@@ -63,12 +63,19 @@ bool is_image_name(const fs::path& p) {
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
 }
 
-std::vector<std::string> sorted_entries(const fs::path& dir, bool dirs) {
+// The sorted names of dir's folders (dirs) or image files; file_error naming an entry that cannot
+// be looked at (a symbolic link in a loop: ELOOP, which the throwing forms raised uncaught).
+caf::expected<std::vector<std::string>> sorted_entries(const fs::path& dir, bool dirs) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (auto& e : fs::directory_iterator(dir, ec))
-    if (dirs ? e.is_directory() : (e.is_regular_file() && is_image_name(e.path())))
+  for (auto& e : fs::directory_iterator(dir, ec)) {
+    std::error_code kind;
+    const bool wanted = dirs ? e.is_directory(kind) : (e.is_regular_file(kind) && is_image_name(e.path()));
+    if (kind && kind != std::errc::no_such_file_or_directory) // (a dangling link is no entry of either kind)
+      return bad(errc::file_error, cat(e.path().string(), ": cannot be read (", kind.message(), ")"));
+    if (wanted)
       out.push_back(e.path().filename().string());
+  }
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -81,15 +88,20 @@ struct listed {
 // The image files of one set's class folders, labelled by train/'s order.
 caf::expected<listed> list_set(const fs::path& set, const std::vector<std::string>& classes) {
   listed out;
-  for (auto& name : sorted_entries(set, true)) {
+  auto names = sorted_entries(set, true);
+  if (!names)
+    return std::move(names.error());
+  for (auto& name : *names) {
     auto at = std::find(classes.begin(), classes.end(), name);
     if (at == classes.end())
       return bad(errc::corrupt_data, cat((set / name).string(), ": a class train/ does not have (its classes: ",
                                          classes.size(), " folders under train/)"));
     auto files = sorted_entries(set / name, false);
-    if (files.empty())
+    if (!files)
+      return std::move(files.error());
+    if (files->empty())
       return bad(errc::corrupt_data, cat((set / name).string(), ": an empty class folder (no .png, .jpg or .jpeg files)"));
-    for (auto& f : files) {
+    for (auto& f : *files) {
       out.files.push_back((set / name / f).string());
       out.labels.push_back(static_cast<int>(at - classes.begin()));
     }
@@ -176,7 +188,10 @@ void shuffle(listed& set) {
 caf::expected<data_splits> load_image_folder(const std::string& root, int validation_size,
                                              const image_folder_options& options) {
   const fs::path base{root};
-  auto classes = sorted_entries(base / "train", true);
+  auto found = sorted_entries(base / "train", true);
+  if (!found)
+    return std::move(found.error());
+  const std::vector<std::string> classes = std::move(*found);
   if (classes.empty())
     return bad(errc::corrupt_data, cat((base / "train").string(), ": no class folders (train/<class>/*.png|jpg)"));
   std::vector<std::pair<std::string, listed>> sets;

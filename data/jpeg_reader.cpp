@@ -3,6 +3,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "data/png_reader.hpp"
 
 #include <csetjmp>
 #include <cstdio>
@@ -60,6 +61,10 @@ caf::expected<decoded_image> decode_jpeg(const std::string& path, int channels) 
   jpeg_create_decompress(&info);
   jpeg_stdio_src(&info, file.get());
   jpeg_read_header(&info, TRUE);
+  if (auto err = check_image_size(path, info.image_width, info.image_height)) {
+    jpeg_destroy_decompress(&info);
+    return err;
+  }
   const bool grey = channels == 0 ? info.jpeg_color_space == JCS_GRAYSCALE : channels == 1;
   info.out_color_space = grey ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_start_decompress(&info);

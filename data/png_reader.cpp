@@ -42,6 +42,13 @@ std::vector<float> resize_bilinear(const std::vector<float>& image, const image_
   return out;
 }
 
+caf::error check_image_size(const std::string& path, uint64_t width, uint64_t height) {
+  if (width * height <= max_image_pixels) // (each below 2^32: no overflow)
+    return caf::none;
+  return caf::make_error(errc::corrupt_data, cat(path, ": its header declares ", width, "x", height, " pixels, more than the ",
+                                                 max_image_pixels, " (8192x8192) actorps decodes from one image"));
+}
+
 caf::expected<decoded_image> decode_png(const std::string& path, int channels) {
   std::ifstream probe{path, std::ios::binary};
   if (!probe)
@@ -54,6 +61,10 @@ caf::expected<decoded_image> decode_png(const std::string& path, int channels) {
   image.version = PNG_IMAGE_VERSION;
   if (!png_image_begin_read_from_file(&image, path.c_str()))
     return caf::make_error(errc::corrupt_data, cat(path, ": a corrupt PNG (", image.message, ")"));
+  if (auto err = check_image_size(path, image.width, image.height)) {
+    png_image_free(&image);
+    return err;
+  }
   const bool color = channels == 0 ? (image.format & PNG_FORMAT_FLAG_COLOR) != 0 : channels == 3;
   image.format = color ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY; // alpha composited onto black
   decoded_image out{{static_cast<int>(image.height), static_cast<int>(image.width), color ? 3 : 1}, {}};

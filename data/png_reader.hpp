@@ -17,6 +17,14 @@ struct decoded_image {
   std::vector<float> pixels;
 };
 
+/// The most pixels actorps decodes from one image, 2^26 (8192 x 8192): a header that declares
+/// more is refused by name before anything is allocated (a crafted 65500 x 65500 JPEG of a few
+/// bytes asked for 17 GB; PNG 100000^2 and JPEG 20000^2 cost 1.5-1.7 GB before their error).
+constexpr uint64_t max_image_pixels = uint64_t{1} << 26;
+
+/// Returns corrupt_data naming path and both sizes when width x height exceeds max_image_pixels.
+caf::error check_image_size(const std::string& path, uint64_t width, uint64_t height);
+
 /// Decodes the PNG at path; channels 1 or 3 converts to grey or RGB (libpng's conversion), 0
 /// keeps what the file holds (grey or RGB; alpha composited onto black). Errors as read_png's.
 caf::expected<decoded_image> decode_png(const std::string& path, int channels = 0);

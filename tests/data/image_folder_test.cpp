@@ -55,6 +55,20 @@ BOOST_AUTO_TEST_CASE(a_test_class_train_lacks_is_named) {
   BOOST_TEST(describe(s.error()).find("/test/b: a class train/ does not have") != std::string::npos, describe(s.error()));
 }
 
+// Issue 50, item 13: a symbolic link in a loop ended the process with an uncaught filesystem_error.
+BOOST_AUTO_TEST_CASE(a_symbolic_link_loop_is_named) {
+  for (const char* at : {"/train/a/loop.png", "/train/loop"}) { // (an image's place, then a class's)
+    temp_dir dir;
+    run_python(dir, std::string{"put('/train/a/0.png', Image.new('L', (2, 2)))\nput('/test/a/0.png', Image.new('L', (2, 2)))\n"
+                                "os.symlink(d + '"} + at + "', d + '" + at + "')\n");
+    auto s = load_image_folder(dir.file(""), 1, {});
+    BOOST_REQUIRE(!s);
+    BOOST_TEST(s.error() == errc::file_error);
+    BOOST_TEST(describe(s.error()).find(std::string{at} + ": cannot be read (Too many levels of symbolic links)") != std::string::npos,
+               describe(s.error()));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(resize_syntax) {
   bool ok = false;
   BOOST_TEST(!parse_resize("", &ok).has_value());

@@ -29,4 +29,19 @@ BOOST_AUTO_TEST_CASE(jpeg_colour_conversion_and_foreign_files) {
   BOOST_TEST(describe(bad.error()).find("x.jpg: not a JPEG image") != std::string::npos, describe(bad.error()));
 }
 
+// Issue 50, item 13: a JPEG whose header says 65500x65500 aborted the process (17 GB asked for).
+BOOST_AUTO_TEST_CASE(a_header_declaring_a_giant_image_is_refused_before_decoding) {
+  temp_dir dir;
+  run_python(dir, "put('/g.jpg', Image.new('L', (8, 8), 100))\n"
+                  "b = bytearray(open(d + '/g.jpg', 'rb').read())\n"
+                  "at = b.index(b'\\xff\\xc0')\n" // SOF0: length (2), precision (1), height (2), width (2)
+                  "b[at + 5:at + 9] = (65500).to_bytes(2, 'big') * 2\n"
+                  "open(d + '/huge.jpg', 'wb').write(bytes(b))\n");
+  auto got = decode_jpeg(dir.file("huge.jpg"));
+  BOOST_REQUIRE(!got);
+  BOOST_TEST(got.error() == errc::corrupt_data);
+  BOOST_TEST(describe(got.error()).find("huge.jpg: its header declares 65500x65500 pixels, more than the 67108864 (8192x8192)")
+               != std::string::npos, describe(got.error()));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -109,4 +109,21 @@ BOOST_AUTO_TEST_CASE(corrupt_and_foreign_files_are_named) {
   BOOST_TEST((absent.error() == errc::file_error));
 }
 
+// Issue 50, item 13: a PNG declaring 100000x100000 pixels cost 1.5 GB before its error.
+BOOST_AUTO_TEST_CASE(a_header_declaring_a_giant_image_is_refused_before_decoding) {
+  temp_dir dir;
+  run_python(dir, "import struct, zlib\n"
+                  "def chunk(kind, data):\n"
+                  "    return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data))\n"
+                  "ihdr = struct.pack('>IIBBBBB', 100000, 100000, 8, 0, 0, 0, 0)\n"
+                  "png = b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', ihdr) + chunk(b'IDAT', zlib.compress(b'\\0' * 1000))"
+                  " + chunk(b'IEND', b'')\n"
+                  "open(d + '/huge.png', 'wb').write(png)\n");
+  auto got = decode_png(dir.file("huge.png"));
+  BOOST_REQUIRE(!got);
+  BOOST_TEST(got.error() == errc::corrupt_data);
+  BOOST_TEST(describe(got.error()).find("huge.png: its header declares 100000x100000 pixels") != std::string::npos,
+             describe(got.error()));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
