@@ -6,9 +6,17 @@
 // memory, which a training process needs again at the next step anyway.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+
 namespace actorps {
 
 /// Keeps freed memory in the process (no mmap per large chunk, no trimming), from now on.
 void keep_freed_memory();
+
+/// Returns the memory the kernel says can be had now without swapping (MemAvailable of
+/// /proc/meminfo, bytes); nullopt where it cannot be read. What readers of crafted files check a
+/// declared size against before allocating it.
+std::optional<uint64_t> available_memory();
 
 } // namespace actorps

@@ -3,6 +3,7 @@
 #include "data/npz_file.hpp"
 
 #include "common/errc.hpp"
+#include "common/memory_policy.hpp"
 #include "common/file_io.hpp"
 #include "common/log.hpp"
 #include "common/utf8.hpp"
@@ -250,6 +251,9 @@ void put_dos_time(std::string& out) {
   put16(out, static_cast<uint16_t>((2020 - 1980) << 9 | 1 << 5 | 1)); // 2020-01-01: reproducible bytes
 }
 
+// The most a deflate stream expands: 258 bytes from each 2-bit code of a block (zlib's FAQ).
+constexpr uint64_t max_deflate_ratio = 1032;
+
 caf::expected<std::string> inflate_raw(const std::string& in, size_t expected, const std::string& where) {
   std::string out(expected, '\0');
   z_stream zs{};
@@ -378,6 +382,12 @@ caf::expected<std::vector<npy_array>> read_npz(const std::string& path) {
     return bad("truncated: the zip's central directory lies beyond the end of the file");
   std::vector<npy_array> out;
   size_t at = cd_at;
+  // Crafted archives (issue 50, item 13): sizes are checked against the file and the memory that
+  // can be had before anything is allocated, and entries may not share their compressed bytes
+  // (an overlapping "zip bomb" of 2 MB declared 10.6 GB).
+  std::vector<std::pair<uint64_t, uint64_t>> stored; // each entry's [begin, end) in the file
+  uint64_t declared = 0;
+  const auto memory = available_memory();
   for (uint64_t e = 0; e < count; ++e) {
     if (at + 46 > z.size() || get_le(z, at, 4) != central_sig)
       return bad(cat("corrupt central directory entry ", e));
@@ -408,6 +418,19 @@ caf::expected<std::vector<npy_array>> read_npz(const std::string& path) {
       return caf::make_error(errc::corrupt_data, cat(where, ": truncated (", csize, " bytes expected)"));
     if (usize > (1ull << 36))
       return caf::make_error(errc::corrupt_data, cat(where, ": ", usize, " bytes is too large"));
+    if (method == 0 && usize != csize)
+      return caf::make_error(errc::corrupt_data, cat(where, ": stores ", csize, " bytes but declares ", usize));
+    if (method == 8 && usize > csize * max_deflate_ratio + 1024)
+      return caf::make_error(errc::corrupt_data, cat(where, ": declares ", usize, " bytes from ", csize,
+                                                     " deflated bytes, more than deflate can produce (", max_deflate_ratio, ":1)"));
+    for (auto [begin, end_at] : stored)
+      if (data_at < end_at && begin < data_at + csize)
+        return caf::make_error(errc::corrupt_data, cat(where, ": its bytes overlap another entry's (a crafted archive)"));
+    stored.emplace_back(data_at, data_at + csize);
+    declared += usize;
+    if (memory && declared > *memory)
+      return caf::make_error(errc::corrupt_data, cat(where, ": the entries so far declare ", declared,
+                                                     " bytes, more than the ", *memory, " bytes of memory available"));
     std::string data = z.substr(data_at, csize);
     if (method == 8) {
       auto inflated = inflate_raw(data, usize, where);

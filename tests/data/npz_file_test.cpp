@@ -97,6 +97,46 @@ BOOST_AUTO_TEST_CASE(broken_files_are_named_errors) {
   BOOST_TEST((missing.error() == errc::file_error));
 }
 
+// Issue 50, item 13: an .npz of 1,190 bytes declaring a 4 GB entry took 3,973 MiB and aborted; a
+// 2 MB "zip bomb" whose entries share their deflated bytes ran a trainer to 10.6 GB. Sizes are
+// checked against the file before anything is allocated.
+BOOST_AUTO_TEST_CASE(crafted_sizes_are_refused_before_allocating) {
+  temp_dir dir;
+  run_python(dir, "import struct\n"
+                  "np.savez_compressed(d + '/c.npz', w=np.zeros(1000, np.float32))\n"
+                  "z = bytearray(open(d + '/c.npz', 'rb').read())\n"
+                  "cd = z.index(b'PK\\x01\\x02')\n"
+                  "big = bytearray(z); big[cd + 24:cd + 28] = struct.pack('<I', 4000000000)\n" // central usize
+                  "open(d + '/big.npz', 'wb').write(bytes(big))\n"
+                  "np.savez(d + '/s.npz', w=np.zeros(10, np.float32))\n"
+                  "s = bytearray(open(d + '/s.npz', 'rb').read())\n"
+                  "cd = s.index(b'PK\\x01\\x02')\n"
+                  "s[cd + 24:cd + 28] = struct.pack('<I', 4000000000)\n"
+                  "open(d + '/stored.npz', 'wb').write(bytes(s))\n"
+                  // the same central entry twice (another name), both pointing at one local entry
+                  "end = z.index(b'PK\\x05\\x06')\n"
+                  "cd = z.index(b'PK\\x01\\x02')\n"
+                  "entry = bytes(z[cd:end])\n"
+                  "twin = entry.replace(b'w.npy', b'v.npy')\n"
+                  "tail = bytearray(z[end:])\n"
+                  "tail[8:10] = struct.pack('<H', 2); tail[10:12] = struct.pack('<H', 2)\n"
+                  "tail[12:16] = struct.pack('<I', 2 * len(entry))\n"
+                  "open(d + '/twins.npz', 'wb').write(bytes(z[:end]) + twin + bytes(tail))\n");
+  auto check = [&](const std::string& name, const std::string& want) {
+    auto r = read_npz(dir.file(name));
+    BOOST_TEST_INFO(name);
+    BOOST_TEST_REQUIRE(!r);
+    BOOST_TEST((r.error() == errc::corrupt_data));
+    BOOST_TEST(describe(r.error()).find(want) != std::string::npos, describe(r.error()));
+  };
+  check("big.npz", "entry w.npy: declares 4000000000 bytes from ");
+  check("big.npz", "more than deflate can produce (1032:1)");
+  check("stored.npz", "entry w.npy: stores ");
+  check("stored.npz", " bytes but declares 4000000000");
+  check("twins.npz", "entry v.npy: its bytes overlap another entry's (a crafted archive)");
+  BOOST_TEST(static_cast<bool>(read_npz(dir.file("c.npz")))); // (the archive they were made from reads)
+}
+
 BOOST_AUTO_TEST_CASE(what_numpy_writes_for_a_data_set) {
   // numpy writes the file: uint8 images, int64 and int8 labels, a bool, a unicode array of names
   // (compressed), and an object array that is refused by name
