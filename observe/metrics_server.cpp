@@ -13,21 +13,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
 namespace actorps {
 
 namespace {
-
-void send_all(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    auto n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return;
-    done += static_cast<size_t>(n);
-  }
-}
 
 std::string response(const char* status, const std::string& type, const std::string& body) {
   return cat("HTTP/1.1 ", status, "\r\nContent-Type: ", type, "\r\nContent-Length: ", body.size(),
@@ -78,35 +70,67 @@ metrics_server::~metrics_server() {
 }
 
 void metrics_server::serve() {
+  // One loop over the listening socket and every client, none blocking: a client that dribbles
+  // its request, or reads its answer slowly, holds only its own slot until its deadline.
+  struct client {
+    int fd;
+    std::chrono::steady_clock::time_point deadline;
+    std::string request;
+    std::string answer; // (empty while the request is still arriving)
+    size_t sent = 0;
+  };
+  std::vector<client> clients;
+  std::vector<pollfd> polled;
   while (!stopping_) {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, 200) <= 0)
-      continue;
-    int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0)
-      continue;
-    answer(client);
-    ::close(client);
+    polled.clear();
+    for (auto& c : clients)
+      polled.push_back({c.fd, static_cast<short>(c.answer.empty() ? POLLIN : POLLOUT), 0});
+    if (clients.size() < max_clients) // (when full, new connections wait in the backlog)
+      polled.push_back({fd_, POLLIN, 0});
+    ::poll(polled.data(), polled.size(), 200);
+    const auto now = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < clients.size(); ++i) {
+      auto& c = clients[i];
+      const short got = polled[i].revents;
+      bool over = now >= c.deadline || (got & (POLLERR | POLLHUP | POLLNVAL)) != 0;
+      if (!over && (got & POLLIN) != 0) {
+        char buf[1024];
+        auto n = ::recv(c.fd, buf, sizeof(buf), 0);
+        if (n <= 0) {
+          over = n == 0 || (errno != EAGAIN && errno != EINTR);
+        } else {
+          c.request.append(buf, static_cast<size_t>(n));
+          if (c.request.find("\r\n\r\n") != std::string::npos || c.request.size() >= 8192)
+            c.answer = answer_to(c.request);
+        }
+      }
+      if (!over && (got & POLLOUT) != 0) {
+        auto n = ::send(c.fd, c.answer.data() + c.sent, c.answer.size() - c.sent, MSG_NOSIGNAL);
+        if (n > 0)
+          c.sent += static_cast<size_t>(n);
+        over = c.sent == c.answer.size() || (n < 0 && errno != EAGAIN && errno != EINTR);
+      }
+      if (over) {
+        ::close(c.fd);
+        c.fd = -1;
+      }
+    }
+    clients.erase(std::remove_if(clients.begin(), clients.end(), [](const client& c) { return c.fd < 0; }), clients.end());
+    if (polled.size() > clients.size() && (polled.back().fd == fd_) && (polled.back().revents & POLLIN) != 0) {
+      int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd >= 0)
+        clients.push_back({fd, now + client_deadline, {}, {}, 0});
+    }
   }
+  for (auto& c : clients)
+    ::close(c.fd);
 }
 
-void metrics_server::answer(int client) {
-  std::string request;
-  char buf[1024];
-  while (request.find("\r\n\r\n") == std::string::npos && request.size() < 8192) {
-    pollfd p{client, POLLIN, 0};
-    if (::poll(&p, 1, 5000) <= 0)
-      return;
-    auto n = ::recv(client, buf, sizeof(buf), 0);
-    if (n <= 0)
-      return;
-    request.append(buf, static_cast<size_t>(n));
-  }
+std::string metrics_server::answer_to(const std::string& request) {
   const bool metrics = request.rfind("GET /metrics ", 0) == 0 || request.rfind("GET /metrics?", 0) == 0;
   if (metrics)
-    send_all(client, response("200 OK", "text/plain; version=0.0.4; charset=utf-8", body_()));
-  else
-    send_all(client, response("404 Not Found", "text/plain", "only GET /metrics is served here\n"));
+    return response("200 OK", "text/plain; version=0.0.4; charset=utf-8", body_());
+  return response("404 Not Found", "text/plain", "only GET /metrics is served here\n");
 }
 
 } // namespace actorps
