@@ -250,11 +250,19 @@ caf::error write_checkpoint(const checkpoint& c, const std::string& final_path) 
 }
 
 caf::expected<std::string> checkpoint_store::write(const checkpoint& c, const std::string& prefix, int keep) {
+  std::error_code ec;
+  if (!fs::is_directory(dir_, ec)) { // removed while the run went on (with the run folder, say)
+    fs::create_directories(dir_, ec);
+    if (ec || !fs::is_directory(dir_))
+      return caf::make_error(errc::file_error, cat(dir_, ": the checkpoint directory is gone, with the checkpoints saved in "
+                                                   "it, and cannot be created again: ", ec.message()));
+    log_line("checkpoints", cat(dir_, " was removed while the run went on: created it again; the checkpoints saved in it "
+                                "before are gone"));
+  }
   auto final_path = dir_ + "/" + step_name(prefix, c.manifest.global_step);
   if (auto err = write_checkpoint(c, final_path))
     return err;
   auto all = list(prefix == "best-");
-  std::error_code ec;
   for (size_t i = 0; i + static_cast<size_t>(keep) < all.size(); ++i)
     fs::remove_all(all[i], ec);
   return final_path;

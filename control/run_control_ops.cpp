@@ -150,7 +150,7 @@ run_commands run_control::failed(uint64_t op, errc code, const std::string& what
     return out; // abandoned: a shard it waited on went down
   if (flight_.save && flight_.save->op == op) {
     out.push_back(run_command::log(cat(flight_.save->best ? "best-model save" : "checkpoint", " at step ", steps_, " failed: ",
-                              what, "; training goes on, the previous checkpoints are intact")));
+                              what, "; training goes on (a failed save leaves the checkpoints before it as they were)")));
     auto more = saved(op); // the same next move as a save that went through
     out.insert(out.end(), more.begin(), more.end());
     return out;

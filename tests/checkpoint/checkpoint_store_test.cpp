@@ -90,6 +90,29 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_reads_back_exactly) {
   BOOST_TEST((*got)->skipped.empty());
 }
 
+// Issue 50, item 18: the run folder deleted mid-run made every later save fail (25 times) while the
+// log said the previous checkpoints were intact, though they went with the folder. The store
+// creates its directory again and says truthfully what is gone; a later save reads back.
+BOOST_AUTO_TEST_CASE(a_removed_directory_is_created_again_and_the_loss_said) {
+  BOOST_REQUIRE(store.save(sample(100)));
+  std::filesystem::remove_all(tmp.file("ckpt"));
+  std::string said;
+  {
+    test::stderr_capture log;
+    BOOST_REQUIRE(store.save(sample(200)));
+    said = log.text();
+  }
+  BOOST_TEST(said.find(tmp.file("ckpt") + " was removed while the run went on: created it again; the checkpoints saved in it "
+                       "before are gone") != std::string::npos, said);
+  BOOST_TEST(store.list().size() == 1u);
+  BOOST_TEST((*store.load_latest())->ckpt.manifest.global_step == 200);
+  { // once: the next save says nothing
+    test::stderr_capture log;
+    BOOST_REQUIRE(store.save(sample(300)));
+    BOOST_TEST(log.text().empty(), log.text());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(no_checkpoint_is_not_an_error) {
   auto got = store.load_latest();
   BOOST_REQUIRE(got);
