@@ -6,12 +6,14 @@
 #include "actors/stream_session.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "control/log_throttle.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -19,18 +21,38 @@ namespace actorps {
 
 namespace {
 
+// Offers a node may hold that no stream has claimed yet (each keeps a session until
+// cluster.request-timeout): a worker needs one per shard link at a time; 20,000 offers of one
+// peer kept 20,000 sessions.
+constexpr size_t max_unclaimed_offers = 8;
+
+// A session the gateway made, and for whom.
+struct offered {
+  stream_session_actor session;
+  caf::node_id node; // who asked for it
+  bool claimed = false;
+};
+
 struct gateway_state {
   stream_gateway_config cfg;
   std::string tag;
   std::shared_ptr<stream_links> links = std::make_shared<stream_links>();
   std::shared_ptr<stream_port> port;
-  std::map<uint64_t, stream_session_actor> sessions; // by token
+  std::map<uint64_t, offered> sessions; // by token
+  log_throttle strangers{5, std::chrono::seconds(60)}; // lines a stranger on the port provokes
   std::shared_ptr<std::map<caf::actor_addr, caf::actor>> live = std::make_shared<std::map<caf::actor_addr, caf::actor>>();
   std::mt19937_64 tokens{std::random_device{}()};
   static inline const char* name = "stream_gateway";
 };
 
 using gateway_pointer = stream_gateway_actor::stateful_pointer<gateway_state>;
+
+// Logs a line a stranger provoked, within the budget (a flood of strangers logged 6.3 MB).
+void stranger_line(gateway_pointer self, const std::string& text) {
+  auto& st = self->state;
+  if (auto unsaid = st.strangers.admit(self->clock().now()))
+    log_line(st.tag, *unsaid == 0 ? text : cat(text, " (and ", *unsaid, " such lines not logged before it)"));
+}
 
 stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, stream_gateway_config cfg) {
   auto& st = self->state;
@@ -57,30 +79,41 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
   self->set_down_handler([=](caf::down_msg& msg) {
     auto& sessions = self->state.sessions;
     for (auto it = sessions.begin(); it != sessions.end(); ++it)
-      if (it->second.address() == msg.source) {
+      if (it->second.session.address() == msg.source) {
         self->state.live->erase(msg.source);
         sessions.erase(it);
         return;
       }
   });
   return {
-    [=](stream_atom, uint32_t worker) -> stream_offer {
+    [=](stream_atom, uint32_t worker) -> caf::result<stream_offer> {
       auto& st = self->state;
+      const caf::node_id node = self->current_sender() ? self->current_sender()->node() : caf::node_id{};
+      const auto unclaimed = std::count_if(st.sessions.begin(), st.sessions.end(), [&](const auto& kv) {
+        return !kv.second.claimed && kv.second.node == node;
+      });
+      if (static_cast<size_t>(unclaimed) >= max_unclaimed_offers) {
+        stranger_line(self, cat("refused a stream offer to worker ", worker, " of node ", caf::to_string(node), ": it holds ",
+                                unclaimed, " offers no stream has claimed yet"));
+        return caf::make_error(errc::protocol_error, cat(st.tag, ": node ", caf::to_string(node), " holds ", unclaimed,
+                                                         " stream offers no stream has claimed yet (at most ",
+                                                         max_unclaimed_offers, ")"));
+      }
       uint64_t token = 0;
       while (token == 0 || st.sessions.count(token) > 0)
         token = st.tokens();
       auto session = make_stream_session(self->system(), {st.cfg.shard, worker, token, st.cfg.shards, st.links,
                                                           st.cfg.request_timeout, st.cfg.limits});
       self->monitor(session);
-      st.sessions[token] = session;
+      st.sessions[token] = offered{session, node, false};
       (*st.live)[session.address()] = caf::actor_cast<caf::actor>(session);
-      return {st.port->port(), token, caf::actor_cast<caf::actor>(session)};
+      return stream_offer{st.port->port(), token, caf::actor_cast<caf::actor>(session)};
     },
     [=](stream_atom, stream_note& note) {
       auto& st = self->state;
       if (note.what == stream_note::kind::closed) { // (before its first frame named a session)
         if (note.error)
-          log_line(st.tag, cat("closed a stream before it said whose it is: ", describe(note.error)));
+          stranger_line(self, cat("closed a stream before it said whose it is: ", describe(note.error)));
         return st.links->drop(note.link);
       }
       if (note.what == stream_note::kind::accepted) { // (a stranger that never says whose it is is closed)
@@ -92,8 +125,8 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
         const auto peer = st.links->peer(note.link);
         if (peer.empty()) // (claimed by its session, or gone)
           return;
-        log_line(st.tag, cat("closed the stream from ", peer, ": no first frame with an offered token within "
-                             "cluster.request-timeout"));
+        stranger_line(self, cat("closed the stream from ", peer, ": no first frame with an offered token within "
+                                "cluster.request-timeout"));
         return st.links->drop(note.link);
       }
       if (note.what != stream_note::kind::received || note.transfer != stream_hello_transfer)
@@ -101,11 +134,12 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
       const uint64_t token = st.links->token(note.link);
       auto it = st.sessions.find(token);
       if (token == 0 || it == st.sessions.end()) {
-        log_line(st.tag, cat("refused the stream from ", st.links->peer(note.link),
-                             ": its first frame carries no token this node offered"));
+        stranger_line(self, cat("refused the stream from ", st.links->peer(note.link),
+                                ": its first frame carries no token this node offered"));
         return st.links->drop(note.link);
       }
-      self->send(it->second, stream_atom_v, stream_note{stream_note::kind::accepted, note.link, 0, caf::none});
+      it->second.claimed = true;
+      self->send(it->second.session, stream_atom_v, stream_note{stream_note::kind::accepted, note.link, 0, caf::none});
     },
   };
 }

@@ -238,6 +238,38 @@ BOOST_FIXTURE_TEST_CASE(strangers_on_the_stream_port_are_closed_and_it_keeps_ser
   BOOST_TEST(ask<pull_reply>(l, pull_atom_v, pull_request{0, {{1, 0, 3}}, false, ""}).engaged());
 }
 
+// Issue 50, item 17: a flood of strangers logged a line each (6.3 MB), and 20,000 offers of one
+// peer kept 20,000 sessions. Strangers' lines are budgeted (5 a minute, then a count), and a node
+// holds at most 8 offers that no stream claimed.
+BOOST_FIXTURE_TEST_CASE(strangers_log_within_a_budget_and_offers_per_node_are_bounded, plain_fixture) {
+  const uint16_t port = stream_port(); // (one offer, unclaimed)
+  std::string said;
+  {
+    test::stderr_capture log;
+    for (int i = 0; i < 30; ++i) {
+      int fd = connect_raw(port);
+      const uint64_t token = 0x1234567887654321ull + static_cast<uint64_t>(i);
+      auto f = make_stream_frame(0, 0, &token, sizeof token);
+      BOOST_REQUIRE(::send(fd, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
+      BOOST_REQUIRE(::send(fd, f.data, f.bytes, MSG_NOSIGNAL) > 0);
+      BOOST_TEST(closed_by_peer(fd));
+      ::close(fd);
+    }
+    said = log.text();
+  }
+  size_t lines = 0;
+  for (size_t at = said.find("refused the stream from"); at != std::string::npos; at = said.find("refused the stream from", at + 1))
+    ++lines;
+  BOOST_TEST(lines >= 1u, said);
+  BOOST_TEST(lines <= 5u, said);
+  for (int i = 1; i < 8; ++i) // offers 2..8 of this node: granted
+    BOOST_TEST_REQUIRE(static_cast<bool>(ask<stream_offer>(container, stream_atom_v, uint32_t{0})));
+  auto ninth = ask<stream_offer>(container, stream_atom_v, uint32_t{0});
+  BOOST_REQUIRE(!ninth);
+  BOOST_TEST(test::error_text(ninth).find("stream offers no stream has claimed yet (at most 8)") != std::string::npos,
+             test::error_text(ninth));
+}
+
 // A member's push whose frames are cut short (its process died mid-transfer), or oversized, or
 // garbled: the session ends with the stream, the push fails, the shard's values are unchanged.
 BOOST_FIXTURE_TEST_CASE(a_members_cut_oversized_or_garbled_push_changes_nothing, plain_fixture) {
