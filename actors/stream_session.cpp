@@ -245,8 +245,11 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
       }
     },
     [=](tick_atom) {
-      if (self->state.phase == session_phase::awaiting_stream)
-        end(self, refuse(self, "no stream arrived within cluster.request-timeout"));
+      auto& st = self->state;
+      if (st.phase == session_phase::awaiting_stream)
+        return end(self, refuse(self, "no stream arrived within cluster.request-timeout"));
+      st.conn->expire_held(); // (a frame held for a transfer never announced ends the stream)
+      self->delayed_send(self, st.cfg.request_timeout, tick_atom_v);
     },
   };
 }

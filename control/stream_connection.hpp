@@ -31,6 +31,11 @@ public:
   /// until they are written or the stream closes.
   virtual void send_all(uint64_t transfer, std::vector<stream_piece> pieces, std::shared_ptr<const void> keep) = 0;
 
+  /// Closes the stream, by name, when the frame it holds for an unannounced transfer is the same
+  /// one it held at the previous call: the owner calls it every interval (cluster.request-timeout),
+  /// so a frame whose announcement never comes waits one to two intervals, not for ever.
+  virtual void expire_held() = 0;
+
   /// Closes the connection (a closed note without an error follows).
   virtual void close() = 0;
 };

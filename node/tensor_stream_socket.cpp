@@ -173,6 +173,24 @@ void tensor_stream_socket::send_all(uint64_t transfer, std::vector<stream_piece>
   });
 }
 
+void tensor_stream_socket::expire_held() {
+  backend().dispatch([self = shared_from_this()] {
+    if (!self->open_)
+      return;
+    if (self->reading_ != reading::held) {
+      self->hold_seen_ = 0;
+      return;
+    }
+    if (self->hold_seen_ != self->holds_) { // a hold since the last look: give it an interval
+      self->hold_seen_ = self->holds_;
+      return;
+    }
+    self->fail(caf::make_error(errc::protocol_error, cat("tensor stream from ", self->receiver_.peer(), ": a frame of transfer ",
+                                                         self->receiver_.held().value_or(0), " waited a whole "
+                                                         "cluster.request-timeout for an announcement that never came")));
+  });
+}
+
 void tensor_stream_socket::close() { // (waits, once: see node/multiplexer_call.hpp)
   if (closing_.exchange(true))
     return;
@@ -215,6 +233,7 @@ void tensor_stream_socket::read_some() {
       got_ = 0;
       if (fate->what == frame_fate::kind::hold) { // read nothing more until its announcement
         reading_ = reading::held;
+        ++holds_;
         return backend().del(operation::read, fd(), this);
       }
       slot_ = fate->slot;

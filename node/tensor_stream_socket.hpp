@@ -65,6 +65,9 @@ public:
   /// their bytes alive until they are written or the stream closes.
   void send_all(uint64_t transfer, std::vector<stream_piece> pieces, std::shared_ptr<const void> keep) override;
 
+  /// See stream_connection::expire_held.
+  void expire_held() override;
+
   /// Closes the connection (the closed event follows, without an error).
   void close() override;
 
@@ -100,6 +103,8 @@ private:
   std::unique_ptr<stream_tls> tls_;
   callback on_event_;
   reading reading_ = reading::header;
+  uint64_t holds_ = 0;     // frames held so far (each hold a new number)
+  uint64_t hold_seen_ = 0; // the hold expire_held() saw last (0: none)
   uint8_t header_[stream_header_bytes];
   size_t got_ = 0;
   stream_slot slot_;

@@ -233,6 +233,41 @@ BOOST_AUTO_TEST_CASE(frames_ahead_of_their_announcement_wait_for_it) {
   BOOST_TEST((second == b));
 }
 
+// Issue 50, item 17: a frame held for a transfer never announced waited for ever. The owner's
+// interval tick (expire_held) ends the stream when the same frame is still held at the next tick;
+// a hold that its announcement resolves in between is left alone.
+BOOST_AUTO_TEST_CASE(a_frame_whose_announcement_never_comes_ends_the_stream_at_the_second_tick) {
+  raw_peer p{sys, unannounced_frames::hold};
+  const auto a = random_bytes(100, 7);
+  std::vector<uint8_t> dest(100, 0xEE);
+  auto send_frame = [&](uint64_t id) {
+    const auto f = make_stream_frame(id, 0, a.data(), 100);
+    write_all(p.raw, f.header.data(), f.header.size());
+    write_all(p.raw, f.data, f.bytes);
+  };
+  send_frame(4);
+  std::this_thread::sleep_for(100ms);
+  p.stream->expire_held(); // first look: held since the last, given an interval
+  p.stream->announce(4, {{dest.data(), 100}});
+  BOOST_REQUIRE(p.log.wait(stream_event::kind::received, 4));
+  send_frame(5); // another hold: a new one, given its interval too
+  std::this_thread::sleep_for(100ms);
+  p.stream->expire_held();
+  std::this_thread::sleep_for(100ms);
+  {
+    std::lock_guard<std::mutex> guard{p.log.mtx};
+    for (auto& e : p.log.events)
+      BOOST_TEST((e.what != stream_event::kind::closed));
+  }
+  p.stream->expire_held(); // the same frame, a whole interval later: the stream ends by name
+  auto closed = p.log.wait(stream_event::kind::closed);
+  BOOST_REQUIRE(closed);
+  BOOST_TEST(describe(closed->error).find("a frame of transfer 5 waited a whole cluster.request-timeout for an "
+                                          "announcement that never came") != std::string::npos,
+             describe(closed->error));
+  BOOST_TEST((dest == a)); // (the announced transfer's bytes, nothing of the refused one)
+}
+
 // The probe: random bytes from a stranger close the stream at the first header, storing nothing.
 BOOST_AUTO_TEST_CASE(random_bytes_close_the_stream_and_store_nothing) {
   raw_peer p{sys};
