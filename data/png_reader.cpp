@@ -1,6 +1,8 @@
 // libpng's simplified API (png_image): no setjmp/longjmp, errors in image.message.
 #include "data/png_reader.hpp"
 
+#include "data/jpeg_reader.hpp"
+
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
@@ -78,15 +80,17 @@ caf::expected<decoded_image> decode_png(const std::string& path, int channels) {
   return out;
 }
 
-caf::expected<dataset> read_png(const std::string& path, const image_shape& want, bool resize) {
-  auto image = decode_png(path);
+caf::expected<dataset> read_image(const std::string& path, const image_shape& want, bool resize) {
+  const int channels = resize ? want.channels : 0; // (resizing converts the colours too)
+  auto image = looks_like_jpeg(path) ? decode_jpeg(path, channels) : decode_png(path, channels);
   if (!image)
     return std::move(image.error());
   const image_shape got = image->shape;
   if (got.channels != want.channels)
     return caf::make_error(errc::shape_mismatch,
                            cat(path, ": ", got.channels == 3 ? "an RGB image (3 channels)" : "a grey image (1 channel)",
-                               ", the model takes ", want.channels, want.channels == 1 ? " (grey)" : " (RGB)"));
+                               ", the model takes ", want.channels, want.channels == 1 ? " (grey)" : " (RGB)",
+                               " (pass --resize to convert it)"));
   if ((got.height != want.height || got.width != want.width) && !resize)
     return caf::make_error(errc::shape_mismatch, cat(path, ": ", got.width, "x", got.height, " pixels, the model takes ",
                                                      want.width, "x", want.height, " (pass --resize to scale it)"));

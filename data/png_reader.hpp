@@ -1,6 +1,6 @@
 // Reads PNG images (Debian's libpng) as model inputs: grey or RGB, 8 or 16 bits, palette or not,
-// alpha composited onto black. A size other than the model's is an error unless the caller asks
-// for a resize (bilinear); a channel count other than the model's is always an error.
+// alpha composited onto black; read_image takes JPEG too (data/jpeg_reader). A size or colours
+// other than the model's are an error unless the caller asks for a resize (bilinear, converted).
 #pragma once
 
 #include "data/dataset.hpp"
@@ -29,11 +29,14 @@ caf::error check_image_size(const std::string& path, uint64_t width, uint64_t he
 /// keeps what the file holds (grey or RGB; alpha composited onto black). Errors as read_png's.
 caf::expected<decoded_image> decode_png(const std::string& path, int channels = 0);
 
-/// Reads the image at path as a one-example data set of shape `want` (pixels in [0, 1], label 0).
-/// Errors name the path: a missing or unreadable file, not a PNG or a corrupt one (libpng's
-/// message), "a grey image (1 channel), the model takes 3 (RGB)", "40x30 pixels, the model takes
-/// 28x28 (pass --resize to scale it)".
-caf::expected<dataset> read_png(const std::string& path, const image_shape& want, bool resize);
+/// Reads the PNG or JPEG image at path (by its content) as a one-example data set of shape `want`
+/// (pixels in [0, 1], label 0). With resize, an image of another size is scaled (bilinear) and
+/// one of other colours converted (the libraries' grey/RGB conversion, as image folders are read);
+/// without, both are refused. Errors name the path: a missing or unreadable file, neither image
+/// kind or a corrupt one (the library's message), "a grey image (1 channel), the model takes 3
+/// (RGB) (pass --resize to convert it)", "40x30 pixels, the model takes 28x28 (pass --resize to
+/// scale it)".
+caf::expected<dataset> read_image(const std::string& path, const image_shape& want, bool resize);
 
 /// Returns whether the file at path starts with PNG's signature.
 bool looks_like_png(const std::string& path);

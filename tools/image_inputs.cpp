@@ -1,10 +1,11 @@
-// Content sniffing (PNG signature, gzip or IDX magic, whole CIFAR-10 records) and loading.
+// Content sniffing (PNG signature, JPEG SOI, gzip or IDX magic, whole CIFAR-10 records) and loading.
 #include "tools/image_inputs.hpp"
 
 #include "common/enum_names.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "data/cifar_reader.hpp"
+#include "data/jpeg_reader.hpp"
 #include "data/png_reader.hpp"
 
 #include <filesystem>
@@ -14,12 +15,14 @@ namespace actorps {
 
 namespace {
 
-constexpr input_kind all_input_kinds[] = {input_kind::automatic, input_kind::png, input_kind::idx,
+constexpr input_kind all_input_kinds[] = {input_kind::automatic, input_kind::png, input_kind::jpeg, input_kind::idx,
                                           input_kind::cifar10};
 
 input_kind sniff(const std::string& path) {
   if (looks_like_png(path))
     return input_kind::png;
+  if (looks_like_jpeg(path))
+    return input_kind::jpeg;
   std::ifstream in{path, std::ios::binary};
   unsigned char head[4] = {};
   in.read(reinterpret_cast<char*>(head), 4);
@@ -38,6 +41,7 @@ const char* to_string(input_kind k) {
   switch (k) {
     case input_kind::automatic: return "auto";
     case input_kind::png: return "png";
+    case input_kind::jpeg: return "jpeg";
     case input_kind::idx: return "idx";
     case input_kind::cifar10: return "cifar10";
   }
@@ -59,9 +63,10 @@ caf::expected<image_input> load_image_input(const std::string& path, input_kind 
   caf::expected<dataset> loaded = caf::make_error(errc::corrupt_data, "");
   switch (kind) {
     case input_kind::automatic:
-      return caf::make_error(errc::corrupt_data, cat(path, ": not a PNG image, an IDX image file or a CIFAR-10 "
+      return caf::make_error(errc::corrupt_data, cat(path, ": not a PNG or JPEG image, an IDX image file or a CIFAR-10 "
                                                      "binary file"));
-    case input_kind::png: loaded = read_png(path, want, resize); break;
+    case input_kind::png:
+    case input_kind::jpeg: loaded = read_image(path, want, resize); break;
     case input_kind::idx: loaded = load_idx_images(path); break;
     case input_kind::cifar10:
       loaded = read_cifar10({path});
@@ -72,7 +77,7 @@ caf::expected<image_input> load_image_input(const std::string& path, input_kind 
     return std::move(loaded.error());
   if (!(loaded->shape == want))
     return caf::make_error(errc::shape_mismatch, cat(path, ": images are ", loaded->shape.text(), ", the model takes ",
-                                                     want.text(), kind == input_kind::png ? "" : " (only PNG images are resized)"));
+                                                     want.text(), kind == input_kind::png || kind == input_kind::jpeg ? "" : " (only PNG and JPEG images are resized)"));
   out.images = std::move(*loaded);
   return out;
 }

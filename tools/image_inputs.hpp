@@ -11,9 +11,9 @@
 
 namespace actorps {
 
-enum class input_kind { automatic, png, idx, cifar10 };
+enum class input_kind { automatic, png, jpeg, idx, cifar10 };
 
-const char* to_string(input_kind k); ///< "auto", "png", "idx", "cifar10"
+const char* to_string(input_kind k); ///< "auto", "png", "jpeg", "idx", "cifar10"
 std::optional<input_kind> parse_input_kind(const std::string& name);
 
 /// Images to classify: pixels in [0, 1] (unscaled), labels when the file has them.

@@ -18,8 +18,9 @@ int predict_main(int argc, char** argv) {
   const std::vector<tool_option> options = {
     {"top", "how many classes to list per image, most probable first", "1"},
     {"output", "table or jsonl (one JSON object per image)", "table"},
-    {"input-format", "auto (by content), png, idx or cifar10", "auto"},
-    {"resize", "scale PNG images of another size to the model's (bilinear); without it they are refused", "no",
+    {"input-format", "auto (by content), png, jpeg, idx or cifar10", "auto"},
+    {"resize", "scale PNG and JPEG images of another size to the model's (bilinear) and convert their colours "
+               "(grey, RGB) to its; without it they are refused", "no",
      true, "yes"},
     {"threads", "CPU threads", "1"},
   };
@@ -38,7 +39,7 @@ int predict_main(int argc, char** argv) {
   if (!threads)
     return tool_failure(threads.error(), 2);
   if (!kind)
-    return tool_failure(caf::make_error(errc::invalid_config, cat("--input-format must be auto, png, idx or cifar10, got \"",
+    return tool_failure(caf::make_error(errc::invalid_config, cat("--input-format must be auto, png, jpeg, idx or cifar10, got \"",
                                                           args.get("input-format"), "\"")), 2);
   if (output != "table" && output != "jsonl")
     return tool_failure(caf::make_error(errc::invalid_config, cat("--output must be table or jsonl, got \"", output, "\"")), 2);

@@ -31,7 +31,7 @@ BOOST_AUTO_TEST_CASE(grey_and_rgb_read_exactly) {
   for (size_t i = 0; i < grey.size(); ++i)
     grey[i] = static_cast<uint8_t>(i * 10);
   write_png(dir.file("g.png"), 6, 4, PNG_FORMAT_GRAY, grey);
-  auto g = read_png(dir.file("g.png"), {4, 6, 1}, false);
+  auto g = read_image(dir.file("g.png"), {4, 6, 1}, false);
   BOOST_REQUIRE_MESSAGE(g, error_text(g));
   BOOST_TEST(g->rows == 1);
   BOOST_TEST(g->cols == 24);
@@ -41,7 +41,7 @@ BOOST_AUTO_TEST_CASE(grey_and_rgb_read_exactly) {
   for (size_t i = 0; i < rgb.size(); ++i)
     rgb[i] = static_cast<uint8_t>(20 * i + 1);
   write_png(dir.file("c.png"), 2, 2, PNG_FORMAT_RGB, rgb);
-  auto c = read_png(dir.file("c.png"), {2, 2, 3}, false);
+  auto c = read_image(dir.file("c.png"), {2, 2, 3}, false);
   BOOST_REQUIRE_MESSAGE(c, error_text(c));
   for (size_t i = 0; i < rgb.size(); ++i) // NHWC: a pixel's channels together, as in CIFAR-10 data
     BOOST_TEST(c->images[i] == static_cast<float>(rgb[i]) * (1.0f / 255.0f));
@@ -50,7 +50,7 @@ BOOST_AUTO_TEST_CASE(grey_and_rgb_read_exactly) {
 BOOST_AUTO_TEST_CASE(alpha_is_composited_onto_black) {
   temp_dir dir;
   write_png(dir.file("a.png"), 2, 1, PNG_FORMAT_GA, std::vector<uint8_t>{200, 255, 200, 0});
-  auto a = read_png(dir.file("a.png"), {1, 2, 1}, false);
+  auto a = read_image(dir.file("a.png"), {1, 2, 1}, false);
   BOOST_REQUIRE_MESSAGE(a, error_text(a));
   BOOST_TEST(a->images[0] == 200.0f / 255.0f, boost::test_tools::tolerance(1e-6f)); // opaque
   BOOST_TEST(a->images[1] == 0.0f);                                               // transparent
@@ -59,7 +59,7 @@ BOOST_AUTO_TEST_CASE(alpha_is_composited_onto_black) {
 BOOST_AUTO_TEST_CASE(sixteen_bit_images_read) {
   temp_dir dir;
   write_png(dir.file("w.png"), 2, 1, PNG_FORMAT_LINEAR_Y, std::vector<uint16_t>{0, 65535});
-  auto w = read_png(dir.file("w.png"), {1, 2, 1}, false);
+  auto w = read_image(dir.file("w.png"), {1, 2, 1}, false);
   BOOST_REQUIRE_MESSAGE(w, error_text(w));
   BOOST_TEST(w->images[0] == 0.0f);
   BOOST_TEST(w->images[1] == 1.0f);
@@ -68,16 +68,16 @@ BOOST_AUTO_TEST_CASE(sixteen_bit_images_read) {
 BOOST_AUTO_TEST_CASE(size_and_channels_must_fit_unless_resized) {
   temp_dir dir;
   write_png(dir.file("big.png"), 8, 6, PNG_FORMAT_GRAY, std::vector<uint8_t>(48, 100));
-  auto big = read_png(dir.file("big.png"), {4, 4, 1}, false);
+  auto big = read_image(dir.file("big.png"), {4, 4, 1}, false);
   BOOST_REQUIRE(!big);
   BOOST_TEST((big.error() == errc::shape_mismatch));
   BOOST_TEST(describe(big.error()).find("big.png: 8x6 pixels, the model takes 4x4 (pass --resize") != std::string::npos);
-  auto resized = read_png(dir.file("big.png"), {4, 4, 1}, true);
+  auto resized = read_image(dir.file("big.png"), {4, 4, 1}, true);
   BOOST_REQUIRE_MESSAGE(resized, error_text(resized));
   BOOST_TEST(resized->images.size() == 16u);
   for (float x : resized->images) // a flat image stays flat
     BOOST_TEST(x == 100.0f / 255.0f, boost::test_tools::tolerance(1e-6f));
-  auto rgb = read_png(dir.file("big.png"), {6, 8, 3}, false);
+  auto rgb = read_image(dir.file("big.png"), {6, 8, 3}, false);
   BOOST_REQUIRE(!rgb);
   BOOST_TEST(describe(rgb.error()).find("a grey image (1 channel), the model takes 3 (RGB)") != std::string::npos);
 }
@@ -96,15 +96,15 @@ BOOST_AUTO_TEST_CASE(corrupt_and_foreign_files_are_named) {
   write_png(dir.file("ok.png"), 8, 8, PNG_FORMAT_GRAY, std::vector<uint8_t>(64, 7));
   auto bytes = read_text(dir.file("ok.png"));
   write_file(dir.file("cut.png"), std::vector<uint8_t>(bytes.begin(), bytes.begin() + 40));
-  auto cut = read_png(dir.file("cut.png"), {8, 8, 1}, false);
+  auto cut = read_image(dir.file("cut.png"), {8, 8, 1}, false);
   BOOST_REQUIRE(!cut);
   BOOST_TEST((cut.error() == errc::corrupt_data));
   BOOST_TEST(describe(cut.error()).find("cut.png: a corrupt PNG") != std::string::npos, describe(cut.error()));
   write_file(dir.file("text.png"), {'n', 'o', 't', ' ', 'a', ' ', 'p', 'n', 'g'});
-  auto text = read_png(dir.file("text.png"), {8, 8, 1}, false);
+  auto text = read_image(dir.file("text.png"), {8, 8, 1}, false);
   BOOST_REQUIRE(!text);
   BOOST_TEST(describe(text.error()).find("text.png: not a PNG image") != std::string::npos);
-  auto absent = read_png(dir.file("absent.png"), {8, 8, 1}, false);
+  auto absent = read_image(dir.file("absent.png"), {8, 8, 1}, false);
   BOOST_REQUIRE(!absent);
   BOOST_TEST((absent.error() == errc::file_error));
 }

@@ -45,7 +45,30 @@ BOOST_AUTO_TEST_CASE(kinds_are_recognised_by_content) {
   BOOST_TEST(d->labelled);
   BOOST_TEST(d->images.labels[1] == 1.0f);
   BOOST_TEST((parse_input_kind("cifar10") == input_kind::cifar10));
-  BOOST_TEST(!parse_input_kind("jpeg"));
+  BOOST_TEST((parse_input_kind("jpeg") == input_kind::jpeg));
+  BOOST_TEST(!parse_input_kind("gif"));
+}
+
+// Issue 50, item 3: predict refused JPEG although training reads JPEG folders, and --resize kept
+// an RGB image's colours where the model wants grey.
+BOOST_AUTO_TEST_CASE(jpeg_inputs_and_resize_converts_colours) {
+  temp_dir dir;
+  run_python(dir, "put('/rgb.jpg', Image.new('RGB', (8, 6), (200, 200, 200)))\nput('/rgb.png', Image.new('RGB', (4, 4), (0, 0, 0)))\n");
+  const image_shape grey{4, 4, 1};
+  auto refused = load_image_input(dir.file("rgb.jpg"), input_kind::automatic, grey, false);
+  BOOST_REQUIRE(!refused);
+  BOOST_TEST(describe(refused.error()).find("rgb.jpg: an RGB image (3 channels), the model takes 1 (grey) (pass --resize to "
+                                            "convert it)") != std::string::npos, describe(refused.error()));
+  auto jpeg = load_image_input(dir.file("rgb.jpg"), input_kind::automatic, grey, true);
+  BOOST_REQUIRE_MESSAGE(jpeg, error_text(jpeg));
+  BOOST_TEST(jpeg->images.images.size() == 16u); // scaled to 4x4, one channel
+  BOOST_TEST(jpeg->images.images[5] == 200.0f / 255.0f, boost::test_tools::tolerance(0.03f));
+  auto named = load_image_input(dir.file("rgb.jpg"), input_kind::jpeg, {6, 8, 3}, false); // as it is
+  BOOST_REQUIRE_MESSAGE(named, error_text(named));
+  BOOST_TEST(named->images.images.size() == 144u);
+  auto png = load_image_input(dir.file("rgb.png"), input_kind::automatic, grey, true); // PNG alike
+  BOOST_REQUIRE_MESSAGE(png, error_text(png));
+  BOOST_TEST(png->images.images.size() == 16u);
 }
 
 BOOST_AUTO_TEST_CASE(unrecognised_and_misfit_inputs_are_named) {
@@ -53,13 +76,13 @@ BOOST_AUTO_TEST_CASE(unrecognised_and_misfit_inputs_are_named) {
   write_file(dir.file("notes.txt"), {'h', 'e', 'l', 'l', 'o'});
   auto what = load_image_input(dir.file("notes.txt"), input_kind::automatic, {4, 4, 1}, false);
   BOOST_REQUIRE(!what);
-  BOOST_TEST(describe(what.error()).find("notes.txt: not a PNG image, an IDX image file or a CIFAR-10") !=
+  BOOST_TEST(describe(what.error()).find("notes.txt: not a PNG or JPEG image, an IDX image file or a CIFAR-10") !=
              std::string::npos);
   write_file(dir.file("b.idx"), idx_bytes({2, 5, 5}, std::vector<uint8_t>(50, 0)));
   auto misfit = load_image_input(dir.file("b.idx"), input_kind::automatic, {4, 4, 1}, true);
   BOOST_REQUIRE(!misfit);
   BOOST_TEST(describe(misfit.error()) ==
-             "shape_mismatch: " + dir.file("b.idx") + ": images are 5x5x1, the model takes 4x4x1 (only PNG images are resized)");
+             "shape_mismatch: " + dir.file("b.idx") + ": images are 5x5x1, the model takes 4x4x1 (only PNG and JPEG images are resized)");
   auto absent = load_image_input(dir.file("absent.png"), input_kind::automatic, {4, 4, 1}, false);
   BOOST_REQUIRE(!absent);
   BOOST_TEST((absent.error() == errc::file_error));
