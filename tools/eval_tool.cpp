@@ -9,6 +9,7 @@
 #include "data/data_source.hpp"
 #include "saved_model/inference.hpp"
 #include "tools/confusion_matrix.hpp"
+#include "tools/run_data.hpp"
 #include "tools/tool_args.hpp"
 
 #include <cstdio>
@@ -85,7 +86,8 @@ caf::error plot(const confusion_matrix& cm, const std::string& png, const std::s
 
 int eval_main(int argc, char** argv) {
   const std::vector<tool_option> options = {
-    {"data.dir", "MNIST-format IDX or CIFAR-10 files, class folders (train/<class>/, test/<class>/) or an .npz",
+    {"data.dir", "MNIST-format IDX or CIFAR-10 files, class folders (train/<class>/, test/<class>/) or an .npz "
+                 "(default: the run's, from its summary.json, else Fashion-MNIST)",
      "/usr/share/datasets/fashion-mnist"},
     {"data.format", "auto, idx, cifar10, npz or image-folder (scaled to the model's input)", "auto"},
     {"data.validation-size", "training examples held out for validation, as in training (0: 1/12)", "0"},
@@ -127,14 +129,25 @@ int eval_main(int argc, char** argv) {
   auto m = load_saved_model(args.positional[0]);
   if (!m)
     return tool_failure(m.error(), 1);
+  std::string whose; // (the run's data set unless the command line names one)
+  if (auto run = recorded_data(args.positional[0]); run && !args.was_given("data.dir")) {
+    ds.dir = run->dir;
+    if (!args.was_given("data.format"))
+      ds.format = run->format;
+    if (!args.was_given("data.validation-size"))
+      ds.validation_size = run->validation_size;
+    whose = " (the run's data set; --data.dir reads another)";
+  }
   ds.images.color = m->spec.input.channels == 1 ? color_mode::grey : color_mode::rgb; // (image folders: as the model takes)
   ds.images.resize = m->spec.input;
   auto data = load_data(ds); // unscaled: the model's own scaling is applied below
   if (!data)
     return tool_failure(data.error(), 1);
+  if (auto err = check_same_classes(m->class_names, m->source, data->class_names, ds.dir))
+    return tool_failure(err, 1);
   auto be = make_cpu_backend(*threads);
-  std::printf("model %s (step %lld): %s\ndata %s\n", m->source.c_str(), static_cast<long long>(m->step),
-              m->spec.text().c_str(), ds.dir.c_str());
+  std::printf("model %s (step %lld): %s\ndata %s%s\n", m->source.c_str(), static_cast<long long>(m->step),
+              m->spec.text().c_str(), ds.dir.c_str(), whose.c_str());
   json_object report;
   // the classes' names: the model's, else the data's
   const auto names = !m->class_names.empty() ? m->class_names : data->class_names;

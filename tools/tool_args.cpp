@@ -40,6 +40,7 @@ caf::expected<tool_args> parse_tool_args(int argc, char** argv, const std::vecto
     const tool_option* o = find(key);
     if (o == nullptr)
       return caf::make_error(errc::invalid_config, cat("unknown option --", key, " (see --help)"));
+    out.given.insert(key);
     if (eq != std::string::npos) {
       out.values[key] = arg.substr(eq + 1);
     } else if (o->flag) {

@@ -5,6 +5,7 @@
 #include <caf/expected.hpp>
 
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,9 +26,11 @@ struct tool_option {
 struct tool_args {
   std::vector<std::string> positional;
   std::map<std::string, std::string> values; ///< every declared option, given or its fallback
+  std::set<std::string> given;               ///< the options the command line set
   bool help = false;
 
   const std::string& get(const std::string& key) const { return values.at(key); }
+  bool was_given(const std::string& key) const { return given.count(key) > 0; }
 };
 
 /// Parses argv[1..]: "--key=value", "--key value" (a non-flag option), "--flag", "--" (the rest

@@ -164,6 +164,10 @@ caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples
     .add("seed", static_cast<int64_t>(s.seed));
   add_model(out, s.preset, net_.spec());
   out.add_raw("class_names", json_array(data_.class_names));
+  json_object data; // (what actorps-eval reads a run's model against by default)
+  data.add("dir", s.data.dir).add("format", to_string(s.data.format))
+    .add("validation_size", static_cast<int64_t>(s.data.validation_size));
+  out.add_raw("data", data.str());
   json_object models;
   models.add("final", sum.final_model).add("best", sum.best_model);
   out.add_raw("models", models.str());

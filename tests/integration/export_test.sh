@@ -40,6 +40,17 @@ grep -q '"models": {"final": "runs/mlp/model/final", "best": "runs/mlp/model/bes
   --train.save-model='"none"' > none.out 2>&1 || fail "a run with train.save-model=none failed"
 [[ ! -e runs/none/model ]] || fail "train.save-model=none wrote a model"
 
+echo "== 1b: actorps-eval reads the run's own data set, and refuses one of other classes (issue 50, item 2)"
+mkdir -p mnist-digits # (Fashion-MNIST's files under a name that makes them MNIST's digits)
+for f in "$data"/*; do ln -s "$f" mnist-digits/; done
+"$bin/actorps-train" --train.name=digits --train.run-dir=runs --train.max-steps=10 --train.max-epochs=0 \
+  --data.dir="\"$tmp/mnist-digits\"" > digits.out 2>&1 || { fail "training on the digits failed"; tail digits.out; }
+"$bin/actorps-eval" runs/digits --set=test --out=digits.json > digits_eval.out 2>&1 \
+  || { fail "actorps-eval of the digits run failed"; cat digits_eval.out; }
+grep -qF "data $tmp/mnist-digits (the run's data set" digits_eval.out || { fail "actorps-eval did not read the run's data"; cat digits_eval.out; }
+expect_error 1 "knows the classes 0, 1, 2, 3, 4, 5, 6, 7, 8, 9; $data has T-shirt/top" \
+  "$bin/actorps-eval" runs/digits --data.dir="$data"
+
 echo "== 2: export to .npz, every array equal to the checkpoint's values"
 "$bin/actorps-export" runs/mlp m.npz > export.out 2>&1 || { fail "export failed"; cat export.out; }
 cat export.out
