@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace actorps {
@@ -56,6 +57,24 @@ caf::expected<event_file> event_file::create(const std::string& dir) {
   }
 }
 
+caf::error event_file::reopen() {
+  const auto dir = std::filesystem::path{path_}.parent_path();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  ::close(fd_);
+  fd_ = fd;
+  size_ = 0;
+  if (fd_ < 0)
+    return caf::make_error(errc::file_error, cat(path_, ": was removed and cannot be created again (", std::strerror(errno),
+                                                 "); no more TensorBoard events from this node"));
+  log_line("tensorboard", cat(path_, " was removed while the run went on: writing it again (the events before are gone)"));
+  const auto version = frame(file_version_event(wall_time_now()));
+  if (::write(fd_, version.data(), version.size()) == static_cast<ssize_t>(version.size()))
+    size_ = version.size();
+  return caf::none;
+}
+
 event_file::event_file(event_file&& other) noexcept
   : path_(std::move(other.path_)), fd_(other.fd_), size_(other.size_) {
   other.fd_ = -1;
@@ -71,6 +90,10 @@ caf::error event_file::append(const std::string& event) {
   std::lock_guard<std::mutex> guard{mtx_};
   if (fd_ < 0)
     return caf::none;
+  struct stat st;
+  if (::stat(path_.c_str(), &st) != 0 && errno == ENOENT) // (the folder went, with the run's, say: the fd writes into nothing)
+    if (auto err = reopen())
+      return err;
   size_t done = 0;
   while (done < bytes.size()) {
     auto n = ::write(fd_, bytes.data() + done, bytes.size() - done);

@@ -23,7 +23,8 @@ public:
 
   /// Appends one record holding `event` (a serialised Event). After a failed write (a full disk)
   /// the file is cut back to its whole records and takes no more: the error names the file, and
-  /// the next calls return none.
+  /// the next calls return none. A file removed meanwhile (its folder deleted) is created again,
+  /// with a file-version record, and the log says once that the events before are gone.
   caf::error append(const std::string& event);
 
   const std::string& path() const { return path_; }
@@ -33,6 +34,7 @@ public:
 
 private:
   event_file(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  caf::error reopen(); // REQUIRES: mtx_ held
   std::string path_;
   int fd_ = -1;
   size_t size_ = 0; ///< bytes of whole records written

@@ -6,6 +6,7 @@
 
 #include "common/errc.hpp"
 #include "common/file_io.hpp"
+#include "tests/support/helpers.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -73,6 +74,33 @@ BOOST_AUTO_TEST_CASE(records_are_framed_and_the_file_version_comes_first) {
   BOOST_TEST(records[1].find(tag) != std::string::npos);
   float quarter = 0.25f;
   BOOST_TEST(records[1].find(tag + std::string(reinterpret_cast<const char*>(&quarter), 4)) != std::string::npos);
+}
+
+// Issue 50, item 8: a removed tensorboard/ folder lost every later event without a word (the open
+// file descriptor wrote into a deleted file). The file is written again and the log says so once.
+BOOST_AUTO_TEST_CASE(a_removed_folder_is_written_again_and_said_once) {
+  temp_dir tmp;
+  auto f = actorps::event_file::create((tmp.path / "tensorboard" / "chief").string());
+  BOOST_REQUIRE(f);
+  BOOST_TEST(!f->append(scalars_event(1.0, 1, {{"loss", 1.0}})));
+  fs::remove_all(tmp.path / "tensorboard");
+  const auto later = scalars_event(2.0, 2, {{"loss", 0.5}});
+  std::string said;
+  {
+    actorps::test::stderr_capture log;
+    BOOST_TEST(!f->append(later));
+    BOOST_TEST(!f->append(later));
+    said = log.text();
+  }
+  BOOST_TEST(said.find(f->path() + " was removed while the run went on: writing it again (the events before are gone)")
+               != std::string::npos, said);
+  BOOST_TEST(said.find("was removed") == said.rfind("was removed"), said); // once
+  auto bytes = read_whole_file(f->path());
+  BOOST_REQUIRE(bytes);
+  auto records = read_records(*bytes);
+  BOOST_REQUIRE(records.size() == 3u); // a file version first, as TensorBoard's reader wants, then both events
+  BOOST_TEST(records[0].find("brain.Event:2") != std::string::npos);
+  BOOST_TEST(records[1] == later);
 }
 
 BOOST_AUTO_TEST_CASE(each_open_makes_a_new_file_beside_the_old) {
