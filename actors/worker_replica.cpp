@@ -42,6 +42,10 @@ void observe_report(worker_pointer self, const replica_command& c, std::optional
   const bool first = st.reported_at == std::chrono::steady_clock::time_point{};
   st.reported_at = now;
   auto t = st.timing.take();
+  st.cfg.observed->metrics().add("actorps_worker_steps_total", static_cast<double>(c.steps));
+  st.cfg.observed->metrics().set("actorps_global_step", static_cast<double>(st.ctl->step()));
+  if (c.steps == 0) // (a report of no steps, the final one say: no point at 0 on the charts)
+    return;
   std::vector<std::pair<std::string, double>> scalars{{"step/compute_ms", t.compute_ms},
                                                       {"step/push_ms", t.push_ms},
                                                       {"step/wait_for_pull_ms", t.wait_ms}};
@@ -51,8 +55,6 @@ void observe_report(worker_pointer self, const replica_command& c, std::optional
     scalars.emplace_back("train/loss", *loss);
   if (!first && span > 0)
     scalars.emplace_back("examples/sec", static_cast<double>(c.examples) / span);
-  st.cfg.observed->metrics().add("actorps_worker_steps_total", static_cast<double>(c.steps));
-  st.cfg.observed->metrics().set("actorps_global_step", static_cast<double>(st.ctl->step()));
   st.cfg.observed->scalars(st.ctl->step(), scalars);
 }
 

@@ -7,10 +7,14 @@
 namespace actorps {
 
 node_telemetry::node_telemetry(const train_settings& train, const cluster_settings& cluster) : train_(train) {
+  const auto applied = shard_optimizer(train.optimizer, cluster); // (what the shards apply: async divides by the workers)
   described_ = {{"mode", to_string(cluster.mode)},
                 {"workers", std::to_string(cluster.workers.size())},
                 {"parameter shards", std::to_string(cluster.ps.size())},
-                {"placement", cluster.placement}};
+                {"placement", cluster.placement},
+                {"applied by the shards", cat(to_string(applied.kind), ", learning rate ", applied.learning_rate,
+                                              applied.kind == optimizer_kind::momentum ? cat(", momentum ", applied.momentum) : "",
+                                              applied.learning_rate != train.optimizer.learning_rate ? " (cluster.async-lr-scaling)" : "")}};
 }
 
 caf::expected<std::unique_ptr<node_telemetry>> node_telemetry::start(const train_settings& train,

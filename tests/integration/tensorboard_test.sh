@@ -57,6 +57,16 @@ for node_tags in "chief global_step/sec" "chief lag" "ps-0 shard/updates_per_sec
   "$py" "$reader" "$tmp/runs/async/tensorboard/$1" > "$tmp/node.jsonl"
   grep -q "\"$2\"" "$tmp/node.jsonl" || fail "$1: no $2"
 done
+# (issue 50, item 8) a worker's charts end at its last steps, not with a point at 0; the config
+# text shows the learning rate the async shards apply (0.01 / 2 workers)
+"$py" "$reader" "$tmp/runs/async/tensorboard/worker-0" > "$tmp/worker0.jsonl"
+"$py" - "$tmp/worker0.jsonl" <<'PY' || fail "worker-0's charts end with a point at 0"
+import json, sys
+last = [json.loads(l)["scalars"] for l in open(sys.argv[1]) if '"step/compute_ms"' in l][-1]
+assert last["step/compute_ms"] > 0 and last.get("examples/sec", 1) > 0, last
+PY
+"$py" "$reader" "$tmp/runs/async/tensorboard/chief" | grep -q 'applied by the shards | momentum, learning rate 0.005' \
+  || fail "chief: the config text does not show the learning rate the shards apply"
 
 echo "== 3. kill -9 of a worker, then its restart"
 timed=(--train.max-steps=0 --train.max-seconds=6 --train.eval-every-epochs=0 --cluster.report-every=10)
