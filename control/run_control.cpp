@@ -338,8 +338,12 @@ void run_control::start_member(uint32_t j, const char* event, run_time now, run_
 
 run_admission run_control::worker_joining(run_time now) {
   run_admission out;
-  for (auto it = admitted_at_.begin(); it != admitted_at_.end();) { // joiners that never registered
-    if (members_[it->first] == member::admitted && now - it->second > cfg_.request_timeout) {
+  // Joiners that never registered give their place back after join_register_deadline: a real
+  // joiner registers a round trip after its admission, and forged joins filling the table kept
+  // real joiners out for the whole request timeout.
+  const auto deadline = std::min<std::chrono::milliseconds>(cfg_.request_timeout, join_register_deadline);
+  for (auto it = admitted_at_.begin(); it != admitted_at_.end();) {
+    if (members_[it->first] == member::admitted && now - it->second > deadline) {
       members_[it->first] = member::absent;
       out.then.push_back(run_command::log(cat("worker ", it->first, " never registered after its join; the id is free again")));
     }

@@ -209,9 +209,12 @@ public:
   run_admission worker_registered(uint32_t j, run_time now);
   /// Elastic: a worker outside the configured list asks to join; on success `index` is its id
   /// (member admitted until it registers; an admitted id not registered within
-  /// cluster.request-timeout is free again). Errors: unknown_worker (not elastic), cluster_full,
-  /// protocol_error (not training).
+  /// join_register_deadline, at most cluster.request-timeout, is free again). Errors:
+  /// unknown_worker (not elastic), cluster_full, protocol_error (not training).
   run_admission worker_joining(run_time now);
+
+  /// How long an admitted joiner has to register before its id is free again.
+  static constexpr std::chrono::milliseconds join_register_deadline{10000};
   /// Worker j left cleanly (its lease reports are in); the run goes on without it.
   run_commands worker_left(uint32_t j, run_time now);
   /// Live workers (registered or training).

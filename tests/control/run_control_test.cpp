@@ -859,10 +859,26 @@ BOOST_AUTO_TEST_CASE(joiners_that_never_register_keep_nobody_out_and_free_their_
   auto real = ctl.worker_joining(t0 + 1s); // 2 live + 2 admitted that never register: still room
   BOOST_REQUIRE((real.code == errc::none));
   BOOST_TEST((ctl.worker_registered(real.index, t0 + 1s).code == errc::none));
-  auto later = ctl.worker_joining(t0 + 61s); // request_timeout is 60 s
+  auto later = ctl.worker_joining(t0 + 11s); // join_register_deadline is 10 s
   BOOST_TEST((later.code == errc::none));
   BOOST_TEST(later.index == first.index);
   BOOST_TEST(logs(later.then, "never registered after its join"));
+}
+
+// Issue 50, item 15: four forged joiners that never register (cluster.max-workers 4) kept real
+// joiners out for the 60 s request timeout. Each gives its place back 10 s after its admission.
+BOOST_AUTO_TEST_CASE(forged_joiners_filling_the_table_keep_real_ones_out_for_10_s_at_most) {
+  controller ctl{elastic(train_mode::async)};
+  start(ctl);
+  for (int i = 0; i < 4; ++i)
+    BOOST_TEST_REQUIRE((ctl.worker_joining(t0).code == errc::none));
+  auto refused = ctl.worker_joining(t0 + 5s);
+  BOOST_TEST((refused.code == errc::cluster_full));
+  BOOST_TEST(refused.text.find("4 joiners have not registered yet") != std::string::npos, refused.text);
+  auto real = ctl.worker_joining(t0 + 11s);
+  BOOST_REQUIRE((real.code == errc::none));
+  BOOST_TEST((ctl.worker_registered(real.index, t0 + 11s).code == errc::none));
+  BOOST_TEST(logs(real.then, "never registered after its join"));
 }
 
 BOOST_AUTO_TEST_CASE(below_min_workers_training_pauses_and_resumes_or_fails_after_the_startup_timeout) {
