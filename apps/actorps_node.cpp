@@ -3,6 +3,7 @@
 // TF1's --job_name, --task_index, --ps_hosts, --worker_hosts and --chief_hosts work too).
 #include "common/memory_policy.hpp"
 #include "compute/blas_kernels.hpp"
+#include "train/memory_need.hpp"
 #include "common/errc.hpp"
 #include "config/cluster_options.hpp"
 #include "config/slurm_cluster.hpp"
@@ -76,6 +77,9 @@ int main(int argc, char** argv) {
     return fail(cluster.error());
   if (auto err = actorps::check_optimizer(*cluster, train->optimizer))
     return fail(err);
+  if (cluster->role != actorps::node_role::ps && cluster->role != actorps::node_role::scopes) // (the roles that train or evaluate)
+    if (auto err = actorps::check_memory(actorps::estimate_memory(*train), actorps::available_memory()))
+      return fail(err);
   if (cluster->model_parallel())
     if (auto dense = actorps::dense_stack(train->model); !dense)
       return fail(dense.error());

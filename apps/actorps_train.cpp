@@ -4,6 +4,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "config/train_options.hpp"
+#include "train/memory_need.hpp"
 #include "train/trainer.hpp"
 
 #include <cstdio>
@@ -27,6 +28,9 @@ int main(int argc, char** argv) {
     case actorps::strict_config::outcome::run: break;
   }
   auto settings = actorps::validate(cfg.values);
+  if (settings) // (a configuration this machine cannot hold is refused now, naming the figure)
+    if (auto err = actorps::check_memory(actorps::estimate_memory(*settings), actorps::available_memory()))
+      settings = std::move(err);
   if (!settings) {
     std::fprintf(stderr, "error: %s\n", actorps::describe(settings.error()).c_str());
     return 2;

@@ -28,8 +28,12 @@ size_t activation_floats(const std::vector<layer_spec>& layers, image_shape in) 
 
 } // namespace
 
+size_t activation_floats_per_example(const model_spec& spec) {
+  return spec.input.size() + activation_floats(spec.layers, spec.input);
+}
+
 int evaluation_batch(const model_spec& spec) {
-  const size_t per_example = spec.input.size() + activation_floats(spec.layers, spec.input);
+  const size_t per_example = activation_floats_per_example(spec);
   return static_cast<int>(std::clamp<size_t>((size_t{1} << 24) / per_example, 50, 1000));
 }
 

@@ -23,6 +23,10 @@ namespace actorps {
 /// than 64 MiB at that size.
 int evaluation_batch(const model_spec& spec);
 
+/// Returns the floats one example occupies in a network's activations: its input and every
+/// layer's output (a residual block's inner layers' too).
+size_t activation_floats_per_example(const model_spec& spec);
+
 /// Threading: like its backend, used by one thread at a time.
 class network : public replica_model {
 public:

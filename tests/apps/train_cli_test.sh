@@ -73,6 +73,8 @@ else
 fi
 
 expect_error 2 "option '--train.tensorboard' expects true or false, got 'no'" --train.tensorboard=no
+# a batch no machine holds is refused before anything is loaded, naming the figure (issue 50, item 19)
+expect_error 2 "this configuration needs at least" --train.batch-size=1000000000
 
 if [[ -e "$tmp/runs" ]]; then
   echo "FAIL: a failed start created $tmp/runs"
