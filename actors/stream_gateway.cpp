@@ -39,7 +39,12 @@ struct gateway_state {
   std::shared_ptr<stream_links> links = std::make_shared<stream_links>();
   std::shared_ptr<stream_port> port;
   std::map<uint64_t, offered> sessions; // by token
-  log_throttle strangers{5, std::chrono::seconds(60)}; // lines a stranger on the port provokes
+  // Lines strangers provoke, a budget per kind (a flood of one kind hides none of another):
+  // refused offers, streams closed before a first frame, with an unknown token, never claimed.
+  log_throttle offers_refused{5, std::chrono::seconds(60)};
+  log_throttle closed_early{5, std::chrono::seconds(60)};
+  log_throttle unknown_token{5, std::chrono::seconds(60)};
+  log_throttle never_claimed{5, std::chrono::seconds(60)};
   std::shared_ptr<std::map<caf::actor_addr, caf::actor>> live = std::make_shared<std::map<caf::actor_addr, caf::actor>>();
   std::mt19937_64 tokens{std::random_device{}()};
   static inline const char* name = "stream_gateway";
@@ -48,10 +53,9 @@ struct gateway_state {
 using gateway_pointer = stream_gateway_actor::stateful_pointer<gateway_state>;
 
 // Logs a line a stranger provoked, within the budget (a flood of strangers logged 6.3 MB).
-void stranger_line(gateway_pointer self, const std::string& text) {
-  auto& st = self->state;
-  if (auto unsaid = st.strangers.admit(self->clock().now()))
-    log_line(st.tag, *unsaid == 0 ? text : cat(text, " (and ", *unsaid, " such lines not logged before it)"));
+void stranger_line(gateway_pointer self, log_throttle& budget, const std::string& text) {
+  if (auto unsaid = budget.admit(self->clock().now()))
+    log_line(self->state.tag, *unsaid == 0 ? text : cat(text, " (and ", *unsaid, " such lines not logged before it)"));
 }
 
 stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, stream_gateway_config cfg) {
@@ -93,7 +97,7 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
         return !kv.second.claimed && kv.second.node == node;
       });
       if (static_cast<size_t>(unclaimed) >= max_unclaimed_offers) {
-        stranger_line(self, cat("refused a stream offer to worker ", worker, " of node ", caf::to_string(node), ": it holds ",
+        stranger_line(self, st.offers_refused, cat("refused a stream offer to worker ", worker, " of node ", caf::to_string(node), ": it holds ",
                                 unclaimed, " offers no stream has claimed yet"));
         return caf::make_error(errc::protocol_error, cat(st.tag, ": node ", caf::to_string(node), " holds ", unclaimed,
                                                          " stream offers no stream has claimed yet (at most ",
@@ -113,7 +117,7 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
       auto& st = self->state;
       if (note.what == stream_note::kind::closed) { // (before its first frame named a session)
         if (note.error)
-          stranger_line(self, cat("closed a stream before it said whose it is: ", describe(note.error)));
+          stranger_line(self, st.closed_early, cat("closed a stream before it said whose it is: ", describe(note.error)));
         return st.links->drop(note.link);
       }
       if (note.what == stream_note::kind::accepted) { // (a stranger that never says whose it is is closed)
@@ -125,7 +129,7 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
         const auto peer = st.links->peer(note.link);
         if (peer.empty()) // (claimed by its session, or gone)
           return;
-        stranger_line(self, cat("closed the stream from ", peer, ": no first frame with an offered token within "
+        stranger_line(self, st.never_claimed, cat("closed the stream from ", peer, ": no first frame with an offered token within "
                                 "cluster.request-timeout"));
         return st.links->drop(note.link);
       }
@@ -134,7 +138,7 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
       const uint64_t token = st.links->token(note.link);
       auto it = st.sessions.find(token);
       if (token == 0 || it == st.sessions.end()) {
-        stranger_line(self, cat("refused the stream from ", st.links->peer(note.link),
+        stranger_line(self, st.unknown_token, cat("refused the stream from ", st.links->peer(note.link),
                                 ": its first frame carries no token this node offered"));
         return st.links->drop(note.link);
       }
