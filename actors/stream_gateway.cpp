@@ -26,6 +26,11 @@ namespace {
 // peer kept 20,000 sessions.
 constexpr size_t max_unclaimed_offers = 8;
 
+// The budget of one kind of line a stranger provokes: 5 a minute.
+log_throttle stranger_budget() {
+  return log_throttle{5, std::chrono::seconds(60)};
+}
+
 // A session the gateway made, and for whom.
 struct offered {
   stream_session_actor session;
@@ -41,10 +46,10 @@ struct gateway_state {
   std::map<uint64_t, offered> sessions; // by token
   // Lines strangers provoke, a budget per kind (a flood of one kind hides none of another):
   // refused offers, streams closed before a first frame, with an unknown token, never claimed.
-  log_throttle offers_refused{5, std::chrono::seconds(60)};
-  log_throttle closed_early{5, std::chrono::seconds(60)};
-  log_throttle unknown_token{5, std::chrono::seconds(60)};
-  log_throttle never_claimed{5, std::chrono::seconds(60)};
+  log_throttle offers_refused = stranger_budget();
+  log_throttle closed_early = stranger_budget();
+  log_throttle unknown_token = stranger_budget();
+  log_throttle never_claimed = stranger_budget();
   std::shared_ptr<std::map<caf::actor_addr, caf::actor>> live = std::make_shared<std::map<caf::actor_addr, caf::actor>>();
   std::mt19937_64 tokens{std::random_device{}()};
   static inline const char* name = "stream_gateway";
@@ -97,11 +102,10 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
         return !kv.second.claimed && kv.second.node == node;
       });
       if (static_cast<size_t>(unclaimed) >= max_unclaimed_offers) {
-        stranger_line(self, st.offers_refused, cat("refused a stream offer to worker ", worker, " of node ", caf::to_string(node), ": it holds ",
-                                unclaimed, " offers no stream has claimed yet"));
-        return caf::make_error(errc::protocol_error, cat(st.tag, ": node ", caf::to_string(node), " holds ", unclaimed,
-                                                         " stream offers no stream has claimed yet (at most ",
-                                                         max_unclaimed_offers, ")"));
+        const auto why = cat("node ", caf::to_string(node), " holds ", unclaimed, " stream offers no stream has claimed yet (at most ",
+                             max_unclaimed_offers, ")");
+        stranger_line(self, st.offers_refused, cat("refused a stream offer to worker ", worker, ": ", why));
+        return caf::make_error(errc::protocol_error, cat(st.tag, ": ", why));
       }
       uint64_t token = 0;
       while (token == 0 || st.sessions.count(token) > 0)

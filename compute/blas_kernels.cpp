@@ -16,6 +16,9 @@ namespace {
 // Set by the process that restarts itself: the core it chose, read by the restarted process.
 constexpr const char* restart_marker = "ACTORPS_BLAS_RESTART";
 
+// The first words of the note either way.
+constexpr const char* fallback_note = "OpenBLAS chose its Prescott (SSE3) kernels on a CPU it does not know; ";
+
 std::mutex note_mutex;
 std::string pending_note; // a failed restart's note (this process had no restart to inherit)
 
@@ -50,16 +53,14 @@ void reexec_with_better_blas(char** argv) {
   ::unsetenv("OPENBLAS_CORETYPE");
   ::unsetenv(restart_marker);
   std::lock_guard<std::mutex> guard{note_mutex};
-  pending_note = std::string{"OpenBLAS chose its Prescott (SSE3) kernels on a CPU it does not know; restarting with "
-                             "OPENBLAS_CORETYPE="} + core + " failed (" + why + "), so it runs them";
+  pending_note = std::string{fallback_note} + "restarting with OPENBLAS_CORETYPE=" + core + " failed (" + why + "), so it runs them";
 }
 
 std::string take_blas_note() {
   std::lock_guard<std::mutex> guard{note_mutex};
   std::string note;
   if (const char* core = std::getenv(restart_marker); core != nullptr) {
-    note = std::string{"OpenBLAS chose its Prescott (SSE3) kernels on a CPU it does not know; restarted with "
-                       "OPENBLAS_CORETYPE="} + core + " (OpenBLAS now runs " + blas_core_name() + ")";
+    note = std::string{fallback_note} + "restarted with OPENBLAS_CORETYPE=" + core + " (OpenBLAS now runs " + blas_core_name() + ")";
     ::unsetenv(restart_marker);
   }
   if (!pending_note.empty())
