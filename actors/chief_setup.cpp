@@ -177,8 +177,12 @@ caf::error detail::prepare(chief_pointer self) {
                    ? st.cfg.train.max_steps
                    : step_budget(cluster.mode, st.cfg.train.max_steps, st.cfg.train.max_epochs,
                                  static_cast<int64_t>(st.cfg.data->train.rows), st.cfg.train.batch_size,
-                                 cluster.replicas_to_aggregate);
+                                 cluster.replicas_to_aggregate, cluster.replicas());
   rc.budget_from_epochs = rc.max_steps > 0 && rc.max_steps != st.cfg.train.max_steps;
+  if (rc.budget_from_epochs) // (each worker's partition exactly its epochs: the grants keep to it)
+    rc.worker_budgets = worker_step_budgets(cluster.mode, st.cfg.train.max_epochs,
+                                            static_cast<int64_t>(st.cfg.data->train.rows), st.cfg.train.batch_size,
+                                            cluster.replicas_to_aggregate, cluster.replicas());
   rc.elastic = cluster.elastic.on;
   rc.min_workers = cluster.elastic.min_workers;
   rc.max_workers = cluster.elastic.max_workers;

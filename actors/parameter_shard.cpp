@@ -63,7 +63,7 @@ parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, paramete
     [=](pull_atom, const pull_request& req) -> caf::result<pull_reply> {
       auto reply = self->state.store.pull(req);
       if (reply && self->state.cfg.observed)
-        self->state.cfg.observed->metrics().add("actorps_shard_bytes_out_total", static_cast<double>(payload_bytes(reply->slices)));
+        self->state.cfg.observed->metrics().add("actorps_shard_sent_bytes_total", static_cast<double>(payload_bytes(reply->slices)));
       return answer(self, std::move(reply), "pull");
     },
     [=](push_atom, const push_request& req) -> caf::result<push_reply> {
@@ -74,8 +74,8 @@ parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, paramete
       if (reply && st.cfg.observed) {
         auto& m = st.cfg.observed->metrics();
         m.add("actorps_shard_updates_total", 1);
-        m.add("actorps_shard_bytes_in_total", static_cast<double>(payload_bytes(req.grads)));
-        m.add("actorps_shard_bytes_out_total", static_cast<double>(payload_bytes(reply->values)));
+        m.add("actorps_shard_received_bytes_total", static_cast<double>(payload_bytes(req.grads)));
+        m.add("actorps_shard_sent_bytes_total", static_cast<double>(payload_bytes(reply->values)));
         m.set("actorps_shard_version", static_cast<double>(reply->version));
       }
       return answer(self, std::move(reply), "push");

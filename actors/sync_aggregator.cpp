@@ -23,14 +23,27 @@ using namespace aggregator_detail;
 
 namespace {
 
-// Monitors the actor behind worker w's pushes, so its death releases the steps waiting for it.
-void watch(aggregator_pointer self, uint32_t w) {
+// Worker w is the actor that pushed as w first (its worker, or the stream session carrying its
+// tensors) until that actor goes down: a push as w from another actor, or from none, is a
+// stranger's and refused (a frozen ps node once let one close a step in w's name). Binds and
+// monitors w's actor at its first push, so its death releases the steps waiting for it.
+caf::error claim(aggregator_pointer self, uint32_t w) {
   auto& st = self->state;
   auto addr = self->current_sender() ? caf::actor_cast<caf::actor_addr>(self->current_sender()) : caf::actor_addr{};
-  if (w >= st.senders.size() || !addr || st.senders[w] == addr)
-    return;
+  if (w >= st.senders.size() || (addr && st.senders[w] == addr))
+    return caf::none; // (an unknown id: the sync rule names it)
+  if (!addr || st.senders[w]) {
+    auto why = addr ? cat(st.tag, ": a push as worker ", w, " from ", caf::to_string(addr), ", which is not worker ", w,
+                          " (its pushes come from ", caf::to_string(st.senders[w]), ")")
+                    : cat(st.tag, ": a push as worker ", w, " with no sender, which is not worker ", w);
+    if (auto unlogged = st.strangers.admit(std::chrono::steady_clock::now()))
+      log_line(st.tag, cat("refused ", why.substr(st.tag.size() + 2),
+                           *unlogged > 0 ? cat(" (", *unlogged, " more not logged)") : std::string{}));
+    return caf::make_error(errc::unknown_worker, std::move(why));
+  }
   st.senders[w] = addr;
   self->monitor(addr);
+  return caf::none;
 }
 
 // Answers a push (or a part of one) that came too late for its step with the current values of
@@ -218,7 +231,8 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
         return err;
       if (auto at = st.layout->check_gradients(req.worker, req.grads); !at)
         return std::move(at.error());
-      watch(self, req.worker);
+      if (auto err = claim(self, req.worker))
+        return err;
       self->state.pushes.heard(req.worker, self->clock().now());
       return self->state.sync ? sync_push(self, req) : ssp_push(self, req);
     },

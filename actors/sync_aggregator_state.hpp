@@ -3,6 +3,7 @@
 #pragma once
 
 #include "actors/sync_aggregator.hpp"
+#include "control/log_throttle.hpp"
 #include "control/push_assembly.hpp"
 #include "control/shard_layout.hpp"
 #include "control/ssp_session.hpp"
@@ -37,6 +38,7 @@ struct aggregator_state {
   std::optional<shard_layout> layout;                            // from the setup its shard accepted
   std::optional<push_assembly<reply_promise>> assembly;          // sync: pushes that come in parts
   std::vector<caf::actor_addr> senders;                          // per worker, monitored
+  log_throttle strangers{5, std::chrono::minutes(1)};            // lines for pushes in another's name
   uint64_t stale_dropped = 0;
   std::vector<uint64_t> waited_on;
   std::vector<uint64_t> lag_histogram;

@@ -43,7 +43,7 @@ void observe_report(worker_pointer self, const replica_command& c, std::optional
   st.reported_at = now;
   auto t = st.timing.take();
   st.cfg.observed->metrics().add("actorps_worker_steps_total", static_cast<double>(c.steps));
-  st.cfg.observed->metrics().set("actorps_global_step", static_cast<double>(st.ctl->step()));
+  st.cfg.observed->metrics().set("actorps_worker_seen_global_step", static_cast<double>(st.ctl->step()));
   if (c.steps == 0) // (a report of no steps, the final one say: no point at 0 on the charts)
     return;
   std::vector<std::pair<std::string, double>> scalars{{"step/compute_ms", t.compute_ms},

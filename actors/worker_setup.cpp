@@ -184,11 +184,18 @@ caf::error join_group(worker_pointer self, const slice_group& group) {
 replica_control_config control_config(const worker_replica_config& cfg) {
   replica_control_config c;
   c.mode = cfg.cluster.mode;
-  c.max_steps = cfg.cluster.elastic || cfg.cluster.in_graph || !cfg.data // (the chief's limit: sync stops here)
-                  ? cfg.train.max_steps
-                  : step_budget(cfg.cluster.mode, cfg.train.max_steps, cfg.train.max_epochs,
-                                static_cast<int64_t>(cfg.data->train.rows), cfg.train.batch_size,
-                                cfg.cluster.replicas_to_aggregate);
+  // (sync stops here: its own partition's epochs, or the chief's limit; async and ssp follow grants)
+  c.max_steps = cfg.train.max_steps;
+  if (!cfg.cluster.elastic && !cfg.cluster.in_graph && cfg.data) {
+    const auto rows = static_cast<int64_t>(cfg.data->train.rows);
+    auto own = worker_step_budgets(cfg.cluster.mode, cfg.train.max_epochs, rows, cfg.train.batch_size,
+                                   cfg.cluster.replicas_to_aggregate, cfg.cluster.replicas);
+    const uint32_t replica = cfg.index / std::max<uint32_t>(1, cfg.cluster.slices);
+    c.max_steps = replica < own.size()
+                    ? (cfg.train.max_steps > 0 ? std::min(cfg.train.max_steps, own[replica]) : own[replica])
+                    : step_budget(cfg.cluster.mode, cfg.train.max_steps, cfg.train.max_epochs, rows, cfg.train.batch_size,
+                                  cfg.cluster.replicas_to_aggregate, cfg.cluster.replicas);
+  }
   c.report_every = cfg.cluster.report_every;
   c.speaks_for_group = cfg.index % cfg.cluster.slices == 0; // every slice computes the same loss
   c.shards_recoverable = static_cast<bool>(cfg.reconnect_shard) && !cfg.cluster.model_parallel();

@@ -138,12 +138,11 @@ bool is_moving_statistic(const std::string& variable_name) {
   return ends_with(variable_name, "/moving_mean") || ends_with(variable_name, "/moving_variance");
 }
 
-optimizer_params for_variable(const optimizer_params& p, const std::string& variable_name) {
+optimizer_params for_variable(const optimizer_params& p, const std::string& variable_name, float moving_decay) {
   optimizer_params out = p;
   if (!decays(variable_name))
     out.weight_decay = 0.0f;
-  if (is_moving_statistic(variable_name))
-    out.moving_decay = moving_statistic_decay;
+  out.moving_decay = moving_decay;
   return out;
 }
 

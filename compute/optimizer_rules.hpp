@@ -91,16 +91,13 @@ float adam_step_size(const optimizer_params& p, long t);
 /// biases or batch normalisation's variables).
 bool decays(const std::string& variable_name);
 
-/// The moving statistics' decay (TF1's batch_normalization momentum).
-constexpr float moving_statistic_decay = 0.99f;
-
 /// Returns whether a variable is a batch-norm layer's moving mean or variance (".../moving_mean",
 /// ".../moving_variance"): not trained, moved towards the batch statistics pushed as its gradient.
 bool is_moving_statistic(const std::string& variable_name);
 
-/// Returns p for one variable: weight_decay cleared unless decays(name); a moving statistic's
-/// moving_decay set.
-optimizer_params for_variable(const optimizer_params& p, const std::string& variable_name);
+/// Returns p for one variable: weight_decay cleared unless decays(name); moving_decay set to the
+/// variable's own (its batchnorm layer's decay; 0 for a trained variable).
+optimizer_params for_variable(const optimizer_params& p, const std::string& variable_name, float moving_decay);
 
 /// Applies update number t (1-based, per variable) to n weights in host memory.
 /// REQUIRES: slot0 (and slot1) point to n floats when slot_count(p.kind) needs them.

@@ -95,7 +95,7 @@ caf::error parameter_store::init(const shard_setup& setup) {
     v.offset = part_offset(plan, info);
     v.name = part_name(plan, i);
     v.values.assign(part_floats(plan, info), 0.0f);
-    v.optimizer = for_variable(*opt, var.name);
+    v.optimizer = for_variable(*opt, var.name, var.moving_decay);
     parts.push_back(std::move(v));
   }
   // Returns the part a setup slice fills: held here, starting where the part starts.

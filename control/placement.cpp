@@ -3,6 +3,7 @@
 
 #include "common/enum_names.hpp"
 #include "common/log.hpp"
+#include "compute/optimizer_rules.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -32,7 +33,7 @@ placement_plan make_placement(const std::vector<variable_spec>& vars, uint32_t s
   std::vector<size_t> bytes; // per part
   for (uint32_t k = 0; k < vars.size(); ++k) {
     auto& v = vars[k];
-    plan.variables.push_back({v.name, v.rows, v.cols});
+    plan.variables.push_back({v.name, v.rows, v.cols, v.moving_decay});
     int row = 0;
     for (int rows : partition_rows(v, split)) {
       plan.parts.push_back({k, row, rows, 0});
@@ -128,6 +129,10 @@ uint32_t home_shard(const placement_plan& plan, uint32_t k) {
 }
 
 std::string check_parts(const placement_plan& plan) {
+  for (auto& v : plan.variables)
+    if (is_moving_statistic(v.name) != (v.moving_decay > 0.0f && v.moving_decay < 1.0f))
+      return cat(v.name, " has moving decay ", v.moving_decay, is_moving_statistic(v.name)
+                 ? " (a moving statistic needs 0 < decay < 1)" : " (only a batchnorm's moving statistic has one)");
   uint32_t k = 0;
   int32_t row = 0;
   for (auto& part : plan.parts) {

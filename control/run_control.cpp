@@ -5,6 +5,7 @@
 #include "common/log.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 
 namespace actorps {
@@ -31,7 +32,8 @@ const char* to_string(run_phase p) {
 }
 
 run_control::run_control(run_control_config cfg)
-  : cfg_(std::move(cfg)), members_(cfg_.workers, member::absent), granted_(cfg_.workers, 0), limit_(cfg_.max_steps) {
+  : cfg_(std::move(cfg)), members_(cfg_.workers, member::absent), granted_(cfg_.workers, 0), done_(cfg_.workers, 0),
+    limit_(cfg_.max_steps) {
   flight_.restoring.assign(cfg_.shards, false);
   flight_.set_up.assign(cfg_.shards, false);
 }
@@ -107,6 +109,7 @@ void run_control::grow(uint32_t j) {
   if (j >= members_.size()) {
     members_.resize(j + 1, member::absent);
     granted_.resize(j + 1, 0);
+    done_.resize(j + 1, 0);
   }
 }
 
@@ -166,6 +169,8 @@ void run_control::resume(int64_t global_step, int64_t examples, double seconds, 
         members_[j] = member::absent;
   }
   resumed_ = true;
+  if (global_step > 0) // (a restarted chief does not know each worker's share: one pool, as an estimate)
+    cfg_.worker_budgets.clear();
   steps_ = global_step;
   resumed_seconds_ = seconds;
   worker_steps_ = worker_steps_at(global_step);
@@ -426,6 +431,7 @@ run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, 
   worker_steps_ += steps;
   stale_steps_ += stale;
   split_steps_ += split;
+  done_[j] += steps;
   if (cfg_.grant_steps > 0)
     granted_[j] = std::max<int64_t>(0, granted_[j] - steps);
   if (final && members_[j] == member::training)
@@ -588,6 +594,14 @@ run_commands run_control::worker_down(uint32_t j, const std::string& why, run_ti
   return out;
 }
 
+// The steps worker j's own partition has left beyond what it reported and holds (no limit
+// without per-worker budgets, and for an elastic joiner above them).
+int64_t run_control::own_steps_left(uint32_t j) const {
+  if (j >= cfg_.worker_budgets.size())
+    return std::numeric_limits<int64_t>::max();
+  return cfg_.worker_budgets[j] - done_[j] - granted_[j];
+}
+
 // Takes up to grant_steps from the steps nobody holds yet and gives them to worker j.
 // Steps granted and not reported yet, over every worker.
 int64_t run_control::held() const {
@@ -601,10 +615,10 @@ int64_t run_control::grant(uint32_t j) {
   const int64_t held = this->held();
   // max-epochs' step budget is an estimate (a worker's last batch of its partition is partial):
   // every step reported and the stop rule not met yet, a few more steps are granted
-  if (cfg_.budget_from_epochs && limit_ - steps_ - held <= 0 && held == 0 && cfg_.should_stop
-      && !cfg_.should_stop(steps_, examples_))
+  if (cfg_.budget_from_epochs && cfg_.worker_budgets.empty() && limit_ - steps_ - held <= 0 && held == 0
+      && cfg_.should_stop && !cfg_.should_stop(steps_, examples_))
     limit_ = steps_ + 1; // (one step at a time: the rule is asked again at each report)
-  auto give = std::clamp<int64_t>(limit_ - steps_ - held, 0, cfg_.grant_steps - granted_[j]);
+  auto give = std::clamp<int64_t>(std::min(limit_ - steps_ - held, own_steps_left(j)), 0, cfg_.grant_steps - granted_[j]);
   granted_[j] += give;
   return give;
 }
@@ -625,6 +639,8 @@ void run_control::grant_first(uint32_t j, run_admission& out) {
 bool run_control::out_of_steps(uint32_t j) const {
   if (cfg_.mode != train_mode::ssp || granted_[j] > 0)
     return false;
+  if (own_steps_left(j) <= 0) // its partition's epochs are done
+    return true;
   const int64_t held = this->held();
   return limit_ - steps_ - held <= 0 && (!cfg_.budget_from_epochs || held > 0);
 }

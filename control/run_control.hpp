@@ -49,9 +49,12 @@ struct run_control_config {
   uint32_t min_workers = 1;
   uint32_t max_workers = 1;
   int64_t max_steps = 0;              ///< 0: no step limit (see step_budget)
-  /// max_steps is max-epochs' step budget (step_budget), an estimate: grants go on past it until
-  /// the stop rule says the epochs are done (a partition's last batch is partial).
+  /// max_steps is max-epochs' step budget (step_budget). Without worker_budgets it is an
+  /// estimate: grants go on past it until the stop rule says the epochs are done.
   bool budget_from_epochs = false;
+  /// Per worker, the steps its partition's epochs take (worker_step_budgets): no grant goes past
+  /// them, so each worker reads its own partition exactly max_epochs times (empty: a shared pool).
+  std::vector<int64_t> worker_budgets;
   /// > 0: async workers get their steps as grants of up to this many (see worker_welcome::more),
   /// so a run ends at exactly max_steps and workers stop when the chief stops answering.
   int64_t grant_steps = 0;
@@ -140,13 +143,22 @@ double next_epoch_evaluation(double epochs, int every);
 /// Sync workers stop by themselves at the global step limit.
 int64_t grant_steps_for(train_mode mode, int64_t max_steps, uint32_t workers, int report_every);
 
-/// The global steps a between-graph run may take: max_steps (0: none) and the steps max_epochs
-/// take, ceil(max_epochs x train_rows / examples per global step) -- batch in async and ssp,
-/// batch x replicas_to_aggregate in sync -- whichever is smaller; 0: no limit. With it as the
-/// grants' limit (async, ssp) and the workers' stop (sync) a run ends at exactly its epochs, to a
-/// batch, instead of up to a report interval per worker late.
+/// The global steps a between-graph run of `workers` may take: max_steps (0: none) and the steps
+/// max_epochs take, whichever is smaller; 0: no limit. Each worker reads its partition
+/// (partition_range) exactly max_epochs times, in batches whose last per pass is partial
+/// (worker_step_budgets): async and ssp take the sum of the workers' batches, sync (every
+/// worker's batch in each step) the most of them; sync with backup workers (replicas_to_aggregate
+/// < workers) counts aggregated examples, ceil(max_epochs x train_rows / (batch x
+/// replicas_to_aggregate)), as no worker's share of the steps is known ahead.
 int64_t step_budget(train_mode mode, int64_t max_steps, int max_epochs, int64_t train_rows, int batch,
-                    uint32_t replicas_to_aggregate);
+                    uint32_t replicas_to_aggregate, uint32_t workers);
+
+/// Per worker j, max_epochs x the batches of its partition: the steps it may take so that every
+/// example is trained on exactly max_epochs times (the chief's grants in async and ssp, the
+/// worker's own stop in sync). Empty where epochs are not counted per worker (no max_epochs,
+/// model-parallel, sync with backup workers).
+std::vector<int64_t> worker_step_budgets(train_mode mode, int max_epochs, int64_t train_rows, int batch,
+                                         uint32_t replicas_to_aggregate, uint32_t workers);
 
 /// The answer to a registration: refused (code and text) or accepted (steps_left for the welcome).
 struct run_admission {
@@ -305,6 +317,7 @@ private:
   run_phase phase_ = run_phase::init_shards;
   std::vector<member> members_;
   std::vector<int64_t> granted_; ///< per worker: granted steps it has not reported yet
+  std::vector<int64_t> done_;    ///< per worker: steps it reported (against cfg_.worker_budgets)
   in_flight flight_;
   uint64_t next_op_ = 1;
   run_time deadline_{};
@@ -333,6 +346,7 @@ private:
   std::optional<std::string> stop_at_start_; // a restarted run that had reached its limit: stop the workers as they come
   double resumed_seconds_ = 0.0;
   // Worker steps (the sum of the reports) at a global step.
+  int64_t own_steps_left(uint32_t j) const;
   int64_t worker_steps_at(int64_t global_step) const;
   bool resumed_ = false;       ///< resume() was called (a checkpoint decides the global step)
   int64_t attached_step_ = -1; ///< from the shards' kept versions

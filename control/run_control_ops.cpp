@@ -3,6 +3,7 @@
 #include "control/run_control.hpp"
 
 #include "common/log.hpp"
+#include "data/batcher.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,13 +11,57 @@
 
 namespace actorps {
 
+namespace {
+
+bool epochs_counted(train_mode mode, int max_epochs, int64_t train_rows, int batch, uint32_t workers) {
+  return max_epochs > 0 && train_rows > 0 && batch > 0 && workers > 0 && mode != train_mode::model_parallel;
+}
+
+// Sync with backup workers: the global steps that aggregate max_epochs x train_rows examples.
+bool by_aggregate(train_mode mode, uint32_t replicas_to_aggregate, uint32_t workers) {
+  return mode == train_mode::sync && replicas_to_aggregate < workers;
+}
+
+int64_t aggregate_steps(int max_epochs, int64_t train_rows, int batch, uint32_t replicas_to_aggregate) {
+  const int64_t per_step = static_cast<int64_t>(batch) * std::max<uint32_t>(1, replicas_to_aggregate);
+  return (static_cast<int64_t>(max_epochs) * train_rows + per_step - 1) / per_step;
+}
+
+// max_epochs passes over worker j's partition: its batches, the last of each pass partial.
+int64_t partition_steps(int max_epochs, int64_t train_rows, int batch, uint32_t workers, uint32_t j) {
+  const int64_t rows = partition_range(static_cast<int>(train_rows), static_cast<int>(j), static_cast<int>(workers)).size();
+  return static_cast<int64_t>(max_epochs) * ((rows + batch - 1) / batch);
+}
+
+int64_t capped(int64_t max_steps, int64_t steps) {
+  return max_steps > 0 ? std::min(max_steps, steps) : steps;
+}
+
+} // namespace
+
 int64_t step_budget(train_mode mode, int64_t max_steps, int max_epochs, int64_t train_rows, int batch,
-                    uint32_t replicas_to_aggregate) {
-  if (max_epochs <= 0 || train_rows <= 0 || batch <= 0 || mode == train_mode::model_parallel)
+                    uint32_t replicas_to_aggregate, uint32_t workers) {
+  if (!epochs_counted(mode, max_epochs, train_rows, batch, workers))
     return max_steps;
-  const int64_t per_step = static_cast<int64_t>(batch) * (mode == train_mode::sync ? std::max<uint32_t>(1, replicas_to_aggregate) : 1);
-  const int64_t epochs = (static_cast<int64_t>(max_epochs) * train_rows + per_step - 1) / per_step;
-  return max_steps > 0 ? std::min(max_steps, epochs) : epochs;
+  if (by_aggregate(mode, replicas_to_aggregate, workers))
+    return capped(max_steps, aggregate_steps(max_epochs, train_rows, batch, replicas_to_aggregate));
+  int64_t sum = 0, most = 0;
+  for (uint32_t j = 0; j < workers; ++j) {
+    const int64_t steps = partition_steps(max_epochs, train_rows, batch, workers, j);
+    sum += steps;
+    most = std::max(most, steps);
+  }
+  return capped(max_steps, mode == train_mode::sync ? most : sum); // (sync: every worker's batch is in each step)
+}
+
+std::vector<int64_t> worker_step_budgets(train_mode mode, int max_epochs, int64_t train_rows, int batch,
+                                         uint32_t replicas_to_aggregate, uint32_t workers) {
+  std::vector<int64_t> out;
+  if (!epochs_counted(mode, max_epochs, train_rows, batch, workers) || by_aggregate(mode, replicas_to_aggregate, workers))
+    return out;
+  for (uint32_t j = 0; j < workers; ++j)
+    out.push_back(partition_steps(max_epochs, train_rows, batch, workers, j));
+  return out;
 }
 
 int64_t grant_steps_for(train_mode mode, int64_t max_steps, uint32_t workers, int report_every) {

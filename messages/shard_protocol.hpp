@@ -19,6 +19,7 @@ struct variable_info {
   std::string name;
   int32_t rows = 0;
   int32_t cols = 0;
+  float moving_decay = 0.0f; ///< a batchnorm's moving statistic: its layer's decay (0 < d < 1); else 0
 };
 
 /// Rows [row_begin, row_begin + rows) of a variable and the shard holding them. A variable is
@@ -220,7 +221,7 @@ struct shard_stats {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, variable_info& x) {
-  return f(caf::meta::type_name("variable_info"), x.name, x.rows, x.cols);
+  return f(caf::meta::type_name("variable_info"), x.name, x.rows, x.cols, x.moving_decay);
 }
 
 template <class Inspector>
@@ -307,7 +308,7 @@ typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
 
 // -- equality (tests compare round trips) ------------------------------------------
 
-ACTORPS_FIELDWISE_EQ(variable_info, v.name, v.rows, v.cols)
+ACTORPS_FIELDWISE_EQ(variable_info, v.name, v.rows, v.cols, v.moving_decay)
 ACTORPS_FIELDWISE_EQ(variable_part, v.variable, v.row_begin, v.rows, v.shard)
 ACTORPS_FIELDWISE_EQ(placement_plan, v.strategy, v.shards, v.variables, v.parts, v.partitioner, v.scope)
 ACTORPS_FIELDWISE_EQ(session_mode, v.mode, v.replicas_to_aggregate, v.staleness, v.step_timeout_ms, v.live_at_start,

@@ -51,7 +51,8 @@ const char* to_string(padding_mode p) {
 
 bool operator==(const layer_spec& a, const layer_spec& b) {
   return a.kind == b.kind && a.units == b.units && a.kernel == b.kernel && a.stride == b.stride
-         && a.padding == b.padding && a.act == b.act && a.rate == b.rate && a.body == b.body && a.lrn == b.lrn;
+         && a.padding == b.padding && a.act == b.act && a.rate == b.rate && a.body == b.body && a.lrn == b.lrn
+         && a.decay == b.decay;
 }
 
 std::string layer_spec::text() const {
@@ -77,7 +78,10 @@ std::string layer_spec::text() const {
         out += " same";
       break;
     case layer_kind::dropout: out += cat(" ", rate); break;
-    case layer_kind::batchnorm: break;
+    case layer_kind::batchnorm:
+      if (decay != layer_spec{}.decay)
+        out += " decay " + float_text(decay);
+      break;
     case layer_kind::avgpool: out += " global"; break;
     case layer_kind::lrn: {
       const lrn_params defaults;
@@ -250,6 +254,7 @@ void add_variables(const layer_spec& layer, const image_shape& in, bool logits, 
       const std::string p = cat("bn", n.bn++);
       for (auto stat : {"/gamma", "/beta", "/moving_mean", "/moving_variance"})
         add(p + stat, 1, in.channels, {in.channels});
+      out[out.size() - 2].moving_decay = out.back().moving_decay = layer.decay;
       break;
     }
     case layer_kind::residual: {
@@ -579,6 +584,21 @@ std::string parse_into(const std::string& text, layer_spec& out) {
   } else if (kind == "batchnorm") {
     out.kind = layer_kind::batchnorm;
     i = 1;
+    if (words.size() > 1 && words[1].rfind("decay", 0) == 0) {
+      std::string value;
+      if (words[1] == "decay") {
+        value = words.size() > 2 ? words[2] : "";
+        i = 3;
+      } else if (words[1].rfind("decay=", 0) == 0) {
+        value = words[1].substr(6);
+        i = 2;
+      }
+      char* end = nullptr;
+      out.decay = value.empty() ? -1.0f : std::strtof(value.c_str(), &end);
+      if (value.empty() || end == nullptr || *end != '\0' || !(out.decay > 0.0f && out.decay < 1.0f))
+        return "expected \"batchnorm [decay D] [ACTIVATION]\" with 0 < D < 1 (the share of the moving statistics "
+               "kept per step: TF1's 0.99, PyTorch's 0.9), e.g. \"batchnorm decay 0.9 relu\"";
+    }
   } else if (kind == "lrn") {
     out.kind = layer_kind::lrn;
     for (i = 1; i < words.size(); i += 2) {

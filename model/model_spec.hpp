@@ -32,7 +32,8 @@ const char* to_string(padding_mode p);
 ///   dropout RATE                                               (0 <= RATE < 1, training only)
 ///   depthwise KxK [stride S] [same|valid] [ACTIVATION]         (a filter per channel, and a bias)
 ///   separable KxKxCHANNELS [stride S] [same|valid] [ACTIVATION] (depthwise, then a 1x1 convolution)
-///   batchnorm [ACTIVATION]         (per channel; TF1's decay 0.99 and epsilon 0.001)
+///   batchnorm [decay D] [ACTIVATION]  (per channel, epsilon 0.001; the moving statistics keep D of
+///                                   themselves per step, 0 < D < 1, TF1's default 0.99; "decay=D" too)
 ///   avgpool global                 (the mean of each channel: 1 x 1 x channels)
 ///   lrn [radius R] [bias B] [alpha A] [beta BETA]   (tf.nn.lrn; defaults 5, 1, 1, 0.5)
 ///   residual [LAYER, LAYER, ...] [ACTIVATION]
@@ -49,6 +50,7 @@ struct layer_spec {
   float rate = 0.0f; ///< dropout
   std::vector<layer_spec> body; ///< residual: the block's layers
   lrn_params lrn;               ///< lrn
+  float decay = 0.99f;          ///< batchnorm: the moving statistics' decay (TF1's default)
 
   /// Returns the canonical text, e.g. "conv 3x3x32 relu".
   std::string text() const;
@@ -113,8 +115,8 @@ struct model_spec {
   std::string text() const;
 };
 
-/// Batch normalisation's epsilon (TF1's tf.layers.batch_normalization default; its decay 0.99 is
-/// moving_statistic_decay, compute/optimizer_rules.hpp, what the optimizer and shards apply).
+/// Batch normalisation's epsilon (TF1's tf.layers.batch_normalization default; its decay is the
+/// layer's, carried by the moving statistics' variable_spec to the optimizer and the shards).
 constexpr float batchnorm_epsilon = 0.001f;
 
 /// The geometry of conv / maxpool layer l over its input `in`.

@@ -8,7 +8,7 @@ caf::expected<optimizer> optimizer::make(backend& be, const optimizer_params& pa
   optimizer out{be, params};
   const int per_var = slot_count(params.kind);
   for (auto& var : variables) {
-    out.per_variable_.push_back(for_variable(params, var.name));
+    out.per_variable_.push_back(for_variable(params, var.name, var.moving_decay));
     for (int s = 0; s < per_var; ++s) {
       auto slot = be.allocate(var.size());
       if (!slot)

@@ -5,16 +5,21 @@ namespace actorps {
 
 namespace {
 
+// The presets' batch normalisation: decay 0.9 (PyTorch's momentum 0.1) rather than TF1's 0.99, so
+// the moving statistics that evaluation uses follow the weights within ~10 steps, where 0.99's
+// average the last ~100 (docs/config.md, the layers table).
+const std::string bn = "batchnorm decay 0.9";
+
 // He et al.'s CIFAR ResNet-(6n+2): 3 stages of n basic blocks (16, 32, 64 channels; the first
 // block of the second and third stage halves the size), global average pooling, 10 logits.
 std::vector<std::string> resnet(int n) {
-  std::vector<std::string> out = {"conv 3x3x16", "batchnorm relu"};
+  std::vector<std::string> out = {"conv 3x3x16", bn + " relu"};
   for (int stage = 0; stage < 3; ++stage) {
     const int c = 16 << stage;
     for (int b = 0; b < n; ++b) {
       const std::string stride = stage > 0 && b == 0 ? " stride 2" : "";
-      out.push_back("residual [conv 3x3x" + std::to_string(c) + stride + ", batchnorm relu, conv 3x3x" + std::to_string(c) +
-                    ", batchnorm] relu");
+      out.push_back("residual [conv 3x3x" + std::to_string(c) + stride + ", " + bn + " relu, conv 3x3x" +
+                    std::to_string(c) + ", " + bn + "] relu");
     }
   }
   out.push_back("avgpool global");
@@ -31,14 +36,14 @@ std::vector<std::string> xception_mini() {
     for (int k = 0; k < convs; ++k) {
       const int width = k + 1 == convs && last > 0 ? last : c;
       body += (k > 0 ? ", " : "") + std::string{"separable 3x3x"} + std::to_string(width) +
-              (k + 1 < convs ? ", batchnorm relu" : ", batchnorm");
+              ", " + bn + (k + 1 < convs ? " relu" : "");
     }
     return "residual [" + body + (pool ? ", maxpool 3 stride 2 same" : "") + "] relu";
   };
-  return {"conv 3x3x32 stride 2", "batchnorm relu", "conv 3x3x64", "batchnorm relu", // entry flow
+  return {"conv 3x3x32 stride 2", bn + " relu", "conv 3x3x64", bn + " relu", // entry flow
           block(128, 2, true), block(256, 2, true),
           block(256, 3, false), block(256, 3, false), // middle flow
-          block(256, 2, true, 384), "separable 3x3x512", "batchnorm relu", // exit flow
+          block(256, 2, true, 384), "separable 3x3x512", bn + " relu", // exit flow
           "avgpool global", "dense 10"};
 }
 

@@ -91,8 +91,8 @@ resource_container_actor spawn_shard(caf::actor_system& sys, const cluster_setti
                                      std::shared_ptr<telemetry> observed, stream_listen streams = nullptr) {
   if (observed)
     observed->write_rates({{"actorps_shard_updates_total", "shard/updates_per_sec"},
-                           {"actorps_shard_bytes_in_total", "shard/bytes_in_per_sec"},
-                           {"actorps_shard_bytes_out_total", "shard/bytes_out_per_sec"}},
+                           {"actorps_shard_received_bytes_total", "shard/bytes_in_per_sec"},
+                           {"actorps_shard_sent_bytes_total", "shard/bytes_out_per_sec"}},
                           "actorps_shard_version");
   return make_resource_container(sys, {i, cluster.startup_timeout, cluster.request_timeout, cluster.keep_alive,
                                        std::move(observed), std::move(streams), stream_limits_of(cluster)});

@@ -1,7 +1,8 @@
 // Gauges, counters and the text exposition format.
 #include "observe/metric_registry.hpp"
 
-#include <cctype>
+#include "observe/metric_catalog.hpp"
+
 #include <cmath>
 #include <cstdio>
 
@@ -42,13 +43,6 @@ std::string number(double v) {
 metric_registry::metric_registry(std::map<std::string, std::string> labels) {
   for (auto& kv : labels)
     base_labels_ += (base_labels_.empty() ? "" : ",") + label(kv);
-}
-
-std::string metric_registry::name_of_tag(const std::string& tag) {
-  std::string out = "actorps_";
-  for (char c : tag)
-    out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
-  return out;
 }
 
 void metric_registry::update(const std::string& name, type kind, double v, bool add,
@@ -102,7 +96,7 @@ std::string metric_registry::exposition_of(const std::vector<const metric_regist
   }
   std::string out;
   for (auto& [name, f] : merged)
-    out += "# TYPE " + name + (f.kind == type::counter ? " counter\n" : " gauge\n") + f.samples;
+    out += "# HELP " + name + " " + metric_help(name) + "\n# TYPE " + name + (f.kind == type::counter ? " counter\n" : " gauge\n") + f.samples;
   return out;
 }
 

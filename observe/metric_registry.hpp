@@ -27,16 +27,12 @@ public:
   /// The value of a gauge or counter (0 when absent).
   double value(const std::string& name, std::pair<std::string, std::string> extra = {}) const;
 
-  /// One "# TYPE" line and the samples per name, sorted by name.
+  /// "# HELP" (metric_help) and "# TYPE" lines and the samples per name, sorted by name.
   std::string exposition() const;
 
   /// The same for several registries of one process (a chief-worker's, a local cluster's): each
   /// name's TYPE once, then every registry's samples with its own labels.
   static std::string exposition_of(const std::vector<const metric_registry*>& all);
-
-  /// "actorps_" and the tag with every character outside [a-zA-Z0-9_] turned into '_'
-  /// ("validation/accuracy" -> "actorps_validation_accuracy").
-  static std::string name_of_tag(const std::string& tag);
 
 private:
   struct family {

@@ -3,6 +3,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "observe/metric_catalog.hpp"
 
 namespace actorps {
 
@@ -40,7 +41,8 @@ void telemetry::write(const std::string& event) {
 
 void telemetry::scalars(int64_t step, const std::vector<std::pair<std::string, double>>& values) {
   for (auto& [tag, v] : values)
-    metrics_.set(metric_registry::name_of_tag(tag), v);
+    if (auto m = prometheus_scalar(tag))
+      metrics_.set(m->name, v * m->scale);
   write(scalars_event(wall_time_now(), step, values));
 }
 

@@ -1,7 +1,7 @@
 // What one node reports while it runs: scalars, a histogram and text to its TensorBoard event
 // file (runs/<name>/tensorboard/<node>/, train.tensorboard) and every scalar and counter to its
 // metric registry, which node.metrics-port serves to Prometheus. A scalar's tag is TensorBoard's
-// name ("validation/accuracy"); Prometheus sees it as metric_registry::name_of_tag(tag). Rates
+// name ("validation/accuracy"); Prometheus sees it as prometheus_scalar(tag) (observe/metric_catalog). Rates
 // of counters (a shard's updates/s) are written by a thread of its own every interval.
 // Thread-safe; actors hold it through a shared_ptr (none: they report nothing).
 #pragma once

@@ -5,6 +5,7 @@
 #include "control/placement.hpp"
 #include "control/slicing.hpp"
 #include "control/parameter_store.hpp"
+#include "model/model_spec.hpp"
 #include "tests/support/actor_fixture.hpp"
 
 #include <cmath>
@@ -219,6 +220,37 @@ BOOST_AUTO_TEST_CASE(a_shard_holds_parts_of_a_partitioned_variable_by_their_offs
   BOOST_TEST(snap->values[0].variable == 0u);
   BOOST_TEST(snap->values[0].offset == 4u);
   BOOST_TEST(snap->values[1].variable == 1u);
+}
+
+// A batchnorm's moving statistics move by their layer's decay (model.layers' "batchnorm decay D"),
+// not by the optimizer: a push of the batch's moments keeps D of the value and takes 1 - D.
+BOOST_AUTO_TEST_CASE(moving_statistics_follow_their_layers_decay) {
+  model_spec spec;
+  spec.input = {1, 1, 2};
+  spec.layers = *parse_layers({"batchnorm decay 0.75", "dense 2"});
+  auto vars = spec.variables();
+  shard_setup s;
+  s.shard = 0;
+  s.plan = make_placement(vars, 1, placement_strategy::round_robin);
+  s.optimizer = {"sgd", 0.5f};
+  s.workers = 1;
+  for (uint32_t k = 0; k < vars.size(); ++k)
+    s.initial.push_back({k, 0, {std::vector<float>(vars[k].size(), 1.0f)}});
+  auto solo = keep(make_parameter_shard(*sys, {0}));
+  BOOST_REQUIRE(ask<setup_reply>(solo, init_atom_v, s));
+  // bn0/gamma (0) is trained by SGD; bn0/moving_mean (2) keeps 0.75 and takes 0.25 of 5
+  auto r = ask<push_reply>(solo, push_atom_v, push_request{0, 1, {{0, 0, {{2.0f, 2.0f}}}, {2, 0, {{5.0f, 5.0f}}}}});
+  BOOST_REQUIRE_MESSAGE(r, error_text(r));
+  auto pulled = ask<pull_reply>(solo, pull_atom_v, pull_request{0, {{0, 0, 2}, {2, 0, 2}}});
+  BOOST_REQUIRE_MESSAGE(pulled, error_text(pulled));
+  BOOST_TEST(pulled->slices.at(0).data.to_vector() == std::vector<float>({0.0f, 0.0f}));
+  BOOST_TEST(pulled->slices.at(1).data.to_vector() == std::vector<float>({2.0f, 2.0f}));
+  // a plan whose moving statistic lost its decay is refused by the variable's name
+  auto lost = s;
+  lost.plan.variables[3].moving_decay = 0.0f;
+  auto refused = ask<setup_reply>(keep(make_parameter_shard(*sys, {0})), init_atom_v, lost);
+  BOOST_REQUIRE(!refused);
+  BOOST_TEST(error_text(refused).find("bn0/moving_variance has moving decay 0") != std::string::npos, error_text(refused));
 }
 
 BOOST_AUTO_TEST_CASE(push_applies_the_optimizer_and_advances_the_version) {

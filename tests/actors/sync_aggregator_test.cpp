@@ -191,9 +191,9 @@ BOOST_AUTO_TEST_CASE(a_part_twice_or_outside_its_count_is_refused) {
   auto agg = start({0, train_mode::sync, 2, 2, 0, std::chrono::seconds(30)});
   BOOST_TEST(!ask<push_reply>(agg, push_atom_v, part_of(0, 0, 2, 0, 1.0f))); // part 2 of 2
   push_part(0, 0, 0, 1, 1.0f);
-  auto twice = ask<push_reply>(agg, push_atom_v, part_of(0, 0, 0, 1, 1.0f));
-  BOOST_REQUIRE(!twice);
-  BOOST_TEST(twice.error().code() == static_cast<uint8_t>(errc::protocol_error));
+  push_part(0, 0, 0, 1, 1.0f); // the same part again, from worker 0 itself
+  BOOST_REQUIRE_EQUAL(failed[0]->size(), 1u);
+  BOOST_TEST(failed[0]->back() == errc::protocol_error);
   BOOST_TEST(ask<shard_stats>(agg, stats_atom_v)->version == 0u);
 }
 
@@ -225,6 +225,42 @@ BOOST_AUTO_TEST_CASE(a_backup_workers_late_gradients_are_dropped_and_it_is_told)
   auto stats = ask<shard_stats>(agg, stats_atom_v);
   BOOST_TEST(stats->stale_dropped == 1u);
   BOOST_TEST(stats->version == 1u);
+}
+
+// Issue 50, item 16: a stranger's push in a worker's name (a frozen ps node took it before the
+// workers' own) made the sync rule close a step with it, and both workers' pushes were dropped
+// as stale. A worker id belongs to the actor that pushed as it first until that actor goes down;
+// a push as it from anyone else, or from no one, is refused and changes nothing.
+BOOST_AUTO_TEST_CASE(a_strangers_push_in_a_workers_name_is_refused_and_changes_nothing) {
+  auto agg = start({0, train_mode::sync, 2, 2, 0, std::chrono::seconds(30)});
+  push(0, 0, 2.0f, 0.0f);
+  push(1, 0, 4.0f, 2.0f); // step 0 applied: 7, 19
+  auto stranger_got = std::make_shared<std::vector<push_reply>>();
+  auto stranger_failed = std::make_shared<std::vector<caf::error>>();
+  auto stranger = keep(sys->spawn(pusher, agg, stranger_got, stranger_failed));
+  for (uint64_t step : {1, 5}) // the current step and one ahead of it, in both workers' names
+    for (uint32_t w = 0; w < 2; ++w) {
+      caf::anon_send(stranger, push_request{w, step, {{0, 0, {{100.0f, 100.0f}}}}, true, 0});
+      sched->run();
+    }
+  caf::anon_send(agg, push_atom_v, push_request{0, 1, {{0, 0, {{100.0f, 100.0f}}}}, true, 0}); // no sender at all
+  sched->run();
+  BOOST_TEST(stranger_got->empty());
+  BOOST_REQUIRE_EQUAL(stranger_failed->size(), 4u);
+  for (auto& err : *stranger_failed)
+    BOOST_TEST(err == errc::unknown_worker);
+  BOOST_TEST(describe(stranger_failed->front()).find("is not worker 0") != std::string::npos,
+             describe(stranger_failed->front()));
+  BOOST_TEST(ask<shard_stats>(agg, stats_atom_v)->version == 1u); // nothing applied
+  push(0, 1, 2.0f, 2.0f);
+  push(1, 1, 0.0f, 2.0f);
+  for (uint32_t w = 0; w < 2; ++w) {
+    BOOST_TEST(failed[w]->empty());
+    BOOST_REQUIRE_EQUAL(got[w]->size(), 2u);
+    BOOST_TEST(!got[w]->back().stale);
+    BOOST_TEST((got[w]->back().values[0].data == std::vector<float>({6.0f, 17.0f}))); // 7 - 1, 19 - 2
+  }
+  BOOST_TEST(ask<shard_stats>(agg, stats_atom_v)->stale_dropped == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(a_dead_worker_no_longer_holds_the_step) {

@@ -220,11 +220,14 @@ BOOST_AUTO_TEST_CASE(its_telemetry_gets_the_reports_figures) {
   train_to_end(cfg);
   auto& m = (*observed)->metrics();
   BOOST_TEST(m.value("actorps_worker_steps_total") == static_cast<double>(log->steps));
-  BOOST_TEST(m.value("actorps_step_compute_ms") > 0.0);
+  BOOST_TEST(m.value("actorps_step_compute_seconds") > 0.0);
+  BOOST_TEST(m.value("actorps_step_compute_seconds") < 10.0); // in seconds, not milliseconds
+  BOOST_TEST(m.value("actorps_worker_seen_global_step") > 0.0);
+  BOOST_TEST(m.value("actorps_global_step") == 0.0); // the chief's alone
   BOOST_TEST(m.value("actorps_train_loss") > 0.0);
   auto text = m.exposition();
-  BOOST_TEST(text.find("actorps_step_input_wait_ms{") != std::string::npos, text);
-  BOOST_TEST(text.find("actorps_step_wait_for_pull_ms{") != std::string::npos, text);
+  BOOST_TEST(text.find("actorps_step_input_wait_seconds{") != std::string::npos, text);
+  BOOST_TEST(text.find("actorps_step_wait_for_pull_seconds{") != std::string::npos, text);
 }
 
 BOOST_AUTO_TEST_CASE(the_only_replica_stops_by_itself_after_the_steps_left) {

@@ -142,13 +142,21 @@ BOOST_AUTO_TEST_CASE(weight_decay_adds_to_the_gradient_of_weights_but_not_biases
   p.learning_rate = 0.1f;
   p.weight_decay = 0.5f;
   std::vector<float> w = {2.0f}, g = {1.0f};
-  apply_update_host(for_variable(p, "conv0/weights"), 1, 1, w.data(), g.data(), nullptr, nullptr);
+  apply_update_host(for_variable(p, "conv0/weights", 0.0f), 1, 1, w.data(), g.data(), nullptr, nullptr);
   BOOST_TEST(w[0] == 2.0f - 0.1f * (1.0f + 1.0f), boost::test_tools::tolerance(1e-6f));
   std::vector<float> b = {2.0f};
-  apply_update_host(for_variable(p, "conv0/bias"), 1, 1, b.data(), g.data(), nullptr, nullptr);
+  apply_update_host(for_variable(p, "conv0/bias", 0.0f), 1, 1, b.data(), g.data(), nullptr, nullptr);
   BOOST_TEST(b[0] == 1.9f, boost::test_tools::tolerance(1e-6f));
   BOOST_TEST(decays("logits/weights"));
   BOOST_TEST(!decays("logits/bias"));
+}
+
+BOOST_AUTO_TEST_CASE(a_moving_statistic_keeps_its_decay_of_itself) {
+  optimizer_params p;
+  p.learning_rate = 0.5f;
+  std::vector<float> w{2.0f}, g{6.0f};
+  apply_update_host(for_variable(p, "bn0/moving_mean", 0.75f), 1, 1, w.data(), g.data(), nullptr, nullptr);
+  BOOST_TEST(w[0] == 0.75f * 2.0f + 0.25f * 6.0f);
 }
 
 BOOST_AUTO_TEST_CASE(schedules_follow_tensorflows_decay_functions) {

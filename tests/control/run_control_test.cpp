@@ -1214,13 +1214,53 @@ BOOST_AUTO_TEST_CASE(a_finished_run_started_again_without_its_workers_finishes_a
 // interval late per worker. The epochs become a step budget, which grants (async, ssp) and the
 // workers' own stop (sync) keep exactly.
 BOOST_AUTO_TEST_CASE(max_epochs_become_a_step_budget) {
-  BOOST_TEST(step_budget(train_mode::async, 0, 1, 8000, 50, 1) == 160);
-  BOOST_TEST(step_budget(train_mode::ssp, 0, 2, 8000, 64, 1) == 250);  // 16,000 / 64
-  BOOST_TEST(step_budget(train_mode::sync, 0, 1, 8000, 50, 2) == 80);  // two batches a global step
-  BOOST_TEST(step_budget(train_mode::async, 0, 1, 8001, 50, 1) == 161); // the last batch is whole
-  BOOST_TEST(step_budget(train_mode::async, 100, 1, 8000, 50, 1) == 100); // max-steps comes first
-  BOOST_TEST(step_budget(train_mode::async, 300, 0, 8000, 50, 1) == 300); // no epoch limit
-  BOOST_TEST(step_budget(train_mode::model_parallel, 0, 1, 8000, 50, 1) == 0);
+  BOOST_TEST(step_budget(train_mode::async, 0, 1, 8000, 50, 1, 1) == 160);
+  BOOST_TEST(step_budget(train_mode::ssp, 0, 2, 8000, 64, 1, 1) == 250);  // 2 x ceil(8,000 / 64)
+  BOOST_TEST(step_budget(train_mode::sync, 0, 1, 8000, 50, 2, 2) == 80);  // two batches a global step
+  BOOST_TEST(step_budget(train_mode::async, 0, 1, 8001, 50, 1, 1) == 161); // the last batch is whole
+  BOOST_TEST(step_budget(train_mode::async, 100, 1, 8000, 50, 1, 1) == 100); // max-steps comes first
+  BOOST_TEST(step_budget(train_mode::async, 300, 0, 8000, 50, 1, 1) == 300); // no epoch limit
+  BOOST_TEST(step_budget(train_mode::model_parallel, 0, 1, 8000, 50, 1, 1) == 0);
+}
+
+// Issue 50, item 6: exercise10's "1 epoch with 3 workers" trained 55,033 examples in 1,101 steps,
+// 401/350/350 by worker: the faster worker took grants past its partition (18,333 examples, 367
+// batches) while the others never finished theirs. Each worker's partition takes its own
+// batches, the last partial, exactly max-epochs times: 3 x 367 steps and 55,000 examples.
+BOOST_AUTO_TEST_CASE(each_worker_reads_its_own_partition_exactly_its_epochs) {
+  BOOST_TEST(step_budget(train_mode::async, 0, 1, 55000, 50, 1, 3) == 1101);
+  BOOST_TEST(worker_step_budgets(train_mode::async, 1, 55000, 50, 1, 3) == std::vector<int64_t>({367, 367, 367}));
+  BOOST_TEST(worker_step_budgets(train_mode::ssp, 2, 101, 10, 1, 2) == std::vector<int64_t>({10, 12})); // 50 and 51 rows
+  BOOST_TEST(step_budget(train_mode::sync, 0, 2, 101, 10, 2, 2) == 12); // every worker's batch in each step: the most
+  BOOST_TEST(step_budget(train_mode::sync, 0, 1, 55000, 50, 2, 3) == 550); // backup workers: aggregated examples
+  BOOST_TEST(worker_step_budgets(train_mode::sync, 1, 55000, 50, 2, 3).empty());
+  BOOST_TEST(worker_step_budgets(train_mode::async, 0, 55000, 50, 1, 3).empty());
+
+  auto c = config(); // async
+  c.workers = 3;
+  c.max_steps = 11;
+  c.budget_from_epochs = true;
+  c.grant_steps = 4;
+  c.worker_budgets = {4, 4, 3}; // partitions of 200, 200 and 130 examples in batches of 50
+  c.should_stop = [](int64_t, int64_t examples) -> std::optional<std::string> {
+    if (examples >= 530) // (the chief's stop rule: the epoch's examples)
+      return std::string{"max epochs 1 reached"};
+    return std::nullopt;
+  };
+  controller ctl{c};
+  start(ctl, 3);
+  BOOST_TEST(ctl.granted(0) == 4);
+  BOOST_TEST(ctl.granted(2) == 3); // its partition's batches, no more
+  // worker 0 is fast: it reports its 4 steps first and asks for more; none are its own
+  auto cmds = ctl.progress(0, 4, 200, 1.0, false, t0);
+  BOOST_TEST(!has(cmds, kind::grant));
+  BOOST_TEST(ctl.granted(0) == 0);
+  BOOST_TEST((ctl.phase() == run_phase::training));
+  ctl.progress(1, 4, 200, 1.0, false, t0);
+  ctl.progress(2, 3, 130, 1.0, false, t0);
+  BOOST_TEST((ctl.phase() == run_phase::stopping));
+  BOOST_TEST(ctl.stop_reason() == "max epochs 1 reached");
+  BOOST_TEST(ctl.worker_steps() == 11);
 }
 
 // With partial last batches the epochs' step budget falls a little short of the epoch (3

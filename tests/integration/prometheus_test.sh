@@ -2,7 +2,8 @@
 # Prometheus scrapes a running local cluster (issue 35): scripts/local-cluster.sh --metrics gives
 # every node a /metrics port and writes prometheus.yml; Debian's prometheus server, started here on
 # 127.0.0.1 with that file, must show actorps_global_step rising through its HTTP query API, and
-# every node's target must be up, an elastic joiner's too once it joins (file-based discovery).
+# every node's target must be up, an elastic joiner's too once it joins (file-based discovery),
+# and promtool's check must pass on every node's page (HELP lines, base units: issue 50, item 7).
 # Everything started here is stopped here, also on failure.
 # Usage: prometheus_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
@@ -58,9 +59,20 @@ for _ in $(seq 1 30); do [[ "$(query 'sum(up{job="actorps"})')" == "5" ]] && bre
 up=$(query 'sum(up{job="actorps"})')
 echo "targets up after a worker joined: $up of 5"
 [[ "$up" == "5" ]] || fail "the joiner's target is not up ($up of 5)"
-for m in 'actorps_shard_updates_total' 'actorps_worker_steps_total' 'actorps_step_compute_ms'; do
+for m in 'actorps_shard_updates_total' 'actorps_worker_steps_total' 'actorps_step_compute_seconds' 'actorps_worker_seen_global_step'; do
   [[ -n "$(query "$m")" ]] || fail "Prometheus has no $m"
 done
+# Prometheus' own linter on every node's page: HELP lines, base units, counters' _total
+command -v promtool > /dev/null || fail "promtool is not installed (Debian's prometheus package has it)"
+while read -r node node_port; do
+  python3 -c "import urllib.request, sys; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())" \
+    "http://127.0.0.1:$node_port/metrics" > "$tmp/page-$node.txt" || { fail "no /metrics page from $node"; continue; }
+  if promtool check metrics < "$tmp/page-$node.txt" > "$tmp/lint-$node.txt" 2>&1; then
+    echo "promtool check metrics: $node passes ($(grep -c '^# HELP' "$tmp/page-$node.txt") metrics)"
+  else
+    fail "promtool check metrics on $node: $(head -5 "$tmp/lint-$node.txt" | tr '\n' ';')"
+  fi
+done < "$tmp/runs/scraped/metrics-ports"
 chief_port=$(awk '$1 == "chief" {print $2}' "$tmp/runs/scraped/metrics-ports")
 python3 -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1], timeout=5)" "http://127.0.0.1:$chief_port/" 2> "$tmp/404.txt" \
   && fail "a path other than /metrics was answered"

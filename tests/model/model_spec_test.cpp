@@ -284,6 +284,33 @@ BOOST_AUTO_TEST_CASE(new_layers_name_their_variables_as_tensorflow_does) {
   BOOST_TEST(!is_moving_statistic("bn0/gamma"));
 }
 
+// TF1's tf.layers.batch_normalization(decay=D) (Keras' momentum): "batchnorm decay D" or
+// "batchnorm decay=D", 0 < D < 1, default 0.99; the moving statistics carry it, nothing else does.
+BOOST_AUTO_TEST_CASE(batchnorm_takes_a_decay) {
+  auto bn = parse_layer("batchnorm decay=0.9 relu");
+  BOOST_REQUIRE(bn);
+  BOOST_TEST(bn->decay == 0.9f);
+  BOOST_TEST(bn->text() == "batchnorm decay 0.9 relu");
+  BOOST_TEST((*parse_layer(bn->text()) == *bn));
+  BOOST_TEST(parse_layer("batchnorm relu")->decay == 0.99f);
+  BOOST_TEST(parse_layer("batchnorm relu")->text() == "batchnorm relu");
+  BOOST_TEST(!(*parse_layer("batchnorm decay 0.5") == *parse_layer("batchnorm")));
+  for (std::string bad : {"batchnorm decay", "batchnorm decay 1", "batchnorm decay 0", "batchnorm decay=x",
+                          "batchnorm decay -0.5", "batchnorm decay=nan"})
+    BOOST_TEST(error_of({bad}).find("expected \"batchnorm [decay D] [ACTIVATION]\" with 0 < D < 1") != std::string::npos,
+               bad << ": " << error_of({bad}));
+  actorps::model_spec spec;
+  spec.input = {4, 4, 2};
+  spec.layers = *parse_layers({"residual [conv 3x3x2, batchnorm decay 0.8 relu] relu", "batchnorm", "dense 3"});
+  std::vector<std::string> decays;
+  for (auto& v : spec.variables())
+    if (v.moving_decay != 0.0f)
+      decays.push_back(v.name + " " + std::to_string(v.moving_decay).substr(0, 4));
+  BOOST_TEST(decays == std::vector<std::string>({"block0/bn0/moving_mean 0.80", "block0/bn0/moving_variance 0.80",
+                                                 "bn0/moving_mean 0.99", "bn0/moving_variance 0.99"}),
+             boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(bad_blocks_name_their_position) {
   BOOST_TEST(error_of({"dense 10", "residual conv 3x3x4"}).find("model.layers[1] \"residual conv 3x3x4\": expected \"residual [LAYER, ...] [ACTIVATION]\"")
              != std::string::npos);

@@ -39,7 +39,7 @@ BOOST_AUTO_TEST_CASE(applies_the_host_rule_with_increasing_update_numbers) {
       for (size_t i = 0; i < sizes.size(); ++i) {
         std::vector<float> g(sizes[i]);
         BOOST_REQUIRE(!be->download(grads[i].data(), g.size(), g.data()));
-        auto pv = for_variable(p, specs[i].name); // the bias does not decay
+        auto pv = for_variable(p, specs[i].name, specs[i].moving_decay); // the bias does not decay
         apply_update_host(pv, t, sizes[i], w_ref[i].data(), g.data(), slot0[i].data(), slot1[i].data());
       }
     }

@@ -1,6 +1,8 @@
 // Tests of model/presets: every preset is a valid model with usable training defaults.
 #include "model/presets.hpp"
 
+#include "compute/optimizer_rules.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 using namespace actorps;
@@ -45,6 +47,19 @@ BOOST_AUTO_TEST_CASE(presets_carry_their_documents_settings) {
     parameters += static_cast<int>(v.size());
   }
   BOOST_TEST(convs == 19);
+  // the presets' batch norm keeps 0.9 per step (PyTorch's default), so 200 steps evaluate well
+  int statistics = 0;
+  for (auto& name : {"resnet20", "xception-mini"}) {
+    model_spec m;
+    m.input = {28, 28, 1};
+    m.layers = *parse_layers(find_preset(name)->layers);
+    for (auto& v : m.variables())
+      if (is_moving_statistic(v.name)) {
+        ++statistics;
+        BOOST_TEST(v.moving_decay == 0.9f, name << " " << v.name);
+      }
+  }
+  BOOST_TEST(statistics == 2 * (19 + 15)); // resnet20: the stem and 9 blocks of 2; xception-mini: 2 + 4 + 6 + 2 + 1
   BOOST_TEST(projections == 2);
   BOOST_TEST(resnet.output_shapes().back().channels == 10);
   BOOST_TEST(resnet.output_shapes()[resnet.layers.size() - 2].channels == 64); // after global pooling

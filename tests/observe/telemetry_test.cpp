@@ -41,7 +41,7 @@ BOOST_AUTO_TEST_CASE(without_a_folder_only_the_registry) {
   BOOST_REQUIRE(t);
   BOOST_TEST((*t)->event_path().empty());
   (*t)->scalars(1, {{"examples/sec", 10}});
-  BOOST_TEST((*t)->metrics().value("actorps_examples_sec") == 10.0);
+  BOOST_TEST((*t)->metrics().value("actorps_examples_per_second") == 10.0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
