@@ -1,6 +1,6 @@
 """The PyTorch module of an actorps model, built from model.json alone (bench scripts only): dense,
 conv (TF 'same'/'valid' padding, the odd cell at the bottom and right), max pooling, dropout, batch
-normalisation (TF1's decay 0.99 and epsilon 0.001: PyTorch momentum 0.01), global average
+normalisation (the layer's decay D, TF1's 0.99 by default, and epsilon 0.001: PyTorch momentum 1 - D), global average
 pooling, residual blocks (identity or 1x1 projection shortcut), depthwise and separable
 convolutions (grouped convolutions, then a 1x1 one), local response normalisation, the five
 activations, NHWC
@@ -50,9 +50,9 @@ class GlobalAverage(nn.Module):
 class BatchNorm(nn.Module):
     """Batch normalisation of NCHW images or of rows (after a dense layer)."""
 
-    def __init__(self, channels):
+    def __init__(self, channels, decay):
         super().__init__()
-        self.bn = nn.BatchNorm1d(channels, eps=1e-3, momentum=0.01)
+        self.bn = nn.BatchNorm1d(channels, eps=1e-3, momentum=1.0 - decay)
 
     def forward(self, x):
         if x.dim() == 4:
@@ -110,7 +110,13 @@ def parse(text):
             lrn[key] = float(value)
         spec["lrn"] = lrn
         return spec
+    spec["decay"] = 0.99  # batchnorm: TF1's default
     while i < len(rest):
+        if rest[i].startswith("decay"):  # "decay D" or "decay=D"
+            value = rest[i][6:] if rest[i].startswith("decay=") else rest[i + 1]
+            spec["decay"] = float(value)
+            i += 1 if rest[i].startswith("decay=") else 2
+            continue
         if rest[i] == "stride":
             spec["stride"] = int(rest[i + 1])
             i += 2
@@ -200,7 +206,7 @@ class Builder:
                 name = "%sbn%d" % (prefix, counters["bn"])
                 counters["bn"] += 1
                 channels = c if not flat else c
-                bn = BatchNorm(channels)
+                bn = BatchNorm(channels, s["decay"])
                 self.load(bn.bn.weight, name + "/gamma")
                 self.load(bn.bn.bias, name + "/beta")
                 self.load(bn.bn.running_mean, name + "/moving_mean")
