@@ -44,11 +44,16 @@ using parameter_shard_actor = caf::typed_actor<
   caf::reacts_to<stop_atom>, caf::reacts_to<tick_atom>>;
 
 /// Settings of one shard.
+class shard_core;
+
 struct parameter_shard_config {
   uint32_t index = 0; ///< the shard's task index (ps job)
   std::chrono::milliseconds setup_timeout{0}; ///< quit if no setup arrives by then (0: wait forever)
   /// Its node's telemetry: updates, tensor bytes in and out (counters), the version (none: off).
   std::shared_ptr<telemetry> observed;
+  /// The store it serves, shared with the node's stream sessions (actors/shard_core.hpp); none:
+  /// the shard makes its own.
+  std::shared_ptr<shard_core> core;
 };
 
 /// Spawns a shard.

@@ -2,6 +2,7 @@
 #include "actors/resource_container.hpp"
 
 #include "actors/interfaces.hpp"
+#include "actors/shard_core.hpp"
 #include "control/fan_in.hpp"
 #include "control/placement.hpp"
 #include "control/scope_table.hpp"
@@ -41,6 +42,7 @@ struct container_state {
   scope_table table;
   std::map<std::string, scope_actors> scopes;
   std::optional<stream_gateway_actor> streams; // with cfg.stream_port
+  std::shared_ptr<shard_directory> cores = std::make_shared<shard_directory>(); // the scopes' stores, for the streams
   static inline const char* name = "resource_container";
 };
 
@@ -51,9 +53,13 @@ using container_pointer = resource_container_actor::stateful_pointer<container_s
 scope_actors spawn_scope(container_pointer self, const shard_setup& setup) {
   auto& cfg = self->state.cfg;
   scope_actors out;
-  out.shard = make_parameter_shard(self->system(), {cfg.index, std::chrono::milliseconds{0}, cfg.observed});
+  auto core = std::make_shared<shard_core>(cfg.index, cfg.observed, self->clock().now());
+  out.shard = make_parameter_shard(self->system(), {cfg.index, std::chrono::milliseconds{0}, cfg.observed, core});
   out.front = out.shard;
   const auto kind = setup.session.mode;
+  // the stream sessions serve its pulls from the store in place, and its pushes where no
+  // aggregator decides (async, in-graph)
+  self->state.cores->set(setup.plan.scope, {core, kind != session_kind::sync && kind != session_kind::ssp});
   if (kind == session_kind::sync || kind == session_kind::ssp) {
     sync_aggregator_config agg{cfg.index, kind == session_kind::sync ? train_mode::sync : train_mode::ssp, setup.workers, setup.session.replicas_to_aggregate,
                                setup.session.staleness, std::chrono::milliseconds{setup.session.step_timeout_ms},
@@ -122,6 +128,7 @@ void stop_scope(container_pointer self, const std::string& name) {
     return;
   self->demonitor(it->second.front.address());
   self->send(it->second.front, stop_atom_v); // an aggregator stops its shard too
+  st.cores->erase(name);
   st.scopes.erase(it);
 }
 
@@ -219,7 +226,7 @@ resource_container_actor::behavior_type container_behavior(container_pointer sel
     self->delayed_send(self, cfg.setup_timeout, tick_atom_v);
   if (cfg.stream_port) { // (linked: a gateway that cannot listen ends the node with its error)
     st.streams = make_stream_gateway(self->system(), {cfg.index, caf::actor_cast<parameter_shard_actor>(self),
-                                                      cfg.stream_port, cfg.request_timeout, cfg.streams});
+                                                      cfg.stream_port, cfg.request_timeout, cfg.streams, st.cores});
     self->link_to(*st.streams);
     self->attach_functor([gateway = *st.streams] { caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown); });
   }
@@ -230,6 +237,7 @@ resource_container_actor::behavior_type container_behavior(container_pointer sel
         auto name = it->first;
         log_line(st.tag, cat("scope ", scope_label(name), ": its shard went down (", caf::to_string(msg.reason), ")"));
         st.table.forget(name);
+        st.cores->erase(name);
         st.scopes.erase(it);
         if (!st.cfg.keep_alive) // as a shard alone would: the process ends with it
           self->quit(msg.reason);

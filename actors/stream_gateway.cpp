@@ -111,7 +111,7 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
       while (token == 0 || st.sessions.count(token) > 0)
         token = st.tokens();
       auto session = make_stream_session(self->system(), {st.cfg.shard, worker, token, st.cfg.shards, st.links,
-                                                          st.cfg.request_timeout, st.cfg.limits});
+                                                          st.cfg.request_timeout, st.cfg.limits, st.cfg.cores});
       self->monitor(session);
       st.sessions[token] = offered{session, node, false};
       (*st.live)[session.address()] = caf::actor_cast<caf::actor>(session);

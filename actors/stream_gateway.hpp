@@ -5,6 +5,7 @@
 #pragma once
 
 #include "actors/parameter_shard.hpp"
+#include "actors/shard_core.hpp"
 #include "control/stream_transfer.hpp"
 #include "control/stream_connection.hpp"
 
@@ -31,6 +32,7 @@ struct stream_gateway_config {
   stream_listen listen;                             ///< opens the stream port
   std::chrono::milliseconds request_timeout{60000};
   stream_limits limits;
+  std::shared_ptr<shard_directory> cores;           ///< the node's scopes' stores (none: every request to `shards`)
 };
 
 /// Spawns the gateway; it quits with an error (peer_unreachable, naming the address) when it

@@ -74,9 +74,19 @@ void answer(session_pointer self, uint64_t transfer, Reply& reply, std::vector<v
   self->state.conn->send_all(transfer, keep->pieces(), keep);
 }
 
-// Hands a push whose gradients are all here to the container; answers with its reply.
+// Applies a push whose gradients are all here to its scope's store in place, or hands it to the
+// container (an aggregator decides, or no store is known); answers with the reply.
 void forward_push(session_pointer self, uint64_t transfer, push_request req,
                   caf::typed_response_promise<stream_push_reply> rp) {
+  if (auto direct = self->state.cfg.cores ? self->state.cfg.cores->find(req.scope) : shard_directory::entry{};
+      direct.core && direct.direct_pushes) {
+    auto reply = direct.core->push(req, self->clock().now());
+    if (reply)
+      answer(self, transfer, *reply, reply->values, rp);
+    else
+      rp.deliver(std::move(reply.error()));
+    return;
+  }
   self->request(self->state.cfg.shards, self->state.cfg.request_timeout, push_atom_v, std::move(req))
     .then([=](push_reply& reply) mutable { answer(self, transfer, reply, reply.values, rp); },
           [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
@@ -196,6 +206,14 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
         return refuse(self, "a pull for a stream that is not this session's");
       auto rp = self->make_response_promise<stream_pull_reply>();
       const uint64_t transfer = msg.transfer;
+      if (auto direct = st.cfg.cores ? st.cfg.cores->find(msg.request.scope) : shard_directory::entry{}; direct.core) {
+        auto reply = direct.core->pull(msg.request); // (the values in place: no request to the container)
+        if (reply)
+          answer(self, transfer, *reply, reply->slices, rp);
+        else
+          rp.deliver(std::move(reply.error()));
+        return rp;
+      }
       self->request(st.cfg.shards, st.cfg.request_timeout, pull_atom_v, std::move(msg.request))
         .then([=](pull_reply& reply) mutable { answer(self, transfer, reply, reply.slices, rp); },
               [=](caf::error& err) mutable { rp.deliver(std::move(err)); });

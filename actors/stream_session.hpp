@@ -1,11 +1,13 @@
 // StreamSession: one worker's tensor stream on a ps node. It takes the worker link's typed
 // pulls and pushes, receives a push's gradients from the stream straight into their tensors,
-// asks the node's container (as the worker would over BASP), and answers with the reply's
-// tensors as frames. It stands for the worker on the ps node: it ends when its stream closes
+// serves them from its scope's store in place (actors/shard_core.hpp: pulls, and pushes where no
+// aggregator decides) or else asks the node's container (as the worker would over BASP), and
+// answers with the reply's tensors as frames. It stands for the worker on the ps node: it ends when its stream closes
 // (a sync aggregator that watches the pushes' sender sees the worker go).
 #pragma once
 
 #include "actors/parameter_shard.hpp"
+#include "actors/shard_core.hpp"
 #include "control/stream_transfer.hpp"
 #include "actors/stream_links.hpp"
 
@@ -44,6 +46,9 @@ struct stream_session_config {
   std::shared_ptr<stream_links> links;              ///< where its stream waits to be claimed
   std::chrono::milliseconds request_timeout{60000}; ///< for requests to the container; and the stream's arrival
   stream_limits limits;                             ///< the most one push may carry; the least worth frames
+  /// The node's scopes' stores: a pull, and a push where no aggregator decides, is served from
+  /// the store in place instead of by a request to the container (none: always the container).
+  std::shared_ptr<shard_directory> cores;
 };
 
 stream_session_actor make_stream_session(caf::actor_system& sys, stream_session_config cfg);

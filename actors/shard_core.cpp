@@ -1,0 +1,99 @@
+// The shard's store behind its lock, with its counters, metrics and log lines.
+#include "actors/shard_core.hpp"
+
+#include "control/slicing.hpp"
+#include "common/log.hpp"
+
+namespace actorps {
+
+shard_core::shard_core(uint32_t index, std::shared_ptr<telemetry> observed, time_point now)
+  : index_(index), tag_(cat("shard ", index)), observed_(std::move(observed)), store_(index), pushes_(0, now) {
+}
+
+template <class T>
+caf::expected<T> shard_core::counted(caf::expected<T> x, const char* what) {
+  if (!x) {
+    ++rejected_;
+    log_line(tag_, cat("rejected ", what, ": ", describe(x.error())));
+  }
+  return x;
+}
+
+caf::expected<setup_reply> shard_core::init(const shard_setup& setup) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (store_.initialized()) {
+    log_line(tag_, cat("already initialised at version ", store_.version(), "; keeping its values"));
+    return setup_reply{true, store_.version()};
+  }
+  if (setup.shard != index_)
+    return counted<setup_reply>(caf::make_error(errc::invalid_argument,
+                                                cat("setup for shard ", setup.shard, " sent to shard ", index_)),
+                                "setup");
+  if (auto err = store_.init(setup))
+    return counted<setup_reply>(std::move(err), "setup");
+  log_line(tag_, store_.describe());
+  return setup_reply{false, store_.version()};
+}
+
+caf::expected<pull_reply> shard_core::pull(const pull_request& req) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto reply = store_.pull(req);
+  if (reply && observed_)
+    observed_->metrics().add("actorps_shard_sent_bytes_total", static_cast<double>(payload_bytes(reply->slices)));
+  return counted(std::move(reply), "pull");
+}
+
+caf::expected<push_reply> shard_core::push(const push_request& req, time_point now) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto reply = store_.push(req);
+  if (reply && req.worker != chief_worker_id) // (in-graph pushes come from the chief)
+    pushes_.note(req.worker, now);
+  if (reply && observed_) {
+    auto& m = observed_->metrics();
+    m.add("actorps_shard_updates_total", 1);
+    m.add("actorps_shard_received_bytes_total", static_cast<double>(payload_bytes(req.grads)));
+    m.add("actorps_shard_sent_bytes_total", static_cast<double>(payload_bytes(reply->values)));
+    m.set("actorps_shard_version", static_cast<double>(reply->version));
+  }
+  return counted(std::move(reply), "push");
+}
+
+shard_stats shard_core::stats(time_point now) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto out = store_.stats();
+  out.push_age_ms = pushes_.ages_ms(now);
+  return out;
+}
+
+caf::expected<shard_snapshot> shard_core::snapshot() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return store_.snapshot();
+}
+
+bool shard_core::initialized() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return store_.initialized();
+}
+
+std::string shard_core::stopping_line() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return cat("stopping at version ", store_.version(), " (", rejected_, " rejected messages)");
+}
+
+void shard_directory::set(const std::string& scope, entry e) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  scopes_[scope] = std::move(e);
+}
+
+void shard_directory::erase(const std::string& scope) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  scopes_.erase(scope);
+}
+
+shard_directory::entry shard_directory::find(const std::string& scope) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto it = scopes_.find(scope);
+  return it == scopes_.end() ? entry{} : it->second;
+}
+
+} // namespace actorps

@@ -1,0 +1,74 @@
+// A scope's variables on a ps node and what a shard counts about them, shared by the scope's
+// ParameterShard actor and the node's tensor-stream sessions: a session serves its worker's pulls
+// (and, where no aggregator decides, its pushes) from the values in place, with no actor hop
+// between the bytes and the store. Ownership: the core belongs to no thread; every call takes
+// its lock, so a push applies whole before any pull sees it. Errors are counted and logged here,
+// whoever called.
+#pragma once
+
+#include "control/parameter_store.hpp"
+#include "control/silence_watch.hpp"
+#include "observe/telemetry.hpp"
+
+#include <caf/actor_clock.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace actorps {
+
+class shard_core {
+public:
+  using time_point = caf::actor_clock::time_point;
+
+  shard_core(uint32_t index, std::shared_ptr<telemetry> observed, time_point now);
+
+  /// (as parameter_store::init; an initialised core keeps its values and answers `true`)
+  caf::expected<setup_reply> init(const shard_setup& setup);
+  caf::expected<pull_reply> pull(const pull_request& req);
+  caf::expected<push_reply> push(const push_request& req, time_point now);
+  shard_stats stats(time_point now);
+  caf::expected<shard_snapshot> snapshot();
+  bool initialized();
+  /// The line a shard logs as it stops.
+  std::string stopping_line();
+
+  const std::string& tag() const { return tag_; }
+
+private:
+  template <class T>
+  caf::expected<T> counted(caf::expected<T> x, const char* what);
+
+  std::mutex mtx_;
+  uint32_t index_;
+  std::string tag_;
+  std::shared_ptr<telemetry> observed_;
+  parameter_store store_;
+  uint64_t rejected_ = 0;
+  silence_watch pushes_; // per worker id, for the chief's stall report
+};
+
+/// The cores of a ps node's scopes, by scope name, for its stream sessions: `direct_pushes` when
+/// the scope's pushes go straight to its shard (async and in-graph sessions; sync and ssp pushes
+/// go to their aggregator, which decides). Thread-safe.
+class shard_directory {
+public:
+  struct entry {
+    std::shared_ptr<shard_core> core;
+    bool direct_pushes = false;
+  };
+
+  void set(const std::string& scope, entry e);
+  void erase(const std::string& scope);
+  /// The scope's entry; core null when there is none.
+  entry find(const std::string& scope);
+
+private:
+  std::mutex mtx_;
+  std::map<std::string, entry> scopes_;
+};
+
+} // namespace actorps

@@ -1,0 +1,95 @@
+// Tests of actors/shard_core: the store that a shard and the node's stream sessions share. A push
+// applies whole before any pull sees it, whichever threads call; rejections are counted; the
+// directory hands out a scope's core with whether its pushes may go straight to it.
+#include "actors/shard_core.hpp"
+
+#include "control/placement.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <thread>
+
+using namespace actorps;
+
+namespace {
+
+constexpr uint32_t n = 1 << 18; // (a push takes long enough for a torn read to show)
+
+shard_setup one_variable() {
+  shard_setup s;
+  s.plan = make_placement({{"w", 1, static_cast<int>(n)}}, 1, placement_strategy::round_robin);
+  s.optimizer = {"sgd", 1.0f};
+  s.workers = 2;
+  s.initial = {{0, 0, {std::vector<float>(n, 0.0f)}}};
+  return s;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(shard_core)
+
+BOOST_AUTO_TEST_CASE(a_push_applies_whole_before_any_pull_sees_it) {
+  actorps::shard_core core{0, nullptr, {}};
+  BOOST_REQUIRE(core.init(one_variable()));
+  constexpr int pushes = 200;
+  std::atomic<bool> done{false};
+  std::atomic<int> refused{0};
+  std::thread pusher{[&] { // (Boost.Test's checks are for the main thread only)
+    for (int k = 0; k < pushes; ++k) { // each push lowers every value by 1
+      push_request req{static_cast<uint32_t>(k % 2), 0, {}};
+      req.grads.push_back({0, 0, tensor_buffer{float_vector(n, 1.0f)}});
+      refused += core.push(req, {}) ? 0 : 1;
+    }
+    done = true;
+  }};
+  int pulls = 0, torn = 0;
+  while (!done || pulls == 0) {
+    auto r = core.pull(pull_request{1, {{0, 0, n}}});
+    if (!r)
+      break;
+    auto v = r->slices.at(0).data.to_vector();
+    torn += v.front() != v.back() || v[n / 2] != v.front();
+    BOOST_TEST(r->version == static_cast<uint64_t>(-v.front())); // the values of exactly `version` pushes
+    ++pulls;
+  }
+  pusher.join();
+  BOOST_TEST(refused == 0);
+  BOOST_TEST(pulls > 0);
+  BOOST_TEST(torn == 0, torn << " of " << pulls << " pulls saw a push half applied");
+  BOOST_TEST(core.stats({}).version == static_cast<uint64_t>(pushes));
+}
+
+BOOST_AUTO_TEST_CASE(rejections_are_counted_and_push_ages_kept) {
+  actorps::shard_core core{0, nullptr, {}};
+  BOOST_TEST(!core.pull(pull_request{0, {{0, 0, 1}}})); // not initialised yet
+  BOOST_REQUIRE(core.init(one_variable()));
+  BOOST_TEST(core.init(one_variable())->already_initialized); // keeps its values
+  push_request wrong{0, 0, {}};
+  wrong.grads.push_back({0, n - 1, tensor_buffer{float_vector(3, 1.0f)}}); // past the end
+  BOOST_TEST(!core.push(wrong, {}));
+  push_request right{1, 0, {}};
+  right.grads.push_back({0, 0, tensor_buffer{float_vector(n, 1.0f)}});
+  BOOST_REQUIRE(core.push(right, actorps::shard_core::time_point{} + std::chrono::seconds(1)));
+  auto stats = core.stats(actorps::shard_core::time_point{} + std::chrono::seconds(3));
+  BOOST_REQUIRE_EQUAL(stats.push_age_ms.size(), 2u);
+  BOOST_TEST(stats.push_age_ms[1] == 2000);
+  BOOST_TEST(core.stopping_line() == "stopping at version 1 (2 rejected messages)");
+}
+
+BOOST_AUTO_TEST_CASE(the_directory_says_which_scopes_take_pushes_in_place) {
+  shard_directory dir;
+  auto async_core = std::make_shared<actorps::shard_core>(0, nullptr, actorps::shard_core::time_point{});
+  auto sync_core = std::make_shared<actorps::shard_core>(0, nullptr, actorps::shard_core::time_point{});
+  dir.set("", {async_core, true});
+  dir.set("tower", {sync_core, false});
+  BOOST_TEST(dir.find("").core == async_core);
+  BOOST_TEST(dir.find("").direct_pushes);
+  BOOST_TEST(dir.find("tower").core == sync_core);
+  BOOST_TEST(!dir.find("tower").direct_pushes); // its aggregator decides
+  BOOST_TEST(!dir.find("other").core);
+  dir.erase("tower");
+  BOOST_TEST(!dir.find("tower").core);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
