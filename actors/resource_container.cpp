@@ -226,7 +226,8 @@ resource_container_actor::behavior_type container_behavior(container_pointer sel
     self->delayed_send(self, cfg.setup_timeout, tick_atom_v);
   if (cfg.stream_port) { // (linked: a gateway that cannot listen ends the node with its error)
     st.streams = make_stream_gateway(self->system(), {cfg.index, caf::actor_cast<parameter_shard_actor>(self),
-                                                      cfg.stream_port, cfg.request_timeout, cfg.streams, st.cores});
+                                                      cfg.stream_port, cfg.request_timeout, cfg.streams,
+                                                      cfg.serve_in_place ? st.cores : nullptr});
     self->link_to(*st.streams);
     self->attach_functor([gateway = *st.streams] { caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown); });
   }

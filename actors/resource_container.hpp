@@ -61,6 +61,10 @@ struct resource_container_config {
   std::shared_ptr<telemetry> observed;              ///< its node's telemetry, for its shards (none: off)
   stream_listen stream_port;                        ///< opens the tensor streams' port (none: no streams)
   stream_limits streams;                            ///< what a stream transfer may and should carry
+  /// The stream sessions serve pulls and async pushes from the scopes' stores in place
+  /// (actors/shard_core.hpp); false: every request goes through the container and the shard
+  /// (bench/transfer_bench.cpp measures both in one run).
+  bool serve_in_place = true;
 };
 
 /// Spawns a container.

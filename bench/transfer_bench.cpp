@@ -1,5 +1,6 @@
 // actorps-bench-transfer: a 1 MiB push + pull round trip between two processes to a ps node, as
-// workers send it: over the tensor stream (a ShardLink, cluster.tensor-stream) and over BASP
+// workers send it: over the tensor stream (a ShardLink, cluster.tensor-stream; served from the
+// shard's store in place, and the same through the container's and the shard's actors) and over BASP
 // (raw-copy tensors inside the typed messages), each over plain TCP and over TLS with mutual
 // authentication (certificates from scripts/make-certs.sh), versus a raw TCP echo of the same
 // bytes and the stream's frames alone (node/tensor_stream_socket), measured in one run on
@@ -258,7 +259,7 @@ struct shard_rates {
 // container) in a child, as a worker sends them: over BASP, or with stream through a ShardLink
 // over the tensor stream (cluster.tensor-stream); over TLS when certs names a folder of
 // scripts/make-certs.sh.
-shard_rates shard_protocol(double seconds, const std::string& certs, bool stream) {
+shard_rates shard_protocol(double seconds, const std::string& certs, bool stream, bool in_place = true) {
   const bool tls = !certs.empty();
   uint16_t port = 0;
   { // find a free port, then release it for the child's middleman
@@ -274,7 +275,7 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
     cluster.tls = tls;
     auto shard = make_resource_container(sys, {0, std::chrono::milliseconds{0}, std::chrono::milliseconds{30000}, false,
                                                nullptr, stream ? stream_port_at(sys, cluster, 0) : nullptr,
-                                               stream_limits_of(cluster)});
+                                               stream_limits_of(cluster), in_place});
     if (!publish_at(sys, shard, {"127.0.0.1", port}, "shard", tls))
       ::_exit(1);
     caf::scoped_actor self{sys};
@@ -424,9 +425,12 @@ int main(int argc, char** argv) {
   }
   auto linked = shard_protocol(seconds, "", true);
   double tcp = raw_tcp(seconds);
+  auto via_container = shard_protocol(seconds, "", true, false); // (every request through the container's actors)
   if (const char* only = std::getenv("BENCH_ONLY"); only != nullptr && std::string{only} == "stream") {
-    std::printf("raw TCP echo %.0f rounds/s; shard over the stream %.0f sequential (%.2f), %.0f pipelined (%.2f)\n", tcp,
-                linked.sequential, linked.sequential / tcp, linked.pipelined, linked.pipelined / tcp);
+    std::printf("raw TCP echo %.0f rounds/s; shard over the stream %.0f sequential (%.2f), %.0f pipelined (%.2f); "
+                "through the container's actors %.0f (%.2f), %.0f (%.2f)\n", tcp,
+                linked.sequential, linked.sequential / tcp, linked.pipelined, linked.pipelined / tcp,
+                via_container.sequential, via_container.sequential / tcp, via_container.pipelined, via_container.pipelined / tcp);
     return 0;
   }
   double stream = tensor_stream(seconds, "");
@@ -443,6 +447,8 @@ int main(int argc, char** argv) {
   row("tensor-stream frames alone, push + pull", stream);
   row("shard over the stream: push, then pull", linked.sequential);
   row("shard over the stream: push + pull pipelined", linked.pipelined);
+  row("the same through the container's actors: push, then pull", via_container.sequential);
+  row("the same through the container's actors: pipelined", via_container.pipelined);
   row("shard over BASP: push, then pull", shard.sequential);
   row("shard over BASP: push + pull pipelined", shard.pipelined);
   row("TLS 1.3: tensor-stream frames alone", tls_stream);
@@ -452,6 +458,9 @@ int main(int argc, char** argv) {
   row("TLS: shard over BASP, pipelined", tls.pipelined);
   std::printf("shard over the stream / raw TCP: %.2f sequential, %.2f pipelined (as workers run; goal >= 0.8)\n",
               linked.sequential / tcp, linked.pipelined / tcp);
+  std::printf("the same through the container's actors / raw TCP: %.2f sequential, %.2f pipelined (served in place: "
+              "%.2fx, %.2fx of it)\n", via_container.sequential / tcp, via_container.pipelined / tcp,
+              linked.sequential / via_container.sequential, linked.pipelined / via_container.pipelined);
   std::printf("shard over BASP / raw TCP: %.2f sequential, %.2f pipelined\n", shard.sequential / tcp,
               shard.pipelined / tcp);
   std::printf("tensor-stream frames alone / raw TCP: %.2f\n", stream / tcp);
