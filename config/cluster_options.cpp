@@ -45,23 +45,8 @@ std::optional<node_role> parse_node_role(const std::string& name) {
   return parse_by_name(name, all);
 }
 
-const char* to_string(train_mode m) {
-  switch (m) {
-    case train_mode::async: return "async";
-    case train_mode::sync: return "sync";
-    case train_mode::ssp: return "ssp";
-    case train_mode::model_parallel: return "model-parallel";
-  }
-  return "unknown";
-}
-
 const char* to_string(replication r) {
   return r == replication::in_graph ? "in-graph" : "between-graph";
-}
-
-std::optional<train_mode> parse_train_mode(const std::string& name) {
-  constexpr train_mode all[] = {train_mode::async, train_mode::sync, train_mode::ssp, train_mode::model_parallel};
-  return parse_by_name(name, all);
 }
 
 void declare_cluster_options(strict_config& cfg, cluster_values& v) {

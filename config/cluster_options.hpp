@@ -5,6 +5,7 @@
 
 #include "compute/optimizer_rules.hpp"
 #include "config/strict_config.hpp"
+#include "control/train_mode.hpp"
 #include "model/partitioner.hpp"
 #include "wire/gradient_encoder.hpp"
 
@@ -32,12 +33,6 @@ std::optional<endpoint> parse_endpoint(const std::string& text);
 /// What one process runs.
 enum class node_role { local, chief, ps, worker, chief_worker, scopes };
 
-/// How workers' updates reach the variables (train.mode), parsed once at validation.
-enum class train_mode { async, sync, ssp, model_parallel };
-
-/// Returns the config spelling: "async", "sync", "ssp", "model-parallel".
-const char* to_string(train_mode m);
-std::optional<train_mode> parse_train_mode(const std::string& name);
 
 /// Who drives the steps (train.replication): between-graph, every worker runs its own loop (the
 /// modes above); in-graph, the chief drives every step and the workers compute the gradients of

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "common/errc.hpp"
-#include "config/cluster_options.hpp"
+#include "control/train_mode.hpp"
 #include "control/lease_queue.hpp"
 
 #include <chrono>

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "common/errc.hpp"
-#include "config/cluster_options.hpp"
-#include "train/stop_rule.hpp"
+#include "control/train_mode.hpp"
+#include "control/loss_mean.hpp"
 
 #include <chrono>
 #include <cstdint>
