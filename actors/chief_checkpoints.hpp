@@ -23,8 +23,8 @@ struct run_position {
   int64_t examples = 0;
   double train_seconds = 0.0;
   double validation_accuracy = 0.0;
-  std::vector<uint32_t> members; ///< elastic: the live worker ids
-  std::vector<int64_t> data_plan; ///< elastic: epoch_ledger::save()
+  std::vector<uint32_t> members{}; ///< elastic: the live worker ids
+  std::vector<int64_t> data_plan{}; ///< elastic: epoch_ledger::save()
 };
 
 /// The plan's variables with their shards, as a checkpoint records them.

@@ -50,10 +50,10 @@ struct parameter_shard_config {
   uint32_t index = 0; ///< the shard's task index (ps job)
   std::chrono::milliseconds setup_timeout{0}; ///< quit if no setup arrives by then (0: wait forever)
   /// Its node's telemetry: updates, tensor bytes in and out (counters), the version (none: off).
-  std::shared_ptr<telemetry> observed;
+  std::shared_ptr<telemetry> observed{};
   /// The store it serves, shared with the node's stream sessions (actors/shard_core.hpp); none:
   /// the shard makes its own.
-  std::shared_ptr<shard_core> core;
+  std::shared_ptr<shard_core> core{};
 };
 
 /// Spawns a shard.

@@ -36,21 +36,21 @@ constexpr uint32_t joining_worker = UINT32_MAX;
 /// worker_hello) -> worker_welcome for an elastic joiner (worker = joining_worker).
 struct worker_hello {
   uint32_t worker = 0;          ///< the worker's task index (or joining_worker)
-  std::string host;             ///< where it runs, for log lines
-  tensor_buffer byte_order_probe;
+  std::string host{};             ///< where it runs, for log lines
+  tensor_buffer byte_order_probe{};
   /// The worker's model, variable by variable ("name rows x cols", joined by ", "), and its
   /// cluster.placement and shard count: the chief refuses a worker of another cluster by name.
-  std::string model;
-  std::string placement;
+  std::string model{};
+  std::string placement{};
   uint32_t shards = 0;
   /// The devices it computes on, with TensorFlow's names ("/job:worker/task:0/device:GPU:1"):
   /// one, or a tower each (compute.devices). Empty from a joiner asking for its id.
-  std::vector<std::string> devices;
+  std::vector<std::string> devices{};
 };
 
 /// The chief's answer: where every variable lives and how many workers train.
 struct worker_welcome {
-  placement_plan plan;
+  placement_plan plan{};
   uint32_t workers = 0;
   uint32_t index = 0; ///< the worker's id (a joiner's, assigned by the chief)
   /// >= 0 when this worker's steps are the global steps (the only async/ssp worker, or a slice
@@ -75,7 +75,7 @@ struct progress_report {
   uint64_t bytes_received = 0; ///< tensor payload bytes received from shards since the previous report
   int64_t stale_steps = 0; ///< sync: steps every shard dropped as stale since the previous report
   int64_t split_steps = 0; ///< sync: steps some shards took and others dropped as stale since then
-  std::vector<uint64_t> memory_peak; ///< per device of worker_hello::devices: the most bytes its buffers held
+  std::vector<uint64_t> memory_peak{}; ///< per device of worker_hello::devices: the most bytes its buffers held
 };
 
 /// Chief -> worker, in-graph replication: (compute_atom, gradient_request) -> gradient_reply.
@@ -85,7 +85,7 @@ struct progress_report {
 struct gradient_request {
   uint64_t step = 0;
   uint32_t part = 0;              ///< which part of the step's global batch
-  std::vector<int32_t> rows;      ///< training-set indices of the part's examples
+  std::vector<int32_t> rows{};      ///< training-set indices of the part's examples
   uint64_t augment_seed = 0;      ///< seeds data.augment for these rows
 };
 
@@ -95,7 +95,7 @@ struct gradient_reply {
   uint32_t part = 0;
   int32_t rows = 0;
   double loss_sum = 0.0;                ///< sum of the rows' training losses
-  std::vector<variable_slice> grads;    ///< one per variable, offset 0, the whole variable
+  std::vector<variable_slice> grads{};    ///< one per variable, offset 0, the whole variable
 };
 
 /// A worker's account of one data lease: it trained the first `done` examples.
@@ -109,7 +109,7 @@ struct lease_report {
 /// reporting how far it got; the rest of its leases goes to others.
 struct lease_request {
   uint32_t worker = 0;
-  std::vector<lease_report> finished;
+  std::vector<lease_report> finished{};
 };
 
 /// A piece of an epoch's seeded example order (empty with wait_ms > 0: training is paused,
@@ -117,7 +117,7 @@ struct lease_request {
 struct data_lease {
   uint64_t id = 0;
   int64_t epoch = 0;
-  std::vector<int32_t> rows;     ///< training-set indices, in order
+  std::vector<int32_t> rows{};     ///< training-set indices, in order
   uint64_t augment_seed = 0;     ///< seeds data.augment for these rows
   int32_t wait_ms = 0;
   uint32_t workers = 0;          ///< live workers now (async, ssp: the worker scales its gradients by it)

@@ -16,7 +16,7 @@ namespace actorps {
 
 /// One variable of the model, as the placement plan lists it.
 struct variable_info {
-  std::string name;
+  std::string name{};
   int32_t rows = 0;
   int32_t cols = 0;
   float moving_decay = 0.0f; ///< a batchnorm's moving statistic: its layer's decay (0 < d < 1); else 0
@@ -35,12 +35,12 @@ struct variable_part {
 /// Where every variable lives: variables in creation order, each covered by its parts (in row
 /// order, a variable's parts after the previous variable's).
 struct placement_plan {
-  std::string strategy; ///< "round-robin" or "balanced"
+  std::string strategy{}; ///< "round-robin" or "balanced"
   uint32_t shards = 0;
-  std::vector<variable_info> variables;
-  std::vector<variable_part> parts;
+  std::vector<variable_info> variables{};
+  std::vector<variable_part> parts{};
   std::string partitioner = "none"; ///< cluster.partitioner: none, fixed:K or max-bytes:B
-  std::string scope;                ///< train.scope: the variables' scope on the shards ("": none)
+  std::string scope{};                ///< train.scope: the variables' scope on the shards ("": none)
 };
 
 /// How a session's pushes reach its scope's shard: the chief's train.mode, or in-graph (the
@@ -89,8 +89,8 @@ struct optimizer_config {
   float weight_decay = 0.0f;
   std::string schedule = "constant";
   bool staircase = false;
-  std::vector<int64_t> boundaries;
-  std::vector<float> values;
+  std::vector<int64_t> boundaries{};
+  std::vector<float> values{};
   float cosine_alpha = 0.0f;
 };
 
@@ -98,7 +98,7 @@ struct optimizer_config {
 struct variable_slice {
   uint32_t variable = 0;
   uint32_t offset = 0;
-  tensor_buffer data;
+  tensor_buffer data{};
   bool delta = false; ///< data is a difference to add to what the receiver holds (value-compression)
 };
 
@@ -113,23 +113,23 @@ struct slice_ref {
 /// that is already initialised keeps its values and says so.
 struct shard_setup {
   uint32_t shard = 0;
-  placement_plan plan;
-  optimizer_config optimizer;
+  placement_plan plan{};
+  optimizer_config optimizer{};
   uint32_t workers = 0;                 ///< worker ids 0 .. workers-1 may push
-  std::vector<variable_slice> initial; ///< initial values of every variable this shard holds
+  std::vector<variable_slice> initial{}; ///< initial values of every variable this shard holds
   // Restoring from a checkpoint (all empty / 0 for a fresh start):
-  std::vector<variable_slice> slot0;  ///< optimizer slot 0 of every variable (momentum, Adam m)
-  std::vector<variable_slice> slot1;  ///< optimizer slot 1 (Adam v)
+  std::vector<variable_slice> slot0{};  ///< optimizer slot 0 of every variable (momentum, Adam m)
+  std::vector<variable_slice> slot1{};  ///< optimizer slot 1 (Adam v)
   uint64_t version = 0;               ///< updates applied before the checkpoint
-  session_mode session;               ///< how pushes are applied (read by the shard node)
+  session_mode session{};               ///< how pushes are applied (read by the shard node)
 };
 
 /// Chief -> shard: (save_atom) -> shard_snapshot. Everything the shard holds, for a checkpoint.
 struct shard_snapshot {
   uint64_t version = 0;
-  std::vector<variable_slice> values; ///< whole variables, in creation order
-  std::vector<variable_slice> slot0;  ///< same variables (empty without slots)
-  std::vector<variable_slice> slot1;
+  std::vector<variable_slice> values{}; ///< whole variables, in creation order
+  std::vector<variable_slice> slot0{};  ///< same variables (empty without slots)
+  std::vector<variable_slice> slot1{};
 };
 
 struct setup_reply {
@@ -140,21 +140,21 @@ struct setup_reply {
 /// Worker -> shard: (pull_atom, pull_request) -> pull_reply.
 struct pull_request {
   uint32_t worker = 0;
-  std::vector<slice_ref> ranges;
+  std::vector<slice_ref> ranges{};
   bool keep_view = false; ///< value-compression: the shard remembers these values as the worker's
-  std::string scope;      ///< the plan's scope
+  std::string scope{};      ///< the plan's scope
 };
 
 struct pull_reply {
   uint64_t version = 0;
-  std::vector<variable_slice> slices; ///< in the order of the request's ranges
+  std::vector<variable_slice> slices{}; ///< in the order of the request's ranges
 };
 
 /// Worker -> shard: (push_atom, push_request) -> push_reply. Async mode applies at once.
 struct push_request {
   uint32_t worker = 0;
   uint64_t step = 0;                  ///< the step the gradients were computed at
-  std::vector<variable_slice> grads;  ///< gradients of the mean loss of one batch
+  std::vector<variable_slice> grads{};  ///< gradients of the mean loss of one batch
   bool return_values = false;         ///< answer with the updated values of the same ranges
   uint64_t base_version = 0;          ///< the shard version the worker's parameters came from
   /// The precision the reply's values travel in (cluster.wire-precision; the shard keeps fp32).
@@ -162,7 +162,7 @@ struct push_request {
   /// value-compression: > 0 asks for the top-k (this share) of the change since the worker's
   /// last values instead of the values (slices marked delta); 0: the values.
   double reply_topk = 0.0;
-  std::string scope; ///< the plan's scope
+  std::string scope{}; ///< the plan's scope
   /// The step's gradients for this shard come in `parts` pushes, sent as backprop completes them
   /// (cluster.push-bucket-bytes); this is part `part`. A shard counts the step (its version)
   /// once, at the last part; a sync aggregator waits for every part before the step counts.
@@ -172,15 +172,15 @@ struct push_request {
 
 struct push_reply {
   uint64_t version = 0;                ///< updates applied after this one
-  std::vector<variable_slice> values;  ///< the pushed ranges after the update, if asked for
+  std::vector<variable_slice> values{};  ///< the pushed ranges after the update, if asked for
   uint64_t next_step = 0;              ///< the step the worker computes next
   bool stale = false;                  ///< sync: the gradients came too late and were dropped
 };
 
 /// What a ps node holds of one scope (train.scope), for the scope admin command.
 struct scope_info {
-  std::string name;
-  std::string phase;      ///< "in session" (a chief trains it) or "kept" (between sessions)
+  std::string name{};
+  std::string phase{};      ///< "in session" (a chief trains it) or "kept" (between sessions)
   uint32_t variables = 0; ///< variables (or parts) held on this shard
   uint64_t bytes = 0;     ///< their values' bytes (optimizer slots come on top)
   uint64_t version = 0;   ///< updates applied
@@ -208,12 +208,12 @@ constexpr uint64_t lag_buckets = 17;
 struct shard_stats {
   uint64_t version = 0;                ///< updates applied
   uint64_t stale_dropped = 0;          ///< sync: late gradients dropped
-  std::vector<uint64_t> waited_on;     ///< sync/ssp: per worker, steps that waited for it last
-  std::vector<uint64_t> lag_histogram; ///< per push: updates between the worker's parameters
+  std::vector<uint64_t> waited_on{};     ///< sync/ssp: per worker, steps that waited for it last
+  std::vector<uint64_t> lag_histogram{}; ///< per push: updates between the worker's parameters
                                        ///< and its push (async) or steps ahead of the slowest
                                        ///< (ssp); bucket i = lag i, the last = that or more
-  std::vector<uint32_t> pending;       ///< sync: the workers whose gradient the open step lacks
-  std::vector<int64_t> push_age_ms;    ///< per worker id: milliseconds since its last push here
+  std::vector<uint32_t> pending{};       ///< sync: the workers whose gradient the open step lacks
+  std::vector<int64_t> push_age_ms{};    ///< per worker id: milliseconds since its last push here
                                        ///< (since the shard started, when it never pushed)
 };
 

@@ -17,7 +17,7 @@ namespace actorps {
 /// layer parts with these workers.
 struct slice_group {
   uint32_t group = 0;
-  std::vector<caf::strong_actor_ptr> slices; ///< index k: the worker holding slice k
+  std::vector<caf::strong_actor_ptr> slices{}; ///< index k: the worker holding slice k
 };
 
 /// Slice -> every other slice of its group: (slice_atom, layer_part).
@@ -28,7 +28,7 @@ struct layer_part {
   bool backward = false; ///< false: the sender's part of the layer's outputs; true: its
                          ///< contribution to the gradient of the layer's outputs in the
                          ///< receiver's columns
-  tensor_buffer data;    ///< rows x columns, row-major
+  tensor_buffer data{};    ///< rows x columns, row-major
 
   static constexpr int32_t stop_marker = -1;
 };

@@ -33,7 +33,7 @@ struct stream_tensor {
 struct stream_offer {
   uint16_t port = 0;
   uint64_t token = 0;
-  caf::actor session;
+  caf::actor session{};
 };
 
 /// Link -> session: (stream_atom, uint64_t token) -> bool: true once the stream carrying the
@@ -44,8 +44,8 @@ struct stream_offer {
 struct stream_push {
   uint64_t link = 0;
   uint64_t transfer = 0;
-  push_request request; ///< grads without values
-  std::vector<stream_tensor> tensors;
+  push_request request{}; ///< grads without values
+  std::vector<stream_tensor> tensors{};
   /// Not 0: the link will use this id for a later push whose tensors are described exactly so
   /// (a step's parts repeat every step); the session may announce its destinations now, so
   /// those frames are read as they arrive. A session that does not keeps the rule: frames ahead
@@ -55,20 +55,20 @@ struct stream_push {
 
 /// The reply's values are frames of transfer `transfer` (the request's id) the other way.
 struct stream_push_reply {
-  push_reply reply; ///< values without values
-  std::vector<stream_tensor> tensors;
+  push_reply reply{}; ///< values without values
+  std::vector<stream_tensor> tensors{};
 };
 
 /// Link -> session: (pull_atom, stream_pull) -> stream_pull_reply.
 struct stream_pull {
   uint64_t link = 0;
   uint64_t transfer = 0;
-  pull_request request;
+  pull_request request{};
 };
 
 struct stream_pull_reply {
-  pull_reply reply; ///< slices without values
-  std::vector<stream_tensor> tensors;
+  pull_reply reply{}; ///< slices without values
+  std::vector<stream_tensor> tensors{};
 };
 
 /// A stream's socket -> its owner, on the same node: (stream_atom, stream_note).
@@ -80,7 +80,7 @@ struct stream_note {
   kind what = kind::received;
   uint64_t link = 0;     ///< the stream (the owner's number for it)
   uint64_t transfer = 0; ///< received: the transfer now complete
-  caf::error error;      ///< closed: why (none: closed in order)
+  caf::error error{};      ///< closed: why (none: closed in order)
 };
 
 template <class Inspector>

@@ -53,7 +53,7 @@ using float_vector = std::vector<float, default_init_allocator<float>>;
 /// dense floats; a sender that picks a 16-bit precision rounds the values to it first
 /// (round_to_precision), so a tensor means the same delivered locally or over the wire.
 struct tensor_buffer {
-  float_vector values;
+  float_vector values{};
   wire_precision precision = wire_precision::fp32; ///< how the values travel
   bool sparse = false;                            ///< travel as (index, value) pairs of the non-zeros
 
