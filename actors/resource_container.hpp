@@ -58,9 +58,9 @@ struct resource_container_config {
   std::chrono::milliseconds setup_timeout{0};       ///< quit if no setup by then (0, or keep_alive: wait)
   std::chrono::milliseconds request_timeout{60000}; ///< deadline of requests to its shards
   bool keep_alive = false;                          ///< node.keep-alive
-  std::shared_ptr<telemetry> observed{};              ///< its node's telemetry, for its shards (none: off)
-  stream_listen stream_port{};                        ///< opens the tensor streams' port (none: no streams)
-  stream_limits streams{};                            ///< what a stream transfer may and should carry
+  std::shared_ptr<telemetry> observed{};            ///< its node's telemetry, for its shards (none: off)
+  stream_listen stream_port{};                      ///< opens the tensor streams' port (none: no streams)
+  stream_limits streams{};                          ///< what a stream transfer may and should carry
   /// The stream sessions serve pulls and async pushes from the scopes' stores in place
   /// (actors/shard_core.hpp); false: every request goes through the container and the shard
   /// (bench/transfer_bench.cpp measures both in one run).

@@ -32,8 +32,8 @@ struct worker_settings {
   std::chrono::milliseconds request_timeout{60000};
   uint32_t max_slice_floats = 1u << 24;   ///< the most values one message carries
   uint64_t push_bucket_floats = uint64_t{1} << 16; ///< a push's parts (0: one push after backprop)
-  compression_settings wire{};              ///< its momentum is the workers' with momentum correction
-  std::string placement{};                  ///< the hello: how and on how many shards variables are placed
+  compression_settings wire{};            ///< its momentum is the workers' with momentum correction
+  std::string placement{};                ///< the hello: how and on how many shards variables are placed
   uint32_t shards = 1;
   int slow_worker = -1;                   ///< debug: worker `slow_worker` runs `slowdown` times slower
   double slowdown = 1.0;
@@ -47,12 +47,12 @@ worker_settings worker_settings_for(const cluster_settings& cluster, const train
 /// Everything a worker needs.
 struct worker_replica_config {
   uint32_t index = 0;                     ///< worker task index j
-  train_settings train{};                   ///< model, batch size, seed, compute device
-  worker_settings cluster{};                ///< its part of the cluster's settings
+  train_settings train{};                 ///< model, batch size, seed, compute device
+  worker_settings cluster{};              ///< its part of the cluster's settings
   std::shared_ptr<const data_splits> data{}; ///< the training set (read-only, may be shared)
   chief_actor chief{};
   std::vector<parameter_shard_actor> shards{}; ///< indexed by shard
-  std::string host{};                          ///< where this worker runs, for the chief's logs
+  std::string host{};                        ///< where this worker runs, for the chief's logs
   /// Reaches a restarted chief (blocking, with retries); empty: losing the chief is fatal.
   std::function<caf::expected<chief_actor>()> reconnect_chief{};
   /// Reaches restarted shard s (blocking, with retries); empty: losing a shard is fatal.

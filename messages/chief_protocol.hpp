@@ -36,7 +36,7 @@ constexpr uint32_t joining_worker = UINT32_MAX;
 /// worker_hello) -> worker_welcome for an elastic joiner (worker = joining_worker).
 struct worker_hello {
   uint32_t worker = 0;          ///< the worker's task index (or joining_worker)
-  std::string host{};             ///< where it runs, for log lines
+  std::string host{};           ///< where it runs, for log lines
   tensor_buffer byte_order_probe{};
   /// The worker's model, variable by variable ("name rows x cols", joined by ", "), and its
   /// cluster.placement and shard count: the chief refuses a worker of another cluster by name.
@@ -85,7 +85,7 @@ struct progress_report {
 struct gradient_request {
   uint64_t step = 0;
   uint32_t part = 0;              ///< which part of the step's global batch
-  std::vector<int32_t> rows{};      ///< training-set indices of the part's examples
+  std::vector<int32_t> rows{};    ///< training-set indices of the part's examples
   uint64_t augment_seed = 0;      ///< seeds data.augment for these rows
 };
 
@@ -95,7 +95,7 @@ struct gradient_reply {
   uint32_t part = 0;
   int32_t rows = 0;
   double loss_sum = 0.0;                ///< sum of the rows' training losses
-  std::vector<variable_slice> grads{};    ///< one per variable, offset 0, the whole variable
+  std::vector<variable_slice> grads{};  ///< one per variable, offset 0, the whole variable
 };
 
 /// A worker's account of one data lease: it trained the first `done` examples.
@@ -117,7 +117,7 @@ struct lease_request {
 struct data_lease {
   uint64_t id = 0;
   int64_t epoch = 0;
-  std::vector<int32_t> rows{};     ///< training-set indices, in order
+  std::vector<int32_t> rows{};   ///< training-set indices, in order
   uint64_t augment_seed = 0;     ///< seeds data.augment for these rows
   int32_t wait_ms = 0;
   uint32_t workers = 0;          ///< live workers now (async, ssp: the worker scales its gradients by it)

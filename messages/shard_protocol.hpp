@@ -40,7 +40,7 @@ struct placement_plan {
   std::vector<variable_info> variables{};
   std::vector<variable_part> parts{};
   std::string partitioner = "none"; ///< cluster.partitioner: none, fixed:K or max-bytes:B
-  std::string scope{};                ///< train.scope: the variables' scope on the shards ("": none)
+  std::string scope{};              ///< train.scope: the variables' scope on the shards ("": none)
 };
 
 /// How a session's pushes reach its scope's shard: the chief's train.mode, or in-graph (the
@@ -121,7 +121,7 @@ struct shard_setup {
   std::vector<variable_slice> slot0{};  ///< optimizer slot 0 of every variable (momentum, Adam m)
   std::vector<variable_slice> slot1{};  ///< optimizer slot 1 (Adam v)
   uint64_t version = 0;               ///< updates applied before the checkpoint
-  session_mode session{};               ///< how pushes are applied (read by the shard node)
+  session_mode session{};             ///< how pushes are applied (read by the shard node)
 };
 
 /// Chief -> shard: (save_atom) -> shard_snapshot. Everything the shard holds, for a checkpoint.
@@ -142,7 +142,7 @@ struct pull_request {
   uint32_t worker = 0;
   std::vector<slice_ref> ranges{};
   bool keep_view = false; ///< value-compression: the shard remembers these values as the worker's
-  std::string scope{};      ///< the plan's scope
+  std::string scope{};    ///< the plan's scope
 };
 
 struct pull_reply {
@@ -180,7 +180,7 @@ struct push_reply {
 /// What a ps node holds of one scope (train.scope), for the scope admin command.
 struct scope_info {
   std::string name{};
-  std::string phase{};      ///< "in session" (a chief trains it) or "kept" (between sessions)
+  std::string phase{};    ///< "in session" (a chief trains it) or "kept" (between sessions)
   uint32_t variables = 0; ///< variables (or parts) held on this shard
   uint64_t bytes = 0;     ///< their values' bytes (optimizer slots come on top)
   uint64_t version = 0;   ///< updates applied
@@ -208,12 +208,12 @@ constexpr uint64_t lag_buckets = 17;
 struct shard_stats {
   uint64_t version = 0;                ///< updates applied
   uint64_t stale_dropped = 0;          ///< sync: late gradients dropped
-  std::vector<uint64_t> waited_on{};     ///< sync/ssp: per worker, steps that waited for it last
+  std::vector<uint64_t> waited_on{};   ///< sync/ssp: per worker, steps that waited for it last
   std::vector<uint64_t> lag_histogram{}; ///< per push: updates between the worker's parameters
                                        ///< and its push (async) or steps ahead of the slowest
                                        ///< (ssp); bucket i = lag i, the last = that or more
-  std::vector<uint32_t> pending{};       ///< sync: the workers whose gradient the open step lacks
-  std::vector<int64_t> push_age_ms{};    ///< per worker id: milliseconds since its last push here
+  std::vector<uint32_t> pending{};     ///< sync: the workers whose gradient the open step lacks
+  std::vector<int64_t> push_age_ms{};  ///< per worker id: milliseconds since its last push here
                                        ///< (since the shard started, when it never pushed)
 };
 

@@ -28,7 +28,7 @@ struct layer_part {
   bool backward = false; ///< false: the sender's part of the layer's outputs; true: its
                          ///< contribution to the gradient of the layer's outputs in the
                          ///< receiver's columns
-  tensor_buffer data{};    ///< rows x columns, row-major
+  tensor_buffer data{};  ///< rows x columns, row-major
 
   static constexpr int32_t stop_marker = -1;
 };

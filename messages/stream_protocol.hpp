@@ -80,7 +80,7 @@ struct stream_note {
   kind what = kind::received;
   uint64_t link = 0;     ///< the stream (the owner's number for it)
   uint64_t transfer = 0; ///< received: the transfer now complete
-  caf::error error{};      ///< closed: why (none: closed in order)
+  caf::error error{};    ///< closed: why (none: closed in order)
 };
 
 template <class Inspector>
