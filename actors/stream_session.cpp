@@ -74,12 +74,16 @@ void answer(session_pointer self, uint64_t transfer, Reply& reply, std::vector<v
   self->state.conn->send_all(transfer, keep->pieces(), keep);
 }
 
+// The scope's store when the node serves it in place (no core: ask the container).
+shard_directory::entry in_place(session_pointer self, const std::string& scope) {
+  return self->state.cfg.cores ? self->state.cfg.cores->find(scope) : shard_directory::entry{};
+}
+
 // Applies a push whose gradients are all here to its scope's store in place, or hands it to the
 // container (an aggregator decides, or no store is known); answers with the reply.
 void forward_push(session_pointer self, uint64_t transfer, push_request req,
                   caf::typed_response_promise<stream_push_reply> rp) {
-  if (auto direct = self->state.cfg.cores ? self->state.cfg.cores->find(req.scope) : shard_directory::entry{};
-      direct.core && direct.direct_pushes) {
+  if (auto direct = in_place(self, req.scope); direct.core && direct.direct_pushes) {
     auto reply = direct.core->push(req, self->clock().now());
     if (reply)
       answer(self, transfer, *reply, reply->values, rp);
@@ -206,7 +210,7 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
         return refuse(self, "a pull for a stream that is not this session's");
       auto rp = self->make_response_promise<stream_pull_reply>();
       const uint64_t transfer = msg.transfer;
-      if (auto direct = st.cfg.cores ? st.cfg.cores->find(msg.request.scope) : shard_directory::entry{}; direct.core) {
+      if (auto direct = in_place(self, msg.request.scope); direct.core) {
         auto reply = direct.core->pull(msg.request); // (the values in place: no request to the container)
         if (reply)
           answer(self, transfer, *reply, reply->slices, rp);

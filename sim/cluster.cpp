@@ -27,6 +27,12 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
     sc_.replicas_to_aggregate = sc_.workers;
   if (sc_.elastic && sc_.mode == train_mode::sync) // (cluster.elastic-aggregate = all: every live worker)
     sc_.replicas_to_aggregate = slots;
+  std::vector<int64_t> budgets; // epochs: each worker's partition's batches (as actors/chief_setup)
+  if (sc_.epochs > 0) {
+    const uint32_t replicas = sc_.workers / sc_.slices;
+    budgets = worker_step_budgets(sc_.mode, sc_.epochs, sc_.train_rows, batch_rows, sc_.replicas_to_aggregate, replicas);
+    sc_.max_steps = step_budget(sc_.mode, 0, sc_.epochs, sc_.train_rows, batch_rows, sc_.replicas_to_aggregate, replicas);
+  }
   run_control_config rc;
   rc.workers = sc_.workers;
   rc.shards = sc_.shards;
@@ -36,6 +42,8 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
   rc.slices = sc_.slices;
   rc.max_steps = sc_.max_steps;
   rc.grant_steps = grant_steps_for(sc_.mode, sc_.max_steps, sc_.workers, sc_.report_every);
+  rc.budget_from_epochs = !budgets.empty();
+  rc.worker_budgets = budgets;
   rc.train_rows = 55'000;
   rc.progress_every = std::max<int64_t>(1, sc_.max_steps / 4);
   rc.eval_every_epochs = 0;
@@ -220,6 +228,12 @@ void cluster::check_end() {
       violate(cat("shard ", s, " applied ", applied, " updates (", lost, " lost with its crashes) but the summary counts ",
                   out_.steps, " global steps"));
   }
+  // Epochs: with no fault each worker pushed exactly its partition's batches, no more, no fewer.
+  for (uint32_t j = 0; !rc_.worker_budgets.empty() && j < rc_.worker_budgets.size() && crashes_ + chief_crashes_
+                         + shard_crashes_ + pushes_timed_out_ == 0; ++j)
+    if (workers_[j]->rounds != rc_.worker_budgets[j])
+      violate(cat("worker ", j, " pushed ", workers_[j]->rounds, " rounds; its partition's epochs are ",
+                  rc_.worker_budgets[j], " batches"));
   // Every round a worker pushed is reported as fresh, stale or split (workers finish their round
   // before they stop; a killed one takes its unreported rounds with it; one that timed out is none).
   if (!sc_.in_graph && crashes_ == 0 && chief_crashes_ == 0 && shard_crashes_ == 0 && pushes_timed_out_ == 0

@@ -14,7 +14,7 @@ void cluster::start_worker(uint32_t j) {
   auto& w = *workers_[j];
   replica_control_config c;
   c.mode = sc_.mode;
-  c.max_steps = sc_.max_steps;
+  c.max_steps = j < rc_.worker_budgets.size() ? rc_.worker_budgets[j] : sc_.max_steps; // (epochs: its own)
   c.report_every = sc_.report_every;
   c.chief_recoverable = true; // (its restart is reached again: the fault drills' chief case)
   c.shards_recoverable = sc_.checkpoint_every > 0 && sc_.slices == 1; // (and a shard's: the shard case)

@@ -55,7 +55,11 @@ struct scenario {
   vtime bound = 600'000'000;          ///< the run must end within this much after its last fault heals
   int64_t checkpoint_every = 0;       ///< the chief saves a checkpoint every N global steps (0: never)
   bool elastic = false;               ///< async: data leases from the chief's epoch ledger; joins and leaves
-  int train_rows = 2'000;             ///< elastic: examples per epoch
+  int train_rows = 2'000;             ///< elastic, epochs: examples per epoch
+  /// > 0 (async, ssp, sync without backups; not elastic, in-graph or model-parallel): the run
+  /// stops after these epochs of train_rows instead of max_steps, as the real chief counts them:
+  /// each worker its own partition's batches (run_control_config::worker_budgets)
+  int epochs = 0;
   int lease_rows = 100;               ///< elastic: examples per lease
   bool in_graph = false;              ///< sync: the chief drives each step, the workers compute its parts
   uint32_t slices = 1;                ///< model-parallel: workers per group (each a slice of the model)

@@ -109,6 +109,22 @@ BOOST_AUTO_TEST_CASE(ssp_stops_at_exactly_max_steps) {
   }
 }
 
+// Issue 50, item 6: max-epochs is each worker's partition read exactly that many times (a fast
+// async worker took 401 steps of 367). The simulator runs the chief's per-worker budgets, and
+// check_end holds each worker to its partition's batches.
+BOOST_AUTO_TEST_CASE(epochs_end_with_each_worker_at_its_partitions_batches) {
+  for (auto mode : {train_mode::async, train_mode::ssp, train_mode::sync}) {
+    auto sc = plain(mode, 2, 1, 0);
+    sc.epochs = 2;
+    sc.train_rows = mode == train_mode::sync ? 1000 : 1001; // async, ssp: partitions of 500 and 501 rows
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+      sc.seed = seed;
+      auto out = expect_ok(sc);
+      BOOST_TEST(out.steps == (mode == train_mode::sync ? 2 * 10 : 2 * (10 + 11)), to_string(mode) << " seed " << seed);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(async_worker_killed_and_restarted_keeps_the_limit) {
   auto sc = plain(train_mode::async, 4, 2, 500);
   sc.faults.push_back(fault{fault::kind::crash_worker, 50'000, 2, 80'000});
