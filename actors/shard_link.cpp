@@ -2,12 +2,14 @@
 // then for the reply's frames.
 #include "actors/shard_link.hpp"
 
+#include "actors/broker_of.hpp"
 #include "actors/stream_session.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "control/stream_transfer.hpp"
 
 #include <caf/actor_system.hpp>
+#include <caf/io/middleman.hpp>
 #include <caf/sec.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -48,7 +50,9 @@ struct link_state {
   static inline const char* name = "shard_link";
 };
 
-using link_pointer = shard_link_actor::stateful_pointer<link_state>;
+// The link runs in the worker node's multiplexer (a broker): its requests to the session go out
+// over BASP, and its stream's frames and notes arrive, on the network's thread, with no hand-off.
+using link_pointer = caf::stateful_actor<link_state, broker_of_t<shard_link_actor>>*;
 
 std::string peer_of(link_pointer self) {
   return cat("shard ", self->state.cfg.shard);
@@ -309,7 +313,7 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
 } // namespace
 
 shard_link_actor make_shard_link(caf::actor_system& sys, shard_link_config cfg) {
-  return sys.spawn(link_behavior, std::move(cfg));
+  return sys.middleman().spawn_broker(link_behavior, std::move(cfg));
 }
 
 } // namespace actorps

@@ -2,11 +2,14 @@
 // still arriving, and the container's answers sent back as frames.
 #include "actors/stream_session.hpp"
 
+#include "actors/broker_of.hpp"
+
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "control/stream_transfer.hpp"
 
 #include <caf/actor_system.hpp>
+#include <caf/io/middleman.hpp>
 #include <caf/sec.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -53,7 +56,9 @@ struct session_state {
   static inline const char* name = "stream_session";
 };
 
-using session_pointer = stream_session_actor::stateful_pointer<session_state>;
+// The session runs in the node's multiplexer (a broker): the typed requests that BASP delivers,
+// its stream's notes and its replies meet on the network's thread, with no hand-off to the scheduler.
+using session_pointer = caf::stateful_actor<session_state, broker_of_t<stream_session_actor>>*;
 
 // Answers with the container's reply: its slices' tensors (`slices`, inside reply) go back as
 // frames of `transfer`, the rest as the typed answer.
@@ -279,7 +284,7 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
 } // namespace
 
 stream_session_actor make_stream_session(caf::actor_system& sys, stream_session_config cfg) {
-  return sys.spawn(session_behavior, std::move(cfg));
+  return sys.middleman().spawn_broker(session_behavior, std::move(cfg));
 }
 
 } // namespace actorps
