@@ -9,4 +9,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ -x build/bin/actorps-node ]] || scripts/build.sh
-ELASTIC_EPOCHS=${1:-5} tests/integration/elastic_test.sh "$PWD" "$PWD/build/bin"
+ELASTIC_MODES=${ELASTIC_MODES:-"sync async ssp"} ELASTIC_EPOCHS=${1:-5} tests/integration/elastic_test.sh "$PWD" "$PWD/build/bin"

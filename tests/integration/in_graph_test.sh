@@ -2,10 +2,12 @@
 # Integration: in-graph replication (train.replication = in-graph) with real processes on 127.0.0.1.
 #  1. the chief drives a Fashion-MNIST cluster (2 shards, 2 workers) to a trained model, the
 #     workers computing the parts of its global batches;
-#  2. kill -9 one worker of three mid-run: its parts go to the others, the restarted worker
-#     rejoins, and the run ends with the same weights as a run nobody disturbed (seeded);
+#  2. (IN_GRAPH_FAULTS=1) kill -9 one worker of three mid-run: its parts go to the others, the
+#     restarted worker rejoins, and the run ends with the same weights as a run nobody disturbed
+#     (seeded); ctest leaves it to the simulator's in-graph sweep and
+#     in_graph_steps_survive_frozen_killed_and_cut_off_workers (docs/architecture.md);
 #  3. in-graph with train.mode async is refused by name.
-# Usage: in_graph_test.sh REPO_ROOT BIN_DIR
+# Usage: [IN_GRAPH_FAULTS=1] in_graph_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 in_graph=(--train.replication='"in-graph"')
 
@@ -25,6 +27,7 @@ else
   fail "the in-graph cluster failed:"; tail -20 "$tmp/fashion.out"
 fi
 
+if [[ ${IN_GRAPH_FAULTS:-0} == 1 ]]; then
 echo "== 2: kill -9 one worker of three mid-run; the weights are those of an undisturbed run"
 python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 small=(--data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.learning-rate=0.1 --train.seed=7
@@ -46,6 +49,7 @@ if [[ $rc -eq 0 ]]; then
   same_weights calm kill "a run with a worker killed and restarted"
 else
   fail "the run with a killed worker failed:"; tail -20 "$tmp/kill.out"
+fi
 fi
 
 echo "== 3: in-graph needs train.mode sync"
