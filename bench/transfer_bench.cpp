@@ -7,7 +7,8 @@
 // 127.0.0.1; then the 16-bit wire conversions (encode, decode,
 // round) of the same 1 MiB of floats against a memcpy of it, on one thread.
 //   actorps-bench-transfer [seconds-per-measurement=3]   (BENCH_BYTES=N: N bytes each way instead;
-//   BENCH_ONLY=stream: the plain shard-over-the-stream rows and raw TCP alone, e.g. under perf)
+//   BENCH_ONLY=stream: the plain shard-over-the-stream rows and raw TCP alone, e.g. under perf;
+//   BENCH_STREAM_MIN_BYTES=N: cluster.stream-min-bytes, below which tensors travel inside the messages)
 #include "actors/parameter_shard.hpp"
 #include "common/memory_policy.hpp"
 #include "actors/resource_container.hpp"
@@ -51,6 +52,10 @@ using namespace actorps;
 namespace {
 
 const size_t payload = std::getenv("BENCH_BYTES") ? std::strtoul(std::getenv("BENCH_BYTES"), nullptr, 10) : size_t{1} << 20; // bytes each way
+// cluster.stream-min-bytes of both ends (BENCH_STREAM_MIN_BYTES=N; default: the option's).
+const uint64_t stream_min_bytes = std::getenv("BENCH_STREAM_MIN_BYTES")
+                                    ? std::strtoull(std::getenv("BENCH_STREAM_MIN_BYTES"), nullptr, 10)
+                                    : cluster_settings{}.stream_min_bytes;
 using clock_type = std::chrono::steady_clock;
 
 // With a certificate folder: TLS, presenting node's certificate of the folder's CA.
@@ -273,6 +278,7 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
     cluster_settings cluster;
     cluster.ps = {{"127.0.0.1", port}};
     cluster.tls = tls;
+    cluster.stream_min_bytes = stream_min_bytes;
     auto shard = make_resource_container(sys, {0, std::chrono::milliseconds{0}, std::chrono::milliseconds{30000}, false,
                                                nullptr, stream ? stream_port_at(sys, cluster, 0) : nullptr,
                                                stream_limits_of(cluster), in_place});
@@ -293,6 +299,7 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
   cluster_settings cluster;
   cluster.ps = {{"127.0.0.1", port}};
   cluster.tls = tls;
+  cluster.stream_min_bytes = stream_min_bytes;
   cluster.request_timeout = std::chrono::seconds(30);
   auto shard = stream ? open_shard_link(sys, cluster, *remote, 0, 0, "bench") : remote;
   if (!shard) {

@@ -1,7 +1,8 @@
 // Reading: 24 header bytes into header_, then the payload's bytes into the slot stream_receiver
-// handed out, as many as each recv (or SSL_read) brings. Writing: sendmsg of the front frame's
-// header and tensor (an iovec pair from where they lie; under TLS one SSL_write each) until the
-// socket would block. Under TLS nothing but the handshake runs until it completes.
+// handed out, as many as each recv (or SSL_read) brings. Writing: one sendmsg of the queued
+// frames' headers and tensors (iovecs from where they lie, up to max_write_pieces; under TLS one
+// SSL_write per piece) until the socket would block. Under TLS nothing but the handshake runs
+// until it completes.
 #include "node/tensor_stream_socket.hpp"
 
 #include "common/errc.hpp"
@@ -95,29 +96,34 @@ ssize_t tensor_stream_socket::receive(uint8_t* into, size_t n) {
   return -1;
 }
 
-ssize_t tensor_stream_socket::transmit(const outgoing& o) {
-  const stream_frame& f = o.frame;
-  const uint8_t* header = f.header.data() + sent_;
-  const uint8_t* data = f.data + (sent_ > stream_header_bytes ? sent_ - stream_header_bytes : 0);
-  const size_t header_left = sent_ < stream_header_bytes ? stream_header_bytes - sent_ : 0;
-  const size_t data_left = f.bytes - (sent_ > stream_header_bytes ? sent_ - stream_header_bytes : 0);
-  if (tls_) { // one piece at a time (a record per call)
-    const auto st = header_left > 0 ? tls_->write(header, header_left) : tls_->write(data, data_left);
+ssize_t tensor_stream_socket::transmit() {
+  const stream_frame& f = out_.front().frame;
+  if (tls_) { // one piece of the front frame at a time (a record per call)
+    const auto st = sent_ < stream_header_bytes
+                      ? tls_->write(f.header.data() + sent_, stream_header_bytes - sent_)
+                      : tls_->write(f.data + (sent_ - stream_header_bytes), f.bytes - (sent_ - stream_header_bytes));
     if (st.what == stream_tls::step::state::moved)
       return static_cast<ssize_t>(st.bytes);
     if (st.what == stream_tls::step::state::closed || st.what == stream_tls::step::state::failed)
       lost("to", cat("TLS: ", st.error));
     return -1;
   }
-  iovec iov[2];
-  int parts = 0;
-  if (header_left > 0)
-    iov[parts++] = {const_cast<uint8_t*>(header), header_left};
-  if (data_left > 0)
-    iov[parts++] = {const_cast<uint8_t*>(data), data_left};
+  // Plain TCP: the queued frames' headers and tensors from where they lie, as many as one
+  // sendmsg takes (a push of many tensors is one system call, not one per frame).
+  iovec iov[max_write_pieces];
+  size_t parts = 0;
+  size_t done = sent_; // bytes of the front frame written already
+  for (auto it = out_.begin(); it != out_.end() && parts + 2 <= max_write_pieces; ++it, done = 0) {
+    const stream_frame& g = it->frame;
+    if (done < stream_header_bytes)
+      iov[parts++] = {const_cast<uint8_t*>(g.header.data() + done), stream_header_bytes - done};
+    const size_t data_done = done > stream_header_bytes ? done - stream_header_bytes : 0;
+    if (data_done < g.bytes)
+      iov[parts++] = {const_cast<uint8_t*>(g.data + data_done), g.bytes - data_done};
+  }
   msghdr msg{};
   msg.msg_iov = iov;
-  msg.msg_iovlen = static_cast<size_t>(parts);
+  msg.msg_iovlen = parts;
   ssize_t n = ::sendmsg(fd(), &msg, MSG_NOSIGNAL);
   if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
     lost("to", std::strerror(errno));
@@ -263,21 +269,29 @@ void tensor_stream_socket::flush() {
 }
 
 void tensor_stream_socket::write_some() {
+  std::vector<stream_event> written; // (told once the queue is in order again: a callback may queue more)
   while (open_ && !out_.empty()) {
-    const outgoing& o = out_.front();
-    const ssize_t n = transmit(o);
+    const ssize_t n = transmit();
     if (n < 0) {
       if (open_ && !tls_ && errno == EINTR)
         continue;
-      return;
+      break;
     }
-    sent_ += static_cast<size_t>(n);
-    if (sent_ == stream_header_bytes + o.frame.bytes) {
-      const stream_event written{stream_event::kind::written, o.transfer, o.index, caf::none};
+    for (size_t left = static_cast<size_t>(n); !out_.empty();) { // the frames those bytes completed
+      const outgoing& o = out_.front();
+      const size_t rest = stream_header_bytes + o.frame.bytes - sent_;
+      if (left < rest) {
+        sent_ += left;
+        break;
+      }
+      left -= rest;
+      written.push_back({stream_event::kind::written, o.transfer, o.index, caf::none});
       out_.pop_front();
       sent_ = 0;
-      on_event_(written);
     }
+    for (auto& e : written)
+      on_event_(e);
+    written.clear();
   }
   if (open_ && out_.empty() && registered_write_) {
     registered_write_ = false;

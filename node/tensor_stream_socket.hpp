@@ -88,7 +88,7 @@ private:
   void want_writes();
   void advance_handshake();
   ssize_t receive(uint8_t* into, size_t n); // > 0: bytes; 0: the peer closed; < 0: nothing now (or failed)
-  ssize_t transmit(const outgoing& o);      // bytes written; < 0: nothing now (or failed)
+  ssize_t transmit();                       // bytes of the queue written; < 0: nothing now (or failed)
   void read_some();
   void write_some();
   void flush();
@@ -98,6 +98,8 @@ private:
   // What the reader is reading: a header into header_, the payload into slot_, or nothing
   // (a held frame waits for its transfer's announcement).
   enum class reading { header, payload, held };
+
+  static constexpr size_t max_write_pieces = 64; // iovecs one plain sendmsg gathers from the queue
 
   stream_receiver receiver_;
   std::unique_ptr<stream_tls> tls_;
