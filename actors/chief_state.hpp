@@ -5,7 +5,7 @@
 #pragma once
 
 #include "actors/chief.hpp"
-#include "control/in_graph_rules.hpp"
+#include "control/in_graph_driver.hpp"
 #include "control/run_control.hpp"
 #include "control/traffic_meter.hpp"
 #include "checkpoint/checkpoint_store.hpp"
@@ -27,9 +27,8 @@ namespace actorps::detail {
 
 /// In-graph replication: the chief's steps (actors/chief_in_graph.cpp).
 struct in_graph_state {
-  enum class phase { idle, computing, applying };
-  phase at = phase::idle;
-  std::optional<in_graph_round> round;
+  std::unique_ptr<in_graph_host> host;      // the actor's primitives (chief_in_graph.cpp)
+  std::unique_ptr<in_graph_driver> driver;  // the step's rules (control/in_graph_driver)
   std::unique_ptr<batcher> order;  // the one global data order, batches of workers x batch-size
   std::vector<int32_t> rows;       // the step's global batch (kept while the step is run again)
   uint64_t augment_seed = 0;

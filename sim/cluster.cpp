@@ -60,9 +60,9 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
     desk_.emplace(sc_.train_rows, sc_.lease_rows, sc_.seed);
   }
   rc_ = rc;
-  if (sc_.in_graph)
-    ig_.round.emplace(sc_.workers);
   chief_ = std::make_unique<run_control>(std::move(rc));
+  if (sc_.in_graph)
+    make_in_graph_driver();
   for (uint32_t j = 0; j < slots; ++j)
     workers_.push_back(std::make_unique<worker_node>());
   for (uint32_t s = 0; s < sc_.shards; ++s) {

@@ -6,7 +6,7 @@
 // violation stops the run with a transcript and the seed that replays it.
 #pragma once
 
-#include "control/in_graph_rules.hpp"
+#include "control/in_graph_driver.hpp"
 #include "control/lease_desk.hpp"
 #include "control/replica_control.hpp"
 #include "control/run_control.hpp"
@@ -119,13 +119,15 @@ private:
   void send_hello(uint32_t j, uint64_t inc);
   void on_hello(uint32_t j, uint64_t incarnation);
   void on_join();
-  // The chief's in-graph steps (sim/cluster_in_graph.cpp).
+  // The chief's in-graph steps (sim/cluster_in_graph.cpp): control/in_graph_driver's rules, this
+  // cluster its host.
+  class in_graph_chief;
+  void make_in_graph_driver();
   void in_graph_step();
-  void send_part(in_graph_round::assignment a);
+  void send_part(uint64_t step, in_graph_round::assignment a);
   void on_part(uint32_t j, uint64_t step, uint32_t part, int rows, uint64_t token);
-  void on_part_failed(uint32_t j, uint64_t step, const std::string& why);
+  void push_average(const in_graph_round::result& result);
   void in_graph_worker_down(uint32_t j);
-  void in_graph_stalled(const std::string& why);
   void on_lease(uint32_t j, uint64_t incarnation, uint64_t epoch, const lease_request& req);
   bool settle_leases(uint32_t j, const lease_request& req);
   void finish_summary();
@@ -196,9 +198,8 @@ private:
   std::vector<std::unique_ptr<worker_node>> workers_; // sc_.worker_slots(): the configured, then joiners
   std::optional<lease_desk> desk_;        // elastic: the chief's data ledger (its process's)
   struct in_graph_node {                  // in-graph: the chief's driver (its process's)
-    enum class phase { idle, computing, applying };
-    phase at = phase::idle;
-    std::optional<in_graph_round> round;
+    std::unique_ptr<in_graph_host> host;
+    std::unique_ptr<in_graph_driver> driver;
     int rows = 0;                         // the step's global batch
     uint64_t requests = 0;
     std::set<uint64_t> open;              // part requests awaiting an answer

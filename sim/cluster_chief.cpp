@@ -63,10 +63,8 @@ void cluster::restart_chief() {
     return;
   chief_ = std::make_unique<run_control>(rc_);
   chief_alive_ = true;
-  if (sc_.in_graph) { // its driver starts afresh (the old one's requests died with it)
-    ig_ = in_graph_node{};
-    ig_.round.emplace(sc_.workers);
-  }
+  if (sc_.in_graph) // its driver starts afresh (the old one's requests died with it)
+    make_in_graph_driver();
   log("chief", ckpt_ ? cat("restarts; resumes its checkpoint at global step ", ckpt_->steps) : std::string{"restarts"});
   if (ckpt_)
     chief_->resume(ckpt_->steps, ckpt_->examples, 0.0, ckpt_->members);
@@ -135,8 +133,8 @@ void cluster::chief_execute(run_commands cmds) {
         break;
       case kind::start_workers:
       case kind::start_worker:
-        if (c.what == kind::start_worker && ig_.round) // (a restarted worker takes parts again)
-          ig_.round->rejoin(c.index);
+        if (c.what == kind::start_worker && ig_.driver) // (a restarted worker takes parts again)
+          ig_.driver->worker_back(c.index);
         for (uint32_t j = 0; j < workers_.size(); ++j)
           if (c.what == kind::start_workers || j == c.index)
             if (auto inc = workers_[j]->known; inc > 0) // (to the process it registered)
@@ -178,9 +176,8 @@ void cluster::chief_execute(run_commands cmds) {
         break;
       }
       case kind::restore_shard:
-        if (ig_.at == in_graph_node::phase::computing) { // (the step runs again once it is back)
-          ig_.round->abandon();
-          ig_.at = in_graph_node::phase::idle;
+        if (ig_.driver && ig_.driver->at() == in_graph_driver::phase::computing) { // (the step runs again once it is back)
+          ig_.driver->abandon();
           ig_.open.clear();
         }
         restore_shard(c.index);

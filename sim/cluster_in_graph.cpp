@@ -1,9 +1,8 @@
-// The simulated chief's in-graph steps (train.replication = in-graph): the real in_graph_round
-// cuts each global batch into parts, hands them to the serving workers and moves a lost, frozen
-// or cut-off worker's parts to the others (a part request outlives cluster.step-timeout: the
-// worker is benched for the step); the average is pushed to every shard, then
-// run_control::chief_step asks for the next step. Every completed step must hold every row of its
-// global batch exactly once.
+// The simulated chief's in-graph steps (train.replication = in-graph): the rules are the real
+// control/in_graph_driver's, as the chief actor runs them (actors/chief_in_graph.cpp); this file is
+// its host in virtual time: parts go to the worker processes the chief registered (a part request
+// outlives cluster.step-timeout: the worker is benched for the step), the average to every shard.
+// Every completed step must hold every row of its global batch exactly once.
 #include "sim/cluster_nodes.hpp"
 
 #include "common/log.hpp"
@@ -12,32 +11,70 @@
 
 namespace actorps::sim {
 
-namespace {
+class cluster::in_graph_chief final : public in_graph_host {
+public:
+  explicit in_graph_chief(cluster& c) : c_(c) {
+  }
 
-// A stalled step is begun again after this pause (as actors/chief_in_graph.cpp).
-constexpr vtime stall_pause = 250'000;
+  run_control& run() override {
+    return *c_.chief_;
+  }
 
-} // namespace
+  void execute(run_commands cmds) override {
+    c_.chief_execute(std::move(cmds));
+  }
+
+  run_time now() override {
+    return c_.clock();
+  }
+
+  int batch_rows() override {
+    c_.ig_.rows = sim::batch_rows * static_cast<int>(c_.sc_.workers);
+    return c_.ig_.rows;
+  }
+
+  void batch_done() override {
+  }
+
+  void send_part(uint64_t step, const in_graph_round::assignment& a) override {
+    c_.send_part(step, a);
+  }
+
+  void push_average(const in_graph_round::result& result) override {
+    c_.push_average(result);
+  }
+
+  void step_after(std::chrono::milliseconds pause) override {
+    c_.ig_.open.clear(); // (the requests of the step given up are answered by nobody now)
+    auto& c = c_;
+    c_.chief_at(c_.now_ + std::chrono::duration_cast<std::chrono::microseconds>(pause).count(),
+                [&c] { c.in_graph_step(); });
+  }
+
+  void log(const std::string& line) override {
+    c_.log("chief", line);
+  }
+
+private:
+  cluster& c_;
+};
+
+void cluster::make_in_graph_driver() {
+  ig_ = in_graph_node{};
+  ig_.host = std::make_unique<in_graph_chief>(*this);
+  ig_.driver = std::make_unique<in_graph_driver>(sc_.workers, std::chrono::microseconds(sc_.step_timeout), *ig_.host);
+}
 
 void cluster::in_graph_step() {
-  auto& g = ig_;
-  if (!g.round || g.at != in_graph_node::phase::idle || chief_->phase() != run_phase::training)
-    return;
-  g.rows = batch_rows * static_cast<int>(sc_.workers);
-  auto first = g.round->begin(static_cast<uint64_t>(chief_->steps() + 1), g.rows);
-  if (!first)
-    return chief_execute(chief_->failed(0, errc::peer_unreachable, describe(first.error())));
-  g.at = in_graph_node::phase::computing;
-  for (auto& a : *first)
-    send_part(a);
+  if (ig_.driver)
+    ig_.driver->step();
 }
 
 // A part to the worker process the chief registered; its answer, or the request's timeout.
-void cluster::send_part(in_graph_round::assignment a) {
+void cluster::send_part(uint64_t step, in_graph_round::assignment a) {
   auto& g = ig_;
-  const uint64_t step = g.round->step();
   const uint64_t token = ++g.requests;
-  const int rows = g.round->part_at(a.part).rows;
+  const int rows = g.driver->round().part_at(a.part).rows;
   g.open.insert(token);
   const uint32_t j = a.worker;
   to_worker(chief_id(), j, workers_[j]->known, [this, j, step, part = a.part, rows, token](worker_node& w) {
@@ -53,25 +90,20 @@ void cluster::send_part(in_graph_round::assignment a) {
   });
   chief_at(now_ + sc_.step_timeout, [this, j, step, token] {
     if (ig_.open.erase(token) > 0)
-      on_part_failed(j, step, "no answer within cluster.step-timeout");
+      ig_.driver->part_failed(j, step, "no answer within cluster.step-timeout");
   });
 }
 
 void cluster::on_part(uint32_t j, uint64_t step, uint32_t part, int rows, uint64_t token) {
-  auto& g = ig_;
-  if (g.open.erase(token) == 0 || g.at != in_graph_node::phase::computing)
-    return; // (timed out already, or the step was abandoned)
-  auto got = g.round->deliver(j, step, part, rows, 0.5 * rows, {});
-  if (!got)
-    return violate(cat("the chief refused worker ", j, "'s in-graph part: ", describe(got.error())));
-  if (got->next)
-    send_part(*got->next);
-  if (!g.round->ready())
-    return;
-  auto result = g.round->complete();
-  if (result.rows != g.rows)
-    return violate(cat("in-graph step ", result.step, " averaged ", result.rows, " rows of its ", g.rows));
-  g.at = in_graph_node::phase::applying;
+  if (ig_.open.erase(token) == 0)
+    return; // (timed out already, or the step was given up)
+  ig_.driver->part_delivered(j, step, part, rows, 0.5 * rows, {});
+}
+
+// The step's average to every shard; the driver counts the step once all applied it.
+void cluster::push_average(const in_graph_round::result& result) {
+  if (result.rows != ig_.rows)
+    return violate(cat("in-graph step ", result.step, " averaged ", result.rows, " rows of its ", ig_.rows));
   auto left = std::make_shared<uint32_t>(sc_.shards);
   for (uint32_t s = 0; s < sc_.shards; ++s)
     to_shard(
@@ -82,61 +114,20 @@ void cluster::on_part(uint32_t j, uint64_t step, uint32_t part, int rows, uint64
           return;
         ++sh.version; // the chief's push of the step's average
         to_chief(shard_id(s), [this, left, result] {
-          if (--*left > 0 || ig_.at != in_graph_node::phase::applying)
-            return;
-          ig_.at = in_graph_node::phase::idle;
-          chief_execute(chief_->chief_step(result.rows, result.loss_sum, clock()));
+          if (--*left == 0)
+            ig_.driver->applied(result.rows, result.loss_sum);
         });
       },
       [this, s] { // the shard is gone: its restore decides its values (the failure reaches the
         to_chief(shard_id(s), [this, s] { // chief after the shard's loss, as CAF's down message does)
-          if (ig_.at != in_graph_node::phase::applying)
-            return;
-          ig_.at = in_graph_node::phase::idle;
-          if (!chief_->restoring())
-            chief_execute(chief_->failed(0, errc::peer_unreachable, cat("the in-graph push to shard ", s, " failed")));
+          ig_.driver->apply_failed(cat("the in-graph push to shard ", s, " failed"));
         });
       });
 }
 
-void cluster::on_part_failed(uint32_t j, uint64_t step, const std::string& why) {
-  auto& g = ig_;
-  if (g.at != in_graph_node::phase::computing || g.round->step() != step)
-    return;
-  log("chief", cat("in-graph step ", step, ": worker ", j, " did not deliver its part (", why, ")"));
-  auto moved = g.round->lose(j, false);
-  if (g.round->stalled())
-    return in_graph_stalled(why);
-  for (auto& a : moved)
-    send_part(a);
-}
-
 void cluster::in_graph_worker_down(uint32_t j) {
-  auto& g = ig_;
-  if (!g.round)
-    return;
-  auto moved = g.round->lose(j, true);
-  if (g.at != in_graph_node::phase::computing)
-    return;
-  if (g.round->stalled())
-    return in_graph_stalled(cat("worker ", j, " went down"));
-  for (auto& a : moved)
-    send_part(a);
-}
-
-// Nobody is left to compute the step: it runs again after a pause, until it has stalled for a
-// whole step timeout (the round's rule), then the run fails.
-void cluster::in_graph_stalled(const std::string& why) {
-  auto& g = ig_;
-  g.at = in_graph_node::phase::idle;
-  g.open.clear();
-  const auto verdict = g.round->stall(clock(), std::chrono::microseconds(sc_.step_timeout));
-  if (verdict == in_graph_round::stall_action::give_up)
-    return chief_execute(chief_->failed(0, errc::peer_unreachable,
-                                        cat("in-graph step ", chief_->steps() + 1,
-                                            ": no worker computed it within cluster.step-timeout (", why, ")")));
-  log("chief", cat("in-graph step ", chief_->steps() + 1, ": no worker left to compute it (", why, "); trying again"));
-  chief_at(now_ + stall_pause, [this] { in_graph_step(); });
+  if (ig_.driver)
+    ig_.driver->worker_down(j);
 }
 
 } // namespace actorps::sim
