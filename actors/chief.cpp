@@ -6,6 +6,7 @@
 
 #include "actors/chief_checkpoints.hpp"
 #include "control/placement.hpp"
+#include "control/chief_commands.hpp"
 #include "control/run_control.hpp"
 #include "actors/shard_reads.hpp"
 #include "control/slicing.hpp"
@@ -288,49 +289,50 @@ void start_workers(chief_pointer self) {
 
 } // namespace
 
-void detail::execute(chief_pointer self, run_commands cmds) {
-  auto& st = self->state;
-  for (auto& c : cmds) {
-    if (self->getf(caf::abstract_actor::is_terminated_flag))
-      return;
-    switch (c.what) {
-      case run_command::kind::log:
-        log_line(tag, c.text);
-        if (c.figures && st.cfg.observed)
-          report_progress(*st.cfg.observed, st.shard_opt, c.figures->step, c.figures->examples_per_sec,
-                          c.figures->steps_per_sec, c.figures->loss);
-        break;
-      case run_command::kind::membership: record_membership(self, c); break;
-      case run_command::kind::tick: self->delayed_send(self, c.after, tick_atom_v); break;
-      case run_command::kind::start_workers: start_workers(self); break;
-      case run_command::kind::start_worker:
-        in_graph_worker_back(self, c.index);
-        self->send(st.workers[c.index], start_atom_v);
-        break;
-      case run_command::kind::in_graph_step: // by message: a welcome being answered goes out first
-        self->send(self, step_atom_v);
-        break;
-      case run_command::kind::grant: self->send(st.workers[c.index], grant_atom_v, c.step); break;
-      case run_command::kind::stop_worker: self->send(st.workers[c.index], stop_atom_v); break;
-      case run_command::kind::stop_workers:
-        for (uint32_t j = 0; j < st.workers.size(); ++j)
-          if (st.ctl->status(j) == member::training)
-            self->send(st.workers[j], stop_atom_v);
-        break;
-      case run_command::kind::evaluate: evaluate(self, c); break;
-      case run_command::kind::save: save(self, c); break;
-      case run_command::kind::finish: finish(self, c.op, c.train_loss); break;
-      case run_command::kind::restore_shard:
-        in_graph_abandon(self);
-        restore_shard(self, c.index);
-        break;
-      case run_command::kind::quit:
-        for (auto& s : st.cfg.shards)
-          self->send(s, stop_atom_v);
-        return self->quit();
-      case run_command::kind::fail: return fail_run(self, caf::make_error(c.code, c.text));
-    }
+namespace {
+
+// The actor's primitives for run_control's commands, whose meaning is control/chief_commands'.
+class command_host final : public chief_command_host {
+public:
+  explicit command_host(chief_pointer self) : self_(self) {
   }
+  bool ended() override {
+    return self_->getf(caf::abstract_actor::is_terminated_flag);
+  }
+  void log(const run_command& c) override {
+    auto& st = self_->state;
+    log_line(tag, c.text);
+    if (c.figures && st.cfg.observed)
+      report_progress(*st.cfg.observed, st.shard_opt, c.figures->step, c.figures->examples_per_sec,
+                      c.figures->steps_per_sec, c.figures->loss);
+  }
+  void membership(const run_command& c) override { record_membership(self_, c); }
+  void tick_after(std::chrono::milliseconds after) override { self_->delayed_send(self_, after, tick_atom_v); }
+  void start_workers() override { actorps::start_workers(self_); }
+  void start_worker(uint32_t j) override { self_->send(self_->state.workers[j], start_atom_v); }
+  void step_soon() override { self_->send(self_, step_atom_v); }
+  void grant(uint32_t j, int64_t steps) override { self_->send(self_->state.workers[j], grant_atom_v, steps); }
+  void stop_worker(uint32_t j) override { self_->send(self_->state.workers[j], stop_atom_v); }
+  void evaluate(const run_command& c) override { actorps::evaluate(self_, c); }
+  void save(const run_command& c) override { actorps::save(self_, c); }
+  void finish(const run_command& c) override { actorps::finish(self_, c.op, c.train_loss); }
+  void restore_shard(uint32_t s) override { detail::restore_shard(self_, s); }
+  void quit() override {
+    for (auto& s : self_->state.cfg.shards)
+      self_->send(s, stop_atom_v);
+    self_->quit();
+  }
+  void fail(errc code, const std::string& text) override { fail_run(self_, caf::make_error(code, text)); }
+
+private:
+  chief_pointer self_;
+};
+
+} // namespace
+
+void detail::execute(chief_pointer self, run_commands cmds) {
+  command_host host{self};
+  carry_out(cmds, *self->state.ctl, host, self->state.in_graph.driver.get());
 }
 
 namespace {

@@ -146,14 +146,4 @@ void detail::in_graph_worker_down(chief_pointer self, uint32_t j) {
     d->worker_down(j);
 }
 
-void detail::in_graph_worker_back(chief_pointer self, uint32_t j) {
-  if (auto& d = self->state.in_graph.driver)
-    d->worker_back(j);
-}
-
-void detail::in_graph_abandon(chief_pointer self) {
-  if (auto& d = self->state.in_graph.driver)
-    d->abandon();
-}
-
 } // namespace actorps

@@ -97,12 +97,9 @@ void in_graph_prepare(chief_pointer self);
 /// In-graph: begins the next step (or the one a stall or a lost shard interrupted).
 void in_graph_step(chief_pointer self);
 
-/// In-graph: worker j's process went down (its parts go to the others) or rejoined.
+/// In-graph: worker j's process went down (its parts go to the others). (Its return and a lost
+/// shard reach the driver through control/chief_commands.)
 void in_graph_worker_down(chief_pointer self, uint32_t j);
-void in_graph_worker_back(chief_pointer self, uint32_t j);
-
-/// In-graph: a shard went down; the step being computed is dropped and runs again later.
-void in_graph_abandon(chief_pointer self);
 
 /// Checks a worker's hello against the run: byte order, model, placement, shards. Errors name
 /// the worker and the difference (protocol_error, wrong_cluster).

@@ -32,8 +32,9 @@ const char* to_string(run_phase p) {
 }
 
 run_control::run_control(run_control_config cfg)
-  : cfg_(std::move(cfg)), members_(cfg_.workers, member::absent), granted_(cfg_.workers, 0), done_(cfg_.workers, 0),
-    limit_(cfg_.max_steps) {
+  : cfg_(std::move(cfg)), members_(cfg_.workers, member::absent),
+    grants_({cfg_.mode, cfg_.workers, cfg_.slices, cfg_.grant_steps, cfg_.max_steps, cfg_.budget_from_epochs,
+             cfg_.worker_budgets, cfg_.should_stop}) {
   flight_.restoring.assign(cfg_.shards, false);
   flight_.set_up.assign(cfg_.shards, false);
 }
@@ -108,8 +109,7 @@ bool run_control::may_train(uint32_t j) const {
 void run_control::grow(uint32_t j) {
   if (j >= members_.size()) {
     members_.resize(j + 1, member::absent);
-    granted_.resize(j + 1, 0);
-    done_.resize(j + 1, 0);
+    grants_.grow(j);
   }
 }
 
@@ -262,7 +262,7 @@ void run_control::start_training(run_time now, run_commands& out) {
                                      cfg_.in_graph ? ", in-graph" : "", ")")));
   out.push_back(run_command{kind::start_workers});
   for (uint32_t j = 0; j < members_.size(); ++j) // those registered before the shards answered
-    if (members_[j] == member::training && granted_[j] == 0)
+    if (members_[j] == member::training && grants_.granted(j) == 0)
       top_up(j, out);
   next_in_graph_step(out);
 }
@@ -400,8 +400,7 @@ run_commands run_control::worker_left(uint32_t j, run_time now) {
     return worker_down(j, "it left", now);
   bool was_paused = paused();
   members_[j] = member::left;
-  if (cfg_.grant_steps > 0)
-    granted_[j] = 0;
+  grants_.release(j);
   out.push_back(run_command::log(cat(worker_name(j), " left: ", live_workers(), " workers")));
   if (phase_ == run_phase::training || phase_ == run_phase::stopping)
     membership_changed("leave", j, was_paused, now, out);
@@ -431,13 +430,9 @@ run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, 
   worker_steps_ += steps;
   stale_steps_ += stale;
   split_steps_ += split;
-  done_[j] += steps;
-  if (cfg_.grant_steps > 0)
-    granted_[j] = std::max<int64_t>(0, granted_[j] - steps);
+  grants_.reported(j, steps, final); // (final: it takes no more steps: what it holds goes to the others)
   if (final && members_[j] == member::training)
     members_[j] = member::finished;
-  if (final && cfg_.grant_steps > 0) // (it takes no more steps: what it holds goes to the others)
-    granted_[j] = 0;
   count(examples, loss_sum, now, out);
   stop_if_all_stopped(out);
   if (phase_ == run_phase::training) {
@@ -449,7 +444,7 @@ run_commands run_control::progress(uint32_t j, int64_t steps, int64_t examples, 
   // Steps left in the pool while other workers wait with none (their reports came while another
   // held the rest, or a restarted chief counted a round twice) go to them: nobody waits forever.
   for (uint32_t k = 0; cfg_.grant_steps > 0 && phase_ == run_phase::training && k < members_.size(); ++k)
-    if (k != j && members_[k] == member::training && granted_[k] == 0)
+    if (k != j && members_[k] == member::training && grants_.granted(k) == 0)
       top_up(k, out);
   if (phase_ == run_phase::stopping && all_reported())
     begin_finish(out);
@@ -555,8 +550,7 @@ run_commands run_control::worker_down(uint32_t j, const std::string& why, run_ti
   auto& m = members_[j];
   if (m == member::absent || m == member::finished || m == member::gone || m == member::left)
     return out;
-  if (cfg_.grant_steps > 0)
-    granted_[j] = 0; // its steps go back to the pool
+  grants_.release(j); // its steps go back to the pool
   if (phase_ == run_phase::init_shards || phase_ == run_phase::waiting) {
     m = member::absent;
     out.push_back(run_command::log(cat(worker_name(j), " went down before training started (", why,
@@ -594,55 +588,15 @@ run_commands run_control::worker_down(uint32_t j, const std::string& why, run_ti
   return out;
 }
 
-// The steps worker j's own partition has left beyond what it reported and holds (no limit
-// without per-worker budgets, and for an elastic joiner above them).
-int64_t run_control::own_steps_left(uint32_t j) const {
-  if (j >= cfg_.worker_budgets.size())
-    return std::numeric_limits<int64_t>::max();
-  return cfg_.worker_budgets[j] - done_[j] - granted_[j];
-}
-
-// Takes up to grant_steps from the steps nobody holds yet and gives them to worker j.
-// Steps granted and not reported yet, over every worker.
-int64_t run_control::held() const {
-  int64_t out = 0;
-  for (auto g : granted_)
-    out += g;
-  return out;
-}
-
-int64_t run_control::grant(uint32_t j) {
-  const int64_t held = this->held();
-  // max-epochs' step budget is an estimate (a worker's last batch of its partition is partial):
-  // every step reported and the stop rule not met yet, a few more steps are granted
-  if (cfg_.budget_from_epochs && cfg_.worker_budgets.empty() && limit_ - steps_ - held <= 0 && held == 0
-      && cfg_.should_stop && !cfg_.should_stop(steps_, examples_))
-    limit_ = steps_ + 1; // (one step at a time: the rule is asked again at each report)
-  auto give = std::clamp<int64_t>(std::min(limit_ - steps_ - held, own_steps_left(j)), 0, cfg_.grant_steps - granted_[j]);
-  granted_[j] += give;
-  return give;
-}
-
 // An admitted worker's first grant, in its welcome.
 void run_control::grant_first(uint32_t j, run_admission& out) {
   if (cfg_.grant_steps == 0)
     return;
   if (cfg_.slices > 1)
     return grant_at_start(j, out);
-  granted_[j] = 0;
-  out.steps_left = grant(j);
-  out.more = !out_of_steps(j); // (ssp: nothing left for it: it stops at once)
-}
-
-// ssp: a worker whose grant is used up while no steps are left to grant would hold the others
-// back at the staleness bound for good; it stops instead (async: it just waits for the stop).
-bool run_control::out_of_steps(uint32_t j) const {
-  if (cfg_.mode != train_mode::ssp || granted_[j] > 0)
-    return false;
-  if (own_steps_left(j) <= 0) // its partition's epochs are done
-    return true;
-  const int64_t held = this->held();
-  return limit_ - steps_ - held <= 0 && (!cfg_.budget_from_epochs || held > 0);
+  grants_.release(j);
+  out.steps_left = grants_.grant(j, steps_, examples_);
+  out.more = !grants_.out_of_steps(j, steps_); // (ssp: nothing left for it: it stops at once)
 }
 
 // Keeps worker j's grant full while steps are left, so it never waits on the chief but at the end.
@@ -659,12 +613,12 @@ void run_control::grant_at_start(uint32_t j, run_admission& out) {
 void run_control::top_up(uint32_t j, run_commands& out) {
   if (cfg_.grant_steps == 0 || j % cfg_.slices != 0) // (model-parallel: the group's first slice)
     return;
-  if (auto give = grant(j); give > 0) {
+  if (auto give = grants_.grant(j, steps_, examples_); give > 0) {
     run_command c{kind::grant};
     c.index = j;
     c.step = give;
     out.push_back(std::move(c));
-  } else if (out_of_steps(j)) {
+  } else if (grants_.out_of_steps(j, steps_)) {
     run_command c{kind::stop_worker};
     c.index = j;
     out.push_back(std::move(c));

@@ -6,6 +6,7 @@
 #include "common/errc.hpp"
 #include "control/train_mode.hpp"
 #include "control/loss_mean.hpp"
+#include "control/step_grants.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -179,7 +180,7 @@ public:
   /// What the controller knows of `worker` (absent: an id it never gave).
   member status(uint32_t worker) const { return worker < members_.size() ? members_[worker] : member::absent; }
   /// Steps granted to `worker` that it has not reported yet (0 without grants).
-  int64_t granted(uint32_t worker) const { return worker < granted_.size() ? granted_[worker] : 0; }
+  int64_t granted(uint32_t worker) const { return grants_.granted(worker); }
   int64_t steps() const { return steps_; }
   int64_t worker_steps() const { return worker_steps_; }
   /// Sync: the workers' steps every shard dropped as stale, and those only some shards dropped.
@@ -306,18 +307,14 @@ private:
   void request_save(bool best, run_commands& out);
   void begin_finish(run_commands& out);
   void arm(run_time now, std::chrono::milliseconds in, run_commands& out);
-  int64_t grant(uint32_t j);
   void grant_first(uint32_t j, run_admission& out);
   void grant_at_start(uint32_t j, run_admission& out);
   void top_up(uint32_t j, run_commands& out);
-  bool out_of_steps(uint32_t j) const;
-  int64_t held() const;
 
   run_control_config cfg_;
   run_phase phase_ = run_phase::init_shards;
   std::vector<member> members_;
-  std::vector<int64_t> granted_; ///< per worker: granted steps it has not reported yet
-  std::vector<int64_t> done_;    ///< per worker: steps it reported (against cfg_.worker_budgets)
+  step_grants grants_;
   in_flight flight_;
   uint64_t next_op_ = 1;
   run_time deadline_{};
@@ -346,12 +343,10 @@ private:
   std::optional<std::string> stop_at_start_; // a restarted run that had reached its limit: stop the workers as they come
   double resumed_seconds_ = 0.0;
   // Worker steps (the sum of the reports) at a global step.
-  int64_t own_steps_left(uint32_t j) const;
   int64_t worker_steps_at(int64_t global_step) const;
   bool resumed_ = false;       ///< resume() was called (a checkpoint decides the global step)
   int64_t attached_step_ = -1; ///< from the shards' kept versions
   int64_t kept_ahead_ = -1;    ///< resumed: the highest step the shards kept (a restarted chief)
-  int64_t limit_ = 0;          ///< the grants' step limit: max_steps, extended past an epochs budget
 };
 
 } // namespace actorps

@@ -6,6 +6,7 @@
 // violation stops the run with a transcript and the seed that replays it.
 #pragma once
 
+#include "control/chief_commands.hpp"
 #include "control/in_graph_driver.hpp"
 #include "control/lease_desk.hpp"
 #include "control/replica_control.hpp"
@@ -119,6 +120,9 @@ private:
   void send_hello(uint32_t j, uint64_t inc);
   void on_hello(uint32_t j, uint64_t incarnation);
   void on_join();
+  // The chief's commands (sim/cluster_chief.cpp): control/chief_commands' meaning, this cluster
+  // the host of its primitives.
+  class chief_host;
   // The chief's in-graph steps (sim/cluster_in_graph.cpp): control/in_graph_driver's rules, this
   // cluster its host.
   class in_graph_chief;

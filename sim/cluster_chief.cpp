@@ -115,100 +115,109 @@ void cluster::setup_shard(uint32_t s) {
   });
 }
 
-void cluster::chief_execute(run_commands cmds) {
-  using kind = run_command::kind;
-  for (auto& c : cmds) {
-    if (over_)
-      return;
-    switch (c.what) {
-      case kind::log:
-        log("chief", c.text);
-        break;
-      case kind::membership:
-        log("chief", cat("membership: ", c.text, " of worker ", c.index));
-        break;
-      case kind::tick:
-        chief_at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(),
-                 [this] { chief_execute(chief_->tick(clock())); });
-        break;
-      case kind::start_workers:
-      case kind::start_worker:
-        if (c.what == kind::start_worker && ig_.driver) // (a restarted worker takes parts again)
-          ig_.driver->worker_back(c.index);
-        for (uint32_t j = 0; j < workers_.size(); ++j)
-          if (c.what == kind::start_workers || j == c.index)
-            if (auto inc = workers_[j]->known; inc > 0) // (to the process it registered)
-              to_worker(chief_id(), j, inc, [this, j](worker_node& w) { worker_execute(j, w.ctl->start()); });
-        break;
-      case kind::grant:
-        log("chief", cat("grants worker ", c.index, " ", c.step, " steps"));
-        to_worker(chief_id(), c.index, workers_[c.index]->known,
-                  [this, j = c.index, n = c.step](worker_node& w) { worker_execute(j, w.ctl->granted(n)); });
-        break;
-      case kind::stop_workers:
-      case kind::stop_worker:
-        for (uint32_t j = 0; j < workers_.size(); ++j)
-          if ((c.what == kind::stop_workers || j == c.index) && chief_->status(j) == member::training)
-            to_worker(chief_id(), j, workers_[j]->known,
-                      [this, j](worker_node& w) { worker_execute(j, w.ctl->stop()); });
-        break;
-      case kind::evaluate:
-        chief_at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->evaluated(op, false, clock())); });
-        break;
-      case kind::save: { // the manifest: the global step, examples and every shard's snapshot
-        checkpoint taken{chief_->steps(), chief_->examples(), {}, {}, {}, {}};
-        if (desk_) {
-          taken.data_plan = desk_->ledger().save();
-          taken.members = chief_->members();
-        }
-        for (auto& sh : shards_) {
-          taken.versions.push_back(sh->version);
-          taken.incarnations.push_back(sh->alive && sh->restored ? sh->incarnation : 0);
-        }
-        chief_at(now_ + 1'000, [this, op = c.op, taken] {
-          bool intact = true; // (a shard lost meanwhile: the snapshot was never written)
-          for (uint32_t s = 0; s < sc_.shards; ++s)
-            intact = intact && taken.incarnations[s] == shards_[s]->incarnation && shards_[s]->alive;
-          if (intact && chief_->wanted(op))
-            ckpt_ = taken;
-          chief_execute(chief_->saved(op));
-        });
-        break;
-      }
-      case kind::restore_shard:
-        if (ig_.driver && ig_.driver->at() == in_graph_driver::phase::computing) { // (the step runs again once it is back)
-          ig_.driver->abandon();
-          ig_.open.clear();
-        }
-        restore_shard(c.index);
-        break;
-      case kind::finish:
-        finish_summary();
-        chief_at(now_ + 1'000, [this, op = c.op] { chief_execute(chief_->finished(op)); });
-        break;
-      case kind::quit:
-        log("chief", "quit");
-        for (uint32_t j = 0; j < workers_.size(); ++j) // its exit reaches every worker still running
-          if (auto& w = *workers_[j]; w.alive)
-            worker_execute(j, w.ctl->chief_down("the chief quit", true));
-        over_ = true;
-        check_end();
-        return;
-      case kind::fail:
-        log("chief", cat("failed: ", to_string(c.code), ": ", c.text));
-        if (shard_crashes_ > 0 && !ckpt_ && c.code == errc::peer_unreachable) { // (by design: nothing to restore from)
-          log("simulator", "a shard was lost before any checkpoint: the run fails, as designed");
-          no_checkpoint_ = true;
-          over_ = true;
-          return;
-        }
-        violate(cat("the run failed: ", c.text));
-        return;
-      case kind::in_graph_step: // by message: a welcome being answered goes out first
-        chief_at(now_, [this] { in_graph_step(); });
-        break;
-    }
+// The simulated chief's primitives for run_control's commands, whose meaning is
+// control/chief_commands' (the chief actor's too).
+class cluster::chief_host final : public chief_command_host {
+public:
+  explicit chief_host(cluster& c) : c_(c) {
   }
+  bool ended() override {
+    return c_.over_;
+  }
+  void log(const run_command& c) override {
+    c_.log("chief", c.text);
+  }
+  void membership(const run_command& c) override {
+    c_.log("chief", cat("membership: ", c.text, " of worker ", c.index));
+  }
+  void tick_after(std::chrono::milliseconds after) override {
+    auto& c = c_;
+    c_.chief_at(c_.now_ + std::chrono::duration_cast<std::chrono::microseconds>(after).count(),
+                [&c] { c.chief_execute(c.chief_->tick(c.clock())); });
+  }
+  void start_workers() override {
+    for (uint32_t j = 0; j < c_.workers_.size(); ++j)
+      start_worker(j);
+  }
+  void start_worker(uint32_t j) override {
+    auto& c = c_;
+    if (auto inc = c_.workers_[j]->known; inc > 0) // (to the process it registered)
+      c_.to_worker(c_.chief_id(), j, inc, [&c, j](worker_node& w) { c.worker_execute(j, w.ctl->start()); });
+  }
+  void step_soon() override {
+    auto& c = c_;
+    c_.chief_at(c_.now_, [&c] { c.in_graph_step(); });
+  }
+  void grant(uint32_t j, int64_t steps) override {
+    auto& c = c_;
+    c_.log("chief", cat("grants worker ", j, " ", steps, " steps"));
+    c_.to_worker(c_.chief_id(), j, c_.workers_[j]->known,
+                 [&c, j, steps](worker_node& w) { c.worker_execute(j, w.ctl->granted(steps)); });
+  }
+  void stop_worker(uint32_t j) override {
+    auto& c = c_;
+    if (auto inc = c_.workers_[j]->known; inc > 0)
+      c_.to_worker(c_.chief_id(), j, inc, [&c, j](worker_node& w) { c.worker_execute(j, w.ctl->stop()); });
+  }
+  void evaluate(const run_command& cmd) override {
+    auto& c = c_;
+    c_.chief_at(c_.now_ + 1'000, [&c, op = cmd.op] { c.chief_execute(c.chief_->evaluated(op, false, c.clock())); });
+  }
+  void save(const run_command& cmd) override { // the manifest: the global step, examples and every shard's snapshot
+    auto& c = c_;
+    checkpoint taken{c.chief_->steps(), c.chief_->examples(), {}, {}, {}, {}};
+    if (c.desk_) {
+      taken.data_plan = c.desk_->ledger().save();
+      taken.members = c.chief_->members();
+    }
+    for (auto& sh : c.shards_) {
+      taken.versions.push_back(sh->version);
+      taken.incarnations.push_back(sh->alive && sh->restored ? sh->incarnation : 0);
+    }
+    c.chief_at(c.now_ + 1'000, [&c, op = cmd.op, taken] {
+      bool intact = true; // (a shard lost meanwhile: the snapshot was never written)
+      for (uint32_t s = 0; s < c.sc_.shards; ++s)
+        intact = intact && taken.incarnations[s] == c.shards_[s]->incarnation && c.shards_[s]->alive;
+      if (intact && c.chief_->wanted(op))
+        c.ckpt_ = taken;
+      c.chief_execute(c.chief_->saved(op));
+    });
+  }
+  void finish(const run_command& cmd) override {
+    auto& c = c_;
+    c.finish_summary();
+    c.chief_at(c.now_ + 1'000, [&c, op = cmd.op] { c.chief_execute(c.chief_->finished(op)); });
+  }
+  void restore_shard(uint32_t s) override {
+    c_.ig_.open.clear(); // (in-graph: the dropped step's part requests are answered by nobody now)
+    c_.restore_shard(s);
+  }
+  void quit() override {
+    c_.log("chief", "quit");
+    for (uint32_t j = 0; j < c_.workers_.size(); ++j) // its exit reaches every worker still running
+      if (auto& w = *c_.workers_[j]; w.alive)
+        c_.worker_execute(j, w.ctl->chief_down("the chief quit", true));
+    c_.over_ = true;
+    c_.check_end();
+  }
+  void fail(errc code, const std::string& text) override {
+    c_.log("chief", cat("failed: ", to_string(code), ": ", text));
+    if (c_.shard_crashes_ > 0 && !c_.ckpt_ && code == errc::peer_unreachable) { // (by design: nothing to restore from)
+      c_.log("simulator", "a shard was lost before any checkpoint: the run fails, as designed");
+      c_.no_checkpoint_ = true;
+      c_.over_ = true;
+      return;
+    }
+    c_.violate(cat("the run failed: ", text));
+  }
+
+private:
+  cluster& c_;
+};
+
+void cluster::chief_execute(run_commands cmds) {
+  chief_host host{*this};
+  carry_out(cmds, *chief_, host, ig_.driver.get());
 }
 
 void cluster::on_hello(uint32_t j, uint64_t incarnation) {
