@@ -34,7 +34,8 @@ const char* to_string(run_phase p) {
 run_control::run_control(run_control_config cfg)
   : cfg_(std::move(cfg)), members_(cfg_.workers, member::absent),
     grants_({cfg_.mode, cfg_.workers, cfg_.slices, cfg_.grant_steps, cfg_.max_steps, cfg_.budget_from_epochs,
-             cfg_.worker_budgets, cfg_.should_stop}) {
+             cfg_.worker_budgets, cfg_.should_stop}),
+    lines_(cfg_.progress_every, cfg_.train_rows) {
   flight_.restoring.assign(cfg_.shards, false);
   flight_.set_up.assign(cfg_.shards, false);
 }
@@ -251,9 +252,7 @@ void run_control::start_training(run_time now, run_commands& out) {
     begin_stop(*stop_at_start_, now, out);
     return;
   }
-  line_start_ = now;
-  line_step_ = steps_;
-  next_line_step_ = steps_ + cfg_.progress_every;
+  lines_.start(steps_, now);
   next_eval_step_ = steps_ + cfg_.eval_every;
   next_eval_epoch_ = next_epoch_evaluation(static_cast<double>(examples_) / cfg_.train_rows, cfg_.eval_every_epochs);
   next_save_step_ = steps_ + cfg_.checkpoint_every_steps;
@@ -500,25 +499,11 @@ void run_control::count(int64_t examples, double loss_sum, run_time now, run_com
     steps_ = worker_steps_;
   examples_ += examples;
   last_report_ = now;
-  line_loss_ += loss_sum;
-  line_examples_ += examples;
   eval_loss_.add(loss_sum, examples);
-  if (steps_ >= next_line_step_) {
-    double span = std::chrono::duration<double>(now - line_start_).count();
-    // (reports that arrive together, e.g. a backlog, span no time: no rate to speak of)
-    auto rate = span >= 0.01 ? cat(static_cast<int64_t>(line_examples_ / span), " examples/s") : std::string{"- examples/s"};
-    const double loss = line_examples_ > 0 ? line_loss_ / line_examples_ : 0.0;
-    auto line = run_command::log(cat("step ", steps_, " epoch ", static_cast<double>(examples_) / cfg_.train_rows, " | ",
-                                     rate, " | loss ", loss));
-    if (span >= 0.01)
-      line.figures = progress_figures{steps_, line_examples_ / span, (steps_ - line_step_) / span, loss};
-    out.push_back(std::move(line));
-    line_step_ = steps_;
-    line_loss_ = 0.0;
-    line_examples_ = 0;
-    line_start_ = now;
-    while (next_line_step_ <= steps_)
-      next_line_step_ += cfg_.progress_every;
+  if (auto line = lines_.add(steps_, examples_, examples, loss_sum, now)) {
+    auto c = run_command::log(std::move(line->text));
+    c.figures = line->figures;
+    out.push_back(std::move(c));
   }
 }
 

@@ -6,6 +6,7 @@
 #include "common/errc.hpp"
 #include "control/train_mode.hpp"
 #include "control/loss_mean.hpp"
+#include "control/progress_lines.hpp"
 #include "control/step_grants.hpp"
 
 #include <chrono>
@@ -74,14 +75,6 @@ struct run_control_config {
   /// The stop rule (limits, target accuracy, early stopping): a reason after `steps` global steps
   /// and `examples` examples, or nullopt. Empty: max_steps only.
   std::function<std::optional<std::string>(int64_t steps, int64_t examples)> should_stop;
-};
-
-/// The figures of a progress line (TensorBoard's examples/sec, global_step/sec and loss).
-struct progress_figures {
-  int64_t step = 0;
-  double examples_per_sec = 0.0;
-  double steps_per_sec = 0.0;
-  double loss = 0.0;
 };
 
 /// One thing for the actor to do. Work that answers (evaluate, save, finish) carries an op id;
@@ -329,12 +322,8 @@ private:
   int64_t split_steps_ = 0;
   int64_t examples_ = 0;
   int64_t workers_lost_ = 0;
-  double line_loss_ = 0.0;
-  int64_t line_examples_ = 0;
-  int64_t line_step_ = 0;     ///< the global step at the last progress line
   loss_mean eval_loss_; ///< the training loss reported since the previous evaluation
-  int64_t next_line_step_ = 0;
-  run_time line_start_{};
+  progress_lines lines_;
   double next_eval_epoch_ = 1.0;
   int64_t next_eval_step_ = 0;
   int64_t next_save_step_ = 0;
