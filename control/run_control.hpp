@@ -268,6 +268,9 @@ public:
   run_commands terminate(run_time now, const std::string& who = "");
 
 private:
+  /// The start-up's and the pause's reminders (whom the run waits for) come this often.
+  static constexpr std::chrono::milliseconds reminder{5000};
+
   struct save_op {
     uint64_t op;
     bool best;
