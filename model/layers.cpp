@@ -5,8 +5,10 @@
 // that col2im folds back. Max pooling keeps each window's winner; dropout keeps its mask. Batch
 // normalisation normalises each channel over the batch and positions; global average pooling is
 // a product with a constant averaging matrix; a residual block runs its layers on buffers of its
-// own and adds the shortcut.
+// own and adds the shortcut. (Depthwise, separable and LRN layers: channel_layers.cpp.)
 #include "model/layers.hpp"
+
+#include "model/layer_kinds.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -21,11 +23,6 @@ namespace {
 // then builds them again, from the cache).
 size_t column_budget(const backend& be) {
   return be.is_gpu() ? size_t{1} << 22 : size_t{1} << 17;
-}
-
-void activation_backward(backend& be, const std::optional<activation>& act, matrix out, float* dout) {
-  if (act)
-    be.activate_backward(*act, out, {dout, out.rows, out.cols}, {dout, out.rows, out.cols});
 }
 
 class dense_layer final : public layer {
@@ -215,117 +212,6 @@ private:
   float rate_;
   bool trained_ = false;
   buffer mask_;
-};
-
-// y = act(depthwise(x, w) + b): a filter per channel.
-class depthwise_layer final : public layer {
-public:
-  depthwise_layer(window_geometry g, std::optional<activation> act) : g_(g), act_(act) {
-  }
-
-  caf::error allocate(backend&, int) override {
-    return caf::none;
-  }
-
-  void forward(backend& be, const layer_io& io, const layer_vars& v, bool, uint64_t) override {
-    be.depthwise(g_, io.rows, io.in, v.values[0], io.out);
-    matrix out = rows(io.out, io.rows);
-    be.add_bias(out, v.values[1]);
-    if (act_)
-      be.activate(*act_, out, out);
-  }
-
-  void backward(backend& be, const layer_io& io, float* dout, float* din, const layer_vars& v) override {
-    activation_backward(be, act_, rows(io.out, io.rows), dout);
-    be.sum_rows(rows(dout, io.rows), v.grads[1]);
-    be.depthwise_backward_weights(g_, io.rows, io.in, dout, v.grads[0]);
-    if (din != nullptr)
-      be.depthwise_backward_input(g_, io.rows, dout, v.values[0], din);
-  }
-
-private:
-  matrix rows(float* base, int examples) const {
-    return {base, examples * g_.positions(), g_.channels};
-  }
-
-  window_geometry g_;
-  std::optional<activation> act_;
-};
-
-// y = act(depthwise(x, w_d) W_p + b): a filter per channel into a buffer of the layer's own, then
-// a 1x1 convolution (a product over the channels). vars: depthwise_weights, pointwise_weights, bias.
-class separable_layer final : public layer {
-public:
-  separable_layer(window_geometry g, int channels, std::optional<activation> act) : g_(g), out_channels_(channels), act_(act) {
-  }
-
-  caf::error allocate(backend& be, int max_batch) override {
-    return allocate_into(be, static_cast<size_t>(max_batch) * g_.positions() * g_.channels, mid_);
-  }
-
-  void forward(backend& be, const layer_io& io, const layer_vars& v, bool, uint64_t) override {
-    be.depthwise(g_, io.rows, io.in, v.values[0], mid_.data());
-    matrix out = rows(io.out, io.rows, out_channels_);
-    be.gemm(false, false, 1.0f, rows(mid_.data(), io.rows, g_.channels), pointwise(v.values[1]), 0.0f, out);
-    be.add_bias(out, v.values[2]);
-    if (act_)
-      be.activate(*act_, out, out);
-  }
-
-  void backward(backend& be, const layer_io& io, float* dout, float* din, const layer_vars& v) override {
-    matrix delta = rows(dout, io.rows, out_channels_), mid = rows(mid_.data(), io.rows, g_.channels);
-    activation_backward(be, act_, rows(io.out, io.rows, out_channels_), dout);
-    be.sum_rows(delta, v.grads[2]);
-    be.gemm(true, false, 1.0f, mid, delta, 0.0f, {v.grads[1], g_.channels, out_channels_});
-    be.gemm(false, true, 1.0f, delta, pointwise(v.values[1]), 0.0f, mid); // (the depthwise output's gradient)
-    be.depthwise_backward_weights(g_, io.rows, io.in, mid_.data(), v.grads[0]);
-    if (din != nullptr)
-      be.depthwise_backward_input(g_, io.rows, mid_.data(), v.values[0], din);
-  }
-
-private:
-  matrix rows(float* base, int examples, int cols) const {
-    return {base, examples * g_.positions(), cols};
-  }
-
-  matrix pointwise(const float* w) const {
-    return {const_cast<float*>(w), g_.channels, out_channels_};
-  }
-
-  window_geometry g_;
-  int out_channels_;
-  std::optional<activation> act_;
-  buffer mid_;
-};
-
-// tf.nn.lrn over the channels of each example's positions.
-class lrn_layer final : public layer {
-public:
-  lrn_layer(const image_shape& in, const lrn_params& p) : positions_(in.height * in.width), channels_(in.channels), p_(p) {
-  }
-
-  caf::error allocate(backend&, int) override {
-    return caf::none;
-  }
-
-  void forward(backend& be, const layer_io& io, const layer_vars&, bool, uint64_t) override {
-    be.lrn(rows(const_cast<float*>(io.in), io.rows), p_, rows(io.out, io.rows));
-  }
-
-  void backward(backend& be, const layer_io& io, float* dout, float* din, const layer_vars&) override {
-    if (din != nullptr)
-      be.lrn_backward(rows(const_cast<float*>(io.in), io.rows), rows(io.out, io.rows), rows(dout, io.rows), p_,
-                      rows(din, io.rows));
-  }
-
-private:
-  matrix rows(float* base, int examples) const {
-    return {base, examples * positions_, channels_};
-  }
-
-  int positions_;
-  int channels_;
-  lrn_params p_;
 };
 
 // Per channel over the batch and positions (rows x positions by channels); in training the
@@ -522,6 +408,11 @@ private:
 
 } // namespace
 
+void activation_backward(backend& be, const std::optional<activation>& act, matrix out, float* dout) {
+  if (act)
+    be.activate_backward(*act, out, {dout, out.rows, out.cols}, {dout, out.rows, out.cols});
+}
+
 std::unique_ptr<layer> make_layer(const layer_spec& ls, const image_shape& in) {
   switch (ls.kind) {
     case layer_kind::dense: return std::make_unique<dense_layer>(static_cast<int>(in.size()), ls.units, ls.act);
@@ -531,9 +422,9 @@ std::unique_ptr<layer> make_layer(const layer_spec& ls, const image_shape& in) {
     case layer_kind::batchnorm: return std::make_unique<batchnorm_layer>(in, ls.act);
     case layer_kind::avgpool: return std::make_unique<avgpool_layer>(in);
     case layer_kind::residual: return std::make_unique<residual_layer>(ls, in);
-    case layer_kind::depthwise: return std::make_unique<depthwise_layer>(geometry_of(ls, in), ls.act);
-    case layer_kind::separable: return std::make_unique<separable_layer>(geometry_of(ls, in), ls.units, ls.act);
-    case layer_kind::lrn: return std::make_unique<lrn_layer>(in, ls.lrn);
+    case layer_kind::depthwise: return make_depthwise_layer(geometry_of(ls, in), ls.act);
+    case layer_kind::separable: return make_separable_layer(geometry_of(ls, in), ls.units, ls.act);
+    case layer_kind::lrn: return make_lrn_layer(in, ls.lrn);
   }
   return nullptr;
 }
