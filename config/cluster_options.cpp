@@ -185,10 +185,9 @@ caf::error validate_elastic(const cluster_values& v, cluster_settings& s) {
   return caf::none;
 }
 
-} // namespace
-
-caf::expected<cluster_settings> validate(const cluster_values& v) {
-  cluster_settings s;
+// node.role and node.index, the cluster's nodes (each its own host:port), train.mode, the
+// placement and the partitioner.
+caf::error validate_topology(const cluster_values& v, cluster_settings& s) {
   auto role = parse_node_role(v.role);
   if (!role)
     return bad("node.role", cat("must be local, chief, ps, worker, chief-worker or scopes, got \"", v.role, "\""));
@@ -242,6 +241,12 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (!split)
     return bad("cluster.partitioner", cat("must be none, fixed:K or max-bytes:B with K, B >= 1, got \"", v.partitioner, "\""));
   s.partition = *split;
+  return caf::none;
+}
+
+// The deadlines: connect, start-up, request and step timeouts, the report interval, the stall
+// warning.
+caf::error validate_timing(const cluster_values& v, cluster_settings& s) {
   using ms = std::chrono::milliseconds;
   s.connect_timeout = std::chrono::duration_cast<ms>(v.connect_timeout);
   s.startup_timeout = std::chrono::duration_cast<ms>(v.startup_timeout);
@@ -254,6 +259,17 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.report_every <= 0)
     return bad("cluster.report-every", cat("must be > 0, got ", v.report_every));
   s.report_every = v.report_every;
+  s.step_timeout = std::chrono::duration_cast<ms>(v.step_timeout);
+  if (s.step_timeout.count() <= 0)
+    return bad("cluster.step-timeout", "must be positive, e.g. 30s");
+  if (v.stall_warn.count() < 0)
+    return bad("cluster.stall-warn", "must be >= 0s (0s: off), e.g. 10s");
+  s.stall_warn = std::chrono::duration_cast<ms>(v.stall_warn);
+  return caf::none;
+}
+
+// What travels how: message and handshake sizes, push buckets, TLS, the tensor stream.
+caf::error validate_transport(const cluster_values& v, cluster_settings& s) {
   if (v.max_message_bytes < 1024 || v.max_message_bytes > (int64_t{1} << 30))
     return bad("cluster.max-message-bytes", cat("must be in [1024, 1073741824], got ", v.max_message_bytes));
   s.max_slice_floats = static_cast<uint32_t>(v.max_message_bytes / static_cast<int64_t>(sizeof(float)));
@@ -263,7 +279,24 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.max_handshake_bytes < 4096 || v.max_handshake_bytes > (int64_t{1} << 24))
     return bad("security.max-handshake-bytes", cat("must be in [4096, 16777216], got ", v.max_handshake_bytes));
   s.max_handshake_bytes = static_cast<uint32_t>(v.max_handshake_bytes);
-  auto workers = static_cast<int>(s.workers.size());
+  s.tls = v.tls;
+  s.tensor_stream = v.tensor_stream;
+  if (v.stream_min_bytes < 0)
+    return bad("cluster.stream-min-bytes", cat("must be >= 0 (0: every tensor on the stream), got ", v.stream_min_bytes));
+  s.stream_min_bytes = static_cast<uint64_t>(v.stream_min_bytes);
+  if (v.stream_port_offset < 0 || v.stream_port_offset > 65535)
+    return bad("cluster.stream-port-offset", cat("must be in [0, 65535] (0: any free port), got ", v.stream_port_offset));
+  for (auto& ep : s.ps)
+    if (v.stream_port_offset > 0 && ep.port + v.stream_port_offset > 65535)
+      return bad("cluster.stream-port-offset", cat("puts the stream port of the ps node at ", ep.str(), " above 65535"));
+  s.stream_port_offset = static_cast<uint16_t>(v.stream_port_offset);
+  return caf::none;
+}
+
+// The data-parallel rules: slices, replicas to aggregate, staleness, the async learning rate and
+// momentum.
+caf::error validate_training(const cluster_values& v, cluster_settings& s) {
+  const auto workers = static_cast<int>(s.workers.size());
   if (s.model_parallel()) {
     if (v.slices < 1 || workers % v.slices != 0)
       return bad("train.slices", cat("must be >= 1 and divide the ", workers, " workers (groups of slices), got ",
@@ -277,7 +310,19 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.staleness < 0)
     return bad("train.staleness", cat("must be >= 0, got ", v.staleness));
   s.staleness = static_cast<uint32_t>(v.staleness);
-  s.step_timeout = std::chrono::duration_cast<ms>(v.step_timeout);
+  if (v.async_lr_scaling != "inverse-workers" && v.async_lr_scaling != "none")
+    return bad("train.async-lr-scaling", cat("must be inverse-workers or none, got \"", v.async_lr_scaling, "\""));
+  s.scale_lr_by_workers = v.async_lr_scaling == "inverse-workers";
+  if (v.async_momentum != "compensate" && v.async_momentum != "none")
+    return bad("train.async-momentum", cat("must be compensate or none, got \"", v.async_momentum, "\""));
+  s.compensate_momentum = v.async_momentum == "compensate";
+  return caf::none;
+}
+
+// The wire encodings (precision, top-k and its remedies) and in-graph replication, which moves
+// fp32 gradients uncompressed.
+caf::error validate_wire(const cluster_values& v, cluster_settings& s) {
+  const auto workers = static_cast<int>(s.workers.size());
   auto precision = parse_wire_precision(v.wire_precision);
   if (!precision)
     return bad("cluster.wire-precision", cat("must be fp32, bf16 or fp16, got \"", v.wire_precision, "\""));
@@ -315,11 +360,12 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   if (v.momentum_correction && *compression != sparsifier::topk)
     return bad("cluster.momentum-correction", "needs cluster.gradient-compression = topk");
   s.momentum_correction = v.momentum_correction;
-  if (s.step_timeout.count() <= 0)
-    return bad("cluster.step-timeout", "must be positive, e.g. 30s");
-  if (v.stall_warn.count() < 0)
-    return bad("cluster.stall-warn", "must be >= 0s (0s: off), e.g. 10s");
-  s.stall_warn = std::chrono::duration_cast<ms>(v.stall_warn);
+  return caf::none;
+}
+
+// The metrics endpoint and the debugging slowdown.
+caf::error validate_observing(const cluster_values& v, cluster_settings& s) {
+  const auto workers = static_cast<int>(s.workers.size());
   if (v.metrics_port < 0 || v.metrics_port > 65535)
     return bad("node.metrics-port", cat("must be in [0, 65535] (0: off), got ", v.metrics_port));
   if (v.metrics_port > 0 && v.metrics_address.empty())
@@ -332,17 +378,11 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
     return bad("debug.slowdown", cat("must be >= 1.0, got ", v.slowdown));
   s.slow_worker = v.slow_worker;
   s.slowdown = v.slowdown;
-  s.tls = v.tls;
-  s.tensor_stream = v.tensor_stream;
-  if (v.stream_min_bytes < 0)
-    return bad("cluster.stream-min-bytes", cat("must be >= 0 (0: every tensor on the stream), got ", v.stream_min_bytes));
-  s.stream_min_bytes = static_cast<uint64_t>(v.stream_min_bytes);
-  if (v.stream_port_offset < 0 || v.stream_port_offset > 65535)
-    return bad("cluster.stream-port-offset", cat("must be in [0, 65535] (0: any free port), got ", v.stream_port_offset));
-  for (auto& ep : s.ps)
-    if (v.stream_port_offset > 0 && ep.port + v.stream_port_offset > 65535)
-      return bad("cluster.stream-port-offset", cat("puts the stream port of the ps node at ", ep.str(), " above 65535"));
-  s.stream_port_offset = static_cast<uint16_t>(v.stream_port_offset);
+  return caf::none;
+}
+
+// checkpoint.*: intervals, how many to keep, where.
+caf::error validate_checkpoints(const cluster_values& v, cluster_settings& s) {
   if (v.checkpoint_every_steps < 0)
     return bad("checkpoint.every-steps", cat("must be >= 0, got ", v.checkpoint_every_steps));
   if (!(v.checkpoint_every_seconds >= 0.0))
@@ -356,14 +396,17 @@ caf::expected<cluster_settings> validate(const cluster_values& v) {
   s.checkpoint_every_seconds = v.checkpoint_every_seconds;
   s.checkpoint_keep = v.checkpoint_keep;
   s.checkpoint_restore = v.checkpoint_restore;
-  if (v.async_lr_scaling != "inverse-workers" && v.async_lr_scaling != "none")
-    return bad("train.async-lr-scaling", cat("must be inverse-workers or none, got \"", v.async_lr_scaling, "\""));
-  s.scale_lr_by_workers = v.async_lr_scaling == "inverse-workers";
-  if (v.async_momentum != "compensate" && v.async_momentum != "none")
-    return bad("train.async-momentum", cat("must be compensate or none, got \"", v.async_momentum, "\""));
-  s.compensate_momentum = v.async_momentum == "compensate";
-  if (auto err = validate_elastic(v, s))
-    return err;
+  return caf::none;
+}
+
+} // namespace
+
+caf::expected<cluster_settings> validate(const cluster_values& v) {
+  cluster_settings s;
+  for (auto check : {validate_topology, validate_timing, validate_transport, validate_training, validate_wire,
+                     validate_observing, validate_checkpoints, validate_elastic})
+    if (auto err = check(v, s))
+      return err;
   return s;
 }
 
