@@ -27,16 +27,16 @@ struct worker_settings {
   uint32_t replicas = 1;                  ///< data partitions (configured workers / slices)
   uint32_t replicas_to_aggregate = 1;     ///< sync: the max-epochs step budget's divisor
   uint32_t async_scaling_workers = 1;     ///< elastic async and ssp: gradients x this / live workers
-  int report_every = 50;
-  std::chrono::milliseconds startup_timeout{120000};
-  std::chrono::milliseconds request_timeout{60000};
-  uint32_t max_slice_floats = 1u << 24;   ///< the most values one message carries
-  uint64_t push_bucket_floats = uint64_t{1} << 16; ///< a push's parts (0: one push after backprop)
+  int report_every = cluster_default::report_every;
+  std::chrono::milliseconds startup_timeout{cluster_default::startup_timeout};
+  std::chrono::milliseconds request_timeout{cluster_default::request_timeout};
+  uint32_t max_slice_floats = cluster_default::max_slice_floats;     ///< the most values one message carries
+  uint64_t push_bucket_floats = cluster_default::push_bucket_floats; ///< a push's parts (0: one push after backprop)
   compression_settings wire{};            ///< its momentum is the workers' with momentum correction
   std::string placement{};                ///< the hello: how and on how many shards variables are placed
   uint32_t shards = 1;
-  int slow_worker = -1;                   ///< debug: worker `slow_worker` runs `slowdown` times slower
-  double slowdown = 1.0;
+  int slow_worker = cluster_default::slow_worker; ///< debug: worker `slow_worker` runs `slowdown` times slower
+  double slowdown = cluster_default::slowdown;
 
   bool model_parallel() const { return mode == train_mode::model_parallel; }
 };

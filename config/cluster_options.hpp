@@ -45,6 +45,22 @@ const char* to_string(replication r);
 const char* to_string(node_role r);
 std::optional<node_role> parse_node_role(const std::string& name);
 
+/// The defaults that the options (cluster_values), the validated settings (run_settings,
+/// cluster_settings) and a worker's part of them (worker_settings) share, written once.
+namespace cluster_default {
+inline constexpr std::chrono::seconds connect_timeout{30};
+inline constexpr std::chrono::seconds startup_timeout{120};
+inline constexpr std::chrono::seconds request_timeout{60};
+inline constexpr std::chrono::seconds step_timeout{30};
+inline constexpr int report_every = 50;
+inline constexpr int64_t max_message_bytes = int64_t{64} << 20;
+inline constexpr int64_t push_bucket_bytes = int64_t{256} << 10;
+inline constexpr uint32_t max_slice_floats = static_cast<uint32_t>(max_message_bytes / sizeof(float));
+inline constexpr uint64_t push_bucket_floats = static_cast<uint64_t>(push_bucket_bytes) / sizeof(float);
+inline constexpr int slow_worker = -1;
+inline constexpr double slowdown = 1.0;
+} // namespace cluster_default
+
 /// Raw option values as CAF fills them.
 struct cluster_values {
   // [node]
@@ -62,13 +78,13 @@ struct cluster_values {
   std::vector<std::string> workers = {"127.0.0.1:4260", "127.0.0.1:4261"};
   std::string placement = "round-robin";
   std::string partitioner = "none";
-  caf::timespan connect_timeout = std::chrono::seconds(30);
-  caf::timespan startup_timeout = std::chrono::seconds(120);
-  caf::timespan request_timeout = std::chrono::seconds(60);
-  int report_every = 50;
-  int64_t max_message_bytes = int64_t{64} << 20;
-  int64_t push_bucket_bytes = int64_t{256} << 10;
-  caf::timespan step_timeout = std::chrono::seconds(30);
+  caf::timespan connect_timeout = cluster_default::connect_timeout;
+  caf::timespan startup_timeout = cluster_default::startup_timeout;
+  caf::timespan request_timeout = cluster_default::request_timeout;
+  int report_every = cluster_default::report_every;
+  int64_t max_message_bytes = cluster_default::max_message_bytes;
+  int64_t push_bucket_bytes = cluster_default::push_bucket_bytes;
+  caf::timespan step_timeout = cluster_default::step_timeout;
   caf::timespan stall_warn = std::chrono::seconds(10);
   std::string wire_precision = "fp32";
   std::string gradient_compression = "none";
@@ -90,8 +106,8 @@ struct cluster_values {
   std::string async_lr_scaling = "inverse-workers";
   std::string async_momentum = "compensate";
   // [debug]
-  int slow_worker = -1;
-  double slowdown = 1.0;
+  int slow_worker = cluster_default::slow_worker;
+  double slowdown = cluster_default::slowdown;
   bool tensor_stream = true;
   int64_t stream_min_bytes = 1048576;
   int64_t stream_port_offset = 0;
@@ -128,11 +144,11 @@ struct run_settings {
   std::vector<endpoint> workers;
   std::string placement; ///< validated name of a placement_strategy
   partitioner partition;  ///< how variables are split by rows before placement
-  std::chrono::milliseconds startup_timeout{120000};
-  std::chrono::milliseconds request_timeout{60000};
-  int report_every = 50;
-  uint32_t max_slice_floats = 1u << 24; ///< from cluster.max-message-bytes
-  std::chrono::milliseconds step_timeout{30000};
+  std::chrono::milliseconds startup_timeout{cluster_default::startup_timeout};
+  std::chrono::milliseconds request_timeout{cluster_default::request_timeout};
+  int report_every = cluster_default::report_every;
+  uint32_t max_slice_floats = cluster_default::max_slice_floats; ///< from cluster.max-message-bytes
+  std::chrono::milliseconds step_timeout{cluster_default::step_timeout};
   std::chrono::milliseconds stall_warn{10000}; ///< the chief's stall report after this without a global step (0: off)
   compression_settings wire;           ///< how workers' gradients and the shards' values travel
   train_mode mode = train_mode::async;
@@ -176,17 +192,17 @@ struct cluster_settings : run_settings {
   uint16_t metrics_port = 0;        ///< node.metrics-port: serve Prometheus' /metrics here (0: off)
   std::string metrics_address;      ///< node.metrics-address: the address it binds to
   endpoint chief;
-  std::chrono::milliseconds connect_timeout{30000};
+  std::chrono::milliseconds connect_timeout{cluster_default::connect_timeout};
   /// From cluster.push-bucket-bytes: a step's push to a shard goes out in parts of about this
   /// many gradient values as backprop completes them (0: one push after backprop).
-  uint64_t push_bucket_floats = uint64_t{1} << 16;
+  uint64_t push_bucket_floats = cluster_default::push_bucket_floats;
   /// cluster.momentum-correction: with top-k, workers keep the momentum (Lin et al., "Deep
   /// Gradient Compression", 2018) and shards apply plain SGD (see shard_optimizer).
   bool momentum_correction = false;
   bool scale_lr_by_workers = true;
   bool compensate_momentum = true;
-  int slow_worker = -1;                ///< debug: this worker sleeps to run `slowdown` times slower
-  double slowdown = 1.0;
+  int slow_worker = cluster_default::slow_worker; ///< debug: this worker sleeps to run `slowdown` times slower
+  double slowdown = cluster_default::slowdown;
   bool tls = false;                    ///< every connection is TLS with CA-signed certificates
   bool tensor_stream = true;           ///< cluster.tensor-stream: workers' tensors travel on a stream beside BASP
   uint64_t stream_min_bytes = 1048576; ///< cluster.stream-min-bytes: smaller transfers stay inside their typed message
