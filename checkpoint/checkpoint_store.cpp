@@ -1,6 +1,8 @@
 // Checkpoint files: Cereal binary archives, zlib crc32 checksums, POSIX fsync + rename.
 #include "checkpoint/checkpoint_store.hpp"
 
+#include "common/checkpoint_choice.hpp"
+
 #include "common/errc.hpp"
 #include "common/file_io.hpp"
 #include "common/log.hpp"
@@ -278,19 +280,13 @@ caf::expected<std::string> checkpoint_store::save_best(const checkpoint& c) {
 
 caf::expected<std::optional<loaded_checkpoint>> checkpoint_store::load_newest(bool best) const {
   auto all = list(best);
-  if (all.empty())
+  auto found = newest_readable<checkpoint>(all.size(), [&](size_t i) { return read_checkpoint(all[i]); });
+  if (!found)
+    return caf::make_error(errc::corrupt_data, cat(dir_, ": ", describe(found.error())));
+  if (!*found)
     return std::optional<loaded_checkpoint>{};
-  std::vector<std::string> skipped;
-  for (auto i = all.rbegin(); i != all.rend(); ++i) {
-    auto ckpt = read_checkpoint(*i);
-    if (ckpt)
-      return std::optional<loaded_checkpoint>{loaded_checkpoint{std::move(*ckpt), *i, std::move(skipped)}};
-    skipped.push_back(describe(ckpt.error()));
-  }
-  std::string why;
-  for (auto& s : skipped)
-    why += (why.empty() ? "" : "; ") + s;
-  return caf::make_error(errc::corrupt_data, cat("no checkpoint in ", dir_, " verifies: ", why));
+  auto& c = **found;
+  return std::optional<loaded_checkpoint>{loaded_checkpoint{std::move(c.value), all[c.index], std::move(c.skipped)}};
 }
 
 caf::expected<std::optional<loaded_checkpoint>> checkpoint_store::load_latest() const {
