@@ -23,8 +23,8 @@ const char* usage =
   "                   [--replicas-to-aggregate R] [--staleness K] [--compute-us T] [--latency-us T]\n"
   "                   [--step-timeout-us T] [--request-timeout-us T] [--checkpoint-every N] [--elastic]\n"
   "                   [--train-rows N] [--lease-rows N]\n"
-  "                   [--in-graph] [--shard-crashes] [--scopes] [--kept V0,V1,...]\n"
-  "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|sigterm-shard|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
+  "                   [--in-graph] [--shard-crashes] [--storage-faults] [--scopes] [--kept V0,V1,...]\n"
+  "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|sigterm-shard|corrupt-checkpoint|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
   "Draws COUNT scenarios from seeds N, N+1, ... (the shape, limits and faults from each seed);\n"
   "any shape option or --fault replaces what the seed drew. Prints one line per run (--quiet:\n"
@@ -34,6 +34,8 @@ const char* usage =
   "--mode in-graph (or --in-graph): the chief drives each sync step, the workers compute its parts.\n"
   "--mode model-parallel: groups of --slices K workers, each slice a part of the model's columns.\n"
   "--shard-crashes: the seeds also draw shards killed and restored from the chief's checkpoint.\n"
+  "--storage-faults: the seeds also draw damaged checkpoints (missing, truncated, failing their\n"
+  "checksum): a restart restores the newest that verifies, or fails by name when none does.\n"
   "--scopes: each run, then a session in the same scope (twice the max-steps) attaching to the\n"
   "variables the shards kept (--kept: the versions it attaches at, as its replay names them).\n";
 
@@ -51,6 +53,7 @@ struct options {
   bool elastic = false;  // --elastic: every run elastic (async)
   bool in_graph = false; // --in-graph: every run in-graph (sync)
   bool shard_crashes = false; // --shard-crashes: the seeds draw shard kills too
+  bool storage_faults = false; // --storage-faults: the seeds draw damaged checkpoints too
   bool scopes = false;        // --scopes: each run, then a session attaching to the scope it kept
   std::optional<std::vector<uint64_t>> kept; // --kept: the versions the shards keep (a replay)
   std::optional<int64_t> train_rows, lease_rows;
@@ -104,8 +107,10 @@ fault parse_fault(const std::string& text) {
     f.what = fault::kind::partition;
   else if (kind == "sigterm-shard")
     f.what = fault::kind::sigterm_shard;
+  else if (kind == "corrupt-checkpoint")
+    f.what = fault::kind::corrupt_checkpoint;
   else
-    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze, slow, crash-chief, crash-shard, sigterm-chief, sigterm-shard, leave, join or partition)"));
+    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze, slow, crash-chief, crash-shard, sigterm-chief, sigterm-shard, corrupt-checkpoint, leave, join or partition)"));
   f.node = static_cast<uint32_t>(number("--fault node", text.substr(colon + 1, atsign - colon - 1).c_str(), 0));
   auto rest = text.substr(atsign + 1);
   auto sep = rest.find_first_of("+x");
@@ -194,6 +199,8 @@ options parse(int argc, char** argv) {
       }
     } else if (flag == "--shard-crashes") {
       o.shard_crashes = true;
+    } else if (flag == "--storage-faults") {
+      o.storage_faults = true;
     } else if (flag == "--train-rows") {
       o.train_rows = number(flag, value(), 1);
     } else if (flag == "--lease-rows") {
@@ -222,7 +229,7 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
     bad("--elastic jobs are data-parallel (as cluster.elastic refuses model-parallel)");
   if (in_graph && kind.mode != train_mode::sync)
     bad("--in-graph steps are synchronous (--mode sync or in-graph)");
-  auto sc = scenario_for(seed, kind.mode, draw{o.size, elastic, in_graph, o.shard_crashes});
+  auto sc = scenario_for(seed, kind.mode, draw{o.size, elastic, in_graph, o.shard_crashes, o.storage_faults});
   sc.elastic = elastic;
   sc.in_graph = in_graph;
   if (o.train_rows)
@@ -269,7 +276,8 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
   for (auto& f : sc.faults) {
     if (f.what == fault::kind::crash_shard || f.what == fault::kind::sigterm_shard ? f.node >= sc.shards
                                            : f.what != fault::kind::crash_chief && f.what != fault::kind::sigterm_chief
-                                               && f.what != fault::kind::join_worker && f.node >= sc.workers)
+                                               && f.what != fault::kind::join_worker
+                                               && f.what != fault::kind::corrupt_checkpoint && f.node >= sc.workers)
       bad(cat("--fault names node ", f.node, ", outside the cluster"));
     if ((f.what == fault::kind::join_worker || f.what == fault::kind::leave_worker) && !sc.elastic)
       bad("--fault leave and join need an elastic job (--elastic)");

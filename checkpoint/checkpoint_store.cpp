@@ -280,9 +280,9 @@ caf::expected<std::string> checkpoint_store::save_best(const checkpoint& c) {
 
 caf::expected<std::optional<loaded_checkpoint>> checkpoint_store::load_newest(bool best) const {
   auto all = list(best);
-  auto found = newest_readable<checkpoint>(all.size(), [&](size_t i) { return read_checkpoint(all[i]); });
+  auto found = newest_readable<checkpoint>(all.size(), [&](size_t i) { return read_checkpoint(all[i]); }, dir_);
   if (!found)
-    return caf::make_error(errc::corrupt_data, cat(dir_, ": ", describe(found.error())));
+    return std::move(found.error());
   if (!*found)
     return std::optional<loaded_checkpoint>{};
   auto& c = **found;

@@ -24,9 +24,11 @@ struct chosen_checkpoint {
 
 /// The newest of `count` saved checkpoints (index 0 the oldest) that read(index) reads and
 /// verifies (read returns caf::expected<T>). None saved: nullopt. None verifies: corrupt_data
-/// naming each one's fault, newest first (the run cannot resume from any).
+/// naming `where` (e.g. the directory) and each one's fault, newest first (the run cannot resume
+/// from any).
 template <class T, class Read>
-caf::expected<std::optional<chosen_checkpoint<T>>> newest_readable(size_t count, Read read) {
+caf::expected<std::optional<chosen_checkpoint<T>>> newest_readable(size_t count, Read read,
+                                                                  const std::string& where = "") {
   std::vector<std::string> skipped;
   for (size_t i = count; i-- > 0;) {
     caf::expected<T> got = read(i);
@@ -39,7 +41,7 @@ caf::expected<std::optional<chosen_checkpoint<T>>> newest_readable(size_t count,
   std::string why;
   for (auto& s : skipped)
     why += (why.empty() ? "" : "; ") + s;
-  return caf::make_error(errc::corrupt_data, cat("no checkpoint verifies: ", why));
+  return caf::make_error(errc::corrupt_data, cat("no checkpoint", where.empty() ? "" : " in " + where, " verifies: ", why));
 }
 
 } // namespace actorps

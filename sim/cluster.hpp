@@ -198,7 +198,17 @@ private:
   };
   uint32_t shard_crashes_ = 0;
   bool no_checkpoint_ = false; // a shard was lost before any checkpoint: the run fails, by design
-  std::optional<checkpoint> ckpt_;        // the chief's last save
+  // Storage faults (fault::kind::corrupt_checkpoint): what reading a saved checkpoint back finds.
+  enum class storage { intact, missing, truncated, bad_checksum };
+  struct saved_checkpoint {
+    checkpoint c;
+    storage state = storage::intact;
+  };
+  static constexpr size_t checkpoints_kept = 3; // (checkpoint.keep's default)
+  std::vector<saved_checkpoint> ckpts_;   // the chief's saves, oldest first
+  // The checkpoint a restart or a restore reads (the real rule, common/checkpoint_choice: the
+  // newest that verifies); none saved: nullopt; none verifying: the error naming each.
+  caf::expected<std::optional<checkpoint>> restorable();
   std::vector<std::unique_ptr<worker_node>> workers_; // sc_.worker_slots(): the configured, then joiners
   std::optional<lease_desk> desk_;        // elastic: the chief's data ledger (its process's)
   struct in_graph_node {                  // in-graph: the chief's driver (its process's)

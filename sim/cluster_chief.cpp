@@ -1,6 +1,7 @@
 // The simulated chief: its controller's commands carried out, its restart and its shard setups.
 #include "sim/cluster_nodes.hpp"
 
+#include "common/checkpoint_choice.hpp"
 #include "common/log.hpp"
 
 #include <algorithm>
@@ -65,13 +66,21 @@ void cluster::restart_chief() {
   chief_alive_ = true;
   if (sc_.in_graph) // its driver starts afresh (the old one's requests died with it)
     make_in_graph_driver();
-  log("chief", ckpt_ ? cat("restarts; resumes its checkpoint at global step ", ckpt_->steps) : std::string{"restarts"});
-  if (ckpt_)
-    chief_->resume(ckpt_->steps, ckpt_->examples, 0.0, ckpt_->members);
+  auto found = restorable();
+  if (!found) { // (as a real chief's restart: it fails by name)
+    log("chief", cat("cannot restart: ", describe(found.error()), " (the run fails, as designed)"));
+    no_checkpoint_ = true;
+    over_ = true;
+    return;
+  }
+  const std::optional<checkpoint>& ckpt = *found;
+  log("chief", ckpt ? cat("restarts; resumes its checkpoint at global step ", ckpt->steps) : std::string{"restarts"});
+  if (ckpt)
+    chief_->resume(ckpt->steps, ckpt->examples, 0.0, ckpt->members);
   if (sc_.elastic) { // as the real chief: the checkpoint's data plan, else the first epoch whole
     desk_.emplace(sc_.train_rows, sc_.lease_rows, sc_.seed);
-    if (ckpt_)
-      if (auto err = desk_->ledger().load(ckpt_->data_plan))
+    if (ckpt)
+      if (auto err = desk_->ledger().load(ckpt->data_plan))
         return violate(cat("the restarted chief cannot load its checkpoint's data plan: ", describe(err)));
   }
   chief_execute(chief_->begin(clock()));
@@ -97,14 +106,16 @@ void cluster::setup_shard(uint32_t s) {
     to_shard(chief_id(), s, [this, s] {
       auto& sh = *shards_[s];
       if (!sh.restored) {
-        if (!ckpt_) {
-          log("chief", cat("cannot set up shard ", s, ": it lost its variables and there is no checkpoint"));
+        auto found = restorable();
+        if (!found || !*found) {
+          log("chief", cat("cannot set up shard ", s, ": it lost its variables and ",
+                           found ? std::string{"there is no checkpoint"} : describe(found.error())));
           no_checkpoint_ = true;
           over_ = true;
           return;
         }
         sh.noticed = true; // (the loss its predecessor may not have heard of)
-        set_up_again(s, ckpt_->versions[s]);
+        set_up_again(s, (**found).versions[s]);
         log(cat("shard ", s), cat("set up from the checkpoint at version ", sh.version));
         auto version = sh.version; // (the snapshot's: the updates it holds count)
         return to_chief(shard_id(s), [this, s, version] { chief_execute(chief_->shard_ready(s, clock(), version)); });
@@ -178,8 +189,11 @@ public:
       bool intact = true; // (a shard lost meanwhile: the snapshot was never written)
       for (uint32_t s = 0; s < c.sc_.shards; ++s)
         intact = intact && taken.incarnations[s] == c.shards_[s]->incarnation && c.shards_[s]->alive;
-      if (intact && c.chief_->wanted(op))
-        c.ckpt_ = taken;
+      if (intact && c.chief_->wanted(op)) {
+        c.ckpts_.push_back({taken, storage::intact});
+        if (c.ckpts_.size() > checkpoints_kept) // (checkpoint.keep: the oldest goes)
+          c.ckpts_.erase(c.ckpts_.begin());
+      }
       c.chief_execute(c.chief_->saved(op));
     });
   }
@@ -202,7 +216,8 @@ public:
   }
   void fail(errc code, const std::string& text) override {
     c_.log("chief", cat("failed: ", to_string(code), ": ", text));
-    if (c_.shard_crashes_ > 0 && !c_.ckpt_ && code == errc::peer_unreachable) { // (by design: nothing to restore from)
+    auto found = c_.restorable();
+    if (c_.shard_crashes_ > 0 && (!found || !*found) && code == errc::peer_unreachable) { // (by design: nothing to restore from)
       c_.log("simulator", "a shard was lost before any checkpoint: the run fails, as designed");
       c_.no_checkpoint_ = true;
       c_.over_ = true;
@@ -313,8 +328,10 @@ void cluster::restore_shard(uint32_t s) {
     auto& sh = *shards_[s];
     if (!sh.alive)
       return restore_shard(s);
-    if (!ckpt_) {
-      log("chief", cat("cannot restore shard ", s, ": no checkpoint yet (the run fails, as a real chief's does)"));
+    auto found = restorable();
+    if (!found || !*found) {
+      log("chief", cat("cannot restore shard ", s, ": ", found ? std::string{"no checkpoint yet"} : describe(found.error()),
+                       " (the run fails, as a real chief's does)"));
       no_checkpoint_ = true;
       over_ = true;
       return;
@@ -323,7 +340,7 @@ void cluster::restore_shard(uint32_t s) {
     // (sync: their step), the checkpoint's when there is no other shard or the shards are still
     // being set up (the restore is the setup).
     sh.chief_seen = chief_inc_;
-    uint64_t version = ckpt_->versions[s];
+    uint64_t version = (**found).versions[s];
     if (chief_->phase() != run_phase::init_shards)
       for (uint32_t o = 0; o < sc_.shards; ++o)
         if (o != s && shards_[o]->alive && shards_[o]->restored)
@@ -334,6 +351,27 @@ void cluster::restore_shard(uint32_t s) {
       to_chief(shard_id(s), [this, s, version] { chief_execute(chief_->shard_restored(s, version, clock())); });
     });
   });
+}
+
+caf::expected<std::optional<cluster::checkpoint>> cluster::restorable() {
+  auto found = newest_readable<checkpoint>(ckpts_.size(), [this](size_t i) -> caf::expected<checkpoint> {
+    const auto& saved = ckpts_[i];
+    const auto name = cat("ckpt-", saved.c.steps);
+    switch (saved.state) {
+      case storage::intact: return saved.c;
+      case storage::missing: return caf::make_error(errc::corrupt_data, cat(name, ": missing"));
+      case storage::truncated: return caf::make_error(errc::corrupt_data, cat(name, ": truncated"));
+      case storage::bad_checksum: return caf::make_error(errc::corrupt_data, cat(name, ": checksum mismatch"));
+    }
+    return caf::make_error(errc::corrupt_data, name);
+  });
+  if (!found)
+    return std::move(found.error());
+  if (!*found)
+    return std::optional<checkpoint>{};
+  for (auto& why : (**found).skipped) // (as the real chief logs them)
+    log("chief", cat("skipping a checkpoint that does not verify: ", why));
+  return std::optional<checkpoint>{std::move((**found).value)};
 }
 
 } // namespace actorps::sim

@@ -224,6 +224,15 @@ void cluster::inject(const fault& f) {
       log(who, cat("computes ", f.factor, "x slower"));
       w.slow = f.factor;
       break;
+    case fault::kind::corrupt_checkpoint: { // the disk: a restart reads the newest save back damaged
+      if (ckpts_.empty())
+        return;
+      const storage damage[] = {storage::missing, storage::truncated, storage::bad_checksum};
+      ckpts_.back().state = damage[f.node % 3];
+      log("simulator", cat("the checkpoint at global step ", ckpts_.back().c.steps, " reads back ",
+                           f.node % 3 == 0 ? "missing" : f.node % 3 == 1 ? "truncated" : "failing its checksum"));
+      break;
+    }
     case fault::kind::partition: // the network between it and every other node is cut, then heals
       log(who, cat("cut off from the cluster for ", stamp(f.duration)));
       cut_until_[worker_id(f.node)] = std::max(cut_until_[worker_id(f.node)], now_ + f.duration);

@@ -30,6 +30,8 @@ const char* to_string(fault::kind k) {
       return "join";
     case fault::kind::partition:
       return "partition";
+    case fault::kind::corrupt_checkpoint:
+      return "corrupt-checkpoint";
     case fault::kind::sigterm_shard:
       break;
   }
@@ -124,6 +126,8 @@ scenario scenario_for(uint64_t seed, train_mode mode, draw d) {
     kinds.push_back(fault::kind::crash_shard);
   if (mode == train_mode::model_parallel) // (a lost slice or shard fails the run, by design: no kills)
     kinds = {fault::kind::freeze_worker, fault::kind::slow_worker, fault::kind::crash_chief, fault::kind::partition};
+  if (d.storage_faults) // (damaged checkpoints: what the chief and shard restarts read back)
+    kinds.push_back(fault::kind::corrupt_checkpoint);
   const auto faults = r.below(2) == 0 ? 0 : 1 + r.below(sc.elastic ? 5 : 3);
   for (uint64_t k = 0; k < faults; ++k) {
     fault f;
@@ -144,6 +148,8 @@ scenario scenario_for(uint64_t seed, train_mode mode, draw d) {
     } else if (f.what == fault::kind::crash_shard) {
       f.node = static_cast<uint32_t>(r.below(sc.shards));
       f.duration = 1 + static_cast<vtime>(r.below(static_cast<uint64_t>(span)));
+    } else if (f.what == fault::kind::corrupt_checkpoint) {
+      f.node = static_cast<uint32_t>(r.below(3)); // missing, truncated, a checksum mismatch
     } else if (f.what == fault::kind::crash_chief) {
       f.node = 0;
       f.duration = 1 + static_cast<vtime>(r.below(static_cast<uint64_t>(span)));

@@ -28,6 +28,8 @@ struct fault {
     partition,     ///< worker `node` is cut off from every other node for `duration` (shorter than the
                    ///< timeouts: TCP holds the connections and delivers what was sent once it heals)
     sigterm_shard, ///< SIGTERM to shard `node`: its node asks the chief to end the run as at its limit
+    corrupt_checkpoint, ///< the newest checkpoint saved so far reads back damaged: `node` % 3 picks its
+                        ///< file missing, truncated or failing its checksum (a restart takes an older one)
   };
   kind what = kind::crash_worker;
   vtime at = 0;
@@ -85,6 +87,7 @@ struct draw {
   bool in_graph = false;      ///< (sync only) train.replication = in-graph
   bool shard_crashes = false; ///< the faults include shards killed and restored (a seed's other
                               ///< draws stay those it has without)
+  bool storage_faults = false; ///< the faults include damaged checkpoints (likewise)
 };
 
 /// Draws a scenario for `seed` in `mode`: the shape (small: 1-8 workers, 1-4 shards; large: up

@@ -1,10 +1,12 @@
 // Tests of sim/cluster: seeded whole-cluster runs of the real controllers keep every invariant
 // (exact step limits, counts that agree, sync updates of exactly R fresh gradients, the ssp
-// bound, an end within a bound of virtual time), and the cases the probes found stay fixed.
+// bound, an end within a bound of virtual time, damaged checkpoints read as the chief reads them),
+// and the cases the probes found stay fixed.
 #include "sim/cluster.hpp"
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -300,6 +302,37 @@ BOOST_AUTO_TEST_CASE(a_shard_lost_while_a_restarted_chief_sets_it_up_is_restored
   BOOST_TEST(out.stop_reason == "max steps 273 reached");
 }
 
+// Storage faults (issue 49 item 6): a restart reads its checkpoints back through the real rule
+// (common/checkpoint_choice). The newest damaged: the chief resumes the one before, names the one
+// it skipped, and the run still ends at max-steps; every kept one damaged: the restart fails by
+// name, as a real chief's does, and so does a shard restore in sync.
+BOOST_AUTO_TEST_CASE(a_restart_reads_the_newest_checkpoint_that_verifies_or_fails_by_name) {
+  auto older = found(train_mode::async, 1, 2, 1, 300, 10, 1000, 100, 30000,
+                     {{fault::kind::corrupt_checkpoint, 120000, 1}, {fault::kind::crash_chief, 125000, 0, 5000}});
+  older.checkpoint_every = 50;
+  auto out = expect_ok(older);
+  BOOST_TEST(out.stop_reason == "max steps 300 reached");
+  auto said = [](const outcome& o, const std::string& part) {
+    return std::any_of(o.transcript.begin(), o.transcript.end(),
+                       [&](const std::string& l) { return l.find(part) != std::string::npos; });
+  };
+  BOOST_TEST(said(out, "skipping a checkpoint that does not verify: corrupt_data: ckpt-100: truncated"));
+  BOOST_TEST(said(out, "resumes its checkpoint at global step 50"));
+  auto none = older;
+  none.faults = {{fault::kind::corrupt_checkpoint, 70000, 0}, {fault::kind::corrupt_checkpoint, 120000, 2},
+                 {fault::kind::crash_chief, 125000, 0, 5000}};
+  auto failed = expect_ok(none);
+  BOOST_TEST(failed.stop_reason.empty()); // (no summary: the restart failed)
+  BOOST_TEST(said(failed, "cannot restart: corrupt_data: no checkpoint verifies: corrupt_data: ckpt-100: checksum "
+                          "mismatch; corrupt_data: ckpt-50: missing"));
+  auto shard = found(train_mode::sync, 1, 2, 2, 300, 10, 1000, 100, 30000,
+                     {{fault::kind::corrupt_checkpoint, 120000, 2}, {fault::kind::crash_shard, 125000, 1, 5000}});
+  shard.checkpoint_every = 50;
+  shard.replicas_to_aggregate = 2;
+  auto lost = expect_ok(shard);
+  BOOST_TEST(said(lost, "cannot restore shard 1: corrupt_data: no checkpoint verifies"));
+}
+
 // Model-parallel (groups of slices, each pushing its columns; the twin of
 // integration.model_parallel). Before group grants, 1,968 of 3,000 seeds ran past max-steps.
 // Seed 2158: a slice whose push timed out (a partition) dropped the step its group had taken and
@@ -469,6 +502,12 @@ BOOST_AUTO_TEST_CASE(seeded_sweep_keeps_every_invariant) {
   add(train_mode::sync, draw{scale::small, false, true, true}, 150);
   for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
     add(mode, draw{scale::large, false, false, true}, 10);
+  // and damaged checkpoints (storage faults) beside the kills
+  for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
+    add(mode, draw{scale::small, false, false, true, true}, 200);
+  add(train_mode::async, draw{scale::small, true, false, true, true}, 100);
+  add(train_mode::sync, draw{scale::small, false, true, true, true}, 100);
+  add(train_mode::model_parallel, draw{scale::small, false, false, false, true}, 100);
   // scopes: each run, then a session attaching to the scope it kept
   for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
     for (uint64_t seed = 1; seed <= 100; ++seed) {
