@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Soaks the simulator: RUNS seeded runs (default 100,000) spread over async, sync, ssp, elastic
 # (async, sync and ssp) and in-graph (sync) jobs, without and with shard kills (--shard-crashes),
+# with shard kills and damaged checkpoints (--storage-faults),
 # model-parallel groups, and scopes (a session, then one attaching to the scope it kept: two
 # runs a seed), small clusters with a large one every 50th seed; prints simulated events per
 # second. Exit 1 on the first invariant broken (its transcript and replay
@@ -13,7 +14,8 @@ first=${2:-1}
 sim=build/bin/actorps-sim
 [ -x "$sim" ] || scripts/build.sh >/dev/null
 kinds=(async sync ssp elastic elastic-sync elastic-ssp in-graph model-parallel scopes-async scopes-sync scopes-ssp
-       async+shards sync+shards ssp+shards elastic+shards elastic-sync+shards elastic-ssp+shards in-graph+shards)
+       async+shards sync+shards ssp+shards elastic+shards elastic-sync+shards elastic-ssp+shards in-graph+shards
+       async+storage sync+storage ssp+storage model-parallel+storage)
 per_mode=$(( runs / ${#kinds[@]} ))
 large=$(( per_mode / 50 ))
 small=$(( per_mode - large ))
@@ -23,16 +25,17 @@ for scale in small large; do
   count=$small; [ "$scale" = large ] && count=$large
   [ "$count" -gt 0 ] || continue
   for kind in "${kinds[@]}"; do
-    case ${kind%+shards} in
+    case ${kind%+*} in
       elastic-sync) args=(--mode sync --elastic) ;;
       elastic-ssp) args=(--mode ssp --elastic) ;;
       scopes-*) args=(--mode "${kind#scopes-}" --scopes) ;;
-      *) args=(--mode "${kind%+shards}") ;;
+      *) args=(--mode "${kind%+*}") ;;
     esac
     [[ $kind == *+shards ]] && args+=(--shard-crashes)
+    [[ $kind == *+storage ]] && args+=(--shard-crashes --storage-faults)
     out=$("$sim" "${args[@]}" --scale "$scale" --seed "$first" --seeds "$count" --quiet) || status=1
     grep '^seed' <<<"$out" || true   # each violation's line (its transcript: rerun that seed)
-    printf '%-6s %-19s %s\n' "$scale" "$kind" "$(tail -1 <<<"$out")"
+    printf '%-6s %-22s %s\n' "$scale" "$kind" "$(tail -1 <<<"$out")"
   done
 done
 exit $status
