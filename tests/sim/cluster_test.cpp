@@ -302,6 +302,17 @@ BOOST_AUTO_TEST_CASE(a_shard_lost_while_a_restarted_chief_sets_it_up_is_restored
   BOOST_TEST(out.stop_reason == "max steps 273 reached");
 }
 
+// Seed 239 (in-graph, shard kills): the simulator's own in-graph driver began a step while a
+// shard was being restored, and the other shard applied its average although the step did not
+// count: 21 updates for 20 steps (actorps-sim --mode in-graph --shard-crashes --seed 239, before
+// the driver was shared). The chief actor's rule, which both run now, begins no step then.
+BOOST_AUTO_TEST_CASE(in_graph_steps_wait_for_a_shard_being_restored) {
+  auto out = expect_ok(scenario_for(239, train_mode::sync, draw{scale::small, false, true, true}));
+  BOOST_TEST(out.steps == 20);
+  for (auto v : out.versions)
+    BOOST_TEST(v == 20u);
+}
+
 // Storage faults (issue 49 item 6): a restart reads its checkpoints back through the real rule
 // (common/checkpoint_choice). The newest damaged: the chief resumes the one before, names the one
 // it skipped, and the run still ends at max-steps; every kept one damaged: the restart fails by
