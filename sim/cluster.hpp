@@ -207,8 +207,9 @@ private:
   static constexpr size_t checkpoints_kept = 3; // (checkpoint.keep's default)
   std::vector<saved_checkpoint> ckpts_;   // the chief's saves, oldest first
   // The checkpoint a restart or a restore reads (the real rule, common/checkpoint_choice: the
-  // newest that verifies); none saved: nullopt; none verifying: the error naming each.
-  caf::expected<std::optional<checkpoint>> restorable();
+  // newest that verifies); none saved: nullopt; none verifying: the error naming each. `say`:
+  // log the ones skipped, as a real restore does (not when only asking whether one exists).
+  caf::expected<std::optional<checkpoint>> restorable(bool say = true);
   std::vector<std::unique_ptr<worker_node>> workers_; // sc_.worker_slots(): the configured, then joiners
   std::optional<lease_desk> desk_;        // elastic: the chief's data ledger (its process's)
   struct in_graph_node {                  // in-graph: the chief's driver (its process's)

@@ -216,7 +216,7 @@ public:
   }
   void fail(errc code, const std::string& text) override {
     c_.log("chief", cat("failed: ", to_string(code), ": ", text));
-    auto found = c_.restorable();
+    auto found = c_.restorable(false);
     if (c_.shard_crashes_ > 0 && (!found || !*found) && code == errc::peer_unreachable) { // (by design: nothing to restore from)
       c_.log("simulator", "a shard was lost before any checkpoint: the run fails, as designed");
       c_.no_checkpoint_ = true;
@@ -353,7 +353,7 @@ void cluster::restore_shard(uint32_t s) {
   });
 }
 
-caf::expected<std::optional<cluster::checkpoint>> cluster::restorable() {
+caf::expected<std::optional<cluster::checkpoint>> cluster::restorable(bool say) {
   auto found = newest_readable<checkpoint>(ckpts_.size(), [this](size_t i) -> caf::expected<checkpoint> {
     const auto& saved = ckpts_[i];
     const auto name = cat("ckpt-", saved.c.steps);
@@ -369,8 +369,9 @@ caf::expected<std::optional<cluster::checkpoint>> cluster::restorable() {
     return std::move(found.error());
   if (!*found)
     return std::optional<checkpoint>{};
-  for (auto& why : (**found).skipped) // (as the real chief logs them)
-    log("chief", cat("skipping a checkpoint that does not verify: ", why));
+  if (say) // (as the real chief logs them)
+    for (auto& why : (**found).skipped)
+      log("chief", cat("skipping a checkpoint that does not verify: ", why));
   return std::optional<checkpoint>{std::move((**found).value)};
 }
 

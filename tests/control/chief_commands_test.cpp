@@ -4,6 +4,8 @@
 // meaning, which ships, is the case here.
 #include "control/chief_commands.hpp"
 
+#include "tests/control/run_control_cases.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 using namespace actorps;
@@ -34,16 +36,13 @@ struct recording_host final : chief_command_host {
   void fail(errc, const std::string& text) override { done.push_back("fail " + text); over = true; }
 };
 
+// Sync with three workers on two shards, no step limit (run_control's own cases').
 run_control_config config(bool in_graph = false) {
-  run_control_config c;
+  auto c = run_control_cases::open_ended();
   c.workers = 3;
-  c.shards = 2;
   c.mode = train_mode::sync;
   c.in_graph = in_graph;
   c.replicas_to_aggregate = 1;
-  c.train_rows = 1000000;
-  c.checkpoints = true;
-  c.shards_recoverable = true;
   return c;
 }
 
@@ -103,11 +102,7 @@ BOOST_AUTO_TEST_CASE(nothing_is_carried_out_after_a_quit_or_a_failure) {
 
 BOOST_AUTO_TEST_CASE(in_graph_a_restarted_worker_takes_parts_and_a_restore_drops_the_step) {
   run_control ctl{config(true)};
-  ctl.begin(t0);
-  ctl.shard_ready(0, t0);
-  ctl.shard_ready(1, t0);
-  for (uint32_t j = 0; j < 3; ++j)
-    ctl.worker_registered(j, t0);
+  run_control_cases::start(ctl, 3);
   idle_in_graph_host ig_host{ctl};
   in_graph_driver driver{3, 10s, ig_host};
   driver.worker_down(2);

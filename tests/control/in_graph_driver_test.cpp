@@ -4,6 +4,8 @@
 // check that holds a step while a shard is restored (issue 49); here it is a case.
 #include "control/in_graph_driver.hpp"
 
+#include "tests/control/run_control_cases.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -44,29 +46,13 @@ struct recording_host final : in_graph_host {
   }
 };
 
+// The run: sync, in-graph, two workers on two shards, no step limit (run_control's own cases').
 run_control_config in_graph_config() {
-  run_control_config c;
-  c.workers = 2;
-  c.shards = 2;
+  auto c = run_control_cases::open_ended();
   c.mode = train_mode::sync;
   c.in_graph = true;
   c.replicas_to_aggregate = 1;
-  c.max_steps = 0;
-  c.train_rows = 1000000;
-  c.checkpoints = true;
-  c.shards_recoverable = true;
-  c.startup_timeout = 20s;
-  c.request_timeout = 60s;
   return c;
-}
-
-// The controller trains: begun, its shards ready, its workers registered.
-void train(run_control& ctl) {
-  ctl.begin(t0);
-  for (uint32_t s = 0; s < 2; ++s)
-    ctl.shard_ready(s, t0);
-  for (uint32_t j = 0; j < 2; ++j)
-    ctl.worker_registered(j, t0);
 }
 
 // One slice of `value` for variable 0 (what every part's gradient holds here).
@@ -80,7 +66,7 @@ BOOST_AUTO_TEST_SUITE(in_graph_driver)
 
 BOOST_AUTO_TEST_CASE(a_step_hands_out_parts_pushes_their_average_and_counts_once_applied) {
   recording_host host{in_graph_config()};
-  train(host.ctl);
+  run_control_cases::start(host.ctl);
   actorps::in_graph_driver driver{2, 10s, host};
   driver.step();
   BOOST_REQUIRE_EQUAL(host.parts.size(), 2u);
@@ -104,7 +90,7 @@ BOOST_AUTO_TEST_CASE(a_step_hands_out_parts_pushes_their_average_and_counts_once
 
 BOOST_AUTO_TEST_CASE(no_step_begins_and_no_part_moves_while_a_shard_is_restored) {
   recording_host host{in_graph_config()};
-  train(host.ctl);
+  run_control_cases::start(host.ctl);
   actorps::in_graph_driver driver{2, 10s, host};
   host.ctl.shard_down(1, "killed");
   BOOST_REQUIRE(host.ctl.restoring());
@@ -126,7 +112,7 @@ BOOST_AUTO_TEST_CASE(no_step_begins_and_no_part_moves_while_a_shard_is_restored)
 // comes first counts (the late one of the first worker too: the same rows), the second is ignored.
 BOOST_AUTO_TEST_CASE(a_failed_part_moves_to_the_other_worker_and_counts_once) {
   recording_host host{in_graph_config()};
-  train(host.ctl);
+  run_control_cases::start(host.ctl);
   actorps::in_graph_driver driver{2, 10s, host};
   driver.step();
   const auto lost = host.parts[0].second, other = host.parts[1].second;
@@ -148,7 +134,7 @@ BOOST_AUTO_TEST_CASE(a_failed_part_moves_to_the_other_worker_and_counts_once) {
 
 BOOST_AUTO_TEST_CASE(a_stalled_step_is_tried_again_after_the_pause_then_fails_the_run) {
   recording_host host{in_graph_config()};
-  train(host.ctl);
+  run_control_cases::start(host.ctl);
   actorps::in_graph_driver driver{2, 1s, host};
   driver.step();
   driver.worker_down(0);
@@ -167,7 +153,7 @@ BOOST_AUTO_TEST_CASE(a_failed_push_fails_the_run_unless_a_shard_is_restored) {
   for (bool restoring : {false, true}) {
     BOOST_TEST_CONTEXT("restoring " << restoring) {
       recording_host host{in_graph_config()};
-      train(host.ctl);
+      run_control_cases::start(host.ctl);
       actorps::in_graph_driver driver{2, 10s, host};
       driver.step();
       driver.part_delivered(host.parts[0].second.worker, 1, host.parts[0].second.part, 50, 1.0, grad(1.0f));
