@@ -1,8 +1,8 @@
 // In-graph replication's step, without CAF: the chief cuts one global batch into parts (one per
 // configured worker), hands each live worker its parts one at a time, moves a lost worker's parts
 // to the others, and averages the parts' gradients -- weighted by rows, summed in part order, so
-// the result does not depend on who computed which part or when. The chief's in-graph driver
-// (actors/chief_in_graph.cpp) carries out what it returns. Single-threaded.
+// the result does not depend on who computed which part or when. The in-graph driver
+// (control/in_graph_driver) carries out what it returns. Single-threaded.
 #pragma once
 
 #include "messages/shard_protocol.hpp"
