@@ -265,7 +265,10 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
     fail(self, std::move(err), "cannot start");
   } else {
     if (!st.cfg.cluster.in_graph) // wait-free backprop: each part goes out once computed
-      st.step->on_gradients([self](size_t first) { push_due(self, first); });
+      st.step->on_gradients([self](size_t first) {
+        if (self->state.ctl->pushes_early()) // (a step computed ahead pushes once the replies before it are in)
+          push_due(self, first);
+      });
     for (auto& s : st.cfg.shards)
       self->monitor(s);
     watch_chief(self);

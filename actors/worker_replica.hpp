@@ -32,6 +32,7 @@ struct worker_settings {
   std::chrono::milliseconds request_timeout{cluster_default::request_timeout};
   uint32_t max_slice_floats = cluster_default::max_slice_floats;     ///< the most values one message carries
   uint64_t push_bucket_floats = cluster_default::push_bucket_floats; ///< a push's parts (0: one push after backprop)
+  int overlap_steps = 0;                  ///< async: the next step computes while a step's exchange travels
   compression_settings wire{};            ///< its momentum is the workers' with momentum correction
   std::string placement{};                ///< the hello: how and on how many shards variables are placed
   uint32_t shards = 1;

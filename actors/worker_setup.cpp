@@ -205,6 +205,7 @@ replica_control_config control_config(const worker_replica_config& cfg) {
   c.leased = cfg.cluster.elastic;
   c.index = cfg.index;
   c.batch_size = cfg.train.batch_size;
+  c.overlap_steps = cfg.cluster.overlap_steps;
   return c;
 }
 
@@ -226,6 +227,7 @@ worker_settings worker_settings_for(const cluster_settings& cluster, const train
   w.request_timeout = cluster.request_timeout;
   w.max_slice_floats = cluster.max_slice_floats;
   w.push_bucket_floats = cluster.push_bucket_floats;
+  w.overlap_steps = cluster.overlap_steps;
   w.wire = cluster.wire;
   if (cluster.momentum_correction) // (the shards apply plain SGD: shard_optimizer)
     w.wire.momentum = applied_momentum(train.optimizer, cluster);

@@ -115,7 +115,7 @@ void detail::push_due(worker_pointer self, size_t floor) {
     req.part = p;
     req.parts = static_cast<uint32_t>(parts.size());
     req.return_values = true;
-    req.base_version = st.ctl->version(s);
+    req.base_version = st.ctl->base_version(s);
     req.reply_precision = wire.precision;
     req.reply_topk = wire.value_compression == sparsifier::topk ? wire.topk_ratio : 0.0;
     req.scope = st.plan.scope;

@@ -24,6 +24,7 @@ const char* usage =
   "                   [--step-timeout-us T] [--request-timeout-us T] [--checkpoint-every N] [--elastic]\n"
   "                   [--train-rows N] [--lease-rows N]\n"
   "                   [--in-graph] [--shard-crashes] [--storage-faults] [--scopes] [--kept V0,V1,...]\n"
+  "                   [--overlap-steps 0|1]\n"
   "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|sigterm-shard|corrupt-checkpoint|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
   "Draws COUNT scenarios from seeds N, N+1, ... (the shape, limits and faults from each seed);\n"
@@ -37,7 +38,9 @@ const char* usage =
   "--storage-faults: the seeds also draw damaged checkpoints (missing, truncated, failing their\n"
   "checksum): a restart restores the newest that verifies, or fails by name when none does.\n"
   "--scopes: each run, then a session in the same scope (twice the max-steps) attaching to the\n"
-  "variables the shards kept (--kept: the versions it attaches at, as its replay names them).\n";
+  "variables the shards kept (--kept: the versions it attaches at, as its replay names them).\n"
+  "--overlap-steps 1 (async): workers compute the next step while a step's exchange travels\n"
+  "(cluster.overlap-steps); a push may then miss at most one of its worker's own updates.\n";
 
 /// A kind of run: a train mode, elastic or not.
 struct run_kind {
@@ -54,6 +57,7 @@ struct options {
   bool in_graph = false; // --in-graph: every run in-graph (sync)
   bool shard_crashes = false; // --shard-crashes: the seeds draw shard kills too
   bool storage_faults = false; // --storage-faults: the seeds draw damaged checkpoints too
+  int overlap_steps = 0;      // --overlap-steps: cluster.overlap-steps of every (async) run
   bool scopes = false;        // --scopes: each run, then a session attaching to the scope it kept
   std::optional<std::vector<uint64_t>> kept; // --kept: the versions the shards keep (a replay)
   std::optional<int64_t> train_rows, lease_rows;
@@ -201,6 +205,10 @@ options parse(int argc, char** argv) {
       o.shard_crashes = true;
     } else if (flag == "--storage-faults") {
       o.storage_faults = true;
+    } else if (flag == "--overlap-steps") {
+      o.overlap_steps = static_cast<int>(number(flag, value(), 0));
+      if (o.overlap_steps > 1)
+        bad("--overlap-steps must be 0 or 1 (as cluster.overlap-steps)");
     } else if (flag == "--train-rows") {
       o.train_rows = number(flag, value(), 1);
     } else if (flag == "--lease-rows") {
@@ -232,6 +240,9 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
   auto sc = scenario_for(seed, kind.mode, draw{o.size, elastic, in_graph, o.shard_crashes, o.storage_faults});
   sc.elastic = elastic;
   sc.in_graph = in_graph;
+  if (o.overlap_steps > 0 && (kind.mode != train_mode::async || elastic || in_graph))
+    bad("--overlap-steps is for async runs that are not elastic (as cluster.overlap-steps refuses the others)");
+  sc.overlap_steps = o.overlap_steps;
   if (o.train_rows)
     sc.train_rows = static_cast<int>(*o.train_rows);
   if (o.lease_rows)

@@ -74,6 +74,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.stream_min_bytes, "stream-min-bytes", "tensor-stream: a pull's or push's tensors of fewer bytes than this travel inside its typed message (a frame costs each node a thread wake-up); 0: every tensor on the stream")
     .add(v.stream_port_offset, "stream-port-offset", "tensor-stream: a ps node listens for streams at its cluster.ps port plus this (for firewalls and pod specs); 0: any free port, offered to the workers over BASP")
     .add(v.push_bucket_bytes, "push-bucket-bytes", "workers push a step's gradients in parts of about this many bytes as backprop completes them, overlapping the rest of backprop (0: one push per shard after backprop)")
+    .add(v.overlap_steps, "overlap-steps", "async: 1 computes each worker's next step on the values it holds while this step's pushes and the replies with the next values travel (one step more staleness); 0: a step waits for its values")
     .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it")
     .add(v.stall_warn, "stall-warn", "the chief logs whom it waits for after this long without a global step (0s: off)")
     .add(v.wire_precision, "wire-precision", "fp32, bf16 or fp16: how gradients and values travel (shards keep fp32)")
@@ -316,6 +317,12 @@ caf::error validate_training(const cluster_values& v, cluster_settings& s) {
   if (v.async_momentum != "compensate" && v.async_momentum != "none")
     return bad("train.async-momentum", cat("must be compensate or none, got \"", v.async_momentum, "\""));
   s.compensate_momentum = v.async_momentum == "compensate";
+  if (v.overlap_steps < 0 || v.overlap_steps > 1)
+    return bad("cluster.overlap-steps", cat("must be 0 or 1, got ", v.overlap_steps));
+  if (v.overlap_steps > 0 && (s.mode != train_mode::async || s.in_graph() || v.elastic))
+    return bad("cluster.overlap-steps", "works with train.mode = async, between-graph and not elastic only (sync and ssp "
+                                        "steps wait for the shards, in-graph steps for the chief, elastic ones for leases)");
+  s.overlap_steps = v.overlap_steps;
   return caf::none;
 }
 
@@ -432,11 +439,14 @@ uint32_t async_scaling_workers(const cluster_settings& cluster) {
   return cluster.replicas();
 }
 
+// Asynchrony begets momentum (Mitliagkas et al., 2016): W updates in flight at once act as an
+// implicit momentum of about 1 - 1/W, which the shards' explicit one makes room for. Each worker
+// has 1 + cluster.overlap-steps steps in flight.
 float applied_momentum(const optimizer_params& base, const cluster_settings& cluster) {
-  auto workers = static_cast<float>(async_scaling_workers(cluster)); // model-parallel: the groups
-  if (cluster.mode == train_mode::sync || workers < 2.0f || !cluster.compensate_momentum)
+  auto in_flight = static_cast<float>(async_scaling_workers(cluster)) * static_cast<float>(1 + cluster.overlap_steps);
+  if (cluster.mode == train_mode::sync || in_flight < 2.0f || !cluster.compensate_momentum)
     return base.momentum;
-  return std::max(0.0f, 1.0f - (1.0f - base.momentum) * workers);
+  return std::max(0.0f, 1.0f - (1.0f - base.momentum) * in_flight);
 }
 
 optimizer_params shard_optimizer(const optimizer_params& base, const cluster_settings& cluster) {

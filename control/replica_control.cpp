@@ -81,6 +81,7 @@ replica_commands replica_control::registered(int64_t steps_left, bool more, uint
     return {};
   if (versions_.empty()) { // (a round in flight across a re-registration keeps its accounting)
     versions_.assign(shards, 0);
+    computed_on_.assign(shards, 0);
     round_.in_flight.assign(shards, 0);
     round_.epoch.assign(shards, 0);
     round_.stale_from.assign(shards, false);
@@ -211,6 +212,7 @@ replica_commands replica_control::settle() {
     }
     round_.broken = false;
     round_.at = stage::none;
+    drop_ahead(); // (computed on values the worker pulls afresh)
     round_.stale_from.assign(round_.stale_from.size(), false);
     round_.next_step = UINT64_MAX;
     if (phase_ == replica_phase::stopping) { // told to stop: the run is over, nothing to reach again
@@ -240,21 +242,64 @@ replica_commands replica_control::round_complete() {
 }
 
 replica_commands replica_control::step_status(step_state s, int rows) {
-  if (phase_ == replica_phase::done || round_.at != stage::computing)
+  if (phase_ == replica_phase::done)
+    return {};
+  if (ahead_ == ahead_step::computing || ahead_ == ahead_step::dropped)
+    return ahead_status(s, rows); // (the compute begun last is the step ahead)
+  if (round_.at != stage::computing)
     return {};
   switch (s) {
     case step_state::waiting:
       return {};
-    case step_state::ready:
+    case step_state::ready: {
       report_examples_ += rows;
       round_.at = stage::pushes;
-      return {command(replica_command::kind::push)};
+      replica_commands out{command(replica_command::kind::push)};
+      compute_ahead(out);
+      return out;
+    }
     case step_state::stopped: // another slice of the group stopped: so do I
       round_.at = stage::none;
       phase_ = replica_phase::stopping;
       return finish_if_idle();
   }
   return {};
+}
+
+bool replica_control::overlaps() const {
+  return cfg_.overlap_steps > 0 && cfg_.mode == train_mode::async && !cfg_.in_graph && !leases_;
+}
+
+// Overlap: the next step computes on the values the worker holds while this step's pushes
+// travel, unless this step may be the last.
+void replica_control::compute_ahead(replica_commands& out) {
+  if (!overlaps() || phase_ != replica_phase::in_round || (steps_left_ >= 0 && steps_left_ < 2))
+    return;
+  ahead_ = ahead_step::computing;
+  ahead_on_ = versions_;
+  out.push_back(command(replica_command::kind::compute));
+}
+
+// A break, a stop or a pause: the step computed ahead is not pushed.
+void replica_control::drop_ahead() {
+  if (ahead_ == ahead_step::computing)
+    ahead_ = ahead_step::dropped;
+  else if (ahead_ == ahead_step::ready)
+    ahead_ = ahead_step::none;
+}
+
+// The step computed ahead ended: it waits for the replies of the step before (or, dropped, is
+// thrown away and the worker goes on where the round stands).
+replica_commands replica_control::ahead_status(step_state s, int rows) {
+  if (s == step_state::waiting)
+    return {};
+  if (ahead_ == ahead_step::dropped || s == step_state::stopped) {
+    ahead_ = ahead_step::none;
+    return round_.at == stage::none ? next_step() : replica_commands{};
+  }
+  ahead_ = ahead_step::ready;
+  ahead_rows_ = rows;
+  return round_.at == stage::none ? next_step() : replica_commands{};
 }
 
 replica_commands replica_control::step_complete() {
@@ -306,10 +351,25 @@ void replica_control::stop_at_sync_limit() {
 }
 
 replica_commands replica_control::next_step() {
-  if (phase_ == replica_phase::stopping)
+  if (phase_ == replica_phase::stopping) {
+    drop_ahead();
     return finish_if_idle();
-  if (phase_ != replica_phase::in_round)
+  }
+  if (phase_ != replica_phase::in_round) {
+    drop_ahead();
     return {}; // paused, out of steps: the start or the grant goes on
+  }
+  if (ahead_ == ahead_step::computing || ahead_ == ahead_step::dropped)
+    return {}; // (its end goes on)
+  if (ahead_ == ahead_step::ready) { // computed while the last step's exchange travelled: push it
+    ahead_ = ahead_step::none;
+    computed_on_ = ahead_on_;
+    report_examples_ += ahead_rows_;
+    round_.at = stage::pushes;
+    replica_commands out{command(replica_command::kind::push)};
+    compute_ahead(out);
+    return out;
+  }
   replica_command c{replica_command::kind::compute};
   if (leases_) {
     if (!leases_->ready()) { // the next lease's answer goes on
@@ -320,6 +380,7 @@ replica_commands replica_control::next_step() {
     c.batch = leases_->take(cfg_.batch_size);
   }
   round_.at = stage::computing;
+  computed_on_ = versions_;
   replica_commands out{std::move(c)};
   if (leases_)
     append(out, ask_more()); // the next lease before it is needed
@@ -331,7 +392,8 @@ replica_commands replica_control::next_step() {
 // finished the step pushed theirs. (Every slice waited on in the step is either still in it or
 // has announced its stop, so the step ends either way.)
 replica_commands replica_control::finish_if_idle() {
-  if (phase_ != replica_phase::stopping || round_.pending > 0 || round_.at == stage::computing)
+  if (phase_ != replica_phase::stopping || round_.pending > 0 || round_.at == stage::computing
+      || ahead_ == ahead_step::computing || ahead_ == ahead_step::dropped)
     return {};
   phase_ = replica_phase::done;
   const bool leaving = ending_ == ending::leave;

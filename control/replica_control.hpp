@@ -50,6 +50,9 @@ struct replica_control_config {
   uint32_t index = 0;               ///< leased: the worker's id in its lease requests
   int batch_size = 1;               ///< leased: rows per step
   std::chrono::milliseconds lease_retry{500}; ///< leased: pause after a failed lease request
+  /// cluster.overlap-steps: async, not leased: 1 computes the next step while this step's pushes
+  /// and their replies travel (its gradients go out once the replies are in); 0: one at a time.
+  int overlap_steps = 0;
 };
 
 /// One thing for the actor to do.
@@ -117,8 +120,16 @@ public:
   int64_t split_steps() const { return split_steps_; }
   /// Steps this worker may still take (-1: no limit).
   int64_t steps_left() const { return steps_left_; }
-  /// The version shard s's values came from (a push names it as its base).
+  /// The version of shard s's values the worker holds.
   uint64_t version(uint32_t s) const { return versions_.at(s); }
+  /// The version of shard s's values the step being pushed was computed on (a push names it as
+  /// its base): version(s) at its compute, older than version(s) for a step computed ahead.
+  uint64_t base_version(uint32_t s) const { return computed_on_.at(s); }
+  /// Whether steps overlap the exchange (cluster.overlap-steps in async, not leased).
+  bool overlaps() const;
+  /// Whether the step being computed may push parts as backprop completes them (wait-free
+  /// backprop): not a step computed ahead, whose pushes wait for the replies of the one before.
+  bool pushes_early() const { return ahead_ == ahead_step::none; }
   /// Requests awaiting a reply in the current round.
   size_t pending() const { return round_.pending; }
 
@@ -204,6 +215,10 @@ private:
   replica_commands step_complete();
   replica_commands begin_training();
   replica_commands next_step();
+  replica_command compute_command();
+  void compute_ahead(replica_commands& out);
+  void drop_ahead();
+  replica_commands ahead_status(step_state s, int rows);
   void stop_at_sync_limit();
   void spend_step(replica_commands& out);
   replica_commands ask_more();
@@ -222,7 +237,16 @@ private:
   /// Leased: whether the next step has its rows (starving: it waits for a lease).
   enum class feed { flowing, starving };
 
+  /// The step computed ahead (overlap): none; computing; ready (its push waits for the replies of
+  /// the step before); dropped (still computing, its gradients to be thrown away: a break, a
+  /// stop or a pause came first; no other step begins until it ends).
+  enum class ahead_step { none, computing, ready, dropped };
+
   replica_phase phase_ = replica_phase::registering;
+  ahead_step ahead_ = ahead_step::none;
+  int ahead_rows_ = 0;
+  std::vector<uint64_t> computed_on_; ///< versions_ at the compute of the step pushed next
+  std::vector<uint64_t> ahead_on_;    ///< versions_ at the compute of the step ahead
   feed feed_ = feed::flowing;
   std::unique_ptr<lease_queue> leases_; ///< leased only
   uint64_t lease_epoch_ = 0;            ///< bumped when a restarted chief is reached

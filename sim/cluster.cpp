@@ -72,6 +72,7 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
     sh->lost.assign(slots, false);
     sh->finished.assign(slots, 0);
     sh->top_step.assign(slots, -1);
+    sh->own_updates.assign(slots, {});
     shards_.push_back(std::move(sh));
   }
   for (uint32_t s = 0; s < sc_.shards && !sc_.kept.empty(); ++s) { // a session attaching to its scope:

@@ -35,6 +35,8 @@ void cluster::set_up_again(uint32_t s, uint64_t version) {
       reached = std::max(reached, shards_[o]->version);
   sh.lost_updates += reached > version ? reached - version : 0;
   sh.version = version;
+  for (auto& own : sh.own_updates) // (the values those made are lost)
+    own.clear();
   sh.restored = true;
   ++sh.restores;
   shard_sessions(sh, clock());
@@ -62,16 +64,27 @@ void cluster::shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, request_
   });
 }
 
-void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step) {
+void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step, uint64_t base) {
   auto& sh = *shards_[s];
   if (sh.seen[j] != incarnation) { // a new sender: monitored from now on
     sh.seen[j] = incarnation;
     sh.lost[j] = false;
     sh.finished[j] = 0;
     sh.top_step[j] = -1;
+    sh.own_updates[j].clear();
   }
   if (sc_.mode == train_mode::async || sc_.mode == train_mode::model_parallel) { // (a slice pushes its columns)
+    // The values a gradient was computed on miss at most cluster.overlap-steps of its worker's
+    // own updates (none without overlap: a step waits for its values).
+    auto& own = sh.own_updates[j];
+    const auto missed = std::count_if(own.begin(), own.end(), [base](uint64_t v) { return v > base; });
+    if (missed > sc_.overlap_steps)
+      violate(cat("worker ", j, "'s push of step ", step, " to shard ", s, " was computed on version ", base,
+                  ", missing ", missed, " of its own updates (cluster.overlap-steps = ", sc_.overlap_steps, ")"));
     ++sh.version;
+    own.push_back(sh.version);
+    if (own.size() > 8) // (older ones are in every base by now)
+      own.erase(own.begin());
     return shard_reply(s, j, incarnation, tag, sh.version, step + 1, false);
   }
   if (sc_.mode == train_mode::ssp) {

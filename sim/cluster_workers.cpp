@@ -24,6 +24,7 @@ void cluster::start_worker(uint32_t j) {
   c.in_graph = sc_.in_graph;
   c.index = j;
   c.batch_size = batch_rows;
+  c.overlap_steps = sc_.overlap_steps;
   w.ctl = std::make_unique<replica_control>(c);
   ++w.incarnation;
   w.shards.clear(); // its node connects to the shard processes running now
@@ -159,12 +160,13 @@ void cluster::worker_push(uint32_t j) {
     ++rounds_pushed_;
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     const auto tag = open_request(j, s, true);
+    const uint64_t base = w.ctl->base_version(s);
     to_shard(
       worker_id(j), s,
-      [this, s, j, inc, tag, step] {
+      [this, s, j, inc, tag, step, base] {
         if (!shards_[s]->restored)
           return shard_refuse(s, j, inc, tag);
-        shard_push(s, j, inc, tag, step);
+        shard_push(s, j, inc, tag, step, base);
       },
       request_lost(s, j, inc, tag), w.shards[s]);
   }

@@ -68,6 +68,7 @@ struct scenario {
   /// train.scope on keep-alive shards: the versions at which the shards keep the scope this
   /// session attaches to (a session before it trained there); empty: a fresh scope.
   std::vector<uint64_t> kept;
+  int overlap_steps = 0;              ///< async: cluster.overlap-steps (the next step computes while a step's exchange travels)
   std::vector<fault> faults;
 
   /// Worker processes over the run: the configured ones and one per join.
@@ -88,6 +89,7 @@ struct draw {
   bool shard_crashes = false; ///< the faults include shards killed and restored (a seed's other
                               ///< draws stay those it has without)
   bool storage_faults = false; ///< the faults include damaged checkpoints (likewise)
+  bool overlap = false;        ///< async, not elastic: cluster.overlap-steps = 1 (the draws stay the same)
 };
 
 /// Draws a scenario for `seed` in `mode`: the shape (small: 1-8 workers, 1-4 shards; large: up

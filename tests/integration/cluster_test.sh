@@ -7,7 +7,11 @@
 #  4. a bad cluster spec is refused with the key named;
 #  5. bf16 with top-k gradients and values over real sockets: it learns, and summary.json's
 #     byte counters match the encoding (6 bytes per sent value, at most half of each
-#     variable: a selected value that is exactly 0 is not sent).
+#     variable: a selected value that is exactly 0 is not sent);
+#  6. cluster.overlap-steps = 1 on the 1 x 1 cluster of 2 (at half its learning rate: 0.1 with
+#     one step of staleness left it at 29-37%): it learns, and the shard's lag histogram shows
+#     every push but the first one version behind (a lone worker without overlap, run 2's,
+#     pushed every step on the version it was computed on).
 # Usage: cluster_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -78,6 +82,26 @@ assert s["test_accuracy"] > 0.6
 PY
 else
   fail "the bf16/top-k cluster failed:"; tail -20 "$tmp/wire.out"
+fi
+
+echo "== 6: overlapped steps (cluster.overlap-steps = 1), 1 shard x 1 worker"
+if cluster --ps 1 --workers 1 --name overlap --deadline 120 -- --data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 \
+     --train.max-steps=300 --train.learning-rate=0.05 --cluster.overlap-steps=1 > "$tmp/overlap.out" 2>&1; then
+  python3 - "$tmp/runs/syn-1x1" "$tmp/runs/overlap" <<'PY' || fail "overlap: lag or accuracy wrong"
+import json, sys
+def run(folder):  # the summary, and the shards' lag histogram at the last evaluation (metrics.jsonl)
+    rows = [json.loads(line) for line in open(folder + "/metrics.jsonl")]
+    return json.load(open(folder + "/summary.json")), [r for r in rows if "lag_histogram" in r][-1]["lag_histogram"]
+(alone, alone_lag), (overlap, lag) = run(sys.argv[1]), run(sys.argv[2])
+print(f"lag histogram without overlap {alone_lag[:3]}, with {lag[:3]}; "
+      f"test accuracy {overlap['test_accuracy']}, {overlap['examples_per_second']:.0f} vs {alone['examples_per_second']:.0f} examples/s")
+assert sum(alone_lag[1:]) == 0 and alone_lag[0] > 0
+assert sum(lag[2:]) == 0, "a push more than one version behind"
+assert lag[1] >= 0.9 * sum(lag), "most pushes should be one version behind"
+assert overlap["worker_steps"] == 300 and overlap["test_accuracy"] > 0.6
+PY
+else
+  fail "the overlapped cluster failed:"; tail -20 "$tmp/overlap.out"
 fi
 
 finish

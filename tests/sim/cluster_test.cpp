@@ -90,6 +90,24 @@ BOOST_AUTO_TEST_CASE(sync_with_backups_on_two_shards_counts_the_shards_steps) {
   }
 }
 
+// cluster.overlap-steps = 1: a worker computes its next step while the exchange of the one before
+// travels, so with compute and the exchange about as long a run of the same steps ends sooner;
+// each push misses at most one of its worker's own updates (the invariant the sweep checks), and
+// every step is applied once.
+BOOST_AUTO_TEST_CASE(overlapped_steps_end_sooner_and_miss_at_most_one_own_update) {
+  auto sc = plain(train_mode::async, 2, 2, 400);
+  sc.compute = 1'000;
+  sc.latency = 250; // (a push and its reply: about half a compute)
+  const auto one_at_a_time = expect_ok(sc);
+  sc.overlap_steps = 1;
+  const auto overlapped = expect_ok(sc);
+  BOOST_TEST(overlapped.steps == 400);
+  BOOST_TEST(overlapped.worker_steps == 400);
+  for (auto v : overlapped.versions)
+    BOOST_TEST(v == 400u);
+  BOOST_TEST(overlapped.end < one_at_a_time.end * 0.8, overlapped.end << " vs " << one_at_a_time.end);
+}
+
 // Issue 32, item 6 (its twin in virtual time): a sync worker frozen for several step timeouts
 // without backups; the others go on without it, and the run ends at exactly max-steps.
 BOOST_AUTO_TEST_CASE(sync_frozen_worker_run_ends_at_the_step_limit) {
@@ -519,6 +537,10 @@ BOOST_AUTO_TEST_CASE(seeded_sweep_keeps_every_invariant) {
   add(train_mode::async, draw{scale::small, true, false, true, true}, 100);
   add(train_mode::sync, draw{scale::small, false, true, true, true}, 100);
   add(train_mode::model_parallel, draw{scale::small, false, false, false, true}, 100);
+  // async workers computing the next step while a step's exchange travels (cluster.overlap-steps)
+  add(train_mode::async, draw{scale::small, false, false, false, false, true}, 300);
+  add(train_mode::async, draw{scale::small, false, false, true, true, true}, 200);
+  add(train_mode::async, draw{scale::large, false, false, true, false, true}, 10);
   // scopes: each run, then a session attaching to the scope it kept
   for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
     for (uint64_t seed = 1; seed <= 100; ++seed) {
