@@ -4,7 +4,8 @@
 #  1. a 1 MiB push + pull between two processes to a ps node, over the tensor stream and over
 #     BASP, plain and TLS, vs a raw TCP echo (actorps-bench-transfer);
 #  2. async cluster examples/s (1 shard, 2 workers, batch 50, one process per node), plain and
-#     TLS, and without wait-free backprop (cluster.push-bucket-bytes = 0), vs the single-process
+#     TLS, without wait-free backprop (cluster.push-bucket-bytes = 0), and with overlapped steps
+#     (cluster.overlap-steps = 1), vs the single-process
 #     trainer and PyTorch's RPC parameter server with 2 trainers
 #     (../shared/bench/torch_reference.py rpc), same number of steps;
 #  3. the wire encodings on 127.0.0.1 (fp32, bf16, top-k 1% of the gradients, the same with
@@ -38,7 +39,7 @@ py=/usr/bin/python3
 field() { $py -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 bench/install_torch.sh cluster_bench
 
-single=0 cluster=0 tls=0 onepush=0 torch_rpc=0 wire_settings=""
+single=0 cluster=0 tls=0 onepush=0 overlap=0 torch_rpc=0 wire_settings=""
 : > "$tmp/transfer.txt"
 if [[ $sections == *1* ]]; then
 echo "== 1. transfer"
@@ -53,14 +54,18 @@ scripts/local-cluster.sh --ps 1 --workers 2 --name cluster --run-dir "$tmp" -- "
 scripts/local-cluster.sh --tls --ps 1 --workers 2 --name tls --run-dir "$tmp" -- "${common[@]}" > /dev/null 2>&1
 scripts/local-cluster.sh --ps 1 --workers 2 --name onepush --run-dir "$tmp" -- "${common[@]}" \
   --cluster.push-bucket-bytes=0 > /dev/null 2>&1
+scripts/local-cluster.sh --ps 1 --workers 2 --name overlap --run-dir "$tmp" -- "${common[@]}" \
+  --cluster.overlap-steps=1 > /dev/null 2>&1
 $py ../shared/bench/torch_reference.py rpc "$data" 2 $((steps / 2)) 2> /dev/null | tail -n 1 > "$tmp/torch_rpc.json"
 single=$(field "$tmp/single/summary.json" examples_per_second)
 cluster=$(field "$tmp/cluster/summary.json" examples_per_second)
 tls=$(field "$tmp/tls/summary.json" examples_per_second)
 onepush=$(field "$tmp/onepush/summary.json" examples_per_second)
+overlap=$(field "$tmp/overlap/summary.json" examples_per_second)
 torch_rpc=$(field "$tmp/torch_rpc.json" examples_per_second)
 printf '%-44s %9.0f examples/s\n' "single-process trainer" "$single" "async cluster, 1 shard, 2 workers" "$cluster" \
   "the same cluster over TLS" "$tls" "the same, one push after backprop (no overlap)" "$onepush" \
+  "the same, overlapped steps (cluster.overlap-steps=1)" "$overlap" \
   "PyTorch RPC parameter server, 2 trainers" "$torch_rpc"
 fi
 
@@ -134,15 +139,15 @@ else
 fi
 
 echo "== goals"
-$py - "$tmp" "$single" "$cluster" "$tls" "$torch_rpc" "$onepush" "$wire_settings" <<'PY'
+$py - "$tmp" "$single" "$cluster" "$tls" "$torch_rpc" "$onepush" "$overlap" "$wire_settings" <<'PY'
 import json, os, re, sys
 tmp = sys.argv[1]
-single, cluster, tls, torch_rpc, onepush = map(float, sys.argv[2:7])
+single, cluster, tls, torch_rpc, onepush, overlap = map(float, sys.argv[2:8])
 transfer = open(f"{tmp}/transfer.txt").read()
 m = re.search(r"shard over the stream / raw TCP: ([0-9.]+) sequential, ([0-9.]+) pipelined", transfer)
 basp = re.search(r"shard over BASP / raw TCP: ([0-9.]+) sequential, ([0-9.]+) pipelined", transfer)
 tls_stream = re.search(r"TLS / plain, shard over the stream: ([0-9.]+) sequential, ([0-9.]+) pipelined", transfer)
-wire = {s: json.load(open(f"{tmp}/wire-{s}/summary.json")) for s in sys.argv[7].split()}
+wire = {s: json.load(open(f"{tmp}/wire-{s}/summary.json")) for s in sys.argv[8].split()}
 def total(s): return wire[s]["sent_bytes_per_step"] + wire[s]["received_bytes_per_step"]
 def points(s): return 100 * (wire[s]["final_test_accuracy"] - wire["fp32"]["final_test_accuracy"])
 def topk_row(label, s): # gradient bytes against fp32's, and the accuracy difference
@@ -160,6 +165,7 @@ if single > 0:
     rows += [
       ("async cluster (1 shard, 2 workers) vs single process, fp32", f"{cluster / single:.2f}x", ">= 0.75x"),
       ("wait-free backprop: the same vs one push after backprop", f"{cluster / onepush:.2f}x", "-"),
+      ("overlapped steps (cluster.overlap-steps = 1) vs single process", f"{overlap / single:.2f}x", ">= 0.8x"),
       ("the same vs PyTorch RPC PS, 2 trainers", f"{cluster / torch_rpc:.2f}x", ">= 3x"),
       ("TLS cluster vs plain cluster", f"{tls / cluster:.2f}x", ">= 0.85x"),
     ]

@@ -3,8 +3,8 @@
 #  1. the GPU test module (every backend op against the CPU backend, device selection);
 #  2. the single-process trainer on the GPU, reference MLP and cnn preset, batch 50;
 #  3. async clusters of 1 shard x 1 GPU worker and 1 shard x 2 GPU workers (both on the one GPU)
-#     against the single GPU process, same steps, reference MLP and cnn preset, printed as ratios
-#     with each run's GPU memory peak.
+#     against the single GPU process, same steps, reference MLP and cnn preset, each also with
+#     overlapped steps (cluster.overlap-steps = 1), printed as ratios with each run's GPU memory peak.
 # Usage: bench/gpu_bench.sh [mlp-steps=6000] [cnn-steps=2000]   (after scripts/build.sh)
 # ACTORPS_BIN names another folder of binaries (default build/bin), ACTORPS_GPU_TESTS the GPU
 # test binary (default build/tests/gpu_tests), ACTORPS_DATA_DIR the IDX folder.
@@ -36,11 +36,15 @@ for model in reference cnn; do
     || { echo "gpu_bench: the single $model run failed:"; tail -n 5 "$tmp/single-$model.log"; }
   mv "$tmp/single" "$tmp/single-$model" 2> /dev/null
   for workers in 1 2; do
-    scripts/local-cluster.sh --bin "$bin" --ps 1 --workers "$workers" --name "c$workers-$model" --run-dir "$tmp" -- "${common[@]}" \
-      > "$tmp/c$workers-$model.log" 2>&1 || { echo "gpu_bench: the $model cluster 1x$workers failed:"; tail -n 8 "$tmp/c$workers-$model.log"; }
+    for overlap in 0 1; do
+      run=$([[ $overlap == 1 ]] && echo o || echo c)$workers
+      scripts/local-cluster.sh --bin "$bin" --ps 1 --workers "$workers" --name "$run-$model" --run-dir "$tmp" -- "${common[@]}" \
+        --cluster.overlap-steps=$overlap > "$tmp/$run-$model.log" 2>&1 \
+        || { echo "gpu_bench: the $model cluster $run failed:"; tail -n 8 "$tmp/$run-$model.log"; }
+    done
   done
   grep -h -i -E "device|gpu|cuda" "$tmp/single-$model.log" | head -n 3
-  for run in single c1 c2; do
+  for run in single c1 c2 o1 o2; do # (o: overlapped steps)
     s="$tmp/$run-$model/summary.json"
     eps[$run-$model]=$(field "$s" examples_per_second 2> /dev/null || echo 0)
     printf '  %-8s %10.0f examples/s  final test accuracy %s  GPU memory peak %s bytes\n' "$run" "${eps[$run-$model]}" \
@@ -49,6 +53,6 @@ for model in reference cnn; do
 done
 echo "== goals"
 for model in reference cnn; do
-  python3 -c "import sys; s, c1, c2 = map(float, sys.argv[1:4]); r = lambda c: c / s if s else 0; print(f'  {sys.argv[4]:9} / one GPU process: 1 shard x 1 GPU worker {r(c1):.2f}x (goal >= 0.9x), 1 shard x 2 GPU workers {r(c2):.2f}x (goal >= 0.8x)')" \
-    "${eps[single-$model]}" "${eps[c1-$model]}" "${eps[c2-$model]}" "$model"
+  python3 -c "import sys; s, c1, c2, o1, o2 = map(float, sys.argv[1:6]); r = lambda c: c / s if s else 0; print(f'  {sys.argv[6]:9} / one GPU process: 1 shard x 1 GPU worker {r(c1):.2f}x, overlapped {r(o1):.2f}x (goal >= 0.9x); 1 shard x 2 GPU workers {r(c2):.2f}x, overlapped {r(o2):.2f}x (goal >= 0.8x)')" \
+    "${eps[single-$model]}" "${eps[c1-$model]}" "${eps[c2-$model]}" "${eps[o1-$model]}" "${eps[o2-$model]}" "$model"
 done
