@@ -162,7 +162,7 @@ for ((i = 0; i < ps; i++)); do start "ps-$i" ps "$i"; done
 for ((i = 0; i < workers; i++)); do start "worker-$i" worker "$i"; done
 start chief chief 0
 echo "local-cluster: $mode, $ps shard(s), $workers worker(s)$([[ $tls == true ]] && echo ", TLS"); config $config; logs $run/logs/"
-tail -n +1 -f "$run/logs/chief.log" --pid="${pids[chief]}" &
+tail -s 0.1 -n +1 -f "$run/logs/chief.log" --pid="${pids[chief]}" &
 tail_pid=$!
 
 # scripts/cluster-ctl.sh appends "add" or "remove NODE" lines to $run/control.
@@ -222,7 +222,7 @@ while [[ ${#pids[@]} -gt 0 ]]; do
     cleanup
     break
   fi
-  sleep 0.2
+  sleep 0.1
 done
 wait "$tail_pid" 2>/dev/null
 if [[ ${#failed[@]} -gt 0 ]]; then
