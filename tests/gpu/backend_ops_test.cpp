@@ -89,16 +89,21 @@ struct compare_fixture {
     BOOST_TEST_MESSAGE("comparing " << other->name() << " with " << cpu->name());
   }
 
-  // Runs op on both backends and compares every buffer within tol (relative to magnitude).
+  // Runs op on both backends and compares every buffer within tol (relative to magnitude): one
+  // check per buffer, naming how many values differ and the first of them.
   void compare(const std::string& what, const values& inputs, const op_fn& op, float tol = 1e-5f) {
     auto want = run_on(*cpu, inputs, op);
     auto got = run_on(*other, inputs, op);
-    for (size_t b = 0; b < want.size(); ++b)
+    for (size_t b = 0; b < want.size(); ++b) {
+      size_t wrong = 0, first = 0;
       for (size_t i = 0; i < want[b].size(); ++i) {
-        float w = want[b][i], g = got[b][i];
-        BOOST_TEST(std::fabs(w - g) <= tol * (1.0f + std::fabs(w)),
-                   what << ": buffer " << b << "[" << i << "] cpu " << w << ", " << other->name() << " " << g);
+        const float w = want[b][i], g = got[b][i];
+        if (!(std::fabs(w - g) <= tol * (1.0f + std::fabs(w))) && wrong++ == 0) // (NaN differs too)
+          first = i;
       }
+      BOOST_TEST(wrong == 0u, what << ": buffer " << b << ": " << wrong << " of " << want[b].size() << " values differ, first ["
+                                   << first << "] cpu " << want[b][first] << ", " << other->name() << " " << got[b][first]);
+    }
   }
 };
 
@@ -309,10 +314,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(reference_and_cnn_steps_match_cpu, Device, devices
       loss[k] = net->take_metrics()->loss;
     }
     BOOST_TEST(loss[0] == loss[1], boost::test_tools::tolerance(1e-5));
-    for (size_t v = 0; v < grads[0].size(); ++v)
+    for (size_t v = 0; v < grads[0].size(); ++v) {
+      size_t wrong = 0, first = 0;
       for (size_t i = 0; i < grads[0][v].size(); ++i)
-        BOOST_TEST(std::fabs(grads[0][v][i] - grads[1][v][i]) <= 1e-3f * (1e-2f + std::fabs(grads[0][v][i])),
-                   preset << " " << spec.variables()[v].name << "[" << i << "]");
+        if (!(std::fabs(grads[0][v][i] - grads[1][v][i]) <= 1e-3f * (1e-2f + std::fabs(grads[0][v][i]))) && wrong++ == 0)
+          first = i;
+      BOOST_TEST(wrong == 0u, preset << " " << spec.variables()[v].name << ": " << wrong << " gradients differ, first [" << first
+                                     << "] cpu " << grads[0][v][first] << ", " << f.other->name() << " " << grads[1][v][first]);
+    }
   }
 }
 
