@@ -4,6 +4,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "node/peer_probe.hpp"
+#include "node/sigterm_watch.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/io/middleman.hpp>
@@ -72,7 +73,8 @@ bool in_use(const endpoint& ep) {
 
 template <class Handle>
 caf::expected<Handle> connect_to(caf::actor_system& sys, const endpoint& ep, const std::string& who,
-                                 const std::string& what, std::chrono::milliseconds timeout, bool tls) {
+                                 const std::string& what, std::chrono::milliseconds timeout, bool tls,
+                                 bool starting) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   auto next_log = start;
@@ -114,23 +116,27 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const endpoint& ep, con
       log_line(who, cat("waiting for ", what, " at ", ep.str()));
       next_log = now + std::chrono::seconds(5);
     }
-    std::this_thread::sleep_for(backoff);
+    for (auto slept = std::chrono::milliseconds(0); slept < backoff; slept += std::chrono::milliseconds(50)) {
+      if (starting && stop_signalled()) // (a node told to stop while it starts waits no longer)
+        return caf::make_error(errc::terminated, cat(who, ": stopped by SIGTERM while waiting for ", what, " at ", ep.str()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
   }
 }
 
 template caf::expected<parameter_shard_actor>
 connect_to<parameter_shard_actor>(caf::actor_system&, const endpoint&, const std::string&,
-                                  const std::string&, std::chrono::milliseconds, bool);
+                                  const std::string&, std::chrono::milliseconds, bool, bool);
 template caf::expected<resource_container_actor>
 connect_to<resource_container_actor>(caf::actor_system&, const endpoint&, const std::string&,
-                                     const std::string&, std::chrono::milliseconds, bool);
+                                     const std::string&, std::chrono::milliseconds, bool, bool);
 template caf::expected<chief_actor>
 connect_to<chief_actor>(caf::actor_system&, const endpoint&, const std::string&, const std::string&,
-                        std::chrono::milliseconds, bool);
+                        std::chrono::milliseconds, bool, bool);
 template caf::expected<worker_replica_actor>
 connect_to<worker_replica_actor>(caf::actor_system&, const endpoint&, const std::string&, const std::string&,
-                                 std::chrono::milliseconds, bool);
+                                 std::chrono::milliseconds, bool, bool);
 
 template <class Handle>
 caf::expected<uint16_t> publish_at(caf::actor_system& sys, const Handle& hdl, const endpoint& ep,

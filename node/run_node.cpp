@@ -110,7 +110,7 @@ std::function<caf::expected<Handle>()> restart_connector(caf::actor_system& sys,
   return [&sys, cluster, at, who, what, last]() -> caf::expected<Handle> {
     auto deadline = std::chrono::steady_clock::now() + cluster.connect_timeout;
     for (bool said = false;; said = true) {
-      auto hdl = connect_to<Handle>(sys, at, who, what, cluster.connect_timeout, cluster.tls);
+      auto hdl = connect_to<Handle>(sys, at, who, what, cluster.connect_timeout, cluster.tls, false);
       if (!hdl || hdl->node() != *last) {
         if (hdl)
           *last = hdl->node();

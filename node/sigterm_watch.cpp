@@ -19,6 +19,10 @@ extern "C" void count_sigterm(int) {
 
 } // namespace
 
+bool stop_signalled() {
+  return sigterms.load() > 0;
+}
+
 void catch_stop_signals() {
   struct sigaction action {};
   action.sa_handler = count_sigterm;

@@ -12,6 +12,10 @@ namespace actorps {
 /// ends the process; a sigterm_watch acts on each.
 void catch_stop_signals();
 
+/// Whether a SIGTERM or SIGINT has come since catch_stop_signals() (a node still starting -- waiting
+/// for a peer -- gives up on it). Any thread.
+bool stop_signalled();
+
 /// Threading: on_signal runs on the watch's own thread, once per SIGTERM or SIGINT (looked at every 100 ms).
 class sigterm_watch {
 public:

@@ -7,6 +7,10 @@
 #     the chief stops it (stop reason "shard 1 stopped by SIGTERM"), every node exits 0.
 #  SIGINT (Ctrl-C) does what SIGTERM does on every role (issue 50, item 11: the chief exited 130
 #  with no summary): the sync chief and the ssp shard get SIGINT.
+#  3. a node still waiting for a peer at its start (a worker whose chief is not there, and the
+#     second slice of a model-parallel group whose first never came up) ends within a second or
+#     two of SIGTERM, exit 1, naming the peer it waited for (it waited out cluster.connect-timeout,
+#     30 s, and local-cluster.sh's clean-up of a failed start with it).
 # Usage: sigterm_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -44,4 +48,30 @@ sigterm_case ps-1 async "shard 1 stopped by SIGTERM"
 sigterm_case ps-1 ssp "shard 1 stopped by SIGTERM" INT
 grep -q "SIGTERM: asked the chief of 1 session(s) to end its run" "$tmp/runs/ps-1-async/logs/ps-1.log" \
   || fail "shard 1 did not log the SIGTERM"
+
+echo "== SIGTERM to a worker waiting for its chief at the start"
+port=$(python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+"$bin/actorps-node" --node.role=worker --node.index=0 --cluster.chief="127.0.0.1:$port" --cluster.connect-timeout=30s \
+  "${opts[@]}" > "$tmp/waiting.out" 2>&1 &
+pid=$!
+sleep 1.5
+start=$SECONDS
+kill -TERM "$pid"
+wait "$pid"; rc=$? took=$((SECONDS - start))
+echo "exit $rc ${took}s after SIGTERM: $(tail -n 1 "$tmp/waiting.out")"
+[[ $rc -eq 1 && $took -le 3 ]] || fail "a worker waiting for its chief: exit $rc ${took}s after SIGTERM (want 1 within 3 s)"
+grep -q "stopped by SIGTERM while waiting for chief at 127.0.0.1:$port" "$tmp/waiting.out" \
+  || fail "a worker waiting for its chief: no message naming what it waited for"
+
+echo "== a model-parallel start that fails: the slice left waiting for its group ends with the run"
+start=$SECONDS
+if cluster --mode model-parallel --ps 1 --workers 2 --name sliced --deadline 60 -- "${opts[@]}" --train.slices=2 \
+     --train.max-steps=10 '--compute.devices=["cpu:0", "cpu:1"]' > "$tmp/sliced.out" 2>&1; then
+  fail "towers on model-parallel workers were not refused"
+fi
+took=$((SECONDS - start))
+echo "the failed start ended after ${took}s"
+[[ $took -le 10 ]] || fail "the failed model-parallel start took ${took}s (its second slice waited for the first)"
+grep -q "stopped by SIGTERM while waiting for worker 0" "$tmp/runs/sliced/logs/worker-1.log" \
+  || fail "worker 1 did not say what it waited for: $(tail -n 2 "$tmp/runs/sliced/logs/worker-1.log")"
 finish
