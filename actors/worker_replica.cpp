@@ -114,7 +114,7 @@ void compute(worker_pointer self, const replica_command& c) {
   if (st.ctl->phase() == replica_phase::done)
     return;
   st.timing.compute_begins(started);
-  if (st.cfg.cluster.elastic) {
+  if (st.cfg.cluster.elastic.on) {
     copy_examples(st.cfg.data->train, st.cfg.train.data.augment, c.batch.rows, c.batch.count, c.batch.augment_seed,
                   st.images.data(), st.labels.data());
     rows = c.batch.count;
@@ -163,7 +163,7 @@ void reach_chief(worker_pointer self) {
 
 void register_with_chief(worker_pointer self) {
   auto& st = self->state;
-  auto hello = worker_hello_for(st.cfg.train, st.cfg.cluster.placement, st.cfg.cluster.shards, *st.cfg.data,
+  auto hello = worker_hello_for(st.cfg.train, st.cfg.cluster.placement, static_cast<uint32_t>(st.cfg.cluster.ps.size()), *st.cfg.data,
                                 st.cfg.index, st.cfg.host, st.device_names);
   self->request(st.cfg.chief, st.cfg.cluster.request_timeout, register_atom_v, hello)
     .then(
@@ -264,7 +264,7 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
   if (auto err = prepare(self)) {
     fail(self, std::move(err), "cannot start");
   } else {
-    if (!st.cfg.cluster.in_graph) // wait-free backprop: each part goes out once computed
+    if (!st.cfg.cluster.in_graph()) // wait-free backprop: each part goes out once computed
       st.step->on_gradients([self](size_t first) {
         if (self->state.ctl->pushes_early()) // (a step computed ahead pushes once the replies before it are in)
           push_due(self, first);

@@ -18,38 +18,11 @@
 
 namespace actorps {
 
-/// The part of the cluster's settings a worker uses (worker_settings_for builds it).
-struct worker_settings {
-  train_mode mode = train_mode::async;
-  bool in_graph = false;                  ///< train.replication = in-graph: the chief drives the steps
-  bool elastic = false;                   ///< cluster.elastic: the data comes in the chief's leases
-  uint32_t slices = 1;                    ///< model-parallel: slices per group
-  uint32_t replicas = 1;                  ///< data partitions (configured workers / slices)
-  uint32_t replicas_to_aggregate = 1;     ///< sync: the max-epochs step budget's divisor
-  uint32_t async_scaling_workers = 1;     ///< elastic async and ssp: gradients x this / live workers
-  int report_every = cluster_default::report_every;
-  std::chrono::milliseconds startup_timeout{cluster_default::startup_timeout};
-  std::chrono::milliseconds request_timeout{cluster_default::request_timeout};
-  uint32_t max_slice_floats = cluster_default::max_slice_floats;     ///< the most values one message carries
-  uint64_t push_bucket_floats = cluster_default::push_bucket_floats; ///< a push's parts (0: one push after backprop)
-  int overlap_steps = 0;                  ///< async: the next step computes while a step's exchange travels
-  compression_settings wire{};            ///< its momentum is the workers' with momentum correction
-  std::string placement{};                ///< the hello: how and on how many shards variables are placed
-  uint32_t shards = 1;
-  int slow_worker = cluster_default::slow_worker; ///< debug: worker `slow_worker` runs `slowdown` times slower
-  double slowdown = cluster_default::slowdown;
-
-  bool model_parallel() const { return mode == train_mode::model_parallel; }
-};
-
-/// What a worker of this cluster and training run uses of its settings.
-worker_settings worker_settings_for(const cluster_settings& cluster, const train_settings& train);
-
 /// Everything a worker needs.
 struct worker_replica_config {
   uint32_t index = 0;                     ///< worker task index j
   train_settings train{};                 ///< model, batch size, seed, compute device
-  worker_settings cluster{};              ///< its part of the cluster's settings
+  worker_settings cluster{};              ///< its part of the cluster's settings (a slice of cluster_settings)
   std::shared_ptr<const data_splits> data{}; ///< the training set (read-only, may be shared)
   chief_actor chief{};
   std::vector<parameter_shard_actor> shards{}; ///< indexed by shard

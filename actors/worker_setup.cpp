@@ -52,9 +52,9 @@ caf::expected<std::unique_ptr<replica_step>> make_step(worker_pointer self, cons
                                                        std::string& described) {
   auto& st = self->state;
   auto& cfg = st.cfg;
-  if (!cfg.train.device.devices.empty() && (cfg.cluster.model_parallel() || cfg.cluster.in_graph))
+  if (!cfg.train.device.devices.empty() && (cfg.cluster.model_parallel() || cfg.cluster.in_graph()))
     return caf::make_error(errc::invalid_config, cat("compute.devices: towers train the whole model of a between-graph "
-                                                     "worker; ", cfg.cluster.in_graph ? "in-graph" : "model-parallel",
+                                                     "worker; ", cfg.cluster.in_graph() ? "in-graph" : "model-parallel",
                                                      " workers take one device each"));
   if (auto err = open_devices(self))
     return err;
@@ -92,12 +92,12 @@ caf::error prepare(worker_pointer self) {
   if (!step)
     return std::move(step.error());
   st.step = std::move(*step);
-  st.encoder = std::make_unique<gradient_encoder>(cfg.cluster.wire); // (momentum corrected: worker_settings_for)
+  st.encoder = std::make_unique<gradient_encoder>(worker_wire(cfg.cluster, cfg.train.optimizer));
   for (auto& v : spec.variables())
     st.statistics.push_back(is_moving_statistic(v.name));
   st.images.resize(static_cast<size_t>(cfg.train.batch_size) * spec.input.size());
   st.labels.resize(static_cast<size_t>(cfg.train.batch_size));
-  if (cfg.cluster.elastic) { // the chief hands out the data (replica_control takes the leases)
+  if (cfg.cluster.elastic.on) { // the chief hands out the data (replica_control takes the leases)
     log_line(st.tag, cat("elastic: data in leases from the chief; ", cfg.data->train.rows, " examples; ", described));
     return caf::none;
   }
@@ -105,7 +105,7 @@ caf::error prepare(worker_pointer self) {
   const auto slices = static_cast<int>(cfg.cluster.slices);
   if (auto err = prepare_batches(self, static_cast<int>(cfg.index) / slices))
     return err;
-  log_line(st.tag, cat(cfg.cluster.in_graph ? std::string{"in-graph: parts of the chief's global batches"}
+  log_line(st.tag, cat(cfg.cluster.in_graph() ? std::string{"in-graph: parts of the chief's global batches"}
                                               : cat("partition ", st.partition),
                        "; ", described,
                        cfg.cluster.model_parallel() ? cat("; slice ", cfg.index % cfg.cluster.slices, " of ", slices,
@@ -119,13 +119,13 @@ namespace {
 caf::error prepare_batches(worker_pointer self, int replica) {
   auto& st = self->state;
   auto& cfg = st.cfg;
-  auto replicas = static_cast<int>(cfg.cluster.replicas);
+  auto replicas = static_cast<int>(cfg.cluster.replicas());
   auto range = partition_range(cfg.data->train.rows, replica, replicas);
   if (range.size() == 0)
     return caf::make_error(errc::invalid_config, cat("worker ", cfg.index, " has no training data: ",
                                                      cfg.data->train.rows, " examples for ", replicas, " replicas"));
   // (in-graph workers take their rows from the chief: nothing to prepare ahead)
-  const bool own_order = !cfg.cluster.in_graph;
+  const bool own_order = !cfg.cluster.in_graph();
   st.batches = std::make_unique<batch_pipeline>(cfg.data->train, range, cfg.train.batch_size,
                                                 cfg.train.seed + static_cast<uint64_t>(replica), cfg.train.data.augment,
                                                 cfg.train.data.threads, own_order ? cfg.train.data.prefetch_batches : 0);
@@ -186,23 +186,23 @@ replica_control_config control_config(const worker_replica_config& cfg) {
   c.mode = cfg.cluster.mode;
   // (sync stops here: its own partition's epochs, or the chief's limit; async and ssp follow grants)
   c.max_steps = cfg.train.max_steps;
-  if (!cfg.cluster.elastic && !cfg.cluster.in_graph && cfg.data) {
+  if (!cfg.cluster.elastic.on && !cfg.cluster.in_graph() && cfg.data) {
     const auto rows = static_cast<int64_t>(cfg.data->train.rows);
     auto own = worker_step_budgets(cfg.cluster.mode, cfg.train.max_epochs, rows, cfg.train.batch_size,
-                                   cfg.cluster.replicas_to_aggregate, cfg.cluster.replicas);
+                                   cfg.cluster.replicas_to_aggregate, cfg.cluster.replicas());
     const uint32_t replica = cfg.index / std::max<uint32_t>(1, cfg.cluster.slices);
     c.max_steps = replica < own.size()
                     ? (cfg.train.max_steps > 0 ? std::min(cfg.train.max_steps, own[replica]) : own[replica])
                     : step_budget(cfg.cluster.mode, cfg.train.max_steps, cfg.train.max_epochs, rows, cfg.train.batch_size,
-                                  cfg.cluster.replicas_to_aggregate, cfg.cluster.replicas);
+                                  cfg.cluster.replicas_to_aggregate, cfg.cluster.replicas());
   }
   c.report_every = cfg.cluster.report_every;
   c.speaks_for_group = cfg.index % cfg.cluster.slices == 0; // every slice computes the same loss
   c.shards_recoverable = static_cast<bool>(cfg.reconnect_shard) && !cfg.cluster.model_parallel();
   c.chief_recoverable = static_cast<bool>(cfg.reconnect_chief);
-  c.in_graph = cfg.cluster.in_graph;
+  c.in_graph = cfg.cluster.in_graph();
   c.startup_timeout = cfg.cluster.startup_timeout;
-  c.leased = cfg.cluster.elastic;
+  c.leased = cfg.cluster.elastic.on;
   c.index = cfg.index;
   c.batch_size = cfg.train.batch_size;
   c.overlap_steps = cfg.cluster.overlap_steps;
@@ -212,31 +212,6 @@ replica_control_config control_config(const worker_replica_config& cfg) {
 } // namespace actorps::detail
 
 namespace actorps {
-
-worker_settings worker_settings_for(const cluster_settings& cluster, const train_settings& train) {
-  worker_settings w;
-  w.mode = cluster.mode;
-  w.in_graph = cluster.in_graph();
-  w.elastic = cluster.elastic.on;
-  w.slices = cluster.slices;
-  w.replicas = cluster.replicas();
-  w.replicas_to_aggregate = cluster.replicas_to_aggregate;
-  w.async_scaling_workers = async_scaling_workers(cluster);
-  w.report_every = cluster.report_every;
-  w.startup_timeout = cluster.startup_timeout;
-  w.request_timeout = cluster.request_timeout;
-  w.max_slice_floats = cluster.max_slice_floats;
-  w.push_bucket_floats = cluster.push_bucket_floats;
-  w.overlap_steps = cluster.overlap_steps;
-  w.wire = cluster.wire;
-  if (cluster.momentum_correction) // (the shards apply plain SGD: shard_optimizer)
-    w.wire.momentum = applied_momentum(train.optimizer, cluster);
-  w.placement = cluster.placement;
-  w.shards = static_cast<uint32_t>(cluster.ps.size());
-  w.slow_worker = cluster.slow_worker;
-  w.slowdown = cluster.slowdown;
-  return w;
-}
 
 worker_hello worker_hello_for(const train_settings& train, const std::string& placement, uint32_t shards,
                               const data_splits& data, uint32_t index, std::string host,

@@ -435,21 +435,21 @@ caf::error validate_tls(bool tls, const tls_files& files) {
   return caf::none;
 }
 
-uint32_t async_scaling_workers(const cluster_settings& cluster) {
+uint32_t async_scaling_workers(const run_settings& cluster) {
   return cluster.replicas();
 }
 
 // Asynchrony begets momentum (Mitliagkas et al., 2016): W updates in flight at once act as an
 // implicit momentum of about 1 - 1/W, which the shards' explicit one makes room for. Each worker
 // has 1 + cluster.overlap-steps steps in flight.
-float applied_momentum(const optimizer_params& base, const cluster_settings& cluster) {
+float applied_momentum(const optimizer_params& base, const worker_settings& cluster) {
   auto in_flight = static_cast<float>(async_scaling_workers(cluster)) * static_cast<float>(1 + cluster.overlap_steps);
   if (cluster.mode == train_mode::sync || in_flight < 2.0f || !cluster.compensate_momentum)
     return base.momentum;
   return std::max(0.0f, 1.0f - (1.0f - base.momentum) * in_flight);
 }
 
-optimizer_params shard_optimizer(const optimizer_params& base, const cluster_settings& cluster) {
+optimizer_params shard_optimizer(const optimizer_params& base, const worker_settings& cluster) {
   optimizer_params p = base;
   if (cluster.momentum_correction) // the workers keep the momentum
     p.kind = optimizer_kind::sgd;
@@ -461,7 +461,14 @@ optimizer_params shard_optimizer(const optimizer_params& base, const cluster_set
   return p;
 }
 
-caf::error check_optimizer(const cluster_settings& cluster, const optimizer_params& optimizer) {
+compression_settings worker_wire(const worker_settings& cluster, const optimizer_params& optimizer) {
+  auto wire = cluster.wire;
+  if (cluster.momentum_correction)
+    wire.momentum = applied_momentum(optimizer, cluster);
+  return wire;
+}
+
+caf::error check_optimizer(const worker_settings& cluster, const optimizer_params& optimizer) {
   if (cluster.momentum_correction && optimizer.kind != optimizer_kind::momentum)
     return caf::make_error(errc::invalid_config, cat("cluster.momentum-correction needs train.optimizer = momentum, got ",
                                                      to_string(optimizer.kind)));

@@ -184,16 +184,9 @@ struct run_settings {
   uint32_t replicas() const { return static_cast<uint32_t>(workers.size()) / slices; }
 };
 
-/// Validated cluster settings.
-struct cluster_settings : run_settings {
-  node_role role = node_role::local;
-  uint32_t index = 0;
-  bool keep_alive = false; ///< ps: the chief's stop ends its session; the shard keeps its scopes
-  std::string drop_scope;  ///< scopes role: drop this scope of ps node.index (else list them)
-  uint16_t metrics_port = 0;        ///< node.metrics-port: serve Prometheus' /metrics here (0: off)
-  std::string metrics_address;      ///< node.metrics-address: the address it binds to
-  endpoint chief;
-  std::chrono::milliseconds connect_timeout{cluster_default::connect_timeout};
+/// The run's settings and what only workers (and the shards' optimizer rule) use beside them: the
+/// part of the cluster settings a WorkerReplica gets (a slice of them, no field copied by hand).
+struct worker_settings : run_settings {
   /// From cluster.push-bucket-bytes: a step's push to a shard goes out in parts of about this
   /// many gradient values as backprop completes them (0: one push after backprop).
   uint64_t push_bucket_floats = cluster_default::push_bucket_floats;
@@ -206,6 +199,19 @@ struct cluster_settings : run_settings {
   bool compensate_momentum = true;
   int slow_worker = cluster_default::slow_worker; ///< debug: this worker sleeps to run `slowdown` times slower
   double slowdown = cluster_default::slowdown;
+};
+
+/// Validated cluster settings: the worker's and the node's own (its role and index, metrics,
+/// connect timeout, TLS and the tensor stream's transport).
+struct cluster_settings : worker_settings {
+  node_role role = node_role::local;
+  uint32_t index = 0;
+  bool keep_alive = false; ///< ps: the chief's stop ends its session; the shard keeps its scopes
+  std::string drop_scope;  ///< scopes role: drop this scope of ps node.index (else list them)
+  uint16_t metrics_port = 0;        ///< node.metrics-port: serve Prometheus' /metrics here (0: off)
+  std::string metrics_address;      ///< node.metrics-address: the address it binds to
+  endpoint chief;
+  std::chrono::milliseconds connect_timeout{cluster_default::connect_timeout};
   bool tls = false;                    ///< every connection is TLS with CA-signed certificates
   bool tensor_stream = true;           ///< cluster.tensor-stream: workers' tensors travel on a stream beside BASP
   uint64_t stream_min_bytes = 1048576; ///< cluster.stream-min-bytes: smaller transfers stay inside their typed message
@@ -216,7 +222,7 @@ struct cluster_settings : run_settings {
 /// The W of async scaling below: the replicas (model-parallel: the groups). In elastic jobs each
 /// async or ssp worker scales its gradients by W / live workers, so the learning rate follows
 /// the membership (the momentum stays compensated for W).
-uint32_t async_scaling_workers(const cluster_settings& cluster);
+uint32_t async_scaling_workers(const run_settings& cluster);
 
 /// Returns the optimizer the shards apply. Sync: base unchanged. Async and ssp with W > 1 workers
 /// (every worker's push is applied on its own): the learning rate
@@ -225,14 +231,18 @@ uint32_t async_scaling_workers(const cluster_settings& cluster);
 /// adds momentum of about 1 - 1/W (Mitliagkas et al., "Asynchrony begets momentum", 2016).
 /// Otherwise base unchanged. With cluster.momentum-correction the workers apply the momentum
 /// before top-k, so the shards use plain SGD (the same learning rate rule).
-optimizer_params shard_optimizer(const optimizer_params& base, const cluster_settings& cluster);
+optimizer_params shard_optimizer(const optimizer_params& base, const worker_settings& cluster);
 
 /// The momentum of that rule: base.momentum, compensated as above for async and ssp.
-float applied_momentum(const optimizer_params& base, const cluster_settings& cluster);
+float applied_momentum(const optimizer_params& base, const worker_settings& cluster);
+
+/// How a worker's gradients and values travel: the cluster's wire settings, with the momentum the
+/// workers apply under cluster.momentum-correction (the shards then apply plain SGD).
+compression_settings worker_wire(const worker_settings& cluster, const optimizer_params& optimizer);
 
 /// Checks what the cluster settings demand of the optimizer: cluster.momentum-correction needs
 /// train.optimizer = momentum (the error names both keys).
-caf::error check_optimizer(const cluster_settings& cluster, const optimizer_params& optimizer);
+caf::error check_optimizer(const worker_settings& cluster, const optimizer_params& optimizer);
 
 /// The openssl.* settings of CAF's config (file paths; passphrase optional).
 struct tls_files {

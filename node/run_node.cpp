@@ -279,7 +279,7 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
       return report_failure(who, got.error());
     }
     linked = std::move(*got);
-    worker = make_worker_replica(sys, {cluster.index, train, worker_settings_for(cluster, train), *data, chief,
+    worker = make_worker_replica(sys, {cluster.index, train, cluster, *data, chief,
                                        linked->handles, cluster.workers[cluster.index].host, nullptr,
                                        linked->reconnect, worker_observed});
   }
@@ -358,7 +358,7 @@ int run_worker(caf::actor_system& sys, const train_settings& train, const cluste
   auto linked = link_shards(sys, cluster, *shards, index, who);
   if (!linked)
     return report_failure(who, linked.error());
-  auto worker = make_worker_replica(sys, {index, train, worker_settings_for(cluster, train), *data, *chief,
+  auto worker = make_worker_replica(sys, {index, train, cluster, *data, *chief,
                                           linked->handles, joining ? local_host_name() : cluster.workers[index].host,
                                           reconnect, linked->reconnect, *observed});
   if (cluster.model_parallel())
@@ -398,7 +398,7 @@ int run_local(caf::actor_system& sys, const train_settings& train, const cluster
   auto chief = make_chief(sys, std::move(cfg));
   std::vector<worker_replica_actor> workers;
   for (uint32_t j = 0; j < cluster.workers.size(); ++j)
-    workers.push_back(make_worker_replica(sys, {j, train, worker_settings_for(cluster, train), *data, chief, shards, "local",
+    workers.push_back(make_worker_replica(sys, {j, train, cluster, *data, chief, shards, "local",
                                                 nullptr, nullptr, open("worker", j)}));
   wait_for_exit(sys, chief);
   for (auto& w : workers)

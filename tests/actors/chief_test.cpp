@@ -64,7 +64,7 @@ BOOST_FIXTURE_TEST_SUITE(chief, chief_fixture)
 
 BOOST_AUTO_TEST_CASE(runs_a_worker_to_the_step_limit_and_writes_the_summary) {
   auto chief = spawn_chief();
-  worker_replica_config wc{0, train, worker_settings_for(cluster, train), data, chief, {shard}, "test"};
+  worker_replica_config wc{0, train, cluster, data, chief, {shard}, "test"};
   auto worker = keep(make_worker_replica(*sys, wc, false));
   (*self)->monitor(chief);
   sched->run();
@@ -155,7 +155,7 @@ BOOST_AUTO_TEST_CASE(a_chief_refuses_a_run_folder_in_use_first_and_leaves_the_sh
 
 BOOST_AUTO_TEST_CASE(a_progress_report_from_another_sender_is_ignored) {
   auto chief = spawn_chief();
-  worker_replica_config wc{0, train, worker_settings_for(cluster, train), data, chief, {shard}, "test"};
+  worker_replica_config wc{0, train, cluster, data, chief, {shard}, "test"};
   auto worker = keep(make_worker_replica(*sys, wc, false));
   sched->run_once(); // the chief starts
   // Someone else claims worker 0 trained the whole run: the chief must not stop on it.

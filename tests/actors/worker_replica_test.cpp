@@ -103,7 +103,7 @@ struct worker_fixture : actor_fixture {
       cfg.shards = {to};
       cfg.cluster.mode = train_mode::model_parallel; // 2 workers: one group of 2 slices
       cfg.cluster.slices = 2;
-      cfg.cluster.replicas = 1;
+      cfg.cluster.workers.resize(2);
       cfg.reconnect_chief = reconnect;
       slices.push_back(keep(make_worker_replica(*sys, cfg, false)));
       (*self)->monitor(slices.back());
@@ -142,7 +142,7 @@ struct worker_fixture : actor_fixture {
     auto cluster = *validate(cluster_values{});
     cluster.workers.resize(1);
     cluster.report_every = 5;
-    cfg.cluster = worker_settings_for(cluster, cfg.train);
+    cfg.cluster = cluster;
     cfg.data = std::make_shared<const data_splits>(quadrant_data(200, 20, 20));
     cfg.chief = chief;
     cfg.shards = {shard};
@@ -373,7 +373,7 @@ BOOST_AUTO_TEST_CASE(a_shard_refusing_the_worker_stops_it_with_the_shards_error)
   auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}, int64_t{-1}));
   auto cfg = config(chief);
   cfg.index = 3;
-  cfg.cluster.replicas = 4;
+  cfg.cluster.workers.resize(4);
   auto worker = keep(make_worker_replica(*sys, cfg, false));
   (*self)->monitor(worker);
   sched->run();

@@ -56,6 +56,7 @@ session() {
   done
   "$bin/actorps-node" --config-file="$tmp/$ini.ini" --node.role=chief --train.scope="\"$scope\"" --train.name="$name" \
     "${common[@]}" "$@" > "$tmp/$name-chief.log" 2>&1 || rc=$?
+  [[ $rc -ne 0 ]] && kill -TERM "${ws[@]}" 2>/dev/null # (a failed chief: its workers would wait out connect-timeout)
   for w in "${ws[@]}"; do wait "$w" || rc=$?; done
   return $rc
 }
