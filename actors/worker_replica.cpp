@@ -4,6 +4,7 @@
 #include "actors/worker_replica.hpp"
 
 #include "control/slicing.hpp"
+#include "control/worker_commands.hpp"
 #include "control/value_views.hpp"
 #include "actors/reach_later.hpp"
 #include "actors/worker_state.hpp"
@@ -59,7 +60,7 @@ void observe_report(worker_pointer self, const replica_command& c, std::optional
 }
 
 // Sends a progress report; returns an error when the loss cannot be read or is not finite.
-caf::error report(worker_pointer self, const replica_command& c) {
+caf::error send_report(worker_pointer self, const replica_command& c) {
   auto& st = self->state;
   auto m = st.step->model().take_metrics();
   if (!m)
@@ -107,7 +108,7 @@ void ask_lease(worker_pointer self, const replica_command& c) {
 
 // One step on the current parameters: loads the next batch (elastic: the rows the controller
 // took from its leases) and begins the step.
-void compute(worker_pointer self, const replica_command& c) {
+void compute_step(worker_pointer self, const replica_command& c) {
   auto& st = self->state;
   auto started = std::chrono::steady_clock::now();
   int rows = 0;
@@ -175,65 +176,54 @@ void register_with_chief(worker_pointer self) {
       [=](caf::error& err) { fail(self, std::move(err), "registering with the chief failed"); });
 }
 
+// The actor's primitives of control/worker_commands: each command's meaning lives there.
+struct actor_host final : worker_command_host {
+  worker_pointer self;
+  bool over = false;
+  explicit actor_host(worker_pointer s) : self(s) {}
+  bool ended() override { return over; }
+  void register_hello() override { register_with_chief(self); }
+  void reconnect_chief() override { reach_chief(self); }
+  void pull() override { send_pulls(self); }
+  void compute(const replica_command& c) override { compute_step(self, c); }
+  void push() override { push_gradients(self); }
+  void report(const replica_command& c) override {
+    if (auto err = send_report(self, c)) {
+      over = true;
+      detail::fail(self, std::move(err), c.final ? "the final report failed" : "the progress report failed");
+    }
+  }
+  void reconnect_shards(const std::vector<uint32_t>& shards) override { detail::reconnect_shards(self, shards); }
+  void ask_lease(const replica_command& c) override { actorps::ask_lease(self, c); }
+  void arm(worker_timer t, std::chrono::milliseconds after) override {
+    switch (t) { // (each comes back to the actor itself: timer_fired)
+      case worker_timer::lease: self->delayed_send(self, after, lease_atom_v); break;
+      case worker_timer::retry: self->delayed_send(self, after, step_atom_v); break;
+      case worker_timer::tick: self->delayed_send(self, after, tick_atom_v); break;
+    }
+  }
+  void announce_stop() override { self->state.step->announce_stop(); } // (a group stops together)
+  void leave(const lease_request& progress) override {
+    over = true;
+    leave_job(self, progress);
+  }
+  void quit() override {
+    over = true;
+    self->quit();
+  }
+  void fail(errc code, const std::string& text) override {
+    over = true;
+    log_line(self->state.tag, text);
+    self->quit(caf::make_error(code, text));
+  }
+  void log(const std::string& text) override { log_line(self->state.tag, text); }
+};
+
 } // namespace
 
 void detail::execute(worker_pointer self, replica_commands commands) {
-  auto& st = self->state;
-  using kind = replica_command::kind;
-  for (auto& c : commands) {
-    switch (c.what) {
-      case kind::register_hello:
-        register_with_chief(self);
-        break;
-      case kind::reconnect_chief:
-        reach_chief(self);
-        break;
-      case kind::pull:
-        send_pulls(self);
-        break;
-      case kind::compute:
-        compute(self, c);
-        break;
-      case kind::push:
-        push_gradients(self);
-        break;
-      case kind::report:
-        if (auto err = report(self, c))
-          return fail(self, std::move(err), c.final ? "the final report failed" : "the progress report failed");
-        break;
-      case kind::reconnect_shards:
-        reconnect_shards(self, c.shards);
-        break;
-      case kind::ask_lease:
-        ask_lease(self, c);
-        break;
-      case kind::lease_after:
-        self->delayed_send(self, c.after, lease_atom_v);
-        break;
-      case kind::retry_after:
-        self->delayed_send(self, c.after, step_atom_v);
-        break;
-      case kind::tick_after:
-        self->delayed_send(self, c.after, tick_atom_v);
-        break;
-      case kind::announce_stop:
-        st.step->announce_stop(); // a group stops together: the others drop the step I leave
-        break;
-      case kind::leave:
-        leave_job(self, std::move(c.lease));
-        break;
-      case kind::quit:
-        self->quit();
-        break;
-      case kind::fail:
-        log_line(st.tag, c.text);
-        self->quit(caf::make_error(c.code, c.text));
-        return;
-      case kind::log:
-        log_line(st.tag, c.text);
-        break;
-    }
-  }
+  actor_host host{self};
+  carry_out(commands, host);
 }
 
 namespace {
@@ -297,7 +287,7 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
     },
     [=](step_atom) {
       if (self->current_sender() == self->ctrl())
-        execute(self, self->state.ctl->retry());
+        execute(self, timer_fired(*self->state.ctl, worker_timer::retry, self->clock().now()));
     },
     [=](stop_atom) { execute(self, self->state.ctl->stop()); },
     [=](leave_atom) {
@@ -306,11 +296,11 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
     },
     [=](lease_atom) { // to itself: ask for data again after a pause or a failed request
       if (self->current_sender() == self->ctrl())
-        execute(self, self->state.ctl->lease_wait_over());
+        execute(self, timer_fired(*self->state.ctl, worker_timer::lease, self->clock().now()));
     },
     [=](tick_atom) {
       if (self->current_sender() == self->ctrl())
-        execute(self, self->state.ctl->tick(self->clock().now()));
+        execute(self, timer_fired(*self->state.ctl, worker_timer::tick, self->clock().now()));
     },
     [=](compute_atom, gradient_request& req) { return compute_part(self, std::move(req)); },
   };

@@ -123,6 +123,7 @@ private:
   // The chief's commands (sim/cluster_chief.cpp): control/chief_commands' meaning, this cluster
   // the host of its primitives.
   class chief_host;
+  struct worker_host;
   // The chief's in-graph steps (sim/cluster_in_graph.cpp): control/in_graph_driver's rules, this
   // cluster its host.
   class in_graph_chief;

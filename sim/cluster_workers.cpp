@@ -2,6 +2,7 @@
 #include "sim/cluster_nodes.hpp"
 
 #include "common/log.hpp"
+#include "control/worker_commands.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -36,89 +37,69 @@ void cluster::start_worker(uint32_t j) {
   worker_execute(j, w.ctl->begin(clock()));
 }
 
-void cluster::worker_execute(uint32_t j, replica_commands cmds) {
-  using kind = replica_command::kind;
-  auto& w = *workers_[j];
-  const std::string who = cat("worker ", j);
-  const uint64_t inc = w.incarnation;
-  for (auto& c : cmds) {
-    if (over_ || !w.alive || w.incarnation != inc)
-      return;
-    switch (c.what) {
-      case kind::register_hello:
-        send_hello(j, inc);
-        break;
-      case kind::reconnect_chief:
-        reach_chief(j, inc);
-        break;
-      case kind::pull:
-        worker_pull(j);
-        break;
-      case kind::compute:
-        worker_compute(j, sc_.elastic ? c.batch.count : batch_rows);
-        break;
-      case kind::push:
-        worker_push(j);
-        break;
-      case kind::report:
-        to_chief(worker_id(j), [this, j, c, step = w.ctl->step()] { // (to the chief it is connected to)
-          log("chief", cat("report of worker ", j, ": ", c.steps, " steps", c.final ? " (final)" : ""));
-          chief_execute(chief_->progress(j, c.steps, c.examples, static_cast<double>(c.examples), c.final, clock(), step,
-                                         c.stale_steps, c.split_steps));
-        }, w.chief);
-        break;
-      case kind::reconnect_shards:
-        reach_shards(j, inc, c.shards);
-        break;
-      case kind::ask_lease:
-        to_chief(worker_id(j), [this, j, inc, epoch = c.epoch, req = c.lease] { on_lease(j, inc, epoch, req); }, w.chief);
-        break;
-      case kind::lease_after:
-        at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(), [this, j, inc] {
-          if (workers_[j]->alive && workers_[j]->incarnation == inc)
-            worker_execute(j, workers_[j]->ctl->lease_wait_over());
-        });
-        break;
-      case kind::retry_after:
-        at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(), [this, j, inc] {
-          if (workers_[j]->alive && workers_[j]->incarnation == inc)
-            worker_execute(j, workers_[j]->ctl->retry());
-        });
-        break;
-      case kind::tick_after:
-        at(now_ + std::chrono::duration_cast<std::chrono::microseconds>(c.after).count(), [this, j, inc] {
-          if (workers_[j]->alive && workers_[j]->incarnation == inc)
-            worker_execute(j, workers_[j]->ctl->tick(clock()));
-        });
-        break;
-      case kind::announce_stop:
-        if (sc_.slices > 1)
-          slice_announce_stop(j);
-        break;
-      case kind::leave:
-        to_chief(worker_id(j), [this, j, req = c.lease] {
-          if (desk_) { // (its reports, then the rest of its leases back to the pool)
-            if (!settle_leases(j, req))
-              return;
-            desk_->release(j);
-          }
-          chief_execute(chief_->worker_left(j, clock()));
-        }, w.chief);
-        worker_gone(j, false, "left");
-        return;
-      case kind::quit:
-        log(who, cat("quits at step ", w.ctl->step()));
-        worker_gone(j, false, "");
-        return;
-      case kind::fail:
-        log(who, cat("fails: ", to_string(c.code), ": ", c.text));
-        worker_gone(j, true, c.text);
-        return;
-      case kind::log:
-        log(who, c.text);
-        break;
-    }
+// The simulated worker's primitives of control/worker_commands (each command's meaning lives
+// there, as for the actor).
+struct cluster::worker_host final : worker_command_host {
+  cluster& c;
+  uint32_t j;
+  uint64_t inc;
+  std::string who;
+  worker_host(cluster& owner, uint32_t index)
+      : c(owner), j(index), inc(owner.workers_[index]->incarnation), who(cat("worker ", index)) {}
+  worker_node& w() { return *c.workers_[j]; }
+  bool ended() override { return c.over_ || !w().alive || w().incarnation != inc; }
+  void register_hello() override { c.send_hello(j, inc); }
+  void reconnect_chief() override { c.reach_chief(j, inc); }
+  void pull() override { c.worker_pull(j); }
+  void compute(const replica_command& cmd) override { c.worker_compute(j, c.sc_.elastic ? cmd.batch.count : batch_rows); }
+  void push() override { c.worker_push(j); }
+  void report(const replica_command& cmd) override {
+    c.to_chief(c.worker_id(j), [&c = c, j = j, cmd, step = w().ctl->step()] { // (to the chief it is connected to)
+      c.log("chief", cat("report of worker ", j, ": ", cmd.steps, " steps", cmd.final ? " (final)" : ""));
+      c.chief_execute(c.chief_->progress(j, cmd.steps, cmd.examples, static_cast<double>(cmd.examples), cmd.final,
+                                         c.clock(), step, cmd.stale_steps, cmd.split_steps));
+    }, w().chief);
   }
+  void reconnect_shards(const std::vector<uint32_t>& shards) override { c.reach_shards(j, inc, shards); }
+  void ask_lease(const replica_command& cmd) override {
+    c.to_chief(c.worker_id(j), [&c = c, j = j, inc = inc, epoch = cmd.epoch, req = cmd.lease] { c.on_lease(j, inc, epoch, req); },
+               w().chief);
+  }
+  void arm(worker_timer t, std::chrono::milliseconds after) override {
+    c.at(c.now_ + std::chrono::duration_cast<std::chrono::microseconds>(after).count(), [&c = c, j = j, inc = inc, t] {
+      if (c.workers_[j]->alive && c.workers_[j]->incarnation == inc)
+        c.worker_execute(j, timer_fired(*c.workers_[j]->ctl, t, c.clock()));
+    });
+  }
+  void announce_stop() override {
+    if (c.sc_.slices > 1)
+      c.slice_announce_stop(j);
+  }
+  void leave(const lease_request& progress) override {
+    c.to_chief(c.worker_id(j), [&c = c, j = j, req = progress] {
+      if (c.desk_) { // (its reports, then the rest of its leases back to the pool)
+        if (!c.settle_leases(j, req))
+          return;
+        c.desk_->release(j);
+      }
+      c.chief_execute(c.chief_->worker_left(j, c.clock()));
+    }, w().chief);
+    c.worker_gone(j, false, "left");
+  }
+  void quit() override {
+    c.log(who, cat("quits at step ", w().ctl->step()));
+    c.worker_gone(j, false, "");
+  }
+  void fail(errc code, const std::string& text) override {
+    c.log(who, cat("fails: ", to_string(code), ": ", text));
+    c.worker_gone(j, true, text);
+  }
+  void log(const std::string& text) override { c.log(who, text); }
+};
+
+void cluster::worker_execute(uint32_t j, replica_commands cmds) {
+  worker_host host{*this, j};
+  carry_out(cmds, host);
 }
 
 void cluster::worker_pull(uint32_t j) {
