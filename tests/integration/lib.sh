@@ -27,6 +27,9 @@ signal_when_training() {
     sleep 0.1
   done
 }
+# end_run NAME: SIGTERM to run NAME's chief, which ends the run as at its limit (final evaluation,
+# summary); for runs given a step limit only to outlast a probe
+end_run() { kill -TERM "$(awk '$1 == "chief" {print $2}' "$tmp/runs/$1/pids")"; }
 # kill_when_training NAME NODE: kill -9 of NODE a second into training (signal_when_training)
 kill_when_training() { signal_when_training KILL 1 "$1" "$2"; }
 # restart_killed_worker RUN J LOG [options]: kill -9s worker J of run RUN once it trains, then

@@ -99,6 +99,7 @@ echo "after $((SECONDS - stopped_at)) s: $line"
 [[ "$line" == *"waiting for worker 2 "* ]] || fail "no stall line naming worker 2 within 10 s"
 [[ "$line" == *"worker 0"* || "$line" == *"worker 1"* ]] && fail "the stall line names a worker that was not frozen"
 [[ -n "$victim" ]] && kill -CONT "$victim"
+sleep 1 && end_run frozen # (its 40,000 steps only outlast the probe)
 wait "$launcher" || { fail "the sync cluster failed after the freeze"; tail -20 "$tmp/frozen.out"; }
 stalls=$(field "$tmp/runs/frozen/summary.json" stalls 2>/dev/null)
 echo "stalls in summary.json: $stalls; stragglers: $(field "$tmp/runs/frozen/summary.json" stragglers 2>/dev/null)"
@@ -122,6 +123,7 @@ echo "$line"
 [[ "$line" == *"; waiting for shard 1 "*"(no answer within 2.0 s"* ]] || fail "no stall line naming shard 1 first within 10 s"
 [[ "$line" == *"shard 0"* ]] && fail "the stall line names shard 0, which was not frozen"
 [[ -n "$victim" ]] && kill -CONT "$victim"
+sleep 1 && end_run frozen-ps
 wait "$launcher" || { fail "the async cluster failed after the shard's freeze"; tail -20 "$tmp/frozen-ps.out"; }
 
 finish
