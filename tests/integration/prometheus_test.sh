@@ -77,6 +77,7 @@ chief_port=$(awk '$1 == "chief" {print $2}' "$tmp/runs/scraped/metrics-ports")
 python3 -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1], timeout=5)" "http://127.0.0.1:$chief_port/" 2> "$tmp/404.txt" \
   && fail "a path other than /metrics was answered"
 grep -q "404" "$tmp/404.txt" || fail "a path other than /metrics did not get 404"
+end_run scraped # (its 30 s only outlast the checks)
 wait "$launcher" || fail "the cluster failed"
 launcher=""
 finish
