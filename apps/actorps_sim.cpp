@@ -39,7 +39,7 @@ const char* usage =
   "checksum): a restart restores the newest that verifies, or fails by name when none does.\n"
   "--scopes: each run, then a session in the same scope (twice the max-steps) attaching to the\n"
   "variables the shards kept (--kept: the versions it attaches at, as its replay names them).\n"
-  "--overlap-steps 1 (async): workers compute the next step while a step's exchange travels\n"
+  "--overlap-steps 1 (async, ssp): workers compute the next step while a step's exchange travels\n"
   "(cluster.overlap-steps); a push may then miss at most one of its worker's own updates.\n";
 
 /// A kind of run: a train mode, elastic or not.
@@ -240,8 +240,8 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
   auto sc = scenario_for(seed, kind.mode, draw{o.size, elastic, in_graph, o.shard_crashes, o.storage_faults});
   sc.elastic = elastic;
   sc.in_graph = in_graph;
-  if (o.overlap_steps > 0 && (kind.mode != train_mode::async || elastic || in_graph))
-    bad("--overlap-steps is for async runs that are not elastic (as cluster.overlap-steps refuses the others)");
+  if (o.overlap_steps > 0 && ((kind.mode != train_mode::async && kind.mode != train_mode::ssp) || elastic || in_graph))
+    bad("--overlap-steps is for async and ssp runs that are not elastic (as cluster.overlap-steps refuses the others)");
   sc.overlap_steps = o.overlap_steps;
   if (o.train_rows)
     sc.train_rows = static_cast<int>(*o.train_rows);

@@ -74,7 +74,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.stream_min_bytes, "stream-min-bytes", "tensor-stream: a pull's or push's tensors of fewer bytes than this travel inside its typed message (a frame costs each node a thread wake-up); 0: every tensor on the stream")
     .add(v.stream_port_offset, "stream-port-offset", "tensor-stream: a ps node listens for streams at its cluster.ps port plus this (for firewalls and pod specs); 0: any free port, offered to the workers over BASP")
     .add(v.push_bucket_bytes, "push-bucket-bytes", "workers push a step's gradients in parts of about this many bytes as backprop completes them, overlapping the rest of backprop (0: one push per shard after backprop)")
-    .add(v.overlap_steps, "overlap-steps", "async: 1 computes each worker's next step on the values it holds while this step's pushes and the replies with the next values travel (one step more staleness); 0: a step waits for its values")
+    .add(v.overlap_steps, "overlap-steps", "async, ssp: 1 computes each worker's next step on the values it holds while this step's pushes and the replies with the next values travel (one step more staleness); 0: a step waits for its values")
     .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it")
     .add(v.stall_warn, "stall-warn", "the chief logs whom it waits for after this long without a global step (0s: off)")
     .add(v.wire_precision, "wire-precision", "fp32, bf16 or fp16: how gradients and values travel (shards keep fp32)")
@@ -319,9 +319,9 @@ caf::error validate_training(const cluster_values& v, cluster_settings& s) {
   s.compensate_momentum = v.async_momentum == "compensate";
   if (v.overlap_steps < 0 || v.overlap_steps > 1)
     return bad("cluster.overlap-steps", cat("must be 0 or 1, got ", v.overlap_steps));
-  if (v.overlap_steps > 0 && (s.mode != train_mode::async || s.in_graph() || v.elastic))
-    return bad("cluster.overlap-steps", "works with train.mode = async, between-graph and not elastic only (sync and ssp "
-                                        "steps wait for the shards, in-graph steps for the chief, elastic ones for leases)");
+  if (v.overlap_steps > 0 && ((s.mode != train_mode::async && s.mode != train_mode::ssp) || s.in_graph() || v.elastic))
+    return bad("cluster.overlap-steps", "works with train.mode = async or ssp, between-graph and not elastic only (sync "
+                                        "steps wait for every worker, in-graph steps for the chief, elastic ones for leases)");
   s.overlap_steps = v.overlap_steps;
   return caf::none;
 }

@@ -267,7 +267,8 @@ replica_commands replica_control::step_status(step_state s, int rows) {
 }
 
 bool replica_control::overlaps() const {
-  return cfg_.overlap_steps > 0 && cfg_.mode == train_mode::async && !cfg_.in_graph && !leases_;
+  return cfg_.overlap_steps > 0 && (cfg_.mode == train_mode::async || cfg_.mode == train_mode::ssp) && !cfg_.in_graph
+         && !leases_;
 }
 
 // Overlap: the next step computes on the values the worker holds while this step's pushes

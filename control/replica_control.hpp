@@ -50,8 +50,8 @@ struct replica_control_config {
   uint32_t index = 0;               ///< leased: the worker's id in its lease requests
   int batch_size = 1;               ///< leased: rows per step
   std::chrono::milliseconds lease_retry{500}; ///< leased: pause after a failed lease request
-  /// cluster.overlap-steps: async, not leased: 1 computes the next step while this step's pushes
-  /// and their replies travel (its gradients go out once the replies are in); 0: one at a time.
+  /// cluster.overlap-steps: async or ssp, not leased: 1 computes the next step while this step's
+  /// pushes and their replies travel (its gradients go out once the replies are in); 0: one at a time.
   int overlap_steps = 0;
 };
 
@@ -125,7 +125,7 @@ public:
   /// The version of shard s's values the step being pushed was computed on (a push names it as
   /// its base): version(s) at its compute, older than version(s) for a step computed ahead.
   uint64_t base_version(uint32_t s) const { return computed_on_.at(s); }
-  /// Whether steps overlap the exchange (cluster.overlap-steps in async, not leased).
+  /// Whether steps overlap the exchange (cluster.overlap-steps in async or ssp, not leased).
   bool overlaps() const;
   /// Whether the step being computed may push parts as backprop completes them (wait-free
   /// backprop): not a step computed ahead, whose pushes wait for the replies of the one before.

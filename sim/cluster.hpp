@@ -161,6 +161,7 @@ private:
   void restore_shard(uint32_t s);
   void set_up_again(uint32_t s, uint64_t version);
   void shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step, uint64_t base);
+  void apply_own(uint32_t s, uint32_t j, uint64_t step, uint64_t base);
   void shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t version, uint64_t next_step,
                    bool stale);
   void shard_apply_sync(uint32_t s, sync_session<held_reply>::step_done done);

@@ -64,6 +64,22 @@ void cluster::shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, request_
   });
 }
 
+// Async and ssp: shard s applies worker j's push computed on version `base`. The values a
+// gradient was computed on miss at most cluster.overlap-steps of its worker's own updates (none
+// without overlap: a step waits for its values).
+void cluster::apply_own(uint32_t s, uint32_t j, uint64_t step, uint64_t base) {
+  auto& sh = *shards_[s];
+  auto& own = sh.own_updates[j];
+  const auto missed = std::count_if(own.begin(), own.end(), [base](uint64_t v) { return v > base; });
+  if (missed > sc_.overlap_steps)
+    violate(cat("worker ", j, "'s push of step ", step, " to shard ", s, " was computed on version ", base,
+                ", missing ", missed, " of its own updates (cluster.overlap-steps = ", sc_.overlap_steps, ")"));
+  ++sh.version;
+  own.push_back(sh.version);
+  if (own.size() > 8) // (older ones are in every base by now)
+    own.erase(own.begin());
+}
+
 void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step, uint64_t base) {
   auto& sh = *shards_[s];
   if (sh.seen[j] != incarnation) { // a new sender: monitored from now on
@@ -74,21 +90,11 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_t
     sh.own_updates[j].clear();
   }
   if (sc_.mode == train_mode::async || sc_.mode == train_mode::model_parallel) { // (a slice pushes its columns)
-    // The values a gradient was computed on miss at most cluster.overlap-steps of its worker's
-    // own updates (none without overlap: a step waits for its values).
-    auto& own = sh.own_updates[j];
-    const auto missed = std::count_if(own.begin(), own.end(), [base](uint64_t v) { return v > base; });
-    if (missed > sc_.overlap_steps)
-      violate(cat("worker ", j, "'s push of step ", step, " to shard ", s, " was computed on version ", base,
-                  ", missing ", missed, " of its own updates (cluster.overlap-steps = ", sc_.overlap_steps, ")"));
-    ++sh.version;
-    own.push_back(sh.version);
-    if (own.size() > 8) // (older ones are in every base by now)
-      own.erase(own.begin());
+    apply_own(s, j, step, base);
     return shard_reply(s, j, incarnation, tag, sh.version, step + 1, false);
   }
   if (sc_.mode == train_mode::ssp) {
-    ++sh.version;
+    apply_own(s, j, step, base);
     sh.ssp->heard(j, clock());
     sh.lost[j] = false;
     if (static_cast<int64_t>(step) > sh.top_step[j]) {

@@ -114,7 +114,7 @@ scenario scenario_for(uint64_t seed, train_mode mode, draw d) {
   sc.checkpoint_every = std::max<int64_t>(1, sc.max_steps / 4);
   sc.elastic = elastic && !in_graph && mode != train_mode::model_parallel;
   sc.in_graph = in_graph && mode == train_mode::sync;
-  sc.overlap_steps = d.overlap && mode == train_mode::async && !sc.elastic ? 1 : 0;
+  sc.overlap_steps = d.overlap && (mode == train_mode::async || mode == train_mode::ssp) && !sc.elastic ? 1 : 0;
   if (sc.elastic) {
     sc.train_rows = batch_rows * (5 + static_cast<int>(r.below(40)));
     sc.lease_rows = batch_rows * (1 + static_cast<int>(r.below(4)));

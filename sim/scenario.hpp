@@ -89,7 +89,7 @@ struct draw {
   bool shard_crashes = false; ///< the faults include shards killed and restored (a seed's other
                               ///< draws stay those it has without)
   bool storage_faults = false; ///< the faults include damaged checkpoints (likewise)
-  bool overlap = false;        ///< async, not elastic: cluster.overlap-steps = 1 (the draws stay the same)
+  bool overlap = false;        ///< async or ssp, not elastic: cluster.overlap-steps = 1 (the draws stay the same)
 };
 
 /// Draws a scenario for `seed` in `mode`: the shape (small: 1-8 workers, 1-4 shards; large: up

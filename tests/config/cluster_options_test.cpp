@@ -93,11 +93,11 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
   expect([](cluster_values& v) { v.push_bucket_bytes = -1; },
          "cluster.push-bucket-bytes must be >= 0 (0: one push after backprop), got -1");
   expect([](cluster_values& v) { v.overlap_steps = 2; }, "cluster.overlap-steps must be 0 or 1, got 2");
-  for (auto mode : {"sync", "ssp"})
+  for (auto mode : {"sync", "model-parallel"})
     expect([mode](cluster_values& v) { v.overlap_steps = 1; v.mode = mode; },
-           "cluster.overlap-steps works with train.mode = async, between-graph and not elastic only");
+           "cluster.overlap-steps works with train.mode = async or ssp, between-graph and not elastic only");
   expect([](cluster_values& v) { v.overlap_steps = 1; v.elastic = true; },
-         "cluster.overlap-steps works with train.mode = async, between-graph and not elastic only");
+         "cluster.overlap-steps works with train.mode = async or ssp, between-graph and not elastic only");
   expect([](cluster_values& v) { v.stream_min_bytes = -1; },
          "cluster.stream-min-bytes must be >= 0 (0: every tensor on the stream), got -1");
   expect([](cluster_values& v) { v.stream_port_offset = 70000; },
@@ -133,6 +133,9 @@ BOOST_AUTO_TEST_CASE(overlapped_steps_are_off_unless_asked_for_and_count_as_upda
   BOOST_TEST(applied_momentum(base, *validate(v)) == 0.95f);
   v.overlap_steps = 1;
   BOOST_TEST(validate(v)->overlap_steps == 1);
+  v.mode = "ssp";
+  BOOST_TEST(validate(v)->overlap_steps == 1);
+  v.mode = "async";
   BOOST_TEST(applied_momentum(base, *validate(v)) == 0.9f, boost::test_tools::tolerance(1e-6f));
   v.workers = {"127.0.0.1:4260", "127.0.0.1:4261"};
   BOOST_TEST(applied_momentum(base, *validate(v)) == 0.8f, boost::test_tools::tolerance(1e-6f));

@@ -83,13 +83,19 @@ BOOST_AUTO_TEST_CASE(no_step_is_computed_ahead_past_the_steps_left) {
   BOOST_TEST(find(end, kind::report)->steps == 2);
 }
 
-BOOST_AUTO_TEST_CASE(only_async_overlaps) {
-  for (auto mode : {train_mode::sync, train_mode::ssp}) {
+// ssp too: the shard holds a reply while the worker is too far ahead, and the step computed
+// ahead waits for it like any reply (the values are then staleness + 1 steps old at most).
+BOOST_AUTO_TEST_CASE(async_and_ssp_overlap_sync_and_slices_do_not) {
+  for (auto mode : {train_mode::sync, train_mode::model_parallel}) {
     controller ctl(overlapping(mode));
     start(ctl);
     answer_pull(ctl);
     BOOST_TEST((kinds(ctl.step_status(step_state::ready, 10)) == std::vector<kind>{kind::push}));
   }
+  controller ssp(overlapping(train_mode::ssp));
+  start(ssp);
+  answer_pull(ssp);
+  BOOST_TEST((kinds(ssp.step_status(step_state::ready, 10)) == std::vector<kind>{kind::push, kind::compute}));
   auto leased = overlapping();
   leased.leased = true;
   controller ctl(leased);

@@ -8,7 +8,7 @@
 #  5. bf16 with top-k gradients and values over real sockets: it learns, and summary.json's
 #     byte counters match the encoding (6 bytes per sent value, at most half of each
 #     variable: a selected value that is exactly 0 is not sent);
-#  6. cluster.overlap-steps = 1 on the 1 x 1 cluster of 2 (at half its learning rate: 0.1 with
+#  6. cluster.overlap-steps = 1 on the 1 x 1 cluster of 2, and in ssp on 1 x 2 (at half the learning rate: 0.1 with
 #     one step of staleness left it at 29-37%): it learns, and the shard's lag histogram shows
 #     every push but the first one version behind (a lone worker without overlap, run 2's,
 #     pushed every step on the version it was computed on).
@@ -102,6 +102,15 @@ assert overlap["worker_steps"] == 300 and overlap["test_accuracy"] > 0.6
 PY
 else
   fail "the overlapped cluster failed:"; tail -20 "$tmp/overlap.out"
+fi
+if cluster --mode ssp --ps 1 --workers 2 --name overlap-ssp --deadline 120 -- --data.dir="$tmp/data" --model.hidden=[16] \
+     --model.classes=4 --train.max-steps=300 --train.learning-rate=0.05 --train.staleness=1 --cluster.overlap-steps=1 \
+     > "$tmp/overlap-ssp.out" 2>&1; then
+  acc=$(field "$tmp/runs/overlap-ssp/summary.json" test_accuracy)
+  echo "ssp (staleness 1) with overlapped steps, 1 shard x 2 workers: test accuracy $acc"
+  above "$acc" 0.6 || fail "overlapped ssp: accuracy $acc"
+else
+  fail "the overlapped ssp cluster failed:"; tail -20 "$tmp/overlap-ssp.out"
 fi
 
 finish

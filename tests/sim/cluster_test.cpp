@@ -538,9 +538,11 @@ BOOST_AUTO_TEST_CASE(seeded_sweep_keeps_every_invariant) {
   add(train_mode::sync, draw{scale::small, false, true, true, true}, 100);
   add(train_mode::model_parallel, draw{scale::small, false, false, false, true}, 100);
   // async workers computing the next step while a step's exchange travels (cluster.overlap-steps)
-  add(train_mode::async, draw{scale::small, false, false, false, false, true}, 300);
-  add(train_mode::async, draw{scale::small, false, false, true, true, true}, 200);
-  add(train_mode::async, draw{scale::large, false, false, true, false, true}, 10);
+  for (auto mode : {train_mode::async, train_mode::ssp}) {
+    add(mode, draw{scale::small, false, false, false, false, true}, 300);
+    add(mode, draw{scale::small, false, false, true, true, true}, 200);
+    add(mode, draw{scale::large, false, false, true, false, true}, 10);
+  }
   // scopes: each run, then a session attaching to the scope it kept
   for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
     for (uint64_t seed = 1; seed <= 100; ++seed) {
