@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/exercise10.sh end to end on a small synthetic data set with a 2-second budget, then with
+# scripts/exercise10.sh end to end on a small synthetic data set with a 1-second budget, then with
 # --notebook (early stopping every 5 epochs, patience 6, at most 40 epochs): every
 # mode runs, report.md has a row per mode (none failed), the answers and the epoch table,
 # accuracy.png is a PNG image, and the 1-epoch runs with 1, 2 and 3 workers train exactly 1 epoch.
@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh" "$@"
 
 python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
-if "$root/scripts/exercise10.sh" --budget 2 --epochs 1 --target 0.9 --name smoke --run-dir "$tmp/runs" --bin "$bin" -- \
+if "$root/scripts/exercise10.sh" --budget 1 --epochs 1 --target 0.9 --name smoke --run-dir "$tmp/runs" --bin "$bin" -- \
      --data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.learning-rate=0.03 > "$tmp/ex.out" 2>&1; then
   report=$tmp/runs/smoke/report.md
   for mode in single async sync sync-backup in-graph ssp model-parallel; do
