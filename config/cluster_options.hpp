@@ -55,6 +55,7 @@ inline constexpr std::chrono::seconds step_timeout{30};
 inline constexpr int report_every = 50;
 inline constexpr int64_t max_message_bytes = int64_t{64} << 20;
 inline constexpr int64_t push_bucket_bytes = int64_t{256} << 10;
+inline constexpr int overlap_steps = 0;
 inline constexpr uint32_t max_slice_floats = static_cast<uint32_t>(max_message_bytes / sizeof(float));
 inline constexpr uint64_t push_bucket_floats = static_cast<uint64_t>(push_bucket_bytes) / sizeof(float);
 inline constexpr int slow_worker = -1;
@@ -84,7 +85,7 @@ struct cluster_values {
   int report_every = cluster_default::report_every;
   int64_t max_message_bytes = cluster_default::max_message_bytes;
   int64_t push_bucket_bytes = cluster_default::push_bucket_bytes;
-  int overlap_steps = 0;
+  int overlap_steps = cluster_default::overlap_steps;
   caf::timespan step_timeout = cluster_default::step_timeout;
   caf::timespan stall_warn = std::chrono::seconds(10);
   std::string wire_precision = "fp32";
@@ -190,8 +191,8 @@ struct worker_settings : run_settings {
   /// From cluster.push-bucket-bytes: a step's push to a shard goes out in parts of about this
   /// many gradient values as backprop completes them (0: one push after backprop).
   uint64_t push_bucket_floats = cluster_default::push_bucket_floats;
-  /// cluster.overlap-steps: async workers compute the next step while a step's exchange travels.
-  int overlap_steps = 0;
+  /// cluster.overlap-steps: async and ssp workers compute the next step while a step's exchange travels.
+  int overlap_steps = cluster_default::overlap_steps;
   /// cluster.momentum-correction: with top-k, workers keep the momentum (Lin et al., "Deep
   /// Gradient Compression", 2018) and shards apply plain SGD (see shard_optimizer).
   bool momentum_correction = false;

@@ -244,20 +244,15 @@ replica_commands replica_control::round_complete() {
 replica_commands replica_control::step_status(step_state s, int rows) {
   if (phase_ == replica_phase::done)
     return {};
-  if (ahead_ == ahead_step::computing || ahead_ == ahead_step::dropped)
+  if (ahead_busy())
     return ahead_status(s, rows); // (the compute begun last is the step ahead)
   if (round_.at != stage::computing)
     return {};
   switch (s) {
     case step_state::waiting:
       return {};
-    case step_state::ready: {
-      report_examples_ += rows;
-      round_.at = stage::pushes;
-      replica_commands out{command(replica_command::kind::push)};
-      compute_ahead(out);
-      return out;
-    }
+    case step_state::ready:
+      return push_step(rows);
     case step_state::stopped: // another slice of the group stopped: so do I
       round_.at = stage::none;
       phase_ = replica_phase::stopping;
@@ -296,11 +291,20 @@ replica_commands replica_control::ahead_status(step_state s, int rows) {
     return {};
   if (ahead_ == ahead_step::dropped || s == step_state::stopped) {
     ahead_ = ahead_step::none;
-    return round_.at == stage::none ? next_step() : replica_commands{};
+  } else {
+    ahead_ = ahead_step::ready;
+    ahead_rows_ = rows;
   }
-  ahead_ = ahead_step::ready;
-  ahead_rows_ = rows;
   return round_.at == stage::none ? next_step() : replica_commands{};
+}
+
+// A computed step of `rows` examples: its push, and (overlap) the next step computing ahead.
+replica_commands replica_control::push_step(int rows) {
+  report_examples_ += rows;
+  round_.at = stage::pushes;
+  replica_commands out{command(replica_command::kind::push)};
+  compute_ahead(out);
+  return out;
 }
 
 replica_commands replica_control::step_complete() {
@@ -360,16 +364,12 @@ replica_commands replica_control::next_step() {
     drop_ahead();
     return {}; // paused, out of steps: the start or the grant goes on
   }
-  if (ahead_ == ahead_step::computing || ahead_ == ahead_step::dropped)
+  if (ahead_busy())
     return {}; // (its end goes on)
   if (ahead_ == ahead_step::ready) { // computed while the last step's exchange travelled: push it
     ahead_ = ahead_step::none;
     computed_on_ = ahead_on_;
-    report_examples_ += ahead_rows_;
-    round_.at = stage::pushes;
-    replica_commands out{command(replica_command::kind::push)};
-    compute_ahead(out);
-    return out;
+    return push_step(ahead_rows_);
   }
   replica_command c{replica_command::kind::compute};
   if (leases_) {
@@ -393,8 +393,7 @@ replica_commands replica_control::next_step() {
 // finished the step pushed theirs. (Every slice waited on in the step is either still in it or
 // has announced its stop, so the step ends either way.)
 replica_commands replica_control::finish_if_idle() {
-  if (phase_ != replica_phase::stopping || round_.pending > 0 || round_.at == stage::computing
-      || ahead_ == ahead_step::computing || ahead_ == ahead_step::dropped)
+  if (phase_ != replica_phase::stopping || round_.pending > 0 || round_.at == stage::computing || ahead_busy())
     return {};
   phase_ = replica_phase::done;
   const bool leaving = ending_ == ending::leave;

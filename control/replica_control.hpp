@@ -215,10 +215,12 @@ private:
   replica_commands step_complete();
   replica_commands begin_training();
   replica_commands next_step();
-  replica_command compute_command();
   void compute_ahead(replica_commands& out);
   void drop_ahead();
   replica_commands ahead_status(step_state s, int rows);
+  replica_commands push_step(int rows);
+  /// The step ahead is still computing (its end is an input to wait for).
+  bool ahead_busy() const { return ahead_ == ahead_step::computing || ahead_ == ahead_step::dropped; }
   void stop_at_sync_limit();
   void spend_step(replica_commands& out);
   replica_commands ask_more();

@@ -63,7 +63,7 @@ struct cluster::shard_node {
   std::vector<uint64_t> seen;               // per worker: the incarnation it monitors (0: none)
   std::vector<bool> lost;                   // per worker: its down notification arrived
   std::vector<int64_t> finished;            // ssp: steps applied per worker (the simulator's own count)
-  std::vector<std::vector<uint64_t>> own_updates; // async: the versions each worker's pushes made (this incarnation)
+  std::vector<std::vector<uint64_t>> own_updates; // async, ssp: the versions each worker's pushes made (this incarnation)
   std::vector<int64_t> top_step;            // ssp: the highest step each worker pushed (a push repeated
                                             // after its reply timed out is no new step)
   uint64_t stale_dropped = 0;

@@ -44,10 +44,7 @@ BOOST_AUTO_TEST_CASE(the_next_step_computes_while_the_pushes_travel_and_pushes_o
 
 BOOST_AUTO_TEST_CASE(replies_that_come_before_the_step_ahead_is_ready_push_it_when_it_is) {
   controller ctl(overlapping());
-  start(ctl);
-  answer_pull(ctl);
-  ctl.step_status(step_state::ready, 10);
-  auto t = send(ctl);
+  auto t = first_pushes(ctl); // step 0's pushes sent, step 1 computing ahead
   BOOST_TEST(answer_pushes(ctl, t, 1).empty()); // step 1 is still computing
   auto ready = ctl.step_status(step_state::ready, 10);
   BOOST_TEST((kinds(ready) == std::vector<kind>{kind::push, kind::compute}));
@@ -104,10 +101,7 @@ BOOST_AUTO_TEST_CASE(async_and_ssp_overlap_sync_and_slices_do_not) {
 
 BOOST_AUTO_TEST_CASE(a_lost_shard_drops_the_step_computed_ahead_and_waits_for_it_before_the_next) {
   controller ctl(overlapping());
-  start(ctl);
-  answer_pull(ctl);
-  ctl.step_status(step_state::ready, 10);
-  auto t = send(ctl);
+  auto t = first_pushes(ctl); // step 0's pushes sent, step 1 computing ahead
   BOOST_TEST(ctl.shard_down(1, "shard 1 went down").empty()); // shard 0 still owes its reply
   ctl.answers(0, t.e0);
   BOOST_TEST((kinds(ctl.pushed(0, 1, 1, false)) == std::vector<kind>{kind::reconnect_shards}));
@@ -122,10 +116,7 @@ BOOST_AUTO_TEST_CASE(a_lost_shard_drops_the_step_computed_ahead_and_waits_for_it
 
 BOOST_AUTO_TEST_CASE(a_stop_drops_the_step_computed_ahead_and_quits_once_the_replies_are_in) {
   controller ctl(overlapping());
-  start(ctl);
-  answer_pull(ctl);
-  ctl.step_status(step_state::ready, 10);
-  auto t = send(ctl);
+  auto t = first_pushes(ctl); // step 0's pushes sent, step 1 computing ahead
   BOOST_TEST(ctl.stop().empty()); // step 0's pushes and step 1's compute are in flight
   BOOST_TEST(answer_pushes(ctl, t, 1).empty());
   auto end = ctl.step_status(step_state::ready, 10);
@@ -136,10 +127,7 @@ BOOST_AUTO_TEST_CASE(a_stop_drops_the_step_computed_ahead_and_quits_once_the_rep
 
 BOOST_AUTO_TEST_CASE(a_pause_for_the_chief_drops_a_step_ready_ahead) {
   controller ctl(overlapping());
-  start(ctl);
-  answer_pull(ctl);
-  ctl.step_status(step_state::ready, 10);
-  auto t = send(ctl);
+  auto t = first_pushes(ctl); // step 0's pushes sent, step 1 computing ahead
   ctl.step_status(step_state::ready, 10);
   ctl.chief_down("chief went down");
   BOOST_TEST(answer_pushes(ctl, t, 1).empty()); // paused: no push of the step ahead, no compute
