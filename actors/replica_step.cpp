@@ -1,8 +1,8 @@
 // The two implementations of a worker's step: the whole model, and one slice of a group.
 #include "actors/replica_step.hpp"
 
-#include "actors/slice_exchange.hpp"
 #include "common/errc.hpp"
+#include "control/slice_sequencer.hpp"
 #include "common/log.hpp"
 #include "model/network.hpp"
 #include "model/mlp_slice.hpp"
@@ -52,38 +52,39 @@ private:
   int rows_ = 0;
 };
 
-// One slice: the exchange decides when the step's gradients are ready.
+// One slice: the sequencer decides when the step's gradients are ready.
 class sliced_step : public replica_step {
 public:
-  sliced_step(std::unique_ptr<mlp_slice> net, send_fn send) : net_(std::move(net)), exchange_(*net_, std::move(send)) {
+  sliced_step(std::unique_ptr<mlp_slice> net, send_fn send)
+      : net_(std::move(net)), host_(*net_, std::move(send)), sequencer_(host_.sequencer()) {
   }
   replica_model& model() override {
     return *net_;
   }
   state status() const override {
-    switch (exchange_.status()) {
-      case slice_exchange::state::idle:
+    switch (sequencer_.status()) {
+      case slice_sequencer::state::idle:
         return state::idle;
-      case slice_exchange::state::waiting:
+      case slice_sequencer::state::waiting:
         return state::waiting;
-      case slice_exchange::state::ready:
+      case slice_sequencer::state::ready:
         return state::ready;
-      case slice_exchange::state::stopped:
+      case slice_sequencer::state::stopped:
         break;
     }
     return state::stopped;
   }
   caf::error begin(int) override {
-    return exchange_.begin_step();
+    return sequencer_.begin_step();
   }
   caf::error receive(layer_part part) override {
-    return exchange_.receive(std::move(part));
+    return sequencer_.receive(std::move(part));
   }
   void end() override {
-    exchange_.end_step();
+    sequencer_.end_step();
   }
   void announce_stop() override {
-    exchange_.announce_stop();
+    sequencer_.announce_stop();
   }
   int rows() const override {
     return net_->rows();
@@ -91,7 +92,8 @@ public:
 
 private:
   std::unique_ptr<mlp_slice> net_;
-  slice_exchange exchange_;
+  mlp_slice_host host_;
+  slice_sequencer sequencer_;
 };
 
 } // namespace

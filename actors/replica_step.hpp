@@ -1,6 +1,6 @@
 // One training step of a WorkerReplica on the batch its model has loaded, behind one interface:
 // the whole model computes the step at once (data parallel); a vertical slice computes it with
-// the other slices of its group, layer part by layer part (model-parallel, slice_exchange).
+// the other slices of its group, layer part by layer part (model-parallel, control/slice_sequencer).
 // Plain logic over the model: the worker loads the batch, begins the step, hands every received
 // layer_part to receive(), and pushes the gradients once the step is ready.
 #pragma once

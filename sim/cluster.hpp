@@ -44,6 +44,7 @@ struct outcome {
   uint64_t stale_dropped = 0;          ///< sync: pushes dropped as stale, over every shard
   int64_t epochs = 0;                  ///< elastic: epochs the chief's ledger closed (each example once)
   int64_t attached = -1;               ///< the global step the first chief continued at from kept variables
+  uint64_t slice_parts = 0;            ///< model-parallel: layer parts the slices received (not stop notices)
 };
 
 /// A worker's request to a shard: the shard's epoch at the worker (replica_control::requested)
@@ -144,10 +145,10 @@ private:
   void worker_push(uint32_t j);
   void worker_compute(uint32_t j, int rows);
   // A model-parallel slice's exchange with its group (sim/cluster_slices.cpp).
-  void each_peer(uint32_t j, const std::function<void(uint32_t)>& fn) const;
+  struct slice_node_host;
+  void make_slice(uint32_t j);
   void slice_compute(uint32_t j, int rows);
-  void slice_announce_stop(uint32_t j);
-  void slice_follow(uint32_t j);
+  void slice_follow(uint32_t j, caf::error err);
   void worker_gone(uint32_t j, bool crashed, const std::string& why);
 
   // A shard.

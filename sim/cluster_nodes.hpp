@@ -4,8 +4,11 @@
 
 #include "sim/cluster.hpp"
 
+#include "control/slice_sequencer.hpp"
+
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -15,6 +18,7 @@ namespace actorps::sim {
 
 inline constexpr size_t transcript_lines = 150;
 inline constexpr int batch_rows = 50;
+inline constexpr int slice_layers = 3; ///< model-parallel: the dense layers each step exchanges parts of
 
 /// Virtual time as a log stamp, e.g. "    12.345 ms".
 inline std::string stamp(vtime t) {
@@ -35,15 +39,11 @@ struct cluster::worker_node {
   vtime frozen_until = 0;
   double slow = 1.0;
   int64_t rounds = 0; ///< push rounds it began
-  /// Model-parallel: the slice's exchange with the others of its group (actors/slice_exchange).
-  struct exchange {
-    uint64_t step = 0;                  ///< steps ended (the one computed next)
-    uint64_t stop_before = UINT64_MAX;  ///< a slice of the group stopped before this step
-    enum class stage { idle, computing, awaiting_parts }; ///< a begun step: its own part, then the others'
-    stage at = stage::idle;
-    int rows = 0;
-    std::map<uint64_t, std::set<uint32_t>> parts; ///< per step: the slices whose part arrived
-  } mp;
+  /// Model-parallel: the slice's sequencer (control/slice_sequencer, as the actor's) over a host
+  /// that computes nothing and sends each part as a message to the group (sim/cluster_slices.cpp).
+  std::unique_ptr<slice_host> slice;
+  std::unique_ptr<slice_sequencer> sequencer;
+  int slice_rows = 0; ///< the rows of the step it computes
 };
 
 struct cluster::shard_node {

@@ -1,72 +1,75 @@
-// The simulated model-parallel exchange (actors/slice_exchange's rules): a slice's step is
-// ready once it computed its part and every other slice of its group sent theirs; a slice that
-// stops tells the others the step it stops before, and a slice waiting at or past it stops too.
-// One exchange per step stands for the real layer-by-layer forward and backward parts.
+// The simulated model-parallel exchange: each slice runs control/slice_sequencer, the actor's own
+// rules, over a host that computes nothing; its parts travel as messages to the group's other
+// slices, layer by layer forward and backward, and a slice that stops tells the others the step
+// it stops before. A step's compute time is charged before it begins.
 #include "sim/cluster_nodes.hpp"
 
+#include "common/errc.hpp"
 #include "common/log.hpp"
-
-#include <algorithm>
 
 namespace actorps::sim {
 
-// Calls fn(k) for every other slice k of worker j's group (its worker id).
-void cluster::each_peer(uint32_t j, const std::function<void(uint32_t)>& fn) const {
-  const uint32_t first = j / sc_.slices * sc_.slices;
-  for (uint32_t k = first; k < first + sc_.slices; ++k)
-    if (k != j)
-      fn(k);
+// The simulated slice's primitives: no compute (the parts carry no values), each part a message
+// to the slice of its group it names.
+struct cluster::slice_node_host final : slice_host {
+  cluster& c;
+  uint32_t j;
+  slice_node_host(cluster& owner, uint32_t index) : c(owner), j(index) {}
+  caf::error forward(int, std::vector<float>& part) override {
+    part.clear();
+    return caf::none;
+  }
+  caf::error accept(int, bool, uint32_t, const float*, size_t) override { return caf::none; }
+  caf::error begin_backward() override { return caf::none; }
+  caf::error backward(int, std::vector<std::vector<float>>& partials) override {
+    partials.assign(c.sc_.slices, {});
+    return caf::none;
+  }
+  void finish_partials(int) override {}
+  void send(uint32_t to, layer_part part) override {
+    const uint32_t k = j / c.sc_.slices * c.sc_.slices + to; // (slice `to` of j's group)
+    c.to_worker(c.worker_id(j), k, c.workers_[k]->incarnation, [&c = c, k, part = std::move(part)](worker_node& peer) {
+      if (part.layer != layer_part::stop_marker)
+        ++c.out_.slice_parts;
+      c.slice_follow(k, peer.sequencer->receive(part));
+    });
+  }
+};
+
+void cluster::make_slice(uint32_t j) {
+  auto& w = *workers_[j];
+  w.slice = std::make_unique<slice_node_host>(*this, j);
+  w.sequencer = std::make_unique<slice_sequencer>(j % sc_.slices, sc_.slices, slice_layers, *w.slice);
 }
 
 void cluster::slice_compute(uint32_t j, int rows) {
   auto& w = *workers_[j];
-  w.mp.at = worker_node::exchange::stage::computing;
-  w.mp.rows = rows;
-  if (w.mp.stop_before <= w.mp.step) // (the exchange refuses to begin a step past a peer's stop)
-    return slice_follow(j);
+  w.slice_rows = rows;
   const auto span = static_cast<vtime>(static_cast<double>(sc_.compute) * w.slow);
   const vtime took = span + static_cast<vtime>(rng_.below(static_cast<uint64_t>(span / 2) + 1));
   at(now_ + took, [this, j, inc = w.incarnation] {
-    to_worker(worker_id(j), j, inc, [this, j](worker_node& w) {
-      w.mp.at = worker_node::exchange::stage::awaiting_parts;
-      each_peer(j, [this, j, step = w.mp.step](uint32_t k) {
-        to_worker(worker_id(j), k, workers_[k]->incarnation, [this, j, k, step](worker_node& peer) {
-          peer.mp.parts[step].insert(j);
-          slice_follow(k);
-        });
-      });
-      slice_follow(j);
-    });
+    to_worker(worker_id(j), j, inc, [this, j](worker_node& w) { slice_follow(j, w.sequencer->begin_step()); });
   });
 }
 
-void cluster::slice_announce_stop(uint32_t j) {
-  each_peer(j, [this, j, step = workers_[j]->mp.step](uint32_t k) {
-    to_worker(worker_id(j), k, workers_[k]->incarnation, [this, k, step](worker_node& peer) {
-      peer.mp.stop_before = std::min(peer.mp.stop_before, step);
-      slice_follow(k);
-    });
-  });
-}
-
-void cluster::slice_follow(uint32_t j) {
+// Tells the controller where the step stands after a begin or a part (as the actor's follow_step);
+// an exchange that fails fails the worker (as the actor's).
+void cluster::slice_follow(uint32_t j, caf::error err) {
   auto& w = *workers_[j];
-  using stage = worker_node::exchange::stage;
-  if (w.mp.at == stage::idle)
-    return;
-  if (w.mp.stop_before <= w.mp.step) {
-    w.mp.at = stage::idle;
-    return worker_execute(j, w.ctl->step_status(replica_control::step_state::stopped, 0));
+  if (err) {
+    log(cat("worker ", j), cat("fails: a model-parallel exchange failed: ", describe(err)));
+    return worker_gone(j, true, "a model-parallel exchange failed");
   }
-  auto it = w.mp.parts.find(w.mp.step);
-  const size_t others = sc_.slices - 1;
-  if (w.mp.at != stage::awaiting_parts || (others > 0 && (it == w.mp.parts.end() || it->second.size() < others)))
-    return;
-  if (it != w.mp.parts.end())
-    w.mp.parts.erase(it);
-  w.mp.at = stage::idle;
-  ++w.mp.step;
-  worker_execute(j, w.ctl->step_status(replica_control::step_state::ready, w.mp.rows));
+  switch (w.sequencer->status()) {
+    case slice_sequencer::state::idle:
+      return;
+    case slice_sequencer::state::waiting:
+      return worker_execute(j, w.ctl->step_status(replica_control::step_state::waiting, 0));
+    case slice_sequencer::state::ready:
+      return worker_execute(j, w.ctl->step_status(replica_control::step_state::ready, w.slice_rows));
+    case slice_sequencer::state::stopped:
+      return worker_execute(j, w.ctl->step_status(replica_control::step_state::stopped, 0));
+  }
 }
 
 } // namespace actorps::sim

@@ -28,6 +28,8 @@ void cluster::start_worker(uint32_t j) {
   c.overlap_steps = sc_.overlap_steps;
   w.ctl = std::make_unique<replica_control>(c);
   ++w.incarnation;
+  if (sc_.slices > 1) // (made with the process, as the actor's: a faster slice's parts may come first)
+    make_slice(j);
   w.shards.clear(); // its node connects to the shard processes running now
   for (auto& sh : shards_)
     w.shards.push_back(sh->incarnation);
@@ -72,8 +74,8 @@ struct cluster::worker_host final : worker_command_host {
     });
   }
   void announce_stop() override {
-    if (c.sc_.slices > 1)
-      c.slice_announce_stop(j);
+    if (w().sequencer)
+      w().sequencer->announce_stop();
   }
   void leave(const lease_request& progress) override {
     c.to_chief(c.worker_id(j), [&c = c, j = j, req = progress] {
@@ -137,6 +139,8 @@ void cluster::worker_push(uint32_t j) {
   const uint64_t inc = w.incarnation;
   const auto step = static_cast<uint64_t>(w.ctl->step());
   ++w.rounds;
+  if (w.sequencer) // (the step's gradients are taken: the next step becomes current)
+    w.sequencer->end_step();
   if (j % sc_.slices == 0) // (a group's step is one round: its first slice reports it)
     ++rounds_pushed_;
   for (uint32_t s = 0; s < sc_.shards; ++s) {

@@ -393,6 +393,20 @@ BOOST_AUTO_TEST_CASE(model_parallel_groups_stop_at_max_steps_together) {
     BOOST_TEST(v == 1500u); // (a step is a push of each of its group's 3 slices)
 }
 
+// The simulated slices run control/slice_sequencer, the actor's exchange: a step sends each of
+// the 3 layers' parts forward and 2 backward, from each slice to the 2 others of its group (the
+// twin it replaced sent one notice a step: 3,000 here). A group may begin one step more that a
+// slice's stop then drops: at most one step's parts more per group.
+BOOST_AUTO_TEST_CASE(a_model_parallel_step_exchanges_every_layers_parts) {
+  auto groups = plain(train_mode::model_parallel, 12, 3, 500); // 4 groups of 3 slices
+  groups.slices = 3;
+  auto out = expect_ok(groups);
+  BOOST_TEST(out.steps == 500);
+  const uint64_t per_step = 3 * 2 * (3 + 2);
+  BOOST_TEST(out.slice_parts >= 500 * per_step);
+  BOOST_TEST(out.slice_parts <= 500 * per_step + 4 * per_step);
+}
+
 // Scopes (the twin of integration.scopes, part 1): a second session in the scope the first
 // trained continues at its step (100 -> 200) and stops at its own max-steps, in every mode; one
 // whose chief is killed before its first checkpoint attaches again when it restarts.

@@ -1,13 +1,16 @@
-// Tests of actors/slice_exchange: K slices wired through a message queue finish a step whatever
+// Tests of control/slice_sequencer: K slices wired through a message queue finish a step whatever
 // the order the parts arrive in, with the same gradients bit for bit; a slice that stops makes
-// the others drop the step; bad parts are refused.
-#include "actors/slice_exchange.hpp"
+// the others drop the step; bad parts are refused; a host without compute (the simulator's)
+// sees the same messages in the same order as a real slice.
+#include "control/slice_sequencer.hpp"
 
 #include "control/placement.hpp"
 #include "control/slicing.hpp"
 #include "common/errc.hpp"
+#include "common/log.hpp"
 #include "compute/cpu_backend.hpp"
 #include "model/init.hpp"
+#include "model/mlp_slice.hpp"
 #include "tests/support/helpers.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -15,6 +18,7 @@
 #include <algorithm>
 #include <deque>
 #include <random>
+#include <string>
 
 using namespace actorps;
 
@@ -31,7 +35,8 @@ struct group {
   int slices;
   std::vector<std::unique_ptr<backend>> backends;
   std::vector<std::unique_ptr<mlp_slice>> nets;
-  std::vector<std::unique_ptr<actorps::slice_exchange>> exchanges;
+  std::vector<std::unique_ptr<mlp_slice_host>> hosts;
+  std::vector<std::unique_ptr<slice_sequencer>> exchanges;
   std::deque<message> queue;
   placement_plan plan;
 
@@ -53,9 +58,10 @@ struct group {
       for (auto& r : held_ranges(plan, 0, s, k))
         BOOST_REQUIRE(!nets.back()->upload_parameter(r.variable, r.offset, params[r.variable].data() + r.offset, r.count));
       nets.back()->load_batch(images.data(), labels.data(), rows);
-      exchanges.push_back(std::make_unique<actorps::slice_exchange>(*nets.back(), [this](uint32_t to, layer_part part) {
+      hosts.push_back(std::make_unique<mlp_slice_host>(*nets.back(), [this](uint32_t to, layer_part part) {
         queue.push_back({to, std::move(part)});
       }));
+      exchanges.push_back(std::make_unique<slice_sequencer>(hosts.back()->sequencer()));
     }
   }
 
@@ -88,7 +94,7 @@ std::vector<float> one_step(int k, std::mt19937* shuffle) {
     BOOST_REQUIRE(!ex->begin_step());
   g.deliver(shuffle);
   for (auto& ex : g.exchanges) {
-    BOOST_TEST((ex->status() == actorps::slice_exchange::state::ready));
+    BOOST_TEST((ex->status() == slice_sequencer::state::ready));
     ex->end_step();
     BOOST_TEST(ex->step() == 1u);
   }
@@ -97,7 +103,7 @@ std::vector<float> one_step(int k, std::mt19937* shuffle) {
 
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(slice_exchange)
+BOOST_AUTO_TEST_SUITE(slice_sequencer)
 
 BOOST_AUTO_TEST_CASE(any_arrival_order_gives_the_same_gradients) {
   for (int k : {1, 2, 3}) {
@@ -116,8 +122,8 @@ BOOST_AUTO_TEST_CASE(a_slice_that_stops_makes_the_group_drop_the_step) {
   BOOST_REQUIRE(!g.exchanges[1]->begin_step());
   g.exchanges[2]->announce_stop(); // slice 2 stops before step 0
   g.deliver(nullptr);
-  BOOST_TEST((g.exchanges[0]->status() == actorps::slice_exchange::state::stopped));
-  BOOST_TEST((g.exchanges[1]->status() == actorps::slice_exchange::state::stopped));
+  BOOST_TEST((g.exchanges[0]->status() == actorps::slice_sequencer::state::stopped));
+  BOOST_TEST((g.exchanges[1]->status() == actorps::slice_sequencer::state::stopped));
 }
 
 BOOST_AUTO_TEST_CASE(a_stop_before_a_later_step_lets_the_current_one_finish) {
@@ -126,13 +132,13 @@ BOOST_AUTO_TEST_CASE(a_stop_before_a_later_step_lets_the_current_one_finish) {
   g.exchanges[1]->announce_stop(); // idle at step 0 ...
   g.queue.back().part.step = 1;     // ... as if it had finished step 0 already
   g.deliver(nullptr);
-  BOOST_TEST((g.exchanges[0]->status() == actorps::slice_exchange::state::waiting));
+  BOOST_TEST((g.exchanges[0]->status() == actorps::slice_sequencer::state::waiting));
   BOOST_REQUIRE(!g.exchanges[1]->begin_step());
   g.deliver(nullptr);
-  BOOST_TEST((g.exchanges[0]->status() == actorps::slice_exchange::state::ready));
+  BOOST_TEST((g.exchanges[0]->status() == actorps::slice_sequencer::state::ready));
   g.exchanges[0]->end_step();
   BOOST_REQUIRE(!g.exchanges[0]->begin_step());
-  BOOST_TEST((g.exchanges[0]->status() == actorps::slice_exchange::state::stopped));
+  BOOST_TEST((g.exchanges[0]->status() == actorps::slice_sequencer::state::stopped));
 }
 
 BOOST_AUTO_TEST_CASE(bad_parts_are_refused) {
@@ -142,9 +148,77 @@ BOOST_AUTO_TEST_CASE(bad_parts_are_refused) {
   BOOST_TEST(ex.receive(layer_part{5, 0, 0, false, {1.0f}}) == errc::protocol_error); // unknown slice
   BOOST_REQUIRE(!ex.receive(layer_part{1, 0, 0, false, {1.0f}}));
   BOOST_TEST(ex.receive(layer_part{1, 0, 0, false, {1.0f}}) == errc::protocol_error); // twice
+  // a layer outside the stack (it would wait in the inbox for ever)
+  BOOST_TEST(ex.receive(layer_part{1, 0, 3, false, {1.0f}}) == errc::protocol_error);
+  BOOST_TEST(ex.receive(layer_part{1, 0, -2, true, {1.0f}}) == errc::protocol_error);
   // a part of the wrong size fails when the step uses it, naming the layer and slice
   auto err = ex.begin_step();
   BOOST_TEST(err == errc::shape_mismatch);
+}
+
+// A host that computes nothing (as the simulator's): the sequencer still sends each layer's
+// parts forward and backward in order, and its step is ready after the last backward.
+struct bare_host final : slice_host {
+  uint32_t slices;
+  std::vector<std::string> calls;
+  std::deque<message>* queue;
+  bare_host(uint32_t k, std::deque<message>& q) : slices(k), queue(&q) {}
+  caf::error forward(int l, std::vector<float>& part) override {
+    calls.push_back(cat("forward ", l));
+    part.clear();
+    return caf::none;
+  }
+  caf::error accept(int l, bool backward, uint32_t from, const float*, size_t) override {
+    calls.push_back(cat(backward ? "partial " : "part ", l, " from ", from));
+    return caf::none;
+  }
+  caf::error begin_backward() override {
+    calls.push_back("begin backward");
+    return caf::none;
+  }
+  caf::error backward(int l, std::vector<std::vector<float>>& partials) override {
+    calls.push_back(cat("backward ", l));
+    partials.assign(slices, {});
+    return caf::none;
+  }
+  void finish_partials(int l) override { calls.push_back(cat("finish ", l)); }
+  void send(uint32_t to, layer_part part) override { queue->push_back({to, std::move(part)}); }
+};
+
+BOOST_AUTO_TEST_CASE(a_host_without_compute_follows_the_same_order) {
+  std::deque<message> queue;
+  bare_host h0{2, queue}, h1{2, queue};
+  actorps::slice_sequencer s0{0, 2, 3, h0}, s1{1, 2, 3, h1};
+  BOOST_REQUIRE(!s0.begin_step());
+  BOOST_REQUIRE(!s1.begin_step());
+  actorps::slice_sequencer* by_slice[] = {&s0, &s1};
+  size_t messages = 0;
+  while (!queue.empty()) {
+    auto msg = std::move(queue.front());
+    queue.pop_front();
+    ++messages;
+    BOOST_REQUIRE(!by_slice[msg.to]->receive(std::move(msg.part)));
+  }
+  BOOST_TEST((s0.status() == actorps::slice_sequencer::state::ready));
+  BOOST_TEST((s1.status() == actorps::slice_sequencer::state::ready));
+  BOOST_TEST(messages == 2u * (3 + 2)); // each slice: 3 forward parts, 2 backward
+  const std::vector<std::string> expected{"forward 0", "part 0 from 1", "forward 1", "part 1 from 1", "forward 2",
+                                          "part 2 from 1", "begin backward", "backward 2", "partial 1 from 1",
+                                          "finish 1", "backward 1", "partial 0 from 1", "finish 0", "backward 0"};
+  BOOST_TEST(h0.calls == expected, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_reaches_a_slice_that_has_not_begun) {
+  std::deque<message> queue;
+  bare_host h0{2, queue}, h1{2, queue};
+  actorps::slice_sequencer s0{0, 2, 2, h0}, s1{1, 2, 2, h1};
+  s1.announce_stop();
+  BOOST_REQUIRE_EQUAL(queue.size(), 1u);
+  BOOST_REQUIRE(!s0.receive(std::move(queue.front().part)));
+  BOOST_TEST((s0.status() == actorps::slice_sequencer::state::idle));
+  BOOST_REQUIRE(!s0.begin_step());
+  BOOST_TEST((s0.status() == actorps::slice_sequencer::state::stopped));
+  BOOST_TEST(h0.calls.empty()); // nothing computed for a step the group drops
 }
 
 BOOST_AUTO_TEST_SUITE_END()
