@@ -72,7 +72,6 @@ void deliver_parts(std::vector<held_part>& parts, const push_reply& reply) {
 void apply_step(aggregator_pointer self, sync_session<held_part>::step_done completed) {
   auto& st = self->state;
   auto& done = completed.done;
-  ++st.waited_on[done.waited_on];
   auto release = std::move(completed.release);
   push_request update{done.released.front(), done.step, std::move(done.average), true, 0, st.reply_precision};
   update.scope = st.scope;
@@ -137,19 +136,14 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
     parts.push_back({rp, ranges_of(req.grads)});
   }
   const uint64_t now_step = st.sync->rule().step();
-  const uint64_t step = req.step;
-  auto got = st.sync->offer(req.worker, step, std::move(req.grads), std::move(parts), self->clock().now());
+  auto got = st.sync->offer(req.worker, req.step, std::move(req.grads), std::move(parts), self->clock().now(), counted);
   using kind = sync_session<held_part>::offered::kind;
   if (got.what == kind::refused) { // every part of a refused push gets the error (rp is the last part's ticket)
     for (auto& part : got.back)
       part.ticket.deliver(got.error);
     return rp;
   }
-  if (counted)
-    ++st.lag_histogram[std::min<uint64_t>(now_step - std::min(now_step, step), lag_buckets - 1)];
   if (got.what == kind::stale) {
-    if (counted) // late parts arrive one by one: the push counts as dropped at its last
-      ++st.stale_dropped;
     for (auto& part : got.back)
       answer_stale(self, std::move(part.ticket), std::move(part.ranges), now_step);
     return rp;
@@ -175,9 +169,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
     st.assembly.emplace(cfg.workers);
   }
   st.senders.resize(cfg.workers);
-  st.waited_on.assign(cfg.workers, 0);
   st.pushes = silence_watch{cfg.workers, self->clock().now()};
-  st.lag_histogram.assign(lag_buckets, 0);
   self->monitor(shard);
   self->set_down_handler([=](caf::down_msg& msg) {
     auto& st = self->state;
@@ -242,9 +234,10 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
         .then(
           [=](shard_stats& stats) mutable {
             auto& st = self->state;
-            stats.stale_dropped = st.stale_dropped;
-            stats.waited_on = st.waited_on;
-            stats.lag_histogram = st.lag_histogram; // the shard's own sees only the aggregate
+            auto& counts = st.sync ? st.sync->counts() : st.ssp->counts();
+            stats.stale_dropped = counts.stale_dropped;
+            stats.waited_on = counts.waited_on;
+            stats.lag_histogram = counts.lag_histogram; // the shard's own sees only the aggregate
             stats.push_age_ms = st.pushes.ages_ms(self->clock().now()); // (the workers push to it, not the shard)
             stats.pending = st.sync ? st.sync->rule().missing() : std::vector<uint32_t>{};
             rp.deliver(std::move(stats));

@@ -48,12 +48,7 @@ caf::result<push_reply> aggregator_detail::ssp_push(aggregator_pointer self, pus
           rp.deliver(std::move(reply));
           return;
         }
-        auto out = st.ssp->finished(w, step, parked_reply{rp, std::move(reply)}, self->clock().now());
-        ++st.lag_histogram[std::min<uint64_t>(out.ahead, lag_buckets - 1)];
-        if (out.parked)
-          for (auto slow : st.ssp->rule().slowest())
-            ++st.waited_on[slow];
-        ssp_released(self, std::move(out));
+        ssp_released(self, st.ssp->finished(w, step, parked_reply{rp, std::move(reply)}, self->clock().now()));
       },
       [=](caf::error& err) mutable { rp.deliver(err); });
   return rp;

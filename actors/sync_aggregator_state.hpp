@@ -39,9 +39,6 @@ struct aggregator_state {
   std::optional<push_assembly<reply_promise>> assembly;          // sync: pushes that come in parts
   std::vector<caf::actor_addr> senders;                          // per worker, monitored
   log_throttle strangers{5, std::chrono::minutes(1)};            // lines for pushes in another's name
-  uint64_t stale_dropped = 0;
-  std::vector<uint64_t> waited_on;
-  std::vector<uint64_t> lag_histogram;
   silence_watch pushes{0, {}};                           // per worker: its last push (the stall report)
   wire_precision reply_precision = wire_precision::fp32; // the workers' (one cluster setting)
   std::string scope;                                     // its shard's (from the setup)

@@ -5,6 +5,7 @@
 // times from their own clocks. Single-threaded.
 #pragma once
 
+#include "control/aggregator_counts.hpp"
 #include "control/silence_watch.hpp"
 #include "control/sync_rules.hpp"
 
@@ -32,9 +33,11 @@ public:
   };
 
   ssp_session(ssp_rule rule, uint32_t workers, time_point start, std::chrono::nanoseconds silence_timeout)
-    : rule_(std::move(rule)), silence_(workers, start), timeout_(silence_timeout), parked_(workers) {}
+    : rule_(std::move(rule)), silence_(workers, start), timeout_(silence_timeout), parked_(workers),
+      counts_(workers) {}
 
   const ssp_rule& rule() const { return rule_; }
+  const aggregator_counts& counts() const { return counts_; }
   /// A restored shard: each worker's staleness counts from its next push (ssp_rule::resume).
   void resume() { rule_.resume(); }
 
@@ -45,11 +48,14 @@ public:
   released finished(uint32_t w, uint64_t step, Ticket t, time_point now) {
     released out;
     out.ahead = rule_.finished(w, step);
+    counts_.lag(out.ahead);
     if (rule_.may_continue(w)) {
       out.go.emplace_back(w, std::move(t));
     } else {
       parked_.at(w) = std::move(t);
       out.parked = true;
+      for (auto slow : rule_.slowest()) // (they held it up)
+        ++counts_.waited_on.at(slow);
     }
     release(out, now);
     return out;
@@ -108,6 +114,7 @@ private:
   std::chrono::nanoseconds timeout_;
   std::vector<std::optional<Ticket>> parked_; ///< per worker: its answer while it is too far ahead
   bool armed_ = false;
+  aggregator_counts counts_;
 };
 
 } // namespace actorps

@@ -5,10 +5,12 @@
 // returns, with times from their own clocks. Single-threaded.
 #pragma once
 
+#include "control/aggregator_counts.hpp"
 #include "control/sync_rules.hpp"
 
 #include <caf/error.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -45,17 +47,20 @@ public:
   };
 
   sync_session(sync_rule rule, std::chrono::nanoseconds step_timeout)
-    : rule_(std::move(rule)), timeout_(step_timeout), held_(rule_.workers()) {}
+    : rule_(std::move(rule)), timeout_(step_timeout), held_(rule_.workers()), counts_(rule_.workers()) {}
 
   const sync_rule& rule() const { return rule_; }
+  const aggregator_counts& counts() const { return counts_; }
   /// A shard restored at `step` resumes there (sync_rule::resume_at).
   bool resume_at(uint64_t step) { return rule_.resume_at(step); }
 
-  /// Worker w's gradients for `step`, with the tickets its answer goes to.
+  /// Worker w's gradients for `step`, with the tickets its answer goes to. A push offered in parts
+  /// (late parts come one by one) counts once, where `counted` (its last part).
   offered offer(uint32_t w, uint64_t step, std::vector<variable_slice> grads, std::vector<Ticket> tickets,
-                time_point now) {
+                time_point now, bool counted = true) {
     offered out;
     const bool first = rule_.missing().size() == rule_.live_workers();
+    const uint64_t now_step = rule_.step();
     auto verdict = rule_.offer(w, step, std::move(grads));
     if (!verdict) {
       out.what = offered::kind::refused;
@@ -63,7 +68,10 @@ public:
       out.back = std::move(tickets);
       return out;
     }
+    if (counted)
+      counts_.lag(now_step - std::min(now_step, step));
     if (*verdict == sync_rule::verdict::stale) {
+      counts_.stale_dropped += counted ? 1 : 0;
       out.what = offered::kind::stale;
       out.back = std::move(tickets);
       return out;
@@ -115,6 +123,7 @@ private:
       return std::nullopt;
     step_done out;
     out.done = rule_.complete();
+    ++counts_.waited_on.at(out.done.waited_on);
     for (auto w : out.done.released)
       out.release.push_back(std::exchange(held_[w], {}));
     started_ = now; // (the next step's clock starts at its first push; until then, from here)
@@ -126,6 +135,7 @@ private:
   std::vector<std::vector<Ticket>> held_; ///< per worker: its tickets in the current step
   time_point started_{};
   bool armed_ = false; ///< a tick() is due (the caller's one timer)
+  aggregator_counts counts_;
 };
 
 } // namespace actorps

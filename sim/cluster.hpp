@@ -41,7 +41,7 @@ struct outcome {
   int64_t stale_steps = 0;             ///< sync: steps every shard dropped
   int64_t split_steps = 0;             ///< sync: steps some shards dropped
   std::vector<uint64_t> versions;      ///< each shard's updates applied
-  uint64_t stale_dropped = 0;          ///< sync: pushes dropped as stale, over every shard
+  uint64_t stale_dropped = 0;          ///< sync: pushes the shards' sessions dropped as stale (a restart counts anew)
   int64_t epochs = 0;                  ///< elastic: epochs the chief's ledger closed (each example once)
   int64_t attached = -1;               ///< the global step the first chief continued at from kept variables
   uint64_t slice_parts = 0;            ///< model-parallel: layer parts the slices received (not stop notices)

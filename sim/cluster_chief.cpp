@@ -315,7 +315,7 @@ void cluster::finish_summary() {
   out_.stale_dropped = 0;
   for (auto& sh : shards_) {
     out_.versions.push_back(sh->version);
-    out_.stale_dropped += sh->stale_dropped;
+    out_.stale_dropped += sh->sync ? sh->sync->counts().stale_dropped : 0;
   }
 }
 

@@ -66,7 +66,6 @@ struct cluster::shard_node {
   std::vector<std::vector<uint64_t>> own_updates; // async, ssp: the versions each worker's pushes made (this incarnation)
   std::vector<int64_t> top_step;            // ssp: the highest step each worker pushed (a push repeated
                                             // after its reply timed out is no new step)
-  uint64_t stale_dropped = 0;
 };
 
 } // namespace actorps::sim

@@ -113,10 +113,8 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_t
     violate(cat("shard ", s, " refused worker ", j, "'s push of step ", step, ": ", describe(got.error)));
     return;
   }
-  if (got.what == kind::stale) {
-    ++sh.stale_dropped;
+  if (got.what == kind::stale) // (the session counts it, as the SyncAggregator's)
     return shard_reply(s, j, incarnation, tag, sh.version, sh.sync->rule().step(), true);
-  }
   if (got.arm)
     shard_arm_step_clock(s, sc_.step_timeout);
   if (got.applied)

@@ -33,6 +33,18 @@ BOOST_AUTO_TEST_CASE(an_answer_too_far_ahead_is_parked_until_the_slowest_catches
   BOOST_TEST(!b.check_at); // one check is armed already
 }
 
+// The stats' counts: each push's lag (steps ahead of the slowest), and the slowest workers a parked
+// answer waited on.
+BOOST_AUTO_TEST_CASE(its_counts_take_each_push_once) {
+  session s{ssp_rule{3, 1}, 3, t0, 1s};
+  s.finished(0, 0, 10, t0); // 1 ahead: may go on (staleness 1)
+  s.finished(0, 1, 11, t0); // 2 ahead: parked on workers 1 and 2
+  auto& c = s.counts();
+  BOOST_TEST(c.lag_histogram[1] == 1u);
+  BOOST_TEST(c.lag_histogram[2] == 1u);
+  BOOST_TEST((c.waited_on == std::vector<uint64_t>{0, 1, 1}));
+}
+
 BOOST_AUTO_TEST_CASE(a_slowest_worker_silent_for_the_timeout_is_let_go) {
   session s{ssp_rule{2, 0}, 2, t0, 1s};
   s.heard(0, t0 + 500ms);

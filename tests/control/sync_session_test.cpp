@@ -46,6 +46,27 @@ BOOST_AUTO_TEST_CASE(a_step_completes_with_its_contributors_tickets_in_worker_or
   BOOST_TEST((twice.what == session::offered::kind::accepted));
 }
 
+// The stats' counts (shard_stats): each push's lag once, a stale push dropped once, the worker a
+// completed step waited on last; a push in parts counts at its last part only.
+BOOST_AUTO_TEST_CASE(its_counts_take_each_push_once) {
+  session s{sync_rule{2, 2}, 1s};
+  s.offer(1, 0, grad(1), {1}, t0);
+  s.offer(0, 0, grad(1), {2}, t0); // step 0 waited on worker 0 last
+  s.offer(1, 0, grad(1), {3}, t0, false); // a late part of a push: not counted
+  s.offer(1, 0, grad(1), {4}, t0);        // its last part: one stale push, lag 1
+  auto& c = s.counts();
+  BOOST_TEST(c.stale_dropped == 1u);
+  BOOST_TEST((c.waited_on == std::vector<uint64_t>{1, 0}));
+  BOOST_TEST(c.lag_histogram.size() == lag_buckets);
+  BOOST_TEST(c.lag_histogram[0] == 2u);
+  BOOST_TEST(c.lag_histogram[1] == 1u);
+  s.offer(0, 1, grad(1), {5}, t0);
+  auto again = s.offer(0, 1, grad(1), {6}, t0); // refused (twice in a step): counts nothing
+  BOOST_REQUIRE((again.what == session::offered::kind::refused));
+  BOOST_TEST(c.lag_histogram[0] == 3u);
+  BOOST_TEST(c.stale_dropped == 1u);
+}
+
 // Issue 32, item 4: none of the aggregator's test cases covered cluster.step-timeout.
 BOOST_AUTO_TEST_CASE(the_step_clock_lets_go_of_workers_silent_for_the_step_timeout) {
   session s{sync_rule{3, 3}, 1s};
