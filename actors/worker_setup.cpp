@@ -206,6 +206,7 @@ replica_control_config control_config(const worker_replica_config& cfg) {
   c.index = cfg.index;
   c.batch_size = cfg.train.batch_size;
   c.overlap_steps = cfg.cluster.overlap_steps;
+  c.scaling_workers = async_scaling_workers(cfg.cluster);
   return c;
 }
 

@@ -85,11 +85,7 @@ void detail::push_due(worker_pointer self, size_t floor) {
   auto& st = self->state;
   if (st.ctl->phase() == replica_phase::done)
     return;
-  // Elastic async and ssp: the shards' learning rate is scaled for the workers listed; each push
-  // is weighted by listed / live workers, so the rate follows the membership (lr / live workers).
-  const float scale = st.cfg.cluster.mode != train_mode::sync && st.ctl->lease_workers() > 0
-                        ? static_cast<float>(async_scaling_workers(st.cfg.cluster)) / static_cast<float>(st.ctl->lease_workers())
-                        : 1.0f;
+  const float scale = st.ctl->push_weight(); // (elastic async and ssp: the rate follows the membership)
   auto fill = [&](uint32_t k, uint32_t offset, uint32_t count, float* dst) {
     auto err = st.step->model().download_gradient(k, offset, dst, count);
     if (err)

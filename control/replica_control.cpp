@@ -261,6 +261,12 @@ replica_commands replica_control::step_status(step_state s, int rows) {
   return {};
 }
 
+float replica_control::push_weight() const {
+  if (cfg_.mode == train_mode::sync || lease_workers() == 0)
+    return 1.0f;
+  return static_cast<float>(cfg_.scaling_workers) / static_cast<float>(lease_workers());
+}
+
 bool replica_control::overlaps() const {
   return cfg_.overlap_steps > 0 && (cfg_.mode == train_mode::async || cfg_.mode == train_mode::ssp) && !cfg_.in_graph
          && !leases_;

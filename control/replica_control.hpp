@@ -53,6 +53,9 @@ struct replica_control_config {
   /// cluster.overlap-steps: async or ssp, not leased: 1 computes the next step while this step's
   /// pushes and their replies travel (its gradients go out once the replies are in); 0: one at a time.
   int overlap_steps = 0;
+  /// The workers the shards' learning rate is scaled for (async_scaling_workers); leased async
+  /// and ssp: a push is weighted by these over the workers the lease lists now (push_weight).
+  uint32_t scaling_workers = 1;
 };
 
 /// One thing for the actor to do.
@@ -182,6 +185,9 @@ public:
   replica_commands lease_wait_over();
   /// Leased: the live worker count of the chief's latest lease (0: none yet).
   uint32_t lease_workers() const { return leases_ ? leases_->workers() : 0; }
+  /// The factor on this step's gradients: elastic async and ssp, scaling_workers / the workers
+  /// listed now, so the shards' rate follows the membership (lr / live workers); else 1.
+  float push_weight() const;
 
   /// In-graph: a part of the chief's step was computed (counted for the stop's log line).
   void part_computed() { ++parts_; }

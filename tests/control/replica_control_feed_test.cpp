@@ -63,6 +63,23 @@ BOOST_AUTO_TEST_CASE(a_leased_step_waits_for_its_lease_then_takes_a_batch_of_its
   BOOST_TEST(ask.finished[0].done == 6);
 }
 
+// Elastic async and ssp: a push weighs scaling_workers over the workers its lease lists, so the
+// shards' rate follows the membership; sync and a worker without leases weigh 1.
+BOOST_AUTO_TEST_CASE(a_leased_push_is_weighted_by_the_workers_its_lease_lists) {
+  auto c = leased_config();
+  c.scaling_workers = 4;
+  controller ctl(c);
+  BOOST_TEST(ctl.push_weight() == 1.0f); // no lease yet
+  starving(ctl);
+  ctl.lease_answered(0, lease_of(7, 6)); // lists 2 workers
+  BOOST_TEST(ctl.push_weight() == 2.0f);
+  c.mode = train_mode::sync;
+  controller sync(c);
+  starving(sync);
+  sync.lease_answered(0, lease_of(7, 6));
+  BOOST_TEST(sync.push_weight() == 1.0f);
+}
+
 BOOST_AUTO_TEST_CASE(a_paused_job_makes_the_worker_ask_again_after_the_wait) {
   controller ctl(leased_config());
   starving(ctl);
