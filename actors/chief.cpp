@@ -356,7 +356,13 @@ caf::result<worker_welcome> on_register(chief_pointer self, const worker_hello& 
   self->monitor(hdl);
   log_line(tag, cat("worker ", hello.worker, " is at ", hello.host));
   execute(self, std::move(verdict.then));
-  return worker_welcome{st.plan, st.ctl->live(), hello.worker, verdict.steps_left, verdict.more};
+  worker_welcome welcome;
+  welcome.plan = st.plan;
+  welcome.workers = st.ctl->live();
+  welcome.index = hello.worker;
+  welcome.steps_left = verdict.steps_left;
+  welcome.more = verdict.more;
+  return welcome;
 }
 
 void on_down(chief_pointer self, const caf::down_msg& msg) {

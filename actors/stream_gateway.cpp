@@ -126,7 +126,7 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
       }
       if (note.what == stream_note::kind::accepted) { // (a stranger that never says whose it is is closed)
         self->delayed_send(self, st.cfg.request_timeout, stream_atom_v,
-                           stream_note{stream_note::kind::expired, note.link, 0, caf::none});
+                           stream_note::expired_link(note.link));
         return;
       }
       if (note.what == stream_note::kind::expired) {
@@ -147,7 +147,7 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
         return st.links->drop(note.link);
       }
       it->second.claimed = true;
-      self->send(it->second.session, stream_atom_v, stream_note{stream_note::kind::accepted, note.link, 0, caf::none});
+      self->send(it->second.session, stream_atom_v, stream_note::accepted_link(note.link));
     },
   };
 }

@@ -58,7 +58,7 @@ public:
       links_[id] = entry;
     }
     entry->conn->announce(stream_hello_transfer, {{reinterpret_cast<uint8_t*>(&entry->token), sizeof(uint64_t)}});
-    caf::anon_send(entry->target, stream_atom_v, stream_note{stream_note::kind::accepted, id, 0, caf::none});
+    caf::anon_send(entry->target, stream_atom_v, stream_note::accepted_link(id));
     return id;
   }
 

@@ -50,8 +50,10 @@ caf::error claim(aggregator_pointer self, uint32_t w) {
 // its ranges and the step the worker goes on with.
 void answer_stale(aggregator_pointer self, reply_promise rp, std::vector<slice_ref> ranges, uint64_t now_step) {
   auto& st = self->state;
-  self->request(st.shard, st.cfg.request_timeout, pull_atom_v, pull_request{chief_worker_id, std::move(ranges), false, st.scope})
-    .then([=](pull_reply& current) mutable { rp.deliver(push_reply{current.version, std::move(current.slices), now_step, true}); },
+  self->request(st.shard, st.cfg.request_timeout, pull_atom_v, pull_request::of(chief_worker_id, std::move(ranges), st.scope))
+    .then([=](pull_reply& current) mutable {
+            rp.deliver(push_reply::dropped_stale(current.version, now_step, std::move(current.slices)));
+          },
           [=](caf::error& err) mutable { rp.deliver(err); });
 }
 
@@ -60,7 +62,7 @@ void answer_stale(aggregator_pointer self, reply_promise rp, std::vector<slice_r
 void deliver_parts(std::vector<held_part>& parts, const push_reply& reply) {
   size_t at = 0;
   for (auto& part : parts) {
-    push_reply mine{reply.version, {}, reply.next_step, false};
+    auto mine = push_reply::applied(reply.version, reply.next_step);
     for (size_t i = 0; i < part.ranges.size() && at < reply.values.size(); ++i)
       mine.values.push_back(reply.values[at++]);
     part.ticket.deliver(std::move(mine));
@@ -73,7 +75,9 @@ void apply_step(aggregator_pointer self, sync_session<held_part>::step_done comp
   auto& st = self->state;
   auto& done = completed.done;
   auto release = std::move(completed.release);
-  push_request update{done.released.front(), done.step, std::move(done.average), true, 0, st.reply_precision};
+  auto update = push_request::of(done.released.front(), done.step, std::move(done.average));
+  update.return_values = true;
+  update.reply_precision = st.reply_precision;
   update.scope = st.scope;
   uint64_t next = done.step + 1;
   self->request(st.shard, st.cfg.request_timeout, push_atom_v, std::move(update))

@@ -68,8 +68,17 @@ caf::error send_report(worker_pointer self, const replica_command& c) {
   if (auto err = check_divergence(*m, cat("step ", st.ctl->step())))
     return err;
   bool counts = c.steps > 0 || c.examples > 0;
-  progress_report rep{st.cfg.index, c.steps, c.examples, counts ? m->loss * m->rows : 0.0, c.final,
-                      st.ctl->step(), st.bytes_sent, st.bytes_received, c.stale_steps, c.split_steps, {}};
+  progress_report rep;
+  rep.worker = st.cfg.index;
+  rep.steps = c.steps;
+  rep.examples = c.examples;
+  rep.loss_sum = counts ? m->loss * m->rows : 0.0;
+  rep.final = c.final;
+  rep.global_step = st.ctl->step();
+  rep.bytes_sent = st.bytes_sent;
+  rep.bytes_received = st.bytes_received;
+  rep.stale_steps = c.stale_steps;
+  rep.split_steps = c.split_steps;
   for (auto& be : st.devices)
     rep.memory_peak.push_back(be->memory().peak);
   if (st.cfg.observed)

@@ -257,7 +257,7 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
     ++lag_histogram_[std::min<uint64_t>(lag, lag_buckets - 1)];
     version_ = next;
   }
-  push_reply out{version_, {}, req.step + 1, false};
+  auto out = push_reply::applied(version_, req.step + 1);
   if (req.return_values)
     for (size_t i = 0; i < req.grads.size(); ++i) {
       auto& g = req.grads[i];
@@ -280,7 +280,7 @@ shard_stats parameter_store::stats() const {
 }
 
 caf::expected<std::vector<variable_slice>> parameter_store::values_of(const std::vector<slice_ref>& ranges) const {
-  auto reply = read(pull_request{chief_worker_id, ranges});
+  auto reply = read(pull_request::of(chief_worker_id, ranges));
   if (!reply)
     return std::move(reply.error());
   return std::move(reply->slices);

@@ -53,7 +53,7 @@ void slice_sequencer::end_step() {
 }
 
 void slice_sequencer::announce_stop() {
-  to_others([&](uint32_t) { return layer_part{slice_, step_, layer_part::stop_marker, false, {}}; });
+  to_others([&](uint32_t) { return layer_part::stop_before(slice_, step_); });
 }
 
 void slice_sequencer::to_others(const std::function<layer_part(uint32_t to)>& part) {
@@ -65,7 +65,7 @@ void slice_sequencer::to_others(const std::function<layer_part(uint32_t to)>& pa
 caf::error slice_sequencer::send_forward(int l) {
   if (auto err = host_.forward(l, part_))
     return err;
-  to_others([&](uint32_t) { return layer_part{slice_, step_, l, false, tensor_buffer{part_}}; });
+  to_others([&](uint32_t) { return layer_part::forward_part(slice_, step_, l, tensor_buffer{part_}); });
   backward_ = false;
   layer_ = l;
   return caf::none;
@@ -81,7 +81,7 @@ caf::error slice_sequencer::run_backward(int l) {
   if (partials_.size() < slices_)
     return caf::make_error(errc::protocol_error, cat("slice ", slice_, ": the backward pass of layer ", l, " gave ",
                                                      partials_.size(), " partials for a group of ", slices_));
-  to_others([&](uint32_t j) { return layer_part{slice_, step_, l - 1, true, tensor_buffer{partials_[j]}}; });
+  to_others([&](uint32_t j) { return layer_part::backward_part(slice_, step_, l - 1, tensor_buffer{partials_[j]}); });
   backward_ = true;
   layer_ = l - 1;
   return caf::none;

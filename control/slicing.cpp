@@ -59,7 +59,7 @@ std::vector<pull_request> pull_requests_for(const std::vector<slice_ref>& held, 
   std::vector<pull_request> out;
   for_each_piece(held, max_floats, [&](uint32_t k, uint32_t offset, uint32_t count, size_t req) {
     if (out.size() <= req)
-      out.push_back(pull_request{worker, {}});
+      out.push_back(pull_request::of(worker, {}));
     out[req].ranges.push_back({k, offset, count});
   });
   return out;
@@ -91,7 +91,7 @@ caf::expected<std::vector<push_request>> push_requests_for(const std::vector<sli
   caf::error first;
   for_each_piece(held, max_floats, [&](uint32_t k, uint32_t offset, uint32_t count, size_t req) {
     if (out.size() <= req)
-      out.push_back(push_request{worker, step, {}});
+      out.push_back(push_request::of(worker, step));
     out[req].grads.push_back({k, offset, {float_vector(count)}}); // filled next, not zeroed
     if (!first)
       first = fill(k, offset, count, out[req].grads.back().data.values.data());

@@ -143,6 +143,11 @@ struct pull_request {
   std::vector<slice_ref> ranges{};
   bool keep_view = false; ///< value-compression: the shard remembers these values as the worker's
   std::string scope{};    ///< the plan's scope
+
+  /// Worker `worker` asks for `ranges` of scope `scope` (no view kept).
+  static pull_request of(uint32_t worker, std::vector<slice_ref> ranges, std::string scope = {}) {
+    return pull_request{worker, std::move(ranges), false, std::move(scope)};
+  }
 };
 
 struct pull_reply {
@@ -168,6 +173,15 @@ struct push_request {
   /// once, at the last part; a sync aggregator waits for every part before the step counts.
   uint32_t part = 0;
   uint32_t parts = 1;
+
+  /// Worker `worker`'s gradients of `step` (the other fields at their defaults).
+  static push_request of(uint32_t worker, uint64_t step, std::vector<variable_slice> grads = {}) {
+    push_request r;
+    r.worker = worker;
+    r.step = step;
+    r.grads = std::move(grads);
+    return r;
+  }
 };
 
 struct push_reply {
@@ -175,6 +189,15 @@ struct push_reply {
   std::vector<variable_slice> values{};  ///< the pushed ranges after the update, if asked for
   uint64_t next_step = 0;              ///< the step the worker computes next
   bool stale = false;                  ///< sync: the gradients came too late and were dropped
+
+  /// The gradients were applied: version `version`, the worker computes `next_step` next.
+  static push_reply applied(uint64_t version, uint64_t next_step, std::vector<variable_slice> values = {}) {
+    return push_reply{version, std::move(values), next_step, false};
+  }
+  /// Sync: the gradients came too late and were dropped; `values` are the shard's current ones.
+  static push_reply dropped_stale(uint64_t version, uint64_t next_step, std::vector<variable_slice> values) {
+    return push_reply{version, std::move(values), next_step, true};
+  }
 };
 
 /// What a ps node holds of one scope (train.scope), for the scope admin command.

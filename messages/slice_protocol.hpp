@@ -31,6 +31,19 @@ struct layer_part {
   tensor_buffer data{};  ///< rows x columns, row-major
 
   static constexpr int32_t stop_marker = -1;
+
+  /// Slice `from`'s part of layer `layer`'s outputs in step `step`.
+  static layer_part forward_part(uint32_t from, uint64_t step, int32_t layer, tensor_buffer data) {
+    return layer_part{from, step, layer, false, std::move(data)};
+  }
+  /// Slice `from`'s contribution to the receiver's delta of layer `layer` in step `step`.
+  static layer_part backward_part(uint32_t from, uint64_t step, int32_t layer, tensor_buffer data) {
+    return layer_part{from, step, layer, true, std::move(data)};
+  }
+  /// Slice `from` stops before step `step`.
+  static layer_part stop_before(uint32_t from, uint64_t step) {
+    return layer_part{from, step, stop_marker, false, {}};
+  }
 };
 
 template <class Inspector>

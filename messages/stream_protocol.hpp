@@ -81,6 +81,11 @@ struct stream_note {
   uint64_t link = 0;     ///< the stream (the owner's number for it)
   uint64_t transfer = 0; ///< received: the transfer now complete
   caf::error error{};    ///< closed: why (none: closed in order)
+
+  static stream_note received_transfer(uint64_t transfer) { return stream_note{kind::received, 0, transfer, caf::none}; }
+  static stream_note closed_by(caf::error why) { return stream_note{kind::closed, 0, 0, std::move(why)}; }
+  static stream_note accepted_link(uint64_t link) { return stream_note{kind::accepted, link, 0, caf::none}; }
+  static stream_note expired_link(uint64_t link) { return stream_note{kind::expired, link, 0, caf::none}; }
 };
 
 template <class Inspector>

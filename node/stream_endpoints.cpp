@@ -47,9 +47,9 @@ stream_opener opener_of(caf::actor_system& sys, int fd, std::string peer, bool t
     }
     auto on_event = [notify](const stream_event& e) {
       if (e.what == stream_event::kind::received)
-        notify(stream_note{stream_note::kind::received, 0, e.transfer, caf::none});
+        notify(stream_note::received_transfer(e.transfer));
       else if (e.what == stream_event::kind::closed)
-        notify(stream_note{stream_note::kind::closed, 0, 0, e.error});
+        notify(stream_note::closed_by(e.error));
     };
     return tensor_stream_socket::start(sys, fd, peer, 4 * cap, on_event, unannounced_frames::hold,
                                        std::move(session));

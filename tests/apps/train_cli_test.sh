@@ -60,10 +60,12 @@ expect_error 1 "$tmp/bad/train-images-idx3-ubyte: wrong magic" --data.dir="\"$tm
 
 # a run folder another process holds (flock on its .lock) is refused first: one line, nothing loaded
 mkdir -p "$tmp/held/busy"
-flock "$tmp/held/busy/.lock" sleep 30 &
+# (its sleep gets no stdout: a sleep left holding the test's output kept ctest waiting 30 s)
+flock "$tmp/held/busy/.lock" sleep 30 > /dev/null 2>&1 &
 holder=$!
 sleep 0.3
 out=$("$bin" --train.run-dir="$tmp/held" --train.name=busy 2>&1); rc=$?
+pkill -P "$holder" 2>/dev/null
 kill "$holder" 2>/dev/null
 if [[ $rc -ne 1 || "$out" != "error: file_error: $tmp/held/busy is in use by another running process"* || $(wc -l <<< "$out") -ne 1 ]]; then
   echo "FAIL: a run folder in use -> exit $rc, output: $out (want one line, exit 1)"
