@@ -31,7 +31,7 @@ same_weights det-basp det-stream "the stream and BASP"
 same_weights det-basp det-parts "the stream with a push per variable and BASP"
 
 echo "== 2: async, bf16 values, top-k gradients and values, over the stream"
-if cluster --ps 1 --workers 2 --name compressed --deadline 300 -- --train.max-steps=600 "${frames[@]}" \
+if cluster --ps 1 --workers 2 --name compressed --deadline 300 -- --train.max-steps=600 --model.hidden=[64] "${frames[@]}" \
      --cluster.wire-precision='"bf16"' --cluster.gradient-compression='"topk"' --cluster.value-compression='"topk"' \
      --cluster.topk-ratio=0.05 > "$tmp/compressed.out" 2>&1; then
   acc=$(field "$tmp/runs/compressed/summary.json" test_accuracy)
@@ -42,7 +42,7 @@ else
 fi
 
 echo "== 3: TLS streams"
-if cluster --tls --ps 1 --workers 2 --name tls --deadline 300 -- --train.max-steps=300 "${frames[@]}" \
+if cluster --tls --ps 1 --workers 2 --name tls --deadline 300 -- --train.max-steps=300 --model.hidden=[64] "${frames[@]}" \
      > "$tmp/tls.out" 2>&1; then
   acc=$(field "$tmp/runs/tls/summary.json" test_accuracy)
   echo "test accuracy $acc"
@@ -54,7 +54,7 @@ else
 fi
 
 echo "== 4: kill -9 one sync worker of three: its stream closes, training goes on"
-killopts=("${small[@]/--train.max-steps=150/--train.max-seconds=6.0}" "${frames[@]}" --cluster.report-every=10)
+killopts=("${small[@]/--train.max-steps=150/--train.max-seconds=4.0}" "${frames[@]}" --cluster.report-every=10)
 cluster --mode sync --ps 1 --workers 3 --name kill --deadline 180 --tolerate worker-2 -- "${killopts[@]}" \
   > "$tmp/kill.out" 2>&1 &
 cpid=$!
