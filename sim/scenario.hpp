@@ -2,7 +2,7 @@
 // the faults to inject, all drawn from one seed (scenario_for) or set by hand (actorps-sim).
 #pragma once
 
-#include "config/cluster_options.hpp"
+#include "control/train_mode.hpp"
 
 #include <cstdint>
 #include <string>
