@@ -104,7 +104,10 @@ caf::error detail::prepare(chief_pointer self) {
   if (auto err = run_log::check_free(st.cfg.train.run_dir, st.cfg.train.name)) // (refused before anything
     return err;                                                                  // is printed or read)
   st.be = make_cpu_backend(1);
-  model_spec spec = with_input(st.cfg.train.model, st.cfg.data->model_input());
+  auto fits = cluster_model(st.cfg.train.model, *st.cfg.data);
+  if (!fits)
+    return std::move(fits.error());
+  model_spec spec = std::move(*fits);
   auto net = network::make(*st.be, spec, evaluation_batch(spec));
   if (!net)
     return std::move(net.error());

@@ -86,7 +86,10 @@ caf::expected<std::unique_ptr<replica_step>> make_step(worker_pointer self, cons
 caf::error prepare(worker_pointer self) {
   auto& st = self->state;
   auto& cfg = st.cfg;
-  model_spec spec = with_input(cfg.train.model, cfg.data->model_input());
+  auto fits = cluster_model(cfg.train.model, *cfg.data);
+  if (!fits)
+    return std::move(fits.error());
+  model_spec spec = std::move(*fits);
   std::string described;
   auto step = make_step(self, spec, described);
   if (!step)

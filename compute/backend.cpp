@@ -43,6 +43,8 @@ const char* to_string(backend_op op) {
     case backend_op::depthwise_backward_weights: return "depthwise_backward_weights";
     case backend_op::lrn: return "lrn";
     case backend_op::lrn_backward: return "lrn_backward";
+    case backend_op::embedding_bag: return "embedding_bag";
+    case backend_op::embedding_bag_backward: return "embedding_bag_backward";
   }
   return "unknown";
 }

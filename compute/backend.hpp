@@ -38,7 +38,8 @@ struct lrn_params {
 enum class backend_op {
   gemm, add_bias, sum_rows, axpy, scale, im2col, col2im, maxpool, maxpool_backward, dropout, multiply,
   activate, activate_backward, softmax_xent, count_correct, apply_update, channel_moments, batch_norm,
-  batch_norm_backward, depthwise, depthwise_backward_input, depthwise_backward_weights, lrn, lrn_backward
+  batch_norm_backward, depthwise, depthwise_backward_input, depthwise_backward_weights, lrn, lrn_backward,
+  embedding_bag, embedding_bag_backward
 };
 
 /// Every op, in declaration order.
@@ -48,7 +49,19 @@ constexpr backend_op all_backend_ops[] = {
   backend_op::multiply, backend_op::activate, backend_op::activate_backward, backend_op::softmax_xent,
   backend_op::count_correct, backend_op::apply_update, backend_op::channel_moments, backend_op::batch_norm,
   backend_op::batch_norm_backward, backend_op::depthwise, backend_op::depthwise_backward_input,
-  backend_op::depthwise_backward_weights, backend_op::lrn, backend_op::lrn_backward};
+  backend_op::depthwise_backward_weights, backend_op::lrn, backend_op::lrn_backward, backend_op::embedding_bag,
+  backend_op::embedding_bag_backward};
+
+/// An embedding bag's shapes: `rows` examples of `tokens` id slots each (compute/token_ids.hpp:
+/// the ids first, then empty slots), a table of table_rows x dim (a power of two of rows; an id
+/// picks row id mod table_rows), the rows of an example's ids combined by their mean or sum.
+struct bag_geometry {
+  int rows = 0;
+  int tokens = 0;
+  int table_rows = 0;
+  int dim = 0;
+  bool mean = true;
+};
 
 /// The op's name as written here, e.g. "maxpool_backward".
 const char* to_string(backend_op op);
@@ -200,6 +213,16 @@ public:
 
   /// dx (overwritten; may alias dy) from dy, the forward's x and y.
   virtual void lrn_backward(matrix x, matrix y, matrix dy, const lrn_params& p, matrix dx) = 0;
+
+  // -- embedding bags (TF1's embedding_lookup_sparse, PyTorch's EmbeddingBag) -------------------
+
+  /// out (rows x dim) = the mean (or sum) of table's rows picked by each example's ids (zero for
+  /// an example without ids), in slot order.
+  virtual void embedding_bag(const bag_geometry& g, const float* ids, const float* table, float* out) = 0;
+
+  /// dtable: the rows the ids pick are set to zero, then each id's row gets its example's dout
+  /// row (divided by the example's id count for the mean); no other row is touched.
+  virtual void embedding_bag_backward(const bag_geometry& g, const float* ids, const float* dout, float* dtable) = 0;
 
   // -- optimizers ---------------------------------------------------------------
 

@@ -5,6 +5,7 @@
 #include "compute/avx512_gemm.hpp"
 #include "compute/batch_norm_ops.hpp"
 #include "compute/direct_conv.hpp"
+#include "compute/embedding_ops.hpp"
 #include "compute/lrn_ops.hpp"
 #include "compute/window_ops.hpp"
 #include "compute/dropout_mask.hpp"
@@ -321,6 +322,14 @@ public:
     if (errors_.same_shape("lrn_backward", x, y) && errors_.same_shape("lrn_backward", y, dy) &&
         errors_.same_shape("lrn_backward", dy, dx))
       lrn_backward_host(x.data, y.data, dy.data, x.rows, x.cols, p, dx.data);
+  }
+
+  void embedding_bag(const bag_geometry& g, const float* ids, const float* table, float* out) override {
+    embedding_bag_host(g, ids, table, out);
+  }
+
+  void embedding_bag_backward(const bag_geometry& g, const float* ids, const float* dout, float* dtable) override {
+    embedding_bag_backward_host(g, ids, dout, dtable);
   }
 
   void channel_moments(matrix x, float* mean, float* var) override {

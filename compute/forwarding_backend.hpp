@@ -85,6 +85,13 @@ public:
     inner_.lrn_backward(x, y, dy, p, dx);
   }
 
+  void embedding_bag(const bag_geometry& g, const float* ids, const float* table, float* out) override {
+    inner_.embedding_bag(g, ids, table, out);
+  }
+  void embedding_bag_backward(const bag_geometry& g, const float* ids, const float* dout, float* dtable) override {
+    inner_.embedding_bag_backward(g, ids, dout, dtable);
+  }
+
 protected:
   backend& inner() const { return inner_; }
 

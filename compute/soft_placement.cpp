@@ -196,7 +196,24 @@ public:
         [&](float** p) { cpu_->lrn_backward(like(x, p[0]), like(y, p[1]), like(dy, p[2]), lp, like(dx, p[3])); });
   }
 
+  void embedding_bag(const bag_geometry& g, const float* ids, const float* table, float* out) override {
+    if (!lacks(backend_op::embedding_bag))
+      return device_->embedding_bag(g, ids, table, out);
+    run(backend_op::embedding_bag, {{ids, slots(g), false}, {table, table_floats(g), false}, {out, bag_out(g), true}},
+        [&](float** p) { cpu_->embedding_bag(g, p[0], p[1], p[2]); });
+  }
+  void embedding_bag_backward(const bag_geometry& g, const float* ids, const float* dout, float* dtable) override {
+    if (!lacks(backend_op::embedding_bag_backward))
+      return device_->embedding_bag_backward(g, ids, dout, dtable);
+    run(backend_op::embedding_bag_backward,
+        {{ids, slots(g), false}, {dout, bag_out(g), false}, {dtable, table_floats(g), true}},
+        [&](float** p) { cpu_->embedding_bag_backward(g, p[0], p[1], p[2]); });
+  }
+
 private:
+  static size_t slots(const bag_geometry& g) { return count(g.rows) * count(g.tokens); }
+  static size_t table_floats(const bag_geometry& g) { return count(g.table_rows) * count(g.dim); }
+  static size_t bag_out(const bag_geometry& g) { return count(g.rows) * count(g.dim); }
   static size_t filters(const window_geometry& g) { return count(g.k_h) * count(g.k_w) * count(g.channels); }
   static matrix like(matrix m, float* data) { return {data, m.rows, m.cols}; }
   static size_t rows(matrix m) { return static_cast<size_t>(std::max(m.rows, 0)); }

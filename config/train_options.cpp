@@ -78,7 +78,10 @@ void declare_train_options(strict_config& cfg, option_values& v) {
   cfg.group("data")
     .add(v.data_dir, "dir", "directory of MNIST-format IDX files, CIFAR-10 binary files or class folders "
                             "(train/<class>/*.png|jpg), or an .npz file in Keras' layout")
-    .add(v.data_format, "format", "auto, idx, cifar10, npz or image-folder")
+    .add(v.data_format, "format", "auto, idx, cifar10, npz, image-folder or text (class folders of text files: "
+                                  "bags of hashed word and bigram ids for an embedding layer)")
+    .add(v.max_tokens, "max-tokens", "text: ids kept per example (words and bigrams, in text order)")
+    .add(v.bigrams, "bigrams", "text: hash each pair of neighbouring words too")
     .add(v.layout, "layout", "npz: auto, nhwc or nchw (images of N x H x W x C or N x C x H x W)")
     .add(v.color, "color", "image-folder: auto (as the first training image), grey or rgb")
     .add(v.resize, "resize", "image-folder: scale every image to HxW, e.g. \"32x32\" (\"\": all must have one size)")
@@ -108,6 +111,17 @@ void declare_train_options(strict_config& cfg, option_values& v) {
 model_spec with_input(model_spec model, const image_shape& input) {
   model.input = input;
   return model;
+}
+
+caf::expected<model_spec> cluster_model(const model_spec& model, const data_splits& data) {
+  auto spec = with_input(model, data.model_input());
+  if (auto err = check_model_reads(data, spec))
+    return err;
+  if (!spec.layers.empty() && spec.layers.front().kind == layer_kind::embedding)
+    return caf::make_error(errc::invalid_config,
+                           cat("model.layers[0] \"", spec.layers.front().text(), "\": embedding layers train in one "
+                               "process (actorps-train) so far; a cluster worker would pull the whole table every step"));
+  return spec;
 }
 
 namespace {
@@ -252,7 +266,7 @@ caf::expected<data_settings> build_data(const option_values& v, const preset_inp
   d.dir = v.data_dir;
   auto format = parse_data_format(v.data_format);
   if (!format)
-    return bad("data.format", cat("must be auto, idx, cifar10, npz or image-folder, got \"", v.data_format, "\""));
+    return bad("data.format", cat("must be auto, idx, cifar10, npz, image-folder or text, got \"", v.data_format, "\""));
   d.format = *format;
   auto layout = parse_pixel_layout(v.layout);
   if (!layout)
@@ -273,6 +287,10 @@ caf::expected<data_settings> build_data(const option_values& v, const preset_inp
   if (v.prefetch_batches < 0 || v.prefetch_batches > 1024)
     return bad("data.prefetch-batches", cat("must be in [0, 1024], got ", v.prefetch_batches));
   d.prefetch_batches = v.prefetch_batches;
+  if (v.max_tokens < 1 || v.max_tokens > 100000)
+    return bad("data.max-tokens", cat("must be in [1, 100000], got ", v.max_tokens));
+  d.text.max_tokens = v.max_tokens;
+  d.text.bigrams = v.bigrams;
   if (v.validation_size < 0)
     return bad("data.validation-size", cat("must be >= 0, got ", v.validation_size));
   d.validation_size = v.validation_size;

@@ -89,6 +89,8 @@ struct option_values {
   std::vector<std::string> devices;
   int data_threads = 1;
   int prefetch_batches = 4;
+  int max_tokens = text_options{}.max_tokens;
+  bool bigrams = text_options{}.bigrams;
   // [compute]
   std::string device = "auto";
   int gpu_index = 0;
@@ -134,6 +136,11 @@ struct train_settings {
 
 /// Returns model with the input shape of the data (a dense model reads it flattened).
 model_spec with_input(model_spec model, const image_shape& input);
+
+/// The model on the data (with_input), checked for what a cluster node trains: the data's kind
+/// (check_model_reads), and no embedding layer (an embedding table trains in one process,
+/// actorps-train, so far: a worker would pull the whole table every step). Errors name the key.
+caf::expected<model_spec> cluster_model(const model_spec& model, const data_splits& data);
 
 /// Declares every option of `values` on cfg (groups train, model, data, compute).
 void declare_train_options(strict_config& cfg, option_values& values);

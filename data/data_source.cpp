@@ -21,6 +21,7 @@ const char* to_string(data_format f) {
     case data_format::cifar10: return "cifar10";
     case data_format::npz: return "npz";
     case data_format::image_folder: return "image-folder";
+    case data_format::text: return "text";
   }
   return "unknown";
 }
@@ -31,7 +32,7 @@ const char* to_string(normalization n) {
 
 std::optional<data_format> parse_data_format(const std::string& name) {
   constexpr data_format all[] = {data_format::automatic, data_format::idx, data_format::cifar10, data_format::npz,
-                                 data_format::image_folder};
+                                 data_format::image_folder, data_format::text};
   return parse_by_name(name, all);
 }
 
@@ -115,6 +116,7 @@ caf::expected<data_splits> load_data(const data_settings& settings) {
       data = load_image_folder(settings.dir, settings.validation_size, images);
       break;
     }
+    case data_format::text: data = load_text_corpus(settings.dir, settings.validation_size, settings.text); break;
     case data_format::idx:
     case data_format::automatic: data = load_mnist_dir(settings.dir, settings.validation_size); break;
   }

@@ -7,6 +7,7 @@
 #include "data/dataset.hpp"
 #include "data/image_folder.hpp"
 #include "data/npz_source.hpp"
+#include "data/text_corpus.hpp"
 
 #include <caf/expected.hpp>
 
@@ -15,11 +16,11 @@
 
 namespace actorps {
 
-enum class data_format { automatic, idx, cifar10, npz, image_folder };
+enum class data_format { automatic, idx, cifar10, npz, image_folder, text };
 
 enum class normalization { none, per_channel };
 
-const char* to_string(data_format f);          ///< "auto", "idx", "cifar10", "npz", "image-folder"
+const char* to_string(data_format f);          ///< "auto", "idx", "cifar10", "npz", "image-folder", "text"
 const char* to_string(normalization n);        ///< "none", "per-channel"
 std::optional<data_format> parse_data_format(const std::string& name);
 std::optional<normalization> parse_normalization(const std::string& name);
@@ -32,6 +33,7 @@ struct data_settings {
   augmentation augment;
   pixel_layout layout = pixel_layout::automatic; ///< npz
   image_folder_options images;                   ///< image-folder (its threads: data.threads)
+  text_options text;                             ///< text: data.max-tokens, data.bigrams
   std::vector<std::string> class_names;          ///< data.class-names: overrides the data's
   int threads = 1;                               ///< data.threads: decoding and batch preparation
   int prefetch_batches = 4;                      ///< data.prefetch-batches: batches prepared ahead (0: inline)

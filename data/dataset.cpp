@@ -135,6 +135,30 @@ caf::expected<data_splits> load_mnist_dir(const std::string& dir, int validation
   return split_validation(std::move(*train), std::move(*test), validation_size, dir);
 }
 
+caf::error check_model_reads(const data_splits& data, const model_spec& model) {
+  const bool embeds = !model.layers.empty() && model.layers.front().kind == layer_kind::embedding;
+  if (data.token_ids && !embeds)
+    return caf::make_error(errc::invalid_config,
+                           "data.format = text gives each example as token ids: the model must begin with an embedding "
+                           "layer (e.g. model.preset = \"text-hash\", or model.layers = [\"embedding 22 32 mean\", ...])");
+  if (!data.token_ids && embeds)
+    return caf::make_error(errc::invalid_config, cat("model.layers[0] \"", model.layers.front().text(),
+                                                     "\" reads token ids, but the data are images: set data.format = "
+                                                     "text (class folders of text files)"));
+  return caf::none;
+}
+
+caf::expected<data_splits> splits_of(std::vector<dataset> sets, int validation_size, const std::string& dir) {
+  if (sets.size() == 3) {
+    data_splits s;
+    s.train = std::move(sets[0]);
+    s.test = std::move(sets[1]);
+    s.validation = std::move(sets[2]);
+    return s;
+  }
+  return split_validation(std::move(sets.at(0)), std::move(sets.at(1)), validation_size, dir);
+}
+
 caf::expected<data_splits> split_validation(dataset train, dataset test, int validation_size,
                                             const std::string& dir) {
   if (!(test.shape == train.shape))

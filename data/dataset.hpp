@@ -65,9 +65,15 @@ struct data_splits {
   dataset test;
   input_scaling scaling;
   std::vector<std::string> class_names; ///< by label; empty: unnamed (shown as numbers)
+  bool token_ids = false; ///< examples are token id slots (data.format = text), not pixels
   /// The model's input: the validation and test images' shape.
   image_shape model_input() const { return scaling.input_for(train.shape); }
 };
+
+/// Whether the model reads what the data holds: token ids (data.format = text) go to a model
+/// that begins with an embedding layer, pixels to one that does not; an error naming both
+/// otherwise.
+caf::error check_model_reads(const data_splits& data, const model_spec& model);
 
 /// Loads an image file (rank 3: n x h x w) without labels (all 0): images to classify.
 caf::expected<dataset> load_idx_images(const std::string& images_path);
@@ -83,6 +89,10 @@ int default_validation_size(int n);
 /// Loads dir/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]; the first validation_size training
 /// examples become the validation set (0: default_validation_size). Errors name the file.
 caf::expected<data_splits> load_mnist_dir(const std::string& dir, int validation_size = 0);
+
+/// The splits of sets read as train, test and, when there is a third, validation; without it the
+/// first validation_size training examples (split_validation). Errors name dir.
+caf::expected<data_splits> splits_of(std::vector<dataset> sets, int validation_size, const std::string& dir);
 
 /// Splits the first validation_size examples of train off as the validation set (0: the default
 /// size); the error names dir and the valid range.

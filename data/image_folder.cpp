@@ -4,6 +4,7 @@
 #include "common/enum_names.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "data/class_folders.hpp"
 #include "data/jpeg_reader.hpp"
 #include "data/png_reader.hpp"
 
@@ -12,7 +13,6 @@
 #include <cctype>
 #include <filesystem>
 #include <mutex>
-#include <random>
 #include <thread>
 
 namespace actorps {
@@ -57,58 +57,10 @@ caf::error bad(errc code, const std::string& what) {
   return caf::make_error(code, what);
 }
 
-bool is_image_name(const fs::path& p) {
-  auto ext = p.extension().string();
+bool is_image_name(const std::string& path) {
+  auto ext = fs::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
-}
-
-// The sorted names of dir's folders (dirs) or image files; file_error naming an entry that cannot
-// be looked at (a symbolic link in a loop: ELOOP, which the throwing forms raised uncaught).
-caf::expected<std::vector<std::string>> sorted_entries(const fs::path& dir, bool dirs) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (auto& e : fs::directory_iterator(dir, ec)) {
-    std::error_code kind;
-    const bool wanted = dirs ? e.is_directory(kind) : (e.is_regular_file(kind) && is_image_name(e.path()));
-    if (kind && kind != std::errc::no_such_file_or_directory) // (a dangling link is no entry of either kind)
-      return bad(errc::file_error, cat(e.path().string(), ": cannot be read (", kind.message(), ")"));
-    if (wanted)
-      out.push_back(e.path().filename().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-struct listed {
-  std::vector<std::string> files;
-  std::vector<int> labels;
-};
-
-// The image files of one set's class folders, labelled by train/'s order.
-caf::expected<listed> list_set(const fs::path& set, const std::vector<std::string>& classes) {
-  listed out;
-  auto names = sorted_entries(set, true);
-  if (!names)
-    return std::move(names.error());
-  for (auto& name : *names) {
-    auto at = std::find(classes.begin(), classes.end(), name);
-    if (at == classes.end())
-      return bad(errc::corrupt_data, cat((set / name).string(), ": a class train/ does not have (its classes: ",
-                                         classes.size(), " folders under train/)"));
-    auto files = sorted_entries(set / name, false);
-    if (!files)
-      return std::move(files.error());
-    if (files->empty())
-      return bad(errc::corrupt_data, cat((set / name).string(), ": an empty class folder (no .png, .jpg or .jpeg files)"));
-    for (auto& f : *files) {
-      out.files.push_back((set / name / f).string());
-      out.labels.push_back(static_cast<int>(at - classes.begin()));
-    }
-  }
-  if (out.files.empty())
-    return bad(errc::corrupt_data, cat(set.string(), ": no class folders"));
-  return out;
 }
 
 caf::expected<decoded_image> decode(const std::string& path, int channels) {
@@ -118,7 +70,7 @@ caf::expected<decoded_image> decode(const std::string& path, int channels) {
 }
 
 // Decodes every file on `threads` threads into a data set of one shape (the first error wins).
-caf::expected<dataset> decode_set(const listed& set, image_shape shape, std::optional<image_shape> resize,
+caf::expected<dataset> decode_set(const class_folder_set& set, image_shape shape, std::optional<image_shape> resize,
                                   int threads) {
   dataset d;
   d.rows = static_cast<int>(set.files.size());
@@ -167,48 +119,17 @@ caf::expected<dataset> decode_set(const listed& set, image_shape shape, std::opt
   return d;
 }
 
-// One fixed-seed shuffle of a set's examples (class folders are read in order).
-void shuffle(listed& set) {
-  std::vector<size_t> order(set.files.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::mt19937_64 rng{20161101};
-  for (size_t i = order.size(); i > 1; --i)
-    std::swap(order[i - 1], order[static_cast<size_t>(rng() % i)]);
-  listed out;
-  for (auto i : order) {
-    out.files.push_back(set.files[i]);
-    out.labels.push_back(set.labels[i]);
-  }
-  set = std::move(out);
-}
-
 } // namespace
 
 caf::expected<data_splits> load_image_folder(const std::string& root, int validation_size,
                                              const image_folder_options& options) {
-  const fs::path base{root};
-  auto found = sorted_entries(base / "train", true);
-  if (!found)
-    return std::move(found.error());
-  const std::vector<std::string> classes = std::move(*found);
-  if (classes.empty())
-    return bad(errc::corrupt_data, cat((base / "train").string(), ": no class folders (train/<class>/*.png|jpg)"));
-  std::vector<std::pair<std::string, listed>> sets;
-  for (auto name : {"train", "test", "val"}) {
-    std::error_code ec;
-    if (std::string{name} == "val" && !fs::is_directory(base / name, ec))
-      continue;
-    if (!fs::is_directory(base / name, ec))
-      return bad(errc::file_error, cat((base / name).string(), ": missing (an image folder has train/ and test/)"));
-    auto listed_set = list_set(base / name, classes);
-    if (!listed_set)
-      return std::move(listed_set.error());
-    shuffle(*listed_set);
-    sets.emplace_back(name, std::move(*listed_set));
-  }
+  auto listed = list_class_folders(root, is_image_name, ".png, .jpg or .jpeg files");
+  if (!listed)
+    return std::move(listed.error());
+  const auto& classes = listed->classes;
+  const auto& sets = listed->sets;
   // the shape: the first training image's (its channels unless data.color says), or data.resize
-  auto first = decode(sets[0].second.files[0], options.color == color_mode::grey ? 1 : options.color == color_mode::rgb ? 3 : 0);
+  auto first = decode(sets[0].files[0], options.color == color_mode::grey ? 1 : options.color == color_mode::rgb ? 3 : 0);
   if (!first)
     return std::move(first.error());
   image_shape shape = first->shape;
@@ -217,22 +138,13 @@ caf::expected<data_splits> load_image_folder(const std::string& root, int valida
     shape.width = options.resize->width;
   }
   std::vector<dataset> decoded;
-  for (auto& [name, set] : sets) {
+  for (auto& set : sets) {
     auto d = decode_set(set, shape, options.resize, options.threads);
     if (!d)
       return std::move(d.error());
     decoded.push_back(std::move(*d));
   }
-  caf::expected<data_splits> out{caf::error{}};
-  if (decoded.size() == 3) {
-    data_splits s;
-    s.train = std::move(decoded[0]);
-    s.test = std::move(decoded[1]);
-    s.validation = std::move(decoded[2]);
-    out = std::move(s);
-  } else {
-    out = split_validation(std::move(decoded[0]), std::move(decoded[1]), validation_size, root);
-  }
+  auto out = splits_of(std::move(decoded), validation_size, root);
   if (out)
     out->class_names = classes;
   return out;

@@ -9,6 +9,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_select.hpp"
 #include "gpu/elementwise.cuh"
+#include "gpu/embedding.cuh"
 #include "gpu/lrn.cuh"
 #include "gpu/optimizer.cuh"
 #include "gpu/softmax_xent.cuh"
@@ -282,6 +283,14 @@ public:
       ACTORPS_CUDA_CHECK(cudaMemcpyAsync(copy, dy.data, dy.size() * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
       ACTORPS_CUDA_CHECK(gpu::launch_lrn_backward(x.data, y.data, copy, x.rows, x.cols, p, dx.data, stream_));
     }
+  }
+
+  void embedding_bag(const bag_geometry& g, const float* ids, const float* table, float* out) override {
+    ACTORPS_CUDA_CHECK(gpu::launch_embedding_bag(g, ids, table, out, stream_));
+  }
+
+  void embedding_bag_backward(const bag_geometry& g, const float* ids, const float* dout, float* dtable) override {
+    ACTORPS_CUDA_CHECK(gpu::launch_embedding_bag_backward(g, ids, dout, dtable, stream_));
   }
 
   void channel_moments(matrix x, float* mean, float* var) override {

@@ -92,7 +92,10 @@ std::vector<std::vector<float>> initial_values(const model_spec& spec, const ini
     const double window = w.shape.size() == 4 ? double(w.shape[0]) * w.shape[1] : 1.0;
     const bool depthwise = w.shape.size() == 4 && w.shape[3] == 1 && w.name.find("depthwise") != std::string::npos;
     const double fan_in = window * (depthwise ? 1 : w.shape[w.shape.size() - 2]), fan_out = window * w.shape.back();
-    auto rule = rule_for(init, spec, w, w.name.rfind("logits/", 0) == 0, fan_in, fan_out);
+    // an embedding table: TF1's embedding_column default, a truncated normal of stddev 1/sqrt(D)
+    // whatever the scheme (its fan-in, 2^B rows, says nothing of one example's input)
+    auto rule = w.name.rfind("embedding", 0) == 0 ? weight_rule{draw::truncated, 1.0 / std::sqrt(double(w.cols))}
+                                                  : rule_for(init, spec, w, w.name.rfind("logits/", 0) == 0, fan_in, fan_out);
     std::vector<float> weights(w.size());
     for (auto& v : weights) {
       double z = rule.kind == draw::truncated ? truncated_normal(gen)

@@ -15,5 +15,6 @@ void activation_backward(backend& be, const std::optional<activation>& act, matr
 std::unique_ptr<layer> make_depthwise_layer(const window_geometry& g, std::optional<activation> act);
 std::unique_ptr<layer> make_separable_layer(const window_geometry& g, int channels, std::optional<activation> act);
 std::unique_ptr<layer> make_lrn_layer(const image_shape& in, const lrn_params& p);
+std::unique_ptr<layer> make_embedding_layer(const image_shape& in, const layer_spec& ls);
 
 } // namespace actorps

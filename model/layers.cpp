@@ -425,6 +425,7 @@ std::unique_ptr<layer> make_layer(const layer_spec& ls, const image_shape& in) {
     case layer_kind::depthwise: return make_depthwise_layer(geometry_of(ls, in), ls.act);
     case layer_kind::separable: return make_separable_layer(geometry_of(ls, in), ls.units, ls.act);
     case layer_kind::lrn: return make_lrn_layer(in, ls.lrn);
+    case layer_kind::embedding: return make_embedding_layer(in, ls);
   }
   return nullptr;
 }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace actorps {
 
@@ -45,6 +46,10 @@ public:
   /// REQUIRES: the layer's latest forward was of this io, in training (layers may keep what it computed).
   virtual void backward(backend& be, const layer_io& io, float* dout, float* din, const layer_vars& vars) = 0;
 };
+
+/// The table rows (sorted, each once) an embedding of table_rows rows reads for a batch of `rows`
+/// examples of `tokens` id slots: the rows its backward writes and an optimizer updates.
+std::vector<size_t> rows_of_batch(const float* slots, int rows, int tokens, int table_rows);
 
 /// Makes layer `l` for input shape `in`. REQUIRES: it fits (model_spec::validate() is empty).
 std::unique_ptr<layer> make_layer(const layer_spec& l, const image_shape& in);

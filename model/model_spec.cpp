@@ -42,6 +42,7 @@ const char* to_string(layer_kind k) {
     case layer_kind::depthwise: return "depthwise";
     case layer_kind::separable: return "separable";
     case layer_kind::lrn: return "lrn";
+    case layer_kind::embedding: return "embedding";
   }
   return "unknown";
 }
@@ -53,7 +54,7 @@ const char* to_string(padding_mode p) {
 bool operator==(const layer_spec& a, const layer_spec& b) {
   return a.kind == b.kind && a.units == b.units && a.kernel == b.kernel && a.stride == b.stride
          && a.padding == b.padding && a.act == b.act && a.rate == b.rate && a.body == b.body && a.lrn == b.lrn
-         && a.decay == b.decay;
+         && a.decay == b.decay && a.bucket_bits == b.bucket_bits && a.combine == b.combine;
 }
 
 std::string layer_spec::text() const {
@@ -84,6 +85,7 @@ std::string layer_spec::text() const {
         out += " decay " + float_text(decay);
       break;
     case layer_kind::avgpool: out += " global"; break;
+    case layer_kind::embedding: out += cat(" ", bucket_bits, " ", units, combine == combiner::sum ? " sum" : " mean"); break;
     case layer_kind::lrn: {
       const lrn_params defaults;
       if (lrn.radius != defaults.radius)
@@ -136,7 +138,8 @@ void window_side(int in, int k, int stride, padding_mode p, int& out, int& pad) 
 
 image_shape output_shape(const layer_spec& l, const image_shape& in) {
   switch (l.kind) {
-    case layer_kind::dense: return {1, 1, l.units};
+    case layer_kind::dense:
+    case layer_kind::embedding: return {1, 1, l.units};
     case layer_kind::dropout:
     case layer_kind::lrn:
     case layer_kind::batchnorm: return in;
@@ -217,7 +220,7 @@ namespace {
 // separable<i>, block<i> (and inside a block its own conv<j>, bn<j>, ... and the shortcut), the
 // last layer "logits".
 struct variable_namer {
-  int conv = 0, dense = 0, bn = 0, block = 0, depthwise = 0, separable = 0;
+  int conv = 0, dense = 0, bn = 0, block = 0, depthwise = 0, separable = 0, embedding = 0;
 };
 
 void add_variables(const layer_spec& layer, const image_shape& in, bool logits, const std::string& prefix,
@@ -249,6 +252,11 @@ void add_variables(const layer_spec& layer, const image_shape& in, bool logits, 
       add(p + "/depthwise_weights", layer.kernel * layer.kernel, in.channels, {layer.kernel, layer.kernel, in.channels, 1});
       add(p + "/pointwise_weights", in.channels, layer.units, {1, 1, in.channels, layer.units});
       add(p + "/bias", 1, layer.units, {layer.units});
+      break;
+    }
+    case layer_kind::embedding: {
+      const int rows = 1 << layer.bucket_bits;
+      add(cat("embedding", n.embedding++, "/weights"), rows, layer.units, {rows, layer.units});
       break;
     }
     case layer_kind::batchnorm: {
@@ -322,6 +330,7 @@ size_t macs_of(const layer_spec& l, const image_shape& in) {
   const image_shape out = output_shape(l, in);
   switch (l.kind) {
     case layer_kind::dense: return in.size() * static_cast<size_t>(l.units);
+    case layer_kind::embedding: return in.size() * static_cast<size_t>(l.units); // (at most: the ids' rows summed)
     case layer_kind::conv: return out.size() * static_cast<size_t>(l.kernel * l.kernel * in.channels);
     case layer_kind::depthwise: return out.size() * static_cast<size_t>(l.kernel * l.kernel);
     case layer_kind::separable:
@@ -356,6 +365,12 @@ std::string check_layers(const std::vector<layer_spec>& layers, image_shape& in,
           return cat(where(l), ": needs a positive number of ", layer.kind == layer_kind::dense ? "units" : "channels");
         break;
       case layer_kind::depthwise: break;
+      case layer_kind::embedding:
+        if (layer.units <= 0 || layer.bucket_bits < 1 || layer.bucket_bits > 30)
+          return cat(where(l), ": needs B in [1, 30] (2^B rows) and a positive width D");
+        if (&layer != &layers.front() || flat)
+          return cat(where(l), ": an embedding reads the data's token ids: only as the first layer");
+        break;
       case layer_kind::dropout:
         if (!(layer.rate >= 0.0f && layer.rate < 1.0f))
           return cat(where(l), ": the rate must be in [0, 1)");
@@ -367,8 +382,8 @@ std::string check_layers(const std::vector<layer_spec>& layers, image_shape& in,
         bool inner_flat = flat;
         auto inner = [&](size_t j) { return cat(where(l), ": its layer ", j, " (", layer.body[j].text(), ")"); };
         for (auto& b : layer.body)
-          if (b.kind == layer_kind::residual)
-            return cat(where(l), ": blocks do not nest");
+          if (b.kind == layer_kind::residual || b.kind == layer_kind::embedding)
+            return cat(where(l), b.kind == layer_kind::residual ? ": blocks do not nest" : ": a block holds no embedding");
         if (auto why = check_layers(layer.body, out, inner_flat, inner); !why.empty())
           return why;
         if (!(out == in) && (inner_flat || projection_stride(in, out) == 0))

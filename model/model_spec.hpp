@@ -18,7 +18,10 @@
 
 namespace actorps {
 
-enum class layer_kind { dense, conv, maxpool, dropout, batchnorm, avgpool, residual, depthwise, separable, lrn };
+enum class layer_kind { dense, conv, maxpool, dropout, batchnorm, avgpool, residual, depthwise, separable, lrn, embedding };
+
+/// How an embedding layer combines the rows of an example's ids (TF1's combiner).
+enum class combiner { mean, sum };
 
 enum class padding_mode { same, valid };
 
@@ -36,6 +39,9 @@ const char* to_string(padding_mode p);
 ///                                   themselves per step, 0 < D < 1, TF1's default 0.99; "decay=D" too)
 ///   avgpool global                 (the mean of each channel: 1 x 1 x channels)
 ///   lrn [radius R] [bias B] [alpha A] [beta BETA]   (tf.nn.lrn; defaults 5, 1, 1, 0.5)
+///   embedding B D [mean|sum]      (an embedding bag: a table of 2^B rows of D values, B in [1, 30]; an
+///       example's token ids (data.format = text) pick rows, id mod 2^B, combined by their mean
+///       (default) or sum: 1 x 1 x D; only as the first layer; its gradients touch only those rows)
 ///   residual [LAYER, LAYER, ...] [ACTIVATION]
 ///       a block: ACTIVATION(layers(x) + shortcut(x)); the shortcut is x itself when the layers keep
 ///       its shape, else a 1x1 convolution with the stride that gives their output's shape
@@ -51,6 +57,8 @@ struct layer_spec {
   std::vector<layer_spec> body; ///< residual: the block's layers
   lrn_params lrn;               ///< lrn
   float decay = 0.99f;          ///< batchnorm: the moving statistics' decay (TF1's default)
+  int bucket_bits = 0;          ///< embedding: the table has 2^bucket_bits rows (units: its width)
+  combiner combine = combiner::mean; ///< embedding
 
   /// Returns the canonical text, e.g. "conv 3x3x32 relu".
   std::string text() const;

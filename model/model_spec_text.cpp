@@ -164,6 +164,17 @@ std::string parse_into(const std::string& text, layer_spec& out) {
         return cat("expected \"lrn [radius R] [bias B] [alpha A] [beta BETA]\" (TensorFlow's defaults 5, 1, 1, 0.5; R an "
                    "integer >= 0, B > 0, A and BETA >= 0), got \"", key, value.empty() ? "" : " " + value, "\"");
     }
+  } else if (kind == "embedding") {
+    out.kind = layer_kind::embedding;
+    i = 3;
+    if (words.size() < 3 || !parse_int(words[1], out.bucket_bits) || !parse_int(words[2], out.units)
+        || out.bucket_bits < 1 || out.bucket_bits > 30 || out.units <= 0)
+      return "expected \"embedding B D [mean|sum]\" (a table of 2^B rows of D values, B in [1, 30]), e.g. "
+             "\"embedding 22 32 mean\"";
+    if (words.size() > 3 && (words[3] == "mean" || words[3] == "sum")) {
+      out.combine = words[3] == "sum" ? combiner::sum : combiner::mean;
+      i = 4;
+    }
   } else if (kind == "avgpool") {
     out.kind = layer_kind::avgpool;
     if (words.size() < 2 || words[1] != "global")
@@ -193,7 +204,7 @@ std::string parse_into(const std::string& text, layer_spec& out) {
       words.push_back(w);
   } else {
     return cat("unknown layer kind \"", kind, "\" (expected dense, conv, depthwise, separable, maxpool, dropout, batchnorm, "
-               "lrn, avgpool, residual or flatten)");
+               "lrn, avgpool, residual, embedding or flatten)");
   }
   for (; i < words.size(); ++i) {
     const std::string& w = words[i];
@@ -206,7 +217,7 @@ std::string parse_into(const std::string& text, layer_spec& out) {
     } else if (windowed && (w == "same" || w == "valid")) {
       out.padding = w == "same" ? padding_mode::same : padding_mode::valid;
     } else if (out.kind != layer_kind::maxpool && out.kind != layer_kind::dropout && out.kind != layer_kind::avgpool
-               && out.kind != layer_kind::lrn && parse_activation(w)) {
+               && out.kind != layer_kind::lrn && out.kind != layer_kind::embedding && parse_activation(w)) {
       if (out.act)
         return "more than one activation";
       out.act = parse_activation(w);

@@ -47,6 +47,8 @@ network::network(backend& be, const model_spec& spec, int max_batch, uint64_t dr
     layers_.push_back(make_layer(l, in));
     in = output_shape(l, in);
   }
+  if (!spec.layers.empty() && spec.layers.front().kind == layer_kind::embedding)
+    embedding_var_ = first_var_.front();
 }
 
 caf::expected<std::unique_ptr<network>> network::make(backend& be, const model_spec& spec,
@@ -146,8 +148,22 @@ caf::error network::download_gradient(size_t k, size_t offset, float* out, size_
   return be_.download(grads_[k].data() + offset, n, out);
 }
 
+const std::vector<size_t>* network::sparse_rows(size_t k) const {
+  return static_cast<int>(k) == embedding_var_ ? &embedding_rows_ : nullptr;
+}
+
+std::vector<const std::vector<size_t>*> network::sparse_rows() const {
+  std::vector<const std::vector<size_t>*> out;
+  for (size_t k = 0; k < vars_.size(); ++k)
+    out.push_back(sparse_rows(k));
+  return out;
+}
+
 void network::load_batch(const float* images, const float* labels, int rows) {
   rows_ = std::clamp(rows, 0, max_batch_);
+  if (embedding_var_ >= 0)
+    embedding_rows_ = rows_of_batch(images, rows_, static_cast<int>(spec_.input.size()),
+                                    vars_[static_cast<size_t>(embedding_var_)].rows);
   be_.upload(images, static_cast<size_t>(rows_) * spec_.input.size(), input_.data());
   be_.upload(labels, static_cast<size_t>(rows_), labels_.data());
 }

@@ -59,6 +59,14 @@ public:
   /// Downloads n values of gradient k starting at offset into host memory.
   caf::error download_gradient(size_t k, size_t offset, float* out, size_t n) override;
 
+  /// The rows of variable k the loaded batch's gradients cover when k is an embedding table
+  /// (sorted; the rest of its gradient is stale), nullptr for a variable whose whole gradient is
+  /// written: what an optimizer updates (TF's sparse apply).
+  const std::vector<size_t>* sparse_rows(size_t k) const;
+
+  /// Per variable: sparse_rows(k) (for optimizer::apply).
+  std::vector<const std::vector<size_t>*> sparse_rows() const;
+
   /// Copies rows examples (row-major NHWC images, labels as floats) into the backend.
   /// REQUIRES: 0 < rows <= max_batch().
   void load_batch(const float* images, const float* labels, int rows) override;
@@ -110,6 +118,8 @@ private:
   std::vector<buffer> acts_;   // per layer: rows x output size (post-activation)
   buffer delta_[2];            // ping-pong backward buffers, max_batch x widest layer
   loss_meter meter_;
+  int embedding_var_ = -1;             // the first layer's table when it is an embedding
+  std::vector<size_t> embedding_rows_; // the rows the loaded batch picks from it
 };
 
 } // namespace actorps

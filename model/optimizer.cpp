@@ -9,6 +9,7 @@ caf::expected<optimizer> optimizer::make(backend& be, const optimizer_params& pa
   const int per_var = slot_count(params.kind);
   for (auto& var : variables) {
     out.per_variable_.push_back(for_variable(params, var.name, var.moving_decay));
+    out.cols_.push_back(static_cast<size_t>(var.cols));
     for (int s = 0; s < per_var; ++s) {
       auto slot = be.allocate(var.size());
       if (!slot)
@@ -23,14 +24,25 @@ caf::expected<optimizer> optimizer::make(backend& be, const optimizer_params& pa
   return out;
 }
 
-void optimizer::apply(std::vector<buffer>& variables, const std::vector<buffer>& gradients) {
+void optimizer::apply(std::vector<buffer>& variables, const std::vector<buffer>& gradients,
+                      const std::vector<const std::vector<size_t>*>& rows) {
   ++step_;
   const size_t per_var = static_cast<size_t>(slot_count(params_.kind));
   for (size_t i = 0; i < variables.size(); ++i) {
     float* slot0 = per_var > 0 ? slots_[i * per_var].data() : nullptr;
     float* slot1 = per_var > 1 ? slots_[i * per_var + 1].data() : nullptr;
-    be_->apply_update(per_variable_[i], step_, variables[i].size(), variables[i].data(),
-                      gradients[i].data(), slot0, slot1);
+    const std::vector<size_t>* sparse = i < rows.size() ? rows[i] : nullptr;
+    if (sparse == nullptr) {
+      be_->apply_update(per_variable_[i], step_, variables[i].size(), variables[i].data(), gradients[i].data(), slot0,
+                        slot1);
+      continue;
+    }
+    const size_t n = cols_[i];
+    for (size_t r : *sparse) {
+      const size_t at = r * n;
+      be_->apply_update(per_variable_[i], step_, n, variables[i].data() + at, gradients[i].data() + at,
+                        slot0 ? slot0 + at : nullptr, slot1 ? slot1 + at : nullptr);
+    }
   }
 }
 

@@ -25,10 +25,15 @@ public:
   long steps() const { return step_; }
 
   /// Applies one update: variable i -= rule(gradient i). REQUIRES: the sizes given to make().
-  void apply(std::vector<buffer>& variables, const std::vector<buffer>& gradients);
+  /// With rows[i] (an embedding table's, network::sparse_rows): only those rows of variable i
+  /// and of its slots move, as TF's sparse apply does (momentum decays lazily, when a row is
+  /// touched).
+  void apply(std::vector<buffer>& variables, const std::vector<buffer>& gradients,
+             const std::vector<const std::vector<size_t>*>& rows = {});
 
 private:
   optimizer(backend& be, const optimizer_params& params) : be_(&be), params_(params) {}
+  std::vector<size_t> cols_; // per variable: its row length (sparse rows)
 
   backend* be_;
   optimizer_params params_;

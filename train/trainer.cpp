@@ -56,6 +56,8 @@ caf::expected<session> prepare(const train_settings& s) {
     return std::move(data.error());
   out.data = std::move(*data);
   model_spec spec = with_input(s.model, out.data.model_input());
+  if (auto err = check_model_reads(out.data, spec))
+    return err;
   auto be = select_backend(s.device, tag);
   if (!be)
     return std::move(be.error());
@@ -136,7 +138,7 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
     net.load_batch(images.data(), labels.data(), view.rows);
     net.forward(true);
     net.backward();
-    ss.opt->apply(net.parameters(), net.gradients());
+    ss.opt->apply(net.parameters(), net.gradients(), net.sparse_rows());
     ++step;
     examples += view.rows;
     bool progress = step % s.progress_every == 0;

@@ -1,0 +1,58 @@
+// Embedding bags on the host (see embedding_ops.hpp).
+#include "compute/embedding_ops.hpp"
+
+#include "compute/token_ids.hpp"
+
+#include <algorithm>
+
+namespace actorps {
+
+namespace {
+
+// The ids of example r: calls fn(table row) for each, in slot order; returns their count.
+template <class F>
+int each_id(const bag_geometry& g, const float* ids, int r, F fn) {
+  const float* slots = ids + static_cast<size_t>(r) * static_cast<size_t>(g.tokens);
+  const auto mask = static_cast<uint32_t>(g.table_rows - 1);
+  int n = 0;
+  uint32_t id = 0;
+  for (int t = 0; t < g.tokens && decode_token(slots[t], id); ++t, ++n)
+    fn(static_cast<size_t>(id & mask));
+  return n;
+}
+
+} // namespace
+
+void embedding_bag_host(const bag_geometry& g, const float* ids, const float* table, float* out) {
+  const auto dim = static_cast<size_t>(g.dim);
+  for (int r = 0; r < g.rows; ++r) {
+    float* o = out + static_cast<size_t>(r) * dim;
+    std::fill(o, o + dim, 0.0f);
+    const int n = each_id(g, ids, r, [&](size_t row) {
+      const float* v = table + row * dim;
+      for (size_t d = 0; d < dim; ++d)
+        o[d] += v[d];
+    });
+    if (g.mean && n > 1)
+      for (size_t d = 0; d < dim; ++d)
+        o[d] /= static_cast<float>(n);
+  }
+}
+
+void embedding_bag_backward_host(const bag_geometry& g, const float* ids, const float* dout, float* dtable) {
+  const auto dim = static_cast<size_t>(g.dim);
+  for (int r = 0; r < g.rows; ++r)
+    each_id(g, ids, r, [&](size_t row) { std::fill(dtable + row * dim, dtable + (row + 1) * dim, 0.0f); });
+  for (int r = 0; r < g.rows; ++r) {
+    int n = each_id(g, ids, r, [](size_t) {});
+    const float scale = g.mean && n > 1 ? 1.0f / static_cast<float>(n) : 1.0f;
+    const float* d = dout + static_cast<size_t>(r) * dim;
+    each_id(g, ids, r, [&](size_t row) {
+      float* t = dtable + row * dim;
+      for (size_t k = 0; k < dim; ++k)
+        t[k] += scale * d[k];
+    });
+  }
+}
+
+} // namespace actorps

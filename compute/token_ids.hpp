@@ -1,0 +1,32 @@
+// A text example's token ids inside the float rows every data set holds: slot value = the bit
+// pattern of id + 1 (ids < 2^30: a finite float, never NaN), 0 = an empty slot. Rows are only
+// copied (batches, uploads), never computed on, so the bits arrive as written; the embedding
+// layer decodes them (each row: up to data.max-tokens ids, the empty slots after them).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace actorps {
+
+/// Ids are hashes below 2^30; an embedding of 2^B rows takes id mod 2^B (B <= 30).
+inline constexpr uint32_t token_id_bits = 30;
+
+inline float encode_token(uint32_t id) {
+  const uint32_t bits = (id & ((1u << token_id_bits) - 1)) + 1;
+  float out;
+  std::memcpy(&out, &bits, sizeof out);
+  return out;
+}
+
+/// Whether the slot holds an id (and which).
+inline bool decode_token(float slot, uint32_t& id) {
+  uint32_t bits;
+  std::memcpy(&bits, &slot, sizeof bits);
+  if (bits == 0 || bits > (1u << token_id_bits))
+    return false;
+  id = bits - 1;
+  return true;
+}
+
+} // namespace actorps
