@@ -1,11 +1,10 @@
 // The embedding bag layer: its input is the batch's token id slots (compute/token_ids.hpp), its
 // output each example's combined rows; backward writes only the rows the ids pick (the network
-// names them to the optimizer: rows_of_batch).
+// names them to the optimizer: touched_rows).
 #include "model/layer_kinds.hpp"
 
 #include "compute/token_ids.hpp"
 
-#include <algorithm>
 
 namespace actorps {
 
@@ -45,18 +44,25 @@ std::unique_ptr<layer> make_embedding_layer(const image_shape& in, const layer_s
   return std::make_unique<embedding_layer>(in, ls);
 }
 
-std::vector<size_t> rows_of_batch(const float* slots, int rows, int tokens, int table_rows) {
-  std::vector<size_t> out;
-  const auto mask = static_cast<uint32_t>(table_rows - 1);
+const std::vector<size_t>& touched_rows::collect(const float* slots, int rows, int tokens) {
+  rows_.clear();
+  const auto mask = static_cast<uint32_t>(table_rows_ - 1);
   for (int r = 0; r < rows; ++r) {
     const float* row = slots + static_cast<size_t>(r) * static_cast<size_t>(tokens);
     uint32_t id = 0;
-    for (int t = 0; t < tokens && decode_token(row[t], id); ++t)
-      out.push_back(id & mask);
+    for (int t = 0; t < tokens && decode_token(row[t], id); ++t) {
+      const size_t at = id & mask;
+      uint64_t& word = marks_[at / 64];
+      const uint64_t bit = uint64_t{1} << (at % 64);
+      if ((word & bit) == 0) {
+        word |= bit;
+        rows_.push_back(at);
+      }
+    }
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  for (size_t at : rows_) // (the marks are clear again for the next batch)
+    marks_[at / 64] &= ~(uint64_t{1} << (at % 64));
+  return rows_;
 }
 
 } // namespace actorps

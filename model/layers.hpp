@@ -47,9 +47,23 @@ public:
   virtual void backward(backend& be, const layer_io& io, float* dout, float* din, const layer_vars& vars) = 0;
 };
 
-/// The table rows (sorted, each once) an embedding of table_rows rows reads for a batch of `rows`
-/// examples of `tokens` id slots: the rows its backward writes and an optimizer updates.
-std::vector<size_t> rows_of_batch(const float* slots, int rows, int tokens, int table_rows);
+/// The table rows an embedding of table_rows rows reads for a batch: the rows its backward
+/// writes and an optimizer updates. Each row once, in the order the ids first name them (a bit
+/// per table row marks them: no sort).
+class touched_rows {
+public:
+  explicit touched_rows(size_t table_rows) : table_rows_(table_rows), marks_((table_rows + 63) / 64, 0) {}
+
+  /// The rows of a batch of `rows` examples of `tokens` id slots.
+  const std::vector<size_t>& collect(const float* slots, int rows, int tokens);
+
+  const std::vector<size_t>& rows() const { return rows_; }
+
+private:
+  size_t table_rows_;
+  std::vector<uint64_t> marks_;
+  std::vector<size_t> rows_;
+};
 
 /// Makes layer `l` for input shape `in`. REQUIRES: it fits (model_spec::validate() is empty).
 std::unique_ptr<layer> make_layer(const layer_spec& l, const image_shape& in);

@@ -47,8 +47,10 @@ network::network(backend& be, const model_spec& spec, int max_batch, uint64_t dr
     layers_.push_back(make_layer(l, in));
     in = output_shape(l, in);
   }
-  if (!spec.layers.empty() && spec.layers.front().kind == layer_kind::embedding)
+  if (!spec.layers.empty() && spec.layers.front().kind == layer_kind::embedding) {
     embedding_var_ = first_var_.front();
+    embedding_rows_.emplace(vars_[static_cast<size_t>(embedding_var_)].size() / static_cast<size_t>(spec.layers.front().units));
+  }
 }
 
 caf::expected<std::unique_ptr<network>> network::make(backend& be, const model_spec& spec,
@@ -149,7 +151,7 @@ caf::error network::download_gradient(size_t k, size_t offset, float* out, size_
 }
 
 const std::vector<size_t>* network::sparse_rows(size_t k) const {
-  return static_cast<int>(k) == embedding_var_ ? &embedding_rows_ : nullptr;
+  return static_cast<int>(k) == embedding_var_ ? &embedding_rows_->rows() : nullptr;
 }
 
 std::vector<const std::vector<size_t>*> network::sparse_rows() const {
@@ -161,9 +163,8 @@ std::vector<const std::vector<size_t>*> network::sparse_rows() const {
 
 void network::load_batch(const float* images, const float* labels, int rows) {
   rows_ = std::clamp(rows, 0, max_batch_);
-  if (embedding_var_ >= 0)
-    embedding_rows_ = rows_of_batch(images, rows_, static_cast<int>(spec_.input.size()),
-                                    vars_[static_cast<size_t>(embedding_var_)].rows);
+  if (embedding_rows_)
+    embedding_rows_->collect(images, rows_, static_cast<int>(spec_.input.size()));
   be_.upload(images, static_cast<size_t>(rows_) * spec_.input.size(), input_.data());
   be_.upload(labels, static_cast<size_t>(rows_), labels_.data());
 }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace actorps {
@@ -118,8 +119,8 @@ private:
   std::vector<buffer> acts_;   // per layer: rows x output size (post-activation)
   buffer delta_[2];            // ping-pong backward buffers, max_batch x widest layer
   loss_meter meter_;
-  int embedding_var_ = -1;             // the first layer's table when it is an embedding
-  std::vector<size_t> embedding_rows_; // the rows the loaded batch picks from it
+  int embedding_var_ = -1;                    // the first layer's table when it is an embedding
+  std::optional<touched_rows> embedding_rows_; // the rows the loaded batch picks from it
 };
 
 } // namespace actorps
