@@ -12,9 +12,9 @@ namespace actorps {
 
 /// Bumped on any change of the layout below. Readers take every version up to this one (format 1
 /// lacks the input scaling, format 2 the partitioner, format 3 the elastic membership, format 4
-/// the class names, format 5 the input crop and standardisation) and refuse others by name.
-/// Writers write this one.
-constexpr uint32_t checkpoint_format_version = 6;
+/// the class names, format 5 the input crop and standardisation, format 6 the text tokens' kind)
+/// and refuse others by name. Writers write this one.
+constexpr uint32_t checkpoint_format_version = 7;
 
 struct checkpoint_variable {
   std::string name;
@@ -85,6 +85,9 @@ struct checkpoint_manifest {
   int32_t input_source_height = 0;
   int32_t input_source_width = 0;
   bool input_standardize = false;
+  /// Format 7: text inputs (data.format = text) hashed words and bigrams (data.bigrams), not
+  /// words alone; true before.
+  bool input_bigrams = true;
   template <class Archive>
   void serialize(Archive& ar) {
     ar(format, global_step, examples, train_seconds, validation_accuracy, model, placement, variables, optimizer,
@@ -99,6 +102,8 @@ struct checkpoint_manifest {
       ar(class_names);
     if (format >= 6)
       ar(input_crop, input_source_height, input_source_width, input_standardize);
+    if (format >= 7)
+      ar(input_bigrams);
   }
 };
 

@@ -37,6 +37,7 @@ struct input_scaling {
   int crop_size = 0;
   int source_height = 0, source_width = 0; ///< with a crop: the training images' size (what eval and predict take)
   bool standardize = false;
+  bool bigrams = true; ///< text (data.format = text): ids of words and bigrams (data.bigrams), not words alone
   bool per_channel() const { return !mean.empty(); }
   /// The model's input for images of shape `in`.
   image_shape input_for(const image_shape& in) const {

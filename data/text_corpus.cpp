@@ -109,6 +109,7 @@ caf::expected<data_splits> load_text_corpus(const std::string& root, int validat
   if (out) {
     out->class_names = listed->classes;
     out->token_ids = true;
+    out->scaling.bigrams = options.bigrams;
   }
   return out;
 }

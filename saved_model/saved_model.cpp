@@ -91,6 +91,8 @@ caf::expected<saved_model> describe_npz(const std::string& json, const std::stri
     }
     if (auto standardize = scaling->find("standardize"))
       m.scaling.standardize = standardize->is(json_value::kind::boolean) && standardize->flag;
+    if (auto bigrams = scaling->find("bigrams"); bigrams && bigrams->is(json_value::kind::boolean))
+      m.scaling.bigrams = bigrams->flag;
   }
   if (m.scaling.per_channel()
       && (m.scaling.mean.size() != static_cast<size_t>(m.spec.input.channels)
@@ -208,7 +210,8 @@ std::string model_json(const saved_model& m) {
     .add_raw("stddev", float_list(m.scaling.stddev))
     .add("crop", m.scaling.crop_size)
     .add_raw("source", cat("[", m.scaling.source_height, ", ", m.scaling.source_width, "]"))
-    .add("standardize", m.scaling.standardize);
+    .add("standardize", m.scaling.standardize)
+    .add("bigrams", m.scaling.bigrams);
   json_object out;
   out.add("format", "actorps-model")
     .add("version", 1)
@@ -262,10 +265,13 @@ void record_scaling(const input_scaling& s, checkpoint_manifest& m) {
   m.input_source_height = s.source_height;
   m.input_source_width = s.source_width;
   m.input_standardize = s.standardize;
+  m.input_bigrams = s.bigrams;
 }
 
 input_scaling recorded_scaling(const checkpoint_manifest& m) {
-  return {m.input_mean, m.input_stddev, m.input_crop, m.input_source_height, m.input_source_width, m.input_standardize};
+  input_scaling s{m.input_mean, m.input_stddev, m.input_crop, m.input_source_height, m.input_source_width, m.input_standardize};
+  s.bigrams = m.input_bigrams;
+  return s;
 }
 
 checkpoint to_checkpoint(const saved_model& m) {

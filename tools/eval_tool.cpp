@@ -89,7 +89,8 @@ int eval_main(int argc, char** argv) {
     {"data.dir", "MNIST-format IDX or CIFAR-10 files, class folders (train/<class>/, test/<class>/) or an .npz "
                  "(default: the run's, from its summary.json, else Fashion-MNIST)",
      "/usr/share/datasets/fashion-mnist"},
-    {"data.format", "auto, idx, cifar10, npz or image-folder (scaled to the model's input)", "auto"},
+    {"data.format", "auto, idx, cifar10, npz, image-folder (scaled to the model's input) or text (hashed as the model's "
+                    "training did)", "auto"},
     {"data.validation-size", "training examples held out for validation, as in training (0: 1/12)", "0"},
     {"set", "test, validation or both", "both"},
     {"out", "the JSON report", "eval.json"},
@@ -105,8 +106,8 @@ int eval_main(int argc, char** argv) {
   ds.dir = args.get("data.dir");
   auto format = parse_data_format(args.get("data.format"));
   if (!format)
-    return tool_failure(caf::make_error(errc::invalid_config, cat("--data.format must be auto, idx, cifar10, npz or "
-                                                                  "image-folder, got \"", args.get("data.format"), "\"")), 2);
+    return tool_failure(caf::make_error(errc::invalid_config, cat("--data.format must be auto, idx, cifar10, npz, "
+                                                                  "image-folder or text, got \"", args.get("data.format"), "\"")), 2);
   ds.format = *format;
   auto validation_size = int_option(args, "data.validation-size", 0, 1 << 30);
   auto threads = int_option(args, "threads", 1, 256);
@@ -140,6 +141,8 @@ int eval_main(int argc, char** argv) {
   }
   ds.images.color = m->spec.input.channels == 1 ? color_mode::grey : color_mode::rgb; // (image folders: as the model takes)
   ds.images.resize = m->spec.input;
+  ds.text.max_tokens = static_cast<int>(m->spec.input.size()); // (text: the model's slots, its tokens)
+  ds.text.bigrams = m->scaling.bigrams;
   auto data = load_data(ds); // unscaled: the model's own scaling is applied below
   if (!data)
     return tool_failure(data.error(), 1);

@@ -1,6 +1,9 @@
 // Content sniffing (PNG signature, JPEG SOI, gzip or IDX magic, whole CIFAR-10 records) and loading.
 #include "tools/image_inputs.hpp"
 
+#include "common/file_io.hpp"
+#include "data/text_corpus.hpp"
+
 #include "common/enum_names.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
@@ -79,6 +82,23 @@ caf::expected<image_input> load_image_input(const std::string& path, input_kind 
     return caf::make_error(errc::shape_mismatch, cat(path, ": images are ", loaded->shape.text(), ", the model takes ",
                                                      want.text(), kind == input_kind::png || kind == input_kind::jpeg ? "" : " (only PNG and JPEG images are resized)"));
   out.images = std::move(*loaded);
+  return out;
+}
+
+caf::expected<image_input> load_text_input(const std::string& path, const image_shape& want, bool bigrams) {
+  auto text = read_whole_file(path);
+  if (!text)
+    return std::move(text.error());
+  image_input out;
+  out.images.rows = 1;
+  out.images.shape = want;
+  out.images.cols = static_cast<int>(want.size());
+  out.images.images.resize(want.size());
+  out.images.labels.assign(1, 0.0f);
+  text_options o;
+  o.max_tokens = out.images.cols;
+  o.bigrams = bigrams;
+  encode_tokens(text_token_ids(*text, o), o.max_tokens, out.images.images.data());
   return out;
 }
 

@@ -27,4 +27,9 @@ struct image_input {
 caf::expected<image_input> load_image_input(const std::string& path, input_kind kind, const image_shape& want,
                                             bool resize);
 
+/// A text file for a model that reads token ids (data.format = text): one example of the model's
+/// want.size() id slots, its words (and bigrams when the model was trained on them) hashed as in
+/// training (data/text_corpus). Errors name the path.
+caf::expected<image_input> load_text_input(const std::string& path, const image_shape& want, bool bigrams);
+
 } // namespace actorps

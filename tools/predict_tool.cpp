@@ -1,4 +1,4 @@
-// actorps-predict: classes and probabilities of images under a saved model.
+// actorps-predict: classes and probabilities of images (or texts) under a saved model.
 #include "tools/model_tools.hpp"
 
 #include "common/errc.hpp"
@@ -25,7 +25,8 @@ int predict_main(int argc, char** argv) {
     {"threads", "CPU threads", "1"},
   };
   const std::string usage = cat("actorps-predict MODEL INPUT... [options]\n", model_argument_help,
-                                "\n  INPUT: PNG images (grey or RGB), IDX image files (raw or .gz), CIFAR-10 .bin files");
+                                "\n  INPUT: PNG images (grey or RGB), IDX image files (raw or .gz), CIFAR-10 .bin files; "
+                                "text files for a model trained on data.format = text (one example each)");
   tool_args args;
   if (auto done = begin_tool(argc, argv, options, usage, 2, SIZE_MAX, args))
     return *done;
@@ -62,11 +63,14 @@ int predict_main(int argc, char** argv) {
   dataset all;
   all.shape = m->spec.input;
   all.cols = static_cast<int>(all.shape.size());
+  const bool text = !m->spec.layers.empty() && m->spec.layers.front().kind == layer_kind::embedding;
   for (size_t i = 1; i < args.positional.size(); ++i) {
-    auto in = load_image_input(args.positional[i], *kind, m->scaling.source_for(m->spec.input), resize == "yes");
+    auto in = text ? load_text_input(args.positional[i], m->spec.input, m->scaling.bigrams)
+                   : load_image_input(args.positional[i], *kind, m->scaling.source_for(m->spec.input), resize == "yes");
     if (!in)
       return tool_failure(in.error(), 1);
-    apply_scaling(in->images, m->scaling);
+    if (!text)
+      apply_scaling(in->images, m->scaling);
     origins.push_back({args.positional[i], in->images.rows, in->labelled});
     all.rows += in->images.rows;
     all.images.insert(all.images.end(), in->images.images.begin(), in->images.images.end());

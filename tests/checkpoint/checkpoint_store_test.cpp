@@ -265,12 +265,14 @@ BOOST_AUTO_TEST_CASE(older_formats_still_read) {
       BOOST_TEST(read->manifest.input_mean.empty());
       BOOST_TEST(read->manifest.input_crop == 0);
       BOOST_TEST(!read->manifest.input_standardize);
+      BOOST_TEST(read->manifest.input_bigrams); // (before format 7: words and bigrams)
       BOOST_TEST(read->shards[0].variables[0].values == c.shards[0].variables[0].values);
       // written again, it is this format, crop and standardisation included
       read->manifest.input_crop = 24;
       read->manifest.input_source_height = 28;
       read->manifest.input_source_width = 30;
       read->manifest.input_standardize = true;
+      read->manifest.input_bigrams = false;
       BOOST_REQUIRE(!write_checkpoint(*read, dir + "-again"));
       auto again = read_checkpoint(dir + "-again");
       BOOST_REQUIRE_MESSAGE(again, test::error_text(again));
@@ -279,6 +281,7 @@ BOOST_AUTO_TEST_CASE(older_formats_still_read) {
       BOOST_TEST(again->manifest.input_source_height == 28);
       BOOST_TEST(again->manifest.input_source_width == 30);
       BOOST_TEST(again->manifest.input_standardize);
+      BOOST_TEST(!again->manifest.input_bigrams);
       BOOST_TEST(again->shards[1].variables[0].values == c.shards[1].variables[0].values);
     }
   }

@@ -33,7 +33,7 @@ else
 fi
 
 echo "== 2. actorps-eval and actorps-predict crop and standardise as training evaluated"
-out=$("$bin/actorps-eval" "$tmp/runs/single/model/best" --data.dir="$tmp/data" 2>&1); rc=$?
+out=$("$bin/actorps-eval" "$tmp/runs/single/model/best" --data.dir="$tmp/data" --out="$tmp/eval.json" 2>&1); rc=$?
 want=$(python3 -c "import json,sys; print(f'{100 * json.load(open(sys.argv[1]))[\"test_accuracy\"]:.2f}%')" "$tmp/runs/single/summary.json")
 got=$(grep "^test set:" <<< "$out")
 echo "actorps-eval: $got (summary.json: $want)"
@@ -69,7 +69,7 @@ from read_checkpoint import read_manifest
 m = read_manifest(sys.argv[2])
 fields = [m[k] for k in ("format", "input_crop", "input_source_height", "input_source_width", "input_standardize")]
 print("manifest: format, crop, source, standardize:", fields)
-sys.exit(0 if fields == [6, 3, 4, 4, True] else 1)
+sys.exit(0 if fields == [7, 3, 4, 4, True] else 1)
 PY
 "$py" "$root/tests/integration/read_checkpoint.py" "$tmp/runs/single/model/best" "$tmp/m.npz" > /dev/null \
   || fail "the npz differs from the checkpoint"

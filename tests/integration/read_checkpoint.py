@@ -61,6 +61,7 @@ def read_manifest(path):
     m["class_names"] = r.vector(r.string) if m["format"] >= 5 else []
     m["input_crop"], m["input_source_height"], m["input_source_width"], m["input_standardize"] = (
         (r.take("i"), r.take("i"), r.take("i"), r.take("?")) if m["format"] >= 6 else (0, 0, 0, False))
+    m["input_bigrams"] = r.take("?") if m["format"] >= 7 else True
     assert r.at == len(payload), "%d bytes left over in the manifest" % (len(payload) - r.at)
     return m
 

@@ -50,7 +50,7 @@ fi
 
 echo "== 3: actorps-eval on the sync run's model"
 if [[ -d "$tmp/runs/sync1/model/best" ]]; then
-  out=$("$bin/actorps-eval" "$tmp/runs/sync1/model/best" --data.dir="$tmp/data" 2>&1); rc=$?
+  out=$("$bin/actorps-eval" "$tmp/runs/sync1/model/best" --data.dir="$tmp/data" --out="$tmp/eval.json" 2>&1); rc=$?
   want=$(python3 -c "import json,sys; print(f'{100 * json.load(open(sys.argv[1]))[\"test_accuracy\"]:.2f}%')" "$tmp/runs/sync1/summary.json")
   got=$(grep "^test set:" <<< "$out")
   echo "actorps-eval: $got (summary.json: $want)"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # data.format = text and the embedding bag on the SpamAssassin corpus (scripts/fetch-spam.sh,
 # which scripts/install-deps.sh runs; skipped, exit 77, when the corpus could not be fetched):
-#  1. actorps-train learns spam from ham above 95% test accuracy (a 2^18 x 32 table, 10 epochs);
+#  1. actorps-train learns spam from ham above 95% test accuracy (a 2^18 x 32 table, 10 epochs),
+#     and actorps-predict (each test mail's file) and actorps-eval (the run's data) give the
+#     trainer's test accuracy again from the saved model;
 #  2. a text data set with an image model, and images with an embedding model, are refused by name;
 #  3. a cluster refuses an embedding model by name (the sparse path to the ps nodes is not built).
 source "$(dirname "$0")/lib.sh" "$@"
@@ -15,11 +17,27 @@ small=(--model.layers='["embedding 18 32 mean", "dense 64 relu", "dense 2"]')
 
 echo "== 1: actorps-train on the spam corpus"
 if out=$("$bin/actorps-train" --train.run-dir="$tmp/runs" --train.name=spam "${text[@]}" "${small[@]}" \
-           --train.max-epochs=10 --train.save-model='"none"' 2>&1); then
+           --train.max-epochs=10 2>&1); then
   acc=$(field "$tmp/runs/spam/summary.json" test_accuracy)
   echo "test accuracy $acc ($(grep -o 'examples_per_second=[0-9]*' <<< "$out"))"
   grep -q "embedding 18 32 mean  (embedding0)" <<< "$out" || fail "the model table does not show the embedding layer"
   above "$acc" 0.95 || fail "test accuracy $acc is not above 0.95"
+  # the saved model classifies every test mail from its file (tokens hashed as in training): the
+  # trainer's test accuracy again
+  if pred=$("$bin/actorps-predict" "$tmp/runs/spam" "$corpus"/test/ham/* "$corpus"/test/spam/* --output=jsonl 2>&1); then
+    again=$(python3 -c "import json,sys; rows=[json.loads(l) for l in sys.stdin]; \
+print(sum(r['name'] == ('spam' if '/test/spam/' in r['input'] else 'ham') for r in rows) / len(rows))" <<< "$pred")
+    echo "actorps-predict on the $(wc -l <<< "$pred") test mails: accuracy $again"
+    python3 -c "import sys; sys.exit(0 if abs(float(sys.argv[1]) - float(sys.argv[2])) < 1e-4 else 1)" "$again" "$acc" \
+      || fail "actorps-predict's accuracy $again is not the trainer's $acc"
+  else
+    fail "actorps-predict on text files failed: $(tail -2 <<< "$pred")"
+  fi
+  "$bin/actorps-eval" "$tmp/runs/spam" --out="$tmp/eval.json" > "$tmp/eval.out" 2>&1 \
+    || fail "actorps-eval on the text run failed: $(tail -2 "$tmp/eval.out")"
+  grep -h "test set:" "$tmp/eval.out"
+  python3 -c "import json,sys; sys.exit(0 if abs(json.load(open(sys.argv[1]))['test']['accuracy'] - float(sys.argv[2])) < 1e-4 else 1)" \
+    "$tmp/eval.json" "$acc" || fail "actorps-eval's test accuracy is not the trainer's $acc"
 else
   fail "actorps-train on the corpus failed: $(tail -3 <<< "$out")"
 fi

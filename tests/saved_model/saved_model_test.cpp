@@ -26,6 +26,7 @@ saved_model cnn_model() {
   for (size_t k = 0; k < vars.size(); ++k)
     m.values.push_back(random_values(vars[k].size(), static_cast<uint32_t>(10 + k)));
   m.scaling = {{0.25f, 0.5f, 0.125f}, {0.2f, 0.3f, 0.1f}, 8, 10, 12, true}; // (central 8x8 of 10x12, standardised)
+  m.scaling.bigrams = false; // (a text model's words alone: carried whatever the model)
   m.step = 77;
   m.validation_accuracy = 0.625;
   return m;
@@ -41,6 +42,7 @@ void same_model(const saved_model& a, const saved_model& b) {
   BOOST_TEST(a.scaling.source_height == b.scaling.source_height);
   BOOST_TEST(a.scaling.source_width == b.scaling.source_width);
   BOOST_TEST(a.scaling.standardize == b.scaling.standardize);
+  BOOST_TEST(a.scaling.bigrams == b.scaling.bigrams);
   BOOST_TEST(a.step == b.step);
   BOOST_TEST(a.validation_accuracy == b.validation_accuracy);
 }

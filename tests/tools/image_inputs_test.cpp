@@ -3,11 +3,15 @@
 #include "tools/image_inputs.hpp"
 
 #include "common/errc.hpp"
+#include "compute/token_ids.hpp"
+#include "data/text_corpus.hpp"
 #include "tests/support/helpers.hpp"
 
 #include <png.h>
 
 #include <boost/test/unit_test.hpp>
+
+#include <cstring>
 
 
 using namespace actorps;
@@ -86,6 +90,32 @@ BOOST_AUTO_TEST_CASE(unrecognised_and_misfit_inputs_are_named) {
   auto absent = load_image_input(dir.file("absent.png"), input_kind::automatic, {4, 4, 1}, false);
   BOOST_REQUIRE(!absent);
   BOOST_TEST((absent.error() == errc::file_error));
+}
+
+// A text file for a model of token ids: one example, its words (and bigrams) hashed as in
+// training, the slots after them empty; a missing file named.
+BOOST_AUTO_TEST_CASE(a_text_file_is_one_example_of_token_ids) {
+  temp_dir dir;
+  const auto path = dir.file("mail.txt");
+  const std::string text = "Win a FREE prize now";
+  write_file(path, std::vector<uint8_t>(text.begin(), text.end()));
+  for (bool bigrams : {true, false}) {
+    auto in = load_text_input(path, {1, 16, 1}, bigrams);
+    BOOST_REQUIRE(in);
+    BOOST_TEST(in->images.rows == 1);
+    BOOST_TEST(in->images.cols == 16);
+    text_options o;
+    o.max_tokens = 16;
+    o.bigrams = bigrams;
+    std::vector<float> want(16);
+    encode_tokens(text_token_ids(text, o), 16, want.data());
+    BOOST_TEST(std::memcmp(in->images.images.data(), want.data(), sizeof(float) * 16) == 0);
+    uint32_t id = 0;
+    BOOST_TEST(!decode_token(in->images.images[bigrams ? 9 : 5], id)); // 5 words (+ 4 bigrams), then empty
+  }
+  auto missing = load_text_input(dir.file("none.txt"), {1, 16, 1}, true);
+  BOOST_REQUIRE(!missing);
+  BOOST_TEST(describe(missing.error()).find(dir.file("none.txt")) != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
