@@ -302,6 +302,10 @@ caf::expected<data_settings> build_data(const option_values& v, const preset_inp
   if (!aug)
     return std::move(aug.error());
   d.augment = *aug;
+  // text examples are token ids: image distortions and scaling would change the ids
+  if (d.format == data_format::text && (d.augment.any() || d.normalize != normalization::none))
+    return bad("data.format", "= text reads token ids: data.augment, crop-size, brightness, contrast, standardize "
+                              "and normalize apply to images only (leave them unset)");
   return d;
 }
 

@@ -72,6 +72,10 @@ BOOST_AUTO_TEST_CASE(bad_values_name_their_key) {
   }, "train.lr-values needs one more entry than train.lr-boundaries");
   expect([](option_values& v) { v.lr_values = {0.1}; }, "apply to train.lr-schedule = piecewise only");
   expect([](option_values& v) { v.data_format = "png"; }, "data.format must be auto, idx, cifar10, npz, image-folder or text");
+  expect([](option_values& v) {
+    v.data_format = "text";
+    v.augment = "flip";
+  }, "data.format = text reads token ids: data.augment, crop-size");
   expect([](option_values& v) { v.layout = "hwc"; }, "data.layout must be auto, nhwc or nchw");
   expect([](option_values& v) { v.color = "gray"; }, "data.color must be auto, grey or rgb");
   expect([](option_values& v) { v.resize = "32"; }, "data.resize must be \"\" or HxW");
