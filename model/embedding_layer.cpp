@@ -1,9 +1,12 @@
 // The embedding bag layer: its input is the batch's token id slots (compute/token_ids.hpp), its
-// output each example's combined rows; backward writes only the rows the ids pick (the network
-// names them to the optimizer: touched_rows).
+// output each example's combined rows. Its gradient holds only the rows the batch picks, in the
+// order touched_rows lists them (the network hands backward each slot's position there, and
+// names the rows to the optimizer).
 #include "model/layer_kinds.hpp"
 
 #include "compute/token_ids.hpp"
+
+#include <algorithm>
 
 
 namespace actorps {
@@ -13,10 +16,11 @@ namespace {
 class embedding_layer final : public layer {
 public:
   embedding_layer(const image_shape& in, const layer_spec& ls)
-    : g_{0, static_cast<int>(in.size()), 1 << ls.bucket_bits, ls.units, ls.combine == combiner::mean} {
+    : ls_(ls), in_(in), g_{0, static_cast<int>(in.size()), 1 << ls.bucket_bits, ls.units, ls.combine == combiner::mean} {
   }
 
-  caf::error allocate(backend&, int) override {
+  caf::error allocate(backend&, int max_batch) override {
+    gradient_rows_ = static_cast<int>(embedding_gradient_rows(ls_, in_, max_batch));
     return caf::none;
   }
 
@@ -24,8 +28,11 @@ public:
     be.embedding_bag(with_rows(io.rows), io.in, v.values[0], io.out);
   }
 
+  // io.in: the batch's slots as positions in the compact gradient (touched_rows::positions)
   void backward(backend& be, const layer_io& io, float* dout, float*, const layer_vars& v) override {
-    be.embedding_bag_backward(with_rows(io.rows), io.in, dout, v.grads[0]);
+    auto g = with_rows(io.rows);
+    g.table_rows = gradient_rows_;
+    be.embedding_bag_backward(g, io.in, dout, v.grads[0]);
   }
 
 private:
@@ -35,7 +42,10 @@ private:
     return g;
   }
 
+  layer_spec ls_;
+  image_shape in_;
   bag_geometry g_;
+  int gradient_rows_ = 0;
 };
 
 } // namespace
@@ -44,24 +54,55 @@ std::unique_ptr<layer> make_embedding_layer(const image_shape& in, const layer_s
   return std::make_unique<embedding_layer>(in, ls);
 }
 
+namespace {
+
+size_t power_of_two_at_least(size_t n) {
+  size_t p = 1;
+  while (p < n)
+    p <<= 1;
+  return p;
+}
+
+} // namespace
+
+size_t embedding_gradient_rows(const layer_spec& ls, const image_shape& in, int max_batch) {
+  const size_t slots = static_cast<size_t>(std::max(max_batch, 1)) * in.size();
+  return power_of_two_at_least(std::min(size_t{1} << ls.bucket_bits, slots));
+}
+
+touched_rows::touched_rows(size_t table_rows, size_t max_slots)
+  : table_rows_(table_rows), keys_(power_of_two_at_least(2 * std::max<size_t>(max_slots, 1)), 0),
+    where_(keys_.size(), 0) {
+}
+
 const std::vector<size_t>& touched_rows::collect(const float* slots, int rows, int tokens) {
   rows_.clear();
+  positions_.assign(static_cast<size_t>(rows) * static_cast<size_t>(tokens), 0.0f);
   const auto mask = static_cast<uint32_t>(table_rows_ - 1);
-  for (int r = 0; r < rows; ++r) {
-    const float* row = slots + static_cast<size_t>(r) * static_cast<size_t>(tokens);
+  const size_t probe_mask = keys_.size() - 1;
+  auto home = [&](size_t row) { return static_cast<size_t>((row * 0x9E3779B97F4A7C15ull) >> 17) & probe_mask; };
+  for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
+    const size_t first = r * static_cast<size_t>(tokens);
     uint32_t id = 0;
-    for (int t = 0; t < tokens && decode_token(row[t], id); ++t) {
-      const size_t at = id & mask;
-      uint64_t& word = marks_[at / 64];
-      const uint64_t bit = uint64_t{1} << (at % 64);
-      if ((word & bit) == 0) {
-        word |= bit;
-        rows_.push_back(at);
+    for (size_t s = first; s < first + static_cast<size_t>(tokens) && decode_token(slots[s], id); ++s) {
+      const size_t row = id & mask;
+      size_t at = home(row);
+      while (keys_[at] != 0 && keys_[at] != row + 1)
+        at = (at + 1) & probe_mask;
+      if (keys_[at] == 0) {
+        keys_[at] = row + 1;
+        where_[at] = static_cast<uint32_t>(rows_.size());
+        rows_.push_back(row);
       }
+      positions_[s] = encode_token(where_[at]);
     }
   }
-  for (size_t at : rows_) // (the marks are clear again for the next batch)
-    marks_[at / 64] &= ~(uint64_t{1} << (at % 64));
+  for (size_t row : rows_) { // (every key of this batch cleared: the next batch finds an empty table)
+    size_t at = home(row);
+    while (keys_[at] != row + 1)
+      at = (at + 1) & probe_mask;
+    keys_[at] = 0;
+  }
   return rows_;
 }
 

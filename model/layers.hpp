@@ -47,23 +47,34 @@ public:
   virtual void backward(backend& be, const layer_io& io, float* dout, float* din, const layer_vars& vars) = 0;
 };
 
-/// The table rows an embedding of table_rows rows reads for a batch: the rows its backward
-/// writes and an optimizer updates. Each row once, in the order the ids first name them (a bit
-/// per table row marks them: no sort).
+/// The table rows an embedding of table_rows rows reads for a batch of up to max_slots id slots:
+/// the rows its backward writes and an optimizer updates, each once, in the order the ids first
+/// name them (found through a small hash table: no sort), and for every slot its row's position
+/// in that list (the embedding's gradient holds those rows alone, in that order).
 class touched_rows {
 public:
-  explicit touched_rows(size_t table_rows) : table_rows_(table_rows), marks_((table_rows + 63) / 64, 0) {}
+  touched_rows(size_t table_rows, size_t max_slots);
 
   /// The rows of a batch of `rows` examples of `tokens` id slots.
   const std::vector<size_t>& collect(const float* slots, int rows, int tokens);
 
   const std::vector<size_t>& rows() const { return rows_; }
 
+  /// Per slot of the last batch: its row's position in rows(), as an id (compute/token_ids.hpp),
+  /// or an empty slot: what the embedding's backward reads in place of the ids.
+  const std::vector<float>& positions() const { return positions_; }
+
 private:
   size_t table_rows_;
-  std::vector<uint64_t> marks_;
+  std::vector<uint64_t> keys_;  // open addressing: a row + 1, 0 empty
+  std::vector<uint32_t> where_; // its position in rows_
   std::vector<size_t> rows_;
+  std::vector<float> positions_;
 };
+
+/// The rows an embedding layer's gradient holds at most: the batch's slots (or the table's rows,
+/// when fewer), rounded up to a power of two.
+size_t embedding_gradient_rows(const layer_spec& ls, const image_shape& in, int max_batch);
 
 /// Makes layer `l` for input shape `in`. REQUIRES: it fits (model_spec::validate() is empty).
 std::unique_ptr<layer> make_layer(const layer_spec& l, const image_shape& in);

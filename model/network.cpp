@@ -49,7 +49,8 @@ network::network(backend& be, const model_spec& spec, int max_batch, uint64_t dr
   }
   if (!spec.layers.empty() && spec.layers.front().kind == layer_kind::embedding) {
     embedding_var_ = first_var_.front();
-    embedding_rows_.emplace(vars_[static_cast<size_t>(embedding_var_)].size() / static_cast<size_t>(spec.layers.front().units));
+    embedding_rows_.emplace(static_cast<size_t>(vars_[static_cast<size_t>(embedding_var_)].rows),
+                            static_cast<size_t>(max_batch) * spec.input.size());
   }
 }
 
@@ -69,8 +70,17 @@ caf::error network::allocate_all() {
   auto alloc = [&](size_t n, buffer& out) { return allocate_into(be_, n, out); };
   params_.resize(vars_.size());
   grads_.resize(vars_.size());
-  for (size_t i = 0; i < vars_.size(); ++i)
-    if (auto err = alloc(vars_[i].size(), params_[i]); err || (err = alloc(vars_[i].size(), grads_[i])))
+  for (size_t i = 0; i < vars_.size(); ++i) {
+    // an embedding table's gradient: only the rows a batch touches (touched_rows)
+    const size_t grad_size = static_cast<int>(i) == embedding_var_
+                               ? embedding_gradient_rows(spec_.layers.front(), spec_.input, max_batch_)
+                                   * static_cast<size_t>(vars_[i].cols)
+                               : vars_[i].size();
+    if (auto err = alloc(vars_[i].size(), params_[i]); err || (err = alloc(grad_size, grads_[i])))
+      return err;
+  }
+  if (embedding_var_ >= 0)
+    if (auto err = alloc(static_cast<size_t>(max_batch_) * spec_.input.size(), positions_))
       return err;
   for (size_t i = 0; i < vars_.size(); ++i) {
     value_ptrs_.push_back(params_[i].data());
@@ -147,6 +157,9 @@ caf::error network::upload_parameter(size_t k, size_t offset, const float* value
 caf::error network::download_gradient(size_t k, size_t offset, float* out, size_t n) {
   if (auto err = check_range(vars_, k, offset, n))
     return err;
+  if (static_cast<int>(k) == embedding_var_)
+    return caf::make_error(errc::invalid_argument, cat(vars_[k].name, ": an embedding's gradient holds the batch's rows "
+                                                       "alone (sparse_rows), not a range of the table"));
   return be_.download(grads_[k].data() + offset, n, out);
 }
 
@@ -163,8 +176,10 @@ std::vector<const std::vector<size_t>*> network::sparse_rows() const {
 
 void network::load_batch(const float* images, const float* labels, int rows) {
   rows_ = std::clamp(rows, 0, max_batch_);
-  if (embedding_rows_)
+  if (embedding_rows_) {
     embedding_rows_->collect(images, rows_, static_cast<int>(spec_.input.size()));
+    be_.upload(embedding_rows_->positions().data(), embedding_rows_->positions().size(), positions_.data());
+  }
   be_.upload(images, static_cast<size_t>(rows_) * spec_.input.size(), input_.data());
   be_.upload(labels, static_cast<size_t>(rows_), labels_.data());
 }
@@ -197,7 +212,8 @@ void network::backward(const gradients_ready& ready) {
   for (size_t l = layers_.size(); l-- > 0;) {
     float* din = l == 0 ? nullptr : delta_[(layers_.size() - l) % 2].data();
     int v = first_var_[l];
-    layers_[l]->backward(be_, {rows_, layer_input(l), acts_[l].data()}, delta, din, vars_of(l));
+    const float* in = l == 0 && embedding_rows_ ? positions_.data() : layer_input(l); // (the embedding: slot positions)
+    layers_[l]->backward(be_, {rows_, in, acts_[l].data()}, delta, din, vars_of(l));
     delta = din;
     if (ready && v >= 0)
       ready(static_cast<size_t>(v));

@@ -57,12 +57,13 @@ public:
   /// Fails with shape_mismatch if the range is outside the variable.
   caf::error upload_parameter(size_t k, size_t offset, const float* values, size_t n) override;
 
-  /// Downloads n values of gradient k starting at offset into host memory.
+  /// Downloads n values of gradient k starting at offset into host memory (not of an embedding
+  /// table: its gradient holds the batch's rows, sparse_rows).
   caf::error download_gradient(size_t k, size_t offset, float* out, size_t n) override;
 
-  /// The rows of variable k the loaded batch's gradients cover when k is an embedding table
-  /// (sorted; the rest of its gradient is stale), nullptr for a variable whose whole gradient is
-  /// written: what an optimizer updates (TF's sparse apply).
+  /// The rows of variable k the loaded batch's gradient holds when k is an embedding table (its
+  /// gradient buffer holds those rows alone, in this order), nullptr for a variable whose
+  /// gradient is whole: what an optimizer updates (TF's sparse apply).
   const std::vector<size_t>* sparse_rows(size_t k) const;
 
   /// Per variable: sparse_rows(k) (for optimizer::apply).
@@ -121,6 +122,7 @@ private:
   loss_meter meter_;
   int embedding_var_ = -1;                    // the first layer's table when it is an embedding
   std::optional<touched_rows> embedding_rows_; // the rows the loaded batch picks from it
+  buffer positions_;                           // per slot of the batch: its row's place in them
 };
 
 } // namespace actorps

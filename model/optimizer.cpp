@@ -38,9 +38,9 @@ void optimizer::apply(std::vector<buffer>& variables, const std::vector<buffer>&
       continue;
     }
     const size_t n = cols_[i];
-    for (size_t r : *sparse) {
-      const size_t at = r * n;
-      be_->apply_update(per_variable_[i], step_, n, variables[i].data() + at, gradients[i].data() + at,
+    for (size_t j = 0; j < sparse->size(); ++j) { // (row j of the gradient is the table's row (*sparse)[j])
+      const size_t at = (*sparse)[j] * n;
+      be_->apply_update(per_variable_[i], step_, n, variables[i].data() + at, gradients[i].data() + j * n,
                         slot0 ? slot0 + at : nullptr, slot1 ? slot1 + at : nullptr);
     }
   }

@@ -25,9 +25,9 @@ public:
   long steps() const { return step_; }
 
   /// Applies one update: variable i -= rule(gradient i). REQUIRES: the sizes given to make().
-  /// With rows[i] (an embedding table's, network::sparse_rows): only those rows of variable i
-  /// and of its slots move, as TF's sparse apply does (momentum decays lazily, when a row is
-  /// touched).
+  /// With rows[i] (an embedding table's, network::sparse_rows): gradient i holds those rows
+  /// alone, in that order, and only they move in variable i and its slots, as TF's sparse apply
+  /// does (momentum decays lazily, when a row is touched).
   void apply(std::vector<buffer>& variables, const std::vector<buffer>& gradients,
              const std::vector<const std::vector<size_t>*>& rows = {});
 

@@ -7,6 +7,7 @@
 #include "common/log.hpp"
 #include "compute/cpu_backend.hpp"
 #include "compute/optimizer_rules.hpp"
+#include "compute/token_ids.hpp"
 #include "model/init.hpp"
 #include "model/presets.hpp"
 #include "tests/support/helpers.hpp"
@@ -344,6 +345,45 @@ BOOST_AUTO_TEST_CASE(the_resnet20_evaluator_fits_a_few_hundred_mib) {
   auto net = actorps::network::make(*cpu, spec, evaluation_batch(spec));
   BOOST_REQUIRE(net);
   BOOST_TEST(cpu->memory().in_use < (size_t{256} << 20), cpu->memory().in_use);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(network)
+
+// An embedding table's gradient holds the batch's rows alone, in the order the ids first name
+// them (sparse_rows), and a range of the table's gradient is refused.
+BOOST_AUTO_TEST_CASE(an_embedding_gradient_holds_the_touched_rows_in_order) {
+  auto be = make_cpu_backend(1);
+  auto spec = layers_model({1, 3, 1}, {"embedding 4 2 sum", "dense 2"}); // a table of 16 rows
+  auto net = actorps::network::make(*be, spec, 2);
+  BOOST_REQUIRE(net);
+  std::vector<std::vector<float>> values;
+  BOOST_REQUIRE(!(*net)->get_parameters(values));
+  for (size_t k = 0; k < values.size(); ++k)
+    values[k] = random_values(values[k].size(), static_cast<uint32_t>(3 + k));
+  BOOST_REQUIRE(!(*net)->set_parameters(values));
+  // example 0: ids 5, 21 (row 5 again), 2; example 1: id 9, then empty slots
+  std::vector<float> slots{encode_token(5), encode_token(21), encode_token(2), encode_token(9), 0.0f, 0.0f};
+  std::vector<float> labels{0, 1};
+  (*net)->load_batch(slots.data(), labels.data(), 2);
+  (*net)->forward(true);
+  (*net)->backward();
+  const auto* rows = (*net)->sparse_rows(0);
+  BOOST_REQUIRE(rows);
+  BOOST_TEST((*rows == std::vector<size_t>{5, 2, 9}));
+  BOOST_TEST(!(*net)->sparse_rows(1));
+  std::vector<std::vector<float>> grads;
+  BOOST_REQUIRE(!(*net)->get_gradients(grads));
+  // sum: a row's gradient is the output gradient of each example naming it, once per naming:
+  // row 5 (named twice by example 0) has twice row 2's (named once by example 0)
+  for (int d = 0; d < 2; ++d) {
+    BOOST_TEST(grads[0][0 * 2 + d] != 0.0f);
+    BOOST_TEST(grads[0][0 * 2 + d] == 2.0f * grads[0][1 * 2 + d]);
+  }
+  BOOST_TEST((grads[0][4] != 0.0f || grads[0][5] != 0.0f)); // row 9: example 1's
+  std::vector<float> out(2);
+  BOOST_TEST((*net)->download_gradient(0, 0, out.data(), 2) == errc::invalid_argument);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

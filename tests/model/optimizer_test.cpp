@@ -56,8 +56,8 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(optimizer)
 
-// TF's sparse apply: only the rows named move, their slots too; a table whose every row is named
-// ends as the dense update leaves it.
+// TF's sparse apply: the gradient holds the named rows alone, in their order; only those rows
+// move, their slots too; a table whose every row is named ends as the dense update leaves it.
 BOOST_AUTO_TEST_CASE(named_rows_move_and_no_others) {
   auto be = make_cpu_backend(1);
   for (auto kind : {optimizer_kind::momentum, optimizer_kind::adagrad, optimizer_kind::adam}) {
@@ -74,12 +74,13 @@ BOOST_AUTO_TEST_CASE(named_rows_move_and_no_others) {
       be->upload(v.data(), v.size(), b.data());
       return b;
     };
-    std::vector<buffer> a, b, grads;
+    std::vector<buffer> a, b, grads, rows_3_1;
     a.push_back(make(w));
     b.push_back(make(w));
     grads.push_back(make(g));
-    const std::vector<size_t> some{1, 3}, all{0, 1, 2, 3};
-    sparse->apply(a, grads, {&some});
+    rows_3_1.push_back(make({g[9], g[10], g[11], g[3], g[4], g[5]})); // (rows 3 and 1 of g, in that order)
+    const std::vector<size_t> some{3, 1}, all{0, 1, 2, 3};
+    sparse->apply(a, rows_3_1, {&some});
     std::vector<float> got(12);
     BOOST_REQUIRE(!be->download(a[0].data(), 12, got.data()));
     for (size_t i = 0; i < 12; ++i) {
