@@ -62,17 +62,7 @@ public:
     return *net_;
   }
   state status() const override {
-    switch (sequencer_.status()) {
-      case slice_sequencer::state::idle:
-        return state::idle;
-      case slice_sequencer::state::waiting:
-        return state::waiting;
-      case slice_sequencer::state::ready:
-        return state::ready;
-      case slice_sequencer::state::stopped:
-        break;
-    }
-    return state::stopped;
+    return sequencer_.status();
   }
   caf::error begin(int) override {
     return sequencer_.begin_step();

@@ -5,6 +5,7 @@
 // layer_part to receive(), and pushes the gradients once the step is ready.
 #pragma once
 
+#include "control/step_phase.hpp"
 #include "messages/slice_protocol.hpp"
 #include "model/replica_model.hpp"
 
@@ -22,9 +23,7 @@ class backend;
 
 class replica_step {
 public:
-  /// idle: between steps; waiting: for other slices' parts; ready: the gradients are in the
-  /// model; stopped: another slice of the group stopped before this step (drop it).
-  enum class state { idle, waiting, ready, stopped };
+  using state = step_phase;
 
   /// send(to, part): deliver part to slice `to` of the group (model-parallel only).
   using send_fn = std::function<void(uint32_t to, layer_part part)>;

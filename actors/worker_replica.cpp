@@ -91,17 +91,10 @@ caf::error send_report(worker_pointer self, const replica_command& c) {
 // Tells the controller where the step stands (model-parallel: after a begin or a part arrived).
 void follow_step(worker_pointer self) {
   auto& st = self->state;
-  switch (st.step->status()) {
-    case replica_step::state::idle:
-      return;
-    case replica_step::state::waiting:
-      return execute(self, st.ctl->step_status(replica_control::step_state::waiting, 0));
-    case replica_step::state::ready:
-      st.timing.compute_ends(std::chrono::steady_clock::now());
-      return execute(self, st.ctl->step_status(replica_control::step_state::ready, st.step->rows()));
-    case replica_step::state::stopped:
-      return execute(self, st.ctl->step_status(replica_control::step_state::stopped, 0));
-  }
+  const auto phase = st.step->status();
+  if (phase == step_phase::ready)
+    st.timing.compute_ends(std::chrono::steady_clock::now());
+  execute(self, step_followed(*st.ctl, phase, st.step->rows()));
 }
 
 void watch_chief(worker_pointer self);

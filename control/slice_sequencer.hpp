@@ -6,6 +6,7 @@
 // they wait in an inbox. The host computes and sends; the sequencer decides when.
 #pragma once
 
+#include "control/step_phase.hpp"
 #include "messages/slice_protocol.hpp"
 
 #include <caf/error.hpp>
@@ -41,9 +42,7 @@ public:
 
 class slice_sequencer {
 public:
-  /// idle: between steps; waiting: for parts of the current step; ready: the step's gradients
-  /// are in the model; stopped: another slice stopped before the current step (drop it).
-  enum class state { idle, waiting, ready, stopped };
+  using state = step_phase;
 
   /// Slice `slice` of a group of `slices`, over a stack of `layers` dense layers.
   slice_sequencer(uint32_t slice, uint32_t slices, int layers, slice_host& host);

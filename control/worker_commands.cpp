@@ -29,6 +29,17 @@ void carry_out(const replica_commands& cmds, worker_command_host& host) {
   }
 }
 
+replica_commands step_followed(replica_control& ctl, step_phase phase, int rows) {
+  using s = replica_control::step_state;
+  switch (phase) {
+    case step_phase::idle: return {};
+    case step_phase::waiting: return ctl.step_status(s::waiting, 0);
+    case step_phase::ready: return ctl.step_status(s::ready, rows);
+    case step_phase::stopped: return ctl.step_status(s::stopped, 0);
+  }
+  return {};
+}
+
 replica_commands timer_fired(replica_control& ctl, worker_timer t, replica_time now) {
   switch (t) {
     case worker_timer::lease: return ctl.lease_wait_over();

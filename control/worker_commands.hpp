@@ -6,6 +6,7 @@
 #pragma once
 
 #include "control/replica_control.hpp"
+#include "control/step_phase.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -42,6 +43,10 @@ public:
 
 /// Carries out `cmds` in order through `host`, none after a leave, quit or fail.
 void carry_out(const replica_commands& cmds, worker_command_host& host);
+
+/// The controller's input for where the begun step stands (nothing while idle; rows: the ready
+/// step's examples).
+replica_commands step_followed(replica_control& ctl, step_phase phase, int rows);
 
 /// The controller's input when timer `t` fires.
 replica_commands timer_fired(replica_control& ctl, worker_timer t, replica_time now);

@@ -65,6 +65,14 @@ void encode_tokens(const std::vector<uint32_t>& ids, int max_tokens, float* row)
   std::fill(row + n, row + max_tokens, 0.0f);
 }
 
+caf::error encode_text_file(const std::string& path, const text_options& options, float* row) {
+  auto text = read_whole_file(path);
+  if (!text)
+    return std::move(text.error());
+  encode_tokens(text_token_ids(*text, options), options.max_tokens, row);
+  return caf::none;
+}
+
 namespace {
 
 bool is_text_name(const std::string& path) {
@@ -80,10 +88,8 @@ caf::expected<dataset> read_set(const class_folder_set& set, const text_options&
   d.images.resize(static_cast<size_t>(d.rows) * static_cast<size_t>(d.cols));
   d.labels.resize(static_cast<size_t>(d.rows));
   for (size_t i = 0; i < set.files.size(); ++i) {
-    auto text = read_whole_file(set.files[i]);
-    if (!text)
-      return std::move(text.error());
-    encode_tokens(text_token_ids(*text, options), options.max_tokens, d.images.data() + i * static_cast<size_t>(d.cols));
+    if (auto err = encode_text_file(set.files[i], options, d.images.data() + i * static_cast<size_t>(d.cols)))
+      return err;
     d.labels[i] = static_cast<float>(set.labels[i]);
     d.max_label = std::max(d.max_label, set.labels[i]);
   }

@@ -32,6 +32,9 @@ std::vector<uint32_t> text_token_ids(std::string_view text, const text_options& 
 /// One example's row (options.max_tokens slots) from its ids.
 void encode_tokens(const std::vector<uint32_t>& ids, int max_tokens, float* row);
 
+/// The row (options.max_tokens slots) of the text file at path; errors name the file.
+caf::error encode_text_file(const std::string& path, const text_options& options, float* row);
+
 /// Loads root's class folders of text files (every regular file but hidden ones) into data sets
 /// of 1 x max_tokens x 1 rows; without val/ the first validation_size training examples are the
 /// validation set. Errors name the folder or file.

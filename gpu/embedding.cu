@@ -17,14 +17,6 @@ __device__ bool row_of(float slot, unsigned mask, size_t& row) {
   return true;
 }
 
-__device__ int id_count(const float* slots, int tokens) {
-  int n = 0;
-  size_t row;
-  while (n < tokens && row_of(slots[n], ~0u, row))
-    ++n;
-  return n;
-}
-
 __global__ void bag_kernel(bag_geometry g, const float* ids, const float* table, float* out) {
   const size_t n = static_cast<size_t>(g.rows) * g.dim;
   const auto mask = static_cast<unsigned>(g.table_rows - 1);
@@ -52,19 +44,20 @@ __global__ void zero_rows_kernel(bag_geometry g, const float* ids, float* dtable
 }
 
 __global__ void add_rows_kernel(bag_geometry g, const float* ids, const float* dout, float* dtable) {
-  const size_t n = static_cast<size_t>(g.rows) * g.tokens;
+  const size_t n = static_cast<size_t>(g.rows) * g.dim;
   const auto mask = static_cast<unsigned>(g.table_rows - 1);
   ACTORPS_GRID_STRIDE(i, n) {
-    const size_t r = i / g.tokens;
+    const size_t r = i / g.dim, d = i % g.dim;
+    const float* slots = ids + r * g.tokens;
+    int count = 0;
     size_t row;
-    if (!row_of(ids[i], mask, row))
-      continue;
-    const int count = id_count(ids + r * g.tokens, g.tokens);
-    if (static_cast<int>(i % g.tokens) >= count) // (an id after an empty slot is not the example's)
-      continue;
-    const float scale = g.mean && count > 1 ? 1.0f / static_cast<float>(count) : 1.0f;
-    for (int d = 0; d < g.dim; ++d)
-      atomicAdd(&dtable[row * g.dim + d], scale * dout[r * g.dim + d]);
+    while (count < g.tokens && row_of(slots[count], mask, row))
+      ++count;
+    const float share = (g.mean && count > 1 ? 1.0f / static_cast<float>(count) : 1.0f) * dout[i];
+    for (int t = 0; t < count; ++t) {
+      row_of(slots[t], mask, row);
+      atomicAdd(&dtable[row * g.dim + d], share);
+    }
   }
 }
 
@@ -84,7 +77,8 @@ cudaError_t launch_embedding_bag_backward(const bag_geometry& g, const float* id
   if (n == 0)
     return cudaSuccess;
   zero_rows_kernel<<<grid_for(n), block_threads, 0, s>>>(g, ids, dtable);
-  add_rows_kernel<<<grid_for(n), block_threads, 0, s>>>(g, ids, dout, dtable);
+  const size_t values = static_cast<size_t>(g.rows) * g.dim;
+  add_rows_kernel<<<grid_for(values), block_threads, 0, s>>>(g, ids, dout, dtable);
   return cudaGetLastError();
 }
 

@@ -1,6 +1,7 @@
 // Embedding bag kernels: forward, one thread per output value summing its example's ids in slot
 // order (as on the CPU, compute/embedding_ops.cpp); backward, one pass that zeroes the rows the
-// ids pick, then one that adds each id's share with atomics (the order of those sums varies).
+// ids pick, then one thread per value of dout adding its share to each id's row with atomics
+// (the order of those sums varies).
 #pragma once
 
 #include "compute/backend.hpp"

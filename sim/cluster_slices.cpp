@@ -6,6 +6,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "control/worker_commands.hpp"
 
 namespace actorps::sim {
 
@@ -60,16 +61,7 @@ void cluster::slice_follow(uint32_t j, caf::error err) {
     log(cat("worker ", j), cat("fails: a model-parallel exchange failed: ", describe(err)));
     return worker_gone(j, true, "a model-parallel exchange failed");
   }
-  switch (w.sequencer->status()) {
-    case slice_sequencer::state::idle:
-      return;
-    case slice_sequencer::state::waiting:
-      return worker_execute(j, w.ctl->step_status(replica_control::step_state::waiting, 0));
-    case slice_sequencer::state::ready:
-      return worker_execute(j, w.ctl->step_status(replica_control::step_state::ready, w.slice_rows));
-    case slice_sequencer::state::stopped:
-      return worker_execute(j, w.ctl->step_status(replica_control::step_state::stopped, 0));
-  }
+  worker_execute(j, step_followed(*w.ctl, w.sequencer->status(), w.slice_rows));
 }
 
 } // namespace actorps::sim

@@ -1,7 +1,6 @@
 // Content sniffing (PNG signature, JPEG SOI, gzip or IDX magic, whole CIFAR-10 records) and loading.
 #include "tools/image_inputs.hpp"
 
-#include "common/file_io.hpp"
 #include "data/text_corpus.hpp"
 
 #include "common/enum_names.hpp"
@@ -86,9 +85,6 @@ caf::expected<image_input> load_image_input(const std::string& path, input_kind 
 }
 
 caf::expected<image_input> load_text_input(const std::string& path, const image_shape& want, bool bigrams) {
-  auto text = read_whole_file(path);
-  if (!text)
-    return std::move(text.error());
   image_input out;
   out.images.rows = 1;
   out.images.shape = want;
@@ -98,7 +94,8 @@ caf::expected<image_input> load_text_input(const std::string& path, const image_
   text_options o;
   o.max_tokens = out.images.cols;
   o.bigrams = bigrams;
-  encode_tokens(text_token_ids(*text, o), o.max_tokens, out.images.images.data());
+  if (auto err = encode_text_file(path, o, out.images.images.data()))
+    return err;
   return out;
 }
 
