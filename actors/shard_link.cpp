@@ -14,6 +14,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -268,7 +269,11 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
       std::vector<size_t> counts; // the values that come back: the same ranges, at fp32 unless asked otherwise
       if (req.return_values && req.reply_precision == wire_precision::fp32 && req.reply_topk == 0.0)
         for (auto& g : req.grads)
-          counts.push_back(g.data.values.size());
+          if (!g.by_rows()) // (row slices are answered with no values)
+            counts.push_back(g.data.values.size());
+      // A step's row slices name the batch's rows: their sizes change from step to step.
+      const bool same_form = std::none_of(req.grads.begin(), req.grads.end(),
+                                          [](const variable_slice& g) { return g.by_rows(); });
       std::shared_ptr<outgoing_tensors> frames; // (none: small, the gradients go inside the typed message)
       if (stream_bytes(req.grads) >= st.cfg.limits.min_stream_bytes) {
         auto out = outgoing_tensors::detach(req.grads);
@@ -276,7 +281,7 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
           return std::move(out.error());
         frames = std::make_shared<outgoing_tensors>(std::move(*out));
       }
-      const auto [transfer, next] = transfer_ids(st, frames ? form_key(frames->tensors()) : std::string{});
+      const auto [transfer, next] = transfer_ids(st, frames && same_form ? form_key(frames->tensors()) : std::string{});
       auto rp = self->make_response_promise<push_reply>();
       begin(self, st.pushes, transfer, rp, raw_frames(counts));
       self->request(st.session, st.cfg.request_timeout, push_atom_v,

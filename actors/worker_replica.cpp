@@ -109,14 +109,13 @@ void ask_lease(worker_pointer self, const replica_command& c) {
 }
 
 // One step on the current parameters: loads the next batch (elastic: the rows the controller
-// took from its leases) and begins the step.
+// took from its leases) and begins the step (with an embedding table, once its rows are in).
 void compute_step(worker_pointer self, const replica_command& c) {
   auto& st = self->state;
-  auto started = std::chrono::steady_clock::now();
   int rows = 0;
   if (st.ctl->phase() == replica_phase::done)
     return;
-  st.timing.compute_begins(started);
+  st.timing.compute_begins(std::chrono::steady_clock::now());
   if (st.cfg.cluster.elastic.on) {
     copy_examples(st.cfg.data->train, st.cfg.train.data.augment, c.batch.rows, c.batch.count, c.batch.augment_seed,
                   st.images.data(), st.labels.data());
@@ -124,14 +123,9 @@ void compute_step(worker_pointer self, const replica_command& c) {
   } else {
     rows = st.batches->next(st.images.data(), st.labels.data()).rows;
   }
-  st.step->model().load_batch(st.images.data(), st.labels.data(), rows);
-  st.pushes.begin_step();
-  st.encoder->begin_step(static_cast<uint64_t>(st.ctl->step())); // top-k's warm-up follows the global step
-  if (auto err = st.step->begin(rows))
-    return fail(self, std::move(err), "the step failed");
-  if (static_cast<int>(st.cfg.index) == st.cfg.cluster.slow_worker) // debug.slowdown: a straggler
-    std::this_thread::sleep_for((std::chrono::steady_clock::now() - started) * (st.cfg.cluster.slowdown - 1.0));
-  follow_step(self);
+  if (st.table)
+    return fetch_rows(self, rows);
+  compute_loaded(self, rows);
 }
 
 // Tells the chief this worker leaves (how far its data leases got), then quits.
@@ -223,6 +217,21 @@ struct actor_host final : worker_command_host {
 
 } // namespace
 
+void detail::compute_loaded(worker_pointer self, int rows) {
+  auto& st = self->state;
+  if (st.ctl->phase() == replica_phase::done)
+    return;
+  const auto started = std::chrono::steady_clock::now();
+  st.step->model().load_batch(st.images.data(), st.labels.data(), rows);
+  st.pushes.begin_step();
+  st.encoder->begin_step(static_cast<uint64_t>(st.ctl->step())); // top-k's warm-up follows the global step
+  if (auto err = st.step->begin(rows))
+    return fail(self, std::move(err), "the step failed");
+  if (static_cast<int>(st.cfg.index) == st.cfg.cluster.slow_worker) // debug.slowdown: a straggler
+    std::this_thread::sleep_for((std::chrono::steady_clock::now() - started) * (st.cfg.cluster.slowdown - 1.0));
+  follow_step(self);
+}
+
 void detail::execute(worker_pointer self, replica_commands commands) {
   actor_host host{self};
   carry_out(commands, host);
@@ -240,10 +249,12 @@ void watch_chief(worker_pointer self) {
                                                          : std::string{"the chief quit"},
                                               !msg.reason || msg.reason == caf::exit_reason::normal));
     for (uint32_t s = 0; s < st.cfg.shards.size(); ++s)
-      if (msg.source == st.cfg.shards[s].address())
-        return execute(self, st.ctl->shard_down(s, msg.reason ? cat("shard ", s, " went down (", caf::to_string(msg.reason), ")")
-                                                              : cat("shard ", s, " quit"),
-                                                !msg.reason || msg.reason == caf::exit_reason::normal));
+      if (msg.source == st.cfg.shards[s].address()) {
+        execute(self, st.ctl->shard_down(s, msg.reason ? cat("shard ", s, " went down (", caf::to_string(msg.reason), ")")
+                                                       : cat("shard ", s, " quit"),
+                                         !msg.reason || msg.reason == caf::exit_reason::normal));
+        return abandon_fetch(self); // (a table's rows pulled from it never come)
+      }
   });
 }
 

@@ -7,6 +7,8 @@
 #include "common/log.hpp"
 #include "gpu/device_select.hpp"
 
+#include <algorithm>
+
 namespace actorps::detail {
 
 namespace {
@@ -67,7 +69,7 @@ caf::expected<std::unique_ptr<replica_step>> make_step(worker_pointer self, cons
     return make_tower_step(devices, spec, cfg.train.batch_size, cfg.train.seed + cfg.index);
   }
   auto& be = *st.devices.front();
-  described = cat("backend ", be.name());
+  described += cat("backend ", be.name());
   const auto slices = static_cast<int>(cfg.cluster.slices);
   // Made now, not when the chief's start arrives: another slice's first parts may come first
   // (they come over another connection) and must wait in the inbox. Until the group is known
@@ -90,7 +92,17 @@ caf::error prepare(worker_pointer self) {
   if (!fits)
     return std::move(fits.error());
   model_spec spec = std::move(*fits);
+  st.variables = spec.variables();
   std::string described;
+  if (!spec.layers.empty() && spec.layers.front().kind == layer_kind::embedding) {
+    // the network holds the batch's rows of the table alone (control/row_exchange)
+    const size_t table_rows = size_t{1} << spec.layers.front().bucket_bits;
+    const size_t slots = static_cast<size_t>(cfg.train.batch_size) * spec.input.size();
+    spec.layers.front().bucket_bits = row_exchange::local_bits(table_rows, slots);
+    st.table.emplace();
+    described = cat("the embedding table's rows pulled per batch (at most ", size_t{1} << spec.layers.front().bucket_bits,
+                    " of ", table_rows, "); ");
+  }
   auto step = make_step(self, spec, described);
   if (!step)
     return std::move(step.error());
@@ -140,7 +152,7 @@ caf::error prepare_batches(worker_pointer self, int replica) {
 
 caf::error accept_plan(worker_pointer self, placement_plan plan) {
   auto& st = self->state;
-  auto mine = st.step->model().spec().variables();
+  const auto& mine = st.variables;
   if (model_signature(plan.variables) != model_signature(mine) || plan.shards != st.cfg.shards.size())
     return caf::make_error(errc::protocol_error,
                            cat("the chief's plan (", plan.variables.size(), " variables on ", plan.shards,
@@ -151,6 +163,9 @@ caf::error accept_plan(worker_pointer self, placement_plan plan) {
   const uint32_t slices = st.cfg.cluster.slices;
   for (uint32_t s = 0; s < plan.shards; ++s) {
     held.push_back(held_ranges(plan, s, st.cfg.index % slices, slices));
+    held.back().erase(std::remove_if(held.back().begin(), held.back().end(),
+                                     [&](const slice_ref& r) { return plan.variables[r.variable].table; }),
+                      held.back().end()); // (a table travels by rows: row_exchange)
     st.pulls.push_back(pull_requests_for(held.back(), st.cfg.index, st.cfg.cluster.max_slice_floats));
     for (auto& req : st.pulls.back()) {
       req.keep_view = st.cfg.cluster.wire.value_compression == sparsifier::topk; // later replies diff against these
@@ -160,6 +175,18 @@ caf::error accept_plan(worker_pointer self, placement_plan plan) {
   // A slice's gradients are ready only when its group's step is: it pushes them in one go.
   st.pushes = push_plan{held, st.cfg.cluster.model_parallel() ? 0 : st.cfg.cluster.push_bucket_floats,
                         st.cfg.cluster.max_slice_floats};
+  if (st.table) {
+    auto table = std::find_if(plan.variables.begin(), plan.variables.end(), [](const variable_info& v) { return v.table; });
+    if (table == plan.variables.end())
+      return caf::make_error(errc::protocol_error, "the chief's plan does not mark this worker's embedding table as one");
+    st.table->variable = static_cast<uint32_t>(table - plan.variables.begin());
+    st.table->exchange = std::make_unique<row_exchange>(plan, st.table->variable,
+                                                        static_cast<size_t>(st.cfg.train.batch_size)
+                                                          * st.step->model().spec().input.size());
+    for (auto& part : plan.parts)
+      if (part.variable == st.table->variable)
+        st.pushes.carry_rows(part.shard, st.table->variable);
+  }
   if (st.cfg.cluster.wire.value_compression == sparsifier::topk) {
     st.mirror.clear();
     for (auto& var : plan.variables)

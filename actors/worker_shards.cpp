@@ -107,7 +107,20 @@ void detail::push_due(worker_pointer self, size_t floor) {
                                       st.cfg.cluster.max_slice_floats, fill); // (one: parts fit a message)
     if (!requests)
       return fail(self, std::move(requests.error()), "computing gradients failed");
+    if (requests->empty()) // (a part of table rows alone)
+      requests->push_back(push_request::of(st.cfg.index, static_cast<uint64_t>(st.ctl->step())));
     auto& req = requests->front();
+    if (parts[p].rows) {
+      auto rows = row_gradients(self, s);
+      if (!rows)
+        return fail(self, std::move(rows.error()), "computing the table's row gradients failed");
+      for (auto& g : *rows) {
+        if (scale != 1.0f)
+          for (auto& v : g.data.values)
+            v *= scale;
+        req.grads.push_back(std::move(g));
+      }
+    }
     req.part = p;
     req.parts = static_cast<uint32_t>(parts.size());
     req.return_values = true;
@@ -116,6 +129,10 @@ void detail::push_due(worker_pointer self, size_t floor) {
     req.reply_topk = wire.value_compression == sparsifier::topk ? wire.topk_ratio : 0.0;
     req.scope = st.plan.scope;
     for (auto& g : req.grads) {
+      if (g.by_rows()) { // (rows travel at the wire's precision, never top-k: each is a batch's own)
+        set_wire_precision(g, wire.precision);
+        continue;
+      }
       g.data.precision = wire.precision;
       g.data.sparse = wire.compression == sparsifier::topk;
     }

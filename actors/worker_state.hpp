@@ -5,6 +5,7 @@
 #pragma once
 
 #include "control/push_plan.hpp"
+#include "control/row_exchange.hpp"
 #include "control/replica_control.hpp"
 #include "control/step_timer.hpp"
 #include "actors/replica_step.hpp"
@@ -16,6 +17,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +42,7 @@ struct worker_state {
   std::unique_ptr<replica_step> step;      // the whole model, or one vertical slice
   std::vector<worker_replica_actor> peers; // model-parallel: the group's workers, by slice
   std::unique_ptr<batch_pipeline> batches;   // data.threads, data.prefetch-batches ahead
+  std::vector<variable_spec> variables;     // the model's, as the plan lists them (an embedding's whole table)
   placement_plan plan;
   push_plan pushes;                             // per shard: the ranges this worker trains, in parts
   std::vector<std::vector<pull_request>> pulls; // per shard
@@ -53,6 +56,21 @@ struct worker_state {
   step_timer timing;                         // compute / push / wait per step, for the telemetry
   std::chrono::steady_clock::time_point reported_at{}; // the last progress report (examples/sec)
   in_graph_params params;                    // in-graph only
+  // An embedding table (the model's first layer): the network holds the batch's rows alone,
+  // fetched from the shards before each step computes (worker_rows.cpp).
+  struct table_rows {
+    uint32_t variable = 0;
+    std::unique_ptr<row_exchange> exchange;
+    std::vector<float> values;                 // the batch's rows, by local row
+    std::vector<size_t> order;                 // the step's gradient: its rows (local) ...
+    std::vector<float> gradient;               // ... and their values
+    bool gradient_ready = false;               // downloaded for the step being pushed
+    enum class fetch { idle, pulling, failed } at = fetch::idle;
+    size_t waiting = 0;                        // row pulls not answered yet
+    uint64_t fetches = 0;                      // fetches begun (the current one's number)
+    int rows = 0;                              // the batch's examples
+  };
+  std::optional<table_rows> table;
   bool detached = true;                      // on a thread of its own (false in deterministic tests)
   static inline const char* name = "worker_replica";
 };
@@ -76,6 +94,19 @@ bool upload(worker_pointer self, uint32_t s, const std::vector<variable_slice>& 
 /// In-graph: the gradient of the request's rows with the parameters of its step (pulled from the
 /// shards once per step). Errors: protocol_error for a request the worker cannot take.
 caf::result<gradient_reply> compute_part(worker_pointer self, gradient_request req);
+
+/// Loads the batch in st.images into the model and begins the step on it (worker_replica.cpp).
+void compute_loaded(worker_pointer self, int rows);
+
+// An embedding table's rows (worker_rows.cpp):
+/// Renumbers the batch's ids to local rows and pulls the rows from the shards; the step begins
+/// once every row is in (compute_loaded). A pull that fails abandons the step.
+void fetch_rows(worker_pointer self, int rows);
+/// The fetch in flight (number `fetch`; 0: whichever) is given up (a shard it pulls from failed
+/// or went down): the controller recovers the round.
+void abandon_fetch(worker_pointer self, uint64_t fetch = 0);
+/// The row slices for shard s of the step being pushed.
+caf::expected<std::vector<variable_slice>> row_gradients(worker_pointer self, uint32_t s);
 
 /// Model-parallel: keeps the group's workers, whom the step sends to.
 caf::error join_group(worker_pointer self, const slice_group& group);

@@ -6,6 +6,7 @@
 #include "train/memory_need.hpp"
 #include "common/errc.hpp"
 #include "config/cluster_options.hpp"
+#include "config/table_rules.hpp"
 #include "config/slurm_cluster.hpp"
 #include "config/tf1_flags.hpp"
 #include "config/tf_config.hpp"
@@ -76,6 +77,8 @@ int main(int argc, char** argv) {
   if (!cluster)
     return fail(cluster.error());
   if (auto err = actorps::check_optimizer(*cluster, train->optimizer))
+    return fail(err);
+  if (auto err = actorps::check_table_cluster(*cluster, *train))
     return fail(err);
   if (cluster->role != actorps::node_role::ps && cluster->role != actorps::node_role::scopes) // (the roles that train or evaluate)
     if (auto err = actorps::check_memory(actorps::estimate_memory(*train), actorps::available_memory()))

@@ -117,10 +117,6 @@ caf::expected<model_spec> cluster_model(const model_spec& model, const data_spli
   auto spec = with_input(model, data.model_input());
   if (auto err = check_model_reads(data, spec))
     return err;
-  if (!spec.layers.empty() && spec.layers.front().kind == layer_kind::embedding)
-    return caf::make_error(errc::invalid_config,
-                           cat("model.layers[0] \"", spec.layers.front().text(), "\": embedding layers train in one "
-                               "process (actorps-train) so far; a cluster worker would pull the whole table every step"));
   return spec;
 }
 

@@ -138,8 +138,8 @@ struct train_settings {
 model_spec with_input(model_spec model, const image_shape& input);
 
 /// The model on the data (with_input), checked for what a cluster node trains: the data's kind
-/// (check_model_reads), and no embedding layer (an embedding table trains in one process,
-/// actorps-train, so far: a worker would pull the whole table every step). Errors name the key.
+/// (check_model_reads; an embedding model's cluster options: config/table_rules). Errors name
+/// the key.
 caf::expected<model_spec> cluster_model(const model_spec& model, const data_splits& data);
 
 /// Declares every option of `values` on cfg (groups train, model, data, compute).

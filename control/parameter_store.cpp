@@ -94,6 +94,7 @@ caf::error parameter_store::init(const shard_setup& setup) {
     v.index = info.variable;
     v.offset = part_offset(plan, info);
     v.name = part_name(plan, i);
+    v.cols = static_cast<uint32_t>(var.cols);
     v.values.assign(part_floats(plan, info), 0.0f);
     v.optimizer = for_variable(*opt, var.name, var.moving_decay);
     parts.push_back(std::move(v));
@@ -166,6 +167,10 @@ caf::expected<size_t> parameter_store::locate(uint32_t var, uint32_t offset, siz
   return layout_.locate(var, offset, count);
 }
 
+caf::expected<size_t> parameter_store::locate(const slice_ref& r) const {
+  return r.by_rows() ? layout_.locate_rows(r.variable, r.offset, r.rows, r.count) : locate(r.variable, r.offset, r.count);
+}
+
 caf::error parameter_store::check_worker(uint32_t worker, bool chief_allowed) const {
   if (!initialized_)
     return caf::make_error(errc::not_initialized, cat("shard ", shard_, " is not initialised yet"));
@@ -208,7 +213,7 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
   std::vector<size_t> at; // the part of each range
   at.reserve(req.ranges.size());
   for (auto& r : req.ranges) {
-    auto pos = locate(r.variable, r.offset, r.count);
+    auto pos = locate(r);
     if (!pos)
       return std::move(pos.error());
     at.push_back(*pos);
@@ -221,7 +226,16 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
   for (size_t i = 0; i < req.ranges.size(); ++i) {
     auto& r = req.ranges[i];
     auto& p = parts_[at[i]];
-    out.slices.push_back({r.variable, r.offset, tensor_copy(p.values.data() + (r.offset - p.offset), r.count)});
+    if (!r.by_rows()) {
+      out.slices.push_back({r.variable, r.offset, tensor_copy(p.values.data() + (r.offset - p.offset), r.count)});
+      continue;
+    }
+    float_vector rows(r.count);
+    for (size_t j = 0; j < r.rows.size(); ++j) {
+      const float* from = p.values.data() + (size_t{r.rows.ids[j]} * p.cols - p.offset);
+      std::copy(from, from + p.cols, rows.data() + j * p.cols);
+    }
+    out.slices.push_back({r.variable, r.offset, {std::move(rows)}, false, r.rows});
   }
   return out;
 }
@@ -243,12 +257,17 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
   const long t = static_cast<long>(next);
   for (size_t i = 0; i < req.grads.size(); ++i) {
     auto& g = req.grads[i];
-    const size_t n = g.data.values.size();
     auto& v = parts_[at[i]];
-    const size_t from = g.offset - v.offset;
-    apply_update_host(v.optimizer, t, n, v.values.data() + from, g.data.values.data(),
-                      v.slot0.empty() ? nullptr : v.slot0.data() + from,
-                      v.slot1.empty() ? nullptr : v.slot1.data() + from);
+    auto apply = [&](size_t from, size_t n, const float* grad) {
+      apply_update_host(v.optimizer, t, n, v.values.data() + from, grad, v.slot0.empty() ? nullptr : v.slot0.data() + from,
+                        v.slot1.empty() ? nullptr : v.slot1.data() + from);
+    };
+    if (!g.by_rows()) {
+      apply(g.offset - v.offset, g.data.values.size(), g.data.values.data());
+      continue;
+    }
+    for (size_t j = 0; j < g.rows.size(); ++j) // (only these rows and their slots move: TF's sparse apply)
+      apply(size_t{g.rows.ids[j]} * v.cols - v.offset, v.cols, g.data.values.data() + j * v.cols);
   }
   if (req.part + 1 == req.parts) { // a step in parts counts once, at its last part
     if (lag_histogram_.empty())
@@ -261,6 +280,8 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
   if (req.return_values)
     for (size_t i = 0; i < req.grads.size(); ++i) {
       auto& g = req.grads[i];
+      if (g.by_rows()) // (the worker's next batch names other rows: it pulls them)
+        continue;
       auto& p = parts_[at[i]];
       out.values.push_back({g.variable, g.offset, tensor_copy(p.values.data() + (g.offset - p.offset), g.data.values.size())});
     }

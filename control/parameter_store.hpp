@@ -38,12 +38,14 @@ public:
   /// Returns the number of pushes applied so far (a push in parts counts once, at its last).
   uint64_t version() const { return version_; }
 
-  /// Returns the requested ranges of this shard's variables; with keep_view, remembers them as
-  /// what the worker holds (value-compression). Fails with unknown_scope for another scope.
+  /// Returns the requested ranges of this shard's variables (a range with rows: those rows of a
+  /// table, in their order); with keep_view, remembers them as what the worker holds
+  /// (value-compression). Fails with unknown_scope for another scope.
   caf::expected<pull_reply> pull(const pull_request& req);
 
-  /// Validates every slice (worker id, variable held here, range, finite values), then applies
-  /// the optimizer to each slice and advances the version once (at the last part of a push in
+  /// Validates every slice (worker id, variable held here, range or rows, finite values), then
+  /// applies the optimizer to each slice (a row slice: to its rows alone, with their slots, as
+  /// TF's sparse apply does) and advances the version once (at the last part of a push in
   /// parts: every part of a step is applied at the same step count). The reply's values (if
   /// asked for) travel at the request's precision, as top-k deltas with reply_topk > 0.
   caf::expected<push_reply> push(const push_request& req);
@@ -67,6 +69,7 @@ private:
     uint32_t index = 0;  // the variable
     uint32_t offset = 0; // where the part starts in the whole variable
     std::string name;    // with "/part_J" when the variable is split
+    uint32_t cols = 0;   // the variable's row length (a row slice's rows are cols values each)
     std::vector<float> values;
     std::vector<float> slot0;
     std::vector<float> slot1;
@@ -79,6 +82,8 @@ private:
   // Returns the position in parts_ of the part of variable var held here that contains
   // [offset, offset + count), or the error naming the ranges held.
   caf::expected<size_t> locate(uint32_t var, uint32_t offset, size_t count) const;
+  // The same for a range that names rows (a table's row slice) or a range of floats.
+  caf::expected<size_t> locate(const slice_ref& r) const;
   caf::error check_scope(const std::string& scope) const;
   caf::expected<pull_reply> read(const pull_request& req) const;
 

@@ -33,9 +33,10 @@ placement_plan make_placement(const std::vector<variable_spec>& vars, uint32_t s
   std::vector<size_t> bytes; // per part
   for (uint32_t k = 0; k < vars.size(); ++k) {
     auto& v = vars[k];
-    plan.variables.push_back({v.name, v.rows, v.cols, v.moving_decay});
+    plan.variables.push_back({v.name, v.rows, v.cols, v.moving_decay, v.table});
     int row = 0;
-    for (int rows : partition_rows(v, split)) {
+    // (an embedding table is split over every shard, by rows: workers read a few rows of each)
+    for (int rows : partition_rows(v, v.table ? partitioner{partitioner::rule::fixed, shards} : split)) {
       plan.parts.push_back({k, row, rows, 0});
       bytes.push_back(part_bytes(plan, plan.parts.back()));
       row += rows;

@@ -23,7 +23,10 @@ enum class placement_strategy {
 const char* to_string(placement_strategy s);
 std::optional<placement_strategy> parse_placement(const std::string& name);
 
-/// Returns the plan for vars on `shards` shards. REQUIRES: shards >= 1.
+/// Returns the plan for vars on `shards` shards. An embedding table (variable_spec::table) is
+/// split into `shards` parts of nearly equal rows whatever `parts` says (TF's "div" partition
+/// strategy of a partitioned embedding), each then placed as the strategy places parts (with
+/// round-robin and the table first: part j on shard j). REQUIRES: shards >= 1.
 placement_plan make_placement(const std::vector<variable_spec>& vars, uint32_t shards,
                               placement_strategy strategy, const partitioner& parts = {});
 

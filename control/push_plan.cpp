@@ -46,6 +46,14 @@ push_plan::push_plan(const std::vector<std::vector<slice_ref>>& held, uint64_t b
   }
 }
 
+void push_plan::carry_rows(uint32_t s, uint32_t variable) {
+  auto& parts = parts_.at(s);
+  if (parts.empty())
+    parts.push_back({{}, variable, true});
+  parts.back().ready_after = std::min(parts.back().ready_after, variable);
+  parts.back().rows = true;
+}
+
 void push_plan::begin_step() {
   std::fill(sent_.begin(), sent_.end(), 0);
 }

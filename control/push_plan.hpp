@@ -16,6 +16,7 @@ namespace actorps {
 struct push_part {
   std::vector<slice_ref> ranges;
   uint32_t ready_after = 0; ///< complete once every variable >= this has its gradient
+  bool rows = false;        ///< also carries the step's row slices of an embedding table
 };
 
 class push_plan {
@@ -27,6 +28,11 @@ public:
   /// when backprop is over), and no part carries more than max_floats (larger ones are split,
   /// as cluster.max-message-bytes demands).
   push_plan(const std::vector<std::vector<slice_ref>>& held, uint64_t bucket_floats, uint32_t max_floats);
+
+  /// Shard s holds parts of embedding table `variable`: its last part (an empty one if it has
+  /// none) carries the step's rows of that table too, and falls due once the table's gradient
+  /// is complete.
+  void carry_rows(uint32_t s, uint32_t variable);
 
   /// Shard s's parts, in the order they fall due.
   const std::vector<push_part>& parts(uint32_t s) const { return parts_.at(s); }

@@ -261,6 +261,14 @@ replica_commands replica_control::step_status(step_state s, int rows) {
   return {};
 }
 
+replica_commands replica_control::step_abandoned() {
+  if (phase_ == replica_phase::done || round_.at != stage::computing)
+    return {};
+  round_.broken = true;
+  round_.at = stage::pulls; // (its requests are answered first; then the broken round recovers)
+  return settle();
+}
+
 float replica_control::push_weight() const {
   if (cfg_.mode == train_mode::sync || lease_workers() == 0)
     return 1.0f;

@@ -176,6 +176,10 @@ public:
   /// other slices, or stopped (another slice of the group stopped: the step is dropped).
   enum class step_state { waiting, ready, stopped };
   replica_commands step_status(step_state s, int rows);
+  /// The step begun by `compute` cannot compute: a request it needed first (an embedding
+  /// table's rows, pulled with requested() each) failed or lost its shard. The round is broken:
+  /// once the step's requests are answered, the worker recovers as after a failed push.
+  replica_commands step_abandoned();
 
   /// Leased: the chief's answer to the ask_lease of `epoch` (a lease, or a wait).
   replica_commands lease_answered(uint64_t epoch, data_lease lease);

@@ -13,7 +13,10 @@ shard_layout::shard_layout(const placement_plan& plan, uint32_t shard)
   for (uint32_t i : parts_of(plan, shard)) {
     auto& info = plan.parts[i];
     held_[info.variable].push_back(parts_.size());
-    parts_.push_back({part_offset(plan, info), part_floats(plan, info), part_name(plan, i)});
+    auto& var = plan.variables[info.variable];
+    parts_.push_back({part_offset(plan, info), part_floats(plan, info), part_name(plan, i),
+                      static_cast<uint32_t>(info.row_begin), static_cast<uint32_t>(info.rows),
+                      static_cast<uint32_t>(var.cols), var.table});
     floats_ += parts_.back().floats;
   }
 }
@@ -34,12 +37,37 @@ caf::expected<size_t> shard_layout::locate(uint32_t var, uint32_t offset, size_t
                                                    ") is outside the values held here: ", mine));
 }
 
+caf::expected<size_t> shard_layout::locate_rows(uint32_t var, uint32_t offset, const row_ids& rows,
+                                               size_t values) const {
+  if (var >= held_.size() || held_[var].empty())
+    return caf::make_error(errc::unknown_variable, cat("shard ", shard_, " does not hold variable ", var));
+  for (size_t pos : held_[var]) {
+    auto& p = parts_[pos];
+    if (p.offset != offset)
+      continue;
+    if (!p.table)
+      return caf::make_error(errc::protocol_error, cat("shard ", shard_, ": ", p.name,
+                                                       " is not an embedding table; it is read and written by ranges"));
+    if (values != rows.size() * p.cols)
+      return caf::make_error(errc::shape_mismatch, cat("shard ", shard_, ": ", rows.size(), " rows of ", p.name,
+                                                       " with ", values, " values (", p.cols, " per row)"));
+    for (uint32_t r : rows.ids)
+      if (r < p.row_begin || r - p.row_begin >= p.rows)
+        return caf::make_error(errc::shape_mismatch, cat("shard ", shard_, ": row ", r, " is outside ", p.name,
+                                                         " (rows [", p.row_begin, ", ", p.row_begin + p.rows, "))"));
+    return pos;
+  }
+  return caf::make_error(errc::shape_mismatch, cat("shard ", shard_, ": no part of ", parts_[held_[var][0]].name,
+                                                   " starts at offset ", offset));
+}
+
 caf::expected<std::vector<size_t>> shard_layout::check_gradients(uint32_t worker,
                                                                  const std::vector<variable_slice>& grads) const {
   std::vector<size_t> at;
   at.reserve(grads.size());
   for (auto& g : grads) {
-    auto pos = locate(g.variable, g.offset, g.data.values.size());
+    auto pos = g.by_rows() ? locate_rows(g.variable, g.offset, g.rows, g.data.values.size())
+                           : locate(g.variable, g.offset, g.data.values.size());
     if (!pos)
       return std::move(pos.error());
     if (!all_finite(g.data.values.data(), g.data.values.size()))

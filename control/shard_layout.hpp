@@ -27,8 +27,14 @@ public:
   /// ranges held, named in the message).
   caf::expected<size_t> locate(uint32_t var, uint32_t offset, size_t count) const;
 
-  /// Checks a push's gradient slices from `worker`: each held here, each finite. Returns the
-  /// position of each slice's part; errors as locate(), or non_finite.
+  /// Returns the position of the part of table `var` that starts at `offset` and holds every
+  /// row of `rows`, for `values` floats (rows x the table's columns). Errors: unknown_variable
+  /// (not held here), protocol_error (rows of a variable that is not a table), shape_mismatch (no
+  /// part starts there, a row outside the part, or values that are not the rows' size).
+  caf::expected<size_t> locate_rows(uint32_t var, uint32_t offset, const row_ids& rows, size_t values) const;
+
+  /// Checks a push's gradient slices from `worker`: each held here (a row slice as locate_rows
+  /// says), each finite. Returns the position of each slice's part; errors as locate(), or non_finite.
   caf::expected<std::vector<size_t>> check_gradients(uint32_t worker, const std::vector<variable_slice>& grads) const;
 
   /// Checks a pull's size: at most every value held here, once (one reply stays bounded).
@@ -48,6 +54,10 @@ private:
     uint32_t offset = 0;
     size_t floats = 0;
     std::string name;
+    uint32_t row_begin = 0; // the part's rows of its variable: [row_begin, row_begin + rows)
+    uint32_t rows = 0;
+    uint32_t cols = 0;
+    bool table = false;
   };
   uint32_t shard_ = 0;
   std::vector<std::vector<size_t>> held_; // variable -> positions in parts_

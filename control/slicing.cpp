@@ -68,12 +68,16 @@ std::vector<pull_request> pull_requests_for(const std::vector<slice_ref>& held, 
 std::vector<slice_ref> ranges_of(const std::vector<variable_slice>& slices) {
   std::vector<slice_ref> out;
   for (auto& s : slices)
-    out.push_back({s.variable, s.offset, static_cast<uint32_t>(s.data.values.size())});
+    if (!s.by_rows())
+      out.push_back({s.variable, s.offset, static_cast<uint32_t>(s.data.values.size())});
   return out;
 }
 
 caf::error scatter_slices(const pull_reply& reply, std::vector<std::vector<float>>& values) {
   for (auto& slice : reply.slices) {
+    if (slice.by_rows())
+      return caf::make_error(errc::protocol_error, cat("pull reply slice of variable ", slice.variable,
+                                                       " holds table rows, not a range of values"));
     if (slice.variable >= values.size()
         || static_cast<size_t>(slice.offset) + slice.data.values.size() > values[slice.variable].size())
       return caf::make_error(errc::protocol_error, cat("pull reply slice of variable ", slice.variable,

@@ -28,7 +28,8 @@ std::vector<slice_ref> held_ranges(const placement_plan& plan, uint32_t shard, u
 std::vector<pull_request> pull_requests_for(const std::vector<slice_ref>& held, uint32_t worker,
                                             uint32_t max_floats);
 
-/// The ranges the slices cover, in their order.
+/// The ranges the slices cover, in their order: the ranges a push is answered with (row slices
+/// are answered with no values, so they have none).
 std::vector<slice_ref> ranges_of(const std::vector<variable_slice>& slices);
 
 /// Copies the slices of a pull reply into values (one vector per variable, sized by the plan).

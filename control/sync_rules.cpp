@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 
 namespace actorps {
 
@@ -34,14 +35,68 @@ uint32_t sync_rule::needed() const {
 
 namespace {
 
+// The dense slices (ranges) of a push, in order; row slices differ from worker to worker.
+std::vector<const variable_slice*> ranges_in(const std::vector<variable_slice>& grads) {
+  std::vector<const variable_slice*> out;
+  for (auto& g : grads)
+    if (!g.by_rows())
+      out.push_back(&g);
+  return out;
+}
+
 bool same_layout(const std::vector<variable_slice>& a, const std::vector<variable_slice>& b) {
-  if (a.size() != b.size())
+  auto x = ranges_in(a), y = ranges_in(b);
+  if (x.size() != y.size())
     return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].variable != b[i].variable || a[i].offset != b[i].offset
-        || a[i].data.values.size() != b[i].data.values.size())
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x[i]->variable != y[i]->variable || x[i]->offset != y[i]->offset
+        || x[i]->data.values.size() != y[i]->data.values.size())
       return false;
   return true;
+}
+
+// Adds the push `add` to the sum `acc`: ranges value by value, in order; row slices of one
+// table part merged by row (a row several workers touched is summed, a new one appended), parts
+// in the order they first appear.
+void add_push(std::vector<variable_slice>& acc, std::vector<variable_slice>& add) {
+  size_t dense = 0;
+  for (auto& a : acc) // (the ranges are laid out alike: same_layout)
+    if (!a.by_rows()) {
+      while (add[dense].by_rows())
+        ++dense;
+      auto& from = add[dense++].data.values;
+      auto& to = a.data.values;
+      for (size_t j = 0; j < to.size(); ++j)
+        to[j] += from[j];
+    }
+  for (auto& g : add) {
+    if (!g.by_rows())
+      continue;
+    auto same = std::find_if(acc.begin(), acc.end(), [&](const variable_slice& a) {
+      return a.by_rows() && a.variable == g.variable && a.offset == g.offset;
+    });
+    if (same == acc.end()) {
+      acc.push_back(std::move(g));
+      continue;
+    }
+    const size_t cols = g.data.values.size() / g.rows.size();
+    std::unordered_map<uint32_t, size_t> at;
+    at.reserve(same->rows.size() * 2);
+    for (size_t j = 0; j < same->rows.size(); ++j)
+      at.emplace(same->rows.ids[j], j);
+    for (size_t j = 0; j < g.rows.size(); ++j) {
+      const float* from = g.data.values.data() + j * cols;
+      auto [it, fresh] = at.emplace(g.rows.ids[j], same->rows.size());
+      if (fresh) {
+        same->rows.ids.push_back(g.rows.ids[j]);
+        same->data.values.insert(same->data.values.end(), from, from + cols);
+        continue;
+      }
+      float* to = same->data.values.data() + it->second * cols;
+      for (size_t c = 0; c < cols; ++c)
+        to[c] += from[c];
+    }
+  }
 }
 
 } // namespace
@@ -89,12 +144,7 @@ sync_rule::completed sync_rule::complete() {
       out.average = std::move(*grads_[w]);
       continue;
     }
-    for (size_t i = 0; i < out.average.size(); ++i) {
-      auto& acc = out.average[i].data.values;
-      auto& add = (*grads_[w])[i].data.values;
-      for (size_t j = 0; j < acc.size(); ++j)
-        acc[j] += add[j];
-    }
+    add_push(out.average, *grads_[w]);
   }
   for (auto& slice : out.average)
     for (auto& v : slice.data.values)

@@ -17,6 +17,9 @@ namespace actorps {
 /// replicas_to_aggregate of them arrived (or every live worker, if fewer live), their average --
 /// summed in worker order, not arrival order -- is applied once and the step advances. Gradients
 /// tagged with an earlier step are stale: dropped, and their sender told the current step.
+/// Row slices of an embedding table (each worker names its own rows) are summed by row, so a
+/// row several workers touched gets their sum and any other row its one gradient, divided alike
+/// (by the contributions' count): the dense average of the same gradients, on the rows touched.
 class sync_rule {
 public:
   /// The outcome of offering a push.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "messages/equality.hpp"
+#include "messages/row_ids.hpp"
 #include "messages/tensor.hpp"
 
 #include <caf/meta/type_name.hpp>
@@ -20,6 +21,7 @@ struct variable_info {
   int32_t rows = 0;
   int32_t cols = 0;
   float moving_decay = 0.0f; ///< a batchnorm's moving statistic: its layer's decay (0 < d < 1); else 0
+  bool table = false;        ///< an embedding table: workers pull and push it by rows (row slices)
 };
 
 /// Rows [row_begin, row_begin + rows) of a variable and the shard holding them. A variable is
@@ -94,19 +96,30 @@ struct optimizer_config {
   float cosine_alpha = 0.0f;
 };
 
-/// values of variable[offset, offset + data.size()) -- a whole variable or one chunk of it.
+/// values of variable[offset, offset + data.size()) -- a whole variable or one chunk of it; or,
+/// with rows (an embedding table's row slice, TF's IndexedSlices), rows.size() rows of the
+/// variable, row j of data being the variable's row rows[j], all in the part that starts at
+/// offset. A worker pulls and pushes a table only so; a shard answers a pushed row slice with
+/// no values (the worker's next batch names other rows).
 struct variable_slice {
   uint32_t variable = 0;
   uint32_t offset = 0;
   tensor_buffer data{};
   bool delta = false; ///< data is a difference to add to what the receiver holds (value-compression)
+  row_ids rows{};
+
+  bool by_rows() const { return !rows.empty(); }
 };
 
-/// A range of a variable to pull.
+/// A range of a variable to pull; with rows, those rows of the part starting at offset (count:
+/// rows x the variable's columns).
 struct slice_ref {
   uint32_t variable = 0;
   uint32_t offset = 0;
   uint32_t count = 0;
+  row_ids rows{};
+
+  bool by_rows() const { return !rows.empty(); }
 };
 
 /// Chief -> shard: (init_atom, shard_setup) -> setup_reply. Initialises the shard once; a shard
@@ -244,7 +257,7 @@ struct shard_stats {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, variable_info& x) {
-  return f(caf::meta::type_name("variable_info"), x.name, x.rows, x.cols, x.moving_decay);
+  return f(caf::meta::type_name("variable_info"), x.name, x.rows, x.cols, x.moving_decay, x.table);
 }
 
 template <class Inspector>
@@ -278,12 +291,12 @@ typename Inspector::result_type inspect(Inspector& f, optimizer_config& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, variable_slice& x) {
-  return f(caf::meta::type_name("variable_slice"), x.variable, x.offset, x.data, x.delta);
+  return f(caf::meta::type_name("variable_slice"), x.variable, x.offset, x.data, x.delta, x.rows);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, slice_ref& x) {
-  return f(caf::meta::type_name("slice_ref"), x.variable, x.offset, x.count);
+  return f(caf::meta::type_name("slice_ref"), x.variable, x.offset, x.count, x.rows);
 }
 
 template <class Inspector>
@@ -331,7 +344,7 @@ typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
 
 // -- equality (tests compare round trips) ------------------------------------------
 
-ACTORPS_FIELDWISE_EQ(variable_info, v.name, v.rows, v.cols, v.moving_decay)
+ACTORPS_FIELDWISE_EQ(variable_info, v.name, v.rows, v.cols, v.moving_decay, v.table)
 ACTORPS_FIELDWISE_EQ(variable_part, v.variable, v.row_begin, v.rows, v.shard)
 ACTORPS_FIELDWISE_EQ(placement_plan, v.strategy, v.shards, v.variables, v.parts, v.partitioner, v.scope)
 ACTORPS_FIELDWISE_EQ(session_mode, v.mode, v.replicas_to_aggregate, v.staleness, v.step_timeout_ms, v.live_at_start,
@@ -340,8 +353,8 @@ ACTORPS_FIELDWISE_EQ(scope_info, v.name, v.phase, v.variables, v.bytes, v.versio
 ACTORPS_FIELDWISE_EQ(optimizer_config, v.kind, v.learning_rate, v.momentum, v.beta1, v.beta2,
                      v.epsilon, v.decay_rate, v.decay_steps, v.rho, v.initial_accumulator,
                      v.weight_decay, v.schedule, v.staircase, v.boundaries, v.values, v.cosine_alpha)
-ACTORPS_FIELDWISE_EQ(variable_slice, v.variable, v.offset, v.data, v.delta)
-ACTORPS_FIELDWISE_EQ(slice_ref, v.variable, v.offset, v.count)
+ACTORPS_FIELDWISE_EQ(variable_slice, v.variable, v.offset, v.data, v.delta, v.rows)
+ACTORPS_FIELDWISE_EQ(slice_ref, v.variable, v.offset, v.count, v.rows)
 ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.initial, v.slot0, v.slot1, v.version,
                      v.session)
 ACTORPS_FIELDWISE_EQ(shard_snapshot, v.version, v.values, v.slot0, v.slot1)

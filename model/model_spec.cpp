@@ -257,6 +257,7 @@ void add_variables(const layer_spec& layer, const image_shape& in, bool logits, 
     case layer_kind::embedding: {
       const int rows = 1 << layer.bucket_bits;
       add(cat("embedding", n.embedding++, "/weights"), rows, layer.units, {rows, layer.units});
+      out.back().table = true;
       break;
     }
     case layer_kind::batchnorm: {

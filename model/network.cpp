@@ -163,6 +163,14 @@ caf::error network::download_gradient(size_t k, size_t offset, float* out, size_
   return be_.download(grads_[k].data() + offset, n, out);
 }
 
+caf::error network::download_table_gradient(size_t k, std::vector<size_t>& rows, std::vector<float>& out) {
+  if (static_cast<int>(k) != embedding_var_)
+    return replica_model::download_table_gradient(k, rows, out);
+  rows = embedding_rows_->rows();
+  out.resize(rows.size() * static_cast<size_t>(vars_[k].cols));
+  return be_.download(grads_[k].data(), out.size(), out.data());
+}
+
 const std::vector<size_t>* network::sparse_rows(size_t k) const {
   return static_cast<int>(k) == embedding_var_ ? &embedding_rows_->rows() : nullptr;
 }

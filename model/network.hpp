@@ -60,6 +60,7 @@ public:
   /// Downloads n values of gradient k starting at offset into host memory (not of an embedding
   /// table: its gradient holds the batch's rows, sparse_rows).
   caf::error download_gradient(size_t k, size_t offset, float* out, size_t n) override;
+  caf::error download_table_gradient(size_t k, std::vector<size_t>& rows, std::vector<float>& out) override;
 
   /// The rows of variable k the loaded batch's gradient holds when k is an embedding table (its
   /// gradient buffer holds those rows alone, in this order), nullptr for a variable whose

@@ -9,6 +9,7 @@
 #include <caf/expected.hpp>
 
 #include <cstddef>
+#include <vector>
 
 namespace actorps {
 
@@ -24,6 +25,11 @@ public:
 
   /// Downloads n values of variable var's gradient at offset into host memory.
   virtual caf::error download_gradient(size_t var, size_t offset, float* out, size_t n) = 0;
+
+  /// An embedding table's gradient: `rows` gets the table rows the loaded batch touched (the
+  /// order its gradient holds them), `out` their rows.size() x cols values. Fails with
+  /// invalid_argument for a variable that is not an embedding table.
+  virtual caf::error download_table_gradient(size_t var, std::vector<size_t>& rows, std::vector<float>& out);
 
   /// Copies rows examples (row-major images, labels as floats) into the backend.
   virtual void load_batch(const float* images, const float* labels, int rows) = 0;

@@ -15,6 +15,7 @@ struct variable_spec {
   int cols = 0;
   std::vector<int> shape{}; ///< TensorFlow's shape: [k_h, k_w, in, out] kernels, [in, out] dense weights, [n] vectors
   float moving_decay = 0.0f; ///< a batchnorm's moving mean or variance: its layer's decay; 0 otherwise
+  bool table = false;        ///< an embedding's table: a batch reads (and its gradient holds) a few rows
   size_t size() const { return static_cast<size_t>(rows) * static_cast<size_t>(cols); }
   size_t bytes() const { return size() * sizeof(float); }
 };

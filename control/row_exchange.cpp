@@ -1,0 +1,103 @@
+// Renumbering a batch's ids, and the row slices a worker pulls and pushes (see row_exchange.hpp).
+#include "control/row_exchange.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+#include "control/placement.hpp"
+
+#include <algorithm>
+
+namespace actorps {
+
+row_exchange::row_exchange(const placement_plan& plan, uint32_t variable, size_t max_slots)
+  : variable_(variable), cols_(static_cast<uint32_t>(plan.variables.at(variable).cols)),
+    touched_(static_cast<size_t>(plan.variables[variable].rows), max_slots) {
+  for (auto& p : plan.parts)
+    if (p.variable == variable)
+      parts_.push_back({part_offset(plan, p), static_cast<uint32_t>(p.row_begin), p.shard, {}, {}});
+}
+
+int row_exchange::local_bits(size_t table_rows, size_t max_slots) {
+  int bits = 0;
+  while ((size_t{1} << bits) < std::min(table_rows, std::max<size_t>(max_slots, 1)))
+    ++bits;
+  return std::max(bits, 1);
+}
+
+size_t row_exchange::part_of(uint32_t row) const {
+  auto after = std::upper_bound(parts_.begin(), parts_.end(), row,
+                                [](uint32_t r, const part& p) { return r < p.row_begin; });
+  return static_cast<size_t>(after - parts_.begin()) - 1; // (part 0 starts at row 0)
+}
+
+void row_exchange::renumber(float* slots, int rows, int tokens) {
+  const auto& distinct = touched_.collect(slots, rows, tokens);
+  const auto& local = touched_.positions();
+  std::copy(local.begin(), local.end(), slots);
+  table_rows_of_.assign(distinct.begin(), distinct.end());
+  for (auto& p : parts_) {
+    p.rows.clear();
+    p.local.clear();
+  }
+  for (uint32_t l = 0; l < table_rows_of_.size(); ++l) {
+    auto& p = parts_[part_of(table_rows_of_[l])];
+    p.rows.push_back(table_rows_of_[l]);
+    p.local.push_back(l);
+  }
+}
+
+std::vector<uint32_t> row_exchange::shards() const {
+  std::vector<uint32_t> out;
+  for (auto& p : parts_)
+    if (!p.rows.empty())
+      out.push_back(p.shard);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<slice_ref> row_exchange::pulls(uint32_t shard) const {
+  std::vector<slice_ref> out;
+  for (auto& p : parts_)
+    if (p.shard == shard && !p.rows.empty())
+      out.push_back({variable_, p.offset, static_cast<uint32_t>(p.rows.size() * cols_), row_ids{p.rows}});
+  return out;
+}
+
+caf::error row_exchange::place(const variable_slice& slice, float* local) const {
+  auto asked = std::find_if(parts_.begin(), parts_.end(), [&](const part& p) { return p.offset == slice.offset; });
+  if (slice.variable != variable_ || asked == parts_.end() || slice.rows.ids != asked->rows
+      || slice.data.values.size() != asked->rows.size() * cols_)
+    return caf::make_error(errc::protocol_error, cat("a row slice of variable ", slice.variable, " at offset ",
+                                                     slice.offset, " (", slice.rows.size(), " rows, ",
+                                                     slice.data.values.size(), " values) is not one this batch asked for"));
+  const float* from = slice.data.values.data();
+  for (size_t j = 0; j < asked->local.size(); ++j)
+    std::copy(from + j * cols_, from + (j + 1) * cols_, local + size_t{asked->local[j]} * cols_);
+  return caf::none;
+}
+
+caf::expected<std::vector<variable_slice>> row_exchange::gradients(uint32_t shard, const std::vector<size_t>& order,
+                                                                   const float* grad) const {
+  constexpr size_t none = SIZE_MAX;
+  std::vector<size_t> at(table_rows_of_.size(), none); // per local row: its row in grad
+  for (size_t j = 0; j < order.size(); ++j) {
+    if (order[j] >= at.size())
+      return caf::make_error(errc::protocol_error, cat("the table's gradient names local row ", order[j], " of ",
+                                                       at.size()));
+    at[order[j]] = j;
+  }
+  std::vector<variable_slice> out;
+  for (auto& p : parts_) {
+    if (p.shard != shard || p.rows.empty())
+      continue;
+    float_vector values(p.rows.size() * cols_, 0.0f);
+    for (size_t j = 0; j < p.local.size(); ++j)
+      if (size_t g = at[p.local[j]]; g != none)
+        std::copy(grad + g * cols_, grad + (g + 1) * cols_, values.data() + j * cols_);
+    out.push_back({variable_, p.offset, {std::move(values)}, false, row_ids{p.rows}});
+  }
+  return out;
+}
+
+} // namespace actorps

@@ -1,0 +1,72 @@
+// A cluster worker's embedding table: it never holds the table, only the rows of the batch in
+// hand. Each step it renumbers the batch's ids to local rows 0..U-1 (in the order they first
+// appear: the order the network's table gradient lists them), pulls those rows from the table's
+// parts on the shards, and after backprop pushes their gradients back as row slices (TF's
+// IndexedSlices). Plain logic without CAF; the worker's actor sends what this returns.
+#pragma once
+
+#include "messages/shard_protocol.hpp"
+#include "model/layers.hpp"
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace actorps {
+
+class row_exchange {
+public:
+  /// Table `variable` of `plan`, read through ids of `table_rows` (a power of two: id mod it),
+  /// for batches of up to max_slots id slots. REQUIRES: the plan covers the variable (check_parts).
+  row_exchange(const placement_plan& plan, uint32_t variable, size_t max_slots);
+
+  /// The bits of the local table a worker's network holds (2^bits rows): enough for the
+  /// distinct rows of a batch of max_slots id slots, and no more than the table's.
+  static int local_bits(size_t table_rows, size_t max_slots);
+
+  /// Renumbers the id slots of a batch (rows examples of tokens slots) in place to local rows,
+  /// and groups the distinct table rows by the part holding them.
+  void renumber(float* slots, int rows, int tokens);
+
+  /// Distinct table rows of the batch (its local rows 0 .. distinct() - 1).
+  size_t distinct() const { return table_rows_of_.size(); }
+
+  /// The table's columns (values per row).
+  uint32_t cols() const { return cols_; }
+
+  /// The shards that hold a part of the table with rows in this batch, in shard order.
+  std::vector<uint32_t> shards() const;
+
+  /// The pull of shard s's rows: one range per part there with rows in the batch.
+  std::vector<slice_ref> pulls(uint32_t shard) const;
+
+  /// Places a pulled row slice into local (distinct() x cols() values, by local row). Fails with
+  /// protocol_error for a slice this batch did not ask for (another part, other rows, wrong size).
+  caf::error place(const variable_slice& slice, float* local) const;
+
+  /// The row gradients of shard s's parts: `grad` holds rows of the local table, row j being
+  /// local row order[j] (the network's sparse_rows); a local row of the batch the gradient lacks
+  /// pushes zeros. Fails with protocol_error when order names a row outside the batch.
+  caf::expected<std::vector<variable_slice>> gradients(uint32_t shard, const std::vector<size_t>& order,
+                                                       const float* grad) const;
+
+private:
+  struct part {
+    uint32_t offset = 0;    // of the part in the whole table (row_begin x cols)
+    uint32_t row_begin = 0;
+    uint32_t shard = 0;
+    std::vector<uint32_t> rows;  // this batch's table rows here, in local order
+    std::vector<uint32_t> local; // and their local rows
+  };
+  size_t part_of(uint32_t row) const;
+
+  uint32_t variable_ = 0;
+  uint32_t cols_ = 0;
+  std::vector<part> parts_;       // the table's, in row order
+  touched_rows touched_;          // the batch's distinct rows and each slot's local row
+  std::vector<uint32_t> table_rows_of_; // per local row: its table row
+};
+
+} // namespace actorps
