@@ -222,6 +222,121 @@ BOOST_AUTO_TEST_CASE(a_shard_holds_parts_of_a_partitioned_variable_by_their_offs
   BOOST_TEST(snap->values[1].variable == 1u);
 }
 
+namespace {
+
+// An 8 x 2 embedding table and a 1 x 2 bias on 2 shards: the table in two parts of 4 rows each
+// (rows [4, 8) -- offsets [8, 16) -- on shard 1), the bias on shard 0.
+shard_setup table_setup(const std::string& optimizer) {
+  variable_spec table{"embedding0/weights", 8, 2};
+  table.table = true;
+  shard_setup s;
+  s.shard = 1;
+  s.plan = make_placement({table, {"logits/bias", 1, 2}}, 2, placement_strategy::round_robin);
+  s.optimizer = {optimizer, 0.5f};
+  s.workers = 2;
+  s.initial = {{0, 8, {{4.0f, 4.5f, 5.0f, 5.5f, 6.0f, 6.5f, 7.0f, 7.5f}}}};
+  return s;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_table_is_pulled_and_pushed_by_rows) {
+  auto s = table_setup("sgd");
+  BOOST_REQUIRE_EQUAL(s.plan.parts.size(), 3u);
+  BOOST_TEST(s.plan.parts[1].row_begin == 4);
+  BOOST_TEST(s.plan.parts[1].shard == 1u);
+  BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, s));
+  // a row pulled is the row stored, in the order asked
+  auto rows = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{0, 8, 4, row_ids{{6, 4}}}}});
+  BOOST_REQUIRE_MESSAGE(rows, error_text(rows));
+  BOOST_TEST(rows->slices.at(0).rows.ids == std::vector<uint32_t>({6, 4}));
+  BOOST_TEST(rows->slices.at(0).data.to_vector() == std::vector<float>({6.0f, 6.5f, 4.0f, 4.5f}));
+  // a push moves its rows alone, and is answered without values (the next batch names others)
+  push_request push{0, 0, {{0, 8, {{2.0f, -2.0f}}, false, row_ids{{5}}}}, true};
+  auto pushed = ask<push_reply>(shard, push_atom_v, push);
+  BOOST_REQUIRE_MESSAGE(pushed, error_text(pushed));
+  BOOST_TEST(pushed->values.empty());
+  BOOST_TEST(pushed->version == 1u);
+  auto whole = ask<pull_reply>(shard, pull_atom_v, pull_request{chief_worker_id, {{0, 8, 8}}});
+  BOOST_REQUIRE_MESSAGE(whole, error_text(whole));
+  BOOST_TEST(whole->slices.at(0).data.to_vector()
+             == std::vector<float>({4.0f, 4.5f, 4.0f, 6.5f, 6.0f, 6.5f, 7.0f, 7.5f}));
+}
+
+BOOST_AUTO_TEST_CASE(row_slices_outside_their_part_or_of_a_dense_variable_change_nothing) {
+  auto s = table_setup("momentum");
+  BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, s));
+  auto before = ask<shard_snapshot>(shard, save_atom_v);
+  BOOST_REQUIRE(before);
+  auto refused = [&](push_request req) {
+    auto r = ask<push_reply>(shard, push_atom_v, req);
+    BOOST_REQUIRE(!r);
+    return describe(r.error());
+  };
+  // row 3 is shard 0's; the first slice is fine, so nothing of it may be applied either
+  BOOST_TEST(refused({0, 0, {{0, 8, {{1.0f, 1.0f}}, false, row_ids{{4}}}, {0, 8, {{1.0f, 1.0f}}, false, row_ids{{3}}}}})
+             == "shape_mismatch: shard 1: row 3 is outside embedding0/weights/part_1 (rows [4, 8))");
+  BOOST_TEST(refused({0, 0, {{0, 8, {{1.0f, 1.0f, 1.0f}}, false, row_ids{{4}}}}})
+             == "shape_mismatch: shard 1: 1 rows of embedding0/weights/part_1 with 3 values (2 per row)");
+  BOOST_TEST(refused({0, 0, {{0, 0, {{1.0f, 1.0f}}, false, row_ids{{4}}}}})
+             == "shape_mismatch: shard 1: no part of embedding0/weights/part_1 starts at offset 0");
+  BOOST_TEST(refused({0, 0, {{1, 0, {{1.0f, 1.0f}}, false, row_ids{{0}}}}})
+             == "unknown_variable: shard 1 does not hold variable 1");
+  auto nan = std::numeric_limits<float>::quiet_NaN();
+  BOOST_TEST(refused({0, 0, {{0, 8, {{nan, 1.0f}}, false, row_ids{{4}}}}})
+             == "non_finite: shard 1: gradient of embedding0/weights/part_1 from worker 0 is not finite");
+  auto pulled = ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{0, 8, 2, row_ids{{9}}}}});
+  BOOST_TEST(!pulled);
+  auto after = ask<shard_snapshot>(shard, save_atom_v);
+  BOOST_TEST((after->values == before->values));
+  BOOST_TEST((after->slot0 == before->slot0));
+  BOOST_TEST(after->version == 0u);
+  // rows of a variable that is not a table (shard 0 holds the bias)
+  auto dense = keep(make_parameter_shard(*sys, {0}));
+  auto s0 = s;
+  s0.shard = 0;
+  s0.initial = {{0, 0, {std::vector<float>(8, 1.0f)}}, {1, 0, {{1.0f, 2.0f}}}};
+  BOOST_REQUIRE(ask<setup_reply>(dense, init_atom_v, s0));
+  auto r = ask<push_reply>(dense, push_atom_v, push_request{0, 0, {{1, 0, {{1.0f, 1.0f}}, false, row_ids{{0}}}}});
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(describe(r.error())
+             == "protocol_error: shard 0: logits/bias is not an embedding table; it is read and written by ranges");
+}
+
+// Sparse and dense updates agree on a table whose every row is touched; a row left out keeps its
+// value and its slot (momentum decays lazily, as TF's sparse apply does).
+BOOST_AUTO_TEST_CASE(sparse_updates_agree_with_dense_ones_on_the_rows_they_touch) {
+  for (auto kind : {"sgd", "momentum", "adagrad", "adam"}) {
+    auto s = table_setup(kind);
+    auto by_rows = keep(make_parameter_shard(*sys, {1}));
+    auto by_range = keep(make_parameter_shard(*sys, {1}));
+    BOOST_REQUIRE(ask<setup_reply>(by_rows, init_atom_v, s));
+    BOOST_REQUIRE(ask<setup_reply>(by_range, init_atom_v, s));
+    const std::vector<float> g{0.5f, -1.0f, 0.25f, 2.0f, -0.75f, 1.5f, 1.0f, -0.5f}; // rows 4..7
+    for (int step = 0; step < 3; ++step) {
+      // the rows in another order, each with its own gradient row
+      float_vector shuffled{g[6], g[7], g[0], g[1], g[4], g[5], g[2], g[3]};
+      BOOST_REQUIRE(ask<push_reply>(by_rows, push_atom_v,
+                                    push_request{0, 0, {{0, 8, {std::move(shuffled)}, false, row_ids{{7, 4, 6, 5}}}}}));
+      BOOST_REQUIRE(ask<push_reply>(by_range, push_atom_v, push_request{0, 0, {{0, 8, {g}}}}));
+    }
+    auto a = ask<shard_snapshot>(by_rows, save_atom_v);
+    auto b = ask<shard_snapshot>(by_range, save_atom_v);
+    BOOST_TEST((a->values == b->values), kind);
+    BOOST_TEST((a->slot0 == b->slot0), kind);
+    BOOST_TEST((a->slot1 == b->slot1), kind);
+  }
+  auto s = table_setup("momentum");
+  auto lazy = keep(make_parameter_shard(*sys, {1}));
+  BOOST_REQUIRE(ask<setup_reply>(lazy, init_atom_v, s));
+  BOOST_REQUIRE(ask<push_reply>(lazy, push_atom_v, push_request{0, 0, {{0, 8, {{1.0f, 1.0f}}, false, row_ids{{4}}}}}));
+  BOOST_REQUIRE(ask<push_reply>(lazy, push_atom_v, push_request{0, 0, {{0, 8, {{1.0f, 1.0f}}, false, row_ids{{5}}}}}));
+  auto snap = ask<shard_snapshot>(lazy, save_atom_v);
+  // row 4's accumulator stays at 1 while row 5 is pushed (no decay without a touch), rows 6-7 at 0
+  BOOST_TEST(snap->slot0.at(0).data.to_vector() == std::vector<float>({1.0f, 1.0f, 1.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f}));
+  BOOST_TEST(snap->values.at(0).data.to_vector() == std::vector<float>({3.5f, 4.0f, 4.5f, 5.0f, 6.0f, 6.5f, 7.0f, 7.5f}));
+}
+
 // A batchnorm's moving statistics move by their layer's decay (model.layers' "batchnorm decay D"),
 // not by the optimizer: a push of the batch's moments keeps D of the value and takes 1 - D.
 BOOST_AUTO_TEST_CASE(moving_statistics_follow_their_layers_decay) {

@@ -116,4 +116,22 @@ BOOST_AUTO_TEST_CASE(a_variables_ranges_stay_together_in_offset_order) {
   check_covers(plan, held);
 }
 
+// A table's rows go with the last part of every shard holding a part of it (an empty part where
+// the shard holds nothing else), due once backprop has reached the table.
+BOOST_AUTO_TEST_CASE(the_last_part_of_a_table_shard_carries_its_rows) {
+  actorps::push_plan plan{{{{1, 0, 64}, {2, 0, 8}}, {}}, 10, 1000};
+  BOOST_REQUIRE_EQUAL(plan.parts(0).size(), 1u);
+  BOOST_TEST(plan.parts(1).empty());
+  plan.carry_rows(0, 0);
+  plan.carry_rows(1, 0);
+  BOOST_TEST(plan.parts(0).back().rows);
+  BOOST_TEST(plan.parts(0).back().ready_after == 0u);
+  BOOST_REQUIRE_EQUAL(plan.parts(1).size(), 1u);
+  BOOST_TEST(plan.parts(1)[0].ranges.empty());
+  BOOST_TEST(plan.parts(1)[0].rows);
+  plan.begin_step();
+  BOOST_TEST(plan.due(1).empty()); // (the table, variable 0, is not done yet)
+  BOOST_TEST((plan.due(0) == due_list{{0, 0}, {1, 0}}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

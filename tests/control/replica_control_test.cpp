@@ -230,6 +230,23 @@ BOOST_AUTO_TEST_CASE(a_lost_shard_drops_the_round_reconnects_and_pulls_afresh) {
   BOOST_TEST(has(answer_pull(ctl), kind::compute));
 }
 
+// A step that pulls its table's rows before it computes: a row pull that times out abandons the
+// step; the round recovers once the other shard's rows are in (pulls afresh), never pushing.
+BOOST_AUTO_TEST_CASE(a_step_whose_rows_could_not_be_pulled_is_abandoned_and_the_round_recovers) {
+  controller ctl(config());
+  start(ctl);
+  BOOST_REQUIRE(has(answer_pull(ctl), kind::compute));
+  auto t = send(ctl); // the step's row pulls
+  ctl.answers(0, t.e0);
+  BOOST_TEST(ctl.request_failed(0, request_failure::timed_out, errc::timeout, "pulling the table's rows").empty());
+  BOOST_TEST(ctl.step_abandoned().empty()); // shard 1's rows are still on their way
+  BOOST_TEST(ctl.step_status(step_state::ready, 10).empty()); // (no longer computing: nothing to push)
+  ctl.answers(1, t.e1);
+  BOOST_TEST((kinds(ctl.pulled(1, 3)) == std::vector<kind>{kind::retry_after}));
+  BOOST_TEST((kinds(ctl.retry()) == std::vector<kind>{kind::pull}));
+  BOOST_TEST(ctl.step_abandoned().empty()); // (outside a step: nothing to give up)
+}
+
 BOOST_AUTO_TEST_CASE(a_shard_lost_while_waiting_for_the_start_is_reconnected_at_once) {
   controller ctl(config());
   ctl.begin(t0);

@@ -37,6 +37,30 @@ BOOST_AUTO_TEST_CASE(averages_every_worker_in_worker_order) {
   BOOST_TEST(rule.step() == 1u);
 }
 
+// A table's row slices: each worker names its own rows; a row both touched gets their sum, the
+// others their one gradient, all divided by the contributions' count (the dense average's rows).
+BOOST_AUTO_TEST_CASE(row_slices_are_summed_by_row) {
+  sync_rule rule{2, 2};
+  auto push = [](std::vector<uint32_t> rows, std::vector<float> values) {
+    return std::vector<variable_slice>{{3, 2, {{1.0f}}}, {0, 8, {values}, false, row_ids{std::move(rows)}}};
+  };
+  BOOST_TEST((*rule.offer(1, 0, push({9, 5}, {1.0f, 2.0f, 3.0f, 4.0f})) == sync_rule::verdict::accepted));
+  BOOST_TEST((*rule.offer(0, 0, push({5, 4, 7}, {10.0f, 20.0f, 30.0f, 40.0f, 50.0f, 60.0f}))
+              == sync_rule::verdict::accepted)); // (other rows, other sizes: the layout still matches)
+  BOOST_REQUIRE(rule.ready());
+  auto done = rule.complete();
+  BOOST_REQUIRE_EQUAL(done.average.size(), 2u);
+  BOOST_TEST((done.average[0].data == std::vector<float>({1.0f})));
+  auto& rows = done.average[1];
+  BOOST_TEST(rows.variable == 0u);
+  BOOST_TEST(rows.offset == 8u);
+  BOOST_TEST(rows.rows.ids == std::vector<uint32_t>({5, 4, 7, 9})); // worker 0's first, then the new ones
+  BOOST_TEST((rows.data == std::vector<float>({6.5f, 12.0f, 15.0f, 20.0f, 25.0f, 30.0f, 0.5f, 1.0f})));
+  // a push whose ranges differ from the step's first is still refused
+  BOOST_REQUIRE(rule.offer(1, 1, push({1}, {1.0f, 1.0f})));
+  BOOST_TEST(!rule.offer(0, 1, {{3, 2, {{1.0f, 2.0f}}}}));
+}
+
 BOOST_AUTO_TEST_CASE(the_sum_does_not_depend_on_arrival_order) {
   // Values whose float sum depends on the order: (1e8 - 1e8) + 1 = 1, but (1 + 1e8) - 1e8 = 0.
   auto run = [](std::vector<uint32_t> order) {

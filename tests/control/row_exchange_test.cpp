@@ -1,0 +1,91 @@
+// Tests of control/row_exchange: a batch's ids renumbered to local rows in the order they first
+// appear, the pulls of each shard's rows, their values placed by local row, and the gradients
+// pushed back to the parts that hold their rows.
+#include "control/row_exchange.hpp"
+
+#include "compute/token_ids.hpp"
+#include "control/placement.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace actorps;
+
+namespace {
+
+// A 16 x 2 table (ids mod 16) and a bias, on 2 shards: rows [0, 8) on shard 0, [8, 16) on shard 1.
+placement_plan plan_of_table() {
+  variable_spec table{"embedding0/weights", 16, 2};
+  table.table = true;
+  return make_placement({table, {"logits/bias", 1, 2}}, 2, placement_strategy::round_robin);
+}
+
+std::vector<float> slots_of(std::vector<int> ids) { // (-1: an empty slot)
+  std::vector<float> out;
+  for (int id : ids)
+    out.push_back(id < 0 ? 0.0f : encode_token(static_cast<uint32_t>(id)));
+  return out;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(row_exchange_suite)
+
+BOOST_AUTO_TEST_CASE(a_batch_pulls_its_distinct_rows_from_the_parts_that_hold_them) {
+  auto plan = plan_of_table();
+  row_exchange rows{plan, 0, 8};
+  // two examples of 4 slots: ids 25 (row 9), 3, 9 again, 3 again; 4, 41 (row 9), empty
+  auto slots = slots_of({25, 3, 9, 3, 4, 41, -1, -1});
+  rows.renumber(slots.data(), 2, 4);
+  BOOST_TEST(rows.distinct() == 3u);
+  BOOST_TEST((slots == slots_of({0, 1, 0, 1, 2, 0, -1, -1}))); // local rows, first seen first
+  BOOST_TEST(rows.shards() == std::vector<uint32_t>({0, 1}));
+  auto to0 = rows.pulls(0), to1 = rows.pulls(1);
+  BOOST_REQUIRE_EQUAL(to0.size(), 1u);
+  BOOST_TEST(to0[0].rows.ids == std::vector<uint32_t>({3, 4}));
+  BOOST_TEST(to0[0].offset == 0u);
+  BOOST_TEST(to0[0].count == 4u);
+  BOOST_REQUIRE_EQUAL(to1.size(), 1u);
+  BOOST_TEST(to1[0].rows.ids == std::vector<uint32_t>({9}));
+  BOOST_TEST(to1[0].offset == 16u);
+  // the replies' rows go to their local rows
+  std::vector<float> local(3 * 2, -1.0f);
+  BOOST_REQUIRE(!rows.place({0, 0, {{3.0f, 3.5f, 4.0f, 4.5f}}, false, row_ids{{3, 4}}}, local.data()));
+  BOOST_REQUIRE(!rows.place({0, 16, {{9.0f, 9.5f}}, false, row_ids{{9}}}, local.data()));
+  BOOST_TEST(local == std::vector<float>({9.0f, 9.5f, 3.0f, 3.5f, 4.0f, 4.5f}));
+  // a reply with rows the batch did not ask for is refused
+  BOOST_TEST(static_cast<bool>(rows.place({0, 16, {{1.0f, 1.0f}}, false, row_ids{{10}}}, local.data())));
+  BOOST_TEST(static_cast<bool>(rows.place({0, 0, {{1.0f, 1.0f}}, false, row_ids{{3}}}, local.data())));
+}
+
+BOOST_AUTO_TEST_CASE(gradients_go_back_to_the_parts_of_their_rows) {
+  auto plan = plan_of_table();
+  row_exchange rows{plan, 0, 8};
+  auto slots = slots_of({12, 2, 12, -1});
+  rows.renumber(slots.data(), 1, 4);
+  // the network's gradient lists local rows 1, 0 (in its own order)
+  const std::vector<float> grad{1.0f, 2.0f, 3.0f, 4.0f};
+  auto to0 = rows.gradients(0, {1, 0}, grad.data());
+  auto to1 = rows.gradients(1, {1, 0}, grad.data());
+  BOOST_REQUIRE(to0 && to1);
+  BOOST_REQUIRE_EQUAL(to0->size(), 1u);
+  BOOST_TEST((*to0)[0].rows.ids == std::vector<uint32_t>({2}));
+  BOOST_TEST(((*to0)[0].data == std::vector<float>({1.0f, 2.0f})));
+  BOOST_REQUIRE_EQUAL(to1->size(), 1u);
+  BOOST_TEST((*to1)[0].rows.ids == std::vector<uint32_t>({12}));
+  BOOST_TEST((*to1)[0].offset == 16u);
+  BOOST_TEST(((*to1)[0].data == std::vector<float>({3.0f, 4.0f})));
+  BOOST_TEST(!rows.gradients(0, {5}, grad.data())); // a local row the batch does not have
+  // a batch without ids pulls nothing
+  auto empty = slots_of({-1, -1, -1, -1});
+  rows.renumber(empty.data(), 1, 4);
+  BOOST_TEST(rows.distinct() == 0u);
+  BOOST_TEST(rows.shards().empty());
+}
+
+BOOST_AUTO_TEST_CASE(the_local_table_fits_a_batch_and_never_exceeds_the_table) {
+  BOOST_TEST(row_exchange::local_bits(size_t{1} << 22, 50 * 400) == 15); // 20,000 slots -> 32,768 rows
+  BOOST_TEST(row_exchange::local_bits(size_t{1} << 10, 50 * 400) == 10);
+  BOOST_TEST(row_exchange::local_bits(size_t{1} << 10, 1) == 1);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
