@@ -61,6 +61,12 @@ caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const check
     auto& part = st.plan.parts[i];
     const uint32_t begin = part_offset(st.plan, part);
     auto& whole = (*values)[part.variable];
+    if (whole.empty()) { // an embedding table: the shard makes its part (as TF1 runs initializers on the ps)
+      if (std::find(setup.generated.begin(), setup.generated.end(), part.variable) == setup.generated.end())
+        setup.generated.push_back(part.variable);
+      setup.table_seed = st.cfg.train.seed;
+      continue;
+    }
     setup.initial.push_back({part.variable, begin, tensor_copy(whole.data() + begin, part_floats(st.plan, part))});
   }
   return setup;
@@ -149,7 +155,7 @@ caf::error detail::prepare(chief_pointer self) {
     }
   }
   if (!st.restored) {
-    auto start = starting_values(spec, st.cfg.train.init, st.cfg.train.seed);
+    auto start = starting_values(spec, st.cfg.train.init, st.cfg.train.seed, false); // (tables: made on the ps nodes)
     if (!start)
       return std::move(start.error());
     st.start = std::move(*start);

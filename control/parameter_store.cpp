@@ -7,6 +7,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "compute/host_ops.hpp"
+#include "model/init.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -124,6 +125,14 @@ caf::error parameter_store::init(const shard_setup& setup) {
                                                    " is not finite"));
     v->values.assign(slice.data.values.begin(), slice.data.values.end());
     seen[v - parts.data()] = true;
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    auto& p = parts[i];
+    const bool generated = std::find(setup.generated.begin(), setup.generated.end(), p.index) != setup.generated.end();
+    if (seen[i] || !generated || !plan.variables[p.index].table)
+      continue;
+    table_rows_initial(setup.table_seed, p.offset / p.cols, p.values.size() / p.cols, static_cast<int>(p.cols), p.values.data());
+    seen[i] = true;
   }
   for (size_t i = 0; i < parts.size(); ++i)
     if (!seen[i])

@@ -135,6 +135,10 @@ struct shard_setup {
   std::vector<variable_slice> slot1{};  ///< optimizer slot 1 (Adam v)
   uint64_t version = 0;               ///< updates applied before the checkpoint
   session_mode session{};             ///< how pushes are applied (read by the shard node)
+  /// Embedding tables whose parts the shard makes itself (no initial slice: TF1 runs a
+  /// variable's initializer on its ps task), from table_seed (model/init's table_rows_initial).
+  std::vector<uint32_t> generated{};
+  uint64_t table_seed = 0;
 };
 
 /// Chief -> shard: (save_atom) -> shard_snapshot. Everything the shard holds, for a checkpoint.
@@ -302,7 +306,7 @@ typename Inspector::result_type inspect(Inspector& f, slice_ref& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_setup& x) {
   return f(caf::meta::type_name("shard_setup"), x.shard, x.plan, x.optimizer, x.workers, x.initial, x.slot0,
-           x.slot1, x.version, x.session);
+           x.slot1, x.version, x.session, x.generated, x.table_seed);
 }
 
 template <class Inspector>
@@ -356,7 +360,7 @@ ACTORPS_FIELDWISE_EQ(optimizer_config, v.kind, v.learning_rate, v.momentum, v.be
 ACTORPS_FIELDWISE_EQ(variable_slice, v.variable, v.offset, v.data, v.delta, v.rows)
 ACTORPS_FIELDWISE_EQ(slice_ref, v.variable, v.offset, v.count, v.rows)
 ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.initial, v.slot0, v.slot1, v.version,
-                     v.session)
+                     v.session, v.generated, v.table_seed)
 ACTORPS_FIELDWISE_EQ(shard_snapshot, v.version, v.values, v.slot0, v.slot1)
 ACTORPS_FIELDWISE_EQ(setup_reply, v.already_initialized, v.version)
 ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges, v.keep_view, v.scope)

@@ -72,10 +72,38 @@ weight_rule rule_for(const init_options& init, const model_spec& spec, const var
   return glorot;
 }
 
+// A row's own stream (splitmix64): seeding a mt19937_64 per row would cost more than the row.
+struct row_stream {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+};
+
 } // namespace
 
+void table_rows_initial(uint64_t seed, uint32_t first, size_t rows, int cols, float* out) {
+  constexpr double two_pi = 6.283185307179586;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(cols));
+  for (size_t r = 0; r < rows; ++r) {
+    row_stream gen{seed ^ ((uint64_t{first} + r) * 0xD1B54A32D192ED03ull)};
+    float* row = out + r * static_cast<size_t>(cols);
+    for (int c = 0; c < cols;) { // Box-Muller pairs, each value cut at 2 stddev
+      const double u1 = (static_cast<double>(gen.next() >> 11) + 1.0) * 0x1.0p-53;
+      const double u2 = static_cast<double>(gen.next() >> 11) * 0x1.0p-53;
+      const double radius = std::sqrt(-2.0 * std::log(u1));
+      for (double z : {radius * std::cos(two_pi * u2), radius * std::sin(two_pi * u2)})
+        if (c < cols && std::fabs(z) <= 2.0)
+          row[c++] = static_cast<float>(scale * z);
+    }
+  }
+}
+
 std::vector<std::vector<float>> initial_values(const model_spec& spec, const init_options& init,
-                                               uint64_t seed) {
+                                               uint64_t seed, bool tables) {
   std::mt19937_64 gen{seed};
   std::vector<std::vector<float>> out;
   for (auto& w : spec.variables()) {
@@ -93,9 +121,16 @@ std::vector<std::vector<float>> initial_values(const model_spec& spec, const ini
     const bool depthwise = w.shape.size() == 4 && w.shape[3] == 1 && w.name.find("depthwise") != std::string::npos;
     const double fan_in = window * (depthwise ? 1 : w.shape[w.shape.size() - 2]), fan_out = window * w.shape.back();
     // an embedding table: TF1's embedding_column default, a truncated normal of stddev 1/sqrt(D)
-    // whatever the scheme (its fan-in, 2^B rows, says nothing of one example's input)
-    auto rule = w.name.rfind("embedding", 0) == 0 ? weight_rule{draw::truncated, 1.0 / std::sqrt(double(w.cols))}
-                                                  : rule_for(init, spec, w, w.name.rfind("logits/", 0) == 0, fan_in, fan_out);
+    // whatever the scheme (its fan-in, 2^B rows, says nothing of one example's input), by rows
+    if (w.table) {
+      out.emplace_back();
+      if (tables) {
+        out.back().resize(w.size());
+        table_rows_initial(seed, 0, static_cast<size_t>(w.rows), w.cols, out.back().data());
+      }
+      continue;
+    }
+    auto rule = rule_for(init, spec, w, w.name.rfind("logits/", 0) == 0, fan_in, fan_out);
     std::vector<float> weights(w.size());
     for (auto& v : weights) {
       double z = rule.kind == draw::truncated ? truncated_normal(gen)

@@ -41,7 +41,14 @@ struct init_options {
 };
 
 /// Returns the initial value of every variable of spec, in creation order; same seed, same values.
+/// Without `tables`, an embedding table's value is left empty (the ps nodes make their parts of
+/// it: table_rows_initial).
 std::vector<std::vector<float>> initial_values(const model_spec& spec, const init_options& init,
-                                               uint64_t seed);
+                                               uint64_t seed, bool tables = true);
+
+/// Rows [first, first + rows) of an embedding table of `cols` columns as initial_values makes
+/// them from `seed`: a truncated normal of stddev 1/sqrt(cols) (TF1's embedding_column), each
+/// row from its own stream, so any part of the table comes out the same in any process.
+void table_rows_initial(uint64_t seed, uint32_t first, size_t rows, int cols, float* out);
 
 } // namespace actorps

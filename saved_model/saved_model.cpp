@@ -323,9 +323,9 @@ caf::error export_npz(const saved_model& m, const std::string& path) {
 }
 
 caf::expected<std::vector<std::vector<float>>> starting_values(const model_spec& spec, const init_options& init,
-                                                               uint64_t seed) {
+                                                               uint64_t seed, bool tables) {
   if (init.from.empty())
-    return initial_values(spec, init, seed);
+    return initial_values(spec, init, seed, tables);
   // Named arrays with their shapes, from an .npz (any arrays: model.json is optional here) or a
   // saved model's checkpoint.
   std::map<std::string, std::pair<std::vector<size_t>, std::vector<float>>> found;

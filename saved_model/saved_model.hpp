@@ -67,8 +67,9 @@ caf::error export_npz(const saved_model& m, const std::string& path);
 
 /// The values a run starts from: init.from's variables when set (loaded with load_saved_model and
 /// matched to spec by name and shape; a missing, extra or differently shaped variable is an
-/// invalid_config error naming it and both shapes), otherwise initial_values(spec, init, seed).
+/// invalid_config error naming it and both shapes), otherwise initial_values(spec, init, seed,
+/// tables) (without tables an embedding table's value is empty: the ps nodes make it).
 caf::expected<std::vector<std::vector<float>>> starting_values(const model_spec& spec, const init_options& init,
-                                                               uint64_t seed);
+                                                               uint64_t seed, bool tables = true);
 
 } // namespace actorps

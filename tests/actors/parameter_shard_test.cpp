@@ -5,6 +5,7 @@
 #include "control/placement.hpp"
 #include "control/slicing.hpp"
 #include "control/parameter_store.hpp"
+#include "model/init.hpp"
 #include "model/model_spec.hpp"
 #include "tests/support/actor_fixture.hpp"
 
@@ -261,6 +262,21 @@ BOOST_AUTO_TEST_CASE(a_table_is_pulled_and_pushed_by_rows) {
   BOOST_REQUIRE_MESSAGE(whole, error_text(whole));
   BOOST_TEST(whole->slices.at(0).data.to_vector()
              == std::vector<float>({4.0f, 4.5f, 4.0f, 6.5f, 6.0f, 6.5f, 7.0f, 7.5f}));
+}
+
+// The chief sends no table: a shard makes its part from the seed, the rows initial_values makes.
+BOOST_AUTO_TEST_CASE(a_shard_makes_its_part_of_a_table_from_the_seed) {
+  auto s = table_setup("sgd");
+  s.initial.clear();
+  BOOST_TEST(!ask<setup_reply>(shard, init_atom_v, s)); // (nothing to make it from)
+  s.generated = {0};
+  s.table_seed = 11;
+  BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, s));
+  std::vector<float> want(4 * 2);
+  table_rows_initial(11, 4, 4, 2, want.data());
+  auto whole = ask<pull_reply>(shard, pull_atom_v, pull_request{chief_worker_id, {{0, 8, 8}}});
+  BOOST_REQUIRE_MESSAGE(whole, error_text(whole));
+  BOOST_TEST(whole->slices.at(0).data.to_vector() == want);
 }
 
 BOOST_AUTO_TEST_CASE(row_slices_outside_their_part_or_of_a_dense_variable_change_nothing) {

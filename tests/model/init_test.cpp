@@ -120,4 +120,32 @@ BOOST_AUTO_TEST_CASE(invalid_dense_specs_are_named) {
   BOOST_TEST(!spec.validate().empty());
 }
 
+// An embedding table's rows come out the same whichever part (or process) makes them: a ps node
+// making rows [r, r + n) gives initial_values' rows there; the values have stddev about 1/sqrt(D)
+// and none beyond 2 stddev.
+BOOST_AUTO_TEST_CASE(a_tables_rows_are_the_same_from_any_part) {
+  model_spec spec;
+  spec.input = {1, 8, 1};
+  spec.layers = *parse_layers({"embedding 10 16 mean", "dense 2"});
+  auto whole = initial_values(spec, {}, 7);
+  BOOST_REQUIRE_EQUAL(whole[0].size(), 1024u * 16);
+  std::vector<float> part(300 * 16);
+  table_rows_initial(7, 500, 300, 16, part.data());
+  BOOST_TEST(std::equal(part.begin(), part.end(), whole[0].begin() + 500 * 16));
+  BOOST_TEST(initial_values(spec, {}, 7, false)[0].empty());
+  BOOST_TEST((initial_values(spec, {}, 7, false)[1] == whole[1])); // (the rest does not move)
+  double sum2 = 0.0, most = 0.0;
+  for (float v : whole[0]) {
+    sum2 += double(v) * v;
+    most = std::max(most, std::fabs(double(v)));
+  }
+  const double stddev = std::sqrt(sum2 / whole[0].size());
+  BOOST_TEST(stddev > 0.85 * 0.25);
+  BOOST_TEST(stddev < 0.25);
+  BOOST_TEST(most <= 0.5);
+  std::vector<float> other(16);
+  table_rows_initial(8, 500, 1, 16, other.data());
+  BOOST_TEST(!std::equal(other.begin(), other.end(), whole[0].begin() + 500 * 16)); // (another seed)
+}
+
 BOOST_AUTO_TEST_SUITE_END()
