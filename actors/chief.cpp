@@ -114,9 +114,8 @@ failed_fn op_failed(chief_pointer self, uint64_t op, errc code = errc::peer_unre
 }
 
 // Reads every shard's counters (the metrics row's fields), then pulls the whole model into the
-// evaluation net and calls next with the row and the values.
-void read_model_then(chief_pointer self, uint64_t op,
-                     std::function<void(json_object, std::vector<std::vector<float>>&)> next) {
+// evaluation net and calls next with the row.
+void read_model_then(chief_pointer self, uint64_t op, std::function<void(json_object)> next) {
   auto& st = self->state;
   auto with_counters = [=](std::vector<shard_stats>& stats) {
     if (!self->state.ctl->wanted(op))
@@ -141,13 +140,10 @@ void read_model_then(chief_pointer self, uint64_t op,
       observe_counters(*st.cfg.observed, st.global_step, first, st.stale_dropped,
                        st.traffic.per_step_sent(st.ctl->worker_steps()), st.traffic.per_step_received(st.ctl->worker_steps()));
     pull_every_variable(
-      self, st.cfg.shards, st.plan, st.cfg.cluster.max_slice_floats, st.cfg.cluster.request_timeout, st.shape,
-      [=](std::vector<std::vector<float>>& params) {
-        if (!self->state.ctl->wanted(op))
-          return;
-        if (auto err = self->state.net->set_parameters(params))
-          return op_failed(self, op, errc::shape_mismatch)(cat("loading the pulled model failed: ", describe(err)));
-        next(row, params);
+      self, st.cfg.shards, st.plan, st.cfg.cluster.max_slice_floats, st.cfg.cluster.request_timeout, *st.net,
+      [=] {
+        if (self->state.ctl->wanted(op))
+          next(row);
       },
       op_failed(self, op));
   };
@@ -156,7 +152,7 @@ void read_model_then(chief_pointer self, uint64_t op,
 }
 
 void evaluate(chief_pointer self, const run_command& c) {
-  read_model_then(self, c.op, [=](json_object row, std::vector<std::vector<float>>&) {
+  read_model_then(self, c.op, [=](json_object row) {
     auto& st = self->state;
     if (st.ctl->phase() != run_phase::training)
       return execute(self, st.ctl->evaluated(c.op, false, self->clock().now()));
@@ -208,14 +204,16 @@ void open_monitor(chief_pointer self) {
 // The final evaluation and summary.json.
 void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
   open_monitor(self); // (not yet open: a resumed run that had reached max-steps finishes at once)
-  read_model_then(self, op, [=](json_object counters, std::vector<std::vector<float>>& final_params) {
+  read_model_then(self, op, [=](json_object counters) {
     auto& st = self->state;
     auto& ctl = *st.ctl;
     if (st.monitor->last_evaluated_step() != ctl.steps())
       if (auto err = st.monitor->evaluate(ctl.steps(), ctl.examples(), counters, train_loss))
         return execute(self, ctl.failed(0, errc::file_error, cat("the final evaluation failed: ", describe(err))));
-    auto digest = weights_digest(final_params); // the final model, before finish() restores the best
-    log_line(tag, cat("final weights digest ", digest));
+    auto digest = weights_digest(*st.net); // the final model, before finish() restores the best
+    if (!digest)
+      return execute(self, ctl.failed(0, errc::file_error, cat("reading the final model failed: ", describe(digest.error()))));
+    log_line(tag, cat("final weights digest ", *digest));
     auto workers = static_cast<int64_t>(st.cfg.cluster.workers.size()); // (elastic: those it started with)
     run_summary sum;
     sum.backend = cat("workers: ", workers, ", shards: ", st.plan.shards);
@@ -245,7 +243,7 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
       .add("workers_lost", ctl.workers_lost())
       .add_raw("stragglers", json_array(st.stragglers))
       .add("stalls", st.stalls)
-      .add("weights_digest", digest)
+      .add("weights_digest", *digest)
       .add("wire_precision", to_string(st.cfg.cluster.wire.precision))
       .add("gradient_compression", to_string(st.cfg.cluster.wire.compression))
       .add("value_compression", to_string(st.cfg.cluster.wire.value_compression))

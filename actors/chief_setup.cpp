@@ -171,9 +171,6 @@ caf::error detail::prepare(chief_pointer self) {
     return std::move(log.error());
   st.log.emplace(std::move(*log));
   log_line(tag, placement_table(st.plan));
-  st.shape.resize(st.plan.variables.size());
-  for (size_t k = 0; k < st.shape.size(); ++k)
-    st.shape[k].assign(static_cast<size_t>(st.plan.variables[k].rows) * st.plan.variables[k].cols, 0.0f);
   st.workers.resize(cluster.workers.size());
   run_control_config rc;
   rc.workers = static_cast<uint32_t>(cluster.workers.size());

@@ -54,7 +54,6 @@ struct chief_state {
   std::optional<run_control> ctl;
   placement_plan plan;
   std::vector<worker_replica_actor> workers;
-  std::vector<std::vector<float>> shape; // the model's variables, zeroed: a pull's buffer
   int64_t global_step = 0;               // shard 0's version at the last counters
   int64_t stale_dropped = 0;
   traffic_meter traffic;                 // tensor bytes the workers reported moving

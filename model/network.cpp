@@ -154,6 +154,12 @@ caf::error network::upload_parameter(size_t k, size_t offset, const float* value
   return caf::none;
 }
 
+caf::error network::download_parameter(size_t k, size_t offset, float* out, size_t n) {
+  if (auto err = check_range(vars_, k, offset, n))
+    return err;
+  return be_.download(params_[k].data() + offset, n, out);
+}
+
 caf::error network::download_gradient(size_t k, size_t offset, float* out, size_t n) {
   if (auto err = check_range(vars_, k, offset, n))
     return err;

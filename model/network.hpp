@@ -56,6 +56,8 @@ public:
   /// Uploads n host values into variable k at offset (a slice pulled from a shard).
   /// Fails with shape_mismatch if the range is outside the variable.
   caf::error upload_parameter(size_t k, size_t offset, const float* values, size_t n) override;
+  /// Downloads n values of variable k at offset into host memory.
+  caf::error download_parameter(size_t k, size_t offset, float* out, size_t n);
 
   /// Downloads n values of gradient k starting at offset into host memory (not of an embedding
   /// table: its gradient holds the batch's rows, sparse_rows).

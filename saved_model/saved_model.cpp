@@ -169,18 +169,46 @@ std::string checkpoint_dir_of(const std::string& path) {
 
 } // namespace
 
-std::string weights_digest(const std::vector<std::vector<float>>& params) {
+namespace {
+
+// FNV-1a over the values' bytes, fed a piece at a time.
+struct digest_state {
   uint64_t h = 1469598103934665603ULL;
-  for (auto& var : params) {
-    auto* bytes = reinterpret_cast<const unsigned char*>(var.data());
-    for (size_t i = 0; i < var.size() * sizeof(float); ++i) {
+  void add(const float* xs, size_t n) {
+    auto* bytes = reinterpret_cast<const unsigned char*>(xs);
+    for (size_t i = 0; i < n * sizeof(float); ++i) {
       h ^= bytes[i];
       h *= 1099511628211ULL;
     }
   }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  std::string text() const {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+  }
+};
+
+} // namespace
+
+std::string weights_digest(const std::vector<std::vector<float>>& params) {
+  digest_state d;
+  for (auto& var : params)
+    d.add(var.data(), var.size());
+  return d.text();
+}
+
+caf::expected<std::string> weights_digest(network& net) {
+  digest_state d;
+  std::vector<float> piece;
+  const auto vars = net.spec().variables();
+  for (size_t k = 0; k < vars.size(); ++k)
+    for (size_t at = 0; at < vars[k].size(); at += piece.size()) {
+      piece.resize(std::min<size_t>(vars[k].size() - at, size_t{1} << 22));
+      if (auto err = net.download_parameter(k, at, piece.data(), piece.size()))
+        return err;
+      d.add(piece.data(), piece.size());
+    }
+  return d.text();
 }
 
 std::vector<std::vector<size_t>> export_shapes(const model_spec& spec) {

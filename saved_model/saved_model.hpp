@@ -8,6 +8,7 @@
 #include "data/dataset.hpp"
 #include "model/init.hpp"
 #include "model/model_spec.hpp"
+#include "model/network.hpp"
 
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
@@ -34,6 +35,10 @@ struct saved_model {
 /// FNV-1a over the bytes of every variable in creation order, as 16 hex digits: equal digests,
 /// equal weights (summary.json's weights_digest; what actorps-export and model.init-from log).
 std::string weights_digest(const std::vector<std::vector<float>>& params);
+
+/// The same digest of the values net holds, read a piece at a time (no copy of the model: the
+/// chief's net may hold an embedding table of gigabytes).
+caf::expected<std::string> weights_digest(network& net);
 
 /// The name of the text entry of an exported .npz that describes the model (JSON).
 constexpr const char* model_entry = "model.json";
