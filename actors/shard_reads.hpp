@@ -35,35 +35,65 @@ void ask_every_shard(Self* self, const std::vector<parameter_shard_actor>& shard
 
 /// Pulls every variable of the plan (as chief_worker_id) into `model` (each reply's values
 /// uploaded as they come: no second copy of the model, which may hold a table of gigabytes) and
-/// calls done once all are in.
+/// calls done once all are in. One request per shard is in flight at a time (a table's parts are
+/// many max-message-bytes requests: all at once, their replies would wait in the chief's inbox
+/// as another copy of the table).
+template <class Self>
+struct model_pull : std::enable_shared_from_this<model_pull<Self>> {
+  Self* self = nullptr;
+  std::vector<parameter_shard_actor> shards;
+  std::chrono::milliseconds timeout{};
+  replica_model* model = nullptr;
+  std::vector<std::vector<pull_request>> of_shard; // per shard, in order
+  std::vector<size_t> next;                        // per shard: its next request
+  std::vector<size_t> first_slot;                  // per shard: its first request's slot in the fan-in
+  std::shared_ptr<fan_in<bool>> fan;
+
+  // Sends shard s's next request; its reply sends the one after.
+  void send(uint32_t s) {
+    const size_t i = next[s]++;
+    if (i >= of_shard[s].size())
+      return;
+    auto me = this->shared_from_this();
+    self->request(shards[s], timeout, pull_atom_v, std::move(of_shard[s][i]))
+      .then(
+        [me, s, i](const pull_reply& reply) {
+          for (auto& slice : reply.slices) {
+            caf::error err = slice.by_rows() ? caf::make_error(errc::protocol_error, "rows for a pull of ranges")
+                                             : me->model->upload_parameter(slice.variable, slice.offset,
+                                                                           slice.data.values.data(),
+                                                                           slice.data.values.size());
+            if (err)
+              return me->fan->fail(cat("pulling the model from shard ", s, " failed: ", describe(err)));
+          }
+          me->fan->put(me->first_slot[s] + i, true);
+          me->send(s);
+        },
+        [me, s](caf::error& err) { me->fan->fail(cat("pulling the model from shard ", s, " failed: ", describe(err))); });
+  }
+};
+
 template <class Self>
 void pull_every_variable(Self* self, const std::vector<parameter_shard_actor>& shards, const placement_plan& plan,
                          uint32_t max_floats, std::chrono::milliseconds timeout, replica_model& model,
                          std::function<void()> done, failed_fn failed) {
-  std::vector<std::pair<uint32_t, pull_request>> requests;
-  for (uint32_t s = 0; s < plan.shards; ++s)
-    for (auto& req : pull_requests_for(held_ranges(plan, s), chief_worker_id, max_floats)) {
+  auto pull = std::make_shared<model_pull<Self>>();
+  pull->self = self;
+  pull->shards = shards;
+  pull->timeout = timeout;
+  pull->model = &model;
+  size_t total = 0;
+  for (uint32_t s = 0; s < plan.shards; ++s) {
+    pull->first_slot.push_back(total);
+    pull->of_shard.push_back(pull_requests_for(held_ranges(plan, s), chief_worker_id, max_floats));
+    for (auto& req : pull->of_shard.back())
       req.scope = plan.scope;
-      requests.emplace_back(s, std::move(req));
-    }
-  auto fan = fan_in<bool>::make(
-    requests.size(), [done](std::vector<bool>&) { done(); }, std::move(failed));
-  for (size_t i = 0; i < requests.size(); ++i) {
-    auto s = requests[i].first;
-    self->request(shards[s], timeout, pull_atom_v, std::move(requests[i].second))
-      .then(
-        [fan, &model, i, s](const pull_reply& reply) {
-          for (auto& slice : reply.slices) {
-            caf::error err = slice.by_rows() ? caf::make_error(errc::protocol_error, "rows for a pull of ranges")
-                                             : model.upload_parameter(slice.variable, slice.offset,
-                                                                      slice.data.values.data(), slice.data.values.size());
-            if (err)
-              return fan->fail(cat("pulling the model from shard ", s, " failed: ", describe(err)));
-          }
-          fan->put(i, true);
-        },
-        [fan, s](caf::error& err) { fan->fail(cat("pulling the model from shard ", s, " failed: ", describe(err))); });
+    total += pull->of_shard.back().size();
   }
+  pull->next.assign(plan.shards, 0);
+  pull->fan = fan_in<bool>::make(total, [done](std::vector<bool>&) { done(); }, std::move(failed));
+  for (uint32_t s = 0; s < plan.shards; ++s)
+    pull->send(s);
 }
 
 } // namespace actorps
