@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The text-hash model on the ps nodes (issue 51's cluster rows), on the SpamAssassin corpus
+# (scripts/fetch-spam.sh), side by side in one run:
+#  1. speed: an async cluster of 1 ps x 2 workers and of 4 ps x 2 workers against one process
+#     (actorps-train), a 2^20 x 32 table, EPOCHS epochs, ROUNDS interleaved rounds (seeds 1, 2,
+#     ...): each one's examples/s and test accuracy, and the cluster / one-process ratio;
+#  2. the wire and the workers: 4 ps x 2 workers, one epoch, tables of 2^20 and 2^26 rows x 16
+#     (4 GiB): tensor bytes each way per worker step (summary.json) and every node's peak RSS
+#     (VmHWM, read each second while the cluster runs).
+# Usage: bench/sparse_cluster_bench.sh [ROUNDS=2] [EPOCHS=10]   (after scripts/build.sh; section 2
+# needs about 18 GB of memory: the chief holds the table to evaluate, each ps node its part twice)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-2}
+epochs=${2:-10}
+bin=build/bin
+corpus=$(scripts/fetch-spam.sh)
+tmp=$(mktemp -d)
+watcher=""
+trap '[[ -n "$watcher" ]] && kill "$watcher" 2>/dev/null; rm -rf "$tmp"' EXIT
+field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+text=(--data.dir="\"$corpus\"" --data.format='"text"' --model.preset='"text-hash"' --train.save-model='"none"')
+layers() { echo "--model.layers=[\"embedding $1 $2 mean\", \"dense 64 relu\", \"dense 2\"]"; }
+cluster() { # cluster NAME PS [options]: a local async cluster of PS ps nodes and 2 workers
+  local name=$1 ps=$2
+  shift 2
+  scripts/local-cluster.sh --run-dir "$tmp/runs" --bin "$bin" --ps "$ps" --workers 2 --name "$name" --deadline 900 \
+    -- "${text[@]}" "$@" > "$tmp/$name.out" 2>&1 || { echo "cluster $name failed:"; tail -5 "$tmp/$name.out"; exit 1; }
+}
+# watch NAME: records each node's VmHWM (kB) in $tmp/NAME.rss while the run lives
+watch() {
+  (while true; do
+     if [[ -f "$tmp/runs/$1/pids" ]]; then
+       while read -r node pid; do
+         h=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null) || true
+         [[ -n "$h" ]] && echo "$node $h" >> "$tmp/$1.rss"
+       done < "$tmp/runs/$1/pids"
+     fi
+     sleep 1
+   done) &
+  watcher=$!
+}
+unwatch() { kill "$watcher" 2>/dev/null || true; watcher=""; }
+peaks() { sort -k1,1 -k2,2n "$tmp/$1.rss" | awk '{p[$1] = $2} END {for (n in p) printf "%s=%d ", n, p[n] / 1024}' | tr ' ' '\n' | sort | tr '\n' ' '; }
+
+echo "corpus $corpus; batch 50, Adagrad lr 0.5 (async: / 2 workers), 1 thread per process, $(nproc) cores"
+echo "== 1: async clusters against one process, 2^20 x 32 table, $epochs epochs"
+printf "%-5s %-18s %-18s %-18s %s\n" round "one process" "1 ps x 2 workers" "4 ps x 2 workers" "ratios (1x2, 4x2)"
+for round in $(seq 1 "$rounds"); do
+  "$bin/actorps-train" --train.run-dir="$tmp/runs" --train.name="one-$round" "${text[@]}" "$(layers 20 32)" \
+    --train.max-epochs="$epochs" --train.seed="$round" > "$tmp/one.out" 2>&1
+  cluster "c1-$round" 1 "$(layers 20 32)" --train.max-epochs="$epochs" --train.seed="$round"
+  cluster "c4-$round" 4 "$(layers 20 32)" --train.max-epochs="$epochs" --train.seed="$round"
+  cell() { printf '%.4f / %.0f' "$(field "$tmp/runs/$1/summary.json" test_accuracy)" "$(field "$tmp/runs/$1/summary.json" examples_per_second)"; }
+  e1=$(field "$tmp/runs/one-$round/summary.json" examples_per_second)
+  ec1=$(field "$tmp/runs/c1-$round/summary.json" examples_per_second)
+  ec4=$(field "$tmp/runs/c4-$round/summary.json" examples_per_second)
+  printf "%-5s %-18s %-18s %-18s %s\n" "$round" "$(cell "one-$round")" "$(cell "c1-$round")" "$(cell "c4-$round")" \
+    "$(python3 -c "print(f'{$ec1 / $e1:.2f}x, {$ec4 / $e1:.2f}x')")"
+done
+
+echo "== 2: bytes on the wire per worker step and peak RSS (MiB), 4 ps x 2 workers, one epoch"
+printf "%-10s %-28s %s\n" table "sent / received bytes/step" "peak RSS MiB"
+for bits in 20 26; do
+  watch "w$bits"
+  cluster "w$bits" 4 "$(layers "$bits" 16)" --train.max-epochs=1
+  unwatch
+  s="$tmp/runs/w$bits/summary.json"
+  printf "%-10s %-28s %s\n" "2^$bits x 16" "$(field "$s" sent_bytes_per_step) / $(field "$s" received_bytes_per_step)" "$(peaks "w$bits")"
+done
