@@ -7,7 +7,8 @@
 #  2. a text data set with an image model, and images with an embedding model, are refused by name;
 #  3. a 2-shard cluster trains it above 95%, the table's rows pulled and pushed per batch (the
 #     workers never hold the table), its saved model predicts as the chief measured, seeded sync
-#     runs end on one digest, and an option that would need the whole table is refused by name.
+#     runs end on one digest, a checkpoint of the table's parts restores, and an option that would
+#     need the whole table is refused by name.
 source "$(dirname "$0")/lib.sh" "$@"
 corpus=${ACTORPS_DATA_HOME:-$HOME/.cache/actorps}/spam-assassin
 if [[ ! -f "$corpus/.complete" ]]; then
@@ -95,6 +96,18 @@ d1=$(field "$tmp/runs/sync1/summary.json" weights_digest 2>/dev/null)
 d2=$(field "$tmp/runs/sync2/summary.json" weights_digest 2>/dev/null)
 echo "seeded sync runs: digests $d1 and $d2"
 [[ -n "$d1" && "$d1" == "$d2" ]] || fail "two seeded sync runs ended on digests '$d1' and '$d2'"
+# a checkpoint holds the table's parts; a new cluster restores them and goes on
+ckpt=(--checkpoint.dir="\"$tmp/ckpt\"" --checkpoint.every-steps=50)
+cluster --ps 2 --workers 2 --name ck1 --deadline 120 -- "${text[@]}" "${small[@]}" --train.max-steps=100 "${ckpt[@]}" \
+  > "$tmp/ck1.out" 2>&1 || fail "the checkpointed run failed: $(tail -2 "$tmp/ck1.out")"
+cluster --ps 2 --workers 2 --name ck2 --deadline 120 -- "${text[@]}" "${small[@]}" --train.max-steps=150 "${ckpt[@]}" \
+  > "$tmp/ck2.out" 2>&1 || fail "the restored run failed: $(tail -2 "$tmp/ck2.out")"
+if grep -q "restoring .*ckpt-000000000100: global step 100" "$tmp/runs/ck2/logs/chief.log" \
+   && [[ $(field "$tmp/runs/ck2/summary.json" steps) == 150 ]]; then
+  echo "restored the table from step 100's checkpoint and went on to step 150"
+else
+  fail "the table's checkpoint was not restored: $(grep -h "restor\|checkpoint" "$tmp/runs/ck2/logs/chief.log" | head -3)"
+fi
 out=$(cluster --ps 1 --workers 2 --name overlap --deadline 60 -- "${text[@]}" "${small[@]}" --cluster.overlap-steps=1 2>&1); rc=$?
 if [[ $rc -eq 0 ]] || ! grep -q "cluster.overlap-steps: a step computed ahead" <<< "$out$(cat "$tmp/runs/overlap/logs/"*.log 2>/dev/null)"; then
   fail "an embedding model with cluster.overlap-steps: exit $rc, not refused by name"
