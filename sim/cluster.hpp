@@ -171,6 +171,11 @@ private:
   void shard_ssp_released(uint32_t s, ssp_session<held_reply>::released out);
   void shard_sessions(shard_node& sh, run_time now) const;
   float expected_average(const sync_rule::completed& done) const;
+  /// Sync pushes carry a table's row slice too: worker j's rows of a table of table_rows rows
+  /// for `step` (drawn from the seed), and the check of a completed step's sum by row.
+  static constexpr uint32_t table_rows = 32;
+  std::vector<uint32_t> table_rows_of(uint32_t j, uint64_t step) const;
+  std::string check_table_rows(const sync_rule::completed& done) const;
 
   void inject(const fault& f);
   void check_ssp(uint32_t s, uint32_t j);

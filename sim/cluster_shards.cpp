@@ -2,6 +2,7 @@
 #include "sim/cluster_nodes.hpp"
 
 #include "common/log.hpp"
+#include "compute/dropout_mask.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -105,9 +106,12 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_t
                                                   clock()));
   }
   // sync: every gradient is the constant of its step tag, so an update that averaged anything
-  // but fresh gradients of its step shows in its value
+  // but fresh gradients of its step shows in its value; and a table's rows, each worker's own
+  // for the step (table_rows_of), which the rule sums by row
   variable_slice grad{0, 0, tensor_copy(std::vector<float>{static_cast<float>(step)}.data(), 1)};
-  auto got = sh.sync->offer(j, step, {grad}, {shard_node::held{incarnation, tag}}, clock());
+  auto rows = table_rows_of(j, step);
+  variable_slice table{1, 0, {float_vector(rows.size(), static_cast<float>(step))}, false, row_ids{std::move(rows)}};
+  auto got = sh.sync->offer(j, step, {grad, std::move(table)}, {shard_node::held{incarnation, tag}}, clock());
   using kind = sync_session<shard_node::held>::offered::kind;
   if (got.what == kind::refused) {
     violate(cat("shard ", s, " refused worker ", j, "'s push of step ", step, ": ", describe(got.error)));
@@ -129,15 +133,47 @@ float cluster::expected_average(const sync_rule::completed& done) const {
   return static_cast<float>(done.step) * count / divisor;
 }
 
+std::vector<uint32_t> cluster::table_rows_of(uint32_t j, uint64_t step) const {
+  std::vector<uint32_t> rows{static_cast<uint32_t>((j + step) % table_rows)}; // (never none)
+  for (uint32_t r = 0; r < table_rows; ++r)
+    if (r != rows.front() && (mix64(sc_.seed ^ (uint64_t{j} << 40) ^ (step << 8) ^ r) & 3) == 0)
+      rows.push_back(r);
+  return rows;
+}
+
+// A sync step's table rows: exactly the union of its contributors' rows for the step, each the
+// sum of theirs (every row of worker j's step is the step's tag) over the divisor -- a row lost,
+// doubled, or taken from another step or a stale push shows.
+std::string cluster::check_table_rows(const sync_rule::completed& done) const {
+  std::map<uint32_t, float> want;
+  for (uint32_t j : done.released)
+    for (uint32_t r : table_rows_of(j, done.step))
+      want[r] += static_cast<float>(done.step);
+  const float divisor = sc_.elastic ? static_cast<float>(sc_.workers) : static_cast<float>(done.released.size());
+  const auto& got = done.average[1];
+  if (!got.by_rows() || got.rows.size() != want.size() || got.data.values.size() != want.size())
+    return cat(got.rows.size(), " rows, the contributors touched ", want.size());
+  for (size_t i = 0; i < got.rows.size(); ++i) {
+    auto it = want.find(got.rows.ids[i]);
+    if (it == want.end())
+      return cat("row ", got.rows.ids[i], " was touched by no contributor");
+    if (std::fabs(got.data.values[i] - it->second / divisor) > 1e-5f * (1.0f + it->second))
+      return cat("row ", got.rows.ids[i], " is ", got.data.values[i], ", not ", it->second / divisor);
+  }
+  return {};
+}
+
 void cluster::shard_apply_sync(uint32_t s, sync_session<held_reply>::step_done done_step) {
   auto& sh = *shards_[s];
   const uint32_t needed = std::min(sc_.replicas_to_aggregate, std::max<uint32_t>(1, sh.sync->rule().live_workers()));
   auto& done = done_step.done;
   if (done.released.size() != needed)
     violate(cat("shard ", s, " applied step ", done.step, " with ", done.released.size(), " gradients, not ", needed));
-  if (done.average.size() != 1 || done.average[0].data.values.size() != 1
+  if (done.average.size() != 2 || done.average[0].data.values.size() != 1
       || std::fabs(done.average[0].data.values[0] - expected_average(done)) > 1e-5f * (1.0f + done.step))
     violate(cat("shard ", s, " applied step ", done.step, " from gradients of other steps"));
+  else if (auto why = check_table_rows(done); !why.empty())
+    violate(cat("shard ", s, " applied step ", done.step, "'s table rows wrongly: ", why));
   sh.version = std::max<uint64_t>(sh.version + 1, done.step + 1); // (parameter_store: a sync version is steps applied)
   if (sh.version != done.step + 1)
     violate(cat("shard ", s, " is at version ", sh.version, " after applying step ", done.step));
