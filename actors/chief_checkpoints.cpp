@@ -22,24 +22,50 @@ std::vector<checkpoint_variable> checkpoint_variables(const placement_plan& plan
 
 namespace {
 
+// Calls fn(stored row, table row) for each row of the part of variable k that starts at offset
+// with n values: a checkpoint holds a table's rows in order, its parts as they store them
+// (control/placement's stored_row: the same rows under div, every parts-th under mod).
+template <class F>
+void each_row(const placement_plan& plan, uint32_t k, size_t offset, size_t n, F fn) {
+  const auto cols = static_cast<size_t>(plan.variables[k].cols);
+  for (size_t r = offset / cols; r < (offset + n) / cols; ++r)
+    fn(r, table_row(plan, k, static_cast<uint32_t>(r)));
+}
+
 // Puts the parts the shards sent (values or one optimizer slot) together into whole variables.
 void merge_parts(const placement_plan& plan, const std::vector<shard_snapshot>& snapshots,
                  std::vector<variable_slice> shard_snapshot::*which, std::vector<std::vector<float>>& out) {
   for (auto& snap : snapshots)
     for (auto& part : snap.*which) {
       auto& whole = out[part.variable];
+      const auto cols = static_cast<size_t>(plan.variables[part.variable].cols);
       if (whole.empty())
-        whole.resize(static_cast<size_t>(plan.variables[part.variable].rows) * plan.variables[part.variable].cols);
-      auto values = part.data.to_vector();
-      std::copy(values.begin(), values.end(), whole.begin() + part.offset);
+        whole.resize(static_cast<size_t>(plan.variables[part.variable].rows) * cols);
+      const float* values = part.data.values.data();
+      if (!rows_permuted(plan, part.variable)) {
+        std::copy(values, values + part.data.values.size(), whole.begin() + part.offset);
+        continue;
+      }
+      each_row(plan, part.variable, part.offset, part.data.values.size(), [&](size_t stored, size_t row) {
+        const float* from = values + (stored * cols - part.offset);
+        std::copy(from, from + cols, whole.begin() + static_cast<std::ptrdiff_t>(row * cols));
+      });
     }
 }
 
 // The part of whole starting at offset with n values, or nothing when whole is empty (no slot).
-std::vector<variable_slice> cut(uint32_t k, size_t offset, size_t n, const std::vector<float>& whole) {
+std::vector<variable_slice> cut(const placement_plan& plan, uint32_t k, size_t offset, size_t n,
+                                const std::vector<float>& whole) {
   if (whole.empty())
     return {};
-  return {{k, static_cast<uint32_t>(offset), tensor_copy(whole.data() + offset, n)}};
+  if (!rows_permuted(plan, k))
+    return {{k, static_cast<uint32_t>(offset), tensor_copy(whole.data() + offset, n)}};
+  const auto cols = static_cast<size_t>(plan.variables[k].cols);
+  float_vector part(n);
+  each_row(plan, k, offset, n, [&](size_t stored, size_t row) {
+    std::copy(whole.data() + row * cols, whole.data() + (row + 1) * cols, part.data() + (stored * cols - offset));
+  });
+  return {{k, static_cast<uint32_t>(offset), {std::move(part)}}};
 }
 
 } // namespace
@@ -117,7 +143,7 @@ caf::error restore_into(const checkpoint& c, shard_setup& setup) {
     const size_t n = part_floats(plan, part);
     for (auto [to, from] : {std::pair{&setup.initial, &whole->values}, std::pair{&setup.slot0, &whole->slot0},
                             std::pair{&setup.slot1, &whole->slot1}})
-      for (auto& slice : cut(part.variable, offset, n, *from))
+      for (auto& slice : cut(plan, part.variable, offset, n, *from))
         to->push_back(std::move(slice));
   }
   setup.version = c.shards[setup.shard].version;

@@ -127,7 +127,8 @@ caf::error detail::prepare(chief_pointer self) {
       return caf::make_error(errc::invalid_config, why);
   }
   auto strategy = parse_placement(cluster.placement);
-  st.plan = make_placement(spec.variables(), static_cast<uint32_t>(st.cfg.shards.size()), *strategy, cluster.partition);
+  st.plan = make_placement(spec.variables(), static_cast<uint32_t>(st.cfg.shards.size()), *strategy, cluster.partition,
+                           cluster.table_partition);
   st.plan.scope = st.cfg.train.scope;
   if (!cluster.checkpoint_dir.empty()) {
     auto store = checkpoint_store::open(cluster.checkpoint_dir, cluster.checkpoint_keep);

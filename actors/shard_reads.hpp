@@ -5,11 +5,13 @@
 
 #include "control/fan_in.hpp"
 #include "actors/parameter_shard.hpp"
+#include "control/placement.hpp"
 #include "control/slicing.hpp"
 #include "model/replica_model.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -44,10 +46,30 @@ struct model_pull : std::enable_shared_from_this<model_pull<Self>> {
   std::vector<parameter_shard_actor> shards;
   std::chrono::milliseconds timeout{};
   replica_model* model = nullptr;
+  placement_plan plan;
   std::vector<std::vector<pull_request>> of_shard; // per shard, in order
   std::vector<size_t> next;                        // per shard: its next request
   std::vector<size_t> first_slot;                  // per shard: its first request's slot in the fan-in
   std::shared_ptr<fan_in<bool>> fan;
+
+  // A range of a variable; of a table whose parts hold its rows by mod, row by row to where
+  // each stored row belongs (the model holds the table's rows in order).
+  caf::error upload(const variable_slice& slice) {
+    if (!rows_permuted(plan, slice.variable))
+      return model->upload_parameter(slice.variable, slice.offset, slice.data.values.data(), slice.data.values.size());
+    const auto cols = static_cast<uint32_t>(plan.variables[slice.variable].cols);
+    if (slice.offset % cols != 0 || slice.data.values.size() % cols != 0)
+      return caf::make_error(errc::protocol_error, "a range of a table that is not whole rows");
+    // (a pull's range lies in one part: its rows are every parts-th row of the table)
+    const auto parts = static_cast<uint32_t>(std::count_if(plan.parts.begin(), plan.parts.end(),
+                                                           [&](const variable_part& p) { return p.variable == slice.variable; }));
+    const uint32_t first = table_row(plan, slice.variable, slice.offset / cols);
+    for (uint32_t r = 0; r < slice.data.values.size() / cols; ++r)
+      if (auto err = model->upload_parameter(slice.variable, (first + size_t{r} * parts) * cols,
+                                             slice.data.values.data() + size_t{r} * cols, cols))
+        return err;
+    return caf::none;
+  }
 
   // Sends shard s's next request; its reply sends the one after.
   void send(uint32_t s) {
@@ -60,9 +82,7 @@ struct model_pull : std::enable_shared_from_this<model_pull<Self>> {
         [me, s, i](const pull_reply& reply) {
           for (auto& slice : reply.slices) {
             caf::error err = slice.by_rows() ? caf::make_error(errc::protocol_error, "rows for a pull of ranges")
-                                             : me->model->upload_parameter(slice.variable, slice.offset,
-                                                                           slice.data.values.data(),
-                                                                           slice.data.values.size());
+                                             : me->upload(slice);
             if (err)
               return me->fan->fail(cat("pulling the model from shard ", s, " failed: ", describe(err)));
           }
@@ -82,6 +102,7 @@ void pull_every_variable(Self* self, const std::vector<parameter_shard_actor>& s
   pull->shards = shards;
   pull->timeout = timeout;
   pull->model = &model;
+  pull->plan = plan;
   size_t total = 0;
   for (uint32_t s = 0; s < plan.shards; ++s) {
     pull->first_slot.push_back(total);

@@ -65,6 +65,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.workers, "workers", "workers' host:port list")
     .add(v.placement, "placement", "round-robin (replica_device_setter) or balanced")
     .add(v.partitioner, "partitioner", "none, fixed:K (every variable in K row parts) or max-bytes:B (parts of at most B bytes); parts are placed like variables")
+    .add(v.table_partition, "table-partition", "an embedding table's rows over its part on each shard: div (ranges) or mod (row r on part r mod shards)")
     .add(v.connect_timeout, "connect-timeout", "how long a node retries reaching a peer")
     .add(v.startup_timeout, "startup-timeout", "how long the chief waits for workers, a shard for its setup")
     .add(v.request_timeout, "request-timeout", "deadline of every pull, push and evaluation request")
@@ -242,6 +243,9 @@ caf::error validate_topology(const cluster_values& v, cluster_settings& s) {
   if (!split)
     return bad("cluster.partitioner", cat("must be none, fixed:K or max-bytes:B with K, B >= 1, got \"", v.partitioner, "\""));
   s.partition = *split;
+  if (v.table_partition != "div" && v.table_partition != "mod")
+    return bad("cluster.table-partition", cat("must be div or mod, got \"", v.table_partition, "\""));
+  s.table_partition = v.table_partition;
   return caf::none;
 }
 

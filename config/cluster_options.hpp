@@ -79,6 +79,7 @@ struct cluster_values {
   std::vector<std::string> workers = {"127.0.0.1:4260", "127.0.0.1:4261"};
   std::string placement = "round-robin";
   std::string partitioner = "none";
+  std::string table_partition = "div";
   caf::timespan connect_timeout = cluster_default::connect_timeout;
   caf::timespan startup_timeout = cluster_default::startup_timeout;
   caf::timespan request_timeout = cluster_default::request_timeout;
@@ -146,6 +147,7 @@ struct run_settings {
   std::vector<endpoint> workers;
   std::string placement; ///< validated name of a placement_strategy
   partitioner partition;  ///< how variables are split by rows before placement
+  std::string table_partition = "div"; ///< an embedding table's rows over its parts: div or mod
   std::chrono::milliseconds startup_timeout{cluster_default::startup_timeout};
   std::chrono::milliseconds request_timeout{cluster_default::request_timeout};
   int report_every = cluster_default::report_every;

@@ -131,7 +131,14 @@ caf::error parameter_store::init(const shard_setup& setup) {
     const bool generated = std::find(setup.generated.begin(), setup.generated.end(), p.index) != setup.generated.end();
     if (seen[i] || !generated || !plan.variables[p.index].table)
       continue;
-    table_rows_initial(setup.table_seed, p.offset / p.cols, p.values.size() / p.cols, static_cast<int>(p.cols), p.values.data());
+    const uint32_t begin = p.offset / p.cols, rows = static_cast<uint32_t>(p.values.size() / p.cols);
+    if (!rows_permuted(plan, p.index)) {
+      table_rows_initial(setup.table_seed, begin, rows, static_cast<int>(p.cols), p.values.data());
+    } else { // (mod: this part's rows are every parts-th row of the table, from its first)
+      const uint32_t first = table_row(plan, p.index, begin), step = table_row(plan, p.index, begin + 1) - first;
+      for (uint32_t r = 0; r < rows; ++r)
+        table_rows_initial(setup.table_seed, first + r * step, 1, static_cast<int>(p.cols), p.values.data() + size_t{r} * p.cols);
+    }
     seen[i] = true;
   }
   for (size_t i = 0; i < parts.size(); ++i)

@@ -24,11 +24,73 @@ std::optional<placement_strategy> parse_placement(const std::string& name) {
   return parse_by_name(name, all);
 }
 
+bool is_table_partition(const std::string& text) {
+  return text == "div" || text == "mod";
+}
+
+namespace {
+
+// The rows of each of `parts` parts of a table of `rows` rows under "mod": part j holds the rows
+// j, j + parts, ... (the first rows % parts parts one more).
+std::vector<int> mod_split(int rows, uint32_t parts) {
+  std::vector<int> out;
+  const auto n = static_cast<int>(std::min<uint32_t>(parts, static_cast<uint32_t>(rows)));
+  for (int j = 0; j < n; ++j)
+    out.push_back((rows - j + n - 1) / n);
+  return out;
+}
+
+// Table k's parts, in row order.
+std::vector<const variable_part*> table_parts(const placement_plan& plan, uint32_t k) {
+  std::vector<const variable_part*> out;
+  for (auto& p : plan.parts)
+    if (p.variable == k)
+      out.push_back(&p);
+  return out;
+}
+
+} // namespace
+
+bool rows_permuted(const placement_plan& plan, uint32_t k) {
+  return plan.table_partition == "mod" && k < plan.variables.size() && plan.variables[k].table
+         && table_parts(plan, k).size() > 1;
+}
+
+// (no allocation: a checkpoint maps every row of a table of millions)
+uint32_t stored_row(const placement_plan& plan, uint32_t k, uint32_t row) {
+  if (plan.table_partition != "mod" || !plan.variables.at(k).table)
+    return row;
+  uint32_t n = 0;
+  for (auto& p : plan.parts)
+    n += p.variable == k ? 1 : 0;
+  uint32_t j = 0;
+  for (auto& p : plan.parts)
+    if (p.variable == k && j++ == row % n)
+      return static_cast<uint32_t>(p.row_begin) + row / n;
+  return row;
+}
+
+uint32_t table_row(const placement_plan& plan, uint32_t k, uint32_t stored) {
+  if (plan.table_partition != "mod" || !plan.variables.at(k).table)
+    return stored;
+  uint32_t n = 0, j = 0, begin = 0;
+  for (auto& p : plan.parts)
+    if (p.variable == k) {
+      if (static_cast<uint32_t>(p.row_begin) <= stored) {
+        j = n;
+        begin = static_cast<uint32_t>(p.row_begin);
+      }
+      ++n;
+    }
+  return (stored - begin) * n + j;
+}
+
 placement_plan make_placement(const std::vector<variable_spec>& vars, uint32_t shards,
-                              placement_strategy strategy, const partitioner& split) {
+                              placement_strategy strategy, const partitioner& split, const std::string& table_split) {
   placement_plan plan;
   plan.strategy = to_string(strategy);
   plan.partitioner = to_string(split);
+  plan.table_partition = table_split;
   plan.shards = shards;
   std::vector<size_t> bytes; // per part
   for (uint32_t k = 0; k < vars.size(); ++k) {
@@ -36,7 +98,10 @@ placement_plan make_placement(const std::vector<variable_spec>& vars, uint32_t s
     plan.variables.push_back({v.name, v.rows, v.cols, v.moving_decay, v.table});
     int row = 0;
     // (an embedding table is split over every shard, by rows: workers read a few rows of each)
-    for (int rows : partition_rows(v, v.table ? partitioner{partitioner::rule::fixed, shards} : split)) {
+    const auto parts = !v.table                ? partition_rows(v, split)
+                       : table_split == "mod" ? mod_split(v.rows, shards)
+                                              : partition_rows(v, partitioner{partitioner::rule::fixed, shards});
+    for (int rows : parts) {
       plan.parts.push_back({k, row, rows, 0});
       bytes.push_back(part_bytes(plan, plan.parts.back()));
       row += rows;
@@ -96,16 +161,25 @@ std::string ps_device(uint32_t shard) {
 std::string placement_table(const placement_plan& plan) {
   std::string out;
   char line[200];
-  std::snprintf(line, sizeof line, "placement (%s, partitioner %s, %u shards):\n  %-24s %-10s %10s  %-5s  %s\n",
-                plan.strategy.c_str(), plan.partitioner.c_str(), plan.shards, "variable", "shape", "bytes", "shard",
-                "device");
+  const bool tables = std::any_of(plan.variables.begin(), plan.variables.end(), [](const variable_info& v) { return v.table; });
+  const std::string split = tables ? ", tables by " + plan.table_partition : std::string{};
+  std::snprintf(line, sizeof line, "placement (%s, partitioner %s%s, %u shards):\n  %-24s %-10s %10s  %-5s  %s\n",
+                plan.strategy.c_str(), plan.partitioner.c_str(), split.c_str(), plan.shards, "variable", "shape", "bytes",
+                "shard", "device");
   out += line;
   for (uint32_t i = 0; i < plan.parts.size(); ++i) {
     auto& part = plan.parts[i];
     std::string shape = std::to_string(part.rows) + "x" + std::to_string(plan.variables[part.variable].cols);
-    std::snprintf(line, sizeof line, "  %-24s %-10s %10zu  %-5u  %s\n", part_name(plan, i).c_str(), shape.c_str(),
+    std::snprintf(line, sizeof line, "  %-24s %-10s %10zu  %-5u  %s", part_name(plan, i).c_str(), shape.c_str(),
                   part_bytes(plan, part), part.shard, ps_device(part.shard).c_str());
     out += line;
+    auto& var = plan.variables[part.variable];
+    if (var.table && part.rows != var.rows) // (which rows: TF's partition strategy)
+      out += rows_permuted(plan, part.variable)
+               ? cat("  rows r with r mod ", table_parts(plan, part.variable).size(), " = ",
+                     table_row(plan, part.variable, part.row_begin))
+               : cat("  rows [", part.row_begin, ", ", part.row_begin + part.rows, ")");
+    out += "\n";
   }
   auto bytes = bytes_per_shard(plan);
   out += "  bytes per shard:";
@@ -130,6 +204,8 @@ uint32_t home_shard(const placement_plan& plan, uint32_t k) {
 }
 
 std::string check_parts(const placement_plan& plan) {
+  if (!is_table_partition(plan.table_partition))
+    return cat("unknown table partition \"", plan.table_partition, "\" (div or mod)");
   for (auto& v : plan.variables)
     if (is_moving_statistic(v.name) != (v.moving_decay > 0.0f && v.moving_decay < 1.0f))
       return cat(v.name, " has moving decay ", v.moving_decay, is_moving_statistic(v.name)

@@ -28,7 +28,24 @@ std::optional<placement_strategy> parse_placement(const std::string& name);
 /// strategy of a partitioned embedding), each then placed as the strategy places parts (with
 /// round-robin and the table first: part j on shard j). REQUIRES: shards >= 1.
 placement_plan make_placement(const std::vector<variable_spec>& vars, uint32_t shards,
-                              placement_strategy strategy, const partitioner& parts = {});
+                              placement_strategy strategy, const partitioner& parts = {},
+                              const std::string& table_partition = "div");
+
+/// Whether `text` is a table partition: "div" or "mod".
+bool is_table_partition(const std::string& text);
+
+/// An embedding table's parts hold its rows in "stored" order: under "div" row r is stored at r
+/// (part j holds a contiguous range); under "mod" (TF's partition strategy) part j holds the rows
+/// r with r mod parts = j, in order, so row r is stored at part r mod parts's first row + r / parts.
+/// Row slices name stored rows; checkpoints, evaluation and exports hold table rows.
+/// REQUIRES: k is a table of plan, row below its rows.
+uint32_t stored_row(const placement_plan& plan, uint32_t k, uint32_t row);
+
+/// The table row stored at `stored` (the inverse of stored_row).
+uint32_t table_row(const placement_plan& plan, uint32_t k, uint32_t stored);
+
+/// Whether table k's stored order is not its rows' (mod over more than one part).
+bool rows_permuted(const placement_plan& plan, uint32_t k);
 
 /// Returns the bytes of a part.
 size_t part_bytes(const placement_plan& plan, const variable_part& part);

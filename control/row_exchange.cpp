@@ -15,6 +15,7 @@ row_exchange::row_exchange(const placement_plan& plan, uint32_t variable, size_t
   for (auto& p : plan.parts)
     if (p.variable == variable)
       parts_.push_back({part_offset(plan, p), static_cast<uint32_t>(p.row_begin), p.shard, {}, {}});
+  by_mod_ = rows_permuted(plan, variable);
 }
 
 int row_exchange::local_bits(size_t table_rows, size_t max_slots) {
@@ -39,9 +40,11 @@ void row_exchange::renumber(float* slots, int rows, int tokens) {
     p.rows.clear();
     p.local.clear();
   }
-  for (uint32_t l = 0; l < table_rows_of_.size(); ++l) {
-    auto& p = parts_[part_of(table_rows_of_[l])];
-    p.rows.push_back(table_rows_of_[l]);
+  const auto n = static_cast<uint32_t>(parts_.size());
+  for (uint32_t l = 0; l < table_rows_of_.size(); ++l) { // (the parts' stored rows: control/placement's stored_row)
+    const uint32_t row = table_rows_of_[l];
+    auto& p = by_mod_ ? parts_[row % n] : parts_[part_of(row)];
+    p.rows.push_back(by_mod_ ? p.row_begin + row / n : row);
     p.local.push_back(l);
   }
 }

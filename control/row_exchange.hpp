@@ -57,13 +57,14 @@ private:
     uint32_t offset = 0;    // of the part in the whole table (row_begin x cols)
     uint32_t row_begin = 0;
     uint32_t shard = 0;
-    std::vector<uint32_t> rows;  // this batch's table rows here, in local order
+    std::vector<uint32_t> rows;  // this batch's table rows here (as the part stores them), in local order
     std::vector<uint32_t> local; // and their local rows
   };
   size_t part_of(uint32_t row) const;
 
   uint32_t variable_ = 0;
   uint32_t cols_ = 0;
+  bool by_mod_ = false;           // the table's parts hold its rows by row mod parts
   std::vector<part> parts_;       // the table's, in row order
   touched_rows touched_;          // the batch's distinct rows and each slot's local row
   std::vector<uint32_t> table_rows_of_; // per local row: its table row

@@ -43,6 +43,9 @@ struct placement_plan {
   std::vector<variable_part> parts{};
   std::string partitioner = "none"; ///< cluster.partitioner: none, fixed:K or max-bytes:B
   std::string scope{};              ///< train.scope: the variables' scope on the shards ("": none)
+  /// cluster.table-partition: how an embedding table's rows map to its parts (one per shard):
+  /// "div" (contiguous ranges) or "mod" (row r in part r mod shards; control/placement).
+  std::string table_partition = "div";
 };
 
 /// How a session's pushes reach its scope's shard: the chief's train.mode, or in-graph (the
@@ -272,7 +275,7 @@ typename Inspector::result_type inspect(Inspector& f, variable_part& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, placement_plan& x) {
   return f(caf::meta::type_name("placement_plan"), x.strategy, x.shards, x.variables, x.parts, x.partitioner,
-           x.scope);
+           x.scope, x.table_partition);
 }
 
 template <class Inspector>
@@ -350,7 +353,8 @@ typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
 
 ACTORPS_FIELDWISE_EQ(variable_info, v.name, v.rows, v.cols, v.moving_decay, v.table)
 ACTORPS_FIELDWISE_EQ(variable_part, v.variable, v.row_begin, v.rows, v.shard)
-ACTORPS_FIELDWISE_EQ(placement_plan, v.strategy, v.shards, v.variables, v.parts, v.partitioner, v.scope)
+ACTORPS_FIELDWISE_EQ(placement_plan, v.strategy, v.shards, v.variables, v.parts, v.partitioner, v.scope,
+                     v.table_partition)
 ACTORPS_FIELDWISE_EQ(session_mode, v.mode, v.replicas_to_aggregate, v.staleness, v.step_timeout_ms, v.live_at_start,
                      v.sum_over)
 ACTORPS_FIELDWISE_EQ(scope_info, v.name, v.phase, v.variables, v.bytes, v.version)

@@ -104,6 +104,50 @@ BOOST_AUTO_TEST_CASE(a_partitioned_cnn_checkpoint_restores_every_part_bit_for_bi
   check_round_trip("max-bytes:20000");
 }
 
+// A table split by mod: its parts store every third row; a checkpoint holds the table's rows in
+// order, and restoring cuts each part's rows again (so a run split by div restores it too).
+BOOST_AUTO_TEST_CASE(a_table_split_by_mod_is_checkpointed_in_row_order) {
+  model_spec text;
+  text.input = {1, 4, 1};
+  text.layers = *parse_layers({"embedding 3 2 mean", "dense 2"});
+  auto plan = make_placement(text.variables(), 3, placement_strategy::round_robin, {}, "mod");
+  BOOST_REQUIRE(check_parts(plan).empty());
+  std::vector<float> table(8 * 2); // row r holds r, r + 0.5
+  for (size_t r = 0; r < 8; ++r)
+    table[2 * r] = float(r), table[2 * r + 1] = float(r) + 0.5f;
+  std::vector<shard_snapshot> snaps(3);
+  for (auto& part : plan.parts) {
+    std::vector<float> stored;
+    const uint32_t offset = static_cast<uint32_t>(part.row_begin) * plan.variables[part.variable].cols;
+    if (part.variable == 0) // (what the shard holds: rows j, j + 3, ...)
+      for (int i = 0; i < part.rows; ++i)
+        for (int c = 0; c < 2; ++c)
+          stored.push_back(table[2 * table_row(plan, 0, static_cast<uint32_t>(part.row_begin + i)) + c]);
+    else
+      stored.assign(static_cast<size_t>(part.rows) * plan.variables[part.variable].cols, 1.0f);
+    snaps[part.shard].values.push_back({part.variable, offset, {stored}});
+  }
+  auto ckpt = make_checkpoint(plan, text, optimizer_params{}, *validate(option_values{}), *validate(cluster_values{}),
+                              {7, 350, 1.0, 0.5}, snaps, data_splits{});
+  const checkpoint_variable_state* saved = nullptr;
+  for (auto& shard : ckpt.shards)
+    for (auto& v : shard.variables)
+      if (v.index == 0)
+        saved = &v;
+  BOOST_REQUIRE(saved != nullptr);
+  BOOST_TEST(same_bits(saved->values, table)); // the rows in order
+  shard_setup setup;
+  setup.shard = 1;
+  setup.plan = plan;
+  BOOST_REQUIRE(!restore_into(ckpt, setup));
+  BOOST_REQUIRE(!setup.initial.empty());
+  BOOST_TEST(setup.initial[0].data.to_vector() == std::vector<float>({1.0f, 1.5f, 4.0f, 4.5f, 7.0f, 7.5f}));
+  auto by_div = make_placement(text.variables(), 3, placement_strategy::round_robin, {}, "div");
+  setup.plan = by_div;
+  BOOST_REQUIRE(!restore_into(ckpt, setup));
+  BOOST_TEST(setup.initial[0].data.to_vector() == std::vector<float>({3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f}));
+}
+
 BOOST_AUTO_TEST_CASE(a_checkpoint_of_another_partitioning_is_refused_by_name) {
   model_spec cnn;
   cnn.layers = *parse_layers(find_preset("cnn")->layers);

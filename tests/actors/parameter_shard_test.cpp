@@ -279,6 +279,25 @@ BOOST_AUTO_TEST_CASE(a_shard_makes_its_part_of_a_table_from_the_seed) {
   BOOST_TEST(whole->slices.at(0).data.to_vector() == want);
 }
 
+// Split by mod, shard 1's part holds rows 1, 3, 5, 7: made from the seed, they are those rows.
+BOOST_AUTO_TEST_CASE(a_part_split_by_mod_makes_every_other_row) {
+  auto s = table_setup("sgd");
+  variable_spec table{"embedding0/weights", 8, 2};
+  table.table = true;
+  s.plan = make_placement({table, {"logits/bias", 1, 2}}, 2, placement_strategy::round_robin, {}, "mod");
+  s.initial.clear();
+  s.generated = {0};
+  s.table_seed = 3;
+  BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, s));
+  std::vector<float> all(8 * 2), want;
+  table_rows_initial(3, 0, 8, 2, all.data());
+  for (int r : {1, 3, 5, 7})
+    want.insert(want.end(), all.begin() + 2 * r, all.begin() + 2 * r + 2);
+  auto held = ask<pull_reply>(shard, pull_atom_v, pull_request{chief_worker_id, {{0, 8, 8}}});
+  BOOST_REQUIRE_MESSAGE(held, error_text(held));
+  BOOST_TEST(held->slices.at(0).data.to_vector() == want);
+}
+
 BOOST_AUTO_TEST_CASE(row_slices_outside_their_part_or_of_a_dense_variable_change_nothing) {
   auto s = table_setup("momentum");
   BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, s));

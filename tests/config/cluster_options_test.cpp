@@ -67,6 +67,7 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
   expect([](cluster_values& v) { v.partitioner = "fixed:0"; },
          "cluster.partitioner must be none, fixed:K or max-bytes:B with K, B >= 1, got \"fixed:0\"");
   expect([](cluster_values& v) { v.partitioner = "min-max"; }, "cluster.partitioner must be none, fixed:K or max-bytes:B");
+  expect([](cluster_values& v) { v.table_partition = "hash"; }, "cluster.table-partition must be div or mod, got \"hash\"");
   expect([](cluster_values& v) { v.connect_timeout = caf::timespan{0}; }, "cluster.connect-timeout must be positive");
   expect([](cluster_values& v) { v.async_momentum = "double"; }, "train.async-momentum must be compensate or none");
   expect([](cluster_values& v) { v.wire_precision = "fp8"; }, "cluster.wire-precision must be fp32, bf16 or fp16, got \"fp8\"");
@@ -159,6 +160,9 @@ BOOST_AUTO_TEST_CASE(the_partitioner_resolves) {
   BOOST_REQUIRE(s);
   BOOST_TEST((s->partition.kind == partitioner::rule::max_bytes));
   BOOST_TEST(s->partition.value == 65536u);
+  BOOST_TEST(s->table_partition == "div");
+  v.table_partition = "mod";
+  BOOST_TEST(validate(v)->table_partition == "mod");
 }
 
 BOOST_AUTO_TEST_CASE(wire_settings_resolve) {

@@ -134,4 +134,39 @@ BOOST_AUTO_TEST_CASE(names) {
   BOOST_TEST(!parse_placement("random"));
 }
 
+// An embedding table is split over every shard whatever the partitioner: by div into ranges, by
+// mod (TF's partition strategies) into parts holding the rows r mod shards = j; the placement
+// table says which rows each part holds.
+BOOST_AUTO_TEST_CASE(a_table_is_split_over_every_shard_by_div_or_mod) {
+  variable_spec table{"embedding0/weights", 10, 4};
+  table.table = true;
+  auto div = make_placement({table, {"logits/bias", 1, 2}}, 3, placement_strategy::round_robin);
+  auto mod = make_placement({table, {"logits/bias", 1, 2}}, 3, placement_strategy::round_robin, {}, "mod");
+  for (auto* plan : {&div, &mod}) {
+    BOOST_REQUIRE(check_parts(*plan).empty());
+    BOOST_REQUIRE_EQUAL(plan->parts.size(), 4u);
+    BOOST_TEST(plan->parts[0].rows == 4); // 10 rows in 4, 3, 3
+    BOOST_TEST(plan->parts[1].rows == 3);
+    BOOST_TEST(plan->parts[2].shard == 2u);
+  }
+  BOOST_TEST(!rows_permuted(div, 0));
+  BOOST_TEST(rows_permuted(mod, 0));
+  BOOST_TEST(!rows_permuted(mod, 1));
+  for (uint32_t r = 0; r < 10; ++r) {
+    BOOST_TEST(stored_row(div, 0, r) == r);
+    BOOST_TEST(table_row(mod, 0, stored_row(mod, 0, r)) == r);
+  }
+  BOOST_TEST(stored_row(mod, 0, 4) == 5u); // (part 1, rows 1, 4, 7, starts at stored row 4)
+  BOOST_TEST(stored_row(mod, 0, 1) == 4u);
+  BOOST_TEST(stored_row(mod, 0, 9) == 3u);
+  BOOST_TEST(table_row(mod, 0, 7) == 2u);
+  auto shown = placement_table(mod);
+  BOOST_TEST(shown.find("tables by mod") != std::string::npos, shown);
+  BOOST_TEST(shown.find("rows r with r mod 3 = 1") != std::string::npos, shown);
+  BOOST_TEST(placement_table(div).find("rows [4, 7)") != std::string::npos, placement_table(div));
+  auto odd = mod;
+  odd.table_partition = "hash";
+  BOOST_TEST(check_parts(odd) == "unknown table partition \"hash\" (div or mod)");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -28,11 +28,11 @@ std::vector<float> slots_of(std::vector<int> ids) { // (-1: an empty slot)
 
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(row_exchange_suite)
+BOOST_AUTO_TEST_SUITE(row_exchange)
 
 BOOST_AUTO_TEST_CASE(a_batch_pulls_its_distinct_rows_from_the_parts_that_hold_them) {
   auto plan = plan_of_table();
-  row_exchange rows{plan, 0, 8};
+  actorps::row_exchange rows{plan, 0, 8};
   // two examples of 4 slots: ids 25 (row 9), 3, 9 again, 3 again; 4, 41 (row 9), empty
   auto slots = slots_of({25, 3, 9, 3, 4, 41, -1, -1});
   rows.renumber(slots.data(), 2, 4);
@@ -59,7 +59,7 @@ BOOST_AUTO_TEST_CASE(a_batch_pulls_its_distinct_rows_from_the_parts_that_hold_th
 
 BOOST_AUTO_TEST_CASE(gradients_go_back_to_the_parts_of_their_rows) {
   auto plan = plan_of_table();
-  row_exchange rows{plan, 0, 8};
+  actorps::row_exchange rows{plan, 0, 8};
   auto slots = slots_of({12, 2, 12, -1});
   rows.renumber(slots.data(), 1, 4);
   // the network's gradient lists local rows 1, 0 (in its own order)
@@ -83,9 +83,28 @@ BOOST_AUTO_TEST_CASE(gradients_go_back_to_the_parts_of_their_rows) {
 }
 
 BOOST_AUTO_TEST_CASE(the_local_table_fits_a_batch_and_never_exceeds_the_table) {
-  BOOST_TEST(row_exchange::local_bits(size_t{1} << 22, 50 * 400) == 15); // 20,000 slots -> 32,768 rows
-  BOOST_TEST(row_exchange::local_bits(size_t{1} << 10, 50 * 400) == 10);
-  BOOST_TEST(row_exchange::local_bits(size_t{1} << 10, 1) == 1);
+  BOOST_TEST(actorps::row_exchange::local_bits(size_t{1} << 22, 50 * 400) == 15); // 20,000 slots -> 32,768 rows
+  BOOST_TEST(actorps::row_exchange::local_bits(size_t{1} << 10, 50 * 400) == 10);
+  BOOST_TEST(actorps::row_exchange::local_bits(size_t{1} << 10, 1) == 1);
+}
+
+// Split by mod, row r lives in part r mod 2, at its first stored row + r / 2.
+BOOST_AUTO_TEST_CASE(a_table_split_by_mod_is_pulled_by_stored_rows) {
+  variable_spec table{"embedding0/weights", 16, 2};
+  table.table = true;
+  auto plan = make_placement({table, {"logits/bias", 1, 2}}, 2, placement_strategy::round_robin, {}, "mod");
+  actorps::row_exchange rows{plan, 0, 8};
+  auto slots = slots_of({5, 2, 13, -1});
+  rows.renumber(slots.data(), 1, 4);
+  auto to0 = rows.pulls(0), to1 = rows.pulls(1);
+  BOOST_REQUIRE(to0.size() == 1u && to1.size() == 1u);
+  BOOST_TEST(to0[0].rows.ids == std::vector<uint32_t>({1}));        // row 2: part 0, stored row 1
+  BOOST_TEST(to1[0].rows.ids == std::vector<uint32_t>({10, 14}));   // rows 5, 13: part 1 (from 8)
+  BOOST_TEST(to1[0].offset == 16u);
+  std::vector<float> local(3 * 2);
+  BOOST_REQUIRE(!rows.place({0, 16, {{5.0f, 5.5f, 13.0f, 13.5f}}, false, row_ids{{10, 14}}}, local.data()));
+  BOOST_REQUIRE(!rows.place({0, 0, {{2.0f, 2.5f}}, false, row_ids{{1}}}, local.data()));
+  BOOST_TEST(local == std::vector<float>({5.0f, 5.5f, 2.0f, 2.5f, 13.0f, 13.5f}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -5,10 +5,10 @@
 #     and actorps-predict (each test mail's file) and actorps-eval (the run's data) give the
 #     trainer's test accuracy again from the saved model;
 #  2. a text data set with an image model, and images with an embedding model, are refused by name;
-#  3. a 2-shard cluster trains it above 95%, the table's rows pulled and pushed per batch (the
-#     workers never hold the table), its saved model predicts as the chief measured, seeded sync
-#     runs end on one digest, a checkpoint of the table's parts restores, and an option that would
-#     need the whole table is refused by name.
+#  3. a 2-shard cluster trains it above 95%, the table split by mod and its rows pulled and pushed
+#     per batch (the workers never hold the table), its saved model predicts as the chief
+#     measured, seeded sync runs end on one digest, a checkpoint taken split by mod restores into
+#     a cluster split by div, and an option that would need the whole table is refused by name.
 source "$(dirname "$0")/lib.sh" "$@"
 corpus=${ACTORPS_DATA_HOME:-$HOME/.cache/actorps}/spam-assassin
 if [[ ! -f "$corpus/.complete" ]]; then
@@ -61,20 +61,20 @@ expect_refusal "reads token ids, but the data are images: set data.format = text
   --model.layers='["embedding 18 32 mean", "dense 64 relu", "dense 10"]'
 
 echo "== 3: a 2-shard cluster trains the table by rows"
-# the table split over both shards (rows pulled and pushed per batch on the tensor stream); the
-# workers never hold it (their backend's peak is far below the table's 32 MiB); the saved model
+# the table split over both shards by mod (rows pulled and pushed per batch on the tensor
+# stream); the workers never hold it (their backend's peak is far below the table's 32 MiB); the saved model
 # classifies the test mails with the chief's accuracy; two seeded sync runs end on one digest
 stream=(--cluster.stream-min-bytes=1024)
 out=$(cluster --ps 2 --workers 2 --name sparse --deadline 120 -- "${text[@]}" "${small[@]}" --train.max-epochs=10 \
-        "${stream[@]}" 2>&1); rc=$?
+        "${stream[@]}" --cluster.table-partition='"mod"' 2>&1); rc=$?
 if [[ $rc -ne 0 ]]; then
   fail "the 2-shard cluster failed (exit $rc): $(tail -3 "$tmp/runs/sparse/logs/chief.log" 2>/dev/null)"
 else
   acc=$(field "$tmp/runs/sparse/summary.json" test_accuracy)
   echo "2 shards x 2 workers, async: test accuracy $acc"
   above "$acc" 0.95 || fail "the cluster's test accuracy $acc is not above 0.95"
-  grep -q "embedding0/weights/part_1 131072x32" "$tmp/runs/sparse/logs/chief.log" \
-    || fail "the placement does not show the table's second part on shard 1"
+  grep -q "embedding0/weights/part_1 131072x32 .* rows r with r mod 2 = 1" "$tmp/runs/sparse/logs/chief.log" \
+    || fail "the placement does not show the table's second part (the odd rows, by mod) on shard 1"
   peak=$(python3 -c "import json,sys; print(max(max(w['memory_peak_bytes']) for w in json.load(open(sys.argv[1]))['worker_devices']))" \
            "$tmp/runs/sparse/summary.json")
   echo "the workers' backend peak: $peak bytes (the table: 33554432)"
@@ -96,9 +96,11 @@ d1=$(field "$tmp/runs/sync1/summary.json" weights_digest 2>/dev/null)
 d2=$(field "$tmp/runs/sync2/summary.json" weights_digest 2>/dev/null)
 echo "seeded sync runs: digests $d1 and $d2"
 [[ -n "$d1" && "$d1" == "$d2" ]] || fail "two seeded sync runs ended on digests '$d1' and '$d2'"
-# a checkpoint holds the table's parts; a new cluster restores them and goes on
+# a checkpoint holds the table's rows in order (taken split by mod); a new cluster split by div
+# restores them and goes on
 ckpt=(--checkpoint.dir="\"$tmp/ckpt\"" --checkpoint.every-steps=50)
 cluster --ps 2 --workers 2 --name ck1 --deadline 120 -- "${text[@]}" "${small[@]}" --train.max-steps=100 "${ckpt[@]}" \
+  --cluster.table-partition='"mod"' \
   > "$tmp/ck1.out" 2>&1 || fail "the checkpointed run failed: $(tail -2 "$tmp/ck1.out")"
 cluster --ps 2 --workers 2 --name ck2 --deadline 120 -- "${text[@]}" "${small[@]}" --train.max-steps=150 "${ckpt[@]}" \
   > "$tmp/ck2.out" 2>&1 || fail "the restored run failed: $(tail -2 "$tmp/ck2.out")"
