@@ -19,10 +19,17 @@ namespace {
 void rows_complete(worker_pointer self) {
   auto& st = self->state;
   auto& t = *st.table;
-  t.at = worker_state::table_rows::fetch::idle;
   if (auto err = st.step->model().upload_parameter(t.variable, 0, t.values.data(), t.values.size()))
     return fail(self, std::move(err), "the table's rows do not fit the model");
   compute_loaded(self, t.rows);
+}
+
+// Carries out what the fetch says after an input.
+void follow_fetch(worker_pointer self, row_fetch::next next) {
+  if (next == row_fetch::next::compute)
+    return rows_complete(self);
+  if (next == row_fetch::next::abandon) // (the controller recovers the round)
+    execute(self, self->state.ctl->step_abandoned());
 }
 
 } // namespace
@@ -36,11 +43,9 @@ void detail::fetch_rows(worker_pointer self, int rows) {
   t.gradient_ready = false;
   t.rows = rows;
   const auto shards = t.exchange->shards();
+  const uint64_t fetch = t.fetch.begin(shards.size());
   if (shards.empty()) // (no ids in the batch)
     return rows_complete(self);
-  t.at = worker_state::table_rows::fetch::pulling;
-  t.waiting = shards.size();
-  const uint64_t fetch = ++t.fetches;
   for (uint32_t s : shards) {
     auto req = pull_request::of(st.cfg.index, t.exchange->pulls(s), st.plan.scope);
     auto epoch = st.ctl->requested(s);
@@ -49,35 +54,32 @@ void detail::fetch_rows(worker_pointer self, int rows) {
         [=](const pull_reply& reply) {
           auto& st = self->state;
           if (!st.ctl->answers(s, epoch)) // (shard s went down since: the fetch is given up)
-            return abandon_fetch(self, fetch);
+            return follow_fetch(self, st.table->fetch.failed(fetch));
           auto& t = *st.table;
-          const bool current = t.fetches == fetch && t.at == worker_state::table_rows::fetch::pulling;
-          if (current) {
+          if (t.fetch.current(fetch)) {
             st.bytes_received += payload_bytes(reply.slices);
             for (auto& slice : reply.slices)
               if (auto err = t.exchange->place(slice, t.values.data()))
                 return fail(self, std::move(err), cat("rows from shard ", s, " do not fit the batch"));
           }
+          const auto next = t.fetch.answered(fetch);
           execute(self, st.ctl->pulled(s, reply.version)); // (an abandoned step's round settles)
-          if (current && --t.waiting == 0)
-            rows_complete(self);
+          follow_fetch(self, next);
         },
         [=](caf::error& err) {
           auto& st = self->state;
           if (!st.ctl->answers(s, epoch))
-            return abandon_fetch(self, fetch);
+            return follow_fetch(self, st.table->fetch.failed(fetch));
           on_request_error(self, s, std::move(err), cat("pulling the table's rows from shard ", s, " failed"));
-          abandon_fetch(self, fetch); // (the controller survived it: the round recovers)
+          follow_fetch(self, st.table->fetch.failed(fetch)); // (the controller survived it: the round recovers)
         });
   }
 }
 
-void detail::abandon_fetch(worker_pointer self, uint64_t fetch) {
+void detail::abandon_fetch(worker_pointer self) {
   auto& st = self->state;
-  if (!st.table || st.table->at != worker_state::table_rows::fetch::pulling || (fetch != 0 && fetch != st.table->fetches))
-    return;
-  st.table->at = worker_state::table_rows::fetch::failed;
-  execute(self, st.ctl->step_abandoned());
+  if (st.table)
+    follow_fetch(self, st.table->fetch.failed());
 }
 
 caf::expected<std::vector<variable_slice>> detail::row_gradients(worker_pointer self, uint32_t s) {

@@ -6,6 +6,7 @@
 
 #include "control/push_plan.hpp"
 #include "control/row_exchange.hpp"
+#include "control/row_fetch.hpp"
 #include "control/replica_control.hpp"
 #include "control/step_timer.hpp"
 #include "actors/replica_step.hpp"
@@ -65,9 +66,7 @@ struct worker_state {
     std::vector<size_t> order;                 // the step's gradient: its rows (local) ...
     std::vector<float> gradient;               // ... and their values
     bool gradient_ready = false;               // downloaded for the step being pushed
-    enum class fetch { idle, pulling, failed } at = fetch::idle;
-    size_t waiting = 0;                        // row pulls not answered yet
-    uint64_t fetches = 0;                      // fetches begun (the current one's number)
+    row_fetch fetch;                           // the row pulls of the step about to compute
     int rows = 0;                              // the batch's examples
   };
   std::optional<table_rows> table;
@@ -102,9 +101,8 @@ void compute_loaded(worker_pointer self, int rows);
 /// Renumbers the batch's ids to local rows and pulls the rows from the shards; the step begins
 /// once every row is in (compute_loaded). A pull that fails abandons the step.
 void fetch_rows(worker_pointer self, int rows);
-/// The fetch in flight (number `fetch`; 0: whichever) is given up (a shard it pulls from failed
-/// or went down): the controller recovers the round.
-void abandon_fetch(worker_pointer self, uint64_t fetch = 0);
+/// The fetch in flight is given up (a shard went down): the controller recovers the round.
+void abandon_fetch(worker_pointer self);
 /// The row slices for shard s of the step being pushed.
 caf::expected<std::vector<variable_slice>> row_gradients(worker_pointer self, uint32_t s);
 
