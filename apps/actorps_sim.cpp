@@ -24,7 +24,7 @@ const char* usage =
   "                   [--step-timeout-us T] [--request-timeout-us T] [--checkpoint-every N] [--elastic]\n"
   "                   [--train-rows N] [--lease-rows N]\n"
   "                   [--in-graph] [--shard-crashes] [--storage-faults] [--scopes] [--kept V0,V1,...]\n"
-  "                   [--overlap-steps 0|1]\n"
+  "                   [--overlap-steps 0|1] [--table]\n"
   "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|sigterm-shard|corrupt-checkpoint|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
   "Draws COUNT scenarios from seeds N, N+1, ... (the shape, limits and faults from each seed);\n"
@@ -40,7 +40,9 @@ const char* usage =
   "--scopes: each run, then a session in the same scope (twice the max-steps) attaching to the\n"
   "variables the shards kept (--kept: the versions it attaches at, as its replay names them).\n"
   "--overlap-steps 1 (async, ssp): workers compute the next step while a step's exchange travels\n"
-  "(cluster.overlap-steps); a push may then miss at most one of its worker's own updates.\n";
+  "(cluster.overlap-steps); a push may then miss at most one of its worker's own updates.\n"
+  "--table: every run trains an embedding table (a third of the seeds draw one): each step pulls\n"
+  "its rows first and gives the step up when a pull fails; a fetch must read its own updates.\n";
 
 /// A kind of run: a train mode, elastic or not.
 struct run_kind {
@@ -58,6 +60,7 @@ struct options {
   bool shard_crashes = false; // --shard-crashes: the seeds draw shard kills too
   bool storage_faults = false; // --storage-faults: the seeds draw damaged checkpoints too
   int overlap_steps = 0;      // --overlap-steps: cluster.overlap-steps of every (async) run
+  bool table = false;         // --table: every run trains an embedding table (its rows pulled per step)
   bool scopes = false;        // --scopes: each run, then a session attaching to the scope it kept
   std::optional<std::vector<uint64_t>> kept; // --kept: the versions the shards keep (a replay)
   std::optional<int64_t> train_rows, lease_rows;
@@ -209,6 +212,8 @@ options parse(int argc, char** argv) {
       o.overlap_steps = static_cast<int>(number(flag, value(), 0));
       if (o.overlap_steps > 1)
         bad("--overlap-steps must be 0 or 1 (as cluster.overlap-steps)");
+    } else if (flag == "--table") {
+      o.table = true;
     } else if (flag == "--train-rows") {
       o.train_rows = number(flag, value(), 1);
     } else if (flag == "--lease-rows") {
@@ -243,6 +248,9 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
   if (o.overlap_steps > 0 && ((kind.mode != train_mode::async && kind.mode != train_mode::ssp) || elastic || in_graph))
     bad("--overlap-steps is for async and ssp runs that are not elastic (as cluster.overlap-steps refuses the others)");
   sc.overlap_steps = o.overlap_steps;
+  if (o.table && !table_allowed(sc))
+    bad("--table is for async, sync and ssp runs that are not elastic, in-graph or overlapped (as a cluster refuses them)");
+  sc.table = o.table || (sc.table && table_allowed(sc));
   if (o.train_rows)
     sc.train_rows = static_cast<int>(*o.train_rows);
   if (o.lease_rows)

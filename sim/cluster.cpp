@@ -73,6 +73,8 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
     sh->finished.assign(slots, 0);
     sh->top_step.assign(slots, -1);
     sh->own_updates.assign(slots, {});
+    sh->row_version.assign(table_rows, 0);
+    sh->own_rows.assign(slots, std::vector<uint64_t>(table_rows, 0));
     shards_.push_back(std::move(sh));
   }
   for (uint32_t s = 0; s < sc_.shards && !sc_.kept.empty(); ++s) { // a session attaching to its scope:

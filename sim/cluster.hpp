@@ -53,6 +53,7 @@ struct request_tag {
   uint64_t epoch = 0;
   uint64_t id = 0;
   bool push = false;
+  uint64_t fetch = 0; ///< a row pull of this fetch (0: not one)
 };
 
 /// A push waiting for its reply at a simulated shard: ssp, parked; sync, a ticket of its session.
@@ -158,6 +159,13 @@ private:
   request_tag open_request(uint32_t j, uint32_t s, bool push);
   bool answered(worker_node& w, uint32_t s, request_tag tag);
   void shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag);
+  // A table's rows (sim/cluster_rows.cpp): a step's fetch, its answers, and what it leads to.
+  void worker_fetch_rows(uint32_t j, int rows);
+  /// An answer (or a failure: 0, whichever fetch) of worker j's fetch `fetch`, carried out.
+  void fetch_followed(uint32_t j, uint64_t fetch, bool failed);
+  void shard_serve_rows(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step);
+  void shard_row_push(uint32_t s, uint32_t j, uint64_t step);
+  void compute_timer(uint32_t j, int rows);
   void reach_shards(uint32_t j, uint64_t inc, std::vector<uint32_t> lost);
   void restore_shard(uint32_t s);
   void set_up_again(uint32_t s, uint64_t version);

@@ -4,6 +4,7 @@
 
 #include "sim/cluster.hpp"
 
+#include "control/row_fetch.hpp"
 #include "control/slice_sequencer.hpp"
 
 #include <cstdio>
@@ -44,6 +45,8 @@ struct cluster::worker_node {
   std::unique_ptr<slice_host> slice;
   std::unique_ptr<slice_sequencer> sequencer;
   int slice_rows = 0; ///< the rows of the step it computes
+  row_fetch fetch;    ///< a table's rows pulled before each step (control/row_fetch, as the actor's)
+  int fetch_rows = 0; ///< the rows of the step they are for
 };
 
 struct cluster::shard_node {
@@ -66,6 +69,8 @@ struct cluster::shard_node {
   std::vector<std::vector<uint64_t>> own_updates; // async, ssp: the versions each worker's pushes made (this incarnation)
   std::vector<int64_t> top_step;            // ssp: the highest step each worker pushed (a push repeated
                                             // after its reply timed out is no new step)
+  std::vector<uint64_t> row_version;        // a table's rows: updates applied to each (this incarnation)
+  std::vector<std::vector<uint64_t>> own_rows; // per worker: each row's version after its own last update
 };
 
 } // namespace actorps::sim

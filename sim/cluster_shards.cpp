@@ -38,6 +38,8 @@ void cluster::set_up_again(uint32_t s, uint64_t version) {
   sh.version = version;
   for (auto& own : sh.own_updates) // (the values those made are lost)
     own.clear();
+  for (auto& own : sh.own_rows)
+    std::fill(own.begin(), own.end(), 0);
   sh.restored = true;
   ++sh.restores;
   shard_sessions(sh, clock());
@@ -54,6 +56,8 @@ void cluster::shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, request
     if (answered(w, s, tag))
       worker_execute(j, w.ctl->request_failed(s, request_failure::not_ready, errc::not_initialized,
                                               cat("shard ", s, " is not restored yet")));
+    if (tag.fetch != 0)
+      fetch_followed(j, tag.fetch, true);
   });
 }
 
@@ -89,7 +93,10 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_t
     sh.finished[j] = 0;
     sh.top_step[j] = -1;
     sh.own_updates[j].clear();
+    std::fill(sh.own_rows[j].begin(), sh.own_rows[j].end(), 0);
   }
+  if (sc_.table && sc_.mode != train_mode::sync) // (sync: the step's rows, summed, when it applies)
+    shard_row_push(s, j, step);
   if (sc_.mode == train_mode::async || sc_.mode == train_mode::model_parallel) { // (a slice pushes its columns)
     apply_own(s, j, step, base);
     return shard_reply(s, j, incarnation, tag, sh.version, step + 1, false);
@@ -174,6 +181,15 @@ void cluster::shard_apply_sync(uint32_t s, sync_session<held_reply>::step_done d
     violate(cat("shard ", s, " applied step ", done.step, " from gradients of other steps"));
   else if (auto why = check_table_rows(done); !why.empty())
     violate(cat("shard ", s, " applied step ", done.step, "'s table rows wrongly: ", why));
+  if (sc_.table && done.average.size() == 2) // each row of the sum moves once; a contributor's rows are its own updates
+    for (size_t i = 0; i < done.average[1].rows.size(); ++i) {
+      const uint32_t r = done.average[1].rows.ids[i];
+      ++sh.row_version[r];
+      for (uint32_t k : done.released)
+        for (uint32_t mine : table_rows_of(k, done.step))
+          if (mine == r)
+            sh.own_rows[k][r] = sh.row_version[r];
+    }
   sh.version = std::max<uint64_t>(sh.version + 1, done.step + 1); // (parameter_store: a sync version is steps applied)
   if (sh.version != done.step + 1)
     violate(cat("shard ", s, " is at version ", sh.version, " after applying step ", done.step));
@@ -343,6 +359,7 @@ void cluster::inject(const fault& f) {
         if (workers_[j]->alive)
           to_worker(shard_id(f.node), j, workers_[j]->incarnation, [this, j, s = f.node](worker_node& w) {
             worker_execute(j, w.ctl->shard_down(s, cat("shard ", s, " went down (killed)")));
+            fetch_followed(j, 0, true); // (rows pulled from it never come)
           });
       at(now_ + f.duration, [this, s = f.node] {
         auto& sh = *shards_[s];

@@ -127,6 +127,12 @@ void cluster::worker_pull(uint32_t j) {
 void cluster::worker_compute(uint32_t j, int rows) {
   if (sc_.slices > 1)
     return slice_compute(j, rows);
+  if (sc_.table) // (the rows first: sim/cluster_rows.cpp)
+    return worker_fetch_rows(j, rows);
+  compute_timer(j, rows);
+}
+
+void cluster::compute_timer(uint32_t j, int rows) {
   auto& w = *workers_[j];
   const auto span = static_cast<vtime>(static_cast<double>(sc_.compute) * w.slow);
   const vtime took = span + static_cast<vtime>(rng_.below(static_cast<uint64_t>(span / 2) + 1));
@@ -200,6 +206,8 @@ request_tag cluster::open_request(uint32_t j, uint32_t s, bool push) {
         pushes_timed_out_ += tag.push ? 1 : 0;
         worker_execute(j, w.ctl->request_failed(s, request_failure::timed_out, errc::timeout,
                                                   cat("shard ", s, ": no answer within cluster.request-timeout")));
+        if (tag.fetch != 0)
+          fetch_followed(j, tag.fetch, true);
       });
     });
   return tag;
@@ -217,6 +225,8 @@ std::function<void()> cluster::request_lost(uint32_t s, uint32_t j, uint64_t inc
       if (answered(w, s, tag))
         worker_execute(j, w.ctl->request_failed(s, request_failure::lost, errc::peer_unreachable,
                                                 cat("shard ", s, " is unreachable")));
+      if (tag.fetch != 0)
+        fetch_followed(j, tag.fetch, true);
     });
   };
 }

@@ -2,6 +2,7 @@
 #include "sim/scenario.hpp"
 
 #include "common/log.hpp"
+#include "compute/dropout_mask.hpp"
 #include "sim/cluster_nodes.hpp"
 
 #include <algorithm>
@@ -43,6 +44,11 @@ uint32_t scenario::worker_slots() const {
                                                        [](const fault& f) { return f.what == fault::kind::join_worker; }));
 }
 
+bool table_allowed(const scenario& sc) {
+  return (sc.mode == train_mode::async || sc.mode == train_mode::sync || sc.mode == train_mode::ssp) && !sc.elastic
+         && !sc.in_graph && sc.overlap_steps == 0;
+}
+
 std::string scenario::replay() const {
   std::string out = cat("actorps-sim --seed ", seed, " --mode ", to_string(mode), " --workers ", workers, " --shards ",
                         shards, " --max-steps ", max_steps, " --report-every ", report_every);
@@ -63,6 +69,8 @@ std::string scenario::replay() const {
     out += " --in-graph";
   if (overlap_steps > 0)
     out += cat(" --overlap-steps ", overlap_steps);
+  if (table)
+    out += " --table";
   if (!kept.empty()) {
     out += " --kept ";
     for (size_t s = 0; s < kept.size(); ++s)
@@ -115,6 +123,8 @@ scenario scenario_for(uint64_t seed, train_mode mode, draw d) {
   sc.elastic = elastic && !in_graph && mode != train_mode::model_parallel;
   sc.in_graph = in_graph && mode == train_mode::sync;
   sc.overlap_steps = d.overlap && (mode == train_mode::async || mode == train_mode::ssp) && !sc.elastic ? 1 : 0;
+  // (from the seed's hash, not its generator: the other draws stay as they were)
+  sc.table = table_allowed(sc) && mix64(seed ^ 0x7AB1E5EEDull) % 3 == 0;
   if (sc.elastic) {
     sc.train_rows = batch_rows * (5 + static_cast<int>(r.below(40)));
     sc.lease_rows = batch_rows * (1 + static_cast<int>(r.below(4)));

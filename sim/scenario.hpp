@@ -69,6 +69,10 @@ struct scenario {
   /// session attaches to (a session before it trained there); empty: a fresh scope.
   std::vector<uint64_t> kept;
   int overlap_steps = 0;              ///< async: cluster.overlap-steps (the next step computes while a step's exchange travels)
+  /// An embedding table (async, sync, ssp): each step first pulls its rows from every shard
+  /// (control/row_fetch, as the worker's actor) and pushes row gradients; shards keep each row's
+  /// version. Drawn from a third of the seeds without overlap or elastic membership.
+  bool table = false;
   std::vector<fault> faults;
 
   /// Worker processes over the run: the configured ones and one per join.
@@ -91,6 +95,10 @@ struct draw {
   bool storage_faults = false; ///< the faults include damaged checkpoints (likewise)
   bool overlap = false;        ///< async or ssp, not elastic: cluster.overlap-steps = 1 (the draws stay the same)
 };
+
+/// Whether a run of sc's shape may train a table (config/table_rules: async, sync or ssp, not
+/// elastic, in-graph or overlapped).
+bool table_allowed(const scenario& sc);
 
 /// Draws a scenario for `seed` in `mode`: the shape (small: 1-8 workers, 1-4 shards; large: up
 /// to 256 workers and 16 shards), the limits and a few faults, all from the seed.

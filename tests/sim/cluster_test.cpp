@@ -573,4 +573,34 @@ BOOST_AUTO_TEST_CASE(seeded_sweep_keeps_every_invariant) {
   BOOST_TEST(runs >= 1000u);
 }
 
+// An embedding table: each step pulls its rows from every shard before it computes
+// (control/row_fetch, as the worker's actor). Seed 272's worker is cut off while its row pulls
+// travel: the step is given up (replica_control::step_abandoned) and the round recovers; without
+// that the run never ended. Every fetch reads the worker's own updates of its rows.
+BOOST_AUTO_TEST_CASE(a_step_whose_rows_do_not_come_is_given_up_and_the_run_goes_on) {
+  auto sc = scenario_for(272, train_mode::async, draw{});
+  sc.workers = 1;
+  sc.shards = 3;
+  sc.max_steps = 108;
+  sc.report_every = 9;
+  sc.compute = 3595;
+  sc.latency = 305;
+  sc.step_timeout = 71900;
+  sc.request_timeout = 143800;
+  sc.checkpoint_every = 27;
+  sc.table = true;
+  sc.faults = {fault{fault::kind::slow_worker, 484215, 0, 0, 9.0}, fault{fault::kind::partition, 304916, 0, 173965}};
+  auto out = expect_ok(sc);
+  BOOST_TEST(out.steps == 108);
+  for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp}) {
+    draw crashes;
+    crashes.shard_crashes = true;
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+      auto table = scenario_for(seed, mode, crashes);
+      table.table = table_allowed(table);
+      expect_ok(table);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

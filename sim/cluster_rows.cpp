@@ -1,0 +1,62 @@
+// The simulated workers' embedding table: before a step computes, its rows are pulled from every
+// shard (control/row_fetch decides when it computes or is given up, as in the worker's actor);
+// shards keep each row's version, and a fetch must read every row at least at its worker's own
+// last update of it (read your own writes, as a worker's dense values do).
+#include "sim/cluster_nodes.hpp"
+
+#include "common/log.hpp"
+
+namespace actorps::sim {
+
+void cluster::worker_fetch_rows(uint32_t j, int rows) {
+  auto& w = *workers_[j];
+  const uint64_t inc = w.incarnation;
+  const auto step = static_cast<uint64_t>(w.ctl->step());
+  w.fetch_rows = rows;
+  const uint64_t fetch = w.fetch.begin(sc_.shards); // (the table has a part on every shard)
+  for (uint32_t s = 0; s < sc_.shards; ++s) {
+    auto tag = open_request(j, s, false);
+    tag.fetch = fetch;
+    to_shard(
+      worker_id(j), s,
+      [this, s, j, inc, tag, step] {
+        if (!shards_[s]->restored)
+          return shard_refuse(s, j, inc, tag);
+        shard_serve_rows(s, j, inc, tag, step);
+      },
+      request_lost(s, j, inc, tag), w.shards[s]);
+  }
+}
+
+void cluster::shard_serve_rows(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step) {
+  auto& sh = *shards_[s];
+  if (sh.seen[j] == incarnation) // (a worker's own updates count from its first push to this process)
+    for (uint32_t r : table_rows_of(j, step))
+      if (sh.row_version[r] < sh.own_rows[j][r])
+        violate(cat("worker ", j, "'s rows for step ", step, " from shard ", s, ": row ", r, " at version ",
+                    sh.row_version[r], ", before the worker's own update to ", sh.own_rows[j][r]));
+  const uint64_t version = sh.version;
+  to_worker(shard_id(s), j, incarnation, [this, s, j, tag, version](worker_node& w) {
+    if (!answered(w, s, tag))
+      return fetch_followed(j, tag.fetch, true); // (timed out, or its shard went down meanwhile)
+    const auto next = w.fetch.answered(tag.fetch);
+    worker_execute(j, w.ctl->pulled(s, version)); // (an abandoned step's round settles)
+    if (next == row_fetch::next::compute)
+      compute_timer(j, w.fetch_rows);
+  });
+}
+
+void cluster::fetch_followed(uint32_t j, uint64_t fetch, bool failed) {
+  auto& w = *workers_[j];
+  if (failed && w.fetch.failed(fetch) == row_fetch::next::abandon)
+    worker_execute(j, w.ctl->step_abandoned());
+}
+
+// Async and ssp: a push's rows move at once, each one update.
+void cluster::shard_row_push(uint32_t s, uint32_t j, uint64_t step) {
+  auto& sh = *shards_[s];
+  for (uint32_t r : table_rows_of(j, step))
+    sh.own_rows[j][r] = ++sh.row_version[r];
+}
+
+} // namespace actorps::sim
