@@ -1,6 +1,8 @@
 // Converting between checkpoints, .npz exports and the in-memory saved model.
 #include "saved_model/saved_model.hpp"
 
+#include "model/partitioner.hpp"
+
 #include "checkpoint/checkpoint_store.hpp"
 #include "common/errc.hpp"
 #include "common/json.hpp"
@@ -146,7 +148,11 @@ caf::expected<saved_model> load_npz(const std::string& path) {
     auto found = by_name.find(vars[k].name);
     const auto& want = shapes[k];
     if (found == by_name.end())
-      return caf::make_error(errc::corrupt_data, cat(path, ": lacks the model's variable ", vars[k].name));
+      return caf::make_error(errc::corrupt_data, cat(path, ": lacks the model's variable ", vars[k].name,
+                                                     by_name.count(vars[k].name + "/part_0") > 0
+                                                       ? " (exported in parts, --table-parts: actorps' tools read a "
+                                                         "table whole)"
+                                                       : ""));
     if (found->second->is_text || found->second->shape != want)
       return caf::make_error(errc::corrupt_data, cat(path, ": ", vars[k].name, " has shape ",
                                                      shape_text(found->second->shape), ", the model needs ",
@@ -340,13 +346,41 @@ caf::expected<saved_model> load_saved_model(const std::string& path) {
   return load_npz(path);
 }
 
-caf::error export_npz(const saved_model& m, const std::string& path) {
+caf::error export_npz(const saved_model& m, const std::string& path, const table_export& tables) {
   std::vector<npy_array> arrays;
   auto vars = m.spec.variables();
   auto shapes = export_shapes(m.spec);
-  for (size_t k = 0; k < vars.size(); ++k)
-    arrays.push_back(float_array(vars[k].name, shapes[k], m.values[k]));
-  arrays.push_back(text_array(model_entry, model_json(m)));
+  bool split = false;
+  for (size_t k = 0; k < vars.size(); ++k) {
+    if (!vars[k].table || tables.parts == 1) {
+      arrays.push_back(float_array(vars[k].name, shapes[k], m.values[k]));
+      continue;
+    }
+    if (tables.parts == 0 || tables.parts > static_cast<uint32_t>(vars[k].rows))
+      return caf::make_error(errc::invalid_config, cat("--table-parts ", tables.parts, ": ", vars[k].name, " has ",
+                                                       vars[k].rows, " rows"));
+    split = true;
+    const auto cols = static_cast<size_t>(vars[k].cols);
+    const auto rows = partition_rows(vars[k], partitioner{partitioner::rule::fixed, tables.parts}); // (div)
+    size_t first = 0;
+    for (uint32_t j = 0; j < tables.parts; ++j) {
+      std::vector<float> part;
+      const size_t n = tables.mod ? (vars[k].rows - j + tables.parts - 1) / tables.parts : static_cast<size_t>(rows[j]);
+      part.reserve(n * cols);
+      for (size_t i = 0; i < n; ++i) {
+        const size_t row = tables.mod ? j + i * tables.parts : first + i;
+        part.insert(part.end(), m.values[k].begin() + static_cast<std::ptrdiff_t>(row * cols),
+                    m.values[k].begin() + static_cast<std::ptrdiff_t>((row + 1) * cols));
+      }
+      first += n;
+      arrays.push_back(float_array(cat(vars[k].name, "/part_", j), {n, cols}, part));
+    }
+  }
+  auto json = model_json(m);
+  if (split) // (how to put the table together again)
+    json.insert(json.size() - 1, cat(", \"table_parts\": ", tables.parts, ", \"table_partition\": \"",
+                                     tables.mod ? "mod" : "div", "\""));
+  arrays.push_back(text_array(model_entry, json));
   return write_npz(arrays, path);
 }
 

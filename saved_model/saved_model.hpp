@@ -67,8 +67,18 @@ checkpoint to_checkpoint(const saved_model& m);
 /// actorps-export. Every failure names the path.
 caf::expected<saved_model> load_saved_model(const std::string& path);
 
-/// Writes m to path as an .npz (atomically: a temporary file renamed into place).
-caf::error export_npz(const saved_model& m, const std::string& path);
+/// How an export writes an embedding table: whole (parts 1: one array of its rows in order), or
+/// as `parts` arrays "<name>/part_J" holding the rows a cluster of that many ps nodes holds (div:
+/// consecutive ranges; mod: the rows r with r mod parts = J, in order), as TF saves a partitioned
+/// variable; model.json then names the split (table_parts, table_partition).
+struct table_export {
+  uint32_t parts = 1;
+  bool mod = false;
+};
+
+/// Writes m to path as an .npz (atomically: a temporary file renamed into place). Fails with
+/// invalid_config when tables.parts exceeds a table's rows (or is 0).
+caf::error export_npz(const saved_model& m, const std::string& path, const table_export& tables = {});
 
 /// The values a run starts from: init.from's variables when set (loaded with load_saved_model and
 /// matched to spec by name and shape; a missing, extra or differently shaped variable is an

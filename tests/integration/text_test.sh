@@ -87,6 +87,26 @@ print(sum(r['name'] == ('spam' if '/test/spam/' in r['input'] else 'ham') for r 
   else
     fail "actorps-predict on the cluster's model failed: $(tail -2 <<< "$pred")"
   fi
+  # the table exported as the parts its ps nodes held (TF's partitioned variable)
+  if ex=$("$bin/actorps-export" "$tmp/runs/sparse" "$tmp/parts.npz" --table-parts=2 --table-partition=mod 2>&1); then
+    python3 - "$tmp/parts.npz" <<'PY' || fail "the exported parts are not the table's rows by mod"
+import json, struct, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+names = set(z.namelist())
+assert {"embedding0/weights/part_0.npy", "embedding0/weights/part_1.npy"} <= names, names
+assert "embedding0/weights.npy" not in names
+def shape(entry):  # the .npy header's shape
+    raw = z.read(entry)
+    n = struct.unpack("<H", raw[8:10])[0]
+    return eval(raw[10:10 + n].decode("latin1"))["shape"]
+assert shape("embedding0/weights/part_0.npy") == (131072, 32), shape("embedding0/weights/part_0.npy")
+PY
+    echo "exported the table as 2 parts by mod: $(tail -1 <<< "$ex" | cut -c1-80)"
+  else
+    fail "actorps-export --table-parts failed: $(tail -1 <<< "$ex")"
+  fi
+  out=$("$bin/actorps-export" "$tmp/runs/sparse" "$tmp/bad.npz" --table-parts=2 --table-partition=hash 2>&1) \
+    && fail "--table-partition=hash was taken" || echo "refused: $(tail -1 <<< "$out")"
 fi
 for k in 1 2; do
   cluster --ps 2 --workers 2 --name "sync$k" --deadline 120 -- "${text[@]}" "${small[@]}" --train.max-epochs=2 \

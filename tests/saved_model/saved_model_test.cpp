@@ -12,6 +12,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>
+#include <map>
 
 using namespace actorps;
 using namespace actorps::test;
@@ -187,6 +188,46 @@ BOOST_AUTO_TEST_CASE(init_from_matches_by_name_and_shape) {
   refused(m.spec, "holds extra/weights, which this model does not have");
   init.from = dir.file("absent.npz");
   refused(m.spec, "model.init-from " + dir.file("absent.npz") + ": no such file or directory");
+}
+
+// An embedding table exported in parts (--table-parts): the arrays a cluster's ps nodes hold,
+// by div (consecutive rows) or mod (every parts-th row); model.json names the split; actorps'
+// own tools read a table whole, and say so.
+BOOST_AUTO_TEST_CASE(a_table_exports_as_the_parts_a_cluster_holds) {
+  actorps::saved_model m;
+  m.spec.input = {1, 4, 1};
+  m.spec.layers = *parse_layers({"embedding 3 2 mean", "dense 2"});
+  for (auto& v : m.spec.variables())
+    m.values.push_back(random_values(v.size(), 5));
+  temp_dir dir;
+  auto rows_of = [&](std::vector<size_t> rows) {
+    std::vector<float> out;
+    for (size_t r : rows)
+      out.insert(out.end(), m.values[0].begin() + 2 * r, m.values[0].begin() + 2 * r + 2);
+    return out;
+  };
+  for (bool mod : {false, true}) {
+    const auto path = dir.path() + (mod ? "/mod.npz" : "/div.npz");
+    BOOST_REQUIRE(!export_npz(m, path, {3, mod}));
+    auto arrays = read_npz(path);
+    BOOST_REQUIRE(arrays);
+    std::map<std::string, const npy_array*> by_name;
+    for (auto& a : *arrays)
+      by_name[a.name] = &a;
+    BOOST_REQUIRE(by_name.count("embedding0/weights/part_2") == 1);
+    BOOST_TEST(by_name.count("embedding0/weights") == 0);
+    auto& part1 = *by_name["embedding0/weights/part_1"];
+    BOOST_TEST((part1.shape == std::vector<size_t>{3, 2}));
+    BOOST_TEST(part1.values == (mod ? rows_of({1, 4, 7}) : rows_of({3, 4, 5})));
+    BOOST_TEST(by_name["model.json"]->text.find(mod ? "\"table_partition\": \"mod\"" : "\"table_parts\": 3")
+               != std::string::npos);
+    auto back = load_saved_model(path);
+    BOOST_REQUIRE(!back);
+    BOOST_TEST(describe(back.error()).find("exported in parts") != std::string::npos, describe(back.error()));
+  }
+  BOOST_TEST(static_cast<bool>(export_npz(m, dir.path() + "/x.npz", {9, false}))); // (8 rows)
+  BOOST_REQUIRE(!export_npz(m, dir.path() + "/whole.npz"));
+  BOOST_TEST(load_saved_model(dir.path() + "/whole.npz")->values == m.values);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
