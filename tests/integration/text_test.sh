@@ -8,7 +8,8 @@
 #  3. a 2-shard cluster trains it above 95%, the table split by mod and its rows pulled and pushed
 #     per batch (the workers never hold the table), its saved model predicts as the chief
 #     measured, seeded sync runs end on one digest, a checkpoint taken split by mod restores into
-#     a cluster split by div, and an option that would need the whole table is refused by name.
+#     a cluster split by div, a ps node killed mid-run is restored and the run finishes, and an
+#     option that would need the whole table is refused by name.
 source "$(dirname "$0")/lib.sh" "$@"
 corpus=${ACTORPS_DATA_HOME:-$HOME/.cache/actorps}/spam-assassin
 if [[ ! -f "$corpus/.complete" ]]; then
@@ -129,6 +130,15 @@ if grep -q "restoring .*ckpt-000000000100: global step 100" "$tmp/runs/ck2/logs/
   echo "restored the table from step 100's checkpoint and went on to step 150"
 else
   fail "the table's checkpoint was not restored: $(grep -h "restor\|checkpoint" "$tmp/runs/ck2/logs/chief.log" | head -3)"
+fi
+# a ps node killed (-9) while the workers pull their rows: they pause, reach its restart (restored
+# from the chief's checkpoint) and the run finishes by itself
+drill=$("$root/scripts/fault-drill.sh" --trials 1 --steps 600 --target 0.8 --cases shard --run-dir "$tmp/drill" \
+          --bin "$bin" -- "${text[@]}" "${small[@]}" 2>&1)
+if grep -q "| kill -9 shard | 1 | 1 | 1 |" <<< "$drill"; then
+  echo "kill -9 of a ps node: resumed unattended, $(grep -o 'test accuracy [0-9.]*' <<< "$drill" | head -1)"
+else
+  fail "the table's cluster did not survive a ps node's kill: $(tail -4 <<< "$drill")"
 fi
 out=$(cluster --ps 1 --workers 2 --name overlap --deadline 60 -- "${text[@]}" "${small[@]}" --cluster.overlap-steps=1 2>&1); rc=$?
 if [[ $rc -eq 0 ]] || ! grep -q "cluster.overlap-steps: a step computed ahead" <<< "$out$(cat "$tmp/runs/overlap/logs/"*.log 2>/dev/null)"; then
