@@ -3,7 +3,9 @@
 # (scripts/fetch-spam.sh), side by side in one run:
 #  1. speed: an async cluster of 1 ps x 2 workers and of 4 ps x 2 workers against one process
 #     (actorps-train), a 2^20 x 32 table, EPOCHS epochs, ROUNDS interleaved rounds (seeds 1, 2,
-#     ...): each one's examples/s and test accuracy, and the cluster / one-process ratio;
+#     ...): each one's examples/s and test accuracy, and the cluster / one-process ratio; with
+#     the default evaluation (every epoch: the chief pulls the whole table each time) and with
+#     one every 5 epochs, the same for both sides;
 #  2. the wire and the workers: 4 ps x 2 workers, one epoch, tables of 2^20 and 2^26 rows x 16
 #     (4 GiB): tensor bytes each way per worker step (summary.json) and every node's peak RSS
 #     (VmHWM, read each second while the cluster runs).
@@ -44,19 +46,22 @@ unwatch() { kill "$watcher" 2>/dev/null || true; watcher=""; }
 peaks() { sort -k1,1 -k2,2n "$tmp/$1.rss" | awk '{p[$1] = $2} END {for (n in p) printf "%s=%d ", n, p[n] / 1024}' | tr ' ' '\n' | sort | tr '\n' ' '; }
 
 echo "corpus $corpus; batch 50, Adagrad lr 0.5 (async: / 2 workers), 1 thread per process, $(nproc) cores"
-echo "== 1: async clusters against one process, 2^20 x 32 table, $epochs epochs"
+for evals in 1 5; do
+echo "== 1: async clusters against one process, 2^20 x 32 table, $epochs epochs, evaluated every $evals epoch(s)"
 printf "%-5s %-18s %-18s %-18s %s\n" round "one process" "1 ps x 2 workers" "4 ps x 2 workers" "ratios (1x2, 4x2)"
 for round in $(seq 1 "$rounds"); do
-  "$bin/actorps-train" --train.run-dir="$tmp/runs" --train.name="one-$round" "${text[@]}" "$(layers 20 32)" \
-    --train.max-epochs="$epochs" --train.seed="$round" > "$tmp/one.out" 2>&1
-  cluster "c1-$round" 1 "$(layers 20 32)" --train.max-epochs="$epochs" --train.seed="$round"
-  cluster "c4-$round" 4 "$(layers 20 32)" --train.max-epochs="$epochs" --train.seed="$round"
+  every=(--train.eval-every-epochs="$evals" --train.max-epochs="$epochs" --train.seed="$round")
+  "$bin/actorps-train" --train.run-dir="$tmp/runs" --train.name="one-$evals-$round" "${text[@]}" "$(layers 20 32)" \
+    "${every[@]}" > "$tmp/one.out" 2>&1
+  cluster "c1-$evals-$round" 1 "$(layers 20 32)" "${every[@]}"
+  cluster "c4-$evals-$round" 4 "$(layers 20 32)" "${every[@]}"
   cell() { printf '%.4f / %.0f' "$(field "$tmp/runs/$1/summary.json" test_accuracy)" "$(field "$tmp/runs/$1/summary.json" examples_per_second)"; }
-  e1=$(field "$tmp/runs/one-$round/summary.json" examples_per_second)
-  ec1=$(field "$tmp/runs/c1-$round/summary.json" examples_per_second)
-  ec4=$(field "$tmp/runs/c4-$round/summary.json" examples_per_second)
-  printf "%-5s %-18s %-18s %-18s %s\n" "$round" "$(cell "one-$round")" "$(cell "c1-$round")" "$(cell "c4-$round")" \
-    "$(python3 -c "print(f'{$ec1 / $e1:.2f}x, {$ec4 / $e1:.2f}x')")"
+  e1=$(field "$tmp/runs/one-$evals-$round/summary.json" examples_per_second)
+  ec1=$(field "$tmp/runs/c1-$evals-$round/summary.json" examples_per_second)
+  ec4=$(field "$tmp/runs/c4-$evals-$round/summary.json" examples_per_second)
+  printf "%-5s %-18s %-18s %-18s %s\n" "$round" "$(cell "one-$evals-$round")" "$(cell "c1-$evals-$round")" \
+    "$(cell "c4-$evals-$round")" "$(python3 -c "print(f'{$ec1 / $e1:.2f}x, {$ec4 / $e1:.2f}x')")"
+done
 done
 
 echo "== 2: bytes on the wire per worker step and peak RSS (MiB), 4 ps x 2 workers, one epoch"
