@@ -73,6 +73,7 @@ caf::expected<session> prepare(const train_settings& s) {
     return err;
   if (!s.init.from.empty())
     log_line(tag, cat("starting from the values of ", s.init.from, " (weights digest ", weights_digest(*start), ")"));
+  *start = {}; // (the net holds them now: a 2^22-row table's host copy is 512 MiB more at the peak)
   auto opt = optimizer::make(*out.be, s.optimizer, spec.variables());
   if (!opt)
     return std::move(opt.error());
