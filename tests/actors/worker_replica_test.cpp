@@ -6,6 +6,7 @@
 #include "control/slicing.hpp"
 #include "control/parameter_store.hpp"
 #include "model/init.hpp"
+#include "compute/token_ids.hpp"
 #include "model/mlp_spec.hpp"
 #include "tests/support/actor_fixture.hpp"
 #include "tests/support/synthetic_data.hpp"
@@ -382,6 +383,83 @@ BOOST_AUTO_TEST_CASE(a_shard_refusing_the_worker_stops_it_with_the_shards_error)
   caf::error reason;
   (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; });
   BOOST_TEST(reason == errc::unknown_worker);
+}
+
+namespace {
+
+// Texts of 8 id slots: class 0 names ids from [0, 16), class 1 from [40, 56) (then empty slots).
+dataset text_set(int n, uint32_t seed) {
+  dataset d;
+  d.rows = n;
+  d.shape = {1, 8, 1};
+  d.cols = 8;
+  d.max_label = 1;
+  uint32_t state = seed;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  for (int r = 0; r < n; ++r) {
+    const int label = r % 2;
+    const int ids = 3 + static_cast<int>(next() % 5);
+    for (int t = 0; t < 8; ++t)
+      d.images.push_back(t < ids ? encode_token((label == 0 ? 0u : 40u) + next() % 16u) : 0.0f);
+    d.labels.push_back(static_cast<float>(label));
+  }
+  return d;
+}
+
+} // namespace
+
+// An embedding model's worker against 2 ps nodes holding the table's halves (rows [0, 32) and
+// [32, 64)): every step pulls its batch's rows from both and pushes their gradients back, so both
+// shards count every step; rows no example names never move from the values the shards made.
+BOOST_AUTO_TEST_CASE(a_table_model_pulls_and_pushes_only_its_batches_rows) {
+  model_spec text;
+  text.input = {1, 8, 1};
+  text.layers = *parse_layers({"embedding 6 4 mean", "dense 2"});
+  auto table_plan = make_placement(text.variables(), 2, placement_strategy::round_robin);
+  BOOST_REQUIRE_EQUAL(table_plan.parts.size(), 4u); // the table's halves, the weights, the bias
+  auto dense = initial_values(text, {}, 1, false);
+  std::vector<parameter_shard_actor> shards;
+  for (uint32_t s = 0; s < 2; ++s) {
+    shards.push_back(keep(make_parameter_shard(*sys, {s})));
+    shard_setup setup;
+    setup.shard = s;
+    setup.plan = table_plan;
+    setup.optimizer = {"adagrad", 0.5f};
+    setup.workers = 1;
+    setup.generated = {0};
+    setup.table_seed = 1;
+    for (uint32_t i : parts_of(table_plan, s))
+      if (table_plan.parts[i].variable != 0)
+        setup.initial.push_back({table_plan.parts[i].variable, 0, {dense[table_plan.parts[i].variable]}});
+    BOOST_REQUIRE(ask<setup_reply>(shards.back(), init_atom_v, setup));
+  }
+  auto chief = keep(sys->spawn(stub_chief, table_plan, log, int64_t{20}, int64_t{-1}));
+  auto cfg = config(chief);
+  cfg.train.model = text;
+  auto data = std::make_shared<data_splits>();
+  data->train = text_set(200, 1);
+  data->validation = text_set(20, 2);
+  data->test = text_set(20, 3);
+  data->token_ids = true;
+  cfg.data = data;
+  cfg.shards = shards;
+  train_to_end(cfg);
+  BOOST_TEST(log->final_seen);
+  BOOST_TEST(log->steps >= 20);
+  std::vector<float> made(64 * 4);
+  table_rows_initial(1, 0, 64, 4, made.data());
+  for (uint32_t s = 0; s < 2; ++s) {
+    auto held = ask<pull_reply>(shards[s], pull_atom_v, pull_request{chief_worker_id, {{0, s * 128, 128}}});
+    BOOST_REQUIRE_MESSAGE(held, error_text(held));
+    BOOST_TEST(held->version == static_cast<uint64_t>(log->steps)); // (every step reached both halves)
+    auto values = held->slices.at(0).data.to_vector();
+    for (uint32_t r = 0; r < 32; ++r) {
+      const uint32_t row = s * 32 + r;
+      const bool named = row < 16 || (row >= 40 && row < 56);
+      const bool moved = !std::equal(values.begin() + r * 4, values.begin() + r * 4 + 4, made.begin() + row * 4);
+      BOOST_TEST(moved == named, "row " << row);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
