@@ -9,7 +9,8 @@
 #  with no summary): the sync chief and the ssp shard get SIGINT.
 #  3. a node still waiting for a peer at its start (a worker whose chief is not there, and the
 #     second slice of a model-parallel group whose first never came up) ends within a second or
-#     two of SIGTERM, exit 1, naming the peer it waited for (it waited out cluster.connect-timeout,
+#     two of SIGTERM, exit 1, naming the peer it waited for (or the slice's own refusal, when it
+#     reached its first slice before that failed) (it waited out cluster.connect-timeout,
 #     30 s, and local-cluster.sh's clean-up of a failed start with it).
 # Usage: sigterm_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
@@ -72,6 +73,10 @@ fi
 took=$((SECONDS - start))
 echo "the failed start ended after ${took}s"
 [[ $took -le 10 ]] || fail "the failed model-parallel start took ${took}s (its second slice waited for the first)"
-grep -q "stopped by SIGTERM while waiting for worker 0" "$tmp/runs/sliced/logs/worker-1.log" \
-  || fail "worker 1 did not say what it waited for: $(tail -n 2 "$tmp/runs/sliced/logs/worker-1.log")"
+# worker 1 either still waits for worker 0 when the start's clean-up ends it, or reached worker 0
+# while that was up for a moment and refused the same towers itself: both end with the run (in
+# CI, 2026-11-28, it once got there first)
+grep -q -e "stopped by SIGTERM while waiting for worker 0" -e "compute.devices: towers train the whole model" \
+  "$tmp/runs/sliced/logs/worker-1.log" \
+  || fail "worker 1 did not say why it stopped: $(tail -n 2 "$tmp/runs/sliced/logs/worker-1.log")"
 finish
