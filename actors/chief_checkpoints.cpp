@@ -28,8 +28,9 @@ namespace {
 template <class F>
 void each_row(const placement_plan& plan, uint32_t k, size_t offset, size_t n, F fn) {
   const auto cols = static_cast<size_t>(plan.variables[k].cols);
-  for (size_t r = offset / cols; r < (offset + n) / cols; ++r)
-    fn(r, table_row(plan, k, static_cast<uint32_t>(r)));
+  const size_t begin = offset / cols, first = table_row(plan, k, static_cast<uint32_t>(begin)), stride = row_stride(plan, k);
+  for (size_t r = begin; r < (offset + n) / cols; ++r) // (a part's rows: every stride-th table row)
+    fn(r, first + (r - begin) * stride);
 }
 
 // Puts the parts the shards sent (values or one optimizer slot) together into whole variables.

@@ -60,12 +60,10 @@ struct model_pull : std::enable_shared_from_this<model_pull<Self>> {
     const auto cols = static_cast<uint32_t>(plan.variables[slice.variable].cols);
     if (slice.offset % cols != 0 || slice.data.values.size() % cols != 0)
       return caf::make_error(errc::protocol_error, "a range of a table that is not whole rows");
-    // (a pull's range lies in one part: its rows are every parts-th row of the table)
-    const auto parts = static_cast<uint32_t>(std::count_if(plan.parts.begin(), plan.parts.end(),
-                                                           [&](const variable_part& p) { return p.variable == slice.variable; }));
-    const uint32_t first = table_row(plan, slice.variable, slice.offset / cols);
+    // (a pull's range lies in one part: its rows are every stride-th row of the table)
+    const uint32_t first = table_row(plan, slice.variable, slice.offset / cols), stride = row_stride(plan, slice.variable);
     for (uint32_t r = 0; r < slice.data.values.size() / cols; ++r)
-      if (auto err = model->upload_parameter(slice.variable, (first + size_t{r} * parts) * cols,
+      if (auto err = model->upload_parameter(slice.variable, (first + size_t{r} * stride) * cols,
                                              slice.data.values.data() + size_t{r} * cols, cols))
         return err;
     return caf::none;

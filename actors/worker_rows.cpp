@@ -39,7 +39,7 @@ void detail::fetch_rows(worker_pointer self, int rows) {
   auto& t = *st.table;
   const auto tokens = static_cast<int>(st.step->model().spec().input.size());
   t.exchange->renumber(st.images.data(), rows, tokens);
-  t.values.assign(t.exchange->distinct() * t.exchange->cols(), 0.0f);
+  t.values.resize(t.exchange->distinct() * t.exchange->cols()); // (every row is placed by its reply)
   t.gradient_ready = false;
   t.rows = rows;
   const auto shards = t.exchange->shards();

@@ -132,13 +132,9 @@ caf::error parameter_store::init(const shard_setup& setup) {
     if (seen[i] || !generated || !plan.variables[p.index].table)
       continue;
     const uint32_t begin = p.offset / p.cols, rows = static_cast<uint32_t>(p.values.size() / p.cols);
-    if (!rows_permuted(plan, p.index)) {
-      table_rows_initial(setup.table_seed, begin, rows, static_cast<int>(p.cols), p.values.data());
-    } else { // (mod: this part's rows are every parts-th row of the table, from its first)
-      const uint32_t first = table_row(plan, p.index, begin), step = table_row(plan, p.index, begin + 1) - first;
-      for (uint32_t r = 0; r < rows; ++r)
-        table_rows_initial(setup.table_seed, first + r * step, 1, static_cast<int>(p.cols), p.values.data() + size_t{r} * p.cols);
-    }
+    const uint32_t first = table_row(plan, p.index, begin), stride = row_stride(plan, p.index);
+    for (uint32_t r = 0; r < rows; ++r) // (each row from its own stream: any split makes the same rows)
+      table_rows_initial(setup.table_seed, first + r * stride, 1, static_cast<int>(p.cols), p.values.data() + size_t{r} * p.cols);
     seen[i] = true;
   }
   for (size_t i = 0; i < parts.size(); ++i)

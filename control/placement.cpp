@@ -30,16 +30,6 @@ bool is_table_partition(const std::string& text) {
 
 namespace {
 
-// The rows of each of `parts` parts of a table of `rows` rows under "mod": part j holds the rows
-// j, j + parts, ... (the first rows % parts parts one more).
-std::vector<int> mod_split(int rows, uint32_t parts) {
-  std::vector<int> out;
-  const auto n = static_cast<int>(std::min<uint32_t>(parts, static_cast<uint32_t>(rows)));
-  for (int j = 0; j < n; ++j)
-    out.push_back((rows - j + n - 1) / n);
-  return out;
-}
-
 // Table k's parts, in row order.
 std::vector<const variable_part*> table_parts(const placement_plan& plan, uint32_t k) {
   std::vector<const variable_part*> out;
@@ -54,6 +44,10 @@ std::vector<const variable_part*> table_parts(const placement_plan& plan, uint32
 bool rows_permuted(const placement_plan& plan, uint32_t k) {
   return plan.table_partition == "mod" && k < plan.variables.size() && plan.variables[k].table
          && table_parts(plan, k).size() > 1;
+}
+
+uint32_t row_stride(const placement_plan& plan, uint32_t k) {
+  return rows_permuted(plan, k) ? static_cast<uint32_t>(table_parts(plan, k).size()) : 1;
 }
 
 // (no allocation: a checkpoint maps every row of a table of millions)

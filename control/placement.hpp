@@ -47,6 +47,11 @@ uint32_t table_row(const placement_plan& plan, uint32_t k, uint32_t stored);
 /// Whether table k's stored order is not its rows' (mod over more than one part).
 bool rows_permuted(const placement_plan& plan, uint32_t k);
 
+/// Within one part of table k, consecutive stored rows are this many table rows apart: the
+/// parts' count under mod, else 1. A part's stored row begin + i is table row
+/// table_row(plan, k, begin) + i * row_stride(plan, k).
+uint32_t row_stride(const placement_plan& plan, uint32_t k);
+
 /// Returns the bytes of a part.
 size_t part_bytes(const placement_plan& plan, const variable_part& part);
 

@@ -54,6 +54,14 @@ std::string to_string(const partitioner& p) {
   return "unknown";
 }
 
+std::vector<int> mod_split(int rows, uint32_t parts) {
+  std::vector<int> out;
+  const auto n = static_cast<int>(std::min<uint32_t>(parts, static_cast<uint32_t>(rows)));
+  for (int j = 0; j < n; ++j)
+    out.push_back((rows - j + n - 1) / n);
+  return out;
+}
+
 std::vector<int> partition_rows(const variable_spec& var, const partitioner& p) {
   switch (p.kind) {
     case partitioner::rule::none: break;

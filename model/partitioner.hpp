@@ -33,4 +33,9 @@ std::string to_string(const partitioner& p);
 /// than max-bytes stays one part: variables are split by rows only.
 std::vector<int> partition_rows(const variable_spec& var, const partitioner& p);
 
+/// The rows of each of min(parts, rows) parts of a table of `rows` rows split by "mod" (TF's
+/// partition strategy): part j holds the rows j, j + parts, ... (the first rows % parts parts one
+/// more).
+std::vector<int> mod_split(int rows, uint32_t parts);
+
 } // namespace actorps

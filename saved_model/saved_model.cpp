@@ -361,11 +361,12 @@ caf::error export_npz(const saved_model& m, const std::string& path, const table
                                                        vars[k].rows, " rows"));
     split = true;
     const auto cols = static_cast<size_t>(vars[k].cols);
-    const auto rows = partition_rows(vars[k], partitioner{partitioner::rule::fixed, tables.parts}); // (div)
+    const auto rows = tables.mod ? mod_split(vars[k].rows, tables.parts)
+                                 : partition_rows(vars[k], partitioner{partitioner::rule::fixed, tables.parts});
     size_t first = 0;
     for (uint32_t j = 0; j < tables.parts; ++j) {
       std::vector<float> part;
-      const size_t n = tables.mod ? (vars[k].rows - j + tables.parts - 1) / tables.parts : static_cast<size_t>(rows[j]);
+      const auto n = static_cast<size_t>(rows[j]);
       part.reserve(n * cols);
       for (size_t i = 0; i < n; ++i) {
         const size_t row = tables.mod ? j + i * tables.parts : first + i;
