@@ -49,6 +49,12 @@ const char* to_string(backend_op op) {
   return "unknown";
 }
 
+void backend::apply_update_rows(const optimizer_params& p, long t, size_t cols, const size_t* at, size_t count,
+                                float* w, const float* g, float* slot0, float* slot1) {
+  for (size_t j = 0; j < count; ++j)
+    apply_update(p, t, cols, w + at[j], g + j * cols, slot0 ? slot0 + at[j] : nullptr, slot1 ? slot1 + at[j] : nullptr);
+}
+
 caf::error allocate_into(backend& be, size_t n, buffer& out) {
   auto buf = be.allocate(n);
   if (!buf)

@@ -229,6 +229,12 @@ public:
   /// Applies update number t of the optimizer p to n weights w with gradient g and its slots.
   virtual void apply_update(const optimizer_params& p, long t, size_t n, float* w, const float* g,
                             float* slot0, float* slot1) = 0;
+
+  /// Applies update number t to `count` rows of `cols` weights: gradient row j (g + j * cols) to
+  /// the weights at w + at[j] and the slots at the same offsets (an embedding table's sparse
+  /// update). By default apply_update row by row; the CPU backend fetches rows ahead.
+  virtual void apply_update_rows(const optimizer_params& p, long t, size_t cols, const size_t* at, size_t count,
+                                 float* w, const float* g, float* slot0, float* slot1);
 };
 
 /// Allocates n floats on be into out (the error of allocate() otherwise); for models that

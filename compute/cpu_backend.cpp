@@ -2,6 +2,8 @@
 // vectorisable loops for everything else.
 #include "compute/cpu_backend.hpp"
 
+#include "common/page_blocks.hpp"
+
 #include "compute/avx512_gemm.hpp"
 #include "compute/batch_norm_ops.hpp"
 #include "compute/direct_conv.hpp"
@@ -134,13 +136,12 @@ public:
 
   caf::expected<buffer> allocate(size_t n) override {
     size_t bytes = std::max<size_t>(64, (n * sizeof(float) + 63) / 64 * 64);
-    auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+    auto* p = static_cast<float*>(allocate_block(bytes)); // (zeroed; a table on 2 MiB pages)
     if (p == nullptr)
       return caf::make_error(errc::out_of_memory, cat("cpu: cannot allocate ", bytes, " bytes"));
-    std::memset(p, 0, bytes);
     meter_.took(bytes);
     return buffer{p, n, [this, bytes](float* ptr) {
-                    std::free(ptr);
+                    free_block(ptr, bytes);
                     meter_.gave_back(bytes);
                   }};
   }
@@ -296,6 +297,11 @@ public:
   void apply_update(const optimizer_params& p, long t, size_t n, float* w, const float* g,
                     float* slot0, float* slot1) override {
     apply_update_host(p, t, n, w, g, slot0, slot1);
+  }
+
+  void apply_update_rows(const optimizer_params& p, long t, size_t cols, const size_t* at, size_t count, float* w,
+                         const float* g, float* slot0, float* slot1) override {
+    apply_rows_host(p, t, cols, at, count, w, g, slot0, slot1);
   }
 
   void depthwise(const window_geometry& g, int n, const float* x, const float* w, float* y) override {

@@ -59,6 +59,10 @@ public:
                     float* slot1) override {
     inner_.apply_update(p, t, n, w, g, slot0, slot1);
   }
+  void apply_update_rows(const optimizer_params& p, long t, size_t cols, const size_t* at, size_t count, float* w,
+                         const float* g, float* slot0, float* slot1) override {
+    inner_.apply_update_rows(p, t, cols, at, count, w, g, slot0, slot1);
+  }
 
   void channel_moments(matrix x, float* mean, float* var) override { inner_.channel_moments(x, mean, var); }
   void batch_norm(matrix x, const float* mean, const float* var, const float* gamma, const float* beta, float eps,

@@ -6,6 +6,7 @@
 
 #include "compute/denormals.hpp"
 #include "compute/fast_math.hpp"
+#include "compute/row_prefetch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -146,17 +147,35 @@ optimizer_params for_variable(const optimizer_params& p, const std::string& vari
   return out;
 }
 
-ACTORPS_VECTOR_CLONES
-void apply_update_host(const optimizer_params& p, long t, size_t n, float* w, const float* g,
-                       float* slot0, float* slot1) {
-  denormals_flushed flushed; // slots of weights whose gradient stays 0 decay towards denormals
+namespace {
+
+// One update's step sizes, worked out once for every span it moves.
+struct update_rates {
+  float lr = 0.0f;   // the schedule's learning rate at step t
+  float step = 0.0f; // adam's bias-corrected step size
+};
+
+update_rates rates_at(const optimizer_params& p, long t) {
+  update_rates r;
+  if (p.moving_decay > 0.0f)
+    return r;
+  r.lr = learning_rate_at(p, t);
+  if (p.kind == optimizer_kind::adam)
+    r.step = adam_step_size(p, t);
+  return r;
+}
+
+// The rule itself on n contiguous weights; inlined into each of its callers' clones (so each
+// is vectorised for the CPU the clone is for).
+__attribute__((always_inline)) inline void update_span(const optimizer_params& p, const update_rates& r, size_t n,
+                                                       float* w, const float* g, float* slot0, float* slot1) {
   if (p.moving_decay > 0.0f) {
     const float keep = p.moving_decay, take = 1.0f - p.moving_decay;
     for (size_t i = 0; i < n; ++i)
       w[i] = keep * w[i] + take * g[i];
     return;
   }
-  const float lr = learning_rate_at(p, t);
+  const float lr = r.lr;
   const float wd = p.weight_decay;
   switch (p.kind) {
     case optimizer_kind::sgd:
@@ -176,7 +195,7 @@ void apply_update_host(const optimizer_params& p, long t, size_t n, float* w, co
       break;
     }
     case optimizer_kind::adam: {
-      const float step = adam_step_size(p, t);
+      const float step = r.step;
       const float b1 = p.beta1, b2 = p.beta2, eps = p.epsilon;
       for (size_t i = 0; i < n; ++i) {
         float gi = g[i] + wd * w[i];
@@ -203,6 +222,33 @@ void apply_update_host(const optimizer_params& p, long t, size_t n, float* w, co
       }
       break;
     }
+  }
+}
+
+} // namespace
+
+ACTORPS_VECTOR_CLONES
+void apply_update_host(const optimizer_params& p, long t, size_t n, float* w, const float* g,
+                       float* slot0, float* slot1) {
+  denormals_flushed flushed; // slots of weights whose gradient stays 0 decay towards denormals
+  update_span(p, rates_at(p, t), n, w, g, slot0, slot1);
+}
+
+ACTORPS_VECTOR_CLONES
+void apply_rows_host(const optimizer_params& p, long t, size_t cols, const size_t* at, size_t count, float* w,
+                     const float* g, float* slot0, float* slot1) {
+  denormals_flushed flushed;
+  const auto r = rates_at(p, t);
+  for (size_t j = 0; j < count; ++j) {
+    if (j + rows_ahead < count) { // (the rows lie scattered over a table far larger than the caches)
+      const size_t next = at[j + rows_ahead];
+      prefetch_floats(w + next, cols);
+      if (slot0 != nullptr)
+        prefetch_floats(slot0 + next, cols);
+      if (slot1 != nullptr)
+        prefetch_floats(slot1 + next, cols);
+    }
+    update_span(p, r, cols, w + at[j], g + j * cols, slot0 ? slot0 + at[j] : nullptr, slot1 ? slot1 + at[j] : nullptr);
   }
 }
 

@@ -104,4 +104,12 @@ optimizer_params for_variable(const optimizer_params& p, const std::string& vari
 void apply_update_host(const optimizer_params& p, long t, size_t n, float* w, const float* g,
                        float* slot0, float* slot1);
 
+/// Applies update number t to `count` rows of `cols` weights each, row j of the gradient (g + j *
+/// cols) to the weights at w + at[j] and their slots at slot0 + at[j] (slot1 + at[j]): an
+/// embedding table's sparse update, on the shard's part or on one process's table. The same rule
+/// as apply_update_host row by row, with the next rows fetched into the cache ahead.
+/// REQUIRES: each at[j] + cols within w (and the slots); the rows distinct.
+void apply_rows_host(const optimizer_params& p, long t, size_t cols, const size_t* at, size_t count, float* w,
+                     const float* g, float* slot0, float* slot1);
+
 } // namespace actorps

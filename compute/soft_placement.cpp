@@ -137,6 +137,12 @@ public:
     run(backend_op::apply_update, {{w, n, true}, {g, n, false}, {slot0, n, true}, {slot1, n, true}},
         [&](float** p) { cpu_->apply_update(opt, t, n, p[0], p[1], p[2], p[3]); });
   }
+  void apply_update_rows(const optimizer_params& opt, long t, size_t cols, const size_t* at, size_t count, float* w,
+                         const float* g, float* slot0, float* slot1) override {
+    if (!lacks(backend_op::apply_update))
+      return device_->apply_update_rows(opt, t, cols, at, count, w, g, slot0, slot1);
+    backend::apply_update_rows(opt, t, cols, at, count, w, g, slot0, slot1); // (row by row, each on the CPU)
+  }
 
   void channel_moments(matrix x, float* mean, float* var) override {
     if (!lacks(backend_op::channel_moments))

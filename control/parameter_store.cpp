@@ -7,6 +7,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "compute/host_ops.hpp"
+#include "compute/row_prefetch.hpp"
 #include "model/init.hpp"
 
 #include <algorithm>
@@ -69,6 +70,15 @@ namespace {
 template <class Floats>
 bool all_finite(const Floats& xs) {
   return actorps::all_finite(xs.data(), xs.size());
+}
+
+// Where each of a slice's rows starts in its part's values (validated: shard_layout::locate_rows).
+template <class Part>
+std::vector<size_t> row_offsets(const Part& p, const row_ids& rows) {
+  std::vector<size_t> at(rows.size());
+  for (size_t j = 0; j < rows.size(); ++j)
+    at[j] = size_t{rows.ids[j]} * p.cols - p.offset;
+  return at;
 }
 
 } // namespace
@@ -243,10 +253,8 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
       continue;
     }
     float_vector rows(r.count);
-    for (size_t j = 0; j < r.rows.size(); ++j) {
-      const float* from = p.values.data() + (size_t{r.rows.ids[j]} * p.cols - p.offset);
-      std::copy(from, from + p.cols, rows.data() + j * p.cols);
-    }
+    const auto from = row_offsets(p, r.rows);
+    gather_rows(p.values.data(), p.cols, from.data(), from.size(), rows.data());
     out.slices.push_back({r.variable, r.offset, {std::move(rows)}, false, r.rows});
   }
   return out;
@@ -270,16 +278,17 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
   for (size_t i = 0; i < req.grads.size(); ++i) {
     auto& g = req.grads[i];
     auto& v = parts_[at[i]];
-    auto apply = [&](size_t from, size_t n, const float* grad) {
-      apply_update_host(v.optimizer, t, n, v.values.data() + from, grad, v.slot0.empty() ? nullptr : v.slot0.data() + from,
-                        v.slot1.empty() ? nullptr : v.slot1.data() + from);
-    };
+    float* slot0 = v.slot0.empty() ? nullptr : v.slot0.data();
+    float* slot1 = v.slot1.empty() ? nullptr : v.slot1.data();
     if (!g.by_rows()) {
-      apply(g.offset - v.offset, g.data.values.size(), g.data.values.data());
+      const size_t from = g.offset - v.offset;
+      apply_update_host(v.optimizer, t, g.data.values.size(), v.values.data() + from, g.data.values.data(),
+                        slot0 ? slot0 + from : nullptr, slot1 ? slot1 + from : nullptr);
       continue;
     }
-    for (size_t j = 0; j < g.rows.size(); ++j) // (only these rows and their slots move: TF's sparse apply)
-      apply(size_t{g.rows.ids[j]} * v.cols - v.offset, v.cols, g.data.values.data() + j * v.cols);
+    const auto rows_at = row_offsets(v, g.rows); // (only these rows and their slots move: TF's sparse apply)
+    apply_rows_host(v.optimizer, t, v.cols, rows_at.data(), rows_at.size(), v.values.data(), g.data.values.data(),
+                    slot0, slot1);
   }
   if (req.part + 1 == req.parts) { // a step in parts counts once, at its last part
     if (lag_histogram_.empty())
@@ -336,11 +345,11 @@ caf::expected<shard_snapshot> parameter_store::snapshot() const {
   shard_snapshot out;
   out.version = version_;
   for (auto& v : parts_) {
-    out.values.push_back({v.index, v.offset, {v.values}});
+    out.values.push_back({v.index, v.offset, tensor_copy(v.values.data(), v.values.size())});
     if (!v.slot0.empty())
-      out.slot0.push_back({v.index, v.offset, {v.slot0}});
+      out.slot0.push_back({v.index, v.offset, tensor_copy(v.slot0.data(), v.slot0.size())});
     if (!v.slot1.empty())
-      out.slot1.push_back({v.index, v.offset, {v.slot1}});
+      out.slot1.push_back({v.index, v.offset, tensor_copy(v.slot1.data(), v.slot1.size())});
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // store exactly as it was. Single-threaded (owned by the shard actor).
 #pragma once
 
+#include "common/page_blocks.hpp"
 #include "control/shard_layout.hpp"
 #include "control/value_views.hpp"
 #include "compute/optimizer_rules.hpp"
@@ -64,15 +65,18 @@ public:
   std::string describe() const;
 
 private:
+  // The floats of a part (an embedding table's part: on 2 MiB pages where the kernel gives them).
+  using store_floats = std::vector<float, block_allocator<float>>;
+
   // A variable, or one part of it (cluster.partitioner), held here.
   struct part {
     uint32_t index = 0;  // the variable
     uint32_t offset = 0; // where the part starts in the whole variable
     std::string name;    // with "/part_J" when the variable is split
     uint32_t cols = 0;   // the variable's row length (a row slice's rows are cols values each)
-    std::vector<float> values;
-    std::vector<float> slot0;
-    std::vector<float> slot1;
+    store_floats values;
+    store_floats slot0;
+    store_floats slot1;
     optimizer_params optimizer; // the shard's, with this variable's weight decay
   };
 

@@ -38,11 +38,11 @@ void optimizer::apply(std::vector<buffer>& variables, const std::vector<buffer>&
       continue;
     }
     const size_t n = cols_[i];
-    for (size_t j = 0; j < sparse->size(); ++j) { // (row j of the gradient is the table's row (*sparse)[j])
-      const size_t at = (*sparse)[j] * n;
-      be_->apply_update(per_variable_[i], step_, n, variables[i].data() + at, gradients[i].data() + j * n,
-                        slot0 ? slot0 + at : nullptr, slot1 ? slot1 + at : nullptr);
-    }
+    row_offsets_.resize(sparse->size()); // (row j of the gradient is the table's row (*sparse)[j])
+    for (size_t j = 0; j < sparse->size(); ++j)
+      row_offsets_[j] = (*sparse)[j] * n;
+    be_->apply_update_rows(per_variable_[i], step_, n, row_offsets_.data(), row_offsets_.size(), variables[i].data(),
+                           gradients[i].data(), slot0, slot1);
   }
 }
 

@@ -34,6 +34,7 @@ public:
 private:
   optimizer(backend& be, const optimizer_params& params) : be_(&be), params_(params) {}
   std::vector<size_t> cols_; // per variable: its row length (sparse rows)
+  std::vector<size_t> row_offsets_; // a sparse update's rows as offsets into the table (kept between steps)
 
   backend* be_;
   optimizer_params params_;

@@ -231,4 +231,60 @@ BOOST_AUTO_TEST_CASE(updates_flush_denormal_slots_to_zero_and_restore_the_caller
   BOOST_TEST(std::fpclassify(half_of_tiny) == FP_SUBNORMAL);
 }
 
+// A sparse update (apply_rows_host) is the dense rule on each named row, bit for bit, for every
+// optimizer, the moving-average rule and a schedule; rows it does not name keep their weights and
+// slots. The rows are scattered and out of order, more than rows_ahead of them.
+BOOST_AUTO_TEST_CASE(rows_update_each_named_row_as_the_dense_rule_does) {
+  const size_t rows = 64, cols = 5;
+  const std::vector<size_t> picked = {40, 3, 63, 17, 0, 22, 9, 51};
+  for (auto kind : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::nesterov, optimizer_kind::adam,
+                    optimizer_kind::adagrad, optimizer_kind::rmsprop}) {
+    for (float moving_decay : {0.0f, 0.9f}) {
+      optimizer_params p;
+      p.kind = kind;
+      p.learning_rate = 0.05f;
+      p.weight_decay = 0.01f;
+      p.moving_decay = moving_decay;
+      p.schedule = lr_schedule::cosine;
+      p.decay_steps = 10;
+      auto filled = [&](float base) {
+        std::vector<float> v(rows * cols);
+        for (size_t i = 0; i < v.size(); ++i)
+          v[i] = base + 0.001f * static_cast<float>(i % 97);
+        return v;
+      };
+      auto w = filled(0.5f), s0 = filled(0.2f), s1 = filled(0.3f);
+      auto w_ref = w, s0_ref = s0, s1_ref = s1;
+      std::vector<float> g(picked.size() * cols);
+      for (size_t i = 0; i < g.size(); ++i)
+        g[i] = 0.01f * static_cast<float>(i % 13) - 0.05f;
+      std::vector<size_t> at;
+      for (size_t r : picked)
+        at.push_back(r * cols);
+      for (long t : {1L, 2L, 7L}) {
+        apply_rows_host(p, t, cols, at.data(), at.size(), w.data(), g.data(), s0.data(), s1.data());
+        for (size_t j = 0; j < picked.size(); ++j)
+          apply_update_host(p, t, cols, w_ref.data() + at[j], g.data() + j * cols, s0_ref.data() + at[j],
+                            s1_ref.data() + at[j]);
+      }
+      BOOST_TEST_INFO("optimizer " << to_string(kind) << ", moving decay " << moving_decay);
+      BOOST_TEST(w == w_ref, boost::test_tools::per_element());
+      BOOST_TEST(s0 == s0_ref, boost::test_tools::per_element());
+      BOOST_TEST(s1 == s1_ref, boost::test_tools::per_element());
+      BOOST_TEST(w[size_t{1} * cols] == 0.5f + 0.001f * cols); // (row 1 is not named: untouched)
+    }
+  }
+}
+
+// Without slots (sgd) the rows' update takes null slot pointers.
+BOOST_AUTO_TEST_CASE(rows_update_without_slots) {
+  optimizer_params p;
+  p.kind = optimizer_kind::sgd;
+  p.learning_rate = 0.5f;
+  std::vector<float> w = {1, 1, 2, 2, 3, 3}, g = {1, 2, 4, 6};
+  const std::vector<size_t> at = {4, 0};
+  apply_rows_host(p, 1, 2, at.data(), at.size(), w.data(), g.data(), nullptr, nullptr);
+  BOOST_TEST(w == (std::vector<float>{-1, -2, 2, 2, 2.5f, 2}), boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
