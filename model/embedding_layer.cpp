@@ -7,6 +7,7 @@
 #include "compute/token_ids.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 
 namespace actorps {
@@ -75,9 +76,28 @@ touched_rows::touched_rows(size_t table_rows, size_t max_slots)
     where_(keys_.size(), 0) {
 }
 
+bool touched_rows::collect_compact(const float* slots, int rows, int tokens) {
+  uint32_t next = 0; // the rows named so far: 0 ... next - 1
+  for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
+    const size_t first = r * static_cast<size_t>(tokens);
+    uint32_t id = 0;
+    for (size_t s = first; s < first + static_cast<size_t>(tokens) && decode_token(slots[s], id); ++s) {
+      if (id > next || id >= table_rows_)
+        return false; // (the hashing path writes every slot this one wrote)
+      next += id == next ? 1 : 0;
+      positions_[s] = slots[s]; // (its own position: an id is its row's place)
+    }
+  }
+  rows_.resize(next);
+  std::iota(rows_.begin(), rows_.end(), size_t{0});
+  return true;
+}
+
 const std::vector<size_t>& touched_rows::collect(const float* slots, int rows, int tokens) {
   rows_.clear();
   positions_.assign(static_cast<size_t>(rows) * static_cast<size_t>(tokens), 0.0f);
+  if (collect_compact(slots, rows, tokens))
+    return rows_;
   const auto mask = static_cast<uint32_t>(table_rows_ - 1);
   const size_t probe_mask = keys_.size() - 1;
   auto home = [&](size_t row) { return static_cast<size_t>((row * 0x9E3779B97F4A7C15ull) >> 17) & probe_mask; };

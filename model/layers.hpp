@@ -55,7 +55,9 @@ class touched_rows {
 public:
   touched_rows(size_t table_rows, size_t max_slots);
 
-  /// The rows of a batch of `rows` examples of `tokens` id slots.
+  /// The rows of a batch of `rows` examples of `tokens` id slots. Ids that already name rows
+  /// 0, 1, 2, ... in the order they first appear (a worker's batch, renumbered to its local
+  /// table's rows by control/row_exchange) are taken as they are, without the hash table.
   const std::vector<size_t>& collect(const float* slots, int rows, int tokens);
 
   const std::vector<size_t>& rows() const { return rows_; }
@@ -65,6 +67,9 @@ public:
   const std::vector<float>& positions() const { return positions_; }
 
 private:
+  // collect() for ids in first-seen order from 0; false (nothing decided) for any other batch.
+  bool collect_compact(const float* slots, int rows, int tokens);
+
   size_t table_rows_;
   std::vector<uint64_t> keys_;  // open addressing: a row + 1, 0 empty
   std::vector<uint32_t> where_; // its position in rows_

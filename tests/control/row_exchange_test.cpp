@@ -6,9 +6,12 @@
 #include "compute/token_ids.hpp"
 #include "control/placement.hpp"
 
+#include "tests/support/token_slots.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 using namespace actorps;
+using actorps::test::slots_of;
 
 namespace {
 
@@ -17,13 +20,6 @@ placement_plan plan_of_table() {
   variable_spec table{"embedding0/weights", 16, 2};
   table.table = true;
   return make_placement({table, {"logits/bias", 1, 2}}, 2, placement_strategy::round_robin);
-}
-
-std::vector<float> slots_of(std::vector<int> ids) { // (-1: an empty slot)
-  std::vector<float> out;
-  for (int id : ids)
-    out.push_back(id < 0 ? 0.0f : encode_token(static_cast<uint32_t>(id)));
-  return out;
 }
 
 } // namespace
