@@ -250,6 +250,18 @@ public:
     ACTORPS_CUDA_CHECK(gpu::launch_apply_update(p, t, n, w, g, slot0, slot1, stream_));
   }
 
+  void apply_update_rows(const optimizer_params& p, long t, size_t cols, const size_t* at, size_t count, float* w,
+                         const float* g, float* slot0, float* slot1) override {
+    if (count == 0)
+      return;
+    static_assert(sizeof(size_t) == 2 * sizeof(float), "row offsets go to the device as pairs of floats' room");
+    auto* device_at = reinterpret_cast<size_t*>(scratch_for(2 * count)); // (the rows' offsets, then one launch)
+    if (device_at == nullptr)
+      return;
+    ACTORPS_CUDA_CHECK(cudaMemcpyAsync(device_at, at, count * sizeof(size_t), cudaMemcpyHostToDevice, stream_));
+    ACTORPS_CUDA_CHECK(gpu::launch_apply_rows(p, t, cols, device_at, count, w, g, slot0, slot1, stream_));
+  }
+
   void depthwise(const window_geometry& g, int n, const float* x, const float* w, float* y) override {
     if (errors_.geometry_valid("depthwise", g))
       ACTORPS_CUDA_CHECK(gpu::launch_depthwise(g, n, x, w, y, stream_));

@@ -13,6 +13,12 @@ namespace actorps::gpu {
 cudaError_t launch_apply_update(const optimizer_params& p, long t, size_t n, float* w,
                                 const float* g, float* slot0, float* slot1, cudaStream_t s);
 
+/// Applies update number t of p to `count` rows of `cols` weights in device memory: gradient row j
+/// (g + j * cols) to the weights at w + at[j] and the slots at the same offsets; `at` in device
+/// memory, the rows distinct (compute/optimizer_rules.hpp's apply_rows_host).
+cudaError_t launch_apply_rows(const optimizer_params& p, long t, size_t cols, const size_t* at, size_t count,
+                              float* w, const float* g, float* slot0, float* slot1, cudaStream_t s);
+
 /// y += alpha * x over n elements (deterministic elementwise).
 cudaError_t launch_axpy(size_t n, float alpha, const float* x, float* y, cudaStream_t s);
 

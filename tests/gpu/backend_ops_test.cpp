@@ -196,6 +196,29 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(optimizer_updates, Device, devices) {
   }
 }
 
+// An embedding table's sparse update: the named rows (scattered, out of order) move as the dense
+// rule moves them, every other row and its slots stay.
+BOOST_AUTO_TEST_CASE_TEMPLATE(optimizer_updates_of_rows, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
+  const size_t rows = 300, cols = 17;
+  std::vector<size_t> at;
+  for (size_t r : {299u, 3u, 150u, 0u, 77u, 78u, 200u, 12u, 250u})
+    at.push_back(r * cols);
+  for (auto kind : all_optimizers) {
+    optimizer_params p;
+    p.kind = kind;
+    p.weight_decay = 0.01f;
+    values in = {random_values(rows * cols, 21), random_values(at.size() * cols, 22),
+                 std::vector<float>(rows * cols, slot_initial_value(p, 0)), std::vector<float>(rows * cols)};
+    f.compare(std::string{"rows "} + to_string(kind), in, [p, at](backend& be, std::vector<buffer>& b) {
+      for (long t = 1; t <= 3; ++t)
+        be.apply_update_rows(p, t, cols, at.data(), at.size(), b[0].data(), b[1].data(), b[2].data(), b[3].data());
+    });
+  }
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(im2col_col2im_and_max_pooling, Device, devices) {
   compare_fixture<Device> f;
   if (!f.other)
