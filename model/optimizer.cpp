@@ -1,6 +1,8 @@
 // Slot allocation and update dispatch of the optimizer.
 #include "model/optimizer.hpp"
 
+#include <algorithm>
+
 namespace actorps {
 
 caf::expected<optimizer> optimizer::make(backend& be, const optimizer_params& params,
@@ -14,9 +16,12 @@ caf::expected<optimizer> optimizer::make(backend& be, const optimizer_params& pa
       auto slot = be.allocate(var.size());
       if (!slot)
         return std::move(slot.error());
-      if (float start = slot_initial_value(params, s); start != 0.0f) {
-        std::vector<float> host(var.size(), start);
-        be.upload(host.data(), host.size(), slot->data());
+      if (float start = slot_initial_value(params, s); start != 0.0f) { // (Adagrad's accumulator)
+        // uploaded a block at a time: an embedding table's slot as one host copy was 512 MiB
+        // more at a 2^22 x 32 table's peak
+        const std::vector<float> block(std::min<size_t>(var.size(), size_t{1} << 16), start);
+        for (size_t at = 0; at < var.size(); at += block.size())
+          be.upload(block.data(), std::min(block.size(), var.size() - at), slot->data() + at);
       }
       out.slots_.push_back(std::move(*slot));
     }

@@ -308,7 +308,7 @@ input_scaling recorded_scaling(const checkpoint_manifest& m) {
   return s;
 }
 
-checkpoint to_checkpoint(const saved_model& m) {
+checkpoint to_checkpoint(saved_model m) {
   checkpoint c;
   auto& man = c.manifest;
   man.global_step = m.step;
@@ -322,7 +322,7 @@ checkpoint to_checkpoint(const saved_model& m) {
   man.class_names = m.class_names;
   shard_checkpoint shard;
   for (uint32_t k = 0; k < vars.size(); ++k)
-    shard.variables.push_back({k, m.values[k], {}, {}});
+    shard.variables.push_back({k, std::move(m.values[k]), {}, {}});
   c.shards.push_back(std::move(shard));
   return c;
 }

@@ -59,8 +59,9 @@ caf::expected<saved_model> from_checkpoint(const checkpoint& c, const std::strin
 void record_scaling(const input_scaling& s, checkpoint_manifest& m);
 input_scaling recorded_scaling(const checkpoint_manifest& m);
 
-/// Returns m as a one-shard checkpoint (placement "single", no optimizer slots).
-checkpoint to_checkpoint(const saved_model& m);
+/// Returns m as a one-shard checkpoint (placement "single", no optimizer slots); its values are
+/// moved there (pass a copy to keep them: std::move(m) saves a model's worth of memory).
+checkpoint to_checkpoint(saved_model m);
 
 /// Reads a model from path: a checkpoint directory (holding manifest.bin), a model directory
 /// runs/<name>/model or a run directory runs/<name> (their best model), or an .npz written by

@@ -50,10 +50,12 @@ caf::error run_monitor::evaluate(int64_t step, int64_t examples, const json_obje
   last_improved_ = rule_.observe_evaluation(val->loss, val->accuracy, t, train_loss);
   last_validation_accuracy_ = val->accuracy;
   if (last_improved_) {
-    if (auto err = net_.get_parameters(best_params_))
-      return err;
+    if (keeps_best_model()) // (to be saved; its test figures are this evaluation's: no copy otherwise)
+      if (auto err = net_.get_parameters(best_params_))
+        return err;
     best_step_ = step;
     best_validation_accuracy_ = val->accuracy;
+    best_test_ = *test;
   }
   json_object row;
   row.add("mode", mode_).add("step", step).add("epoch", epochs(examples)).add("wall_seconds", t)
@@ -97,7 +99,7 @@ caf::expected<std::string> run_monitor::save_model(const char* which, std::vecto
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   auto path = cat(dir, "/", which);
-  auto c = to_checkpoint(m);
+  auto c = to_checkpoint(std::move(m));
   c.manifest.mode = mode_;
   c.manifest.batch_size = settings_.batch_size;
   c.manifest.seed = settings_.seed;
@@ -106,6 +108,10 @@ caf::expected<std::string> run_monitor::save_model(const char* which, std::vecto
   log_line(mode_, cat(which, " model saved: ", path, " (step ", step, ", validation accuracy ", validation_accuracy,
                       ")"));
   return path;
+}
+
+bool run_monitor::keeps_best_model() const {
+  return settings_.save_model == model_saving::both || settings_.save_model == model_saving::best_only;
 }
 
 caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples,
@@ -128,19 +134,16 @@ caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples
     sum.final_model = *path;
   }
   if ((saving == model_saving::both || saving == model_saving::best_only) && !best_params_.empty()) {
-    auto path = save_model("best", best_params_, best_step_, best_validation_accuracy_);
+    auto path = save_model("best", std::move(best_params_), best_step_, best_validation_accuracy_);
     if (!path)
       return std::move(path.error());
     sum.best_model = *path;
   }
-  if (!best_params_.empty())
-    if (auto err = net_.set_parameters(best_params_))
-      return err;
-  auto best_test = actorps::evaluate(net_, data_.test);
-  if (!best_test)
-    return std::move(best_test.error());
-  sum.test_accuracy = best_test->accuracy;
-  sum.test_loss = best_test->loss;
+  // The best validation model's test figures: those of its evaluation (the same parameters on the
+  // same examples), or the final model's where no evaluation of this process found one.
+  const auto& best_test = best_test_ ? *best_test_ : *final_test;
+  sum.test_accuracy = best_test.accuracy;
+  sum.test_loss = best_test.loss;
   sum.best_validation_accuracy = rule_.best_validation_accuracy();
   sum.best_validation_loss = rule_.best_validation_loss();
   sum.examples_per_second = (examples - sum.resumed_examples) / std::max(sum.train_seconds - sum.resumed_seconds, 1e-9);

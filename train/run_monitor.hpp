@@ -88,9 +88,11 @@ public:
   void resume(double seconds) { resumed_ = seconds; }
 
   /// Evaluates the final model on the test set, saves the final and best models as
-  /// train.save-model says (<run-dir>/<name>/model/final and .../best, checkpoint format), restores
-  /// the best parameters into net, and writes summary.json from `partial` (steps, stop_reason, backend, train_seconds and examples
-  /// filled in by the caller) plus `extra` fields. Returns the completed summary.
+  /// train.save-model says (<run-dir>/<name>/model/final and .../best, checkpoint format), and
+  /// writes summary.json from `partial` (steps, stop_reason, backend, train_seconds and examples
+  /// filled in by the caller) plus `extra` fields. Returns the completed summary. The best
+  /// validation model's parameters are kept (a copy of the model: of an embedding table too)
+  /// only where it is to be saved; its test figures are those of the evaluation that found it.
   caf::expected<run_summary> finish(run_summary partial, int64_t examples, const json_object& extra);
 
 private:
@@ -104,7 +106,11 @@ private:
   caf::expected<std::string> save_model(const char* which, std::vector<std::vector<float>> values, int64_t step,
                                         double validation_accuracy);
 
+  // Whether train.save-model writes the best validation model (its parameters are then kept).
+  bool keeps_best_model() const;
+
   std::vector<std::vector<float>> best_params_;
+  std::optional<batch_metrics> best_test_; // the best validation model's test figures
   int64_t best_step_ = 0;
   double best_validation_accuracy_ = 0.0;
   int64_t last_step_ = -1;

@@ -46,6 +46,38 @@ struct session {
   std::shared_ptr<telemetry> observed;
 };
 
+// Puts the starting values into the network: init.from's, or those the seed makes, an embedding
+// table's by rows, 65,536 at a time, straight into the network (its whole host copy beside the
+// network's was 512 MiB more at a 2^22 x 32 table's peak).
+caf::error load_start(network& net, const model_spec& spec, const train_settings& s) {
+  const bool tables_by_rows = s.init.from.empty();
+  auto start = starting_values(spec, s.init, s.seed, !tables_by_rows);
+  if (!start)
+    return std::move(start.error());
+  if (!s.init.from.empty())
+    log_line(tag, cat("starting from the values of ", s.init.from, " (weights digest ", weights_digest(*start), ")"));
+  const auto vars = spec.variables();
+  for (size_t k = 0; k < vars.size(); ++k) {
+    const auto& v = (*start)[k];
+    if (v.size() == vars[k].size() || !vars[k].table) { // (a wrong size is refused by name)
+      if (auto err = net.upload_parameter(k, 0, v.data(), v.size()))
+        return err;
+      continue;
+    }
+    constexpr size_t chunk_rows = 65536;
+    const auto rows = static_cast<size_t>(vars[k].rows), cols = static_cast<size_t>(vars[k].cols);
+    std::vector<float> part;
+    for (size_t first = 0; first < rows; first += chunk_rows) {
+      const size_t n = std::min(chunk_rows, rows - first);
+      part.resize(n * cols);
+      table_rows_initial(s.seed, static_cast<uint32_t>(first), n, static_cast<int>(cols), part.data());
+      if (auto err = net.upload_parameter(k, first * cols, part.data(), part.size()))
+        return err;
+    }
+  }
+  return caf::none;
+}
+
 caf::expected<session> prepare(const train_settings& s) {
   if (!s.device.devices.empty())
     return caf::make_error(errc::invalid_config, "compute.devices: towers are a cluster worker's (actorps-node); "
@@ -66,14 +98,8 @@ caf::expected<session> prepare(const train_settings& s) {
   if (!net)
     return std::move(net.error());
   out.net = std::move(*net);
-  auto start = starting_values(spec, s.init, s.seed);
-  if (!start)
-    return std::move(start.error());
-  if (auto err = out.net->set_parameters(*start))
+  if (auto err = load_start(*out.net, spec, s))
     return err;
-  if (!s.init.from.empty())
-    log_line(tag, cat("starting from the values of ", s.init.from, " (weights digest ", weights_digest(*start), ")"));
-  *start = {}; // (the net holds them now: a 2^22-row table's host copy is 512 MiB more at the peak)
   auto opt = optimizer::make(*out.be, s.optimizer, spec.variables());
   if (!opt)
     return std::move(opt.error());

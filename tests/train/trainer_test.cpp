@@ -8,6 +8,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <random>
+#include <sstream>
 
 using namespace actorps;
 using namespace actorps::test;
@@ -144,6 +145,45 @@ BOOST_AUTO_TEST_CASE(seeded_runs_are_reproducible) {
   auto a = train_single_process(s), b = train_single_process(s);
   BOOST_REQUIRE(a && b);
   BOOST_TEST(a->test_loss == b->test_loss);
+}
+
+// The best validation model's test figures are those of the evaluation that found it: the same
+// whether its parameters are kept to be saved (save-model both) or not (none: no copy of the
+// model is held), and equal to that evaluation's row in metrics.jsonl (here an earlier one than the
+// last: the final model's test accuracy is 1, the best's 0.99).
+BOOST_AUTO_TEST_CASE(the_best_models_test_figures_need_no_copy_of_it) {
+  temp_dir dir;
+  write_quadrants(dir, 300, 100);
+  auto s = small_run(dir);
+  s.max_epochs = 12;
+  s.optimizer.learning_rate = 0.1f;
+  s.save_model = model_saving::both;
+  s.name = "kept";
+  auto kept = train_single_process(s);
+  s.save_model = model_saving::none;
+  s.name = "not-kept";
+  auto not_kept = train_single_process(s);
+  BOOST_REQUIRE_MESSAGE(kept, error_text(kept));
+  BOOST_REQUIRE_MESSAGE(not_kept, error_text(not_kept));
+  BOOST_TEST(kept->test_loss == not_kept->test_loss);
+  BOOST_TEST(kept->test_accuracy == not_kept->test_accuracy);
+  BOOST_TEST(!kept->best_model.empty());
+  BOOST_TEST(not_kept->best_model.empty());
+  // the row of the lowest validation loss (the best model's evaluation) holds its test loss
+  std::istringstream rows{read_text(dir.file("runs/not-kept/metrics.jsonl"))};
+  std::string row, best_row;
+  double lowest = 1e30;
+  auto number_after = [](const std::string& text, const std::string& key) {
+    auto at = text.find("\"" + key + "\": ");
+    BOOST_REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + key.size() + 4));
+  };
+  while (std::getline(rows, row))
+    if (double loss = number_after(row, "validation_loss"); loss < lowest) {
+      lowest = loss;
+      best_row = row;
+    }
+  BOOST_TEST(number_after(best_row, "test_loss") == not_kept->test_loss, boost::test_tools::tolerance(1e-5));
 }
 
 BOOST_AUTO_TEST_CASE(too_few_classes_for_the_labels_is_named) {
