@@ -13,6 +13,7 @@
 
 #include <zlib.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -36,8 +37,90 @@ constexpr char manifest_magic[8] = {'A', 'P', 'S', 'C', 'K', 'P', 'T', '1'};
 const char* const manifest_name = "manifest.bin";
 
 uint32_t crc_of(const std::string& bytes) {
-  return static_cast<uint32_t>(
-    crc32(0L, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (size_t at = 0; at < bytes.size();) { // (zlib counts in uInt: a file over 4 GiB goes in pieces)
+    const size_t n = std::min<size_t>(bytes.size() - at, size_t{1} << 30);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + at), static_cast<uInt>(n));
+    at += n;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+// What an archive writes, straight into a file 1 MiB at a time, with the CRC-32 and the count of
+// the bytes that passed: a shard's file written without holding its bytes (a 2^22 x 32 table's
+// model had been serialised whole first, up to twice its size for a moment).
+class file_sink : public std::streambuf {
+public:
+  file_sink(int fd, std::string path) : fd_(fd), path_(std::move(path)), block_(size_t{1} << 20) {
+    setp(block_.data(), block_.data() + block_.size());
+  }
+
+  // Writes what is left; the first error on the way, if any.
+  caf::error finish() {
+    flush();
+    return err_;
+  }
+
+  uint64_t bytes() const { return bytes_; }
+  uint32_t crc() const { return static_cast<uint32_t>(crc_); }
+
+protected:
+  int_type overflow(int_type c) override {
+    if (!flush())
+      return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+
+  int sync() override { return flush() ? 0 : -1; }
+
+private:
+  bool flush() {
+    const auto n = static_cast<size_t>(pptr() - pbase());
+    if (n > 0 && !err_) {
+      crc_ = crc32(crc_, reinterpret_cast<const Bytef*>(pbase()), static_cast<uInt>(n)); // (n <= 1 MiB)
+      bytes_ += n;
+      err_ = write_all(fd_, pbase(), n, path_);
+    }
+    setp(block_.data(), block_.data() + block_.size());
+    return !err_;
+  }
+
+  int fd_;
+  std::string path_;
+  std::vector<char> block_;
+  uLong crc_ = crc32(0L, Z_NULL, 0);
+  uint64_t bytes_ = 0;
+  caf::error err_;
+};
+
+// Writes x as a Cereal archive to path and fsyncs it; its entry in the manifest (bytes, CRC-32).
+template <class T>
+caf::expected<checkpoint_file> write_archive(const std::string& path, uint32_t shard, const std::string& name,
+                                             const T& x) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    return caf::make_error(errc::file_error, cat(path, ": cannot create: ", std::strerror(errno)));
+  file_sink sink{fd, path};
+  caf::error err;
+  try {
+    std::ostream os{&sink};
+    cereal::BinaryOutputArchive ar{os};
+    ar(x);
+  } catch (const std::exception& e) { // (cereal: a write that took fewer bytes; the sink says why)
+    err = caf::make_error(errc::file_error, cat(path, ": ", e.what()));
+  }
+  if (auto failed = sink.finish())
+    err = std::move(failed);
+  if (!err && ::fsync(fd) != 0)
+    err = caf::make_error(errc::file_error, cat(path, ": fsync failed: ", std::strerror(errno)));
+  ::close(fd);
+  if (err)
+    return err;
+  return checkpoint_file{shard, name, sink.bytes(), sink.crc()};
 }
 
 template <class T>
@@ -219,18 +302,17 @@ caf::error write_checkpoint(const checkpoint& c, const std::string& final_path) 
   m.format = checkpoint_format_version;
   m.files.clear();
   for (uint32_t s = 0; s < c.shards.size(); ++s) {
-    std::string bytes;
-    if (c.shards[s].format == m.format) {
-      bytes = to_bytes(c.shards[s]);
-    } else { // read from an older format: written in this one
-      shard_checkpoint now = c.shards[s];
-      now.format = m.format;
-      bytes = to_bytes(now);
-    }
     auto name = cat("shard-", s, ".bin");
-    if (auto err = write_file_synced(tmp + "/" + name, bytes))
-      return fail(std::move(err));
-    m.files.push_back({s, name, bytes.size(), crc_of(bytes)});
+    auto written = [&]() -> caf::expected<checkpoint_file> {
+      if (c.shards[s].format == m.format)
+        return write_archive(tmp + "/" + name, s, name, c.shards[s]);
+      shard_checkpoint now = c.shards[s]; // read from an older format: written in this one
+      now.format = m.format;
+      return write_archive(tmp + "/" + name, s, name, now);
+    }();
+    if (!written)
+      return fail(std::move(written.error()));
+    m.files.push_back(*written);
   }
   auto payload = to_bytes(m);
   uint32_t crc = crc_of(payload);

@@ -29,20 +29,28 @@ caf::error write_file_synced(const std::string& path, const std::string& bytes) 
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0)
     return caf::make_error(errc::file_error, cat(path, ": cannot create: ", std::strerror(errno)));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    auto n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) {
-      auto why = std::strerror(errno);
-      ::close(fd);
-      return caf::make_error(errc::file_error, cat(path, ": write failed: ", why));
-    }
-    done += static_cast<size_t>(n);
+  if (auto err = write_all(fd, bytes.data(), bytes.size(), path)) {
+    ::close(fd);
+    return err;
   }
   int rc = ::fsync(fd);
   ::close(fd);
   if (rc != 0)
     return caf::make_error(errc::file_error, cat(path, ": fsync failed: ", std::strerror(errno)));
+  return caf::none;
+}
+
+caf::error write_all(int fd, const char* data, size_t n, const std::string& path) {
+  size_t done = 0;
+  while (done < n) {
+    auto wrote = ::write(fd, data + done, n - done);
+    if (wrote <= 0) {
+      if (wrote < 0 && errno == EINTR)
+        continue;
+      return caf::make_error(errc::file_error, cat(path, ": write failed: ", wrote == 0 ? "no progress" : std::strerror(errno)));
+    }
+    done += static_cast<size_t>(wrote);
+  }
   return caf::none;
 }
 

@@ -16,6 +16,9 @@ caf::expected<std::string> read_whole_file(const std::string& path);
 /// Creates (or truncates) path, writes bytes and fsyncs it.
 caf::error write_file_synced(const std::string& path, const std::string& bytes);
 
+/// Writes n bytes to fd (open on path), after short writes too; file_error naming path and why.
+caf::error write_all(int fd, const char* data, size_t n, const std::string& path);
+
 /// fsyncs a directory (after a rename inside it).
 caf::error sync_directory(const std::string& dir);
 

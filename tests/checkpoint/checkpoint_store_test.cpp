@@ -8,6 +8,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <cereal/types/vector.hpp>
 #include <zlib.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -111,6 +113,51 @@ BOOST_AUTO_TEST_CASE(a_removed_directory_is_created_again_and_the_loss_said) {
     BOOST_REQUIRE(store.save(sample(300)));
     BOOST_TEST(log.text().empty(), log.text());
   }
+}
+
+// A shard file larger than its 1 MiB write blocks reads back exactly (the file is written as it
+// is serialised, its CRC-32 kept on the way).
+BOOST_AUTO_TEST_CASE(a_shard_file_of_several_blocks_reads_back_exactly) {
+  auto c = sample(5);
+  c.manifest.variables[0] = {"w", 3000, 200, 0}; // (2.4 MB of values, as much of momentum)
+  c.shards[0].variables[0].values = test::random_values(3000 * 200, 11);
+  c.shards[0].variables[0].slot0 = test::random_values(3000 * 200, 12);
+  auto path = store.save(c);
+  BOOST_REQUIRE_MESSAGE(path, test::error_text(path));
+  auto got = store.load_latest();
+  BOOST_REQUIRE_MESSAGE(got, test::error_text(got));
+  BOOST_REQUIRE(got->has_value());
+  BOOST_TEST((*got)->ckpt.shards[0].variables[0].values == c.shards[0].variables[0].values);
+  BOOST_TEST((*got)->ckpt.shards[0].variables[0].slot0 == c.shards[0].variables[0].slot0);
+  BOOST_TEST((*got)->ckpt.manifest.files[0].bytes > (size_t{4} << 20));
+}
+
+// The probe of a full disk: a file-size limit makes the kernel refuse writes past 2 MiB (EFBIG,
+// as ENOSPC would). The save fails naming the shard file, and the checkpoint before it stays the
+// newest, whole.
+BOOST_AUTO_TEST_CASE(a_full_disk_fails_the_save_by_name_and_keeps_the_last_checkpoint) {
+  BOOST_REQUIRE(store.save(sample(100)));
+  auto big = sample(200);
+  big.manifest.variables[0] = {"w", 3000, 200, 0};
+  big.shards[0].variables[0].values = test::random_values(3000 * 200, 13);
+  big.shards[0].variables[0].slot0 = test::random_values(3000 * 200, 14);
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old;
+  small.rlim_cur = 2 << 20;
+  BOOST_REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  auto saved = store.save(big);
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  BOOST_REQUIRE(!saved);
+  BOOST_TEST(saved.error() == errc::file_error);
+  BOOST_TEST(test::error_text(saved).find("shard-0.bin") != std::string::npos, test::error_text(saved));
+  auto got = store.load_latest();
+  BOOST_REQUIRE_MESSAGE(got, test::error_text(got));
+  BOOST_REQUIRE(got->has_value());
+  BOOST_TEST((*got)->ckpt.manifest.global_step == 100);
+  BOOST_TEST((*got)->skipped.empty());
 }
 
 BOOST_AUTO_TEST_CASE(no_checkpoint_is_not_an_error) {
