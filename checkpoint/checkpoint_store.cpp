@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <regex>
 #include <set>
@@ -133,6 +134,41 @@ std::string to_bytes(const T& x) {
   return os.str();
 }
 
+// The size and CRC-32 of a file, read 1 MiB at a time (a shard's file is checked before it is
+// decoded, and neither pass holds all its bytes).
+caf::expected<std::pair<uint64_t, uint32_t>> file_checksum(const std::string& path) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in)
+    return caf::make_error(errc::file_error, cat(path, ": cannot be read"));
+  std::vector<char> block(size_t{1} << 20);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  uint64_t bytes = 0;
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const auto n = static_cast<size_t>(in.gcount());
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(block.data()), static_cast<uInt>(n));
+    bytes += n;
+  }
+  if (in.bad())
+    return caf::make_error(errc::file_error, cat(path, ": read failed"));
+  return std::pair<uint64_t, uint32_t>{bytes, static_cast<uint32_t>(crc)};
+}
+
+// Decodes x from the Cereal archive at path (checked already: file_checksum).
+template <class T>
+caf::error read_archive(const std::string& path, T& x) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in)
+    return caf::make_error(errc::file_error, cat(path, ": cannot be read"));
+  try {
+    cereal::BinaryInputArchive ar{in};
+    ar(x);
+  } catch (const std::exception& e) {
+    return caf::make_error(errc::corrupt_data, cat(path, ": cannot be decoded (", e.what(), ")"));
+  }
+  return caf::none;
+}
+
 template <class T>
 caf::error from_bytes(const std::string& bytes, T& x, const std::string& path) {
   try {
@@ -204,16 +240,16 @@ caf::expected<checkpoint> read_checkpoint(const std::string& path) {
   for (uint32_t s = 0; s < m.files.size(); ++s) {
     auto& f = m.files[s];
     auto fpath = path + "/" + f.file;
-    auto bytes = read_whole_file(fpath);
-    if (!bytes)
-      return std::move(bytes.error());
-    if (bytes->size() != f.bytes)
-      return caf::make_error(errc::corrupt_data, cat(fpath, ": ", bytes->size(), " bytes, the manifest says ", f.bytes,
+    auto sum = file_checksum(fpath);
+    if (!sum)
+      return std::move(sum.error());
+    if (sum->first != f.bytes)
+      return caf::make_error(errc::corrupt_data, cat(fpath, ": ", sum->first, " bytes, the manifest says ", f.bytes,
                                                      " (truncated?)"));
-    if (crc_of(*bytes) != f.crc32)
+    if (sum->second != f.crc32)
       return caf::make_error(errc::corrupt_data, cat(fpath, ": checksum mismatch"));
     shard_checkpoint sc;
-    if (auto err = from_bytes(*bytes, sc, fpath))
+    if (auto err = read_archive(fpath, sc))
       return err;
     if (auto err = check_shard(m, sc, s, fpath))
       return err;
