@@ -210,7 +210,7 @@ void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
     if (st.monitor->last_evaluated_step() != ctl.steps())
       if (auto err = st.monitor->evaluate(ctl.steps(), ctl.examples(), counters, train_loss))
         return execute(self, ctl.failed(0, errc::file_error, cat("the final evaluation failed: ", describe(err))));
-    auto digest = weights_digest(*st.net); // the final model, before finish() restores the best
+    auto digest = weights_digest(*st.net); // the final model
     if (!digest)
       return execute(self, ctl.failed(0, errc::file_error, cat("reading the final model failed: ", describe(digest.error()))));
     log_line(tag, cat("final weights digest ", *digest));
