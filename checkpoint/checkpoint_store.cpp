@@ -37,14 +37,19 @@ namespace {
 constexpr char manifest_magic[8] = {'A', 'P', 'S', 'C', 'K', 'P', 'T', '1'};
 const char* const manifest_name = "manifest.bin";
 
-uint32_t crc_of(const std::string& bytes) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  for (size_t at = 0; at < bytes.size();) { // (zlib counts in uInt: a file over 4 GiB goes in pieces)
-    const size_t n = std::min<size_t>(bytes.size() - at, size_t{1} << 30);
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + at), static_cast<uInt>(n));
-    at += n;
+// The CRC-32 so far (crc32(0L, Z_NULL, 0) to begin) carried on over n more bytes; zlib counts in
+// uInt, so more than 4 GiB go in pieces.
+uLong crc_more(uLong crc, const char* data, size_t n) {
+  for (size_t at = 0; at < n;) {
+    const size_t piece = std::min<size_t>(n - at, size_t{1} << 30);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(data + at), static_cast<uInt>(piece));
+    at += piece;
   }
-  return static_cast<uint32_t>(crc);
+  return crc;
+}
+
+uint32_t crc_of(const std::string& bytes) {
+  return static_cast<uint32_t>(crc_more(crc32(0L, Z_NULL, 0), bytes.data(), bytes.size()));
 }
 
 // What an archive writes, straight into a file 1 MiB at a time, with the CRC-32 and the count of
@@ -82,7 +87,7 @@ private:
   bool flush() {
     const auto n = static_cast<size_t>(pptr() - pbase());
     if (n > 0 && !err_) {
-      crc_ = crc32(crc_, reinterpret_cast<const Bytef*>(pbase()), static_cast<uInt>(n)); // (n <= 1 MiB)
+      crc_ = crc_more(crc_, pbase(), n);
       bytes_ += n;
       err_ = write_all(fd_, pbase(), n, path_);
     }
@@ -146,7 +151,7 @@ caf::expected<std::pair<uint64_t, uint32_t>> file_checksum(const std::string& pa
   while (in) {
     in.read(block.data(), static_cast<std::streamsize>(block.size()));
     const auto n = static_cast<size_t>(in.gcount());
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(block.data()), static_cast<uInt>(n));
+    crc = crc_more(crc, block.data(), n);
     bytes += n;
   }
   if (in.bad())
@@ -154,12 +159,9 @@ caf::expected<std::pair<uint64_t, uint32_t>> file_checksum(const std::string& pa
   return std::pair<uint64_t, uint32_t>{bytes, static_cast<uint32_t>(crc)};
 }
 
-// Decodes x from the Cereal archive at path (checked already: file_checksum).
+// Decodes x from the Cereal archive in `in` (the bytes of path, checked already).
 template <class T>
-caf::error read_archive(const std::string& path, T& x) {
-  std::ifstream in{path, std::ios::binary};
-  if (!in)
-    return caf::make_error(errc::file_error, cat(path, ": cannot be read"));
+caf::error decode(std::istream& in, T& x, const std::string& path) {
   try {
     cereal::BinaryInputArchive ar{in};
     ar(x);
@@ -169,16 +171,19 @@ caf::error read_archive(const std::string& path, T& x) {
   return caf::none;
 }
 
+// Decodes x from the file at path (checked already: file_checksum).
+template <class T>
+caf::error read_archive(const std::string& path, T& x) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in)
+    return caf::make_error(errc::file_error, cat(path, ": cannot be read"));
+  return decode(in, x, path);
+}
+
 template <class T>
 caf::error from_bytes(const std::string& bytes, T& x, const std::string& path) {
-  try {
-    std::istringstream is{bytes, std::ios::binary};
-    cereal::BinaryInputArchive ar{is};
-    ar(x);
-  } catch (const std::exception& e) {
-    return caf::make_error(errc::corrupt_data, cat(path, ": cannot be decoded (", e.what(), ")"));
-  }
-  return caf::none;
+  std::istringstream in{bytes, std::ios::binary};
+  return decode(in, x, path);
 }
 
 std::string step_name(const std::string& prefix, int64_t step) {
