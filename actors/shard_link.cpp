@@ -38,8 +38,14 @@ struct exchange {
 template <class Reply>
 using exchanges = std::map<uint64_t, exchange<Reply>>;
 
+// open: exchanges go over the stream; closing: the stream closed (or the shard's session
+// ended), and the link waits for the shard's own fate before it ends with it.
+enum class link_phase { open, closing };
+
 struct link_state {
   shard_link_config cfg;
+  link_phase phase = link_phase::open;
+  caf::error closed; // closing: the link's end, should the shard outlive the grace
   stream_session_actor session;
   std::shared_ptr<stream_connection> conn;
   std::string tag;
@@ -59,10 +65,9 @@ std::string peer_of(link_pointer self) {
   return cat("shard ", self->state.cfg.shard);
 }
 
-// The stream or the shard is gone: every exchange in flight fails, and the link ends. The error
-// is of CAF's kind (as a lost BASP connection's), so the worker pauses and reaches the shard
-// again instead of taking it for the shard's refusal.
-void end(link_pointer self, caf::error why) {
+// Every exchange in flight fails with `why` (as a lost BASP connection's: of CAF's kind, so the
+// worker waits for the link's end to learn why, instead of taking it for the shard's refusal).
+caf::error fail_exchanges(link_pointer self, const caf::error& why) {
   auto& st = self->state;
   caf::error reply = caf::make_error(caf::sec::request_receiver_down,
                                      cat(st.tag, ": ", why ? describe(why) : std::string{"the tensor stream closed"}));
@@ -72,7 +77,34 @@ void end(link_pointer self, caf::error why) {
     x.rp.deliver(reply);
   st.pushes.clear();
   st.pulls.clear();
-  self->quit(reply);
+  return reply;
+}
+
+// The stream is out of step (a reply that does not fit, a timeout): the exchanges fail and the
+// link ends now; the worker reaches the shard again.
+void end(link_pointer self, caf::error why) {
+  self->quit(fail_exchanges(self, why));
+}
+
+// The shard went down: the link ends as it did (quit normally: the run is over, the worker
+// stops; else the worker reaches it again).
+void end_with_shard(link_pointer self, const caf::error& reason) {
+  fail_exchanges(self, reason);
+  self->quit(reason ? reason : caf::error{caf::exit_reason::normal});
+}
+
+// The stream closed, or the shard's session ended: the ps node may be stopping at the run's
+// end, or gone. Its connections close in no particular order, so the link waits for the shard's
+// own down message (the shard quit normally, or its node is unreachable) and ends as the shard
+// did; a shard still there after min(cluster.request-timeout, 2 s) lost only its stream.
+void close(link_pointer self, caf::error why) {
+  auto& st = self->state;
+  if (st.phase == link_phase::closing)
+    return;
+  st.phase = link_phase::closing;
+  st.closed = fail_exchanges(self, why);
+  self->delayed_send(self, std::min<std::chrono::milliseconds>(st.cfg.request_timeout, std::chrono::seconds(2)),
+                     tick_atom_v);
 }
 
 // A new exchange; announces the reply's destinations now when their form is known.
@@ -243,13 +275,17 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
   self->monitor(cfg.remote);
   self->monitor(st.session);
   self->set_down_handler([=](caf::down_msg& msg) {
-    end(self, msg.reason ? msg.reason
-                         : caf::make_error(errc::peer_unreachable, cat(self->state.tag, ": the shard's session ended")));
+    if (msg.source == self->state.cfg.remote.address())
+      return end_with_shard(self, msg.reason);
+    close(self, msg.reason ? msg.reason
+                           : caf::make_error(errc::peer_unreachable, cat(self->state.tag, ": the shard's session ended")));
   });
   return {
     [=](init_atom a, shard_setup& setup) { return self->delegate(self->state.cfg.remote, a, std::move(setup)); },
     [=](pull_atom, pull_request& req) -> caf::result<pull_reply> {
       auto& st = self->state;
+      if (st.phase == link_phase::closing) // (the stream is gone: the shard's fate decides)
+        return st.closed;
       const uint64_t transfer = st.next_transfer++;
       std::vector<size_t> counts; // (a shard answers a pull with fp32 values of the ranges)
       for (auto& r : req.ranges)
@@ -266,6 +302,8 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
     },
     [=](push_atom, push_request& req) -> caf::result<push_reply> {
       auto& st = self->state;
+      if (st.phase == link_phase::closing) // (the stream is gone: the shard's fate decides)
+        return st.closed;
       std::vector<size_t> counts; // the values that come back: the same ranges, at fp32 unless asked otherwise
       if (req.return_values && req.reply_precision == wire_precision::fp32 && req.reply_topk == 0.0)
         for (auto& g : req.grads)
@@ -299,14 +337,17 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
     [=](stats_atom a) { return self->delegate(self->state.cfg.remote, a); },
     [=](save_atom a) { return self->delegate(self->state.cfg.remote, a); },
     [=](stop_atom a) { self->delegate(self->state.cfg.remote, a); },
-    [=](tick_atom) {},
+    [=](tick_atom) { // closing: the grace is over, the shard is still there
+      if (self->state.phase == link_phase::closing)
+        self->quit(self->state.closed);
+    },
     [=](stream_atom, stream_note& note) {
       switch (note.what) {
         case stream_note::kind::received:
           on_received(self, self->state.pushes, note.transfer, values_of);
           return on_received(self, self->state.pulls, note.transfer, slices_of);
         case stream_note::kind::closed:
-          return end(self, std::move(note.error));
+          return close(self, std::move(note.error));
         case stream_note::kind::accepted:
         case stream_note::kind::expired:
           return;

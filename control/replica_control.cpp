@@ -200,7 +200,8 @@ replica_commands replica_control::pushed(uint32_t s, uint64_t version, uint64_t 
 }
 
 replica_commands replica_control::settle() {
-  if (round_.pending > 0 || round_.at == stage::computing || round_.at == stage::reconnecting)
+  if (round_.pending > 0 || round_.at == stage::computing || round_.at == stage::reconnecting
+      || !round_.unsettled.empty())
     return {}; // (reconnecting: a shard lost meanwhile is reached after the ones being reached)
   if (round_.broken) {
     replica_commands out;

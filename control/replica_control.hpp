@@ -161,7 +161,8 @@ public:
   replica_commands pulled(uint32_t s, uint64_t version);
   /// A push reply (its values uploaded): version, the next step the shard names, stale gradients.
   replica_commands pushed(uint32_t s, uint64_t version, uint64_t next_step, bool stale);
-  /// A request to shard s failed.
+  /// A request to shard s failed. Lost (the connection broke): the round waits for shard s's
+  /// down message (a closed connection or a shard that quit reports one), which decides.
   replica_commands request_failed(uint32_t s, request_failure how, errc code, std::string text);
   /// Shard s's actor went down; `ended`: it quit normally (stopped at the run's end: the worker
   /// stops too, without reconnecting).
@@ -212,6 +213,9 @@ private:
     std::vector<size_t> in_flight;  ///< per shard
     std::vector<uint64_t> epoch;    ///< per shard: bumped when it goes down
     std::set<uint32_t> lost;        ///< shards whose connection broke
+    /// Shards a request of which failed as lost: the round waits for their down message, which
+    /// follows and decides (quit normally: the run is over; else the shard is lost).
+    std::set<uint32_t> unsettled;
     std::set<uint32_t> reaching;    ///< reconnecting: the shards the command names
     bool broken = false;            ///< a reply failed: pull afresh after the round
     uint64_t next_step = UINT64_MAX; ///< the smallest next step the push replies named
@@ -264,6 +268,7 @@ private:
   uint64_t lease_epoch_ = 0;            ///< bumped when a restarted chief is reached
   ending ending_ = ending::stop;
   round_state round_;
+  std::set<uint32_t> down_;     ///< shards whose down message came (before the plan, or since the last reconnect)
   bool start_early_ = false;    ///< registering: the start overtook the welcome
   bool more_grants_ = false;    ///< at zero steps left: wait for a grant instead of stopping
   int64_t early_grants_ = 0;    ///< registering: grants that overtook the welcome

@@ -11,11 +11,21 @@ namespace actorps {
 
 // A broken connection, or a restarted shard not restored yet, is survivable when the worker can
 // reconnect: the round is dropped and the worker pulls afresh once its other replies are in.
+// A broken connection says nothing of why: the shard's down message, which follows on the
+// shard's own connection, does (a frozen worker woken after the run's end read its requests fail
+// as the shards closed their connections before it read their normal exits, and set out to
+// reach them again). Only a shard known to be down already is lost now.
 replica_commands replica_control::request_failed(uint32_t s, request_failure how, errc code, std::string text) {
   if (phase_ == replica_phase::done)
     return {};
   if (code == errc::non_finite) // the shard refused this worker's own gradients
     return fail(code, cat("training diverged at step ", step_, ": ", text, "; lower train.learning-rate"));
+  const bool known_down = down_.count(s) > 0;
+  if (how == request_failure::lost && !known_down) {
+    round_.unsettled.insert(s);
+    round_.broken = true;
+    return settle();
+  }
   if (how == request_failure::refused || (!cfg_.shards_recoverable && how != request_failure::timed_out))
     return fail(code, std::move(text));
   if (how == request_failure::lost)
@@ -26,8 +36,12 @@ replica_commands replica_control::request_failed(uint32_t s, request_failure how
 
 // Shard s's outstanding requests will never be answered; the round is dropped.
 replica_commands replica_control::shard_down(uint32_t s, std::string why, bool ended) {
-  if (phase_ == replica_phase::done || s >= round_.epoch.size())
+  if (phase_ == replica_phase::done)
+    return {};
+  down_.insert(s);
+  if (s >= round_.epoch.size())
     return {}; // (before the plan: the first pull finds out)
+  round_.unsettled.erase(s);
   replica_commands out;
   if (ended && phase_ != replica_phase::stopping) { // stopped on purpose: the run is over
     out.push_back(replica_command::log(cat(why, ": the run is over; stopping")));
@@ -59,8 +73,10 @@ replica_commands replica_control::shards_reconnected() {
   if (phase_ == replica_phase::done || round_.at != stage::reconnecting)
     return {};
   round_.at = stage::none;
-  for (auto s : round_.reaching)
+  for (auto s : round_.reaching) {
     round_.lost.erase(s);
+    down_.erase(s);
+  }
   round_.reaching.clear();
   resync_step_ = cfg_.mode == train_mode::sync;
   if (phase_ == replica_phase::stopping) {

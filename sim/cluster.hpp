@@ -151,6 +151,8 @@ private:
   void slice_compute(uint32_t j, int rows);
   void slice_follow(uint32_t j, caf::error err);
   void worker_gone(uint32_t j, bool crashed, const std::string& why);
+  /// The run's end as each worker still running reads it (sim/cluster_workers.cpp).
+  void wind_down();
 
   // A shard.
   void to_shard(uint32_t from, uint32_t s, std::function<void()> fn, std::function<void()> lost = {},
@@ -247,6 +249,7 @@ private:
   int64_t rounds_pushed_ = 0; // push rounds the workers began
   int64_t attached_worker_steps_ = 0; // the chief's worker steps at its attach (scopes)
   int64_t pushes_timed_out_ = 0; // pushes the shard may have applied, their rounds dropped
+  bool unreported_ = false;      // the chief finished without a worker's final report (it was frozen)
   uint32_t silenced_ = 0; // ssp: workers let go for silence (they re-enter at the slowest count)
   vtime last_fault_heals_ = 0;
 };

@@ -208,9 +208,7 @@ public:
   }
   void quit() override {
     c_.log("chief", "quit");
-    for (uint32_t j = 0; j < c_.workers_.size(); ++j) // its exit reaches every worker still running
-      if (auto& w = *c_.workers_[j]; w.alive)
-        c_.worker_execute(j, w.ctl->chief_down("the chief quit", true));
+    c_.wind_down(); // (the shards stop, and its exit reaches every worker still running)
     c_.over_ = true;
     c_.check_end();
   }

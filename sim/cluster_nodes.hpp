@@ -36,7 +36,8 @@ struct cluster::worker_node {
   uint64_t known = 0; ///< the incarnation the chief registered last: its messages go to that process
   std::vector<uint64_t> shards; ///< per shard: the process it is connected to (reached again after a loss)
   uint64_t requests = 0;        ///< request ids handed out
-  std::set<uint64_t> open;      ///< requests not answered yet (reply, failure or timeout)
+  /// Requests not answered yet (reply, failure or timeout): id -> (shard, the epoch it was sent at).
+  std::map<uint64_t, std::pair<uint32_t, uint64_t>> open;
   vtime frozen_until = 0;
   double slow = 1.0;
   int64_t rounds = 0; ///< push rounds it began

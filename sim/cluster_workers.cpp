@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
+#include <functional>
 
 namespace actorps::sim {
 
@@ -37,6 +39,11 @@ void cluster::start_worker(uint32_t j) {
   w.frozen_until = 0;
   log(cat("worker ", j), cat("starts (incarnation ", w.incarnation, ")"));
   worker_execute(j, w.ctl->begin(clock()));
+  for (uint32_t s = 0; s < sc_.shards; ++s) // (its monitor of a process that is gone reports it at once)
+    if (!shards_[s]->alive)
+      to_worker(shard_id(s), j, w.incarnation, [this, j, s](worker_node& w) {
+        worker_execute(j, w.ctl->shard_down(s, cat("shard ", s, " went down (killed)")));
+      });
 }
 
 // The simulated worker's primitives of control/worker_commands (each command's meaning lives
@@ -189,6 +196,52 @@ void cluster::worker_gone(uint32_t j, bool crashed, const std::string& why) {
       });
 }
 
+// The run's end as each worker still running reads it: the chief stops the shards (they quit
+// normally), then quits. A worker frozen through the end reads it all on waking, each connection
+// in its order but the connections in any order: per shard, its requests in flight fail as the
+// connection closes (lost), then the shard's exit; and the chief's exit. In a seeded order of the
+// connections, none of it may make the worker reach a shard again or fail: it ends quietly.
+void cluster::wind_down() {
+  using kind = replica_command::kind;
+  using input = std::function<replica_commands()>;
+  for (uint32_t j = 0; j < workers_.size() && out_.ok; ++j) {
+    auto& w = *workers_[j];
+    if (!w.alive)
+      continue;
+    unreported_ = true; // (a worker reports its last steps as it quits: this one had not)
+    std::vector<std::deque<input>> sources; // per connection, in its order
+    for (uint32_t s = 0; s < sc_.shards; ++s) {
+      if (!shards_[s]->alive || w.shards[s] != shards_[s]->incarnation)
+        continue; // (a killed process: its loss is on its way to the worker already)
+      std::deque<input> from;
+      for (const auto& [id, at] : w.open)
+        if (at.first == s)
+          from.push_back([&w, s, epoch = at.second] {
+            return w.ctl->answers(s, epoch) ? w.ctl->request_failed(s, request_failure::lost, errc::peer_unreachable,
+                                                                    cat("shard ", s, ": the connection closed"))
+                                            : replica_commands{};
+          });
+      from.push_back([&w, s] { return w.ctl->shard_down(s, cat("shard ", s, " quit"), true); });
+      sources.push_back(std::move(from));
+    }
+    sources.push_back({[&w] { return w.ctl->chief_down("the chief quit", true); }});
+    while (!sources.empty() && w.alive) {
+      const auto k = static_cast<size_t>(rng_.below(sources.size()));
+      auto cmds = sources[k].front()();
+      sources[k].pop_front();
+      if (sources[k].empty())
+        sources.erase(sources.begin() + static_cast<std::ptrdiff_t>(k));
+      for (auto& c : cmds)
+        if (c.what == kind::reconnect_shards || c.what == kind::fail)
+          return violate(cat("worker ", j, " at the run's end ",
+                             c.what == kind::fail ? cat("fails: ", c.text) : std::string{"reaches a shard that quit normally again"}));
+      worker_execute(j, std::move(cmds));
+    }
+    if (w.alive)
+      return violate(cat("worker ", j, " did not end with the run (", to_string(w.ctl->phase()), ")"));
+  }
+}
+
 // -- shards ------------------------------------------------------------------------------------
 
 // A request of worker j to shard s goes out: counted by its controller, answered once -- by the
@@ -197,7 +250,7 @@ void cluster::worker_gone(uint32_t j, bool crashed, const std::string& why) {
 request_tag cluster::open_request(uint32_t j, uint32_t s, bool push) {
   auto& w = *workers_[j];
   const request_tag tag{w.ctl->requested(s), ++w.requests, push};
-  w.open.insert(tag.id);
+  w.open.emplace(tag.id, std::make_pair(s, tag.epoch));
   if (sc_.request_timeout > 0)
     at(now_ + sc_.request_timeout, [this, j, s, tag, inc = w.incarnation] {
       to_worker(worker_id(j), j, inc, [this, j, s, tag](worker_node& w) {

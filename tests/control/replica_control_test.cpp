@@ -273,7 +273,6 @@ BOOST_AUTO_TEST_CASE(failures_the_worker_cannot_survive_fail_it_with_their_code)
     errc code;
   };
   for (auto r : {row{true, request_failure::refused, errc::unknown_variable},
-                 row{false, request_failure::lost, errc::peer_unreachable},
                  row{false, request_failure::not_ready, errc::not_initialized}}) {
     auto cfg = config();
     cfg.shards_recoverable = r.recoverable;
@@ -294,6 +293,47 @@ BOOST_AUTO_TEST_CASE(failures_the_worker_cannot_survive_fail_it_with_their_code)
   auto cmds = ctl.shard_down(0, "shard 0 went down (killed)");
   BOOST_TEST(find(cmds, kind::fail)->code == errc::peer_unreachable);
   BOOST_TEST(find(cmds, kind::fail)->text == "lost a shard: shard 0 went down (killed)");
+  controller broken(cfg); // a broken connection: the shard's down message decides
+  start(broken);
+  auto t = send(broken);
+  broken.answers(0, t.e0);
+  BOOST_TEST(broken.request_failed(0, request_failure::lost, errc::peer_unreachable, "pull from shard 0 failed").empty());
+  BOOST_TEST(broken.phase() != phase::done);
+  cmds = broken.shard_down(0, "shard 0 went down (remote_link_unreachable)");
+  BOOST_TEST(find(cmds, kind::fail)->text == "lost a shard: shard 0 went down (remote_link_unreachable)");
+}
+
+// CI (integration.freeze): a worker frozen through the run's end woke to its pushes failing as
+// the shards closed their connections, before it read their normal exits, and set out to reach
+// them again ("shard 0 is gone"). A broken connection waits for the shard's down message: a
+// normal exit stops the worker quietly; any other reaches the shard again.
+BOOST_AUTO_TEST_CASE(a_broken_connection_waits_for_the_shards_down_message) {
+  for (bool ended : {true, false}) {
+    controller ctl(config(train_mode::sync));
+    auto t = first_pushes(ctl);
+    ctl.answers(0, t.e0);
+    BOOST_TEST(ctl.request_failed(0, request_failure::lost, errc::peer_unreachable, "push to shard 0 failed").empty());
+    ctl.answers(1, t.e1);
+    BOOST_TEST(ctl.request_failed(1, request_failure::lost, errc::peer_unreachable, "push to shard 1 failed").empty());
+    auto cmds = ctl.shard_down(1, ended ? "shard 1 quit" : "shard 1 went down (remote_link_unreachable)", ended);
+    BOOST_TEST(cmds.size() == (ended ? 1u : 0u)); // (ended: the log line; shard 0's exit is still due)
+    cmds = ctl.shard_down(0, ended ? "shard 0 quit" : "shard 0 went down (remote_link_unreachable)", ended);
+    BOOST_TEST(!has(cmds, ended ? kind::reconnect_shards : kind::quit));
+    BOOST_TEST(has(cmds, ended ? kind::quit : kind::reconnect_shards));
+    if (!ended)
+      BOOST_TEST((find(cmds, kind::reconnect_shards)->shards == std::vector<uint32_t>{0, 1}));
+  }
+  controller early(config(train_mode::sync)); // a down before the plan: the first pull's failure is the loss
+  early.begin(t0);
+  BOOST_TEST(early.shard_down(0, "shard 0 went down (remote_link_unreachable)").empty());
+  early.registered(-1, false, 2);
+  BOOST_REQUIRE(has(early.start(), kind::pull));
+  auto t = send(early);
+  early.answers(0, t.e0);
+  BOOST_TEST(early.request_failed(0, request_failure::lost, errc::peer_unreachable, "pull from shard 0 failed").empty());
+  early.answers(1, t.e1);
+  auto cmds = early.pulled(1, 0);
+  BOOST_TEST(has(cmds, kind::reconnect_shards));
 }
 
 namespace {
@@ -529,10 +569,7 @@ BOOST_AUTO_TEST_CASE(non_finite_gradients_fail_as_a_divergence_naming_the_step) 
 // timeout is not a lost connection: the round is dropped and pulled afresh, nothing reconnects.
 BOOST_AUTO_TEST_CASE(a_request_timeout_pulls_afresh_without_reconnecting) {
   controller ctl(config(train_mode::sync));
-  start(ctl);
-  answer_pull(ctl);
-  BOOST_REQUIRE(has(ctl.step_status(step_state::ready, 10), kind::push));
-  auto t = send(ctl);
+  auto t = first_pushes(ctl);
   ctl.answers(0, t.e0);
   BOOST_TEST(ctl.request_failed(0, request_failure::timed_out, errc::timeout, "push to shard 0 failed: request_timeout").empty());
   ctl.answers(1, t.e1);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <future>
+#include <optional>
 #include <random>
 
 using namespace actorps;
@@ -329,6 +330,22 @@ BOOST_FIXTURE_TEST_CASE(the_link_ends_with_the_shard, plain_fixture) {
   bool down = false;
   self->receive([&](caf::down_msg&) { down = true; }, caf::after(10s) >> [] {});
   BOOST_TEST(down);
+}
+
+// CI (integration.freeze): at the run's end the ps node's stream closed before its shard's
+// normal exit reached the worker's node, and the link ended with an error of its own: the worker
+// took the shard for lost and set out to reach it again. The link ends as the shard did.
+BOOST_FIXTURE_TEST_CASE(the_link_ends_as_the_shard_did, plain_fixture) {
+  auto l = link();
+  BOOST_REQUIRE(ask<pull_reply>(l, pull_atom_v, pull_request{0, {{0, 0, values}}, false, ""})); // (the stream is up)
+  self->monitor(l);
+  caf::anon_send(container, stop_atom_v); // (the chief's stop at the run's end: the shard quits normally)
+  std::optional<caf::error> reason;
+  self->receive([&](caf::down_msg& msg) { reason = msg.reason; }, caf::after(10s) >> [] {});
+  BOOST_REQUIRE(reason);
+  BOOST_TEST((!*reason || *reason == caf::exit_reason::normal), "the link ended with " << describe(*reason));
+  auto after = ask<pull_reply>(l, pull_atom_v, pull_request{0, {{0, 0, values}}, false, ""});
+  BOOST_TEST(!after); // (a request after the end fails)
 }
 
 BOOST_FIXTURE_TEST_CASE(transfers_below_stream_min_bytes_travel_inside_their_messages_alike, inline_fixture) {
