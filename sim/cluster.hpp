@@ -249,7 +249,7 @@ private:
   int64_t rounds_pushed_ = 0; // push rounds the workers began
   int64_t attached_worker_steps_ = 0; // the chief's worker steps at its attach (scopes)
   int64_t pushes_timed_out_ = 0; // pushes the shard may have applied, their rounds dropped
-  bool unreported_ = false;      // the chief finished without a worker's final report (it was frozen)
+  bool unreported_ = false;      // the chief finished without a final report (cluster.request-timeout passed)
   uint32_t silenced_ = 0; // ssp: workers let go for silence (they re-enter at the slowest count)
   vtime last_fault_heals_ = 0;
 };

@@ -144,7 +144,12 @@ public:
   void tick_after(std::chrono::milliseconds after) override {
     auto& c = c_;
     c_.chief_at(c_.now_ + std::chrono::duration_cast<std::chrono::microseconds>(after).count(),
-                [&c] { c.chief_execute(c.chief_->tick(c.clock())); });
+                [&c] {
+                  const bool stopping = c.chief_->phase() == run_phase::stopping;
+                  c.chief_execute(c.chief_->tick(c.clock()));
+                  if (stopping && c.chief_->phase() != run_phase::stopping) // (it finishes without a final report)
+                    c.unreported_ = true;
+                });
   }
   void start_workers() override {
     for (uint32_t j = 0; j < c_.workers_.size(); ++j)

@@ -208,7 +208,6 @@ void cluster::wind_down() {
     auto& w = *workers_[j];
     if (!w.alive)
       continue;
-    unreported_ = true; // (a worker reports its last steps as it quits: this one had not)
     std::vector<std::deque<input>> sources; // per connection, in its order
     for (uint32_t s = 0; s < sc_.shards; ++s) {
       if (!shards_[s]->alive || w.shards[s] != shards_[s]->incarnation)
