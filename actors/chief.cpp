@@ -113,9 +113,34 @@ failed_fn op_failed(chief_pointer self, uint64_t op, errc code = errc::peer_unre
   return [=](std::string why) { execute(self, self->state.ctl->failed(op, code, why)); };
 }
 
-// Reads every shard's counters (the metrics row's fields), then pulls the whole model into the
-// evaluation net and calls next with the row.
-void read_model_then(chief_pointer self, uint64_t op, std::function<void(json_object)> next) {
+// Pulls the model into the evaluation net, then calls next: the whole model, or (an evaluation
+// with an embedding table: whole false) every variable but the table and the table's rows the
+// evaluation sets name.
+void pull_model_then(chief_pointer self, uint64_t op, bool whole, std::function<void()> next) {
+  auto& st = self->state;
+  auto then = [=] {
+    if (self->state.ctl->wanted(op))
+      next();
+  };
+  if (whole || !st.eval_rows)
+    return pull_every_variable(self, st.cfg.shards, st.plan, st.cfg.cluster.max_slice_floats,
+                               st.cfg.cluster.request_timeout, *st.net, then, op_failed(self, op));
+  pull_every_variable(
+    self, st.cfg.shards, st.plan, st.cfg.cluster.max_slice_floats, st.cfg.cluster.request_timeout, *st.net,
+    [=] {
+      auto& st = self->state;
+      if (!st.ctl->wanted(op))
+        return;
+      auto& eval = *st.eval_rows;
+      pull_rows(self, st.cfg.shards, st.plan, st.cfg.cluster.max_slice_floats, st.cfg.cluster.request_timeout, *eval.rows,
+                eval.variable, *st.net, then, op_failed(self, op));
+    },
+    op_failed(self, op), false);
+}
+
+// Reads every shard's counters (the metrics row's fields), then pulls the model into the
+// evaluation net (pull_model_then) and calls next with the row.
+void read_model_then(chief_pointer self, uint64_t op, bool whole, std::function<void(json_object)> next) {
   auto& st = self->state;
   auto with_counters = [=](std::vector<shard_stats>& stats) {
     if (!self->state.ctl->wanted(op))
@@ -139,26 +164,29 @@ void read_model_then(chief_pointer self, uint64_t op, std::function<void(json_ob
     if (st.cfg.observed)
       observe_counters(*st.cfg.observed, st.global_step, first, st.stale_dropped,
                        st.traffic.per_step_sent(st.ctl->worker_steps()), st.traffic.per_step_received(st.ctl->worker_steps()));
-    pull_every_variable(
-      self, st.cfg.shards, st.plan, st.cfg.cluster.max_slice_floats, st.cfg.cluster.request_timeout, *st.net,
-      [=] {
-        if (self->state.ctl->wanted(op))
-          next(row);
-      },
-      op_failed(self, op));
+    pull_model_then(self, op, whole, [=] { next(row); });
   };
   ask_every_shard<shard_stats>(self, st.cfg.shards, st.cfg.cluster.request_timeout, "reading the counters",
                                with_counters, op_failed(self, op), stats_atom_v);
 }
 
+// An evaluation by the table's rows that finds a best model to keep reads the whole model for it
+// (the model a moment after the one evaluated: training goes on meanwhile).
 void evaluate(chief_pointer self, const run_command& c) {
-  read_model_then(self, c.op, [=](json_object row) {
+  read_model_then(self, c.op, false, [=](json_object row) {
     auto& st = self->state;
     if (st.ctl->phase() != run_phase::training)
       return execute(self, st.ctl->evaluated(c.op, false, self->clock().now()));
-    if (auto err = st.monitor->evaluate(c.step, c.examples, row, c.train_loss))
+    if (auto err = st.monitor->evaluate(c.step, c.examples, row, c.train_loss, !st.eval_rows))
       return execute(self, st.ctl->failed(0, errc::file_error, cat("evaluation failed: ", describe(err))));
-    execute(self, st.ctl->evaluated(c.op, st.monitor->last_improved(), self->clock().now()));
+    auto evaluated = [=] { execute(self, self->state.ctl->evaluated(c.op, self->state.monitor->last_improved(), self->clock().now())); };
+    if (!st.monitor->best_due())
+      return evaluated();
+    pull_model_then(self, c.op, true, [=] {
+      if (auto err = self->state.monitor->keep_best())
+        return execute(self, self->state.ctl->failed(0, errc::file_error, cat("keeping the best model failed: ", describe(err))));
+      evaluated();
+    });
   });
 }
 
@@ -204,7 +232,7 @@ void open_monitor(chief_pointer self) {
 // The final evaluation and summary.json.
 void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
   open_monitor(self); // (not yet open: a resumed run that had reached max-steps finishes at once)
-  read_model_then(self, op, [=](json_object counters) {
+  read_model_then(self, op, true, [=](json_object counters) {
     auto& st = self->state;
     auto& ctl = *st.ctl;
     if (st.monitor->last_evaluated_step() != ctl.steps())

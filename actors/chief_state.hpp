@@ -6,6 +6,7 @@
 
 #include "actors/chief.hpp"
 #include "control/in_graph_driver.hpp"
+#include "control/row_exchange.hpp"
 #include "control/run_control.hpp"
 #include "control/traffic_meter.hpp"
 #include "checkpoint/checkpoint_store.hpp"
@@ -70,6 +71,13 @@ struct chief_state {
   std::vector<worker_hello> hellos;                // per worker: its latest registration (its devices)
   std::vector<std::vector<uint64_t>> memory_peaks; // per worker and device: the largest peak reported
   std::vector<std::optional<run_time>> shard_heard; // per shard: its last answer (the stall report)
+  /// An embedding table's rows the validation and test sets name: an evaluation pulls those
+  /// alone (the final one, and one that finds a best model to keep, pull the whole table).
+  struct evaluation_rows {
+    uint32_t variable = 0;
+    std::unique_ptr<row_exchange> rows;
+  };
+  std::optional<evaluation_rows> eval_rows;
   static inline const char* name = "chief";
 };
 

@@ -6,6 +6,7 @@
 #include "control/fan_in.hpp"
 #include "actors/parameter_shard.hpp"
 #include "control/placement.hpp"
+#include "control/row_exchange.hpp"
 #include "control/slicing.hpp"
 #include "model/replica_model.hpp"
 #include "common/errc.hpp"
@@ -91,10 +92,11 @@ struct model_pull : std::enable_shared_from_this<model_pull<Self>> {
   }
 };
 
+/// `tables` false: every variable but the embedding tables (pull_rows reads those).
 template <class Self>
 void pull_every_variable(Self* self, const std::vector<parameter_shard_actor>& shards, const placement_plan& plan,
                          uint32_t max_floats, std::chrono::milliseconds timeout, replica_model& model,
-                         std::function<void()> done, failed_fn failed) {
+                         std::function<void()> done, failed_fn failed, bool tables = true) {
   auto pull = std::make_shared<model_pull<Self>>();
   pull->self = self;
   pull->shards = shards;
@@ -104,7 +106,11 @@ void pull_every_variable(Self* self, const std::vector<parameter_shard_actor>& s
   size_t total = 0;
   for (uint32_t s = 0; s < plan.shards; ++s) {
     pull->first_slot.push_back(total);
-    pull->of_shard.push_back(pull_requests_for(held_ranges(plan, s), chief_worker_id, max_floats));
+    auto held = held_ranges(plan, s);
+    if (!tables)
+      held.erase(std::remove_if(held.begin(), held.end(), [&](const slice_ref& r) { return plan.variables[r.variable].table; }),
+                 held.end());
+    pull->of_shard.push_back(pull_requests_for(held, chief_worker_id, max_floats));
     for (auto& req : pull->of_shard.back())
       req.scope = plan.scope;
     total += pull->of_shard.back().size();
@@ -113,6 +119,41 @@ void pull_every_variable(Self* self, const std::vector<parameter_shard_actor>& s
   pull->fan = fan_in<bool>::make(total, [done](std::vector<bool>&) { done(); }, std::move(failed));
   for (uint32_t s = 0; s < plan.shards; ++s)
     pull->send(s);
+}
+
+/// Pulls the rows `rows` names (renumbered once: control/row_exchange) of table `variable` into
+/// `model`, each reply's rows uploaded where the table holds them, in requests of at most
+/// max_floats values, and calls done once all are in. A reply must hold the rows asked.
+template <class Self>
+void pull_rows(Self* self, const std::vector<parameter_shard_actor>& shards, const placement_plan& plan,
+               uint32_t max_floats, std::chrono::milliseconds timeout, const row_exchange& rows, uint32_t variable,
+               replica_model& model, std::function<void()> done, failed_fn failed) {
+  std::vector<std::pair<uint32_t, slice_ref>> asks; // (shard, range)
+  for (uint32_t s : rows.shards())
+    for (auto& r : rows.pulls(s, max_floats))
+      asks.emplace_back(s, std::move(r));
+  if (asks.empty()) // (no rows named)
+    return done();
+  auto fan = fan_in<bool>::make(asks.size(), [done](std::vector<bool>&) { done(); }, std::move(failed));
+  const size_t cols = rows.cols();
+  for (size_t k = 0; k < asks.size(); ++k) {
+    const uint32_t s = asks[k].first;
+    self->request(shards[s], timeout, pull_atom_v, pull_request::of(chief_worker_id, {asks[k].second}, plan.scope))
+      .then(
+        [fan, k, s, asked = asks[k].second, &plan, variable, cols, &model](const pull_reply& reply) {
+          const auto& got = reply.slices;
+          if (got.size() != 1 || got[0].variable != asked.variable || got[0].offset != asked.offset
+              || got[0].rows != asked.rows || got[0].data.values.size() != asked.rows.size() * cols)
+            return fan->fail(cat("pulling the table's rows from shard ", s, " failed: the reply does not hold the rows asked"));
+          const float* from = got[0].data.values.data();
+          for (size_t j = 0; j < asked.rows.size(); ++j)
+            if (auto err = model.upload_parameter(variable, size_t{table_row(plan, variable, asked.rows.ids[j])} * cols,
+                                                  from + j * cols, cols))
+              return fan->fail(cat("the table's rows do not fit the model: ", describe(err)));
+          fan->put(k, true);
+        },
+        [fan, s](caf::error& err) { fan->fail(cat("pulling the table's rows from shard ", s, " failed: ", describe(err))); });
+  }
 }
 
 } // namespace actorps

@@ -4,7 +4,7 @@
 #  1. speed: an async cluster of 1 ps x 2 workers and of 4 ps x 2 workers against one process
 #     (actorps-train), a 2^20 x 32 table, EPOCHS epochs, ROUNDS interleaved rounds (seeds 1, 2,
 #     ...): each one's examples/s and test accuracy, and the cluster / one-process ratio; with
-#     the default evaluation (every epoch: the chief pulls the whole table each time) and with
+#     the default evaluation (every epoch: the chief pulls the rows its evaluation sets name) and with
 #     one every 5 epochs, the same for both sides;
 #  2. the wire and the workers: 4 ps x 2 workers, one epoch, tables of 2^20 and 2^26 rows x 16
 #     (4 GiB): tensor bytes each way per worker step (summary.json) and every node's peak RSS

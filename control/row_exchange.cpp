@@ -59,11 +59,17 @@ std::vector<uint32_t> row_exchange::shards() const {
   return out;
 }
 
-std::vector<slice_ref> row_exchange::pulls(uint32_t shard) const {
+std::vector<slice_ref> row_exchange::pulls(uint32_t shard, size_t max_floats) const {
+  const size_t run = std::max<size_t>(1, max_floats / cols_); // rows per range
   std::vector<slice_ref> out;
   for (auto& p : parts_)
-    if (p.shard == shard && !p.rows.empty())
-      out.push_back({variable_, p.offset, static_cast<uint32_t>(p.rows.size() * cols_), row_ids{p.rows}});
+    if (p.shard == shard)
+      for (size_t first = 0; first < p.rows.size(); first += run) {
+        const size_t n = std::min(run, p.rows.size() - first);
+        std::vector<uint32_t> ids(p.rows.begin() + static_cast<std::ptrdiff_t>(first),
+                                  p.rows.begin() + static_cast<std::ptrdiff_t>(first + n));
+        out.push_back({variable_, p.offset, static_cast<uint32_t>(n * cols_), row_ids{std::move(ids)}});
+      }
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -39,8 +40,10 @@ public:
   /// The shards that hold a part of the table with rows in this batch, in shard order.
   std::vector<uint32_t> shards() const;
 
-  /// The pull of shard s's rows: one range per part there with rows in the batch.
-  std::vector<slice_ref> pulls(uint32_t shard) const;
+  /// The pull of shard s's rows: one range per part there with rows in the batch, or (a part of
+  /// more than max_floats values) its rows in runs of at most max_floats values each, which
+  /// place() does not take (the chief's evaluation reads them into its whole table).
+  std::vector<slice_ref> pulls(uint32_t shard, size_t max_floats = SIZE_MAX) const;
 
   /// Places a pulled row slice into local (distinct() x cols() values, by local row). Fails with
   /// protocol_error for a slice this batch did not ask for (another part, other rows, wrong size).

@@ -38,8 +38,32 @@ caf::error run_monitor::record(json_object row) {
   return log_.append_metrics(row);
 }
 
+void run_monitor::set_best(const best_model& b) {
+  best_step_ = b.step;
+  best_validation_accuracy_ = b.validation_accuracy;
+  best_test_ = b.test;
+}
+
+// The whole model, read a moment after the evaluation that found it (training went on): its
+// figures are its own, so that the saved best model gives what the summary says.
+caf::error run_monitor::keep_best() {
+  if (!due_)
+    return caf::none;
+  auto val = actorps::evaluate(net_, data_.validation);
+  if (!val)
+    return std::move(val.error());
+  auto test = actorps::evaluate(net_, data_.test);
+  if (!test)
+    return std::move(test.error());
+  if (auto err = net_.get_parameters(best_params_))
+    return err;
+  set_best({due_->step, val->accuracy, *test});
+  due_.reset();
+  return caf::none;
+}
+
 caf::error run_monitor::evaluate(int64_t step, int64_t examples, const json_object& extra,
-                                 std::optional<double> train_loss) {
+                                 std::optional<double> train_loss, bool whole) {
   auto val = actorps::evaluate(net_, data_.validation);
   if (!val)
     return std::move(val.error());
@@ -49,13 +73,17 @@ caf::error run_monitor::evaluate(int64_t step, int64_t examples, const json_obje
   double t = seconds();
   last_improved_ = rule_.observe_evaluation(val->loss, val->accuracy, t, train_loss);
   last_validation_accuracy_ = val->accuracy;
+  due_.reset();
   if (last_improved_) {
-    if (keeps_best_model()) // (to be saved; its test figures are this evaluation's: no copy otherwise)
-      if (auto err = net_.get_parameters(best_params_))
-        return err;
-    best_step_ = step;
-    best_validation_accuracy_ = val->accuracy;
-    best_test_ = *test;
+    const best_model found{step, val->accuracy, *test};
+    if (keeps_best_model() && !whole) { // (its parameters once the caller has read them all)
+      due_ = found;
+    } else {
+      if (keeps_best_model()) // (to be saved; its test figures are this evaluation's: no copy otherwise)
+        if (auto err = net_.get_parameters(best_params_))
+          return err;
+      set_best(found);
+    }
   }
   json_object row;
   row.add("mode", mode_).add("step", step).add("epoch", epochs(examples)).add("wall_seconds", t)

@@ -56,8 +56,17 @@ public:
   /// metrics row gets the fields of `extra` too, and `train_loss` (the mean training loss since
   /// the previous evaluation, where measured), which train.early-stopping-metric may watch.
   /// REQUIRES: net's running metrics are empty.
+  /// `whole` false: net holds only what the validation and test sets read (a cluster's
+  /// evaluation by an embedding table's rows); a new best model to keep is then due, and the
+  /// caller reads the whole model and calls keep_best().
   caf::error evaluate(int64_t step, int64_t examples, const json_object& extra = json_object{},
-                      std::optional<double> train_loss = std::nullopt);
+                      std::optional<double> train_loss = std::nullopt, bool whole = true);
+
+  /// Whether the last evaluation (not whole) found a best model that keep_best() should keep.
+  bool best_due() const { return due_.has_value(); }
+  /// Keeps net's parameters (the whole model, read since) as the best model the last evaluation
+  /// found, with its own validation and test figures (the step is the evaluation's).
+  caf::error keep_best();
 
   /// Every evaluation also goes to t as the scalars validation/loss, validation/accuracy,
   /// test/loss, test/accuracy and train/loss (when measured), at the evaluation's step.
@@ -109,10 +118,19 @@ private:
   // Whether train.save-model writes the best validation model (its parameters are then kept).
   bool keeps_best_model() const;
 
+  // The best validation model: its figures, and its parameters where they are kept.
+  struct best_model {
+    int64_t step = 0;
+    double validation_accuracy = 0.0;
+    batch_metrics test;
+  };
+  void set_best(const best_model& b);
+
   std::vector<std::vector<float>> best_params_;
   std::optional<batch_metrics> best_test_; // the best validation model's test figures
   int64_t best_step_ = 0;
   double best_validation_accuracy_ = 0.0;
+  std::optional<best_model> due_; // found by an evaluation that was not whole: kept by keep_best()
   int64_t last_step_ = -1;
   bool last_improved_ = false;
   double last_validation_accuracy_ = 0.0;

@@ -9,6 +9,7 @@
 #include "compute/token_ids.hpp"
 #include "model/mlp_spec.hpp"
 #include "tests/support/actor_fixture.hpp"
+#include "tests/support/table_shards.hpp"
 #include "tests/support/synthetic_data.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -417,22 +418,7 @@ BOOST_AUTO_TEST_CASE(a_table_model_pulls_and_pushes_only_its_batches_rows) {
   text.layers = *parse_layers({"embedding 6 4 mean", "dense 2"});
   auto table_plan = make_placement(text.variables(), 2, placement_strategy::round_robin);
   BOOST_REQUIRE_EQUAL(table_plan.parts.size(), 4u); // the table's halves, the weights, the bias
-  auto dense = initial_values(text, {}, 1, false);
-  std::vector<parameter_shard_actor> shards;
-  for (uint32_t s = 0; s < 2; ++s) {
-    shards.push_back(keep(make_parameter_shard(*sys, {s})));
-    shard_setup setup;
-    setup.shard = s;
-    setup.plan = table_plan;
-    setup.optimizer = {"adagrad", 0.5f};
-    setup.workers = 1;
-    setup.generated = {0};
-    setup.table_seed = 1;
-    for (uint32_t i : parts_of(table_plan, s))
-      if (table_plan.parts[i].variable != 0)
-        setup.initial.push_back({table_plan.parts[i].variable, 0, {dense[table_plan.parts[i].variable]}});
-    BOOST_REQUIRE(ask<setup_reply>(shards.back(), init_atom_v, setup));
-  }
+  auto shards = table_shards(*this, text, table_plan, "adagrad", 1);
   auto chief = keep(sys->spawn(stub_chief, table_plan, log, int64_t{20}, int64_t{-1}));
   auto cfg = config(chief);
   cfg.train.model = text;
