@@ -143,8 +143,8 @@ caf::error parameter_store::init(const shard_setup& setup) {
       continue;
     const uint32_t begin = p.offset / p.cols, rows = static_cast<uint32_t>(p.values.size() / p.cols);
     const uint32_t first = table_row(plan, p.index, begin), stride = row_stride(plan, p.index);
-    for (uint32_t r = 0; r < rows; ++r) // (each row from its own stream: any split makes the same rows)
-      table_rows_initial(setup.table_seed, first + r * stride, 1, static_cast<int>(p.cols), p.values.data() + size_t{r} * p.cols);
+    // (each row from its own stream: any split, and any number of threads, makes the same rows)
+    table_rows_initial(setup.table_seed, first, stride, rows, static_cast<int>(p.cols), p.values.data());
     seen[i] = true;
   }
   for (size_t i = 0; i < parts.size(); ++i)

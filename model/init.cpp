@@ -5,8 +5,11 @@
 #include "common/enum_names.hpp"
 #include "common/log.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <thread>
+#include <vector>
 
 namespace actorps {
 
@@ -102,6 +105,24 @@ void table_rows_initial(uint64_t seed, uint32_t first, size_t rows, int cols, fl
   }
 }
 
+void table_rows_initial(uint64_t seed, uint32_t first, uint32_t stride, size_t rows, int cols, float* out,
+                        unsigned threads) {
+  constexpr size_t rows_per_thread = 16384; // (below: a thread costs more than it saves)
+  const unsigned cores = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  const size_t count = std::min<size_t>(cores, std::max<size_t>(1, rows / rows_per_thread));
+  auto make = [=](size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r)
+      table_rows_initial(seed, static_cast<uint32_t>(first + r * stride), 1, cols, out + r * static_cast<size_t>(cols));
+  };
+  std::vector<std::thread> pool;
+  const size_t each = (rows + count - 1) / count;
+  for (size_t t = 1; t < count; ++t)
+    pool.emplace_back(make, std::min(rows, t * each), std::min(rows, (t + 1) * each));
+  make(0, std::min(rows, each));
+  for (auto& t : pool)
+    t.join();
+}
+
 std::vector<std::vector<float>> initial_values(const model_spec& spec, const init_options& init,
                                                uint64_t seed, bool tables) {
   std::mt19937_64 gen{seed};
@@ -126,7 +147,7 @@ std::vector<std::vector<float>> initial_values(const model_spec& spec, const ini
       out.emplace_back();
       if (tables) {
         out.back().resize(w.size());
-        table_rows_initial(seed, 0, static_cast<size_t>(w.rows), w.cols, out.back().data());
+        table_rows_initial(seed, 0, 1, static_cast<size_t>(w.rows), w.cols, out.back().data());
       }
       continue;
     }

@@ -51,4 +51,10 @@ std::vector<std::vector<float>> initial_values(const model_spec& spec, const ini
 /// row from its own stream, so any part of the table comes out the same in any process.
 void table_rows_initial(uint64_t seed, uint32_t first, size_t rows, int cols, float* out);
 
+/// Rows first, first + stride, first + 2 stride, ... (`rows` of them) into out, one after the
+/// other, as table_rows_initial makes each, on up to `threads` threads (0: one per core) where
+/// there are enough of them to be worth it: the same values on any count.
+void table_rows_initial(uint64_t seed, uint32_t first, uint32_t stride, size_t rows, int cols, float* out,
+                        unsigned threads = 0);
+
 } // namespace actorps

@@ -70,7 +70,7 @@ caf::error load_start(network& net, const model_spec& spec, const train_settings
     for (size_t first = 0; first < rows; first += chunk_rows) {
       const size_t n = std::min(chunk_rows, rows - first);
       part.resize(n * cols);
-      table_rows_initial(s.seed, static_cast<uint32_t>(first), n, static_cast<int>(cols), part.data());
+      table_rows_initial(s.seed, static_cast<uint32_t>(first), 1, n, static_cast<int>(cols), part.data());
       if (auto err = net.upload_parameter(k, first * cols, part.data(), part.size()))
         return err;
     }

@@ -148,4 +148,24 @@ BOOST_AUTO_TEST_CASE(a_tables_rows_are_the_same_from_any_part) {
   BOOST_TEST(!std::equal(other.begin(), other.end(), whole[0].begin() + 500 * 16)); // (another seed)
 }
 
+// Every other row of the 1,024 (a part split by mod), made on 1 and on 3 threads: initial_values'
+// rows, the same on any count (the ps nodes and the trainer make large tables on every core).
+BOOST_AUTO_TEST_CASE(a_tables_rows_are_the_same_on_any_number_of_threads) {
+  model_spec spec;
+  spec.input = {1, 8, 1};
+  spec.layers = *parse_layers({"embedding 10 16 mean", "dense 2"});
+  auto whole = initial_values(spec, {}, 7);
+  for (unsigned threads : {1u, 3u}) {
+    std::vector<float> odd(512 * 16, 0.0f);
+    table_rows_initial(7, 1, 2, 512, 16, odd.data(), threads);
+    for (size_t r = 0; r < 512; ++r)
+      BOOST_TEST(std::equal(odd.begin() + r * 16, odd.begin() + (r + 1) * 16, whole[0].begin() + (2 * r + 1) * 16),
+                 "row " << 2 * r + 1 << " on " << threads << " threads");
+  }
+  std::vector<float> many(40000 * 2), one(40000 * 2); // (enough rows for threads to start)
+  table_rows_initial(3, 0, 1, 40000, 2, many.data(), 3);
+  table_rows_initial(3, 0, 40000, 2, one.data());
+  BOOST_TEST((many == one));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
