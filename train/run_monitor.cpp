@@ -38,10 +38,24 @@ caf::error run_monitor::record(json_object row) {
   return log_.append_metrics(row);
 }
 
-void run_monitor::set_best(const best_model& b) {
+caf::expected<run_monitor::set_figures> run_monitor::evaluate_sets() {
+  auto val = actorps::evaluate(net_, data_.validation);
+  if (!val)
+    return std::move(val.error());
+  auto test = actorps::evaluate(net_, data_.test);
+  if (!test)
+    return std::move(test.error());
+  return set_figures{*val, *test};
+}
+
+caf::error run_monitor::keep(const best_model& b) {
+  if (keeps_best_model()) // (to be saved; its test figures are its evaluation's: no copy otherwise)
+    if (auto err = net_.get_parameters(best_params_))
+      return err;
   best_step_ = b.step;
   best_validation_accuracy_ = b.validation_accuracy;
   best_test_ = b.test;
+  return caf::none;
 }
 
 // The whole model, read a moment after the evaluation that found it (training went on): its
@@ -49,63 +63,54 @@ void run_monitor::set_best(const best_model& b) {
 caf::error run_monitor::keep_best() {
   if (!due_)
     return caf::none;
-  auto val = actorps::evaluate(net_, data_.validation);
-  if (!val)
-    return std::move(val.error());
-  auto test = actorps::evaluate(net_, data_.test);
-  if (!test)
-    return std::move(test.error());
-  if (auto err = net_.get_parameters(best_params_))
+  auto figures = evaluate_sets();
+  if (!figures)
+    return std::move(figures.error());
+  if (auto err = keep({due_->step, figures->validation.accuracy, figures->test}))
     return err;
-  set_best({due_->step, val->accuracy, *test});
   due_.reset();
   return caf::none;
 }
 
 caf::error run_monitor::evaluate(int64_t step, int64_t examples, const json_object& extra,
                                  std::optional<double> train_loss, bool whole) {
-  auto val = actorps::evaluate(net_, data_.validation);
-  if (!val)
-    return std::move(val.error());
-  auto test = actorps::evaluate(net_, data_.test);
-  if (!test)
-    return std::move(test.error());
+  auto figures = evaluate_sets();
+  if (!figures)
+    return std::move(figures.error());
+  const auto& val = figures->validation;
+  const auto& test = figures->test;
   double t = seconds();
-  last_improved_ = rule_.observe_evaluation(val->loss, val->accuracy, t, train_loss);
-  last_validation_accuracy_ = val->accuracy;
+  last_improved_ = rule_.observe_evaluation(val.loss, val.accuracy, t, train_loss);
+  last_validation_accuracy_ = val.accuracy;
   due_.reset();
   if (last_improved_) {
-    const best_model found{step, val->accuracy, *test};
-    if (keeps_best_model() && !whole) { // (its parameters once the caller has read them all)
+    const best_model found{step, val.accuracy, test};
+    if (keeps_best_model() && !whole) // (its parameters once the caller has read them all)
       due_ = found;
-    } else {
-      if (keeps_best_model()) // (to be saved; its test figures are this evaluation's: no copy otherwise)
-        if (auto err = net_.get_parameters(best_params_))
-          return err;
-      set_best(found);
-    }
+    else if (auto err = keep(found))
+      return err;
   }
   json_object row;
   row.add("mode", mode_).add("step", step).add("epoch", epochs(examples)).add("wall_seconds", t)
-    .add("examples", examples).add("validation_loss", val->loss)
-    .add("validation_accuracy", val->accuracy).add("test_loss", test->loss)
-    .add("test_accuracy", test->accuracy);
+    .add("examples", examples).add("validation_loss", val.loss)
+    .add("validation_accuracy", val.accuracy).add("test_loss", test.loss)
+    .add("test_accuracy", test.accuracy);
   if (train_loss)
     row.add("train_loss", *train_loss);
   row.merge(extra);
   if (auto err = log_.append_metrics(row))
     return err;
   if (telemetry_) {
-    std::vector<std::pair<std::string, double>> scalars{{"validation/loss", val->loss},
-                                                        {"validation/accuracy", val->accuracy},
-                                                        {"test/loss", test->loss},
-                                                        {"test/accuracy", test->accuracy}};
+    std::vector<std::pair<std::string, double>> scalars{{"validation/loss", val.loss},
+                                                        {"validation/accuracy", val.accuracy},
+                                                        {"test/loss", test.loss},
+                                                        {"test/accuracy", test.accuracy}};
     if (train_loss)
       scalars.emplace_back("train/loss", *train_loss);
     telemetry_->scalars(step, scalars);
   }
   log_line(mode_, cat("eval at step ", step, " epoch ", epochs(examples), ": validation loss ",
-                      val->loss, " accuracy ", val->accuracy, ", test accuracy ", test->accuracy));
+                      val.loss, " accuracy ", val.accuracy, ", test accuracy ", test.accuracy));
   last_step_ = step;
   return caf::none;
 }

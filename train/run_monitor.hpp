@@ -124,7 +124,13 @@ private:
     double validation_accuracy = 0.0;
     batch_metrics test;
   };
-  void set_best(const best_model& b);
+  /// Keeps b as the best model: its figures, and net's parameters where they are to be saved.
+  caf::error keep(const best_model& b);
+  struct set_figures {
+    batch_metrics validation, test;
+  };
+  /// net's figures on the validation and the test set.
+  caf::expected<set_figures> evaluate_sets();
 
   std::vector<std::vector<float>> best_params_;
   std::optional<batch_metrics> best_test_; // the best validation model's test figures
