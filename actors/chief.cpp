@@ -132,8 +132,8 @@ void pull_model_then(chief_pointer self, uint64_t op, bool whole, std::function<
       if (!st.ctl->wanted(op))
         return;
       auto& eval = *st.eval_rows;
-      pull_rows(self, st.cfg.shards, st.plan, st.cfg.cluster.max_slice_floats, st.cfg.cluster.request_timeout, *eval.rows,
-                eval.variable, *st.net, then, op_failed(self, op));
+      pull_rows(self, st.cfg.shards, st.plan, st.cfg.cluster.request_timeout, eval.asks, eval.variable, eval.cols, *st.net,
+                then, op_failed(self, op));
     },
     op_failed(self, op), false);
 }

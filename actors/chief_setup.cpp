@@ -120,9 +120,11 @@ void prepare_evaluation_rows(chief_state& st, const model_spec& spec) {
   ids.insert(ids.end(), d.test.images.begin(), d.test.images.end());
   chief_state::evaluation_rows eval;
   eval.variable = static_cast<uint32_t>(table - st.plan.variables.begin());
-  eval.rows = std::make_unique<row_exchange>(st.plan, eval.variable, ids.size());
-  eval.rows->renumber(ids.data(), d.validation.rows + d.test.rows, static_cast<int>(tokens));
-  log_line(tag, cat("evaluations read the ", eval.rows->distinct(), " rows of ", table->name, " that the validation and "
+  row_exchange rows{st.plan, eval.variable, ids.size()};
+  rows.renumber(ids.data(), d.validation.rows + d.test.rows, static_cast<int>(tokens));
+  eval.cols = rows.cols();
+  eval.asks = row_reads_of(rows, st.cfg.cluster.max_slice_floats);
+  log_line(tag, cat("evaluations read the ", rows.distinct(), " rows of ", table->name, " that the validation and "
                     "test sets name (", table->rows, " rows in all)"));
   st.eval_rows = std::move(eval);
 }

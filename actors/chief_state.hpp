@@ -5,8 +5,8 @@
 #pragma once
 
 #include "actors/chief.hpp"
+#include "actors/shard_reads.hpp"
 #include "control/in_graph_driver.hpp"
-#include "control/row_exchange.hpp"
 #include "control/run_control.hpp"
 #include "control/traffic_meter.hpp"
 #include "checkpoint/checkpoint_store.hpp"
@@ -75,7 +75,8 @@ struct chief_state {
   /// alone (the final one, and one that finds a best model to keep, pull the whole table).
   struct evaluation_rows {
     uint32_t variable = 0;
-    std::unique_ptr<row_exchange> rows;
+    size_t cols = 0;
+    row_reads asks; // (made once: actors/shard_reads.hpp)
   };
   std::optional<evaluation_rows> eval_rows;
   static inline const char* name = "chief";

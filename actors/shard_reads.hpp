@@ -1,6 +1,6 @@
-// Reading from every shard at once, for the chief: the whole model, the counters, the snapshots.
+// Reading from every shard at once, for the chief: the whole model, a table's rows, the counters, the snapshots.
 // Each fans the requests in (control/fan_in.hpp) and calls `done` once with every answer, or
-// `failed` once with the first failure named. Header-only: included by actors/chief.cpp alone.
+// `failed` once with the first failure named. Header-only: the chief's (actors/chief*.cpp).
 #pragma once
 
 #include "control/fan_in.hpp"
@@ -121,21 +121,28 @@ void pull_every_variable(Self* self, const std::vector<parameter_shard_actor>& s
     pull->send(s);
 }
 
-/// Pulls the rows `rows` names (renumbered once: control/row_exchange) of table `variable` into
-/// `model`, each reply's rows uploaded where the table holds them, in requests of at most
-/// max_floats values, and calls done once all are in. A reply must hold the rows asked.
-template <class Self>
-void pull_rows(Self* self, const std::vector<parameter_shard_actor>& shards, const placement_plan& plan,
-               uint32_t max_floats, std::chrono::milliseconds timeout, const row_exchange& rows, uint32_t variable,
-               replica_model& model, std::function<void()> done, failed_fn failed) {
-  std::vector<std::pair<uint32_t, slice_ref>> asks; // (shard, range)
+/// A read of a table's rows: its requests, (shard, range), each of at most max_floats values.
+using row_reads = std::vector<std::pair<uint32_t, slice_ref>>;
+
+/// The requests that read the rows `rows` names (renumbered once: control/row_exchange).
+inline row_reads row_reads_of(const row_exchange& rows, uint32_t max_floats) {
+  row_reads asks;
   for (uint32_t s : rows.shards())
     for (auto& r : rows.pulls(s, max_floats))
       asks.emplace_back(s, std::move(r));
+  return asks;
+}
+
+/// Pulls the rows of `asks` of table `variable` (`cols` values a row) into `model`, each reply's
+/// rows uploaded where the table holds them, and calls done once all are in. A reply must hold
+/// the rows asked.
+template <class Self>
+void pull_rows(Self* self, const std::vector<parameter_shard_actor>& shards, const placement_plan& plan,
+               std::chrono::milliseconds timeout, const row_reads& asks, uint32_t variable, size_t cols,
+               replica_model& model, std::function<void()> done, failed_fn failed) {
   if (asks.empty()) // (no rows named)
     return done();
   auto fan = fan_in<bool>::make(asks.size(), [done](std::vector<bool>&) { done(); }, std::move(failed));
-  const size_t cols = rows.cols();
   for (size_t k = 0; k < asks.size(); ++k) {
     const uint32_t s = asks[k].first;
     self->request(shards[s], timeout, pull_atom_v, pull_request::of(chief_worker_id, {asks[k].second}, plan.scope))

@@ -67,7 +67,8 @@ BOOST_FIXTURE_TEST_CASE(an_evaluation_by_rows_reads_the_rows_its_sets_name, read
                         pull_every_variable(
                           self, shards, plan, 1 << 20, std::chrono::seconds(10), *by_rows,
                           [&, self, done, failed] {
-                            pull_rows(self, shards, plan, 2, std::chrono::seconds(10), named, 0, *by_rows, done, failed);
+                            pull_rows(self, shards, plan, std::chrono::seconds(10), row_reads_of(named, 2), 0, named.cols(),
+                                      *by_rows, done, failed);
                           },
                           failed, false);
                       }),
