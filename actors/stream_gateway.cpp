@@ -73,7 +73,8 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
   });
   if (port) {
     st.port = *port;
-    log_line(st.tag, cat("listening at port ", st.port->port()));
+    const auto local = st.port->local_name();
+    log_line(st.tag, cat("listening at port ", st.port->port(), local.empty() ? "" : cat(" and, for this host, at @", local)));
   } else { // (quits before its first message)
     log_line(st.tag, describe(port.error()));
     self->quit(port.error());
@@ -115,7 +116,7 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
       self->monitor(session);
       st.sessions[token] = offered{session, node, false};
       (*st.live)[session.address()] = caf::actor_cast<caf::actor>(session);
-      return stream_offer{st.port->port(), token, caf::actor_cast<caf::actor>(session)};
+      return stream_offer{st.port->port(), token, caf::actor_cast<caf::actor>(session), st.port->local_name()};
     },
     [=](stream_atom, stream_note& note) {
       auto& st = self->state;

@@ -2,7 +2,8 @@
 // workers send it: over the tensor stream (a ShardLink, cluster.tensor-stream; served from the
 // shard's store in place, and the same through the container's and the shard's actors) and over BASP
 // (raw-copy tensors inside the typed messages), each over plain TCP and over TLS with mutual
-// authentication (certificates from scripts/make-certs.sh), versus a raw TCP echo of the same
+// authentication (certificates from scripts/make-certs.sh), the stream on the same-host local
+// socket (cluster.local-streams) and over TCP, versus raw TCP and local-socket echoes of the same
 // bytes and the stream's frames alone (node/tensor_stream_socket), measured in one run on
 // 127.0.0.1; then the 16-bit wire conversions (encode, decode,
 // round) of the same 1 MiB of floats against a memcpy of it, on one thread.
@@ -15,6 +16,7 @@
 #include "messages/register.hpp"
 #include "node/caf_defaults.hpp"
 #include "node/connect.hpp"
+#include "node/local_stream_socket.hpp"
 #include "node/multiplexer_call.hpp"
 #include "node/stream_endpoints.hpp"
 #include "node/tensor_stream_socket.hpp"
@@ -28,6 +30,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -124,20 +127,47 @@ double rounds_per_second(double seconds, F round) {
   return static_cast<double>(rounds) / dt;
 }
 
-// Round trips per second of a 1 MiB echo over plain TCP (the child echoes).
-double raw_tcp(double seconds) {
+// Round trips per second of a 1 MiB echo over plain TCP (the child echoes), or with `local` over
+// a Unix-domain socket with the buffers a same-host tensor stream asks for.
+double raw_echo(double seconds, bool local = false) {
   uint16_t port = 0;
-  int lfd = listen_on_free_port(port);
+  int lfd = -1;
+  std::string name;
+  if (local) {
+    auto l = listen_local();
+    if (!l) {
+      std::fprintf(stderr, "%s\n", describe(l.error()).c_str());
+      std::exit(1);
+    }
+    lfd = l->fd;
+    name = l->name;
+    int fl = ::fcntl(lfd, F_GETFL);
+    ::fcntl(lfd, F_SETFL, fl & ~O_NONBLOCK);
+  } else {
+    lfd = listen_on_free_port(port);
+  }
   pid_t child = ::fork();
   if (child == 0) {
     int fd = ::accept(lfd, nullptr, nullptr);
+    if (local)
+      widen_local_buffers(fd);
     std::vector<char> buf(payload);
     while (full_io(fd, buf.data(), payload, false) && full_io(fd, buf.data(), payload, true)) {
     }
     ::_exit(0);
   }
   ::close(lfd);
-  int fd = connect_to_port(port);
+  int fd = -1;
+  if (local) {
+    auto c = connect_local(name);
+    if (!c)
+      std::exit(1);
+    fd = *c;
+    int fl = ::fcntl(fd, F_GETFL);
+    ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  } else {
+    fd = connect_to_port(port);
+  }
   std::vector<char> buf(payload, 'x');
   double rate = rounds_per_second(seconds, [&] {
     full_io(fd, buf.data(), payload, true);
@@ -262,9 +292,10 @@ struct shard_rates {
 
 // Round trips per second of push (1 MiB gradients) + pull (1 MiB values) to a ps node (its
 // container) in a child, as a worker sends them: over BASP, or with stream through a ShardLink
-// over the tensor stream (cluster.tensor-stream); over TLS when certs names a folder of
-// scripts/make-certs.sh.
-shard_rates shard_protocol(double seconds, const std::string& certs, bool stream, bool in_place = true) {
+// over the tensor stream (cluster.tensor-stream; with local, over the same-host local socket,
+// else TCP); over TLS when certs names a folder of scripts/make-certs.sh.
+shard_rates shard_protocol(double seconds, const std::string& certs, bool stream, bool in_place = true,
+                           bool local = true) {
   const bool tls = !certs.empty();
   uint16_t port = 0;
   { // find a free port, then release it for the child's middleman
@@ -279,6 +310,7 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
     cluster.ps = {{"127.0.0.1", port}};
     cluster.tls = tls;
     cluster.stream_min_bytes = stream_min_bytes;
+    cluster.local_streams = local;
     auto shard = make_resource_container(sys, {0, std::chrono::milliseconds{0}, std::chrono::milliseconds{30000}, false,
                                                nullptr, stream ? stream_port_at(sys, cluster, 0) : nullptr,
                                                stream_limits_of(cluster), in_place});
@@ -301,6 +333,7 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
   cluster.tls = tls;
   cluster.stream_min_bytes = stream_min_bytes;
   cluster.request_timeout = std::chrono::seconds(30);
+  cluster.local_streams = local;
   auto shard = stream ? open_shard_link(sys, cluster, *remote, 0, 0, "bench") : remote;
   if (!shard) {
     std::fprintf(stderr, "cannot open the tensor stream: %s\n", caf::to_string(shard.error()).c_str());
@@ -430,14 +463,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "making certificates in %s failed\n", certs.c_str());
     return 1;
   }
-  auto linked = shard_protocol(seconds, "", true);
-  double tcp = raw_tcp(seconds);
+  auto linked = shard_protocol(seconds, "", true); // (same host: the local socket, cluster.local-streams)
+  double tcp = raw_echo(seconds);
+  auto tcp_linked = shard_protocol(seconds, "", true, true, false); // (cluster.local-streams = false)
+  double local = raw_echo(seconds, true);
   auto via_container = shard_protocol(seconds, "", true, false); // (every request through the container's actors)
   if (const char* only = std::getenv("BENCH_ONLY"); only != nullptr && std::string{only} == "stream") {
-    std::printf("raw TCP echo %.0f rounds/s; shard over the stream %.0f sequential (%.2f), %.0f pipelined (%.2f); "
-                "through the container's actors %.0f (%.2f), %.0f (%.2f)\n", tcp,
-                linked.sequential, linked.sequential / tcp, linked.pipelined, linked.pipelined / tcp,
-                via_container.sequential, via_container.sequential / tcp, via_container.pipelined, via_container.pipelined / tcp);
+    std::printf("raw TCP echo %.0f rounds/s, raw local-socket echo %.0f; shard over the stream, local socket: %.0f "
+                "sequential (%.2f of TCP, %.2f of local), %.0f pipelined (%.2f, %.2f); over TCP: %.0f (%.2f), %.0f "
+                "(%.2f); through the container's actors %.0f (%.2f), %.0f (%.2f)\n", tcp, local,
+                linked.sequential, linked.sequential / tcp, linked.sequential / local, linked.pipelined,
+                linked.pipelined / tcp, linked.pipelined / local, tcp_linked.sequential, tcp_linked.sequential / tcp,
+                tcp_linked.pipelined, tcp_linked.pipelined / tcp, via_container.sequential, via_container.sequential / tcp,
+                via_container.pipelined, via_container.pipelined / tcp);
     return 0;
   }
   double stream = tensor_stream(seconds, "");
@@ -445,34 +483,44 @@ int main(int argc, char** argv) {
   auto shard = shard_protocol(seconds, "", false);
   auto tls = shard_protocol(seconds, certs, false);
   auto tls_linked = shard_protocol(seconds, certs, true);
+  auto tls_tcp_linked = shard_protocol(seconds, certs, true, true, false);
   std::system(("rm -rf " + certs).c_str());
   auto mib = [](double rounds) { return rounds * payload / double(1 << 20); };
-  auto row = [&](const char* what, double rounds) { std::printf("%-44s %10.0f %16.0f\n", what, rounds, mib(rounds)); };
+  auto row = [&](const char* what, double rounds) { std::printf("%-58s %10.0f %16.0f\n", what, rounds, mib(rounds)); };
   std::printf("%zu KiB each way between two processes on 127.0.0.1, %.0f s per measurement\n", payload / 1024, seconds);
-  std::printf("%-44s %10s %16s\n", "", "rounds/s", "MiB/s each way");
+  std::printf("%-58s %10s %16s\n", "", "rounds/s", "MiB/s each way");
   row("raw TCP echo", tcp);
-  row("tensor-stream frames alone, push + pull", stream);
-  row("shard over the stream: push, then pull", linked.sequential);
-  row("shard over the stream: push + pull pipelined", linked.pipelined);
-  row("the same through the container's actors: push, then pull", via_container.sequential);
-  row("the same through the container's actors: pipelined", via_container.pipelined);
+  row("raw local-socket echo (Unix domain, widened buffers)", local);
+  row("tensor-stream frames alone over TCP, push + pull", stream);
+  row("shard over the stream, local socket: push, then pull", linked.sequential);
+  row("shard over the stream, local socket: pipelined", linked.pipelined);
+  row("shard over the stream, TCP: push, then pull", tcp_linked.sequential);
+  row("shard over the stream, TCP: pipelined", tcp_linked.pipelined);
+  row("local socket through the container's actors: push, then pull", via_container.sequential);
+  row("local socket through the container's actors: pipelined", via_container.pipelined);
   row("shard over BASP: push, then pull", shard.sequential);
   row("shard over BASP: push + pull pipelined", shard.pipelined);
-  row("TLS 1.3: tensor-stream frames alone", tls_stream);
-  row("TLS: shard over the stream, push, then pull", tls_linked.sequential);
-  row("TLS: shard over the stream, pipelined", tls_linked.pipelined);
+  row("TLS 1.3: tensor-stream frames alone over TCP", tls_stream);
+  row("TLS: shard over the stream, local socket, push, then pull", tls_linked.sequential);
+  row("TLS: shard over the stream, local socket, pipelined", tls_linked.pipelined);
+  row("TLS: shard over the stream, TCP, push, then pull", tls_tcp_linked.sequential);
+  row("TLS: shard over the stream, TCP, pipelined", tls_tcp_linked.pipelined);
   row("TLS: shard over BASP, push, then pull", tls.sequential);
   row("TLS: shard over BASP, pipelined", tls.pipelined);
-  std::printf("shard over the stream / raw TCP: %.2f sequential, %.2f pipelined (as workers run; goal >= 0.8)\n",
-              linked.sequential / tcp, linked.pipelined / tcp);
+  std::printf("shard over the stream (local socket) / raw TCP: %.2f sequential, %.2f pipelined (as workers run; goal "
+              ">= 0.8); / raw local-socket echo: %.2f, %.2f\n", linked.sequential / tcp, linked.pipelined / tcp,
+              linked.sequential / local, linked.pipelined / local);
+  std::printf("shard over the stream (TCP) / raw TCP: %.2f sequential, %.2f pipelined\n", tcp_linked.sequential / tcp,
+              tcp_linked.pipelined / tcp);
   std::printf("the same through the container's actors / raw TCP: %.2f sequential, %.2f pipelined (served in place: "
               "%.2fx, %.2fx of it)\n", via_container.sequential / tcp, via_container.pipelined / tcp,
               linked.sequential / via_container.sequential, linked.pipelined / via_container.pipelined);
   std::printf("shard over BASP / raw TCP: %.2f sequential, %.2f pipelined\n", shard.sequential / tcp,
               shard.pipelined / tcp);
   std::printf("tensor-stream frames alone / raw TCP: %.2f\n", stream / tcp);
-  std::printf("TLS / plain, shard over the stream: %.2f sequential, %.2f pipelined (goal >= 0.85)\n",
-              tls_linked.sequential / linked.sequential, tls_linked.pipelined / linked.pipelined);
+  std::printf("TLS / plain, shard over the stream: local socket %.2f sequential, %.2f pipelined; TCP %.2f, %.2f (goal >= 0.85)\n",
+              tls_linked.sequential / linked.sequential, tls_linked.pipelined / linked.pipelined,
+              tls_tcp_linked.sequential / tcp_linked.sequential, tls_tcp_linked.pipelined / tcp_linked.pipelined);
   std::printf("TLS / plain, shard over BASP: %.2f sequential, %.2f pipelined\n", tls.sequential / shard.sequential,
               tls.pipelined / shard.pipelined);
   std::printf("TLS / plain tensor-stream frames alone: %.2f\n", tls_stream / stream);

@@ -74,6 +74,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.tensor_stream, "tensor-stream", "workers' pulls and pushes carry their tensors on a stream beside the typed messages (a ps node's second port), not inside them; off: everything over BASP")
     .add(v.stream_min_bytes, "stream-min-bytes", "tensor-stream: a pull's or push's tensors of fewer bytes than this travel inside its typed message (a frame costs each node a thread wake-up); 0: every tensor on the stream")
     .add(v.stream_port_offset, "stream-port-offset", "tensor-stream: a ps node listens for streams at its cluster.ps port plus this (for firewalls and pod specs); 0: any free port, offered to the workers over BASP")
+    .add(v.local_streams, "local-streams", "tensor-stream: a ps node also listens at a Unix-domain socket of its host, and a worker on that host (same network namespace) streams over it instead of TCP; a worker elsewhere takes the port (both ends must allow it)")
     .add(v.push_bucket_bytes, "push-bucket-bytes", "workers push a step's gradients in parts of about this many bytes as backprop completes them, overlapping the rest of backprop (0: one push per shard after backprop)")
     .add(v.overlap_steps, "overlap-steps", "async, ssp: 1 computes each worker's next step on the values it holds while this step's pushes and the replies with the next values travel (one step more staleness); 0: a step waits for its values")
     .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it")
@@ -295,6 +296,7 @@ caf::error validate_transport(const cluster_values& v, cluster_settings& s) {
     if (v.stream_port_offset > 0 && ep.port + v.stream_port_offset > 65535)
       return bad("cluster.stream-port-offset", cat("puts the stream port of the ps node at ", ep.str(), " above 65535"));
   s.stream_port_offset = static_cast<uint16_t>(v.stream_port_offset);
+  s.local_streams = v.local_streams;
   return caf::none;
 }
 

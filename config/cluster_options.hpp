@@ -114,6 +114,7 @@ struct cluster_values {
   bool tensor_stream = true;
   int64_t stream_min_bytes = 1048576;
   int64_t stream_port_offset = 0;
+  bool local_streams = true;
   // [security]
   bool tls = false;
   int64_t max_handshake_bytes = 65536;
@@ -219,6 +220,7 @@ struct cluster_settings : worker_settings {
   bool tensor_stream = true;           ///< cluster.tensor-stream: workers' tensors travel on a stream beside BASP
   uint64_t stream_min_bytes = 1048576; ///< cluster.stream-min-bytes: smaller transfers stay inside their typed message
   uint16_t stream_port_offset = 0;     ///< cluster.stream-port-offset: a ps node's stream port is its port + this (0: any free one)
+  bool local_streams = true;           ///< cluster.local-streams: a worker on its ps node's host streams over a Unix-domain socket
   uint32_t max_handshake_bytes = 65536; ///< largest BASP payload a peer may announce before its handshake
 };
 

@@ -52,11 +52,14 @@ class stream_port {
 public:
   virtual ~stream_port() = default;
   virtual uint16_t port() const = 0;
+  /// The same-host local socket it also listens at ("": none; node/local_stream_socket).
+  virtual std::string local_name() const { return {}; }
   /// Stops listening.
   virtual void close() = 0;
 };
 
-/// accepted(open, peer): a connection arrived from peer ("host:port"); open() makes its stream.
+/// accepted(open, peer): a connection arrived from peer ("host:port", or "this host (pid N)" on
+/// the local socket); open() makes its stream.
 using stream_accept = std::function<void(stream_opener open, std::string peer)>;
 
 /// Starts listening, handing every connection to accepted.

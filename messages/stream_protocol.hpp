@@ -29,11 +29,14 @@ struct stream_tensor {
 
 /// Link -> ps node (its container, which hands it to its gateway): (stream_atom, uint32_t worker)
 /// -> stream_offer: the stream's port on the ps node's host, the token its first frame must
-/// carry (transfer 0, index 0, 8 bytes), and the session (on the ps node) that serves it.
+/// carry (transfer 0, index 0, 8 bytes), the session (on the ps node) that serves it, and the
+/// ps node's same-host local socket ("": none; cluster.local-streams), which a worker on the
+/// same host connects to instead of the port.
 struct stream_offer {
   uint16_t port = 0;
   uint64_t token = 0;
   caf::actor session{};
+  std::string local;
 };
 
 /// Link -> session: (stream_atom, uint64_t token) -> bool: true once the stream carrying the
@@ -95,7 +98,7 @@ typename Inspector::result_type inspect(Inspector& f, stream_tensor& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stream_offer& x) {
-  return f(caf::meta::type_name("stream_offer"), x.port, x.token, x.session);
+  return f(caf::meta::type_name("stream_offer"), x.port, x.token, x.session, x.local);
 }
 
 template <class Inspector>

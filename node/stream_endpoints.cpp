@@ -6,6 +6,7 @@
 #include "actors/stream_session.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "node/local_stream_socket.hpp"
 #include "node/stream_tls.hpp"
 #include "node/tensor_stream_listener.hpp"
 #include "node/tensor_stream_socket.hpp"
@@ -96,6 +97,25 @@ caf::expected<int> connect_tcp(const std::string& host, uint16_t port, std::chro
   return fd;
 }
 
+// A ps node's TCP port and, with cluster.local-streams, its same-host local socket.
+class stream_ports final : public stream_port {
+public:
+  stream_ports(std::shared_ptr<stream_port> tcp, std::shared_ptr<stream_port> local)
+    : tcp_(std::move(tcp)), local_(std::move(local)) {
+  }
+  uint16_t port() const override { return tcp_->port(); }
+  std::string local_name() const override { return local_ ? local_->local_name() : std::string{}; }
+  void close() override {
+    tcp_->close();
+    if (local_)
+      local_->close();
+  }
+
+private:
+  std::shared_ptr<stream_port> tcp_;
+  std::shared_ptr<stream_port> local_;
+};
+
 } // namespace
 
 stream_limits stream_limits_of(const cluster_settings& cluster) {
@@ -107,14 +127,35 @@ stream_listen stream_port_at(caf::actor_system& sys, const cluster_settings& clu
   const uint16_t at = cluster.stream_port_offset > 0 ? static_cast<uint16_t>(cluster.ps[index].port + cluster.stream_port_offset) : 0;
   const bool tls = cluster.tls;
   const uint64_t cap = stream_limits_of(cluster).max_transfer_bytes;
-  return [&sys, host, at, tls, cap](stream_accept accepted) -> caf::expected<std::shared_ptr<stream_port>> {
-    auto port = tensor_stream_listener::start(sys, host, at, [&sys, tls, cap, accepted](int fd, std::string peer) {
+  const bool local = cluster.local_streams;
+  return [&sys, host, at, tls, cap, local](stream_accept accepted) -> caf::expected<std::shared_ptr<stream_port>> {
+    auto on_accept = [&sys, tls, cap, accepted](int fd, std::string peer) {
       accepted(opener_of(sys, fd, peer, tls, stream_tls::role::server, cap), peer);
-    });
+    };
+    auto port = tensor_stream_listener::start(sys, host, at, on_accept);
     if (!port)
       return std::move(port.error());
-    return std::shared_ptr<stream_port>{*port};
+    std::shared_ptr<stream_port> same_host;
+    if (local) {
+      if (auto l = tensor_stream_listener::start_local(sys, on_accept))
+        same_host = *l;
+      else // (the workers of this host take the port)
+        log_line("tensor streams", cat("no local socket: ", describe(l.error())));
+    }
+    return std::shared_ptr<stream_port>{std::make_shared<stream_ports>(*port, same_host)};
   };
+}
+
+caf::expected<int> connect_stream_socket(const cluster_settings& cluster, uint32_t s, const stream_offer& offer,
+                                         std::string& peer) {
+  if (cluster.local_streams && !offer.local.empty()) {
+    if (auto fd = connect_local(offer.local)) {
+      peer = cat("shard ", s, " (", cluster.ps[s].host, ", same host: local socket)");
+      return fd;
+    } // (another host, or another network namespace: TCP)
+  }
+  peer = cat("shard ", s, " (", cluster.ps[s].host, ":", offer.port, ")");
+  return connect_tcp(cluster.ps[s].host, offer.port, cluster.connect_timeout);
 }
 
 caf::expected<parameter_shard_actor> open_shard_link(caf::actor_system& sys, const cluster_settings& cluster,
@@ -131,13 +172,12 @@ caf::expected<parameter_shard_actor> open_shard_link(caf::actor_system& sys, con
     .receive([&](stream_offer& x) { offer = std::move(x); }, [&](caf::error& err) { offer = std::move(err); });
   if (!offer)
     return failed("no offer", offer.error());
-  auto fd = connect_tcp(cluster.ps[s].host, offer->port, cluster.connect_timeout);
+  std::string peer;
+  auto fd = connect_stream_socket(cluster, s, *offer, peer);
   if (!fd)
     return failed("connecting", fd.error());
   const uint64_t cap = stream_limits_of(cluster).max_transfer_bytes;
-  auto link = make_shard_link(sys, {s, remote, *offer,
-                                    opener_of(sys, *fd, cat("shard ", s, " (", cluster.ps[s].host, ":", offer->port, ")"),
-                                              cluster.tls, stream_tls::role::client, cap),
+  auto link = make_shard_link(sys, {s, remote, *offer, opener_of(sys, *fd, peer, cluster.tls, stream_tls::role::client, cap),
                                     cluster.request_timeout, stream_limits_of(cluster)});
   caf::error acked = caf::make_error(errc::timeout, "no answer");
   self->request(caf::actor_cast<stream_session_actor>(offer->session), cluster.connect_timeout, stream_atom_v,
@@ -147,7 +187,7 @@ caf::expected<parameter_shard_actor> open_shard_link(caf::actor_system& sys, con
     caf::anon_send_exit(link, caf::exit_reason::user_shutdown);
     return failed("the stream was not attached", acked);
   }
-  log_line(who, cat("tensor stream to shard ", s, " at ", cluster.ps[s].host, ":", offer->port, cluster.tls ? " (TLS)" : ""));
+  log_line(who, cat("tensor stream to ", peer, cluster.tls ? " (TLS)" : ""));
   return caf::actor_cast<parameter_shard_actor>(link);
 }
 

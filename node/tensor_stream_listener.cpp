@@ -4,6 +4,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "node/local_stream_socket.hpp"
 #include "node/multiplexer_call.hpp"
 
 #include <caf/io/middleman.hpp>
@@ -79,8 +80,21 @@ tensor_stream_listener::start(caf::actor_system& sys, const std::string& host, u
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
   const uint16_t actual = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6&>(bound).sin6_port)
                                                       : ntohs(reinterpret_cast<sockaddr_in&>(bound).sin_port);
+  return watch(sys, fd, actual, "", std::move(accepted));
+}
+
+caf::expected<std::shared_ptr<tensor_stream_listener>> tensor_stream_listener::start_local(caf::actor_system& sys,
+                                                                                         accept_fn accepted) {
+  auto l = listen_local();
+  if (!l)
+    return std::move(l.error());
+  return watch(sys, l->fd, 0, l->name, std::move(accepted));
+}
+
+std::shared_ptr<tensor_stream_listener> tensor_stream_listener::watch(caf::actor_system& sys, int fd, uint16_t port,
+                                                                      std::string local, accept_fn accepted) {
   auto& mpx = static_cast<default_multiplexer&>(sys.middleman().backend());
-  auto l = std::make_shared<tensor_stream_listener>(mpx, fd, actual, std::move(accepted));
+  auto l = std::make_shared<tensor_stream_listener>(mpx, fd, port, std::move(local), std::move(accepted));
   track_stream_handler(mpx, l, [weak = std::weak_ptr<tensor_stream_listener>(l)] {
     if (auto live = weak.lock())
       live->close();
@@ -92,8 +106,9 @@ tensor_stream_listener::start(caf::actor_system& sys, const std::string& host, u
   return l;
 }
 
-tensor_stream_listener::tensor_stream_listener(default_multiplexer& mpx, int fd, uint16_t port, accept_fn accepted)
-  : event_handler(mpx, fd), port_(port), accepted_(std::move(accepted)) {
+tensor_stream_listener::tensor_stream_listener(default_multiplexer& mpx, int fd, uint16_t port, std::string local,
+                                               accept_fn accepted)
+  : event_handler(mpx, fd), port_(port), local_(std::move(local)), accepted_(std::move(accepted)) {
 }
 
 void tensor_stream_listener::handle_event(operation op) {
@@ -108,7 +123,12 @@ void tensor_stream_listener::handle_event(operation op) {
         continue;
       return; // (EAGAIN: the backlog is empty; anything else: the next event tries again)
     }
-    accepted_(c, address_of(from));
+    if (!local_.empty()) {
+      widen_local_buffers(c);
+      accepted_(c, local_peer_of(c));
+    } else {
+      accepted_(c, address_of(from));
+    }
   }
 }
 

@@ -116,9 +116,10 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   stream_pull_reply splr{{9, {{0, 0, {}}}}, tensors};
   BOOST_TEST((round_trip(splr) == splr));
   auto session = sys->spawn([] { return caf::behavior{[](int) {}}; });
-  stream_offer offer{40001, 99, caf::actor_cast<caf::actor>(session)};
+  stream_offer offer{40001, 99, caf::actor_cast<caf::actor>(session), "actorps-stream-00000000000000ab"};
   auto offered = round_trip(offer);
   BOOST_TEST(offered.port == 40001);
+  BOOST_TEST(offered.local == offer.local);
   BOOST_TEST(offered.token == 99u);
   BOOST_TEST((offered.session == offer.session));
   caf::anon_send_exit(session, caf::exit_reason::user_shutdown);

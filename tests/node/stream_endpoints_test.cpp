@@ -1,10 +1,12 @@
 // Tests of node/stream_endpoints with the actors they wire (ShardLink, StreamGateway,
 // StreamSession, a ResourceContainer) over real loopback TCP in one running middleman: pulls and
 // pushes through a link give what the container gives directly, at every wire precision and with
-// top-k; a refused push changes nothing and leaves the stream in step; strangers on the stream
-// port (random bytes, a wrong token, plain TCP to a TLS port) are closed and the port keeps serving.
+// top-k, over the same-host local socket and over TCP; a refused push changes nothing and leaves
+// the stream in step; strangers on the stream port and the local socket (random bytes, a wrong
+// token, plain TCP to a TLS port) are closed and both keep serving.
 #include "node/stream_endpoints.hpp"
 
+#include "node/local_stream_socket.hpp"
 #include "node/multiplexer_call.hpp"
 #include "node/stream_tls.hpp"
 #include "node/tensor_stream_socket.hpp"
@@ -12,6 +14,7 @@
 #include "actors/resource_container.hpp"
 #include "actors/stream_session.hpp"
 #include "common/errc.hpp"
+#include "common/log.hpp"
 #include "control/placement.hpp"
 #include "control/tensor_stream.hpp"
 #include "messages/register.hpp"
@@ -26,6 +29,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -64,8 +68,10 @@ struct stream_fixture {
   resource_container_actor container;
   caf::scoped_actor self{sys};
 
-  explicit stream_fixture(bool with_tls = false, uint64_t min_stream_bytes = 0) : tls(with_tls), cfg(with_tls) {
+  explicit stream_fixture(bool with_tls = false, uint64_t min_stream_bytes = 0, bool local = true)
+    : tls(with_tls), cfg(with_tls) {
     cluster.ps = {endpoint{"127.0.0.1", 0}};
+    cluster.local_streams = local; // (the ps node's side: whether it offers a local socket)
     cluster.stream_min_bytes = min_stream_bytes; // (0: every tensor as frames)
     cluster.request_timeout = 10s;
     cluster.connect_timeout = 10s;
@@ -102,11 +108,13 @@ struct stream_fixture {
     return *l;
   }
 
-  uint16_t stream_port() {
-    auto offer = ask<stream_offer>(container, stream_atom_v, uint32_t{0});
-    BOOST_REQUIRE(offer);
-    return offer->port;
+  stream_offer offer() {
+    auto o = ask<stream_offer>(container, stream_atom_v, uint32_t{0});
+    BOOST_REQUIRE(o);
+    return *o;
   }
+
+  uint16_t stream_port() { return offer().port; }
 
   std::vector<float> direct_values() {
     auto r = ask<pull_reply>(container, pull_atom_v, pull_request{0, {{0, 0, values}}, false, ""});
@@ -150,8 +158,31 @@ bool closed_by_peer(int fd) {
   return false;
 }
 
+// A link to the container's stream opened under `log`, and what it said.
+template <class Fixture>
+std::pair<parameter_shard_actor, std::string> link_saying(Fixture& f) {
+  test::stderr_capture log;
+  auto l = f.link();
+  return {l, log.text()};
+}
+
+// A connection to the local socket `name`, blocking.
+int connect_raw_local(const std::string& name) {
+  auto fd = connect_local(name);
+  BOOST_REQUIRE_MESSAGE(fd, test::error_text(fd));
+  int fl = ::fcntl(*fd, F_GETFL);
+  ::fcntl(*fd, F_SETFL, fl & ~O_NONBLOCK);
+  return *fd;
+}
+
+// The same host's link: over the local socket.
 struct plain_fixture : stream_fixture {
   plain_fixture() : stream_fixture(false) {}
+};
+
+// A ps node that offers no local socket (cluster.local-streams = false): TCP.
+struct tcp_fixture : stream_fixture {
+  tcp_fixture() : stream_fixture(false, 0, false) {}
 };
 
 struct tls_fixture : stream_fixture {
@@ -163,26 +194,74 @@ struct inline_fixture : stream_fixture {
   inline_fixture() : stream_fixture(false, 2 << 20) {}
 };
 
-} // namespace
-
-BOOST_AUTO_TEST_SUITE(stream_endpoints)
-
-BOOST_FIXTURE_TEST_CASE(pulls_and_pushes_through_a_link_match_the_container, plain_fixture) {
-  auto l = link();
-  auto pulled = ask<pull_reply>(l, pull_atom_v, pull_request{0, {{0, 0, values}, {1, 0, 3}}, false, ""});
+// Pulls and pushes through f's link give what the container gives directly.
+void pulls_and_pushes_match_the_container(stream_fixture& f) {
+  auto l = f.link();
+  auto pulled = f.ask<pull_reply>(l, pull_atom_v, pull_request{0, {{0, 0, values}, {1, 0, 3}}, false, ""});
   BOOST_REQUIRE_MESSAGE(pulled, test::error_text(pulled));
   BOOST_REQUIRE_EQUAL(pulled->slices.size(), 2u);
-  BOOST_TEST((pulled->slices[0].data.to_vector() == direct_values()));
+  BOOST_TEST((pulled->slices[0].data.to_vector() == f.direct_values()));
   BOOST_TEST((pulled->slices[1].data == std::vector<float>{1.0f, 2.0f, 3.0f}));
-  const auto before = direct_values();
-  auto pushed = ask<push_reply>(l, push_atom_v, push_of(0.25f));
+  const auto before = f.direct_values();
+  auto pushed = f.ask<push_reply>(l, push_atom_v, push_of(0.25f));
   BOOST_REQUIRE_MESSAGE(pushed, test::error_text(pushed));
   BOOST_TEST(pushed->version == 1u);
-  const auto after = direct_values();
+  const auto after = f.direct_values();
   BOOST_REQUIRE_EQUAL(after.size(), before.size());
   for (size_t i = 0; i < after.size(); i += 997)
     BOOST_TEST(after[i] == before[i] - 0.25f);
   BOOST_TEST((pushed->values.at(0).data.to_vector() == after)); // (the reply's values: the shard's)
+}
+
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(stream_endpoints)
+
+
+BOOST_FIXTURE_TEST_CASE(pulls_and_pushes_through_a_link_match_the_container, plain_fixture) {
+  pulls_and_pushes_match_the_container(*this);
+}
+
+BOOST_FIXTURE_TEST_CASE(pulls_and_pushes_over_tcp_match_the_container, tcp_fixture) {
+  pulls_and_pushes_match_the_container(*this);
+}
+
+// Issue 48, lever 3: a worker on its ps node's host streams over a Unix-domain socket
+// (cluster.local-streams), TCP the fallback.
+BOOST_FIXTURE_TEST_CASE(a_worker_on_the_ps_nodes_host_streams_over_its_local_socket, plain_fixture) {
+  const auto o = offer();
+  BOOST_TEST(o.local.rfind("actorps-stream-", 0) == 0u, o.local);
+  auto [l, said] = link_saying(*this);
+  BOOST_TEST(said.find("same host: local socket") != std::string::npos, said);
+  BOOST_TEST(ask<pull_reply>(l, pull_atom_v, pull_request{0, {{1, 0, 3}}, false, ""}).engaged());
+}
+
+BOOST_FIXTURE_TEST_CASE(without_local_streams_at_either_end_the_link_takes_tcp, plain_fixture) {
+  cluster.local_streams = false; // the worker's side
+  auto [l, said] = link_saying(*this);
+  BOOST_TEST(said.find(cat("127.0.0.1:", stream_port(), ")")) != std::string::npos, said);
+  BOOST_TEST(said.find("local socket") == std::string::npos, said);
+  tcp_fixture ps_without; // the ps node's side: no local socket offered
+  BOOST_TEST(ps_without.offer().local.empty());
+  auto [l2, said2] = link_saying(ps_without);
+  BOOST_TEST(said2.find("local socket") == std::string::npos, said2);
+  BOOST_TEST(ps_without.ask<pull_reply>(l2, pull_atom_v, pull_request{0, {{1, 0, 3}}, false, ""}).engaged());
+}
+
+// A ps node on another host offers a local socket this host does not have: the worker takes TCP.
+BOOST_FIXTURE_TEST_CASE(an_offered_local_socket_not_on_this_host_falls_back_to_tcp, plain_fixture) {
+  auto o = offer();
+  o.local = "actorps-stream-0000000000000000"; // (nobody listens there)
+  std::string peer;
+  auto fd = connect_stream_socket(cluster, 0, o, peer);
+  BOOST_REQUIRE_MESSAGE(fd, test::error_text(fd));
+  BOOST_TEST(peer.find(cat(":", o.port, ")")) != std::string::npos, peer);
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  BOOST_REQUIRE(::getsockname(*fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  BOOST_TEST(addr.ss_family != AF_UNIX);
+  ::close(*fd);
 }
 
 BOOST_FIXTURE_TEST_CASE(sixteen_bit_and_sparse_tensors_travel_encoded, plain_fixture) {
@@ -215,25 +294,29 @@ BOOST_FIXTURE_TEST_CASE(a_refused_push_changes_nothing_and_the_stream_stays_in_s
 }
 
 BOOST_FIXTURE_TEST_CASE(strangers_on_the_stream_port_are_closed_and_it_keeps_serving, plain_fixture) {
-  const uint16_t port = stream_port();
-  { // random bytes: not a frame
-    int fd = connect_raw(port);
-    std::mt19937 gen{3};
-    std::vector<uint8_t> junk(4096);
-    for (auto& b : junk)
-      b = static_cast<uint8_t>(gen());
-    BOOST_REQUIRE(::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL) > 0);
-    BOOST_TEST(closed_by_peer(fd));
-    ::close(fd);
-  }
-  { // a well-formed first frame with a token nobody was offered
-    int fd = connect_raw(port);
-    const uint64_t token = 0x1234567887654321ull;
-    auto f = make_stream_frame(0, 0, &token, sizeof token);
-    BOOST_REQUIRE(::send(fd, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
-    BOOST_REQUIRE(::send(fd, f.data, f.bytes, MSG_NOSIGNAL) > 0);
-    BOOST_TEST(closed_by_peer(fd));
-    ::close(fd);
+  const auto o = offer();
+  for (bool local : {false, true}) { // the TCP port, then the same host's local socket
+    BOOST_TEST_CONTEXT((local ? "local socket" : "TCP port")) {
+      { // random bytes: not a frame
+        int fd = local ? connect_raw_local(o.local) : connect_raw(o.port);
+        std::mt19937 gen{3};
+        std::vector<uint8_t> junk(4096);
+        for (auto& b : junk)
+          b = static_cast<uint8_t>(gen());
+        BOOST_REQUIRE(::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL) > 0);
+        BOOST_TEST(closed_by_peer(fd));
+        ::close(fd);
+      }
+      { // a well-formed first frame with a token nobody was offered
+        int fd = local ? connect_raw_local(o.local) : connect_raw(o.port);
+        const uint64_t token = 0x1234567887654321ull;
+        auto f = make_stream_frame(0, 0, &token, sizeof token);
+        BOOST_REQUIRE(::send(fd, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
+        BOOST_REQUIRE(::send(fd, f.data, f.bytes, MSG_NOSIGNAL) > 0);
+        BOOST_TEST(closed_by_peer(fd));
+        ::close(fd);
+      }
+    }
   }
   auto l = link(); // the port still serves members
   BOOST_TEST(ask<pull_reply>(l, pull_atom_v, pull_request{0, {{1, 0, 3}}, false, ""}).engaged());
@@ -404,6 +487,15 @@ BOOST_FIXTURE_TEST_CASE(members_pull_and_push_over_tls_and_plain_tcp_is_refused,
   const auto text = describe(why.get());
   BOOST_TEST(text.find("TLS") != std::string::npos, text);
   BOOST_TEST(ask<pull_reply>(l, pull_atom_v, pull_request{0, {{1, 0, 3}}, false, ""}).engaged());
+  int local = connect_raw_local(offer().local); // the same host's local socket speaks TLS too
+  BOOST_REQUIRE(::send(local, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
+  BOOST_TEST(closed_by_peer(local));
+  ::close(local);
+  cluster.local_streams = false; // a member over TCP
+  auto over_tcp = link();
+  auto again = ask<push_reply>(over_tcp, push_atom_v, push_of(0.5f));
+  BOOST_REQUIRE_MESSAGE(again, test::error_text(again));
+  BOOST_TEST((again->values.at(0).data.to_vector() == direct_values()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
