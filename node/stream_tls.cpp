@@ -7,7 +7,9 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <csignal>
 #include <cstring>
+#include <pthread.h>
 
 namespace actorps {
 
@@ -86,6 +88,41 @@ caf::expected<std::unique_ptr<stream_tls>> stream_tls::make(const tls_files& fil
 
 stream_tls::~stream_tls() = default;
 
+namespace {
+
+// OpenSSL writes with write(2), which raises SIGPIPE where the peer has closed the connection (on a
+// Unix-domain socket at the first write after its close): the signal is held back on this thread
+// for the call and dropped, so the write fails with EPIPE and the stream closes by name.
+class sigpipe_held {
+public:
+  sigpipe_held() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+  }
+  ~sigpipe_held() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+      const timespec now{0, 0};
+      sigtimedwait(&pipe_, nullptr, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  sigpipe_held(const sigpipe_held&) = delete;
+  sigpipe_held& operator=(const sigpipe_held&) = delete;
+
+private:
+  sigset_t pipe_{};
+  sigset_t old_{};
+  bool was_pending_ = false;
+};
+
+} // namespace
+
 stream_tls::step stream_tls::result(int ret) {
   step out;
   if (ret > 0) {
@@ -108,6 +145,7 @@ stream_tls::step stream_tls::result(int ret) {
 
 stream_tls::step stream_tls::handshake() {
   ERR_clear_error();
+  sigpipe_held held;
   const int ret = SSL_do_handshake(static_cast<SSL*>(ssl_.get()));
   if (ret == 1) {
     established_ = true;
@@ -124,11 +162,13 @@ stream_tls::step stream_tls::handshake() {
 
 stream_tls::step stream_tls::read(void* into, size_t n) {
   ERR_clear_error();
+  sigpipe_held held; // (a read may write: an alert, a key update's answer)
   return result(SSL_read(static_cast<SSL*>(ssl_.get()), into, static_cast<int>(std::min<size_t>(n, 1 << 30))));
 }
 
 stream_tls::step stream_tls::write(const void* from, size_t n) {
   ERR_clear_error();
+  sigpipe_held held;
   return result(SSL_write(static_cast<SSL*>(ssl_.get()), from, static_cast<int>(std::min<size_t>(n, 1 << 30))));
 }
 

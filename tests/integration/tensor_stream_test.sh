@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The tensor stream (cluster.tensor-stream) with real processes on 127.0.0.1, every tensor as
 # frames (cluster.stream-min-bytes = 0; the default keeps the reference MLP's inside messages):
-#  1. seeded sync runs end with the same weights over the stream as over BASP alone, also with
-#     each variable pushed as backprop completes it;
+#  1. seeded sync runs end with the same weights over the stream (the same host's local socket,
+#     and TCP with cluster.local-streams = false) as over BASP alone, also with each variable
+#     pushed as backprop completes it;
 #  2. async with bf16 values and top-k gradients and values trains over the stream;
 #  3. a TLS cluster moves its tensors on TLS streams;
 #  4. kill -9 of a sync worker: its stream closes, the aggregator releases it, training goes on;
@@ -18,16 +19,19 @@ python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 small=(--data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.learning-rate=0.1 --train.seed=7
        --train.max-steps=150 --train.max-epochs=0 --train.patience=0)
 declare -A how=([basp]="--cluster.tensor-stream=false" [stream]="${frames[*]}"
-                [parts]="${frames[*]} --cluster.push-bucket-bytes=1")
-for run in basp stream parts; do
+                [tcp]="${frames[*]} --cluster.local-streams=false" [parts]="${frames[*]} --cluster.push-bucket-bytes=1")
+for run in basp stream tcp parts; do
   # shellcheck disable=SC2086
   cluster --mode sync --ps 2 --workers 3 --name "det-$run" --deadline 120 -- "${small[@]}" ${how[$run]} \
     > "$tmp/det-$run.out" 2>&1 || { fail "seeded run $run failed"; tail -20 "$tmp/det-$run.out"; }
 done
-grep -q "tensor stream to shard 1 at 127.0.0.1:" "$tmp/runs/det-stream/logs/worker-0.log" \
-  || fail "worker 0 did not open a stream to shard 1"
+grep -q "tensor stream to shard 1 (127.0.0.1, same host: local socket)" "$tmp/runs/det-stream/logs/worker-0.log" \
+  || fail "worker 0 did not open a local-socket stream to shard 1"
+grep -q "tensor stream to shard 1 (127.0.0.1:[0-9]*)" "$tmp/runs/det-tcp/logs/worker-0.log" \
+  || fail "worker 0 did not open a TCP stream to shard 1 with cluster.local-streams = false"
 grep -q "tensor stream to shard" "$tmp/runs/det-basp/logs/worker-0.log" && fail "tensor-stream = false opened a stream"
 same_weights det-basp det-stream "the stream and BASP"
+same_weights det-basp det-tcp "the stream over TCP and BASP"
 same_weights det-basp det-parts "the stream with a push per variable and BASP"
 
 echo "== 2: async, bf16 values, top-k gradients and values, over the stream"
@@ -47,7 +51,7 @@ if cluster --tls --ps 1 --workers 2 --name tls --deadline 300 -- --train.max-ste
   acc=$(field "$tmp/runs/tls/summary.json" test_accuracy)
   echo "test accuracy $acc"
   above "$acc" 0.7 || fail "accuracy $acc is not > 0.7"
-  grep -q "tensor stream to shard 0 at 127.0.0.1:[0-9]* (TLS)" "$tmp/runs/tls/logs/worker-1.log" \
+  grep -q "tensor stream to shard 0 (127.0.0.1, same host: local socket) (TLS)" "$tmp/runs/tls/logs/worker-1.log" \
     || fail "worker 1 has no TLS stream"
 else
   fail "the TLS run failed:"; tail -20 "$tmp/tls.out"
