@@ -272,6 +272,7 @@ run_commands run_control::shard_restored(uint32_t s, uint64_t version, run_time 
         flight_.queued_save.reset();
         request_save(best, out);
       }
+      check_stop(now, out); // (a stop that waited for the evaluation the loss dropped)
       next_in_graph_step(out); // (the step a lost shard interrupted runs again)
       break;
     case run_phase::finishing:

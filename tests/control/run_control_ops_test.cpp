@@ -100,6 +100,24 @@ BOOST_AUTO_TEST_CASE(answers_lost_while_a_shard_is_restored_skip_the_evaluation)
   BOOST_TEST(has(ctl.progress(0, 1, 10, 1.0, false, t0), kind::evaluate));
 }
 
+// Found by integration.text's fault drill (a shard killed as the run reached max-steps): the
+// report that reached the limit began an evaluation, whose answer was to take the stop; the
+// shard's loss dropped it, and after the restore nothing stopped the run: the workers, out of
+// steps, waited for good. The restore takes the stop.
+BOOST_AUTO_TEST_CASE(a_stop_that_waited_for_a_dropped_evaluation_is_taken_when_the_shard_is_back) {
+  auto cfg = config(); // max-steps 10
+  cfg.train_rows = 10; // (an epoch per report: an evaluation is due at the limit)
+  controller ctl{cfg};
+  start(ctl);
+  auto cmds = ctl.progress(0, 10, 10, 1.0, false, t0 + 1s);
+  BOOST_REQUIRE(has(cmds, kind::evaluate));
+  BOOST_REQUIRE(ctl.phase() == run_phase::training); // (the stop waits for the evaluation's answer)
+  ctl.shard_down(0, "killed");
+  cmds = ctl.shard_restored(0);
+  BOOST_TEST((ctl.phase() == run_phase::stopping), describe_logs(cmds));
+  BOOST_TEST(has(cmds, kind::stop_workers));
+}
+
 // Found by the simulator (shard crashes: async 1814, sync 1893): a chief restarted from its
 // checkpoint lost a shard while it waited for the workers to register again, and failed the run
 // ("lost a shard ... during waiting") though the checkpoint could restore it. A resumed run
