@@ -22,6 +22,7 @@ const char* usage =
   "                   [--workers W] [--shards S] [--max-steps N] [--report-every N]\n"
   "                   [--replicas-to-aggregate R] [--staleness K] [--compute-us T] [--latency-us T]\n"
   "                   [--step-timeout-us T] [--request-timeout-us T] [--checkpoint-every N] [--elastic]\n"
+  "                   [--eval-every N] [--eval-time-us T]\n"
   "                   [--train-rows N] [--lease-rows N]\n"
   "                   [--in-graph] [--shard-crashes] [--storage-faults] [--scopes] [--kept V0,V1,...]\n"
   "                   [--overlap-steps 0|1] [--table]\n"
@@ -68,7 +69,8 @@ struct options {
   bool transcript = false;
   bool quiet = false;
   std::optional<uint32_t> workers, shards, replicas, staleness, slices;
-  std::optional<int64_t> max_steps, report_every, compute, latency, step_timeout, request_timeout, checkpoint_every;
+  std::optional<int64_t> max_steps, report_every, compute, latency, step_timeout, request_timeout, checkpoint_every,
+    eval_every, eval_time;
   std::optional<std::vector<fault>> faults;
 };
 
@@ -188,6 +190,10 @@ options parse(int argc, char** argv) {
       o.request_timeout = number(flag, value(), 0);
     } else if (flag == "--checkpoint-every") {
       o.checkpoint_every = number(flag, value(), 0);
+    } else if (flag == "--eval-every") {
+      o.eval_every = number(flag, value(), 0);
+    } else if (flag == "--eval-time-us") {
+      o.eval_time = number(flag, value(), 1);
     } else if (flag == "--elastic") {
       o.elastic = true;
     } else if (flag == "--in-graph") {
@@ -285,6 +291,10 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
     sc.request_timeout = *o.request_timeout;
   if (o.checkpoint_every)
     sc.checkpoint_every = *o.checkpoint_every;
+  if (o.eval_every)
+    sc.eval_every = *o.eval_every;
+  if (o.eval_time)
+    sc.eval_time = *o.eval_time;
   if (o.faults)
     sc.faults = *o.faults;
   if (o.kept) {

@@ -47,6 +47,7 @@ cluster::cluster(scenario sc) : sc_(std::move(sc)), rng_(rng(sc_.seed).next()) {
   rc.train_rows = 55'000;
   rc.progress_every = std::max<int64_t>(1, sc_.max_steps / 4);
   rc.eval_every_epochs = 0;
+  rc.eval_every = sc_.eval_every;
   rc.startup_timeout = std::chrono::seconds(60);
   // (as the real chief: the workers' final reports are awaited that long; a worker frozen past
   // it wakes to the run's end)

@@ -177,7 +177,7 @@ public:
   }
   void evaluate(const run_command& cmd) override {
     auto& c = c_;
-    c_.chief_at(c_.now_ + 1'000, [&c, op = cmd.op] { c.chief_execute(c.chief_->evaluated(op, false, c.clock())); });
+    c_.chief_at(c_.now_ + c_.sc_.eval_time, [&c, op = cmd.op] { c.chief_execute(c.chief_->evaluated(op, false, c.clock())); });
   }
   void save(const run_command& cmd) override { // the manifest: the global step, examples and every shard's snapshot
     auto& c = c_;

@@ -63,6 +63,8 @@ std::string scenario::replay() const {
     out += cat(" --request-timeout-us ", request_timeout);
   if (checkpoint_every > 0)
     out += cat(" --checkpoint-every ", checkpoint_every);
+  if (eval_every > 0)
+    out += cat(" --eval-every ", eval_every, " --eval-time-us ", eval_time);
   if (elastic)
     out += cat(" --elastic --train-rows ", train_rows, " --lease-rows ", lease_rows);
   if (in_graph)
@@ -125,6 +127,12 @@ scenario scenario_for(uint64_t seed, train_mode mode, draw d) {
   sc.overlap_steps = d.overlap && (mode == train_mode::async || mode == train_mode::ssp) && !sc.elastic ? 1 : 0;
   // (from the seed's hash, not its generator: the other draws stay as they were)
   sc.table = table_allowed(sc) && mix64(seed ^ 0x7AB1E5EEDull) % 3 == 0;
+  // Half the seeds evaluate every few steps, each evaluation lasting 1-10 computes (from the
+  // seed's hash as well): evaluations that shard losses and the step limit meet.
+  if (const uint64_t h = mix64(seed ^ 0xE7A1EE7A1ull); h % 2 == 0) {
+    sc.eval_every = 1 + static_cast<int64_t>((h >> 8) % static_cast<uint64_t>(std::max<int64_t>(1, sc.max_steps / 5)));
+    sc.eval_time = sc.compute * static_cast<vtime>(1 + (h >> 32) % 10);
+  }
   if (sc.elastic) {
     sc.train_rows = batch_rows * (5 + static_cast<int>(r.below(40)));
     sc.lease_rows = batch_rows * (1 + static_cast<int>(r.below(4)));

@@ -56,6 +56,8 @@ struct scenario {
   vtime latency = 200;                ///< one message's delay (each jitters up to +100%)
   vtime bound = 600'000'000;          ///< the run must end within this much after its last fault heals
   int64_t checkpoint_every = 0;       ///< the chief saves a checkpoint every N global steps (0: never)
+  int64_t eval_every = 0;             ///< the chief evaluates every N global steps (0: never), as train.eval-every
+  vtime eval_time = 1'000;            ///< how long an evaluation's pulls take (a shard lost meanwhile drops it)
   bool elastic = false;               ///< async: data leases from the chief's epoch ledger; joins and leaves
   int train_rows = 2'000;             ///< elastic, epochs: examples per epoch
   /// > 0 (async, ssp, sync without backups; not elastic, in-graph or model-parallel): the run

@@ -327,6 +327,20 @@ BOOST_AUTO_TEST_CASE(sync_workers_back_from_a_recovery_at_the_limit_stop) {
     BOOST_TEST(v == 79u);
 }
 
+// Found by integration.text's fault drill, then made a case here (the simulator had run no
+// evaluations): the report that reached max-steps began an evaluation, whose answer was to take
+// the stop; a shard killed during it dropped the evaluation, and after the restore nothing
+// stopped the run: the workers, out of steps, waited for good.
+BOOST_AUTO_TEST_CASE(a_shard_lost_during_the_evaluation_at_the_limit_still_ends_the_run) {
+  auto sc = found(train_mode::async, 1, 2, 2, 100, 5, 4048, 147, 80960, {{fault::kind::crash_shard, 285000, 1, 1000}});
+  sc.request_timeout = 161920;
+  sc.checkpoint_every = 25;
+  sc.eval_every = 25;
+  sc.eval_time = 20000; // (the kill lands inside the evaluation begun at step 100)
+  auto out = expect_ok(sc);
+  BOOST_TEST(out.steps == 100);
+}
+
 // Async 7762 (shard crashes, the kill moved to just after the restarted chief sent its setups):
 // a shard lost while a restarted chief set its shards up failed the run ("went down during
 // init_shards"). The checkpoint it resumes restores the shard in place of its setup.
