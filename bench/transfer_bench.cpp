@@ -127,25 +127,47 @@ double rounds_per_second(double seconds, F round) {
   return static_cast<double>(rounds) / dt;
 }
 
+// A listening socket on 127.0.0.1, or with `local` a same-host local socket (blocking); where
+// to connect: its port or name.
+struct bench_listener {
+  int fd = -1;
+  uint16_t port = 0;
+  std::string name;
+};
+
+bench_listener listen_for(bool local) {
+  bench_listener out;
+  if (!local) {
+    out.fd = listen_on_free_port(out.port);
+    return out;
+  }
+  auto l = listen_local();
+  if (!l) {
+    std::fprintf(stderr, "%s\n", describe(l.error()).c_str());
+    std::exit(1);
+  }
+  out.fd = l->fd;
+  out.name = l->name;
+  ::fcntl(out.fd, F_SETFL, ::fcntl(out.fd, F_GETFL) & ~O_NONBLOCK);
+  return out;
+}
+
+// A blocking connection to what listen_for made.
+int connect_for(const bench_listener& l) {
+  if (l.name.empty())
+    return connect_to_port(l.port);
+  auto c = connect_local(l.name);
+  if (!c)
+    std::exit(1);
+  ::fcntl(*c, F_SETFL, ::fcntl(*c, F_GETFL) & ~O_NONBLOCK);
+  return *c;
+}
+
 // Round trips per second of a 1 MiB echo over plain TCP (the child echoes), or with `local` over
 // a Unix-domain socket with the buffers a same-host tensor stream asks for.
 double raw_echo(double seconds, bool local = false) {
-  uint16_t port = 0;
-  int lfd = -1;
-  std::string name;
-  if (local) {
-    auto l = listen_local();
-    if (!l) {
-      std::fprintf(stderr, "%s\n", describe(l.error()).c_str());
-      std::exit(1);
-    }
-    lfd = l->fd;
-    name = l->name;
-    int fl = ::fcntl(lfd, F_GETFL);
-    ::fcntl(lfd, F_SETFL, fl & ~O_NONBLOCK);
-  } else {
-    lfd = listen_on_free_port(port);
-  }
+  auto listener = listen_for(local);
+  const int lfd = listener.fd;
   pid_t child = ::fork();
   if (child == 0) {
     int fd = ::accept(lfd, nullptr, nullptr);
@@ -157,17 +179,7 @@ double raw_echo(double seconds, bool local = false) {
     ::_exit(0);
   }
   ::close(lfd);
-  int fd = -1;
-  if (local) {
-    auto c = connect_local(name);
-    if (!c)
-      std::exit(1);
-    fd = *c;
-    int fl = ::fcntl(fd, F_GETFL);
-    ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-  } else {
-    fd = connect_to_port(port);
-  }
+  int fd = connect_for(listener);
   std::vector<char> buf(payload, 'x');
   double rate = rounds_per_second(seconds, [&] {
     full_io(fd, buf.data(), payload, true);
@@ -226,10 +238,11 @@ std::unique_ptr<stream_tls> stream_session(const std::string& certs, const std::
 
 // Round trips per second of a 1 MiB push frame answered by a 1 MiB pull frame, through
 // tensor-stream sockets in each process's middleman (the child answers transfer k with k and
-// announces k + 1 before answering); over TLS when certs names a folder of scripts/make-certs.sh.
-double tensor_stream(double seconds, const std::string& certs) {
-  uint16_t port = 0;
-  int lfd = listen_on_free_port(port);
+// announces k + 1 before answering); over TLS when certs names a folder of scripts/make-certs.sh;
+// with `local` over the same host's local socket.
+double tensor_stream(double seconds, const std::string& certs, bool local = false) {
+  auto listener = listen_for(local);
+  const int lfd = listener.fd;
   int ready[2];
   if (::pipe(ready) != 0)
     return 0;
@@ -238,6 +251,8 @@ double tensor_stream(double seconds, const std::string& certs) {
     node_config cfg{"", ""};
     caf::actor_system sys{cfg};
     int fd = ::accept(lfd, nullptr, nullptr);
+    if (local)
+      widen_local_buffers(fd);
     std::vector<uint8_t> grads(payload), values(payload, 1);
     std::shared_ptr<tensor_stream_socket> stream;
     stream_waiter w;
@@ -255,7 +270,7 @@ double tensor_stream(double seconds, const std::string& certs) {
   ::close(lfd);
   node_config cfg{"", ""};
   caf::actor_system sys{cfg};
-  int fd = connect_to_port(port);
+  int fd = connect_for(listener);
   char byte = 0;
   if (::read(ready[0], &byte, 1) != 1)
     return 0;
@@ -479,6 +494,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   double stream = tensor_stream(seconds, "");
+  double local_stream = tensor_stream(seconds, "", true);
   double tls_stream = tensor_stream(seconds, certs);
   auto shard = shard_protocol(seconds, "", false);
   auto tls = shard_protocol(seconds, certs, false);
@@ -492,6 +508,7 @@ int main(int argc, char** argv) {
   row("raw TCP echo", tcp);
   row("raw local-socket echo (Unix domain, widened buffers)", local);
   row("tensor-stream frames alone over TCP, push + pull", stream);
+  row("tensor-stream frames alone over the local socket", local_stream);
   row("shard over the stream, local socket: push, then pull", linked.sequential);
   row("shard over the stream, local socket: pipelined", linked.pipelined);
   row("shard over the stream, TCP: push, then pull", tcp_linked.sequential);
@@ -517,7 +534,8 @@ int main(int argc, char** argv) {
               linked.sequential / via_container.sequential, linked.pipelined / via_container.pipelined);
   std::printf("shard over BASP / raw TCP: %.2f sequential, %.2f pipelined\n", shard.sequential / tcp,
               shard.pipelined / tcp);
-  std::printf("tensor-stream frames alone / raw TCP: %.2f\n", stream / tcp);
+  std::printf("tensor-stream frames alone / raw TCP: %.2f; over the local socket / raw local-socket echo: %.2f\n",
+              stream / tcp, local_stream / local);
   std::printf("TLS / plain, shard over the stream: local socket %.2f sequential, %.2f pipelined; TCP %.2f, %.2f (goal >= 0.85)\n",
               tls_linked.sequential / linked.sequential, tls_linked.pipelined / linked.pipelined,
               tls_tcp_linked.sequential / tcp_linked.sequential, tls_tcp_linked.pipelined / tcp_linked.pipelined);
