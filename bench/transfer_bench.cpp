@@ -509,21 +509,18 @@ int main(int argc, char** argv) {
   row("raw local-socket echo (Unix domain, widened buffers)", local);
   row("tensor-stream frames alone over TCP, push + pull", stream);
   row("tensor-stream frames alone over the local socket", local_stream);
-  row("shard over the stream, local socket: push, then pull", linked.sequential);
-  row("shard over the stream, local socket: pipelined", linked.pipelined);
-  row("shard over the stream, TCP: push, then pull", tcp_linked.sequential);
-  row("shard over the stream, TCP: pipelined", tcp_linked.pipelined);
-  row("local socket through the container's actors: push, then pull", via_container.sequential);
-  row("local socket through the container's actors: pipelined", via_container.pipelined);
-  row("shard over BASP: push, then pull", shard.sequential);
-  row("shard over BASP: push + pull pipelined", shard.pipelined);
+  auto rows = [&](const std::string& what, const shard_rates& r) { // its sequential and pipelined rows
+    row((what + ": push, then pull").c_str(), r.sequential);
+    row((what + ": pipelined").c_str(), r.pipelined);
+  };
+  rows("shard over the stream, local socket", linked);
+  rows("shard over the stream, TCP", tcp_linked);
+  rows("local socket through the container's actors", via_container);
+  rows("shard over BASP", shard);
   row("TLS 1.3: tensor-stream frames alone over TCP", tls_stream);
-  row("TLS: shard over the stream, local socket, push, then pull", tls_linked.sequential);
-  row("TLS: shard over the stream, local socket, pipelined", tls_linked.pipelined);
-  row("TLS: shard over the stream, TCP, push, then pull", tls_tcp_linked.sequential);
-  row("TLS: shard over the stream, TCP, pipelined", tls_tcp_linked.pipelined);
-  row("TLS: shard over BASP, push, then pull", tls.sequential);
-  row("TLS: shard over BASP, pipelined", tls.pipelined);
+  rows("TLS: shard over the stream, local socket", tls_linked);
+  rows("TLS: shard over the stream, TCP", tls_tcp_linked);
+  rows("TLS: shard over BASP", tls);
   std::printf("shard over the stream (local socket) / raw TCP: %.2f sequential, %.2f pipelined (as workers run; goal "
               ">= 0.8); / raw local-socket echo: %.2f, %.2f\n", linked.sequential / tcp, linked.pipelined / tcp,
               linked.sequential / local, linked.pipelined / local);

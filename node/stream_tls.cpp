@@ -92,21 +92,20 @@ namespace {
 
 // OpenSSL writes with write(2), which raises SIGPIPE where the peer has closed the connection (on a
 // Unix-domain socket at the first write after its close): the signal is held back on this thread
-// for the call and dropped, so the write fails with EPIPE and the stream closes by name.
+// for the call and dropped, so the write fails with EPIPE and the stream closes by name. (One
+// pending before the call could only be one this thread already held back: dropping it is as
+// harmless.)
 class sigpipe_held {
 public:
   sigpipe_held() {
     sigemptyset(&pipe_);
     sigaddset(&pipe_, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
   }
   ~sigpipe_held() {
     sigset_t pending;
     sigpending(&pending);
-    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+    if (sigismember(&pending, SIGPIPE) == 1) {
       const timespec now{0, 0};
       sigtimedwait(&pipe_, nullptr, &now);
     }
@@ -118,7 +117,6 @@ public:
 private:
   sigset_t pipe_{};
   sigset_t old_{};
-  bool was_pending_ = false;
 };
 
 } // namespace
