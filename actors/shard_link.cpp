@@ -1,13 +1,15 @@
-// The ShardLink actor: the exchanges in flight by transfer id, each waiting for its typed reply,
-// then for the reply's frames.
+// The ShardLink actor: the exchanges in flight by transfer id, each waiting for its typed reply
+// (a message frame on the stream), then for the reply's frames.
 #include "actors/shard_link.hpp"
 
 #include "actors/broker_of.hpp"
 #include "actors/stream_session.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "control/stream_calls.hpp"
 #include "control/stream_transfer.hpp"
 
+#include <caf/actor_clock.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/sec.hpp>
@@ -33,6 +35,7 @@ struct exchange {
   incoming_tensors tensors;
   std::optional<Reply> reply;          // the typed reply, once here
   bool received = false;               // its frames are in
+  uint64_t born = 0;                   // the link's tick count when it began (its deadline: two ticks on)
 };
 
 template <class Reply>
@@ -46,6 +49,8 @@ struct link_state {
   shard_link_config cfg;
   link_phase phase = link_phase::open;
   caf::error closed; // closing: the link's end, should the shard outlive the grace
+  caf::actor_clock::time_point grace_until; // closing: when the shard's fate stops mattering
+  uint64_t ticks = 0;         // request-timeout intervals since the link began
   stream_session_actor session;
   std::shared_ptr<stream_connection> conn;
   std::string tag;
@@ -103,8 +108,41 @@ void close(link_pointer self, caf::error why) {
     return;
   st.phase = link_phase::closing;
   st.closed = fail_exchanges(self, why);
-  self->delayed_send(self, std::min<std::chrono::milliseconds>(st.cfg.request_timeout, std::chrono::seconds(2)),
-                     tick_atom_v);
+  const auto grace = std::min<std::chrono::milliseconds>(st.cfg.request_timeout, std::chrono::seconds(2));
+  st.grace_until = self->clock().now() + grace;
+  self->delayed_send(self, grace, tick_atom_v);
+}
+
+// Every request-timeout interval: an exchange begun before the previous tick has waited at least
+// one whole interval for its answer, and the stream is out of step (its late frames would wait
+// for ever), so the link ends as a request timeout would end it.
+void expire(link_pointer self) {
+  auto& st = self->state;
+  auto late = [&](const auto& table) {
+    return std::any_of(table.begin(), table.end(), [&](const auto& kv) { return kv.second.born + 1 < st.ticks; });
+  };
+  ++st.ticks;
+  if (late(st.pulls) || late(st.pushes))
+    return end(self, caf::make_error(caf::sec::request_timeout,
+                                     cat(st.tag, ": no answer within cluster.request-timeout (",
+                                         st.cfg.request_timeout.count(), " ms)")));
+  self->delayed_send(self, st.cfg.request_timeout, tick_atom_v);
+}
+
+// Sends a typed request of `transfer` in band, then `frames` (none: the message alone).
+template <class T>
+caf::error send_call(link_pointer self, uint64_t transfer, const T& msg, std::shared_ptr<outgoing_tensors> frames) {
+  auto bytes = encode_call(msg);
+  if (!bytes)
+    return std::move(bytes.error());
+  const auto call = static_cast<uint32_t>(call_of(&msg));
+  if (!frames) {
+    self->state.conn->send_call(transfer, call, std::move(*bytes));
+  } else {
+    auto pieces = frames->pieces();
+    self->state.conn->send_call(transfer, call, std::move(*bytes), std::move(pieces), std::move(frames));
+  }
+  return caf::none;
 }
 
 // A new exchange; announces the reply's destinations now when their form is known.
@@ -113,6 +151,7 @@ void begin(link_pointer self, exchanges<Reply>& table, uint64_t transfer, caf::t
            std::vector<stream_tensor> expected) {
   auto& x = table[transfer];
   x.rp = std::move(rp);
+  x.born = self->state.ticks;
   if (expected.empty() || frame_bytes(expected) < self->state.cfg.limits.min_stream_bytes) // (it comes inside the typed reply)
     return;
   auto in = incoming_tensors::prepare(expected, expected.size(), self->state.cfg.limits.max_transfer_bytes, peer_of(self));
@@ -257,13 +296,45 @@ std::vector<stream_tensor> raw_frames(const std::vector<size_t>& counts) {
   return out;
 }
 
+// A typed reply, or a refusal, in band from the session.
+void on_message(link_pointer self, stream_note& note) {
+  auto& st = self->state;
+  auto broken = [&](caf::error err) { end(self, std::move(err)); };
+  switch (static_cast<stream_call>(note.call)) {
+    case stream_call::pull_reply: {
+      auto r = decode_call<stream_pull_reply>(note.payload, peer_of(self), note.transfer);
+      if (!r)
+        return broken(std::move(r.error()));
+      return on_reply(self, st.pulls, note.transfer, std::move(r->reply), slices_of, r->tensors);
+    }
+    case stream_call::push_reply: {
+      auto r = decode_call<stream_push_reply>(note.payload, peer_of(self), note.transfer);
+      if (!r)
+        return broken(std::move(r.error()));
+      return on_reply(self, st.pushes, note.transfer, std::move(r->reply), values_of, r->tensors);
+    }
+    case stream_call::refusal: {
+      auto r = decode_call<stream_refusal>(note.payload, peer_of(self), note.transfer);
+      if (!r)
+        return broken(std::move(r.error()));
+      auto err = error_of(*r);
+      if (st.pulls.count(note.transfer) > 0)
+        return on_failed(self, st.pulls, note.transfer, std::move(err));
+      return on_failed(self, st.pushes, note.transfer, std::move(err));
+    }
+    default:
+      return broken(caf::make_error(errc::protocol_error, cat(st.tag, ": a ", call_name(note.call),
+                                                              " came from the shard's side")));
+  }
+}
+
 shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_config cfg) {
   auto& st = self->state;
   st.cfg = cfg;
   st.tag = cat("tensor stream to shard ", cfg.shard);
   st.session = caf::actor_cast<stream_session_actor>(cfg.offer.session);
-  st.conn = cfg.open([hdl = caf::actor_cast<caf::actor>(self)](const stream_note& n) {
-    caf::anon_send(hdl, stream_atom_v, n);
+  st.conn = cfg.open([hdl = caf::actor_cast<caf::actor>(self)](stream_note n) {
+    caf::anon_send(hdl, stream_atom_v, std::move(n));
   });
   if (st.conn) {
     self->attach_functor([conn = st.conn] { conn->close(); });
@@ -274,6 +345,7 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
   }
   self->monitor(cfg.remote);
   self->monitor(st.session);
+  self->delayed_send(self, cfg.request_timeout, tick_atom_v);
   self->set_down_handler([=](caf::down_msg& msg) {
     if (msg.source == self->state.cfg.remote.address())
       return end_with_shard(self, msg.reason);
@@ -292,12 +364,8 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
         counts.push_back(r.count);
       auto rp = self->make_response_promise<pull_reply>();
       begin(self, st.pulls, transfer, rp, raw_frames(counts));
-      self->request(st.session, st.cfg.request_timeout, pull_atom_v, stream_pull{st.cfg.offer.token, transfer, std::move(req)})
-        .then(
-          [=](stream_pull_reply& r) {
-            on_reply(self, self->state.pulls, transfer, std::move(r.reply), slices_of, r.tensors);
-          },
-          [=](caf::error& err) { on_failed(self, self->state.pulls, transfer, std::move(err)); });
+      if (auto err = send_call(self, transfer, stream_pull{st.cfg.offer.token, transfer, std::move(req)}, nullptr))
+        on_failed(self, st.pulls, transfer, std::move(err));
       return rp;
     },
     [=](push_atom, push_request& req) -> caf::result<push_reply> {
@@ -322,30 +390,29 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
       const auto [transfer, next] = transfer_ids(st, frames && same_form ? form_key(frames->tensors()) : std::string{});
       auto rp = self->make_response_promise<push_reply>();
       begin(self, st.pushes, transfer, rp, raw_frames(counts));
-      self->request(st.session, st.cfg.request_timeout, push_atom_v,
-                    stream_push{st.cfg.offer.token, transfer, std::move(req),
-                                frames ? frames->tensors() : std::vector<stream_tensor>{}, next})
-        .then(
-          [=](stream_push_reply& r) {
-            on_reply(self, self->state.pushes, transfer, std::move(r.reply), values_of, r.tensors);
-          },
-          [=](caf::error& err) { on_failed(self, self->state.pushes, transfer, std::move(err)); });
-      if (frames) // (after the small typed message, not ahead of it)
-        st.conn->send_all(transfer, frames->pieces(), frames);
+      auto tensors = frames ? frames->tensors() : std::vector<stream_tensor>{};
+      if (auto err = send_call(self, transfer, stream_push{st.cfg.offer.token, transfer, std::move(req), std::move(tensors), next},
+                               std::move(frames)))
+        on_failed(self, st.pushes, transfer, std::move(err));
       return rp;
     },
     [=](stats_atom a) { return self->delegate(self->state.cfg.remote, a); },
     [=](save_atom a) { return self->delegate(self->state.cfg.remote, a); },
     [=](stop_atom a) { self->delegate(self->state.cfg.remote, a); },
-    [=](tick_atom) { // closing: the grace is over, the shard is still there
-      if (self->state.phase == link_phase::closing)
-        self->quit(self->state.closed);
+    [=](tick_atom) { // open: the exchanges' deadlines; closing: the grace is over, the shard is still there
+      auto& st = self->state;
+      if (st.phase == link_phase::open)
+        return expire(self);
+      if (self->clock().now() >= st.grace_until)
+        self->quit(st.closed);
     },
     [=](stream_atom, stream_note& note) {
       switch (note.what) {
         case stream_note::kind::received:
           on_received(self, self->state.pushes, note.transfer, values_of);
           return on_received(self, self->state.pulls, note.transfer, slices_of);
+        case stream_note::kind::message:
+          return on_message(self, note);
         case stream_note::kind::closed:
           return close(self, std::move(note.error));
         case stream_note::kind::accepted:

@@ -138,6 +138,11 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
                                 "cluster.request-timeout"));
         return st.links->drop(note.link);
       }
+      if (note.what == stream_note::kind::message) { // (a session's business: only after the token)
+        stranger_line(self, st.unknown_token, cat("refused the stream from ", st.links->peer(note.link),
+                                                  ": a message came before a frame with an offered token"));
+        return st.links->drop(note.link);
+      }
       if (note.what != stream_note::kind::received || note.transfer != stream_hello_transfer)
         return;
       const uint64_t token = st.links->token(note.link);

@@ -38,7 +38,7 @@ public:
       id = ++last_;
     }
     std::weak_ptr<link> weak = entry;
-    entry->conn = open([weak, id](const stream_note& n) {
+    entry->conn = open([weak, id](stream_note n) {
       auto e = weak.lock();
       if (!e)
         return;
@@ -47,9 +47,8 @@ public:
         std::lock_guard<std::mutex> guard{e->mtx};
         to = e->target;
       }
-      auto copy = n;
-      copy.link = id;
-      caf::anon_send(to, stream_atom_v, std::move(copy));
+      n.link = id;
+      caf::anon_send(to, stream_atom_v, std::move(n));
     });
     if (!entry->conn)
       return 0;

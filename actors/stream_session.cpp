@@ -1,11 +1,12 @@
 // The StreamSession actor: a phase (waiting for its stream, open), the pushes whose frames are
-// still arriving, and the container's answers sent back as frames.
+// still arriving, and the answers sent back in band, the typed reply ahead of its frames.
 #include "actors/stream_session.hpp"
 
 #include "actors/broker_of.hpp"
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "control/stream_calls.hpp"
 #include "control/stream_transfer.hpp"
 
 #include <caf/actor_system.hpp>
@@ -28,7 +29,6 @@ enum class session_phase { awaiting_stream, open };
 struct arriving_push {
   incoming_tensors tensors;
   push_request request;
-  caf::typed_response_promise<stream_push_reply> rp;
 };
 
 // Destinations announced ahead for a push the link said will come (stream_push::next_transfer).
@@ -56,27 +56,45 @@ struct session_state {
   static inline const char* name = "stream_session";
 };
 
-// The session runs in the node's multiplexer (a broker): the typed requests that BASP delivers,
-// its stream's notes and its replies meet on the network's thread, with no hand-off to the scheduler.
+// The session runs in the node's multiplexer (a broker): its stream's messages and frames, the
+// container's answers and its replies meet on the network's thread, with no hand-off to the
+// scheduler.
 using session_pointer = caf::stateful_actor<session_state, broker_of_t<stream_session_actor>>*;
 
+// Sends a typed message of `transfer` in band, then `frames` (none: the message alone).
+template <class T>
+void send_call(session_pointer self, uint64_t transfer, const T& msg, std::shared_ptr<outgoing_tensors> frames = nullptr) {
+  auto bytes = encode_call(msg);
+  if (!bytes) { // (cannot happen for these types; refused rather than lost)
+    auto no = encode_call(refusal_of(bytes.error()));
+    if (no)
+      self->state.conn->send_call(transfer, static_cast<uint32_t>(stream_call::refusal), std::move(*no));
+    return;
+  }
+  if (!frames)
+    return self->state.conn->send_call(transfer, static_cast<uint32_t>(call_of(&msg)), std::move(*bytes));
+  auto pieces = frames->pieces();
+  self->state.conn->send_call(transfer, static_cast<uint32_t>(call_of(&msg)), std::move(*bytes), std::move(pieces),
+                              std::move(frames));
+}
+
+// The exchange `transfer` failed: the link hears why.
+void refuse_call(session_pointer self, uint64_t transfer, const caf::error& err) {
+  send_call(self, transfer, refusal_of(err));
+}
+
 // Answers with the container's reply: its slices' tensors (`slices`, inside reply) go back as
-// frames of `transfer`, the rest as the typed answer.
-template <class Reply, class StreamReply>
-void answer(session_pointer self, uint64_t transfer, Reply& reply, std::vector<variable_slice>& slices,
-            caf::typed_response_promise<StreamReply> rp) {
-  if (stream_bytes(slices) < self->state.cfg.limits.min_stream_bytes) { // small: inside the typed reply
-    rp.deliver(StreamReply{std::move(reply), {}});
-    return;
-  }
+// frames of `transfer` behind the typed reply.
+template <class StreamReply, class Reply>
+void answer(session_pointer self, uint64_t transfer, Reply& reply, std::vector<variable_slice>& slices) {
+  if (stream_bytes(slices) < self->state.cfg.limits.min_stream_bytes) // small: inside the typed reply
+    return send_call(self, transfer, StreamReply{std::move(reply), {}});
   auto out = outgoing_tensors::detach(slices);
-  if (!out) {
-    rp.deliver(std::move(out.error()));
-    return;
-  }
+  if (!out)
+    return refuse_call(self, transfer, out.error());
   auto keep = std::make_shared<outgoing_tensors>(std::move(*out));
-  rp.deliver(StreamReply{std::move(reply), keep->tensors()}); // (first: the small message is not queued behind the frames)
-  self->state.conn->send_all(transfer, keep->pieces(), keep);
+  auto tensors = keep->tensors();
+  send_call(self, transfer, StreamReply{std::move(reply), std::move(tensors)}, std::move(keep));
 }
 
 // The scope's store when the node serves it in place (no core: ask the container).
@@ -86,19 +104,33 @@ shard_directory::entry in_place(session_pointer self, const std::string& scope) 
 
 // Applies a push whose gradients are all here to its scope's store in place, or hands it to the
 // container (an aggregator decides, or no store is known); answers with the reply.
-void forward_push(session_pointer self, uint64_t transfer, push_request req,
-                  caf::typed_response_promise<stream_push_reply> rp) {
+void forward_push(session_pointer self, uint64_t transfer, push_request req) {
   if (auto direct = in_place(self, req.scope); direct.core && direct.direct_pushes) {
     auto reply = direct.core->push(req, self->clock().now());
     if (reply)
-      answer(self, transfer, *reply, reply->values, rp);
+      answer<stream_push_reply>(self, transfer, *reply, reply->values);
     else
-      rp.deliver(std::move(reply.error()));
+      refuse_call(self, transfer, reply.error());
     return;
   }
   self->request(self->state.cfg.shards, self->state.cfg.request_timeout, push_atom_v, std::move(req))
-    .then([=](push_reply& reply) mutable { answer(self, transfer, reply, reply.values, rp); },
-          [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+    .then([=](push_reply& reply) { answer<stream_push_reply>(self, transfer, reply, reply.values); },
+          [=](caf::error& err) { refuse_call(self, transfer, err); });
+}
+
+// Serves a pull from the scope's store in place, or asks the container.
+void serve_pull(session_pointer self, uint64_t transfer, pull_request req) {
+  if (auto direct = in_place(self, req.scope); direct.core) {
+    auto reply = direct.core->pull(req); // (the values in place: no request to the container)
+    if (reply)
+      answer<stream_pull_reply>(self, transfer, *reply, reply->slices);
+    else
+      refuse_call(self, transfer, reply.error());
+    return;
+  }
+  self->request(self->state.cfg.shards, self->state.cfg.request_timeout, pull_atom_v, std::move(req))
+    .then([=](pull_reply& reply) { answer<stream_pull_reply>(self, transfer, reply, reply.slices); },
+          [=](caf::error& err) { refuse_call(self, transfer, err); });
 }
 
 caf::error refuse(session_pointer self, const std::string& what) {
@@ -125,14 +157,13 @@ void stand_for(session_pointer self, uint64_t id, const std::vector<stream_tenso
   st.conn->announce(id, s.tensors.slots());
 }
 
-// The stream broke or closed: every open exchange fails, and the session ends with it.
+// The stream broke or closed: the session ends with it (the pushes still arriving are dropped:
+// nothing of theirs was applied).
 void end(session_pointer self, caf::error why, bool say = true) {
   auto& st = self->state;
   // (of CAF's kind, as a lost connection's: the worker reaches the shard again rather than end)
   caf::error reply = caf::make_error(caf::sec::request_receiver_down,
                                      cat(st.tag, ": ", why ? describe(why) : std::string{"the tensor stream closed"}));
-  for (auto& [id, p] : st.arriving)
-    p.rp.deliver(reply);
   st.arriving.clear();
   for (auto& w : st.waiting)
     w.deliver(reply);
@@ -143,13 +174,70 @@ void end(session_pointer self, caf::error why, bool say = true) {
 }
 
 // A push's frames and its typed request are both here: its gradients go into the request, which
-// goes to the container.
+// is applied.
 void complete_push(session_pointer self, uint64_t transfer, arriving_push p) {
   if (auto err = p.tensors.attach(p.request.grads, self->state.peer)) {
-    p.rp.deliver(err);
+    refuse_call(self, transfer, err);
     return end(self, std::move(err));
   }
-  forward_push(self, transfer, std::move(p.request), p.rp);
+  forward_push(self, transfer, std::move(p.request));
+}
+
+// A push in band: its gradients inside it, or as frames (announced ahead, or now).
+void on_push(session_pointer self, stream_push msg) {
+  auto& st = self->state;
+  if (msg.link != st.cfg.token)
+    return end(self, refuse(self, "a push for a stream that is not this session's"));
+  if (msg.next_transfer != 0)
+    stand_for(self, msg.next_transfer, msg.tensors, msg.request.grads.size());
+  if (auto ahead = st.standing.find(msg.transfer); ahead != st.standing.end()) { // announced already
+    auto s = std::move(ahead->second);
+    st.standing.erase(ahead);
+    if (s.form != msg.tensors)
+      return end(self, refuse(self, cat("push ", msg.transfer, " does not have the form its link announced")));
+    arriving_push p{std::move(s.tensors), std::move(msg.request)};
+    if (s.received)
+      complete_push(self, msg.transfer, std::move(p));
+    else
+      st.arriving[msg.transfer] = std::move(p);
+    return;
+  }
+  if (msg.tensors.empty()) // small: the gradients came inside the typed message
+    return forward_push(self, msg.transfer, std::move(msg.request));
+  auto in = incoming_tensors::prepare(msg.tensors, msg.request.grads.size(), st.cfg.limits.max_transfer_bytes, st.peer);
+  if (!in || st.arriving.count(msg.transfer) > 0 || msg.transfer == stream_hello_transfer)
+    return end(self, in ? refuse(self, cat("transfer ", msg.transfer, " is already in use")) : std::move(in.error()));
+  if (in->empty())
+    return forward_push(self, msg.transfer, std::move(msg.request));
+  auto& p = st.arriving[msg.transfer];
+  p = {std::move(*in), std::move(msg.request)};
+  st.conn->announce(msg.transfer, p.tensors.slots());
+}
+
+// A message frame from the link: a pull or a push (anything else breaks the protocol: the
+// stream closes).
+void on_message(session_pointer self, stream_note& note) {
+  auto& st = self->state;
+  switch (static_cast<stream_call>(note.call)) {
+    case stream_call::pull: {
+      auto msg = decode_call<stream_pull>(note.payload, st.peer, note.transfer);
+      if (!msg)
+        return end(self, std::move(msg.error()));
+      if (msg->link != st.cfg.token || msg->transfer != note.transfer)
+        return end(self, refuse(self, "a pull for a stream that is not this session's"));
+      return serve_pull(self, note.transfer, std::move(msg->request));
+    }
+    case stream_call::push: {
+      auto msg = decode_call<stream_push>(note.payload, st.peer, note.transfer);
+      if (!msg)
+        return end(self, std::move(msg.error()));
+      if (msg->transfer != note.transfer)
+        return end(self, refuse(self, cat("a push that names transfer ", msg->transfer, " in a frame of ", note.transfer)));
+      return on_push(self, std::move(*msg));
+    }
+    default:
+      return end(self, refuse(self, cat("a ", call_name(note.call), " came from the worker's side")));
+  }
 }
 
 stream_session_actor::behavior_type session_behavior(session_pointer self, stream_session_config cfg) {
@@ -166,66 +254,6 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
         return true;
       auto rp = self->make_response_promise<bool>();
       st.waiting.push_back(rp);
-      return rp;
-    },
-    [=](push_atom, stream_push& msg) -> caf::result<stream_push_reply> {
-      auto& st = self->state;
-      if (st.phase != session_phase::open || msg.link != st.cfg.token)
-        return refuse(self, "a push for a stream that is not this session's");
-      if (msg.next_transfer != 0)
-        stand_for(self, msg.next_transfer, msg.tensors, msg.request.grads.size());
-      auto rp = self->make_response_promise<stream_push_reply>();
-      if (auto ahead = st.standing.find(msg.transfer); ahead != st.standing.end()) { // announced already
-        auto s = std::move(ahead->second);
-        st.standing.erase(ahead);
-        if (s.form != msg.tensors) {
-          auto err = refuse(self, cat("push ", msg.transfer, " does not have the form its link announced"));
-          end(self, err);
-          return err;
-        }
-        arriving_push p{std::move(s.tensors), std::move(msg.request), rp};
-        if (s.received)
-          complete_push(self, msg.transfer, std::move(p));
-        else
-          st.arriving[msg.transfer] = std::move(p);
-        return rp;
-      }
-      if (msg.tensors.empty()) { // small: the gradients came inside the typed message
-        forward_push(self, msg.transfer, std::move(msg.request), rp);
-        return rp;
-      }
-      auto in = incoming_tensors::prepare(msg.tensors, msg.request.grads.size(), st.cfg.limits.max_transfer_bytes, st.peer);
-      if (!in || st.arriving.count(msg.transfer) > 0 || msg.transfer == stream_hello_transfer) {
-        auto err = in ? refuse(self, cat("transfer ", msg.transfer, " is already in use")) : std::move(in.error());
-        end(self, err);
-        return err;
-      }
-      if (in->empty()) {
-        forward_push(self, msg.transfer, std::move(msg.request), rp);
-        return rp;
-      }
-      auto& p = st.arriving[msg.transfer];
-      p = {std::move(*in), std::move(msg.request), rp};
-      st.conn->announce(msg.transfer, p.tensors.slots());
-      return rp;
-    },
-    [=](pull_atom, stream_pull& msg) -> caf::result<stream_pull_reply> {
-      auto& st = self->state;
-      if (st.phase != session_phase::open || msg.link != st.cfg.token)
-        return refuse(self, "a pull for a stream that is not this session's");
-      auto rp = self->make_response_promise<stream_pull_reply>();
-      const uint64_t transfer = msg.transfer;
-      if (auto direct = in_place(self, msg.request.scope); direct.core) {
-        auto reply = direct.core->pull(msg.request); // (the values in place: no request to the container)
-        if (reply)
-          answer(self, transfer, *reply, reply->slices, rp);
-        else
-          rp.deliver(std::move(reply.error()));
-        return rp;
-      }
-      self->request(st.cfg.shards, st.cfg.request_timeout, pull_atom_v, std::move(msg.request))
-        .then([=](pull_reply& reply) mutable { answer(self, transfer, reply, reply.slices, rp); },
-              [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
       return rp;
     },
     [=](stream_atom, stream_note& note) {
@@ -251,6 +279,10 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
           st.waiting.clear();
           return;
         }
+        case stream_note::kind::message:
+          if (st.phase == session_phase::open)
+            on_message(self, note);
+          return;
         case stream_note::kind::received: {
           if (auto ahead = st.standing.find(note.transfer); ahead != st.standing.end()) {
             ahead->second.received = true; // (its push is still on the way)

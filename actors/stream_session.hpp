@@ -1,9 +1,10 @@
 // StreamSession: one worker's tensor stream on a ps node. It takes the worker link's typed
-// pulls and pushes, receives a push's gradients from the stream straight into their tensors,
-// serves them from its scope's store in place (actors/shard_core.hpp: pulls, and pushes where no
-// aggregator decides) or else asks the node's container (as the worker would over BASP), and
-// answers with the reply's tensors as frames. It stands for the worker on the ps node: it ends when its stream closes
-// (a sync aggregator that watches the pushes' sender sees the worker go).
+// pulls and pushes from the stream (message frames), receives a push's gradients from the stream
+// straight into their tensors, serves them from its scope's store in place (actors/shard_core.hpp:
+// pulls, and pushes where no aggregator decides) or else asks the node's container (as the worker
+// would over BASP), and answers in band: the typed reply (or refusal), then the reply's tensors
+// as frames. It stands for the worker on the ps node: it ends when its stream closes (a sync
+// aggregator that watches the pushes' sender sees the worker go).
 #pragma once
 
 #include "actors/parameter_shard.hpp"
@@ -23,20 +24,17 @@ namespace actorps {
 
 /// (stream_atom, uint64_t token) -> bool
 ///   True once the stream whose first frame carried the token is attached (waits for it).
-/// (push_atom, stream_push) -> stream_push_reply
-///   The push's gradients arrive as frames of its transfer; the reply's values go back as frames
-///   of the same transfer. Errors: as the container answers; protocol_error for a description
-///   that does not fit (the stream closes).
-/// (pull_atom, stream_pull) -> stream_pull_reply
 /// (stream_atom, stream_note)
-///   From its stream (or, `accepted`, from the gateway: link `link` is this session's).
+///   From its stream (or, `accepted`, from the gateway: link `link` is this session's). A
+///   message note is a pull or a push (stream_pull, stream_push); the push's gradients arrive as
+///   frames of its transfer; the answer goes back on the stream: a stream_pull_reply or
+///   stream_push_reply, the values as frames of the same transfer, or a stream_refusal (as the
+///   container answers). A message that does not parse or fit closes the stream.
 /// (tick_atom)
 ///   To itself: no stream arrived within the request timeout; quits.
 using stream_session_actor = caf::typed_actor<
-  caf::replies_to<stream_atom, uint64_t>::with<bool>,
-  caf::replies_to<push_atom, stream_push>::with<stream_push_reply>,
-  caf::replies_to<pull_atom, stream_pull>::with<stream_pull_reply>,
-  caf::reacts_to<stream_atom, stream_note>, caf::reacts_to<tick_atom>>;
+  caf::replies_to<stream_atom, uint64_t>::with<bool>, caf::reacts_to<stream_atom, stream_note>,
+  caf::reacts_to<tick_atom>>;
 
 struct stream_session_config {
   uint32_t shard = 0;                               ///< the ps task index (named in logs)

@@ -31,6 +31,11 @@ public:
   /// until they are written or the stream closes.
   virtual void send_all(uint64_t transfer, std::vector<stream_piece> pieces, std::shared_ptr<const void> keep) = 0;
 
+  /// Queues a message frame of `transfer` (kind `call`, bytes `message`), then the frames of
+  /// its tensors (index i: pieces[i], none for a message alone), in one go.
+  virtual void send_call(uint64_t transfer, uint32_t call, std::vector<char> message,
+                         std::vector<stream_piece> pieces = {}, std::shared_ptr<const void> keep = nullptr) = 0;
+
   /// Closes the stream, by name, when the frame it holds for an unannounced transfer is the same
   /// one it held at the previous call: the owner calls it every interval (cluster.request-timeout),
   /// so a frame whose announcement never comes waits one to two intervals, not for ever.
@@ -40,8 +45,9 @@ public:
   virtual void close() = 0;
 };
 
-/// How a connection tells its owner what happened (received, closed), on the network's thread.
-using stream_notify = std::function<void(const stream_note&)>;
+/// How a connection tells its owner what happened (received, a message, closed), on the
+/// network's thread.
+using stream_notify = std::function<void(stream_note)>;
 
 /// Makes the stream of a connected socket, reporting to notify (nullptr: it could not: the
 /// socket is closed and the reason was logged).

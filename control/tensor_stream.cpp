@@ -4,6 +4,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "messages/stream_protocol.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -34,7 +35,7 @@ T get(const uint8_t*& in) {
 void encode_stream_header(const stream_frame_header& h, uint8_t* out) {
   put<uint32_t>(out, magic);
   put<uint16_t>(out, version);
-  put<uint16_t>(out, 0);
+  put<uint16_t>(out, h.message ? stream_message_flag : 0);
   put<uint64_t>(out, h.transfer);
   put<uint32_t>(out, h.index);
   put<uint32_t>(out, h.bytes);
@@ -48,9 +49,10 @@ caf::expected<stream_frame_header> decode_stream_header(const uint8_t* in) {
   if (v != version)
     return caf::make_error(errc::protocol_error, cat("stream frame: version ", v, ", this node speaks ", version));
   const auto flags = get<uint16_t>(in);
-  if (flags != 0)
+  if (flags != 0 && flags != stream_message_flag)
     return caf::make_error(errc::protocol_error, cat("stream frame: unknown flags ", flags));
   stream_frame_header h;
+  h.message = flags == stream_message_flag;
   h.transfer = get<uint64_t>(in);
   h.index = get<uint32_t>(in);
   h.bytes = get<uint32_t>(in);
@@ -60,6 +62,12 @@ caf::expected<stream_frame_header> decode_stream_header(const uint8_t* in) {
 stream_frame make_stream_frame(uint64_t transfer, uint32_t index, const void* data, uint32_t bytes) {
   stream_frame f{{}, static_cast<const uint8_t*>(data), bytes};
   encode_stream_header({transfer, index, bytes}, f.header.data());
+  return f;
+}
+
+stream_frame make_message_frame(uint64_t transfer, uint32_t call, const void* data, uint32_t bytes) {
+  stream_frame f{{}, static_cast<const uint8_t*>(data), bytes};
+  encode_stream_header({transfer, call, bytes, true}, f.header.data());
   return f;
 }
 
@@ -101,6 +109,15 @@ caf::expected<frame_fate> stream_receiver::on_header(const uint8_t* header) {
   auto h = decode_stream_header(header);
   if (!h)
     return refuse(context_of(h.error()));
+  if (h->message) {
+    if (h->index < stream_first_call || h->index > stream_last_call)
+      return refuse(cat("a message of unknown kind ", h->index, " for transfer ", h->transfer));
+    if (h->bytes > cap_)
+      return refuse(cat("a message of ", h->bytes, " bytes for transfer ", h->transfer, ", more than the cap of ", cap_));
+    current_ = *h;
+    phase_ = phase::reading_message;
+    return frame_fate{frame_fate::kind::message, {nullptr, h->bytes}};
+  }
   if (transfers_.count(h->transfer) == 0 && unannounced_ == unannounced_frames::hold) {
     current_ = *h;
     phase_ = phase::holding;
@@ -157,8 +174,17 @@ caf::expected<std::optional<uint64_t>> stream_receiver::on_payload() {
   return std::optional<uint64_t>{current_.transfer};
 }
 
+caf::expected<stream_message_header> stream_receiver::on_message() {
+  if (phase_ != phase::reading_message)
+    return refuse("a message's payload without its header");
+  phase_ = phase::awaiting_header;
+  return stream_message_header{current_.transfer, current_.index};
+}
+
 caf::error stream_receiver::on_close() {
   std::string cut;
+  if (phase_ == phase::reading_message)
+    cut = cat("a message of transfer ", current_.transfer, " (", current_.bytes, " bytes)");
   if (phase_ == phase::reading_payload)
     cut = cat("the payload of tensor ", current_.index, " of transfer ", current_.transfer, " (", current_.bytes,
               " bytes)");

@@ -1,7 +1,9 @@
 // The typed half of the tensor stream (docs/protocol.md, "tensor stream"): a worker's link asks
-// a ps node's gateway for a stream, then sends its pulls and pushes as these messages, whose
-// slices carry no values: the tensors travel as the stream's frames, one per slice, described
-// here (their encoding and size) so the receiver can place every byte before it reads it.
+// a ps node's gateway for a stream (over BASP), then sends its pulls and pushes as these
+// messages in band, each a message frame on the stream ahead of its tensors (control/
+// stream_calls encodes them); their slices carry no values where the tensors travel as the
+// stream's frames, one per slice, described here (their encoding and size) so the receiver can
+// place every byte before it reads it.
 #pragma once
 
 #include "messages/equality.hpp"
@@ -42,8 +44,15 @@ struct stream_offer {
 /// Link -> session: (stream_atom, uint64_t token) -> bool: true once the stream carrying the
 /// token arrived (the answer waits for it).
 
-/// Link -> session: (push_atom, stream_push) -> stream_push_reply. The request's gradients are
-/// frames of transfer `transfer` on the stream of `link`, in the order of request.grads.
+/// The kinds of message frame (the header's index field): link -> session a pull or a push, then
+/// session -> link the same transfer's reply or refusal.
+enum class stream_call : uint32_t { pull = 1, push = 2, pull_reply = 3, push_reply = 4, refusal = 5 };
+constexpr uint32_t stream_first_call = 1;
+constexpr uint32_t stream_last_call = 5;
+
+/// Link -> session, a message frame of kind push: stream_push; answered by a push_reply
+/// (stream_push_reply) or a refusal (stream_refusal). The request's gradients are frames of
+/// transfer `transfer` on the stream of `link`, in the order of request.grads.
 struct stream_push {
   uint64_t link = 0;
   uint64_t transfer = 0;
@@ -62,7 +71,8 @@ struct stream_push_reply {
   std::vector<stream_tensor> tensors{};
 };
 
-/// Link -> session: (pull_atom, stream_pull) -> stream_pull_reply.
+/// Link -> session, a message frame of kind pull: stream_pull; answered by a pull_reply
+/// (stream_pull_reply) or a refusal.
 struct stream_pull {
   uint64_t link = 0;
   uint64_t transfer = 0;
@@ -74,21 +84,34 @@ struct stream_pull_reply {
   std::vector<stream_tensor> tensors{};
 };
 
+/// Session -> link, a message frame of kind refusal: the exchange failed (an actorps error:
+/// its code and text; else, `actorps` false, CAF's, by its text).
+struct stream_refusal {
+  bool actorps = true;
+  uint8_t code = 0;
+  std::string text{};
+};
+
 /// A stream's socket -> its owner, on the same node: (stream_atom, stream_note).
 struct stream_note {
   /// received, closed: from the stream; accepted: a connection arrived (to the gateway), or the
   /// gateway hands it to its session; expired: to the gateway itself, a connection's deadline
-  /// for its first frame passed.
-  enum class kind : uint8_t { received = 0, closed = 1, accepted = 2, expired = 3 };
+  /// for its first frame passed; message: a message frame arrived whole.
+  enum class kind : uint8_t { received = 0, closed = 1, accepted = 2, expired = 3, message = 4 };
   kind what = kind::received;
   uint64_t link = 0;     ///< the stream (the owner's number for it)
-  uint64_t transfer = 0; ///< received: the transfer now complete
+  uint64_t transfer = 0; ///< received: the transfer now complete; message: its transfer
   caf::error error{};    ///< closed: why (none: closed in order)
+  uint32_t call = 0;           ///< message: its kind (stream_call)
+  std::vector<char> payload{}; ///< message: its bytes
 
   static stream_note received_transfer(uint64_t transfer) { return stream_note{kind::received, 0, transfer, caf::none}; }
   static stream_note closed_by(caf::error why) { return stream_note{kind::closed, 0, 0, std::move(why)}; }
   static stream_note accepted_link(uint64_t link) { return stream_note{kind::accepted, link, 0, caf::none}; }
   static stream_note expired_link(uint64_t link) { return stream_note{kind::expired, link, 0, caf::none}; }
+  static stream_note message_of(uint64_t transfer, uint32_t call, std::vector<char> payload) {
+    return stream_note{kind::message, 0, transfer, caf::none, call, std::move(payload)};
+  }
 };
 
 template <class Inspector>
@@ -122,8 +145,13 @@ typename Inspector::result_type inspect(Inspector& f, stream_pull_reply& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stream_refusal& x) {
+  return f(caf::meta::type_name("stream_refusal"), x.actorps, x.code, x.text);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stream_note& x) {
-  return f(caf::meta::type_name("stream_note"), x.what, x.link, x.transfer, x.error);
+  return f(caf::meta::type_name("stream_note"), x.what, x.link, x.transfer, x.error, x.call, x.payload);
 }
 
 ACTORPS_FIELDWISE_EQ(stream_tensor, v.encoding, v.floats, v.bytes)
@@ -131,5 +159,6 @@ ACTORPS_FIELDWISE_EQ(stream_push, v.link, v.transfer, v.request, v.tensors, v.ne
 ACTORPS_FIELDWISE_EQ(stream_push_reply, v.reply, v.tensors)
 ACTORPS_FIELDWISE_EQ(stream_pull, v.link, v.transfer, v.request)
 ACTORPS_FIELDWISE_EQ(stream_pull_reply, v.reply, v.tensors)
+ACTORPS_FIELDWISE_EQ(stream_refusal, v.actorps, v.code, v.text)
 
 } // namespace actorps

@@ -46,9 +46,11 @@ stream_opener opener_of(caf::actor_system& sys, int fd, std::string peer, bool t
       }
       session = std::move(*made);
     }
-    auto on_event = [notify](const stream_event& e) {
+    auto on_event = [notify](stream_event e) {
       if (e.what == stream_event::kind::received)
         notify(stream_note::received_transfer(e.transfer));
+      else if (e.what == stream_event::kind::message)
+        notify(stream_note::message_of(e.transfer, e.index, std::move(e.payload)));
       else if (e.what == stream_event::kind::closed)
         notify(stream_note::closed_by(e.error));
     };

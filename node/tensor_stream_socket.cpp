@@ -12,6 +12,7 @@
 #include <caf/io/middleman.hpp>
 #include <caf/io/network/default_multiplexer.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sys/socket.h>
@@ -179,6 +180,21 @@ void tensor_stream_socket::send_all(uint64_t transfer, std::vector<stream_piece>
   });
 }
 
+void tensor_stream_socket::send_call(uint64_t transfer, uint32_t call, std::vector<char> message,
+                                     std::vector<stream_piece> pieces, std::shared_ptr<const void> keep) {
+  auto bytes = std::make_shared<std::vector<char>>(std::move(message));
+  backend().dispatch([self = shared_from_this(), transfer, call, bytes = std::move(bytes), pieces = std::move(pieces),
+                      keep = std::move(keep)] {
+    if (!self->open_)
+      return;
+    self->out_.push_back({make_message_frame(transfer, call, bytes->data(), static_cast<uint32_t>(bytes->size())),
+                          transfer, call, bytes});
+    for (uint32_t i = 0; i < pieces.size(); ++i)
+      self->out_.push_back({make_stream_frame(transfer, i, pieces[i].data, pieces[i].bytes), transfer, i, keep});
+    self->flush();
+  });
+}
+
 void tensor_stream_socket::expire_held() {
   backend().dispatch([self = shared_from_this()] {
     if (!self->open_)
@@ -220,9 +236,21 @@ void tensor_stream_socket::handle_event(operation op) {
 
 void tensor_stream_socket::read_some() {
   while (open_ && reading_ != reading::held) {
-    const bool header = reading_ == reading::header;
-    uint8_t* into = header ? header_ + got_ : slot_.data + got_;
-    const size_t want = header ? stream_header_bytes - got_ : slot_.bytes - got_;
+    uint8_t* into = nullptr;
+    size_t want = 0;
+    switch (reading_) {
+      case reading::header: into = header_ + got_; want = stream_header_bytes - got_; break;
+      case reading::payload: into = slot_.data + got_; want = slot_.bytes - got_; break;
+      case reading::message: { // (grown as the bytes come: a header alone allocates little)
+        const size_t size = std::min<size_t>(message_bytes_, std::max<size_t>(2 * got_, message_chunk));
+        if (message_.size() < size)
+          message_.resize(size);
+        into = reinterpret_cast<uint8_t*>(message_.data()) + got_;
+        want = size - got_;
+        break;
+      }
+      case reading::held: return;
+    }
     const ssize_t n = want == 0 ? 0 : receive(into, want);
     if (want > 0 && n == 0) // the peer closed: fine unless it cut something short
       return fail(receiver_.on_close());
@@ -232,7 +260,7 @@ void tensor_stream_socket::read_some() {
       return; // (nothing more now, or receive() failed the stream)
     }
     got_ += static_cast<size_t>(n);
-    if (header && got_ == stream_header_bytes) {
+    if (reading_ == reading::header && got_ == stream_header_bytes) {
       auto fate = receiver_.on_header(header_);
       if (!fate)
         return fail(fate.error());
@@ -242,8 +270,14 @@ void tensor_stream_socket::read_some() {
         ++holds_;
         return backend().del(operation::read, fd(), this);
       }
-      slot_ = fate->slot;
-      reading_ = reading::payload;
+      if (fate->what == frame_fate::kind::message) {
+        reading_ = reading::message;
+        message_bytes_ = fate->slot.bytes;
+        message_.clear();
+      } else {
+        slot_ = fate->slot;
+        reading_ = reading::payload;
+      }
     }
     if (reading_ == reading::payload && got_ == slot_.bytes) {
       auto done = receiver_.on_payload();
@@ -253,6 +287,15 @@ void tensor_stream_socket::read_some() {
         return fail(done.error());
       if (*done)
         on_event_({stream_event::kind::received, **done, 0, caf::none});
+    } else if (reading_ == reading::message && got_ == message_bytes_) {
+      auto done = receiver_.on_message();
+      got_ = 0;
+      reading_ = reading::header;
+      if (!done)
+        return fail(done.error());
+      message_.resize(message_bytes_);
+      on_event_({stream_event::kind::message, done->transfer, done->call, caf::none, std::move(message_)});
+      message_ = {};
     }
   }
 }

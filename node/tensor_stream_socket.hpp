@@ -26,17 +26,18 @@ namespace actorps {
 
 /// What a tensor stream reports to its owner, on the multiplexer's thread.
 struct stream_event {
-  enum class kind { received, written, closed } what;
-  uint64_t transfer = 0; ///< received: the transfer now complete; written: the frame's transfer
-  uint32_t index = 0;    ///< written: the frame's index
+  enum class kind { received, written, closed, message } what;
+  uint64_t transfer = 0; ///< received: the transfer now complete; written, message: the frame's transfer
+  uint32_t index = 0;    ///< written: the frame's index; message: its kind
   caf::error error;      ///< closed: why (none: the peer closed with nothing pending, or close())
+  std::vector<char> payload{}; ///< message: its bytes
 };
 
 class tensor_stream_socket final : public caf::io::network::event_handler,
                                    public stream_connection,
                                    public std::enable_shared_from_this<tensor_stream_socket> {
 public:
-  using callback = std::function<void(const stream_event&)>;
+  using callback = std::function<void(stream_event)>;
 
   /// Takes over fd (a connected stream socket; closed with this) in sys's middleman.
   /// peer: named in errors; max_pending_bytes and unannounced: stream_receiver's (holding a
@@ -64,6 +65,10 @@ public:
   /// Queues the frames of a whole transfer (index i: pieces[i]) in one dispatch; `keep` holds
   /// their bytes alive until they are written or the stream closes.
   void send_all(uint64_t transfer, std::vector<stream_piece> pieces, std::shared_ptr<const void> keep) override;
+
+  /// See stream_connection::send_call.
+  void send_call(uint64_t transfer, uint32_t call, std::vector<char> message, std::vector<stream_piece> pieces,
+                 std::shared_ptr<const void> keep) override;
 
   /// See stream_connection::expire_held.
   void expire_held() override;
@@ -95,11 +100,12 @@ private:
   void fail(caf::error err);
   void lost(const char* direction, const std::string& why); // the connection broke (peer_unreachable)
 
-  // What the reader is reading: a header into header_, the payload into slot_, or nothing
-  // (a held frame waits for its transfer's announcement).
-  enum class reading { header, payload, held };
+  // What the reader is reading: a header into header_, the payload into slot_, a message into
+  // message_, or nothing (a held frame waits for its transfer's announcement).
+  enum class reading { header, payload, message, held };
 
   static constexpr size_t max_write_pieces = 64; // iovecs one plain sendmsg gathers from the queue
+  static constexpr size_t message_chunk = 64 * 1024; // a message's first allocation, doubled as its bytes come
 
   stream_receiver receiver_;
   std::unique_ptr<stream_tls> tls_;
@@ -110,6 +116,8 @@ private:
   uint8_t header_[stream_header_bytes];
   size_t got_ = 0;
   stream_slot slot_;
+  std::vector<char> message_; // a message frame's payload as it arrives (grown as its bytes come)
+  uint32_t message_bytes_ = 0;
   std::deque<outgoing> out_;
   size_t sent_ = 0; // bytes of out_.front() written (header first)
   bool registered_write_ = false;

@@ -2,10 +2,12 @@
 // (empty, one value, odd 16-bit counts, 1 MiB + 2 bytes) straight into the announced
 // destinations; oversized, undersized, garbled, unannounced, repeated and out-of-range frames and
 // a payload without its header are refused by name with nothing written and the ledger unchanged;
-// a connection cut mid-payload or mid-transfer names what it cut; random headers never pass.
+// a connection cut mid-payload or mid-transfer names what it cut; random headers never pass;
+// message frames pass without announcement, checked for their kind and size.
 #include "control/tensor_stream.hpp"
 
 #include "common/errc.hpp"
+#include "messages/stream_protocol.hpp"
 #include "tests/support/helpers.hpp"
 #include "wire/precision.hpp"
 
@@ -64,8 +66,8 @@ BOOST_AUTO_TEST_CASE(headers_round_trip_and_garbled_ones_are_named) {
   bad[4] = 2;
   BOOST_TEST(says(decode_stream_header(bad).error(), "version 2, this node speaks 1"));
   std::memcpy(bad, raw, sizeof raw);
-  bad[6] = 1;
-  BOOST_TEST(says(decode_stream_header(bad).error(), "unknown flags 1"));
+  bad[6] = 2; // (1: a message frame)
+  BOOST_TEST(says(decode_stream_header(bad).error(), "unknown flags 2"));
 }
 
 BOOST_AUTO_TEST_CASE(tensors_round_trip_at_every_precision_and_boundary_size) {
@@ -159,6 +161,38 @@ BOOST_AUTO_TEST_CASE(a_frame_ahead_of_its_announcement_is_held_until_it_comes) {
   BOOST_REQUIRE(!r.announce(5, {{dest.data(), 4}}));
   BOOST_TEST(says(r.resume().error(), "frame of 8 bytes for tensor 0 of transfer 5, announced 4"));
   BOOST_TEST(says(r.on_close(), "cutting short a frame of transfer 5 held for its announcement"));
+}
+
+// Message frames (the typed messages in band) need no announcement: their payload goes to the
+// reader's own buffer and on_message() names their transfer and kind; an unknown kind, a message
+// above the cap, or one cut short is refused by name, and the ledger stays as it was.
+BOOST_AUTO_TEST_CASE(message_frames_pass_without_announcement_and_are_checked) {
+  std::vector<uint8_t> dest(8, 0xEE);
+  const std::vector<char> body(100, 'm');
+  stream_receiver r{"worker 2", 1000, unannounced_frames::hold};
+  BOOST_REQUIRE(!r.announce(3, {{dest.data(), 8}}));
+  auto f = make_message_frame(9, static_cast<uint32_t>(stream_call::push), body.data(), 100);
+  auto h = decode_stream_header(f.header.data());
+  BOOST_REQUIRE(h);
+  BOOST_TEST(h->message);
+  auto fate = r.on_header(f.header.data());
+  BOOST_REQUIRE(fate);
+  BOOST_TEST((fate->what == frame_fate::kind::message));
+  BOOST_TEST(fate->slot.bytes == 100u);
+  BOOST_TEST(!r.on_payload()); // (a message is not a tensor's payload)
+  auto done = r.on_message();
+  BOOST_REQUIRE(done);
+  BOOST_TEST(done->transfer == 9u);
+  BOOST_TEST(done->call == static_cast<uint32_t>(stream_call::push));
+  BOOST_TEST(!r.on_message()); // (none due now)
+  BOOST_TEST(r.pending() == 1u);
+  auto unknown = make_message_frame(9, 77, body.data(), 100);
+  BOOST_TEST(says(r.on_header(unknown.header.data()).error(), "a message of unknown kind 77 for transfer 9"));
+  auto big = make_message_frame(9, static_cast<uint32_t>(stream_call::pull), body.data(), 1001);
+  BOOST_TEST(says(r.on_header(big.header.data()).error(), "a message of 1001 bytes for transfer 9, more than the cap of 1000"));
+  BOOST_REQUIRE(r.on_header(f.header.data())); // ... and its payload never comes
+  BOOST_TEST(says(r.on_close(), "cutting short a message of transfer 9 (100 bytes); transfer 3 (1 of 1 tensors missing)"));
+  BOOST_TEST((dest == std::vector<uint8_t>(8, 0xEE)));
 }
 
 BOOST_AUTO_TEST_CASE(announcements_are_checked) {

@@ -1,9 +1,11 @@
 // Tests of node/stream_endpoints with the actors they wire (ShardLink, StreamGateway,
 // StreamSession, a ResourceContainer) over real loopback TCP in one running middleman: pulls and
 // pushes through a link give what the container gives directly, at every wire precision and with
-// top-k, over the same-host local socket and over TCP; a refused push changes nothing and leaves
-// the stream in step; strangers on the stream port and the local socket (random bytes, a wrong
-// token, plain TCP to a TLS port) are closed and both keep serving.
+// top-k, over the same-host local socket and over TCP; the typed messages travel in band (a pull
+// spoken by hand is answered so; bad messages close the stream; an unanswered exchange times
+// out); a refused push changes nothing and leaves the stream in step; strangers on the stream
+// port and the local socket (random bytes, a wrong token, plain TCP to a TLS port) are closed
+// and both keep serving.
 #include "node/stream_endpoints.hpp"
 
 #include "node/local_stream_socket.hpp"
@@ -12,10 +14,12 @@
 #include "node/tensor_stream_socket.hpp"
 
 #include "actors/resource_container.hpp"
+#include "actors/shard_link.hpp"
 #include "actors/stream_session.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "control/placement.hpp"
+#include "control/stream_calls.hpp"
 #include "control/tensor_stream.hpp"
 #include "messages/register.hpp"
 #include "tests/support/helpers.hpp"
@@ -23,6 +27,8 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/after.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
@@ -35,6 +41,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <future>
 #include <optional>
 #include <random>
@@ -144,20 +151,6 @@ int connect_raw(uint16_t port) {
   return fd;
 }
 
-// Whether the peer closed fd within 10 s (reading whatever it sent first).
-bool closed_by_peer(int fd) {
-  char buf[4096];
-  for (int i = 0; i < 100; ++i) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) == 1) {
-      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      if (n <= 0)
-        return true;
-    }
-  }
-  return false;
-}
-
 // A link to the container's stream opened under `log`, and what it said.
 template <class Fixture>
 std::pair<parameter_shard_actor, std::string> link_saying(Fixture& f) {
@@ -211,6 +204,65 @@ void pulls_and_pushes_match_the_container(stream_fixture& f) {
   for (size_t i = 0; i < after.size(); i += 997)
     BOOST_TEST(after[i] == before[i] - 0.25f);
   BOOST_TEST((pushed->values.at(0).data.to_vector() == after)); // (the reply's values: the shard's)
+}
+
+// The token member_stream() last attached.
+uint64_t last_token = 0;
+
+// A raw connection to f's port whose first frame carries a fresh offer's token, once its
+// session holds it (a member's stream, spoken by hand).
+int member_stream(stream_fixture& f) {
+  auto offer = f.ask<stream_offer>(f.container, stream_atom_v, uint32_t{0});
+  BOOST_REQUIRE(offer);
+  int fd = connect_raw(offer->port);
+  auto hello = make_stream_frame(0, 0, &offer->token, sizeof offer->token);
+  BOOST_REQUIRE(::send(fd, hello.header.data(), hello.header.size(), MSG_NOSIGNAL) > 0);
+  BOOST_REQUIRE(::send(fd, hello.data, hello.bytes, MSG_NOSIGNAL) > 0);
+  BOOST_REQUIRE(f.ask<bool>(caf::actor_cast<stream_session_actor>(offer->session), stream_atom_v, offer->token));
+  last_token = offer->token;
+  return fd;
+}
+
+// Sends x in band: a message frame of transfer.
+template <class T>
+void send_message(int fd, uint64_t transfer, const T& x) {
+  auto bytes = encode_call(x);
+  BOOST_REQUIRE(bytes);
+  auto f = make_message_frame(transfer, static_cast<uint32_t>(call_of(&x)), bytes->data(), static_cast<uint32_t>(bytes->size()));
+  BOOST_REQUIRE(::send(fd, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
+  BOOST_REQUIRE(::send(fd, bytes->data(), bytes->size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes->size()));
+}
+
+// n bytes from fd (within 10 s).
+std::vector<char> read_exactly(int fd, size_t n) {
+  std::vector<char> out(n);
+  size_t got = 0;
+  for (int i = 0; i < 1000 && got < n; ++i) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 10) != 1)
+      continue;
+    const ssize_t r = ::recv(fd, out.data() + got, n - got, 0);
+    BOOST_REQUIRE(r > 0);
+    got += static_cast<size_t>(r);
+  }
+  BOOST_REQUIRE_EQUAL(got, n);
+  return out;
+}
+
+// The bytes the peer sent before it closed fd (-1: it did not close within 10 s).
+long bytes_until_closed(int fd) {
+  char buf[4096];
+  long total = 0;
+  for (int i = 0; i < 100; ++i) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) == 1) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0)
+        return total;
+      total += n;
+    }
+  }
+  return -1;
 }
 
 
@@ -304,7 +356,7 @@ BOOST_FIXTURE_TEST_CASE(strangers_on_the_stream_port_are_closed_and_it_keeps_ser
         for (auto& b : junk)
           b = static_cast<uint8_t>(gen());
         BOOST_REQUIRE(::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL) > 0);
-        BOOST_TEST(closed_by_peer(fd));
+        BOOST_TEST(bytes_until_closed(fd) >= 0);
         ::close(fd);
       }
       { // a well-formed first frame with a token nobody was offered
@@ -313,7 +365,7 @@ BOOST_FIXTURE_TEST_CASE(strangers_on_the_stream_port_are_closed_and_it_keeps_ser
         auto f = make_stream_frame(0, 0, &token, sizeof token);
         BOOST_REQUIRE(::send(fd, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
         BOOST_REQUIRE(::send(fd, f.data, f.bytes, MSG_NOSIGNAL) > 0);
-        BOOST_TEST(closed_by_peer(fd));
+        BOOST_TEST(bytes_until_closed(fd) >= 0);
         ::close(fd);
       }
     }
@@ -336,7 +388,7 @@ BOOST_FIXTURE_TEST_CASE(strangers_log_within_a_budget_and_offers_per_node_are_bo
       auto f = make_stream_frame(0, 0, &token, sizeof token);
       BOOST_REQUIRE(::send(fd, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
       BOOST_REQUIRE(::send(fd, f.data, f.bytes, MSG_NOSIGNAL) > 0);
-      BOOST_TEST(closed_by_peer(fd));
+      BOOST_TEST(bytes_until_closed(fd) >= 0);
       ::close(fd);
     }
     said = log.text();
@@ -355,26 +407,18 @@ BOOST_FIXTURE_TEST_CASE(strangers_log_within_a_budget_and_offers_per_node_are_bo
 }
 
 // A member's push whose frames are cut short (its process died mid-transfer), or oversized, or
-// garbled: the session ends with the stream, the push fails, the shard's values are unchanged.
+// garbled: the session ends with the stream and answers nothing, the shard's values are unchanged.
 BOOST_FIXTURE_TEST_CASE(a_members_cut_oversized_or_garbled_push_changes_nothing, plain_fixture) {
   const auto before = direct_values();
   for (int how : {0, 1, 2}) {
     BOOST_TEST_CONTEXT((how == 0 ? "cut short" : how == 1 ? "oversized" : "garbled")) {
-      auto offer = ask<stream_offer>(container, stream_atom_v, uint32_t{0});
-      BOOST_REQUIRE(offer);
-      int fd = connect_raw(offer->port);
-      auto hello = make_stream_frame(0, 0, &offer->token, sizeof offer->token);
-      BOOST_REQUIRE(::send(fd, hello.header.data(), hello.header.size(), MSG_NOSIGNAL) > 0);
-      BOOST_REQUIRE(::send(fd, hello.data, hello.bytes, MSG_NOSIGNAL) > 0);
-      auto session = caf::actor_cast<stream_session_actor>(offer->session);
-      BOOST_REQUIRE(ask<bool>(session, stream_atom_v, offer->token));
-      // the typed push announces one raw tensor of every value; its frame then misbehaves
+      int fd = member_stream(*this);
+      // the typed push in band announces one raw tensor of every value; its frame then misbehaves
       auto req = push_of(1.0f);
       req.grads[0].data.values = float_vector{};
       const uint32_t bytes = values * sizeof(float);
       std::vector<float> grad(values, 1.0f);
-      auto answer = self->request(session, 20s, push_atom_v,
-                                  stream_push{offer->token, 1, req, {{stream_encoding::raw_fp32, uint32_t{values}, bytes}}, 0});
+      send_message(fd, 1, stream_push{last_token, 1, req, {{stream_encoding::raw_fp32, uint32_t{values}, bytes}}, 0});
       auto f = make_stream_frame(1, 0, grad.data(), how == 1 ? bytes + 4 : bytes);
       if (how == 2)
         f.header[0] = 'X';
@@ -382,17 +426,104 @@ BOOST_FIXTURE_TEST_CASE(a_members_cut_oversized_or_garbled_push_changes_nothing,
       BOOST_REQUIRE(::send(fd, f.data, how == 0 ? bytes / 2 : 64, MSG_NOSIGNAL) > 0);
       if (how == 0)
         ::shutdown(fd, SHUT_WR); // (the worker's process is gone)
-      bool failed = false;
-      answer.receive([&](stream_push_reply&) {}, [&](caf::error& err) {
-        failed = true;
-        BOOST_TEST_MESSAGE("refused: " << describe(err));
-      });
-      BOOST_TEST(failed);
-      BOOST_TEST(closed_by_peer(fd));
+      BOOST_TEST(bytes_until_closed(fd) == 0); // (no answer: neither a reply nor a refusal)
       ::close(fd);
     }
   }
   BOOST_TEST((direct_values() == before));
+}
+
+// Messages in band that break the protocol: a push whose bytes do not parse, a reply from the
+// worker's side, a pull naming another stream, a message before the token. Each closes its
+// stream with nothing applied; the port keeps serving.
+BOOST_FIXTURE_TEST_CASE(bad_messages_in_band_close_the_stream_and_change_nothing, plain_fixture) {
+  const auto before = direct_values();
+  for (int how : {0, 1, 2, 3}) {
+    BOOST_TEST_CONTEXT((how == 0 ? "garbage" : how == 1 ? "a reply" : how == 2 ? "another stream's pull" : "before the token")) {
+      int fd = -1;
+      if (how == 3) {
+        fd = connect_raw(stream_port());
+      } else {
+        fd = member_stream(*this);
+      }
+      if (how == 0) {
+        std::vector<char> junk(200, '\x7f');
+        auto f = make_message_frame(1, static_cast<uint32_t>(stream_call::push), junk.data(), 200);
+        BOOST_REQUIRE(::send(fd, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
+        BOOST_REQUIRE(::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL) > 0);
+      } else if (how == 1) {
+        send_message(fd, 1, stream_pull_reply{});
+      } else {
+        send_message(fd, 1, stream_pull{last_token + 1, 1, pull_request{0, {{1, 0, 3}}, false, ""}});
+      }
+      BOOST_TEST(bytes_until_closed(fd) == 0);
+      ::close(fd);
+    }
+  }
+  BOOST_TEST((direct_values() == before));
+  auto l = link(); // (still serving)
+  BOOST_TEST(ask<pull_reply>(l, pull_atom_v, pull_request{0, {{1, 0, 3}}, false, ""}).engaged());
+}
+
+// A member speaking the protocol by hand: its pull in band is answered in band, the typed reply
+// first (a message frame of the same transfer), then the values as a frame.
+BOOST_FIXTURE_TEST_CASE(a_pull_in_band_is_answered_in_band, plain_fixture) {
+  int fd = member_stream(*this);
+  send_message(fd, 5, stream_pull{last_token, 5, pull_request{0, {{0, 0, values}}, false, ""}});
+  auto header = read_exactly(fd, stream_header_bytes);
+  auto h = decode_stream_header(reinterpret_cast<const uint8_t*>(header.data()));
+  BOOST_REQUIRE(h);
+  BOOST_TEST(h->message);
+  BOOST_TEST(h->transfer == 5u);
+  BOOST_REQUIRE(h->index == static_cast<uint32_t>(stream_call::pull_reply));
+  auto reply = decode_call<stream_pull_reply>(read_exactly(fd, h->bytes), "the test", 5);
+  BOOST_REQUIRE_MESSAGE(reply, test::error_text(reply));
+  BOOST_REQUIRE_EQUAL(reply->tensors.size(), 1u);
+  BOOST_TEST(reply->tensors[0].floats == static_cast<uint32_t>(values));
+  BOOST_TEST(reply->reply.slices.at(0).data.values.empty()); // (the values come as the frame)
+  auto fh = decode_stream_header(reinterpret_cast<const uint8_t*>(read_exactly(fd, stream_header_bytes).data()));
+  BOOST_REQUIRE(fh);
+  BOOST_TEST(!fh->message);
+  BOOST_TEST(fh->transfer == 5u);
+  auto raw = read_exactly(fd, fh->bytes);
+  std::vector<float> got(values);
+  std::memcpy(got.data(), raw.data(), raw.size());
+  BOOST_TEST((got == direct_values()));
+  ::close(fd);
+}
+
+// A session that never answers: the link's exchange fails within two request timeouts and the
+// link ends (its stream would be out of step), as a request over BASP timed out before.
+BOOST_FIXTURE_TEST_CASE(an_exchange_without_an_answer_times_out_and_ends_the_link, plain_fixture) {
+  int pair[2];
+  BOOST_REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) == 0);
+  auto silent = sys.spawn([]() -> caf::behavior { return {[](int) {}}; }); // (a session that says nothing)
+  shard_link_config c;
+  c.remote = caf::actor_cast<parameter_shard_actor>(container);
+  c.offer.session = silent;
+  c.offer.token = 42;
+  c.open = [&](stream_notify notify) -> std::shared_ptr<stream_connection> {
+    auto on_event = [notify](stream_event e) {
+      if (e.what == stream_event::kind::closed)
+        notify(stream_note::closed_by(e.error));
+    };
+    return tensor_stream_socket::start(sys, pair[0], "the silent peer", 1 << 20, on_event);
+  };
+  c.request_timeout = 200ms;
+  auto l = make_shard_link(sys, c);
+  self->monitor(l);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto pulled = ask<pull_reply>(l, pull_atom_v, pull_request{0, {{1, 0, 3}}, false, ""});
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  BOOST_REQUIRE(!pulled);
+  BOOST_TEST(describe(pulled.error()).find("no answer within cluster.request-timeout") != std::string::npos,
+             describe(pulled.error()));
+  BOOST_TEST((waited >= 200ms && waited < 10s));
+  bool down = false;
+  self->receive([&](caf::down_msg& d) { down = d.source == l.address(); }, caf::after(10s) >> [] {});
+  BOOST_TEST(down);
+  caf::anon_send_exit(silent, caf::exit_reason::user_shutdown);
+  ::close(pair[1]);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_ps_node_without_streams_refuses_the_offer_by_name, plain_fixture) {
@@ -464,7 +595,7 @@ BOOST_FIXTURE_TEST_CASE(members_pull_and_push_over_tls_and_plain_tcp_is_refused,
   const uint64_t token = 1;
   auto f = make_stream_frame(0, 0, &token, sizeof token);
   BOOST_REQUIRE(::send(fd, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
-  BOOST_TEST(closed_by_peer(fd));
+  BOOST_TEST(bytes_until_closed(fd) >= 0);
   ::close(fd);
   // a peer whose certificate another CA signed (it trusts the cluster's CA): refused at the handshake
   const auto& c = test::test_certificates();
@@ -489,7 +620,7 @@ BOOST_FIXTURE_TEST_CASE(members_pull_and_push_over_tls_and_plain_tcp_is_refused,
   BOOST_TEST(ask<pull_reply>(l, pull_atom_v, pull_request{0, {{1, 0, 3}}, false, ""}).engaged());
   int local = connect_raw_local(offer().local); // the same host's local socket speaks TLS too
   BOOST_REQUIRE(::send(local, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
-  BOOST_TEST(closed_by_peer(local));
+  BOOST_TEST(bytes_until_closed(local) >= 0);
   ::close(local);
   cluster.local_streams = false; // a member over TCP
   auto over_tcp = link();
