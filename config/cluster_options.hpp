@@ -112,7 +112,7 @@ struct cluster_values {
   int slow_worker = cluster_default::slow_worker;
   double slowdown = cluster_default::slowdown;
   bool tensor_stream = true;
-  int64_t stream_min_bytes = 1048576;
+  int64_t stream_min_bytes = 65536;
   int64_t stream_port_offset = 0;
   bool local_streams = true;
   // [security]
@@ -218,7 +218,7 @@ struct cluster_settings : worker_settings {
   std::chrono::milliseconds connect_timeout{cluster_default::connect_timeout};
   bool tls = false;                    ///< every connection is TLS with CA-signed certificates
   bool tensor_stream = true;           ///< cluster.tensor-stream: workers' tensors travel on a stream beside BASP
-  uint64_t stream_min_bytes = 1048576; ///< cluster.stream-min-bytes: smaller transfers stay inside their typed message
+  uint64_t stream_min_bytes = 65536; ///< cluster.stream-min-bytes: smaller transfers stay inside their typed message
   uint16_t stream_port_offset = 0;     ///< cluster.stream-port-offset: a ps node's stream port is its port + this (0: any free one)
   bool local_streams = true;           ///< cluster.local-streams: a worker on its ps node's host streams over a Unix-domain socket
   uint32_t max_handshake_bytes = 65536; ///< largest BASP payload a peer may announce before its handshake

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The tensor stream (cluster.tensor-stream) with real processes on 127.0.0.1, every tensor as
-# frames (cluster.stream-min-bytes = 0; the default keeps the reference MLP's inside messages):
+# frames (cluster.stream-min-bytes = 0) unless a run says otherwise:
 #  1. seeded sync runs end with the same weights over the stream (the same host's local socket,
-#     and TCP with cluster.local-streams = false) as over BASP alone, also with each variable
-#     pushed as backprop completes it;
+#     and TCP with cluster.local-streams = false; the tensors inside the typed messages in band,
+#     the default for this small model's) as over BASP alone, also with each variable pushed as
+#     backprop completes it;
 #  2. async with bf16 values and top-k gradients and values trains over the stream;
 #  3. a TLS cluster moves its tensors on TLS streams;
 #  4. kill -9 of a sync worker: its stream closes, the aggregator releases it, training goes on;
@@ -18,9 +19,9 @@ echo "== 1: seeded sync runs: the same weights over the stream and over BASP"
 python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 small=(--data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.learning-rate=0.1 --train.seed=7
        --train.max-steps=150 --train.max-epochs=0 --train.patience=0)
-declare -A how=([basp]="--cluster.tensor-stream=false" [stream]="${frames[*]}"
+declare -A how=([basp]="--cluster.tensor-stream=false" [stream]="${frames[*]}" [inline]=""
                 [tcp]="${frames[*]} --cluster.local-streams=false" [parts]="${frames[*]} --cluster.push-bucket-bytes=1")
-for run in basp stream tcp parts; do
+for run in basp stream inline tcp parts; do
   # shellcheck disable=SC2086
   cluster --mode sync --ps 2 --workers 3 --name "det-$run" --deadline 120 -- "${small[@]}" ${how[$run]} \
     > "$tmp/det-$run.out" 2>&1 || { fail "seeded run $run failed"; tail -20 "$tmp/det-$run.out"; }
@@ -31,6 +32,7 @@ grep -q "tensor stream to shard 1 (127.0.0.1:[0-9]*)" "$tmp/runs/det-tcp/logs/wo
   || fail "worker 0 did not open a TCP stream to shard 1 with cluster.local-streams = false"
 grep -q "tensor stream to shard" "$tmp/runs/det-basp/logs/worker-0.log" && fail "tensor-stream = false opened a stream"
 same_weights det-basp det-stream "the stream and BASP"
+same_weights det-basp det-inline "the tensors inside the stream's messages and BASP"
 same_weights det-basp det-tcp "the stream over TCP and BASP"
 same_weights det-basp det-parts "the stream with a push per variable and BASP"
 
