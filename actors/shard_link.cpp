@@ -7,6 +7,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "control/stream_calls.hpp"
+#include "control/stream_pairing.hpp"
 #include "control/stream_transfer.hpp"
 
 #include <caf/actor_clock.hpp>
@@ -24,22 +25,21 @@ namespace actorps {
 
 namespace {
 
-// An exchange in flight: its promise, and the reply's tensors as they arrive. Where the reply's
-// form is known before it comes (pulls, and pushes answered with fp32 values: the same ranges
-// at full precision) their destinations are announced with the request, so the frames are read
-// while the typed reply travels; otherwise when the typed reply says what they are.
+// What an exchange in flight holds: its promise, and the reply's tensors as they arrive. Where
+// the reply's form is known before it comes (pulls, and pushes answered with fp32 values: the
+// same ranges at full precision) their destinations are announced with the request, so the
+// frames are read as they arrive behind the typed reply; otherwise when the typed reply says
+// what they are. Its phase (the reply due, then its frames) is control/stream_pairing's.
 template <class Reply>
 struct exchange {
   caf::typed_response_promise<Reply> rp;
   std::vector<stream_tensor> expected; // announced with the request (empty: none)
   incoming_tensors tensors;
   std::optional<Reply> reply;          // the typed reply, once here
-  bool received = false;               // its frames are in
-  uint64_t born = 0;                   // the link's tick count when it began (its deadline: two ticks on)
 };
 
 template <class Reply>
-using exchanges = std::map<uint64_t, exchange<Reply>>;
+using exchanges = stream_pairing<exchange<Reply>>;
 
 // open: exchanges go over the stream; closing: the stream closed (or the shard's session
 // ended), and the link waits for the shard's own fate before it ends with it.
@@ -62,8 +62,8 @@ struct link_state {
   static inline const char* name = "shard_link";
 };
 
-// The link runs in the worker node's multiplexer (a broker): its requests to the session go out
-// over BASP, and its stream's frames and notes arrive, on the network's thread, with no hand-off.
+// The link runs in the worker node's multiplexer (a broker): its requests go out on the stream,
+// and the stream's messages, frames and notes arrive, on the network's thread, with no hand-off.
 using link_pointer = caf::stateful_actor<link_state, broker_of_t<shard_link_actor>>*;
 
 std::string peer_of(link_pointer self) {
@@ -76,12 +76,10 @@ caf::error fail_exchanges(link_pointer self, const caf::error& why) {
   auto& st = self->state;
   caf::error reply = caf::make_error(caf::sec::request_receiver_down,
                                      cat(st.tag, ": ", why ? describe(why) : std::string{"the tensor stream closed"}));
-  for (auto& [id, x] : st.pushes)
+  for (auto& x : st.pushes.take_all())
     x.rp.deliver(reply);
-  for (auto& [id, x] : st.pulls)
+  for (auto& x : st.pulls.take_all())
     x.rp.deliver(reply);
-  st.pushes.clear();
-  st.pulls.clear();
   return reply;
 }
 
@@ -118,11 +116,8 @@ void close(link_pointer self, caf::error why) {
 // for ever), so the link ends as a request timeout would end it.
 void expire(link_pointer self) {
   auto& st = self->state;
-  auto late = [&](const auto& table) {
-    return std::any_of(table.begin(), table.end(), [&](const auto& kv) { return kv.second.born + 1 < st.ticks; });
-  };
   ++st.ticks;
-  if (late(st.pulls) || late(st.pushes))
+  if (st.pulls.any_late(st.ticks) || st.pushes.any_late(st.ticks))
     return end(self, caf::make_error(caf::sec::request_timeout,
                                      cat(st.tag, ": no answer within cluster.request-timeout (",
                                          st.cfg.request_timeout.count(), " ms)")));
@@ -149,25 +144,24 @@ caf::error send_call(link_pointer self, uint64_t transfer, const T& msg, std::sh
 template <class Reply>
 void begin(link_pointer self, exchanges<Reply>& table, uint64_t transfer, caf::typed_response_promise<Reply> rp,
            std::vector<stream_tensor> expected) {
-  auto& x = table[transfer];
-  x.rp = std::move(rp);
-  x.born = self->state.ticks;
-  if (expected.empty() || frame_bytes(expected) < self->state.cfg.limits.min_stream_bytes) // (it comes inside the typed reply)
+  auto& st = self->state;
+  table.begin(transfer, exchange<Reply>{std::move(rp), {}, {}, std::nullopt}, st.ticks); // (ids are the link's own: never in use)
+  if (expected.empty() || frame_bytes(expected) < st.cfg.limits.min_stream_bytes) // (it comes inside the typed reply)
     return;
-  auto in = incoming_tensors::prepare(expected, expected.size(), self->state.cfg.limits.max_transfer_bytes, peer_of(self));
+  auto in = incoming_tensors::prepare(expected, expected.size(), st.cfg.limits.max_transfer_bytes, peer_of(self));
   if (!in) // (too large to hold at once: announced when the reply says so, and refused then)
     return;
+  auto& x = *table.find(transfer);
   x.expected = std::move(expected);
   x.tensors = std::move(*in);
-  self->state.conn->announce(transfer, x.tensors.slots());
+  st.conn->announce(transfer, x.tensors.slots());
 }
 
-// Both halves are here: the tensors go into the reply, which goes to the worker.
+// The reply and its frames are in: the tensors go into the reply, which goes to the worker.
 template <class Reply>
-void finish(link_pointer self, exchanges<Reply>& table, typename exchanges<Reply>::iterator it,
+void finish(link_pointer self, exchanges<Reply>& table, uint64_t transfer,
             std::vector<variable_slice>& (*slices_of)(Reply&)) {
-  auto x = std::move(it->second);
-  table.erase(it);
+  auto x = std::move(*table.take(transfer));
   if (x.tensors.empty()) { // (no frames: the values, if any, came inside the reply)
     x.rp.deliver(std::move(*x.reply));
     return;
@@ -179,57 +173,63 @@ void finish(link_pointer self, exchanges<Reply>& table, typename exchanges<Reply
   x.rp.deliver(std::move(*x.reply));
 }
 
-// The typed reply came, with its tensors' description.
+// The peer is out of step with an exchange: it fails, and the link ends.
+template <class Reply>
+void out_of_step(link_pointer self, exchanges<Reply>& table, uint64_t transfer, const std::string& what) {
+  auto err = caf::make_error(errc::protocol_error, cat(self->state.tag, ": ", what, " of transfer ", transfer));
+  if (auto x = table.take(transfer))
+    x->rp.deliver(err);
+  end(self, std::move(err));
+}
+
+// The typed reply came, with its tensors' description: whether frames follow it.
 template <class Reply>
 void on_reply(link_pointer self, exchanges<Reply>& table, uint64_t transfer, Reply reply,
               std::vector<variable_slice>& (*slices_of)(Reply&), const std::vector<stream_tensor>& tensors) {
-  auto it = table.find(transfer);
-  if (it == table.end())
+  auto* x = table.find(transfer);
+  if (x == nullptr) // (a late reply: the link has ended the exchange)
     return;
-  auto& x = it->second;
+  bool frames_follow = false;
   if (tensors.empty()) { // the values came inside the typed reply (fewer bytes than the session's stream-min-bytes)
-    if (!x.expected.empty())
-      self->state.conn->cancel(transfer, std::make_shared<incoming_tensors>(std::move(x.tensors)));
-    x.expected.clear();
-    x.tensors = incoming_tensors{};
-    x.received = true;
-  } else if (!x.expected.empty()) {
-    if (tensors != x.expected) {
-      auto err = caf::make_error(errc::protocol_error, cat(self->state.tag, ": the reply of transfer ", transfer,
-                                                           " does not have the form its request announced"));
-      x.rp.deliver(err);
-      table.erase(it);
-      return end(self, std::move(err));
-    }
+    if (!x->expected.empty())
+      self->state.conn->cancel(transfer, std::make_shared<incoming_tensors>(std::move(x->tensors)));
+    x->expected.clear();
+    x->tensors = incoming_tensors{};
+  } else if (!x->expected.empty()) {
+    if (tensors != x->expected)
+      return out_of_step(self, table, transfer, "a reply without the form its request announced");
+    frames_follow = true;
   } else {
     auto in = incoming_tensors::prepare(tensors, slices_of(reply).size(), self->state.cfg.limits.max_transfer_bytes,
                                         peer_of(self));
     if (!in) {
-      x.rp.deliver(in.error());
-      table.erase(it);
+      table.take(transfer)->rp.deliver(in.error());
       return end(self, in.error());
     }
-    x.tensors = std::move(*in);
-    if (!x.tensors.empty())
-      self->state.conn->announce(transfer, x.tensors.slots());
-    else
-      x.received = true; // (no frames)
+    x->tensors = std::move(*in);
+    frames_follow = !x->tensors.empty();
+    if (frames_follow)
+      self->state.conn->announce(transfer, x->tensors.slots());
   }
-  x.reply = std::move(reply);
-  if (x.received)
-    finish(self, table, it, slices_of);
+  x->reply = std::move(reply);
+  switch (table.on_message(transfer, frames_follow)) {
+    case pairing_outcome::complete: return finish(self, table, transfer, slices_of);
+    case pairing_outcome::out_of_order: return out_of_step(self, table, transfer, "a second reply");
+    case pairing_outcome::waiting:
+    case pairing_outcome::unknown: return;
+  }
 }
 
-// The reply's frames are in.
+// A reply's frames are in.
 template <class Reply>
 void on_received(link_pointer self, exchanges<Reply>& table, uint64_t transfer,
                  std::vector<variable_slice>& (*slices_of)(Reply&)) {
-  auto it = table.find(transfer);
-  if (it == table.end())
-    return;
-  it->second.received = true;
-  if (it->second.reply)
-    finish(self, table, it, slices_of);
+  switch (table.on_frames(transfer)) {
+    case pairing_outcome::complete: return finish(self, table, transfer, slices_of);
+    case pairing_outcome::out_of_order: return out_of_step(self, table, transfer, "frames ahead of the reply");
+    case pairing_outcome::waiting:
+    case pairing_outcome::unknown: return;
+  }
 }
 
 // A failed exchange: the shard's refusal is the worker's to handle (no frames come: an announced
@@ -237,16 +237,14 @@ void on_received(link_pointer self, exchanges<Reply>& table, uint64_t transfer,
 // frames would wait forever), so the link ends.
 template <class Reply>
 void on_failed(link_pointer self, exchanges<Reply>& table, uint64_t transfer, caf::error err) {
-  auto it = table.find(transfer);
-  if (it == table.end())
+  auto x = table.take(transfer);
+  if (!x)
     return;
-  auto x = std::move(it->second);
-  table.erase(it);
-  x.rp.deliver(err);
+  x->rp.deliver(err);
   if (err.category() != caf::atom("actorps"))
     return end(self, std::move(err));
-  if (!x.expected.empty())
-    self->state.conn->cancel(transfer, std::make_shared<incoming_tensors>(std::move(x.tensors)));
+  if (!x->expected.empty())
+    self->state.conn->cancel(transfer, std::make_shared<incoming_tensors>(std::move(x->tensors)));
 }
 
 std::vector<variable_slice>& values_of(push_reply& r) {
@@ -318,7 +316,7 @@ void on_message(link_pointer self, stream_note& note) {
       if (!r)
         return broken(std::move(r.error()));
       auto err = error_of(*r);
-      if (st.pulls.count(note.transfer) > 0)
+      if (st.pulls.find(note.transfer) != nullptr)
         return on_failed(self, st.pulls, note.transfer, std::move(err));
       return on_failed(self, st.pushes, note.transfer, std::move(err));
     }
@@ -408,8 +406,9 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
     },
     [=](stream_atom, stream_note& note) {
       switch (note.what) {
-        case stream_note::kind::received:
-          on_received(self, self->state.pushes, note.transfer, values_of);
+        case stream_note::kind::received: // (ids are unique across both tables)
+          if (self->state.pushes.find(note.transfer) != nullptr)
+            return on_received(self, self->state.pushes, note.transfer, values_of);
           return on_received(self, self->state.pulls, note.transfer, slices_of);
         case stream_note::kind::message:
           return on_message(self, note);

@@ -7,6 +7,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "control/stream_calls.hpp"
+#include "control/stream_pairing.hpp"
 #include "control/stream_transfer.hpp"
 
 #include <caf/actor_system.hpp>
@@ -25,17 +26,14 @@ namespace {
 
 enum class session_phase { awaiting_stream, open };
 
-// A push whose gradients are still arriving on the stream.
+// A push whose gradients arrive on the stream: their destinations and form, announced when its
+// message came, or ahead of it where the link promised a push of that form
+// (stream_push::next_transfer: a standing announcement, its phase awaiting_message); then its
+// request, once here (awaiting_frames). The phases are control/stream_pairing's.
 struct arriving_push {
   incoming_tensors tensors;
-  push_request request;
-};
-
-// Destinations announced ahead for a push the link said will come (stream_push::next_transfer).
-struct standing_push {
-  incoming_tensors tensors;
   std::vector<stream_tensor> form;
-  bool received = false; // its frames came before its push
+  push_request request;
 };
 
 // Standing announcements a session keeps at most (each holds a push's worth of memory); their
@@ -51,8 +49,7 @@ struct session_state {
   std::shared_ptr<stream_connection> conn;
   std::string peer;
   std::vector<caf::typed_response_promise<bool>> waiting; // asked whether the stream is there
-  std::map<uint64_t, arriving_push> arriving;
-  std::map<uint64_t, standing_push> standing;
+  stream_pairing<arriving_push> pushes;
   static inline const char* name = "stream_session";
 };
 
@@ -144,17 +141,15 @@ void stand_for(session_pointer self, uint64_t id, const std::vector<stream_tenso
   const bool raw = std::all_of(form.begin(), form.end(),
                                [](const stream_tensor& t) { return t.encoding == stream_encoding::raw_fp32; });
   uint64_t held = 0;
-  for (auto& [other, s] : st.standing)
-    held += frame_bytes(s.form);
-  if (!raw || form.empty() || id == stream_hello_transfer || st.standing.size() >= max_standing
-      || st.standing.count(id) > 0 || st.arriving.count(id) > 0 || held + frame_bytes(form) > st.cfg.limits.max_transfer_bytes)
+  st.pushes.each(pairing_phase::awaiting_message, [&](uint64_t, const arriving_push& p) { held += frame_bytes(p.form); });
+  if (!raw || form.empty() || id == stream_hello_transfer || st.pushes.count(pairing_phase::awaiting_message) >= max_standing
+      || st.pushes.find(id) != nullptr || held + frame_bytes(form) > st.cfg.limits.max_transfer_bytes)
     return; // (its frames then wait for its push)
   auto in = incoming_tensors::prepare(form, slices, st.cfg.limits.max_transfer_bytes, st.peer);
   if (!in)
     return;
-  auto& s = st.standing[id];
-  s = {std::move(*in), form, false};
-  st.conn->announce(id, s.tensors.slots());
+  st.pushes.begin(id, arriving_push{std::move(*in), form, {}}, 0);
+  st.conn->announce(id, st.pushes.find(id)->tensors.slots());
 }
 
 // The stream broke or closed: the session ends with it (the pushes still arriving are dropped:
@@ -164,7 +159,7 @@ void end(session_pointer self, caf::error why, bool say = true) {
   // (of CAF's kind, as a lost connection's: the worker reaches the shard again rather than end)
   caf::error reply = caf::make_error(caf::sec::request_receiver_down,
                                      cat(st.tag, ": ", why ? describe(why) : std::string{"the tensor stream closed"}));
-  st.arriving.clear();
+  st.pushes.take_all();
   for (auto& w : st.waiting)
     w.deliver(reply);
   st.waiting.clear();
@@ -183,35 +178,33 @@ void complete_push(session_pointer self, uint64_t transfer, arriving_push p) {
   forward_push(self, transfer, std::move(p.request));
 }
 
-// A push in band: its gradients inside it, or as frames (announced ahead, or now).
+// A push in band: its gradients inside it, or as frames behind it (announced ahead, or now).
 void on_push(session_pointer self, stream_push msg) {
   auto& st = self->state;
   if (msg.link != st.cfg.token)
     return end(self, refuse(self, "a push for a stream that is not this session's"));
   if (msg.next_transfer != 0)
     stand_for(self, msg.next_transfer, msg.tensors, msg.request.grads.size());
-  if (auto ahead = st.standing.find(msg.transfer); ahead != st.standing.end()) { // announced already
-    auto s = std::move(ahead->second);
-    st.standing.erase(ahead);
-    if (s.form != msg.tensors)
+  if (auto* ahead = st.pushes.find(msg.transfer)) { // announced already (or a transfer in use)
+    if (st.pushes.phase(msg.transfer) != pairing_phase::awaiting_message)
+      return end(self, refuse(self, cat("transfer ", msg.transfer, " is already in use")));
+    if (ahead->form != msg.tensors)
       return end(self, refuse(self, cat("push ", msg.transfer, " does not have the form its link announced")));
-    arriving_push p{std::move(s.tensors), std::move(msg.request)};
-    if (s.received)
-      complete_push(self, msg.transfer, std::move(p));
-    else
-      st.arriving[msg.transfer] = std::move(p);
+    ahead->request = std::move(msg.request);
+    st.pushes.on_message(msg.transfer, true); // (waiting: its frames follow it)
     return;
   }
   if (msg.tensors.empty()) // small: the gradients came inside the typed message
     return forward_push(self, msg.transfer, std::move(msg.request));
   auto in = incoming_tensors::prepare(msg.tensors, msg.request.grads.size(), st.cfg.limits.max_transfer_bytes, st.peer);
-  if (!in || st.arriving.count(msg.transfer) > 0 || msg.transfer == stream_hello_transfer)
+  if (!in || msg.transfer == stream_hello_transfer)
     return end(self, in ? refuse(self, cat("transfer ", msg.transfer, " is already in use")) : std::move(in.error()));
   if (in->empty())
     return forward_push(self, msg.transfer, std::move(msg.request));
-  auto& p = st.arriving[msg.transfer];
-  p = {std::move(*in), std::move(msg.request)};
-  st.conn->announce(msg.transfer, p.tensors.slots());
+  const uint64_t transfer = msg.transfer;
+  st.pushes.begin(transfer, arriving_push{std::move(*in), std::move(msg.tensors), std::move(msg.request)}, 0);
+  st.pushes.on_message(transfer, true);
+  st.conn->announce(transfer, st.pushes.find(transfer)->tensors.slots());
 }
 
 // A message frame from the link: a pull or a push (anything else breaks the protocol: the
@@ -283,18 +276,15 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
           if (st.phase == session_phase::open)
             on_message(self, note);
           return;
-        case stream_note::kind::received: {
-          if (auto ahead = st.standing.find(note.transfer); ahead != st.standing.end()) {
-            ahead->second.received = true; // (its push is still on the way)
-            return;
+        case stream_note::kind::received:
+          switch (st.pushes.on_frames(note.transfer)) {
+            case pairing_outcome::complete: return complete_push(self, note.transfer, std::move(*st.pushes.take(note.transfer)));
+            case pairing_outcome::out_of_order:
+              return end(self, refuse(self, cat("the frames of transfer ", note.transfer, " came ahead of its push")));
+            case pairing_outcome::waiting:
+            case pairing_outcome::unknown: return;
           }
-          auto it = st.arriving.find(note.transfer);
-          if (it == st.arriving.end())
-            return;
-          auto p = std::move(it->second);
-          st.arriving.erase(it);
-          return complete_push(self, note.transfer, std::move(p));
-        }
+          return;
         case stream_note::kind::expired:
           return;
         case stream_note::kind::closed: // (the session never closes it itself while it lives)

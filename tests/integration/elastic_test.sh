@@ -15,10 +15,12 @@
 # the checkpoint's data plan (the epochs after it still counted exactly).
 # Usage: [ELASTIC_MODES=...] [ELASTIC_EPOCHS=N] elastic_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
-# (bench/elastic.sh runs it longer.) Three leave after epoch 1, and two epochs follow: on a loaded
+# (bench/elastic.sh runs it longer.) Three leave after epoch 1, and six epochs follow: on a loaded
 # machine a leave took 0.75 s from its removal while 4 workers trained a whole epoch in 0.84 s,
-# so with 3 epochs the job could end before two of the leaves (2026-11-28, 1 run in 6).
-epochs=${ELASTIC_EPOCHS:-4}
+# so with 3 epochs the job could end before two of the leaves (2026-11-28, 1 run in 6); with the
+# stream's messages in band (2026-12-06) the sync cluster trains an epoch in about 0.5 s, and 4
+# epochs ended before the refused fifth join and the leaves.
+epochs=${ELASTIC_EPOCHS:-8}
 common=(--train.max-epochs=$epochs --model.hidden=[64] --cluster.report-every=20 --cluster.step-timeout=10s --train.seed=7)
 elastic=(--cluster.elastic --cluster.min-workers=1 --cluster.max-workers=4 --cluster.lease-batches=10)
 
