@@ -187,6 +187,11 @@ struct inline_fixture : stream_fixture {
   inline_fixture() : stream_fixture(false, 2 << 20) {}
 };
 
+// The same under TLS: 1.2 MB messages in band, read in growing pieces from TLS records.
+struct tls_inline_fixture : stream_fixture {
+  tls_inline_fixture() : stream_fixture(true, 2 << 20) {}
+};
+
 // Pulls and pushes through f's link give what the container gives directly.
 void pulls_and_pushes_match_the_container(stream_fixture& f) {
   auto l = f.link();
@@ -585,6 +590,11 @@ BOOST_FIXTURE_TEST_CASE(transfers_below_stream_min_bytes_travel_inside_their_mes
   for (int round = 0; round < 3; ++round)
     BOOST_TEST((ask<pull_reply>(*mixed, pull_atom_v, pull_request{0, {{0, 0, values}}, false, ""})->slices.at(0).data.to_vector()
                 == after));
+}
+
+BOOST_FIXTURE_TEST_CASE(large_messages_in_band_over_tls_match_the_container, tls_inline_fixture) {
+  BOOST_REQUIRE_MESSAGE(test::test_certificates().made, "making the test certificates failed");
+  pulls_and_pushes_match_the_container(*this);
 }
 
 BOOST_FIXTURE_TEST_CASE(members_pull_and_push_over_tls_and_plain_tcp_is_refused, tls_fixture) {
