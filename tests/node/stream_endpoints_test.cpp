@@ -439,12 +439,13 @@ BOOST_FIXTURE_TEST_CASE(a_members_cut_oversized_or_garbled_push_changes_nothing,
 }
 
 // Messages in band that break the protocol: a push whose bytes do not parse, a reply from the
-// worker's side, a pull naming another stream, a message before the token. Each closes its
-// stream with nothing applied; the port keeps serving.
+// worker's side, a pull naming another stream, a message before the token, a push cut short (its
+// worker died mid-message). Each closes its stream with nothing applied; the port keeps serving.
 BOOST_FIXTURE_TEST_CASE(bad_messages_in_band_close_the_stream_and_change_nothing, plain_fixture) {
   const auto before = direct_values();
-  for (int how : {0, 1, 2, 3}) {
-    BOOST_TEST_CONTEXT((how == 0 ? "garbage" : how == 1 ? "a reply" : how == 2 ? "another stream's pull" : "before the token")) {
+  const char* what[] = {"garbage", "a reply", "another stream's pull", "before the token", "cut short"};
+  for (int how : {0, 1, 2, 3, 4}) {
+    BOOST_TEST_CONTEXT(what[how]) {
       int fd = -1;
       if (how == 3) {
         fd = connect_raw(stream_port());
@@ -458,6 +459,14 @@ BOOST_FIXTURE_TEST_CASE(bad_messages_in_band_close_the_stream_and_change_nothing
         BOOST_REQUIRE(::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL) > 0);
       } else if (how == 1) {
         send_message(fd, 1, stream_pull_reply{});
+      } else if (how == 4) {
+        auto bytes = encode_call(stream_push{last_token, 1, push_of(1.0f), {}, 0}); // (its gradients inside it)
+        BOOST_REQUIRE(bytes);
+        auto f = make_message_frame(1, static_cast<uint32_t>(stream_call::push), bytes->data(),
+                                    static_cast<uint32_t>(bytes->size()));
+        BOOST_REQUIRE(::send(fd, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
+        BOOST_REQUIRE(::send(fd, bytes->data(), bytes->size() / 2, MSG_NOSIGNAL) > 0);
+        ::shutdown(fd, SHUT_WR);
       } else {
         send_message(fd, 1, stream_pull{last_token + 1, 1, pull_request{0, {{1, 0, 3}}, false, ""}});
       }
