@@ -124,22 +124,6 @@ void expire(link_pointer self) {
   self->delayed_send(self, st.cfg.request_timeout, tick_atom_v);
 }
 
-// Sends a typed request of `transfer` in band, then `frames` (none: the message alone).
-template <class T>
-caf::error send_call(link_pointer self, uint64_t transfer, const T& msg, std::shared_ptr<outgoing_tensors> frames) {
-  auto bytes = encode_call(msg);
-  if (!bytes)
-    return std::move(bytes.error());
-  const auto call = static_cast<uint32_t>(call_of(&msg));
-  if (!frames) {
-    self->state.conn->send_call(transfer, call, std::move(*bytes));
-  } else {
-    auto pieces = frames->pieces();
-    self->state.conn->send_call(transfer, call, std::move(*bytes), std::move(pieces), std::move(frames));
-  }
-  return caf::none;
-}
-
 // A new exchange; announces the reply's destinations now when their form is known.
 template <class Reply>
 void begin(link_pointer self, exchanges<Reply>& table, uint64_t transfer, caf::typed_response_promise<Reply> rp,
@@ -297,31 +281,30 @@ std::vector<stream_tensor> raw_frames(const std::vector<size_t>& counts) {
 // A typed reply, or a refusal, in band from the session.
 void on_message(link_pointer self, stream_note& note) {
   auto& st = self->state;
-  auto broken = [&](caf::error err) { end(self, std::move(err)); };
   switch (static_cast<stream_call>(note.call)) {
     case stream_call::pull_reply: {
       auto r = decode_call<stream_pull_reply>(note.payload, peer_of(self), note.transfer);
       if (!r)
-        return broken(std::move(r.error()));
+        return end(self, std::move(r.error()));
       return on_reply(self, st.pulls, note.transfer, std::move(r->reply), slices_of, r->tensors);
     }
     case stream_call::push_reply: {
       auto r = decode_call<stream_push_reply>(note.payload, peer_of(self), note.transfer);
       if (!r)
-        return broken(std::move(r.error()));
+        return end(self, std::move(r.error()));
       return on_reply(self, st.pushes, note.transfer, std::move(r->reply), values_of, r->tensors);
     }
     case stream_call::refusal: {
       auto r = decode_call<stream_refusal>(note.payload, peer_of(self), note.transfer);
       if (!r)
-        return broken(std::move(r.error()));
+        return end(self, std::move(r.error()));
       auto err = error_of(*r);
       if (st.pulls.find(note.transfer) != nullptr)
         return on_failed(self, st.pulls, note.transfer, std::move(err));
       return on_failed(self, st.pushes, note.transfer, std::move(err));
     }
     default:
-      return broken(caf::make_error(errc::protocol_error, cat(st.tag, ": a ", call_name(note.call),
+      return end(self, caf::make_error(errc::protocol_error, cat(st.tag, ": a ", call_name(note.call),
                                                               " came from the shard's side")));
   }
 }
@@ -362,7 +345,7 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
         counts.push_back(r.count);
       auto rp = self->make_response_promise<pull_reply>();
       begin(self, st.pulls, transfer, rp, raw_frames(counts));
-      if (auto err = send_call(self, transfer, stream_pull{st.cfg.offer.token, transfer, std::move(req)}, nullptr))
+      if (auto err = send_call(*st.conn, transfer, stream_pull{st.cfg.offer.token, transfer, std::move(req)}))
         on_failed(self, st.pulls, transfer, std::move(err));
       return rp;
     },
@@ -389,7 +372,8 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
       auto rp = self->make_response_promise<push_reply>();
       begin(self, st.pushes, transfer, rp, raw_frames(counts));
       auto tensors = frames ? frames->tensors() : std::vector<stream_tensor>{};
-      if (auto err = send_call(self, transfer, stream_push{st.cfg.offer.token, transfer, std::move(req), std::move(tensors), next},
+      if (auto err = send_call(*st.conn, transfer,
+                               stream_push{st.cfg.offer.token, transfer, std::move(req), std::move(tensors), next},
                                std::move(frames)))
         on_failed(self, st.pushes, transfer, std::move(err));
       return rp;

@@ -17,7 +17,6 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <algorithm>
-#include <map>
 #include <vector>
 
 namespace actorps {
@@ -58,21 +57,12 @@ struct session_state {
 // scheduler.
 using session_pointer = caf::stateful_actor<session_state, broker_of_t<stream_session_actor>>*;
 
-// Sends a typed message of `transfer` in band, then `frames` (none: the message alone).
+// Sends a typed message of `transfer` in band, then `frames` (none: the message alone); one that
+// cannot be encoded (none of these types can fail so) is refused rather than lost.
 template <class T>
 void send_call(session_pointer self, uint64_t transfer, const T& msg, std::shared_ptr<outgoing_tensors> frames = nullptr) {
-  auto bytes = encode_call(msg);
-  if (!bytes) { // (cannot happen for these types; refused rather than lost)
-    auto no = encode_call(refusal_of(bytes.error()));
-    if (no)
-      self->state.conn->send_call(transfer, static_cast<uint32_t>(stream_call::refusal), std::move(*no));
-    return;
-  }
-  if (!frames)
-    return self->state.conn->send_call(transfer, static_cast<uint32_t>(call_of(&msg)), std::move(*bytes));
-  auto pieces = frames->pieces();
-  self->state.conn->send_call(transfer, static_cast<uint32_t>(call_of(&msg)), std::move(*bytes), std::move(pieces),
-                              std::move(frames));
+  if (auto err = send_call(*self->state.conn, transfer, msg, std::move(frames)))
+    send_call(*self->state.conn, transfer, refusal_of(err));
 }
 
 // The exchange `transfer` failed: the link hears why.

@@ -4,11 +4,14 @@
 // is refused by name. Plain functions, no socket, no actor.
 #pragma once
 
+#include "control/stream_connection.hpp"
+#include "control/stream_transfer.hpp"
 #include "messages/stream_protocol.hpp"
 
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,24 @@ caf::expected<std::vector<char>> encode_call(const T& x);
 /// when the bytes are not one.
 template <class T>
 caf::expected<T> decode_call(const std::vector<char>& bytes, const std::string& peer, uint64_t transfer);
+
+/// Queues x as a message frame of `transfer` on conn, then `frames` behind it (none: the message
+/// alone); the error where x cannot be encoded (nothing is queued).
+template <class T>
+caf::error send_call(stream_connection& conn, uint64_t transfer, const T& x,
+                     std::shared_ptr<outgoing_tensors> frames = nullptr) {
+  auto bytes = encode_call(x);
+  if (!bytes)
+    return std::move(bytes.error());
+  const auto call = static_cast<uint32_t>(call_of(&x));
+  if (!frames) {
+    conn.send_call(transfer, call, std::move(*bytes));
+  } else {
+    auto pieces = frames->pieces();
+    conn.send_call(transfer, call, std::move(*bytes), std::move(pieces), std::move(frames));
+  }
+  return caf::none;
+}
 
 /// An exchange's failure as a refusal on the wire: an actorps error's code and text, or CAF's
 /// (a request to the container that timed out) by its code and text.

@@ -293,9 +293,7 @@ void tensor_stream_socket::read_some() {
       reading_ = reading::header;
       if (!done)
         return fail(done.error());
-      message_.resize(message_bytes_);
       on_event_({stream_event::kind::message, done->transfer, done->call, caf::none, std::move(message_)});
-      message_ = {};
     }
   }
 }
