@@ -353,11 +353,15 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
       auto& st = self->state;
       if (st.phase == link_phase::closing) // (the stream is gone: the shard's fate decides)
         return st.closed;
-      std::vector<size_t> counts; // the values that come back: the same ranges, at fp32 unless asked otherwise
-      if (req.return_values && req.reply_precision == wire_precision::fp32 && req.reply_topk == 0.0)
-        for (auto& g : req.grads)
-          if (!g.by_rows()) // (row slices are answered with no values)
-            counts.push_back(g.data.values.size());
+      std::vector<size_t> counts; // the values that come back: the same ranges, at fp32 unless asked otherwise,
+      if (!req.return_values || (req.reply_precision == wire_precision::fp32 && req.reply_topk == 0.0)) {
+        if (req.return_values)
+          for (auto& g : req.grads)
+            if (!g.by_rows()) // (row slices are answered with no values)
+              counts.push_back(g.data.values.size());
+        for (auto& r : req.reads) // then the rows asked back (fp32)
+          counts.push_back(r.count);
+      }
       // A step's row slices name the batch's rows: their sizes change from step to step.
       const bool same_form = std::none_of(req.grads.begin(), req.grads.end(),
                                           [](const variable_slice& g) { return g.by_rows(); });

@@ -180,9 +180,11 @@ caf::error accept_plan(worker_pointer self, placement_plan plan) {
     if (table == plan.variables.end())
       return caf::make_error(errc::protocol_error, "the chief's plan does not mark this worker's embedding table as one");
     st.table->variable = static_cast<uint32_t>(table - plan.variables.begin());
-    st.table->exchange = std::make_unique<row_exchange>(plan, st.table->variable,
-                                                        static_cast<size_t>(st.cfg.train.batch_size)
-                                                          * st.step->model().spec().input.size());
+    const size_t slots = static_cast<size_t>(st.cfg.train.batch_size) * st.step->model().spec().input.size();
+    st.table->exchange = std::make_unique<row_exchange>(plan, st.table->variable, slots);
+    // (async: nothing decides between a push's update and the next read of its rows but the shard)
+    if (st.cfg.cluster.rows_with_push && st.cfg.cluster.mode == train_mode::async)
+      st.table->next = std::make_unique<row_exchange>(plan, st.table->variable, slots);
     for (auto& part : plan.parts)
       if (part.variable == st.table->variable)
         st.pushes.carry_rows(part.shard, st.table->variable);

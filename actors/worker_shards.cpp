@@ -24,6 +24,8 @@ bool detail::upload(worker_pointer self, uint32_t s, const std::vector<variable_
   auto& st = self->state;
   st.bytes_received += payload_bytes(slices);
   for (auto& slice : slices) {
+    if (slice.by_rows()) // (a table's rows, asked back with a push: the fetch ahead places them)
+      continue;
     const float* values = slice.data.values.data();
     const size_t n = slice.data.values.size();
     caf::error err;
@@ -101,7 +103,14 @@ void detail::push_due(worker_pointer self, size_t floor) {
     return err;
   };
   const auto& wire = st.encoder->settings();
-  for (auto [s, p] : st.pushes.due(static_cast<uint32_t>(floor))) {
+  const auto due = st.pushes.due(static_cast<uint32_t>(floor));
+  // cluster.rows-with-push: the pushes carrying rows ask their shards back for the next batch's
+  uint64_t ahead = 0;
+  if (st.table && std::any_of(due.begin(), due.end(), [&](auto sp) { return st.pushes.parts(sp.first)[sp.second].rows; }))
+    ahead = begin_rows_ahead(self);
+  const row_exchange* next_batch = ahead != 0 ? st.table->next.get() : nullptr;
+  std::vector<uint32_t> asked; // (the shards whose push carries reads)
+  for (auto [s, p] : due) {
     const auto& parts = st.pushes.parts(s);
     auto requests = push_requests_for(parts[p].ranges, st.cfg.index, static_cast<uint64_t>(st.ctl->step()),
                                       st.cfg.cluster.max_slice_floats, fill); // (one: parts fit a message)
@@ -136,19 +145,47 @@ void detail::push_due(worker_pointer self, size_t floor) {
       g.data.precision = wire.precision;
       g.data.sparse = wire.compression == sparsifier::topk;
     }
+    uint64_t reads = 0; // the fetch ahead whose rows this push asks back
+    if (ahead != 0 && parts[p].rows && std::find(asked.begin(), asked.end(), s) == asked.end()) {
+      req.reads = row_reads(self, s);
+      if (!req.reads.empty()) {
+        asked.push_back(s);
+        reads = ahead;
+      }
+    }
     st.bytes_sent += payload_bytes(req.grads);
     auto epoch = st.ctl->requested(s);
     self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, push_atom_v, std::move(req))
       .then(
         [=](const push_reply& reply) {
-          if (self->state.ctl->answers(s, epoch) && upload(self, s, reply.values))
-            execute(self, self->state.ctl->pushed(s, reply.version, reply.next_step, reply.stale));
+          auto& st = self->state;
+          if (!st.ctl->answers(s, epoch)) {
+            if (reads != 0)
+              rows_not_pushed_back(self, reads);
+            return;
+          }
+          if (!upload(self, s, reply.values))
+            return;
+          auto next = row_fetch::next::wait;
+          if (reads != 0) {
+            auto placed = rows_pushed_back(self, reads, next_batch, reply.values);
+            if (!placed)
+              return fail(self, std::move(placed.error()), cat("rows from shard ", s, " do not fit the next batch"));
+            next = *placed;
+          }
+          execute(self, st.ctl->pushed(s, reply.version, reply.next_step, reply.stale));
+          if (reads != 0)
+            follow_fetch(self, next);
         },
         [=](caf::error& err) {
           if (self->state.ctl->answers(s, epoch))
             on_request_error(self, s, std::move(err), cat("push to shard ", s, " failed"));
+          if (reads != 0)
+            rows_not_pushed_back(self, reads);
         });
   }
+  if (ahead != 0)
+    pull_rows_left(self, ahead, asked);
 }
 
 // The step is over: pushes what backprop did not push already.

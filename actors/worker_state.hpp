@@ -68,6 +68,10 @@ struct worker_state {
     bool gradient_ready = false;               // downloaded for the step being pushed
     row_fetch fetch;                           // the row pulls of the step about to compute
     int rows = 0;                              // the batch's examples
+    // cluster.rows-with-push (async): the next batch, drawn as this step pushes, whose rows come
+    // back with the push replies (null: each step pulls its rows before it computes)
+    std::unique_ptr<row_exchange> next;
+    int next_rows = 0;
   };
   std::optional<table_rows> table;
   bool detached = true;                      // on a thread of its own (false in deterministic tests)
@@ -101,6 +105,27 @@ void compute_loaded(worker_pointer self, int rows);
 /// Renumbers the batch's ids to local rows and pulls the rows from the shards; the step begins
 /// once every row is in (compute_loaded). A pull that fails abandons the step.
 void fetch_rows(worker_pointer self, int rows);
+/// The step's batch was drawn ahead (its rows asked for with the last step's pushes): the step
+/// begins once they are in, or pulls them anew where that failed.
+void take_rows_ahead(worker_pointer self);
+/// cluster.rows-with-push: draws the next batch into st.images and begins the fetch of its rows
+/// (each push to a shard with some asks for them: row_reads; the others are pulled by
+/// pull_rows_left). Returns the fetch's number; 0 where the worker does not fetch ahead or has
+/// begun already this step.
+uint64_t begin_rows_ahead(worker_pointer self);
+/// The fetch ahead's reads of shard s's rows (for the push to s).
+std::vector<slice_ref> row_reads(worker_pointer self, uint32_t s);
+/// Pulls the fetch ahead's rows from the shards not in `asked` (no push carried their reads).
+void pull_rows_left(worker_pointer self, uint64_t fetch, const std::vector<uint32_t>& asked);
+/// A push that carried fetch `fetch`'s reads (of the batch `ex` renumbered: st.table->next when
+/// the fetch began) was answered: places the reply's row slices and returns what the fetch says
+/// next (follow it after the controller's input); an error where they do not fit.
+caf::expected<row_fetch::next> rows_pushed_back(worker_pointer self, uint64_t fetch, const row_exchange* ex,
+                                                const std::vector<variable_slice>& values);
+/// A push that carried fetch `fetch`'s reads failed.
+void rows_not_pushed_back(worker_pointer self, uint64_t fetch);
+/// Carries out what a fetch says (compute, give the step up, pull anew).
+void follow_fetch(worker_pointer self, row_fetch::next next);
 /// The fetch in flight is given up (a shard went down): the controller recovers the round.
 void abandon_fetch(worker_pointer self);
 /// The row slices for shard s of the step being pushed.

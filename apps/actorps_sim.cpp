@@ -25,7 +25,7 @@ const char* usage =
   "                   [--eval-every N] [--eval-time-us T]\n"
   "                   [--train-rows N] [--lease-rows N]\n"
   "                   [--in-graph] [--shard-crashes] [--storage-faults] [--scopes] [--kept V0,V1,...]\n"
-  "                   [--overlap-steps 0|1] [--table]\n"
+  "                   [--overlap-steps 0|1] [--table] [--rows-with-push]\n"
   "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|sigterm-shard|corrupt-checkpoint|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
   "Draws COUNT scenarios from seeds N, N+1, ... (the shape, limits and faults from each seed);\n"
@@ -43,7 +43,9 @@ const char* usage =
   "--overlap-steps 1 (async, ssp): workers compute the next step while a step's exchange travels\n"
   "(cluster.overlap-steps); a push may then miss at most one of its worker's own updates.\n"
   "--table: every run trains an embedding table (a third of the seeds draw one): each step pulls\n"
-  "its rows first and gives the step up when a pull fails; a fetch must read its own updates.\n";
+  "its rows first and gives the step up when a pull fails; a fetch must read its own updates.\n"
+  "--rows-with-push (async, with --table; half of the async table seeds draw it): each push asks\n"
+  "its shard back for the next step's rows, read after its update (cluster.rows-with-push).\n";
 
 /// A kind of run: a train mode, elastic or not.
 struct run_kind {
@@ -62,6 +64,7 @@ struct options {
   bool storage_faults = false; // --storage-faults: the seeds draw damaged checkpoints too
   int overlap_steps = 0;      // --overlap-steps: cluster.overlap-steps of every (async) run
   bool table = false;         // --table: every run trains an embedding table (its rows pulled per step)
+  bool rows_with_push = false; // --rows-with-push: (async, --table) the rows asked back with each push
   bool scopes = false;        // --scopes: each run, then a session attaching to the scope it kept
   std::optional<std::vector<uint64_t>> kept; // --kept: the versions the shards keep (a replay)
   std::optional<int64_t> train_rows, lease_rows;
@@ -220,6 +223,8 @@ options parse(int argc, char** argv) {
         bad("--overlap-steps must be 0 or 1 (as cluster.overlap-steps)");
     } else if (flag == "--table") {
       o.table = true;
+    } else if (flag == "--rows-with-push") {
+      o.rows_with_push = true;
     } else if (flag == "--train-rows") {
       o.train_rows = number(flag, value(), 1);
     } else if (flag == "--lease-rows") {
@@ -257,6 +262,9 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
   if (o.table && !table_allowed(sc))
     bad("--table is for async, sync and ssp runs that are not elastic, in-graph or overlapped (as a cluster refuses them)");
   sc.table = o.table || (sc.table && table_allowed(sc));
+  if (o.rows_with_push && (!sc.table || kind.mode != train_mode::async))
+    bad("--rows-with-push is for async runs with --table (as cluster.rows-with-push asks back a table's rows)");
+  sc.rows_with_push = o.rows_with_push || rows_with_push_drawn(sc);
   if (o.train_rows)
     sc.train_rows = static_cast<int>(*o.train_rows);
   if (o.lease_rows)

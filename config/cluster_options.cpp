@@ -77,6 +77,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.local_streams, "local-streams", "tensor-stream: a ps node also listens at a Unix-domain socket of its host, and a worker on that host (same network namespace) streams over it instead of TCP; a worker elsewhere takes the port (both ends must allow it)")
     .add(v.push_bucket_bytes, "push-bucket-bytes", "workers push a step's gradients in parts of about this many bytes as backprop completes them, overlapping the rest of backprop (0: one push per shard after backprop)")
     .add(v.overlap_steps, "overlap-steps", "async, ssp: 1 computes each worker's next step on the values it holds while this step's pushes and the replies with the next values travel (one step more staleness); 0: a step waits for its values")
+    .add(v.rows_with_push, "rows-with-push", "async, an embedding table: each push asks its shard back for the rows of the worker's next batch, read after the push's update (one round trip a step less); false: the rows are pulled before each step")
     .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it")
     .add(v.stall_warn, "stall-warn", "the chief logs whom it waits for after this long without a global step (0s: off)")
     .add(v.wire_precision, "wire-precision", "fp32, bf16 or fp16: how gradients and values travel (shards keep fp32)")
@@ -329,6 +330,7 @@ caf::error validate_training(const cluster_values& v, cluster_settings& s) {
     return bad("cluster.overlap-steps", "works with train.mode = async or ssp, between-graph and not elastic only (sync "
                                         "steps wait for every worker, in-graph steps for the chief, elastic ones for leases)");
   s.overlap_steps = v.overlap_steps;
+  s.rows_with_push = v.rows_with_push;
   return caf::none;
 }
 

@@ -87,6 +87,7 @@ struct cluster_values {
   int64_t max_message_bytes = cluster_default::max_message_bytes;
   int64_t push_bucket_bytes = cluster_default::push_bucket_bytes;
   int overlap_steps = cluster_default::overlap_steps;
+  bool rows_with_push = true;
   caf::timespan step_timeout = cluster_default::step_timeout;
   caf::timespan stall_warn = std::chrono::seconds(10);
   std::string wire_precision = "fp32";
@@ -196,6 +197,9 @@ struct worker_settings : run_settings {
   uint64_t push_bucket_floats = cluster_default::push_bucket_floats;
   /// cluster.overlap-steps: async and ssp workers compute the next step while a step's exchange travels.
   int overlap_steps = cluster_default::overlap_steps;
+  /// cluster.rows-with-push: async workers with an embedding table ask each push's shard back for
+  /// the next batch's rows (push_request::reads) instead of pulling them before the step.
+  bool rows_with_push = true;
   /// cluster.momentum-correction: with top-k, workers keep the momentum (Lin et al., "Deep
   /// Gradient Compression", 2018) and shards apply plain SGD (see shard_optimizer).
   bool momentum_correction = false;

@@ -229,7 +229,7 @@ caf::expected<pull_reply> parameter_store::pull(const pull_request& req) {
   return out;
 }
 
-caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
+caf::expected<std::vector<size_t>> parameter_store::check_read(const pull_request& req) const {
   if (auto err = check_worker(req.worker, true))
     return err;
   std::vector<size_t> at; // the part of each range
@@ -242,6 +242,14 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
   }
   if (auto err = layout_.check_pull(req.worker, req.ranges)) // (each range is fine: is the sum?)
     return err;
+  return at;
+}
+
+caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
+  auto checked = check_read(req);
+  if (!checked)
+    return std::move(checked.error());
+  const auto& at = *checked;
   pull_reply out;
   out.version = version_;
   out.slices.reserve(req.ranges.size());
@@ -271,6 +279,15 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
   if (!checked)
     return std::move(checked.error());
   const auto& at = *checked;
+  // The rows of the worker's next batch it asks back (checked before anything applies)
+  const auto reads = pull_request::of(req.worker, req.reads, req.scope);
+  if (!req.reads.empty()) {
+    if (std::any_of(req.reads.begin(), req.reads.end(), [](const slice_ref& r) { return !r.by_rows(); }))
+      return caf::make_error(errc::protocol_error, cat("worker ", req.worker, "'s push asks back a range that names no rows "
+                                                       "(a push's reads are a table's rows)"));
+    if (auto read_ok = check_read(reads); !read_ok)
+      return std::move(read_ok.error());
+  }
   // A sync shard's version is the steps applied: one set up from a checkpoint behind the cluster
   // (its aggregator caught up with the step) takes the step's count, as the other shards have.
   const uint64_t next = mode_ == session_kind::sync ? std::max<uint64_t>(version_ + 1, req.step + 1) : version_ + 1;
@@ -311,6 +328,13 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
       views_.encode(req.worker, slice, req.reply_topk, req.reply_precision);
     else
       set_wire_precision(slice, req.reply_precision);
+  if (!req.reads.empty()) { // (at fp32, as a pull's rows: after this update, so they hold it)
+    auto rows = read(reads);
+    if (!rows)
+      return std::move(rows.error());
+    for (auto& slice : rows->slices)
+      out.values.push_back(std::move(slice));
+  }
   return out;
 }
 

@@ -48,7 +48,8 @@ public:
   /// applies the optimizer to each slice (a row slice: to its rows alone, with their slots, as
   /// TF's sparse apply does) and advances the version once (at the last part of a push in
   /// parts: every part of a step is applied at the same step count). The reply's values (if
-  /// asked for) travel at the request's precision, as top-k deltas with reply_topk > 0.
+  /// asked for) travel at the request's precision, as top-k deltas with reply_topk > 0; the
+  /// rows of req.reads (checked, with the gradients, before anything applies) follow them at fp32.
   caf::expected<push_reply> push(const push_request& req);
 
   /// Returns the shard's counters: version and the lag histogram of async pushes.
@@ -89,6 +90,8 @@ private:
   // The same for a range that names rows (a table's row slice) or a range of floats.
   caf::expected<size_t> locate(const slice_ref& r) const;
   caf::error check_scope(const std::string& scope) const;
+  // The part of each of req's ranges, or why worker req.worker may not read them.
+  caf::expected<std::vector<size_t>> check_read(const pull_request& req) const;
   caf::expected<pull_reply> read(const pull_request& req) const;
 
   bool initialized_ = false;

@@ -193,6 +193,10 @@ struct push_request {
   /// once, at the last part; a sync aggregator waits for every part before the step counts.
   uint32_t part = 0;
   uint32_t parts = 1;
+  /// Async, an embedding table (cluster.rows-with-push): rows of the worker's next batch held
+  /// here, read after this push's update and returned in the reply's values as row slices (one
+  /// round trip a step less than a pull before the step). Row ranges only.
+  std::vector<slice_ref> reads{};
 
   /// Worker `worker`'s gradients of `step` (the other fields at their defaults).
   static push_request of(uint32_t worker, uint64_t step, std::vector<variable_slice> grads = {}) {
@@ -206,7 +210,7 @@ struct push_request {
 
 struct push_reply {
   uint64_t version = 0;                ///< updates applied after this one
-  std::vector<variable_slice> values{};  ///< the pushed ranges after the update, if asked for
+  std::vector<variable_slice> values{};  ///< the pushed ranges after the update, if asked for; then the reads' rows
   uint64_t next_step = 0;              ///< the step the worker computes next
   bool stale = false;                  ///< sync: the gradients came too late and were dropped
 
@@ -335,7 +339,7 @@ typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_request& x) {
   return f(caf::meta::type_name("push_request"), x.worker, x.step, x.grads, x.return_values,
-           x.base_version, x.reply_precision, x.reply_topk, x.scope, x.part, x.parts);
+           x.base_version, x.reply_precision, x.reply_topk, x.scope, x.part, x.parts, x.reads);
 }
 
 template <class Inspector>

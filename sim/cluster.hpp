@@ -166,6 +166,10 @@ private:
   /// An answer (or a failure: 0, whichever fetch) of worker j's fetch `fetch`, carried out.
   void fetch_followed(uint32_t j, uint64_t fetch, bool failed);
   void shard_serve_rows(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step);
+  /// A fetch must read every row of worker j's step `step` at least at the worker's own last update.
+  void check_own_rows(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t step);
+  /// cluster.rows-with-push: the step computes on the rows its worker asked back with its pushes.
+  void worker_take_rows_ahead(uint32_t j, int rows);
   void shard_row_push(uint32_t s, uint32_t j, uint64_t step);
   void compute_timer(uint32_t j, int rows);
   void reach_shards(uint32_t j, uint64_t inc, std::vector<uint32_t> lost);

@@ -28,13 +28,28 @@ void cluster::worker_fetch_rows(uint32_t j, int rows) {
   }
 }
 
-void cluster::shard_serve_rows(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step) {
+void cluster::check_own_rows(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t step) {
   auto& sh = *shards_[s];
   if (sh.seen[j] == incarnation) // (a worker's own updates count from its first push to this process)
     for (uint32_t r : table_rows_of(j, step))
       if (sh.row_version[r] < sh.own_rows[j][r])
         violate(cat("worker ", j, "'s rows for step ", step, " from shard ", s, ": row ", r, " at version ",
                     sh.row_version[r], ", before the worker's own update to ", sh.own_rows[j][r]));
+}
+
+void cluster::worker_take_rows_ahead(uint32_t j, int rows) {
+  auto& w = *workers_[j];
+  w.fetch_rows = rows;
+  switch (w.fetch.release()) {
+    case row_fetch::next::compute: return compute_timer(j, rows);
+    case row_fetch::next::refetch: return worker_fetch_rows(j, rows); // (a push that carried them failed)
+    default: return; // (the last answer computes)
+  }
+}
+
+void cluster::shard_serve_rows(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step) {
+  auto& sh = *shards_[s];
+  check_own_rows(s, j, incarnation, step);
   const uint64_t version = sh.version;
   to_worker(shard_id(s), j, incarnation, [this, s, j, tag, version](worker_node& w) {
     if (!answered(w, s, tag))

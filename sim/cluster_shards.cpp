@@ -64,8 +64,15 @@ void cluster::shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, request
 void cluster::shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t version,
                           uint64_t next_step, bool stale) {
   to_worker(shard_id(s), j, incarnation, [this, s, j, tag, version, next_step, stale](worker_node& w) {
-    if (answered(w, s, tag))
-      worker_execute(j, w.ctl->pushed(s, version, next_step, stale));
+    if (!answered(w, s, tag)) {
+      if (tag.fetch != 0) // (the rows it asked back are given up)
+        fetch_followed(j, tag.fetch, true);
+      return;
+    }
+    const auto next = tag.fetch != 0 ? w.fetch.answered(tag.fetch) : row_fetch::next::wait; // (its rows asked back)
+    worker_execute(j, w.ctl->pushed(s, version, next_step, stale));
+    if (next == row_fetch::next::compute)
+      compute_timer(j, w.fetch_rows);
   });
 }
 
@@ -99,6 +106,8 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_t
     shard_row_push(s, j, step);
   if (sc_.mode == train_mode::async || sc_.mode == train_mode::model_parallel) { // (a slice pushes its columns)
     apply_own(s, j, step, base);
+    if (tag.fetch != 0) // (cluster.rows-with-push: the next step's rows, read after this update)
+      check_own_rows(s, j, incarnation, step + 1);
     return shard_reply(s, j, incarnation, tag, sh.version, step + 1, false);
   }
   if (sc_.mode == train_mode::ssp) {

@@ -29,6 +29,7 @@ void cluster::start_worker(uint32_t j) {
   c.batch_size = batch_rows;
   c.overlap_steps = sc_.overlap_steps;
   w.ctl = std::make_unique<replica_control>(c);
+  w.fetch = row_fetch{}; // (a new process: no rows asked back by the one before)
   ++w.incarnation;
   if (sc_.slices > 1) // (made with the process, as the actor's: a faster slice's parts may come first)
     make_slice(j);
@@ -134,6 +135,8 @@ void cluster::worker_pull(uint32_t j) {
 void cluster::worker_compute(uint32_t j, int rows) {
   if (sc_.slices > 1)
     return slice_compute(j, rows);
+  if (sc_.table && workers_[j]->fetch.holds_ahead()) // (asked back with the last pushes)
+    return worker_take_rows_ahead(j, rows);
   if (sc_.table) // (the rows first: sim/cluster_rows.cpp)
     return worker_fetch_rows(j, rows);
   compute_timer(j, rows);
@@ -156,8 +159,12 @@ void cluster::worker_push(uint32_t j) {
     w.sequencer->end_step();
   if (j % sc_.slices == 0) // (a group's step is one round: its first slice reports it)
     ++rounds_pushed_;
+  // cluster.rows-with-push: every push (the table has a part on every shard) asks back the next
+  // step's rows, read after its update
+  const uint64_t ahead = sc_.rows_with_push && !w.fetch.holds_ahead() ? w.fetch.begin_ahead(sc_.shards) : 0;
   for (uint32_t s = 0; s < sc_.shards; ++s) {
-    const auto tag = open_request(j, s, true);
+    auto tag = open_request(j, s, true);
+    tag.fetch = ahead;
     const uint64_t base = w.ctl->base_version(s);
     to_shard(
       worker_id(j), s,

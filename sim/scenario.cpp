@@ -49,6 +49,10 @@ bool table_allowed(const scenario& sc) {
          && !sc.in_graph && sc.overlap_steps == 0;
 }
 
+bool rows_with_push_drawn(const scenario& sc) {
+  return sc.table && sc.mode == train_mode::async && mix64(sc.seed ^ 0x5EEDA11EADull) % 2 == 0;
+}
+
 std::string scenario::replay() const {
   std::string out = cat("actorps-sim --seed ", seed, " --mode ", to_string(mode), " --workers ", workers, " --shards ",
                         shards, " --max-steps ", max_steps, " --report-every ", report_every);
@@ -73,6 +77,8 @@ std::string scenario::replay() const {
     out += cat(" --overlap-steps ", overlap_steps);
   if (table)
     out += " --table";
+  if (rows_with_push)
+    out += " --rows-with-push";
   if (!kept.empty()) {
     out += " --kept ";
     for (size_t s = 0; s < kept.size(); ++s)
@@ -127,6 +133,7 @@ scenario scenario_for(uint64_t seed, train_mode mode, draw d) {
   sc.overlap_steps = d.overlap && (mode == train_mode::async || mode == train_mode::ssp) && !sc.elastic ? 1 : 0;
   // (from the seed's hash, not its generator: the other draws stay as they were)
   sc.table = table_allowed(sc) && mix64(seed ^ 0x7AB1E5EEDull) % 3 == 0;
+  sc.rows_with_push = rows_with_push_drawn(sc);
   // Half the seeds evaluate every few steps, each evaluation lasting 1-10 computes (from the
   // seed's hash as well): evaluations that shard losses and the step limit meet.
   if (const uint64_t h = mix64(seed ^ 0xE7A1EE7A1ull); h % 2 == 0) {

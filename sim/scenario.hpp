@@ -75,6 +75,10 @@ struct scenario {
   /// (control/row_fetch, as the worker's actor) and pushes row gradients; shards keep each row's
   /// version. Drawn from a third of the seeds without overlap or elastic membership.
   bool table = false;
+  /// async with a table: the next step's rows are asked back with each push and read after its
+  /// update (cluster.rows-with-push; control/row_fetch's fetch ahead). Drawn from half the async
+  /// table seeds (rows_with_push_drawn).
+  bool rows_with_push = false;
   std::vector<fault> faults;
 
   /// Worker processes over the run: the configured ones and one per join.
@@ -101,6 +105,9 @@ struct draw {
 /// Whether a run of sc's shape may train a table (config/table_rules: async, sync or ssp, not
 /// elastic, in-graph or overlapped).
 bool table_allowed(const scenario& sc);
+
+/// Whether the seed of an async table run draws cluster.rows-with-push.
+bool rows_with_push_drawn(const scenario& sc);
 
 /// Draws a scenario for `seed` in `mode`: the shape (small: 1-8 workers, 1-4 shards; large: up
 /// to 256 workers and 16 shards), the limits and a few faults, all from the seed.

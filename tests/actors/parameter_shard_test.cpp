@@ -338,6 +338,41 @@ BOOST_AUTO_TEST_CASE(row_slices_outside_their_part_or_of_a_dense_variable_change
              == "protocol_error: shard 0: logits/bias is not an embedding table; it is read and written by ranges");
 }
 
+// cluster.rows-with-push: a push asks back the rows of its worker's next batch; they come after
+// the push's update (so they hold it), at fp32 after the pushed ranges' values. Reads that name
+// no rows, rows of another part or of a dense variable refuse the whole push: nothing applies.
+BOOST_AUTO_TEST_CASE(a_push_answers_with_the_rows_it_asks_back_read_after_its_update) {
+  auto s = table_setup("sgd");
+  BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, s));
+  push_request push{0, 0, {{0, 8, {{2.0f, -2.0f}}, false, row_ids{{5}}}}, true};
+  push.reply_precision = wire_precision::bf16; // (the pushed ranges' values only: rows come at fp32)
+  push.reads = {{0, 8, 6, row_ids{{5, 7, 4}}}};
+  auto pushed = ask<push_reply>(shard, push_atom_v, push);
+  BOOST_REQUIRE_MESSAGE(pushed, error_text(pushed));
+  BOOST_REQUIRE_EQUAL(pushed->values.size(), 1u);
+  auto& rows = pushed->values[0];
+  BOOST_TEST(rows.rows.ids == std::vector<uint32_t>({5, 7, 4}));
+  BOOST_TEST((rows.data.precision == wire_precision::fp32));
+  // row 5 after the update (5.0 - 0.5 * 2, 5.5 + 0.5 * 2), rows 7 and 4 as stored
+  BOOST_TEST(rows.data.to_vector() == std::vector<float>({4.0f, 6.5f, 7.0f, 7.5f, 4.0f, 4.5f}));
+  auto before = ask<shard_snapshot>(shard, save_atom_v);
+  BOOST_REQUIRE(before);
+  auto refused = [&](std::vector<slice_ref> reads) {
+    push_request bad{0, 0, {{0, 8, {{1.0f, 1.0f}}, false, row_ids{{4}}}}, true};
+    bad.reads = std::move(reads);
+    auto r = ask<push_reply>(shard, push_atom_v, bad);
+    BOOST_REQUIRE(!r);
+    return describe(r.error());
+  };
+  BOOST_TEST(refused({{0, 8, 2}}) == "protocol_error: worker 0's push asks back a range that names no rows (a push's "
+                                     "reads are a table's rows)");
+  BOOST_TEST(refused({{0, 8, 2, row_ids{{3}}}}) == "shape_mismatch: shard 1: row 3 is outside embedding0/weights/part_1 (rows [4, 8))");
+  BOOST_TEST(refused({{0, 8, 2, row_ids{{4}}}, {1, 0, 2, row_ids{{0}}}}) == "unknown_variable: shard 1 does not hold variable 1");
+  auto after = ask<shard_snapshot>(shard, save_atom_v);
+  BOOST_TEST((after->values == before->values));
+  BOOST_TEST(after->version == before->version);
+}
+
 // Sparse and dense updates agree on a table whose every row is touched; a row left out keeps its
 // value and its slot (momentum decays lazily, as TF's sparse apply does).
 BOOST_AUTO_TEST_CASE(sparse_updates_agree_with_dense_ones_on_the_rows_they_touch) {

@@ -540,6 +540,51 @@ BOOST_FIXTURE_TEST_CASE(an_exchange_without_an_answer_times_out_and_ends_the_lin
   ::close(pair[1]);
 }
 
+// cluster.rows-with-push: a push that asks back its worker's next batch's rows gets them in its
+// reply, as frames behind it (the link announces them with the push's own values), read after
+// the push's update.
+BOOST_FIXTURE_TEST_CASE(a_push_answers_with_the_rows_it_asks_back_as_frames, plain_fixture) {
+  auto tabled = make_resource_container(sys, {0, 0ms, 10s, false, nullptr, stream_port_at(sys, cluster, 0),
+                                              stream_limits_of(cluster)});
+  std::optional<parameter_shard_actor> l;
+  struct stop_both { // (also when a check fails: the actor system waits for both)
+    resource_container_actor& c;
+    std::optional<parameter_shard_actor>& l;
+    ~stop_both() {
+      if (l)
+        caf::anon_send_exit(*l, caf::exit_reason::user_shutdown);
+      caf::anon_send_exit(c, caf::exit_reason::user_shutdown);
+    }
+  } stop{tabled, l};
+  variable_spec table{"embedding0/weights", 10, 4};
+  table.table = true;
+  shard_setup s;
+  s.plan = make_placement({table, {"b", 1, 3}}, 1, placement_strategy::round_robin);
+  s.optimizer = {"sgd", 1.0f};
+  s.workers = 1;
+  float_vector rows(40);
+  for (size_t i = 0; i < rows.size(); ++i)
+    rows[i] = static_cast<float>(i); // (row r: 4r .. 4r + 3)
+  s.initial = {{0, 0, {rows}}, {1, 0, {{1.0f, 2.0f, 3.0f}}}};
+  BOOST_REQUIRE(ask<setup_reply>(tabled, init_atom_v, s));
+  auto opened = open_shard_link(sys, cluster, caf::actor_cast<parameter_shard_actor>(tabled), 0, 0, "worker 0");
+  BOOST_REQUIRE_MESSAGE(opened, test::error_text(opened));
+  l = *opened;
+  push_request push{0, 0, {{1, 0, {{0.5f, 0.5f, 0.5f}}}, {0, 0, {{1.0f, 1.0f, 1.0f, 1.0f}}, false, row_ids{{2}}}}, true};
+  push.reads = {{0, 0, 12, row_ids{{9, 2, 0}}}};
+  for (int round = 0; round < 2; ++round) { // (the second: the link's announced form again)
+    auto pushed = ask<push_reply>(*l, push_atom_v, push);
+    BOOST_REQUIRE_MESSAGE(pushed, test::error_text(pushed));
+    BOOST_REQUIRE_EQUAL(pushed->values.size(), 2u);
+    const float b = 1.0f - 0.5f * static_cast<float>(round + 1);
+    BOOST_TEST((pushed->values[0].data.to_vector() == std::vector<float>{b, b + 1.0f, b + 2.0f}));
+    BOOST_TEST(pushed->values[1].rows.ids == std::vector<uint32_t>({9, 2, 0}));
+    const float r2 = 8.0f - static_cast<float>(round + 1); // (row 2 after this push's update)
+    BOOST_TEST((pushed->values[1].data.to_vector()
+                == std::vector<float>{36.0f, 37.0f, 38.0f, 39.0f, r2, r2 + 1.0f, r2 + 2.0f, r2 + 3.0f, 0.0f, 1.0f, 2.0f, 3.0f}));
+  }
+}
+
 BOOST_FIXTURE_TEST_CASE(a_ps_node_without_streams_refuses_the_offer_by_name, plain_fixture) {
   auto plain = make_resource_container(sys, {0, 0ms, 10s, false, nullptr, nullptr, 0});
   auto l = open_shard_link(sys, cluster, caf::actor_cast<parameter_shard_actor>(plain), 0, 0, "worker 0");
