@@ -8,7 +8,10 @@
 #     one every 5 epochs, the same for both sides;
 #  2. the wire and the workers: 4 ps x 2 workers, one epoch, tables of 2^20 and 2^26 rows x 16
 #     (4 GiB): tensor bytes each way per worker step (summary.json) and every node's peak RSS
-#     (VmHWM, read each second while the cluster runs).
+#     (VmHWM, read each second while the cluster runs);
+#  3. the rows asked back with the pushes (cluster.rows-with-push, the default) against the rows
+#     pulled before each step: 1 ps x 2 workers, 2^20 x 32, 6 x EPOCHS epochs evaluated every
+#     2 x EPOCHS, ROUNDS interleaved rounds.
 # Usage: bench/sparse_cluster_bench.sh [ROUNDS=2] [EPOCHS=10]   (after scripts/build.sh; section 2
 # needs about 18 GB of memory: the chief holds the table to evaluate, each ps node its part twice)
 set -euo pipefail
@@ -72,4 +75,15 @@ for bits in 20 26; do
   unwatch
   s="$tmp/runs/w$bits/summary.json"
   printf "%-10s %-28s %s\n" "2^$bits x 16" "$(field "$s" sent_bytes_per_step) / $(field "$s" received_bytes_per_step)" "$(peaks "w$bits")"
+done
+
+echo "== 3: rows asked back with the pushes against rows pulled before each step, 1 ps x 2 workers, 2^20 x 32, $((6 * epochs)) epochs evaluated every $((2 * epochs))"
+printf "%-5s %-20s %-20s %s\n" round "asked back" "pulled" "asked back / pulled"
+for round in $(seq 1 "$rounds"); do
+  every=(--train.eval-every-epochs="$((2 * epochs))" --train.max-epochs="$((6 * epochs))" --train.seed="$round")
+  cluster "ab-$round" 1 "$(layers 20 32)" "${every[@]}"
+  cluster "pl-$round" 1 "$(layers 20 32)" "${every[@]}" --cluster.rows-with-push=false
+  ea=$(field "$tmp/runs/ab-$round/summary.json" examples_per_second)
+  ep=$(field "$tmp/runs/pl-$round/summary.json" examples_per_second)
+  printf "%-5s %-20s %-20s %s\n" "$round" "$(cell "ab-$round")" "$(cell "pl-$round")" "$(python3 -c "print(f'{$ea / $ep:.2f}x')")"
 done
