@@ -226,6 +226,8 @@ void detail::compute_loaded(worker_pointer self, int rows) {
   const auto started = std::chrono::steady_clock::now();
   st.step->model().load_batch(st.images.data(), st.labels.data(), rows);
   st.pushes.begin_step();
+  if (st.leads)
+    st.leads->begin_step();
   st.encoder->begin_step(static_cast<uint64_t>(st.ctl->step())); // top-k's warm-up follows the global step
   if (auto err = st.step->begin(rows))
     return fail(self, std::move(err), "the step failed");
@@ -271,7 +273,10 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
   } else {
     if (!st.cfg.cluster.in_graph()) // wait-free backprop: each part goes out once computed
       st.step->on_gradients([self](size_t first) {
-        if (self->state.ctl->pushes_early()) // (a step computed ahead pushes once the replies before it are in)
+        auto& st = self->state;
+        if (st.leads)
+          st.leads->completed(static_cast<uint32_t>(first), std::chrono::steady_clock::now());
+        if (st.ctl->pushes_early()) // (a step computed ahead pushes once the replies before it are in)
           push_due(self, first);
       });
     for (auto& s : st.cfg.shards)

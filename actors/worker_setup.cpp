@@ -175,6 +175,9 @@ caf::error accept_plan(worker_pointer self, placement_plan plan) {
   // A slice's gradients are ready only when its group's step is: it pushes them in one go.
   st.pushes = push_plan{held, st.cfg.cluster.model_parallel() ? 0 : st.cfg.cluster.push_bucket_floats,
                         st.cfg.cluster.max_slice_floats};
+  st.leads.reset(); // which parts go out early: measured over steps 6-25 (a step computed ahead pushes late anyway)
+  if (st.pushes.count() > plan.shards && st.cfg.cluster.push_early.count() > 0 && st.cfg.cluster.overlap_steps == 0)
+    st.leads.emplace(5, 20);
   if (st.table) {
     auto table = std::find_if(plan.variables.begin(), plan.variables.end(), [](const variable_info& v) { return v.table; });
     if (table == plan.variables.end())

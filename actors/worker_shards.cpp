@@ -191,10 +191,25 @@ void detail::push_due(worker_pointer self, size_t floor) {
 // The step is over: pushes what backprop did not push already.
 void detail::push_gradients(worker_pointer self) {
   auto& st = self->state;
-  st.timing.push_begins(std::chrono::steady_clock::now());
+  const auto now = std::chrono::steady_clock::now();
+  st.timing.push_begins(now);
   st.step->end();
   push_due(self, 0);
   st.timing.push_ends(std::chrono::steady_clock::now());
+  if (st.leads && st.leads->end_step(now)) // (the parts change between steps)
+    keep_early_parts(self);
+}
+
+// cluster.push-early-ms: the parts whose exchange backprop's rest would not hide join the last push.
+void detail::keep_early_parts(worker_pointer self) {
+  auto& st = self->state;
+  const auto least = st.cfg.cluster.push_early;
+  const size_t before = st.pushes.count();
+  const size_t after = st.pushes.keep_early([&](uint32_t ready_after) { return st.leads->lead(ready_after) >= least; });
+  if (after < before)
+    log_line(st.tag, cat("pushes: ", after, after == 1 ? " part" : " parts", " a step instead of ", before, " (backprop had less than ",
+                         static_cast<double>(least.count()) / 1000.0, " ms left after the others: cluster.push-early-ms)"));
+  st.leads.reset();
 }
 
 // Reaches the lost shards again one after the other (the node's connect runs in a helper), then

@@ -4,6 +4,7 @@
 // replication's gradient requests). Included by those files only.
 #pragma once
 
+#include "control/push_leads.hpp"
 #include "control/push_plan.hpp"
 #include "control/row_exchange.hpp"
 #include "control/row_fetch.hpp"
@@ -46,6 +47,7 @@ struct worker_state {
   std::vector<variable_spec> variables;     // the model's, as the plan lists them (an embedding's whole table)
   placement_plan plan;
   push_plan pushes;                             // per shard: the ranges this worker trains, in parts
+  std::optional<push_leads> leads;              // cluster.push-early-ms: measured over the first steps, then gone
   std::vector<std::vector<pull_request>> pulls; // per shard
   std::vector<float> images;
   std::vector<float> labels;
@@ -149,6 +151,9 @@ void send_pulls(worker_pointer self);
 void push_due(worker_pointer self, size_t floor);
 /// The step is over: pushes what backprop did not push already.
 void push_gradients(worker_pointer self);
+/// The measurement of push_leads is over: parts that backprop's rest would not hide join the
+/// last push (cluster.push-early-ms).
+void keep_early_parts(worker_pointer self);
 /// Reaches every lost shard again (without blocking: the reconnects' results are inputs), then
 /// tells the controller.
 void reconnect_shards(worker_pointer self, std::vector<uint32_t> lost);

@@ -76,6 +76,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.stream_port_offset, "stream-port-offset", "tensor-stream: a ps node listens for streams at its cluster.ps port plus this (for firewalls and pod specs); 0: any free port, offered to the workers over BASP")
     .add(v.local_streams, "local-streams", "tensor-stream: a ps node also listens at a Unix-domain socket of its host, and a worker on that host (same network namespace) streams over it instead of TCP; a worker elsewhere takes the port (both ends must allow it)")
     .add(v.push_bucket_bytes, "push-bucket-bytes", "workers push a step's gradients in parts of about this many bytes as backprop completes them, overlapping the rest of backprop (0: one push per shard after backprop)")
+    .add(v.push_early_ms, "push-early-ms", "push-bucket-bytes: a part goes out before backprop ends only where, over each worker's first steps, backprop had at least this many ms left after it; the others join the step's last push (0: every part as soon as backprop completes it)")
     .add(v.overlap_steps, "overlap-steps", "async, ssp: 1 computes each worker's next step on the values it holds while this step's pushes and the replies with the next values travel (one step more staleness); 0: a step waits for its values")
     .add(v.rows_with_push, "rows-with-push", "async, an embedding table: each push asks its shard back for the rows of the worker's next batch, read after the push's update (one round trip a step less); false: the rows are pulled before each step")
     .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it")
@@ -283,6 +284,10 @@ caf::error validate_transport(const cluster_values& v, cluster_settings& s) {
   if (v.push_bucket_bytes < 0)
     return bad("cluster.push-bucket-bytes", cat("must be >= 0 (0: one push after backprop), got ", v.push_bucket_bytes));
   s.push_bucket_floats = static_cast<uint64_t>(v.push_bucket_bytes + static_cast<int64_t>(sizeof(float)) - 1) / sizeof(float);
+  if (!(v.push_early_ms >= 0.0 && v.push_early_ms <= 60'000.0))
+    return bad("cluster.push-early-ms", cat("must be in [0, 60000] (0: every part as soon as backprop completes it), got ",
+                                            v.push_early_ms));
+  s.push_early = std::chrono::microseconds{static_cast<int64_t>(v.push_early_ms * 1000.0)};
   if (v.max_handshake_bytes < 4096 || v.max_handshake_bytes > (int64_t{1} << 24))
     return bad("security.max-handshake-bytes", cat("must be in [4096, 16777216], got ", v.max_handshake_bytes));
   s.max_handshake_bytes = static_cast<uint32_t>(v.max_handshake_bytes);

@@ -86,6 +86,7 @@ struct cluster_values {
   int report_every = cluster_default::report_every;
   int64_t max_message_bytes = cluster_default::max_message_bytes;
   int64_t push_bucket_bytes = cluster_default::push_bucket_bytes;
+  double push_early_ms = 1.0;
   int overlap_steps = cluster_default::overlap_steps;
   bool rows_with_push = true;
   caf::timespan step_timeout = cluster_default::step_timeout;
@@ -195,6 +196,9 @@ struct worker_settings : run_settings {
   /// From cluster.push-bucket-bytes: a step's push to a shard goes out in parts of about this
   /// many gradient values as backprop completes them (0: one push after backprop).
   uint64_t push_bucket_floats = cluster_default::push_bucket_floats;
+  /// cluster.push-early-ms: a part goes out before backprop ends only where, over the worker's
+  /// first steps, backprop had at least this long left after it (0: every part early).
+  std::chrono::microseconds push_early{1000};
   /// cluster.overlap-steps: async and ssp workers compute the next step while a step's exchange travels.
   int overlap_steps = cluster_default::overlap_steps;
   /// cluster.rows-with-push: async workers with an embedding table ask each push's shard back for

@@ -4,6 +4,7 @@
 #include "control/slicing.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace actorps {
 
@@ -21,7 +22,7 @@ void close_part(std::vector<slice_ref>& ranges, uint32_t ready, uint32_t max_flo
 } // namespace
 
 push_plan::push_plan(const std::vector<std::vector<slice_ref>>& held, uint64_t bucket_floats, uint32_t max_floats)
-  : parts_(held.size()), sent_(held.size(), 0) {
+  : parts_(held.size()), sent_(held.size(), 0), max_floats_(max_floats) {
   for (size_t s = 0; s < held.size(); ++s) {
     if (bucket_floats == 0) { // one part (split by size only), due at the end of backprop
       auto ranges = held[s];
@@ -52,6 +53,43 @@ void push_plan::carry_rows(uint32_t s, uint32_t variable) {
     parts.push_back({{}, variable, true});
   parts.back().ready_after = std::min(parts.back().ready_after, variable);
   parts.back().rows = true;
+}
+
+size_t push_plan::keep_early(const std::function<bool(uint32_t)>& early) {
+  auto floats = [](const push_part& p) {
+    uint64_t n = 0;
+    for (auto& r : p.ranges)
+      n += r.count;
+    return n;
+  };
+  for (auto& parts : parts_) {
+    std::vector<push_part> kept;
+    std::optional<push_part> carried; // a part that waits for the next one
+    for (size_t p = 0; p < parts.size(); ++p) {
+      auto part = std::move(parts[p]);
+      if (carried && floats(*carried) + floats(part) <= max_floats_) {
+        carried->ranges.insert(carried->ranges.end(), part.ranges.begin(), part.ranges.end());
+        part.ranges = std::move(carried->ranges);
+        part.rows = part.rows || carried->rows;
+      } else if (carried) {
+        kept.push_back(std::move(*carried));
+      }
+      carried.reset();
+      if (p + 1 < parts.size() && !early(part.ready_after))
+        carried = std::move(part);
+      else
+        kept.push_back(std::move(part));
+    }
+    parts = std::move(kept);
+  }
+  return count();
+}
+
+size_t push_plan::count() const {
+  size_t n = 0;
+  for (auto& parts : parts_)
+    n += parts.size();
+  return n;
 }
 
 void push_plan::begin_step() {

@@ -7,6 +7,7 @@
 #include "messages/shard_protocol.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,15 @@ public:
   /// Shard s's parts, in the order they fall due.
   const std::vector<push_part>& parts(uint32_t s) const { return parts_.at(s); }
 
+  /// Parts that go out before backprop ends only where early(ready_after) says so
+  /// (cluster.push-early-ms): a part it refuses joins the shard's next part, its ranges first
+  /// (and its rows, if it carries them), as long as the joined part stays within max_floats; a
+  /// shard's last part stays as it is. Call between steps. Returns the parts left in all.
+  size_t keep_early(const std::function<bool(uint32_t ready_after)>& early);
+
+  /// The parts of every shard in all.
+  size_t count() const;
+
   /// A new step: no part is sent yet.
   void begin_step();
 
@@ -47,6 +57,7 @@ public:
 private:
   std::vector<std::vector<push_part>> parts_; // per shard
   std::vector<size_t> sent_;                  // per shard: parts returned this step
+  uint32_t max_floats_ = 0;
 };
 
 } // namespace actorps

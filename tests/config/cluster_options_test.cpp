@@ -5,6 +5,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
+
 using namespace actorps;
 
 namespace {
@@ -93,6 +95,10 @@ BOOST_AUTO_TEST_CASE(bad_specs_name_their_key) {
          "cluster.topk-warmup-steps must be >= 0 (0: no warm-up), got -1");
   expect([](cluster_values& v) { v.push_bucket_bytes = -1; },
          "cluster.push-bucket-bytes must be >= 0 (0: one push after backprop), got -1");
+  expect([](cluster_values& v) { v.push_early_ms = -0.5; },
+         "cluster.push-early-ms must be in [0, 60000] (0: every part as soon as backprop completes it), got -0.5");
+  expect([](cluster_values& v) { v.push_early_ms = std::nan(""); },
+         "cluster.push-early-ms must be in [0, 60000] (0: every part as soon as backprop completes it), got nan");
   expect([](cluster_values& v) { v.overlap_steps = 2; }, "cluster.overlap-steps must be 0 or 1, got 2");
   for (auto mode : {"sync", "model-parallel"})
     expect([mode](cluster_values& v) { v.overlap_steps = 1; v.mode = mode; },

@@ -134,4 +134,49 @@ BOOST_AUTO_TEST_CASE(the_last_part_of_a_table_shard_carries_its_rows) {
   BOOST_TEST((plan.due(0) == due_list{{0, 0}, {1, 0}}));
 }
 
+// cluster.push-early-ms: a part backprop's rest would not hide joins the shard's next part (its
+// ranges first, its rows with it) while the joined part fits a message; the last stays.
+BOOST_AUTO_TEST_CASE(parts_not_worth_sending_early_join_the_next) {
+  auto held = held_of_mlp();
+  actorps::push_plan plan{held, 64, 1u << 20}; // shard 0: dense2 (after 4), dense1 (after 2), dense0 (after 0)
+  using ranges = std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>;
+  BOOST_TEST(plan.count() == 4u);
+  // dense2's part has backprop's rest to hide it; dense1's does not: it goes with dense0's
+  BOOST_TEST(plan.keep_early([](uint32_t ready_after) { return ready_after >= 4; }) == 3u);
+  BOOST_REQUIRE_EQUAL(plan.parts(0).size(), 2u);
+  BOOST_TEST((ranges_of(plan.parts(0)[0]) == ranges{{4, 0, 80}}));
+  BOOST_TEST((ranges_of(plan.parts(0)[1]) == ranges{{2, 0, 64}, {0, 0, 6272}}));
+  BOOST_TEST(plan.parts(0)[1].ready_after == 0u);
+  BOOST_TEST(plan.parts(1).size() == 1u);
+  check_covers(plan, held);
+  plan.begin_step();
+  BOOST_TEST((plan.due(4) == due_list{{0, 0}}));
+  BOOST_TEST(plan.due(2).empty()); // (dense1 waits for the last push now)
+  BOOST_TEST((plan.due(0) == due_list{{0, 1}, {1, 0}}));
+  // none worth it: one push per shard, as push-bucket-bytes = 0 would cut them
+  BOOST_TEST(plan.keep_early([](uint32_t) { return false; }) == 2u);
+  BOOST_TEST((ranges_of(plan.parts(0)[0]) == ranges{{4, 0, 80}, {2, 0, 64}, {0, 0, 6272}}));
+  check_covers(plan, held);
+}
+
+BOOST_AUTO_TEST_CASE(joined_parts_stay_within_a_message_and_keep_their_rows) {
+  auto held = held_of_mlp();
+  actorps::push_plan plan{held, 1, 1000}; // shard 0: dense2 (80), dense1 (64), dense0 in 7 pieces
+  plan.carry_rows(0, 0);
+  plan.keep_early([](uint32_t) { return false; });
+  uint64_t total = 0;
+  for (auto& part : plan.parts(0)) {
+    uint32_t floats = 0;
+    for (auto& r : part.ranges)
+      floats += r.count;
+    BOOST_TEST(floats <= 1000u);
+    total += floats;
+  }
+  BOOST_TEST(total == 80u + 64u + 6272u);
+  BOOST_TEST(plan.parts(0).size() < 9u);
+  BOOST_TEST(plan.parts(0).back().rows);
+  BOOST_TEST(plan.parts(0).back().ready_after == 0u);
+  check_covers(plan, held);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
