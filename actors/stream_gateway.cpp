@@ -116,7 +116,8 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
       self->monitor(session);
       st.sessions[token] = offered{session, node, false};
       (*st.live)[session.address()] = caf::actor_cast<caf::actor>(session);
-      return stream_offer{st.port->port(), token, caf::actor_cast<caf::actor>(session), st.port->local_name()};
+      return stream_offer{st.port->port(), token, caf::actor_cast<caf::actor>(session), st.port->local_name(),
+                          st.port->local_tls()};
     },
     [=](stream_atom, stream_note& note) {
       auto& st = self->state;

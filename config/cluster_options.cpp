@@ -109,6 +109,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.checkpoint_restore, "restore", "start from the newest valid checkpoint in checkpoint.dir");
   cfg.group("security")
     .add(v.tls, "tls", "TLS with mutual authentication on every connection (needs openssl.certificate, .key, .cafile)")
+    .add(v.local_streams_tls, "local-streams-tls", "tls: a worker's tensor stream to a ps node of its host over the local socket (cluster.local-streams) is TLS too; false: plain, since it never leaves the host, and each end checks that the other runs as its own user (the stream's token still comes over TLS)")
     .add(v.max_handshake_bytes, "max-handshake-bytes",
          "largest message a peer may announce before its handshake; a larger one closes the connection");
   cfg.group("debug")
@@ -303,6 +304,7 @@ caf::error validate_transport(const cluster_values& v, cluster_settings& s) {
       return bad("cluster.stream-port-offset", cat("puts the stream port of the ps node at ", ep.str(), " above 65535"));
   s.stream_port_offset = static_cast<uint16_t>(v.stream_port_offset);
   s.local_streams = v.local_streams;
+  s.local_streams_tls = v.local_streams_tls;
   return caf::none;
 }
 

@@ -60,6 +60,8 @@ public:
   virtual uint16_t port() const = 0;
   /// The same-host local socket it also listens at ("": none; node/local_stream_socket).
   virtual std::string local_name() const { return {}; }
+  /// Whether the local socket's streams are TLS (security.local-streams-tls).
+  virtual bool local_tls() const { return false; }
   /// Stops listening.
   virtual void close() = 0;
 };

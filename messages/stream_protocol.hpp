@@ -33,12 +33,14 @@ struct stream_tensor {
 /// -> stream_offer: the stream's port on the ps node's host, the token its first frame must
 /// carry (transfer 0, index 0, 8 bytes), the session (on the ps node) that serves it, and the
 /// ps node's same-host local socket ("": none; cluster.local-streams), which a worker on the
-/// same host connects to instead of the port.
+/// same host connects to instead of the port, and whether that socket speaks TLS
+/// (security.local-streams-tls; the port speaks it whenever security.tls is on).
 struct stream_offer {
   uint16_t port = 0;
   uint64_t token = 0;
   caf::actor session{};
   std::string local;
+  bool local_tls = false;
 };
 
 /// Link -> session: (stream_atom, uint64_t token) -> bool: true once the stream carrying the
@@ -121,7 +123,7 @@ typename Inspector::result_type inspect(Inspector& f, stream_tensor& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stream_offer& x) {
-  return f(caf::meta::type_name("stream_offer"), x.port, x.token, x.session, x.local);
+  return f(caf::meta::type_name("stream_offer"), x.port, x.token, x.session, x.local, x.local_tls);
 }
 
 template <class Inspector>

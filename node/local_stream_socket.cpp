@@ -70,6 +70,10 @@ caf::expected<int> connect_local(const std::string& name) {
     ::close(fd);
     return unreachable(name, why);
   }
+  if (!same_user(fd)) {
+    ::close(fd);
+    return unreachable(name, cat("its listener runs as another user than this process (uid ", ::geteuid(), ")"));
+  }
   return fd;
 }
 
@@ -84,6 +88,12 @@ std::string local_peer_of(int fd) {
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
     return cat("this host (pid ", cred.pid, ")");
   return "this host";
+}
+
+bool same_user(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  return ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == ::geteuid();
 }
 
 int send_buffer_of(int fd) {

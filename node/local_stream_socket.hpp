@@ -26,7 +26,8 @@ struct local_listening {
 caf::expected<local_listening> listen_local();
 
 /// Connects to the local socket `name` (non-blocking, close-on-exec, buffers widened); an error
-/// (peer_unreachable) names it: nobody listens there on this host.
+/// (peer_unreachable) names it: nobody listens there on this host, or another user's process
+/// does (a stream that may go without TLS talks to its own user's processes only).
 caf::expected<int> connect_local(const std::string& name);
 
 /// Widens fd's send and receive buffers to local_stream_buffer_bytes (forced where the process
@@ -35,6 +36,10 @@ void widen_local_buffers(int fd);
 
 /// How an accepted local connection's peer is named in log lines: "this host (pid N)".
 std::string local_peer_of(int fd);
+
+/// Whether the process at the other end of local socket fd (the listener, for a connected
+/// socket; the connecting process, for an accepted one) runs as this process's effective user.
+bool same_user(int fd);
 
 /// The send buffer fd has (bytes, as the kernel reports it).
 int send_buffer_of(int fd);

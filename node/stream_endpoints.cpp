@@ -102,11 +102,12 @@ caf::expected<int> connect_tcp(const std::string& host, uint16_t port, std::chro
 // A ps node's TCP port and, with cluster.local-streams, its same-host local socket.
 class stream_ports final : public stream_port {
 public:
-  stream_ports(std::shared_ptr<stream_port> tcp, std::shared_ptr<stream_port> local)
-    : tcp_(std::move(tcp)), local_(std::move(local)) {
+  stream_ports(std::shared_ptr<stream_port> tcp, std::shared_ptr<stream_port> local, bool local_tls)
+    : tcp_(std::move(tcp)), local_(std::move(local)), local_tls_(local_tls) {
   }
   uint16_t port() const override { return tcp_->port(); }
   std::string local_name() const override { return local_ ? local_->local_name() : std::string{}; }
+  bool local_tls() const override { return local_tls_; }
   void close() override {
     tcp_->close();
     if (local_)
@@ -116,6 +117,7 @@ public:
 private:
   std::shared_ptr<stream_port> tcp_;
   std::shared_ptr<stream_port> local_;
+  bool local_tls_;
 };
 
 } // namespace
@@ -130,31 +132,38 @@ stream_listen stream_port_at(caf::actor_system& sys, const cluster_settings& clu
   const bool tls = cluster.tls;
   const uint64_t cap = stream_limits_of(cluster).max_transfer_bytes;
   const bool local = cluster.local_streams;
-  return [&sys, host, at, tls, cap, local](stream_accept accepted) -> caf::expected<std::shared_ptr<stream_port>> {
-    auto on_accept = [&sys, tls, cap, accepted](int fd, std::string peer) {
-      accepted(opener_of(sys, fd, peer, tls, stream_tls::role::server, cap), peer);
+  const bool local_tls = tls && cluster.local_streams_tls; // (the local socket never leaves the host)
+  return [&sys, host, at, tls, cap, local, local_tls](stream_accept accepted) -> caf::expected<std::shared_ptr<stream_port>> {
+    auto on_accept = [&sys, cap, accepted](bool with_tls) {
+      return [&sys, cap, accepted, with_tls](int fd, std::string peer) {
+        accepted(opener_of(sys, fd, peer, with_tls, stream_tls::role::server, cap), peer);
+      };
     };
-    auto port = tensor_stream_listener::start(sys, host, at, on_accept);
+    auto port = tensor_stream_listener::start(sys, host, at, on_accept(tls));
     if (!port)
       return std::move(port.error());
     std::shared_ptr<stream_port> same_host;
     if (local) {
-      if (auto l = tensor_stream_listener::start_local(sys, on_accept))
+      if (auto l = tensor_stream_listener::start_local(sys, on_accept(local_tls)))
         same_host = *l;
       else // (the workers of this host take the port)
         log_line("tensor streams", cat("no local socket: ", describe(l.error())));
     }
-    return std::shared_ptr<stream_port>{std::make_shared<stream_ports>(*port, same_host)};
+    return std::shared_ptr<stream_port>{std::make_shared<stream_ports>(*port, same_host, local_tls)};
   };
 }
 
 caf::expected<int> connect_stream_socket(const cluster_settings& cluster, uint32_t s, const stream_offer& offer,
-                                         std::string& peer) {
+                                         std::string& peer, bool* local) {
+  if (local != nullptr)
+    *local = false;
   if (cluster.local_streams && !offer.local.empty()) {
     if (auto fd = connect_local(offer.local)) {
       peer = cat("shard ", s, " (", cluster.ps[s].host, ", same host: local socket)");
+      if (local != nullptr)
+        *local = true;
       return fd;
-    } // (another host, or another network namespace: TCP)
+    } // (another host, another network namespace, or another user's listener: TCP)
   }
   peer = cat("shard ", s, " (", cluster.ps[s].host, ":", offer.port, ")");
   return connect_tcp(cluster.ps[s].host, offer.port, cluster.connect_timeout);
@@ -175,11 +184,14 @@ caf::expected<parameter_shard_actor> open_shard_link(caf::actor_system& sys, con
   if (!offer)
     return failed("no offer", offer.error());
   std::string peer;
-  auto fd = connect_stream_socket(cluster, s, *offer, peer);
+  bool local = false;
+  auto fd = connect_stream_socket(cluster, s, *offer, peer, &local);
   if (!fd)
     return failed("connecting", fd.error());
   const uint64_t cap = stream_limits_of(cluster).max_transfer_bytes;
-  auto link = make_shard_link(sys, {s, remote, *offer, opener_of(sys, *fd, peer, cluster.tls, stream_tls::role::client, cap),
+  // (the local socket speaks TLS where the ps node says so: security.local-streams-tls)
+  const bool tls = cluster.tls && (!local || offer->local_tls);
+  auto link = make_shard_link(sys, {s, remote, *offer, opener_of(sys, *fd, peer, tls, stream_tls::role::client, cap),
                                     cluster.request_timeout, stream_limits_of(cluster)});
   caf::error acked = caf::make_error(errc::timeout, "no answer");
   self->request(caf::actor_cast<stream_session_actor>(offer->session), cluster.connect_timeout, stream_atom_v,
@@ -189,7 +201,7 @@ caf::expected<parameter_shard_actor> open_shard_link(caf::actor_system& sys, con
     caf::anon_send_exit(link, caf::exit_reason::user_shutdown);
     return failed("the stream was not attached", acked);
   }
-  log_line(who, cat("tensor stream to ", peer, cluster.tls ? " (TLS)" : ""));
+  log_line(who, cat("tensor stream to ", peer, tls ? " (TLS)" : cluster.tls ? " (not encrypted: it never leaves the host; its listener runs as this user)" : ""));
   return caf::actor_cast<parameter_shard_actor>(link);
 }
 

@@ -28,10 +28,11 @@ stream_limits stream_limits_of(const cluster_settings& cluster);
 stream_listen stream_port_at(caf::actor_system& sys, const cluster_settings& cluster, uint32_t index);
 
 /// A socket connected to shard s's stream: the offer's local socket where it names one, both ends
-/// allow it and the shard shares this host; else TCP to the offered port at the shard's host.
-/// `peer` names what it connected to, for log lines.
+/// allow it, the shard shares this host and its listener runs as this process's user; else TCP
+/// to the offered port at the shard's host. `peer` names what it connected to, for log lines;
+/// *local (if given) says whether it is the local socket.
 caf::expected<int> connect_stream_socket(const cluster_settings& cluster, uint32_t s, const stream_offer& offer,
-                                         std::string& peer);
+                                         std::string& peer, bool* local = nullptr);
 
 /// Replaces shard s's handle by a link over a tensor stream for worker `worker`; errors name
 /// the shard and what failed (the offer, the connection, the token's acknowledgement).

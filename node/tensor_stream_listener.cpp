@@ -124,6 +124,10 @@ void tensor_stream_listener::handle_event(operation op) {
       return; // (EAGAIN: the backlog is empty; anything else: the next event tries again)
     }
     if (!local_.empty()) {
+      if (!same_user(c)) { // (its streams may go without TLS: this user's processes only)
+        ::close(c);
+        continue;
+      }
       widen_local_buffers(c);
       accepted_(c, local_peer_of(c));
     } else {

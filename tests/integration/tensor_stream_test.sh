@@ -6,7 +6,7 @@
 #     the default for this small model's) as over BASP alone, also with each variable pushed as
 #     backprop completes it;
 #  2. async with bf16 values and top-k gradients and values trains over the stream;
-#  3. a TLS cluster moves its tensors on TLS streams;
+#  3. a TLS cluster moves its tensors on TLS streams over TCP, and plain on its host's local socket;
 #  4. kill -9 of a sync worker: its stream closes, the aggregator releases it, training goes on;
 #  5. strangers on a ps node's stream port (a forged 4 GiB frame, random bytes, a frame of an
 #     unannounced transfer that would wait) are closed and logged, the node's memory stays small,
@@ -53,10 +53,18 @@ if cluster --tls --ps 1 --workers 2 --name tls --deadline 300 -- --train.max-ste
   acc=$(field "$tmp/runs/tls/summary.json" test_accuracy)
   echo "test accuracy $acc"
   above "$acc" 0.7 || fail "accuracy $acc is not > 0.7"
-  grep -q "tensor stream to shard 0 (127.0.0.1, same host: local socket) (TLS)" "$tmp/runs/tls/logs/worker-1.log" \
-    || fail "worker 1 has no TLS stream"
+  # (the same host's local socket never leaves it: plain, its peer's user checked)
+  grep -q "tensor stream to shard 0 (127.0.0.1, same host: local socket) (not encrypted" "$tmp/runs/tls/logs/worker-1.log" \
+    || fail "worker 1's same-host stream is not the plain local socket"
 else
   fail "the TLS run failed:"; tail -20 "$tmp/tls.out"
+fi
+if cluster --tls --ps 1 --workers 2 --name tls-tcp --deadline 300 -- --train.max-steps=150 --model.hidden=[64] "${frames[@]}" \
+     --cluster.local-streams=false > "$tmp/tls-tcp.out" 2>&1; then
+  grep -Eq "tensor stream to shard 0 \(127.0.0.1:[0-9]+\) \(TLS\)" "$tmp/runs/tls-tcp/logs/worker-1.log" \
+    || fail "worker 1 has no TLS stream over TCP"
+else
+  fail "the TLS run over TCP failed:"; tail -20 "$tmp/tls-tcp.out"
 fi
 
 echo "== 4: kill -9 one sync worker of three: its stream closes, training goes on"

@@ -39,8 +39,12 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstddef>
 #include <cstring>
 #include <future>
 #include <optional>
@@ -75,10 +79,11 @@ struct stream_fixture {
   resource_container_actor container;
   caf::scoped_actor self{sys};
 
-  explicit stream_fixture(bool with_tls = false, uint64_t min_stream_bytes = 0, bool local = true)
+  explicit stream_fixture(bool with_tls = false, uint64_t min_stream_bytes = 0, bool local = true, bool local_tls = false)
     : tls(with_tls), cfg(with_tls) {
     cluster.ps = {endpoint{"127.0.0.1", 0}};
     cluster.local_streams = local; // (the ps node's side: whether it offers a local socket)
+    cluster.local_streams_tls = local_tls;
     cluster.stream_min_bytes = min_stream_bytes; // (0: every tensor as frames)
     cluster.request_timeout = 10s;
     cluster.connect_timeout = 10s;
@@ -180,6 +185,11 @@ struct tcp_fixture : stream_fixture {
 
 struct tls_fixture : stream_fixture {
   tls_fixture() : stream_fixture(true) {}
+};
+
+// TLS on the local socket too (security.local-streams-tls).
+struct tls_local_fixture : stream_fixture {
+  tls_local_fixture() : stream_fixture(true, 0, true, true) {}
 };
 
 // Transfers below 2 MiB travel inside their typed messages (cluster.stream-min-bytes).
@@ -684,15 +694,97 @@ BOOST_FIXTURE_TEST_CASE(members_pull_and_push_over_tls_and_plain_tcp_is_refused,
   const auto text = describe(why.get());
   BOOST_TEST(text.find("TLS") != std::string::npos, text);
   BOOST_TEST(ask<pull_reply>(l, pull_atom_v, pull_request{0, {{1, 0, 3}}, false, ""}).engaged());
-  int local = connect_raw_local(offer().local); // the same host's local socket speaks TLS too
+  int local = connect_raw_local(offer().local); // the same host's local socket, plain: a wrong token closes it
   BOOST_REQUIRE(::send(local, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
-  BOOST_TEST(bytes_until_closed(local) >= 0);
+  BOOST_TEST(bytes_until_closed(local) == 0);
   ::close(local);
   cluster.local_streams = false; // a member over TCP
   auto over_tcp = link();
   auto again = ask<push_reply>(over_tcp, push_atom_v, push_of(0.5f));
   BOOST_REQUIRE_MESSAGE(again, test::error_text(again));
   BOOST_TEST((again->values.at(0).data.to_vector() == direct_values()));
+}
+
+// security.tls: a worker's stream to a ps node of its host over the local socket goes without
+// TLS (it never leaves the host), unless security.local-streams-tls asks for it.
+BOOST_FIXTURE_TEST_CASE(under_tls_the_local_socket_is_plain_unless_asked, tls_fixture) {
+  BOOST_REQUIRE_MESSAGE(test::test_certificates().made, "making the test certificates failed");
+  BOOST_TEST(!offer().local_tls);
+  auto [l, said] = link_saying(*this);
+  BOOST_TEST(said.find("same host: local socket) (not encrypted") != std::string::npos, said);
+  pulls_and_pushes_match_the_container(*this);
+}
+
+BOOST_FIXTURE_TEST_CASE(with_local_streams_tls_the_local_socket_speaks_tls, tls_local_fixture) {
+  BOOST_REQUIRE_MESSAGE(test::test_certificates().made, "making the test certificates failed");
+  BOOST_TEST(offer().local_tls);
+  auto [l, said] = link_saying(*this);
+  BOOST_TEST(said.find("same host: local socket) (TLS)") != std::string::npos, said);
+  pulls_and_pushes_match_the_container(*this);
+  int local = connect_raw_local(offer().local); // a frame in the clear where the handshake is due
+  const uint64_t token = 1;
+  auto f = make_stream_frame(0, 0, &token, sizeof token);
+  BOOST_REQUIRE(::send(local, f.header.data(), f.header.size(), MSG_NOSIGNAL) > 0);
+  BOOST_TEST(bytes_until_closed(local) >= 0);
+  ::close(local);
+}
+
+// The local socket may carry streams without TLS: another user's process is closed at once by
+// the ps node, and a worker does not stream to another user's listener (it takes TCP). Probed
+// with a child process that drops to uid 65534 (root only).
+BOOST_FIXTURE_TEST_CASE(another_users_process_cannot_use_the_local_socket, plain_fixture) {
+  if (::geteuid() != 0) {
+    BOOST_TEST_MESSAGE("not root: cannot run a process as another user; skipped");
+    return;
+  }
+  const auto name = offer().local;
+  // 1. another user connects to the ps node's local socket: closed without a byte
+  pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0)
+      ::_exit(3);
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path + 1, name.data(), name.size());
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr),
+                  static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())) != 0)
+      ::_exit(4);
+    pollfd p{fd, POLLIN, 0};
+    char c;
+    ::_exit(::poll(&p, 1, 5000) == 1 && ::recv(fd, &c, 1, 0) == 0 ? 0 : 5); // (EOF: the ps node closed it)
+  }
+  int status = 0;
+  BOOST_REQUIRE(::waitpid(child, &status, 0) == child);
+  BOOST_TEST((WIFEXITED(status) && WEXITSTATUS(status) == 0), "the child's exit: " << status);
+  // 2. another user's listener: a worker does not connect to it
+  int ready[2];
+  BOOST_REQUIRE(::pipe(ready) == 0);
+  child = ::fork();
+  if (child == 0) {
+    ::close(ready[0]);
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0)
+      ::_exit(3);
+    auto l = listen_local();
+    if (!l)
+      ::_exit(4);
+    const auto n = static_cast<ssize_t>(l->name.size());
+    if (::write(ready[1], l->name.data(), l->name.size()) != n)
+      ::_exit(5);
+    ::close(ready[1]);
+    ::sleep(10); // (killed by the parent)
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  char buf[128];
+  const ssize_t n = ::read(ready[0], buf, sizeof buf);
+  ::close(ready[0]);
+  BOOST_REQUIRE(n > 0);
+  auto fd = connect_local(std::string(buf, static_cast<size_t>(n)));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, &status, 0);
+  BOOST_REQUIRE(!fd);
+  BOOST_TEST(describe(fd.error()).find("runs as another user") != std::string::npos, describe(fd.error()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
