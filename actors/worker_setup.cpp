@@ -182,12 +182,24 @@ caf::error accept_plan(worker_pointer self, placement_plan plan) {
     auto table = std::find_if(plan.variables.begin(), plan.variables.end(), [](const variable_info& v) { return v.table; });
     if (table == plan.variables.end())
       return caf::make_error(errc::protocol_error, "the chief's plan does not mark this worker's embedding table as one");
-    st.table->variable = static_cast<uint32_t>(table - plan.variables.begin());
-    const size_t slots = static_cast<size_t>(st.cfg.train.batch_size) * st.step->model().spec().input.size();
-    st.table->exchange = std::make_unique<row_exchange>(plan, st.table->variable, slots);
-    // (async: nothing decides between a push's update and the next read of its rows but the shard)
-    if (st.cfg.cluster.rows_with_push && st.cfg.cluster.mode == train_mode::async)
-      st.table->next = std::make_unique<row_exchange>(plan, st.table->variable, slots);
+    const auto variable = static_cast<uint32_t>(table - plan.variables.begin());
+    std::string layout = cat(variable, " ", plan.table_partition); // (what the row exchanges are made of)
+    for (auto& part : plan.parts)
+      if (part.variable == variable)
+        layout += cat(" ", part.shard, ":", part.row_begin, "+", part.rows);
+    if (st.table->exchange && layout != st.table->layout) // (a restarted chief's plan: row pulls may be out)
+      return caf::make_error(errc::protocol_error, cat("the chief's plan puts the embedding table's parts elsewhere than "
+                                                       "before (", layout, " against ", st.table->layout,
+                                                       "); restart this worker"));
+    if (!st.table->exchange) { // (the same plan again keeps them: the fetches out place their rows through them)
+      st.table->variable = variable;
+      st.table->layout = layout;
+      const size_t slots = static_cast<size_t>(st.cfg.train.batch_size) * st.step->model().spec().input.size();
+      st.table->exchange = std::make_unique<row_exchange>(plan, variable, slots);
+      // (async: nothing decides between a push's update and the next read of its rows but the shard)
+      if (st.cfg.cluster.rows_with_push && st.cfg.cluster.mode == train_mode::async)
+        st.table->next = std::make_unique<row_exchange>(plan, variable, slots);
+    }
     for (auto& part : plan.parts)
       if (part.variable == st.table->variable)
         st.pushes.carry_rows(part.shard, st.table->variable);

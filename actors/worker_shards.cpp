@@ -104,7 +104,7 @@ void detail::push_due(worker_pointer self, size_t floor) {
   };
   const auto& wire = st.encoder->settings();
   const auto due = st.pushes.due(static_cast<uint32_t>(floor));
-  // cluster.rows-with-push: the pushes carrying rows ask their shards back for the next batch's
+  // cluster.rows-with-push: the pushes carrying rows ask their shards back for the next batch's rows
   uint64_t ahead = 0;
   if (st.table && std::any_of(due.begin(), due.end(), [&](auto sp) { return st.pushes.parts(sp.first)[sp.second].rows; }))
     ahead = begin_rows_ahead(self);

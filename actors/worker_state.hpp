@@ -74,6 +74,7 @@ struct worker_state {
     // back with the push replies (null: each step pulls its rows before it computes)
     std::unique_ptr<row_exchange> next;
     int next_rows = 0;
+    std::string layout; // the table's parts in the plan the exchanges were made for
   };
   std::optional<table_rows> table;
   bool detached = true;                      // on a thread of its own (false in deterministic tests)

@@ -448,4 +448,47 @@ BOOST_AUTO_TEST_CASE(a_table_model_pulls_and_pushes_only_its_batches_rows) {
   }
 }
 
+// A table worker outlives a lost chief: it registers with the restarted chief, whose plan is the
+// same, and trains on with the row exchanges it has (a fetch out, or the next batch's rows asked
+// back with a push, still places its rows through the batch it renumbered). Killed at several
+// points of its steps.
+BOOST_AUTO_TEST_CASE(a_table_worker_outlives_a_lost_chief) {
+  model_spec text;
+  text.input = {1, 8, 1};
+  text.layers = *parse_layers({"embedding 6 4 mean", "dense 2"});
+  auto table_plan = make_placement(text.variables(), 2, placement_strategy::round_robin);
+  for (size_t events : {40, 97, 150, 333}) {
+    auto shards = table_shards(*this, text, table_plan, "adagrad", 1);
+    auto first_log = std::make_shared<chief_log>();
+    auto first = keep(sys->spawn(stub_chief, table_plan, first_log, int64_t{1000}, int64_t{-1}));
+    auto restarted_log = std::make_shared<chief_log>();
+    auto restarted = keep(sys->spawn(stub_chief, table_plan, restarted_log, int64_t{20}, int64_t{-1}));
+    auto cfg = config(first);
+    cfg.train.model = text;
+    auto data = std::make_shared<data_splits>();
+    data->train = text_set(200, 1);
+    data->validation = text_set(20, 2);
+    data->test = text_set(20, 3);
+    data->token_ids = true;
+    cfg.data = data;
+    cfg.shards = shards;
+    cfg.reconnect_chief = [restarted]() -> caf::expected<chief_actor> { return restarted; };
+    auto worker = keep(make_worker_replica(*sys, cfg, false));
+    (*self)->monitor(worker);
+    sched->run();
+    (*self)->send(worker, start_atom_v);
+    sched->run(events); // (mid-run: a step's rows out, held, or being computed on)
+    caf::anon_send_exit(first, caf::exit_reason::kill);
+    sched->run();
+    BOOST_TEST(restarted_log->hellos.size() == 1u, "killed after " << events << " events");
+    (*self)->send(worker, start_atom_v);
+    sched->run();
+    caf::error reason = caf::make_error(errc::timeout);
+    (*self)->receive([&](caf::down_msg& msg) { reason = msg.reason; });
+    BOOST_TEST(!reason, "killed after " << events << " events: " << describe(reason));
+    BOOST_TEST(restarted_log->final_seen, "killed after " << events << " events");
+    BOOST_TEST(restarted_log->steps >= 20, "killed after " << events << " events");
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
