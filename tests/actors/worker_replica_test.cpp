@@ -407,20 +407,17 @@ dataset text_set(int n, uint32_t seed) {
   return d;
 }
 
-} // namespace
-
-// An embedding model's worker against 2 ps nodes holding the table's halves (rows [0, 32) and
-// [32, 64)): every step pulls its batch's rows from both and pushes their gradients back, so both
-// shards count every step; rows no example names never move from the values the shards made.
-BOOST_AUTO_TEST_CASE(a_table_model_pulls_and_pushes_only_its_batches_rows) {
+// The text model of these cases: 8 id slots, a 2^6 x 4 embedding bag, 2 classes.
+model_spec text_model() {
   model_spec text;
   text.input = {1, 8, 1};
   text.layers = *parse_layers({"embedding 6 4 mean", "dense 2"});
-  auto table_plan = make_placement(text.variables(), 2, placement_strategy::round_robin);
-  BOOST_REQUIRE_EQUAL(table_plan.parts.size(), 4u); // the table's halves, the weights, the bias
-  auto shards = table_shards(*this, text, table_plan, "adagrad", 1);
-  auto chief = keep(sys->spawn(stub_chief, table_plan, log, int64_t{20}, int64_t{-1}));
-  auto cfg = config(chief);
+  return text;
+}
+
+// A worker of `text` on text_set's data, against `shards`.
+worker_replica_config text_config(worker_replica_config cfg, const model_spec& text,
+                                  std::vector<parameter_shard_actor> shards) {
   cfg.train.model = text;
   auto data = std::make_shared<data_splits>();
   data->train = text_set(200, 1);
@@ -428,8 +425,22 @@ BOOST_AUTO_TEST_CASE(a_table_model_pulls_and_pushes_only_its_batches_rows) {
   data->test = text_set(20, 3);
   data->token_ids = true;
   cfg.data = data;
-  cfg.shards = shards;
-  train_to_end(cfg);
+  cfg.shards = std::move(shards);
+  return cfg;
+}
+
+} // namespace
+
+// An embedding model's worker against 2 ps nodes holding the table's halves (rows [0, 32) and
+// [32, 64)): every step pulls its batch's rows from both and pushes their gradients back, so both
+// shards count every step; rows no example names never move from the values the shards made.
+BOOST_AUTO_TEST_CASE(a_table_model_pulls_and_pushes_only_its_batches_rows) {
+  const auto text = text_model();
+  auto table_plan = make_placement(text.variables(), 2, placement_strategy::round_robin);
+  BOOST_REQUIRE_EQUAL(table_plan.parts.size(), 4u); // the table's halves, the weights, the bias
+  auto shards = table_shards(*this, text, table_plan, "adagrad", 1);
+  auto chief = keep(sys->spawn(stub_chief, table_plan, log, int64_t{20}, int64_t{-1}));
+  train_to_end(text_config(config(chief), text, shards));
   BOOST_TEST(log->final_seen);
   BOOST_TEST(log->steps >= 20);
   std::vector<float> made(64 * 4);
@@ -453,9 +464,7 @@ BOOST_AUTO_TEST_CASE(a_table_model_pulls_and_pushes_only_its_batches_rows) {
 // back with a push, still places its rows through the batch it renumbered). Killed at several
 // points of its steps.
 BOOST_AUTO_TEST_CASE(a_table_worker_outlives_a_lost_chief) {
-  model_spec text;
-  text.input = {1, 8, 1};
-  text.layers = *parse_layers({"embedding 6 4 mean", "dense 2"});
+  const auto text = text_model();
   auto table_plan = make_placement(text.variables(), 2, placement_strategy::round_robin);
   for (size_t events : {40, 97, 150, 333}) {
     auto shards = table_shards(*this, text, table_plan, "adagrad", 1);
@@ -463,15 +472,7 @@ BOOST_AUTO_TEST_CASE(a_table_worker_outlives_a_lost_chief) {
     auto first = keep(sys->spawn(stub_chief, table_plan, first_log, int64_t{1000}, int64_t{-1}));
     auto restarted_log = std::make_shared<chief_log>();
     auto restarted = keep(sys->spawn(stub_chief, table_plan, restarted_log, int64_t{20}, int64_t{-1}));
-    auto cfg = config(first);
-    cfg.train.model = text;
-    auto data = std::make_shared<data_splits>();
-    data->train = text_set(200, 1);
-    data->validation = text_set(20, 2);
-    data->test = text_set(20, 3);
-    data->token_ids = true;
-    cfg.data = data;
-    cfg.shards = shards;
+    auto cfg = text_config(config(first), text, shards);
     cfg.reconnect_chief = [restarted]() -> caf::expected<chief_actor> { return restarted; };
     auto worker = keep(make_worker_replica(*sys, cfg, false));
     (*self)->monitor(worker);
