@@ -174,8 +174,7 @@ void detail::push_due(worker_pointer self, size_t floor) {
             next = *placed;
           }
           execute(self, st.ctl->pushed(s, reply.version, reply.next_step, reply.stale));
-          if (reads != 0)
-            follow_fetch(self, next);
+          follow_fetch(self, next); // (wait, without reads)
         },
         [=](caf::error& err) {
           if (self->state.ctl->answers(s, epoch))

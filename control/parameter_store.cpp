@@ -249,21 +249,27 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
   auto checked = check_read(req);
   if (!checked)
     return std::move(checked.error());
-  const auto& at = *checked;
   pull_reply out;
   out.version = version_;
-  out.slices.reserve(req.ranges.size());
-  for (size_t i = 0; i < req.ranges.size(); ++i) {
-    auto& r = req.ranges[i];
+  out.slices = gather(req.ranges, *checked);
+  return out;
+}
+
+std::vector<variable_slice> parameter_store::gather(const std::vector<slice_ref>& ranges,
+                                                    const std::vector<size_t>& at) const {
+  std::vector<variable_slice> out;
+  out.reserve(ranges.size());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    auto& r = ranges[i];
     auto& p = parts_[at[i]];
     if (!r.by_rows()) {
-      out.slices.push_back({r.variable, r.offset, tensor_copy(p.values.data() + (r.offset - p.offset), r.count)});
+      out.push_back({r.variable, r.offset, tensor_copy(p.values.data() + (r.offset - p.offset), r.count)});
       continue;
     }
     float_vector rows(r.count);
     const auto from = row_offsets(p, r.rows);
     gather_rows(p.values.data(), p.cols, from.data(), from.size(), rows.data());
-    out.slices.push_back({r.variable, r.offset, {std::move(rows)}, false, r.rows});
+    out.push_back({r.variable, r.offset, {std::move(rows)}, false, r.rows});
   }
   return out;
 }
@@ -279,14 +285,16 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
   if (!checked)
     return std::move(checked.error());
   const auto& at = *checked;
-  // The rows of the worker's next batch it asks back (checked before anything applies)
-  const auto reads = pull_request::of(req.worker, req.reads, req.scope);
+  // The rows of the worker's next batch it asks back: the part of each (checked before anything applies)
+  std::vector<size_t> reads_at;
   if (!req.reads.empty()) {
     if (std::any_of(req.reads.begin(), req.reads.end(), [](const slice_ref& r) { return !r.by_rows(); }))
       return caf::make_error(errc::protocol_error, cat("worker ", req.worker, "'s push asks back a range that names no rows "
                                                        "(a push's reads are a table's rows)"));
-    if (auto read_ok = check_read(reads); !read_ok)
-      return std::move(read_ok.error());
+    auto reads = check_read(pull_request::of(req.worker, req.reads, req.scope));
+    if (!reads)
+      return std::move(reads.error());
+    reads_at = std::move(*reads);
   }
   // A sync shard's version is the steps applied: one set up from a checkpoint behind the cluster
   // (its aggregator caught up with the step) takes the step's count, as the other shards have.
@@ -328,13 +336,8 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
       views_.encode(req.worker, slice, req.reply_topk, req.reply_precision);
     else
       set_wire_precision(slice, req.reply_precision);
-  if (!req.reads.empty()) { // (at fp32, as a pull's rows: after this update, so they hold it)
-    auto rows = read(reads);
-    if (!rows)
-      return std::move(rows.error());
-    for (auto& slice : rows->slices)
-      out.values.push_back(std::move(slice));
-  }
+  for (auto& slice : gather(req.reads, reads_at)) // (at fp32, as a pull's rows: after this update, so they hold it)
+    out.values.push_back(std::move(slice));
   return out;
 }
 

@@ -93,6 +93,8 @@ private:
   // The part of each of req's ranges, or why worker req.worker may not read them.
   caf::expected<std::vector<size_t>> check_read(const pull_request& req) const;
   caf::expected<pull_reply> read(const pull_request& req) const;
+  // The values of checked ranges, each from its part at[i] (a range with rows: those rows).
+  std::vector<variable_slice> gather(const std::vector<slice_ref>& ranges, const std::vector<size_t>& at) const;
 
   bool initialized_ = false;
   uint32_t shard_ = 0;
