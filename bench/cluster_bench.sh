@@ -153,7 +153,7 @@ transfer = open(f"{tmp}/transfer.txt").read()
 m = re.search(r"shard over the stream \(local socket\) / raw TCP: ([0-9.]+) sequential, ([0-9.]+) pipelined.*raw local-socket echo: ([0-9.]+), ([0-9.]+)", transfer)
 tcp_stream = re.search(r"shard over the stream \(TCP\) / raw TCP: ([0-9.]+) sequential, ([0-9.]+) pipelined", transfer)
 basp = re.search(r"shard over BASP / raw TCP: ([0-9.]+) sequential, ([0-9.]+) pipelined", transfer)
-tls_stream = re.search(r"TLS / plain, shard over the stream: local socket ([0-9.]+) sequential, ([0-9.]+) pipelined; TCP ([0-9.]+), ([0-9.]+)", transfer)
+tls_stream = re.search(r"TLS cluster / plain, shard over the stream: local socket ([0-9.]+) sequential, ([0-9.]+) pipelined.*; TCP \(TLS 1.3\) ([0-9.]+), ([0-9.]+)", transfer)
 wire = {s: json.load(open(f"{tmp}/wire-{s}/summary.json")) for s in sys.argv[8].split()}
 def total(s): return wire[s]["sent_bytes_per_step"] + wire[s]["received_bytes_per_step"]
 def points(s): return 100 * (wire[s]["final_test_accuracy"] - wire["fp32"]["final_test_accuracy"])
@@ -169,7 +169,7 @@ if m:
                  f"{basp.group(2)}x", ">= 0.8x"))
 if tls_stream:
     rows.append(("TLS vs plain, 1 MiB push+pull over the stream",
-                 f"local socket {tls_stream.group(1)}x sequential, {tls_stream.group(2)}x pipelined; TCP {tls_stream.group(3)}x, "
+                 f"local socket (plain: it stays on the host) {tls_stream.group(1)}x sequential, {tls_stream.group(2)}x pipelined; TCP {tls_stream.group(3)}x, "
                  f"{tls_stream.group(4)}x", ">= 0.85x"))
 if single > 0:
     rows += [
