@@ -2,6 +2,7 @@
 // and failure policy) and carries out the commands it returns: shard set-up and restore,
 // evaluation, checkpoints, the summary, starting and stopping everyone.
 #include "actors/chief.hpp"
+#include "actors/exception_log.hpp"
 #include "actors/chief_state.hpp"
 
 #include "actors/chief_checkpoints.hpp"
@@ -413,6 +414,7 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg, 
   st.cfg = std::move(cfg);
   st.detached = detached;
   st.shard_opt = st.cfg.shard_optimizer;
+  log_exceptions(self, tag);
   if (auto err = prepare(self)) {
     fail_run(self, caf::make_error(code_of(err), cat("cannot start: ", context_of(err))), peers::leave); // (its code:
     // invalid_config exits 2, a file that cannot be read 1)

@@ -1,5 +1,6 @@
 // The ParameterShard actor: thin message handlers over its shard_core (the store behind its lock).
 #include "actors/parameter_shard.hpp"
+#include "actors/exception_log.hpp"
 
 #include "actors/shard_core.hpp"
 #include "common/errc.hpp"
@@ -30,6 +31,7 @@ caf::result<T> answer(caf::expected<T> x) {
 
 parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, parameter_shard_config cfg) {
   self->state.cfg = cfg;
+  log_exceptions(self, cat("shard ", cfg.index));
   self->state.core = cfg.core ? cfg.core : std::make_shared<shard_core>(cfg.index, cfg.observed, self->clock().now());
   if (cfg.setup_timeout.count() > 0)
     self->delayed_send(self, cfg.setup_timeout, tick_atom_v);

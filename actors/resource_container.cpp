@@ -1,5 +1,6 @@
 // The ResourceContainer actor: scope_table decisions, carried out on per-scope shards.
 #include "actors/resource_container.hpp"
+#include "actors/exception_log.hpp"
 
 #include "actors/interfaces.hpp"
 #include "actors/shard_core.hpp"
@@ -222,6 +223,7 @@ resource_container_actor::behavior_type container_behavior(container_pointer sel
   auto& st = self->state;
   st.cfg = cfg;
   st.tag = cat("shard ", cfg.index);
+  log_exceptions(self, st.tag);
   if (cfg.setup_timeout.count() > 0 && !cfg.keep_alive)
     self->delayed_send(self, cfg.setup_timeout, tick_atom_v);
   if (cfg.stream_port) { // (linked: a gateway that cannot listen ends the node with its error)

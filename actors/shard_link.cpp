@@ -1,6 +1,7 @@
 // The ShardLink actor: the exchanges in flight by transfer id, each waiting for its typed reply
 // (a message frame on the stream), then for the reply's frames.
 #include "actors/shard_link.hpp"
+#include "actors/exception_log.hpp"
 
 #include "actors/broker_of.hpp"
 #include "actors/stream_session.hpp"
@@ -313,6 +314,7 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
   auto& st = self->state;
   st.cfg = cfg;
   st.tag = cat("tensor stream to shard ", cfg.shard);
+  log_exceptions(self, st.tag);
   st.session = caf::actor_cast<stream_session_actor>(cfg.offer.session);
   st.conn = cfg.open([hdl = caf::actor_cast<caf::actor>(self)](stream_note n) {
     caf::anon_send(hdl, stream_atom_v, std::move(n));

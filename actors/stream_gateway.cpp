@@ -1,6 +1,7 @@
 // The StreamGateway actor: the stream port, the sessions by token, and the connections that
 // have not yet said whose they are.
 #include "actors/stream_gateway.hpp"
+#include "actors/exception_log.hpp"
 
 #include "actors/stream_links.hpp"
 #include "actors/stream_session.hpp"
@@ -67,6 +68,7 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
   auto& st = self->state;
   st.cfg = cfg;
   st.tag = cat("shard ", cfg.shard, ": tensor streams");
+  log_exceptions(self, st.tag);
   auto port = cfg.listen([links = st.links, owner = caf::actor_cast<caf::actor>(self)](stream_opener open,
                                                                                         std::string peer) {
     links->add(open, std::move(peer), owner);

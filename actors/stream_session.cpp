@@ -1,6 +1,7 @@
 // The StreamSession actor: a phase (waiting for its stream, open), the pushes whose frames are
 // still arriving, and the answers sent back in band, the typed reply ahead of its frames.
 #include "actors/stream_session.hpp"
+#include "actors/exception_log.hpp"
 
 #include "actors/broker_of.hpp"
 
@@ -227,6 +228,7 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
   auto& st = self->state;
   st.cfg = cfg;
   st.tag = cat("shard ", cfg.shard, ": tensor stream of worker ", cfg.worker);
+  log_exceptions(self, st.tag);
   self->delayed_send(self, cfg.request_timeout, tick_atom_v);
   return {
     [=](stream_atom, uint64_t token) -> caf::result<bool> {

@@ -1,6 +1,7 @@
 // The SyncAggregator actor and its sync steps: sync_rule decisions applied through its shard (ssp
 // in sync_aggregator_ssp.cpp).
 #include "actors/sync_aggregator.hpp"
+#include "actors/exception_log.hpp"
 #include "actors/sync_aggregator_state.hpp"
 
 #include "control/push_assembly.hpp"
@@ -165,6 +166,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
   st.cfg = cfg;
   st.shard = shard;
   st.tag = cat("aggregator ", cfg.index);
+  log_exceptions(self, st.tag);
   if (cfg.mode == train_mode::ssp) {
     st.ssp.emplace(ssp_rule{cfg.workers, cfg.staleness, cfg.live_at_start}, cfg.workers, self->clock().now(),
                    cfg.step_timeout);

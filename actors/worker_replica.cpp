@@ -2,6 +2,7 @@
 // replica_step (the whole model, or one slice of a model-parallel group). Handlers validate,
 // feed the controller, and carry out the commands it returns: requests, steps, reports.
 #include "actors/worker_replica.hpp"
+#include "actors/exception_log.hpp"
 
 #include "control/slicing.hpp"
 #include "control/worker_commands.hpp"
@@ -267,6 +268,7 @@ worker_replica_actor::behavior_type worker_behavior(worker_pointer self, worker_
   st.cfg = std::move(cfg);
   st.detached = detached;
   st.tag = cat("worker ", st.cfg.index);
+  log_exceptions(self, st.tag);
   st.ctl = std::make_unique<replica_control>(control_config(st.cfg));
   if (auto err = prepare(self)) {
     fail(self, std::move(err), "cannot start");

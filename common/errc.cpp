@@ -29,6 +29,7 @@ const char* to_string(errc x) {
     case errc::cluster_full: return "cluster_full";
     case errc::wrong_cluster: return "wrong_cluster";
     case errc::terminated: return "terminated";
+    case errc::internal_error: return "internal_error";
   }
   return "unknown";
 }

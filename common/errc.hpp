@@ -33,6 +33,7 @@ enum class errc : uint8_t {
   cluster_full,       ///< an elastic join above cluster.max-workers
   wrong_cluster,      ///< a worker of another cluster (model, placement or shards) tried to register
   terminated,         ///< the node was told to stop (SIGTERM) before it could finish its work
+  internal_error,     ///< an exception escaped an actor's handler (a bug: the text names it)
 };
 
 /// Returns the enumerator's name, e.g. "invalid_config".

@@ -71,9 +71,16 @@ caf::expected<std::shared_ptr<const data_splits>> load_data(const train_settings
 }
 
 // Prints the chief's outcome; returns the exit code.
-int conclude(const chief_outcome& outcome, const train_settings& train) {
+int conclude(const chief_outcome& outcome, const train_settings& train, const caf::error& exit_reason) {
   if (!outcome.ok || !outcome.summary) {
-    std::fprintf(stderr, "error: chief: %s\n", outcome.message.empty() ? "stopped without a result" : outcome.message.c_str());
+    // (no message: the chief ended without failing the run itself, e.g. an exit message from a
+    // peer or an exception: its exit reason says which)
+    auto why = !outcome.message.empty() ? outcome.message
+               : exit_reason            ? cat("stopped without a result (its exit reason: ", describe(exit_reason), ")")
+                                        : std::string{"stopped without a result"};
+    std::fprintf(stderr, "error: chief: %s\n", why.c_str());
+    if (outcome.message.empty()) // (a run the chief failed logged its reason already)
+      log_line("chief", why);
     return outcome.code == errc::invalid_config ? 2 : 1; // (a bad configuration exits 2)
   }
   auto& s = *outcome.summary;
@@ -289,13 +296,13 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
     caf::scoped_actor local{sys};
     local->send(chief, stop_atom_v);
   }};
-  serve_until_exit(sys, chief);
+  auto reason = serve_until_exit(sys, chief);
   if (worker) {
     wait_for_exit(sys, *worker); // it quits after the chief's stop
     stop_links(*linked);
   }
   std::lock_guard<std::mutex> guard{outcome->mtx};
-  return conclude(*outcome, train);
+  return conclude(*outcome, train, reason);
 }
 
 // Model-parallel: the slices of a group exchange layer parts every step, so they talk over
@@ -400,13 +407,13 @@ int run_local(caf::actor_system& sys, const train_settings& train, const cluster
   for (uint32_t j = 0; j < cluster.workers.size(); ++j)
     workers.push_back(make_worker_replica(sys, {j, train, cluster, *data, chief, shards, "local",
                                                 nullptr, nullptr, open("worker", j)}));
-  wait_for_exit(sys, chief);
+  auto reason = wait_for_exit(sys, chief);
   for (auto& w : workers)
     wait_for_exit(sys, w); // they quit after the chief's stop, or when they see it go down
   for (auto& s : shards)
     caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
   std::lock_guard<std::mutex> guard{outcome->mtx};
-  return conclude(*outcome, train);
+  return conclude(*outcome, train, reason);
 }
 
 } // namespace
