@@ -20,7 +20,7 @@
 namespace actorps {
 
 /// The chief's phases, in the order a run passes through them.
-enum class run_phase { init_shards, waiting, training, stopping, finishing, final_save, done };
+enum class run_phase { init_shards, waiting, training, stopping, final_save, finishing, done };
 
 const char* to_string(run_phase p);
 

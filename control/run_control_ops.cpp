@@ -147,9 +147,9 @@ run_commands run_control::saved(uint64_t op) {
   if (!flight_.save || flight_.save->op != op)
     return out;
   flight_.save.reset();
-  if (phase_ == run_phase::final_save) {
-    phase_ = run_phase::done;
-    out.push_back(run_command{kind::quit});
+  if (phase_ == run_phase::final_save) { // the run's end is saved: its final evaluation and summary
+    phase_ = run_phase::finishing;
+    begin_finish(out);
     return out;
   }
   if (flight_.queued_save && phase_ == run_phase::training) {
@@ -160,9 +160,23 @@ run_commands run_control::saved(uint64_t op) {
   return out;
 }
 
+// The run's end. With checkpoint.dir its last step is saved first (final_save), then evaluated
+// and summarised (finishing): a chief lost while it finishes then resumes a run that reached its
+// end and finishes it without workers, instead of waiting for workers that ended with the run.
+// A run resumed at its end has that checkpoint already.
 void run_control::begin_finish(run_commands& out) {
+  flight_.queued_save.reset(); // (the final save supersedes a periodic or best one)
+  if (phase_ != run_phase::finishing && cfg_.checkpoints && !stop_at_start_) {
+    phase_ = run_phase::final_save;
+    if (restoring_any())
+      return; // shard_restored() takes it
+    flight_.save = save_op{next_op_++, false}; // a periodic save still in flight is superseded
+    auto c = run_command::for_op(kind::save, flight_.save->op);
+    c.step = steps_;
+    out.push_back(std::move(c));
+    return;
+  }
   phase_ = run_phase::finishing;
-  flight_.queued_save.reset(); // the final save follows the summary
   if (restoring_any() || flight_.summary)
     return; // shard_restored() comes back here
   flight_.summary = next_op_++;
@@ -176,16 +190,8 @@ run_commands run_control::finished(uint64_t op) {
   if (!flight_.summary || *flight_.summary != op)
     return out;
   flight_.summary.reset();
-  if (!cfg_.checkpoints) {
-    phase_ = run_phase::done;
-    out.push_back(run_command{kind::quit});
-    return out;
-  }
-  phase_ = run_phase::final_save;
-  flight_.save = save_op{next_op_++, false}; // a periodic save still in flight is superseded
-  auto c = run_command::for_op(kind::save, flight_.save->op);
-  c.step = steps_;
-  out.push_back(std::move(c));
+  phase_ = run_phase::done;
+  out.push_back(run_command{kind::quit});
   return out;
 }
 
@@ -195,7 +201,8 @@ run_commands run_control::failed(uint64_t op, errc code, const std::string& what
     return out; // abandoned: a shard it waited on went down
   if (flight_.save && flight_.save->op == op) {
     out.push_back(run_command::log(cat(flight_.save->best ? "best-model save" : "checkpoint", " at step ", steps_, " failed: ",
-                              what, "; training goes on (a failed save leaves the checkpoints before it as they were)")));
+                              what, phase_ == run_phase::final_save ? "; the run finishes without it" : "; training goes on",
+                              " (a failed save leaves the checkpoints before it as they were)")));
     auto more = saved(op); // the same next move as a save that went through
     out.insert(out.end(), more.begin(), more.end());
     return out;

@@ -77,6 +77,12 @@ inline run_commands start(controller& ctl, uint32_t workers = 2, uint32_t shards
 
 // Answers whatever the controller asked for, like an actor whose peers all answer, until the
 // run quits or fails; returns the commands seen. Counts the summaries written.
+// The run's end began: its final save (with checkpoint.dir), or else its evaluation and summary.
+inline bool ends(const controller& ctl, const run_commands& cmds) {
+  return (ctl.phase() == run_phase::final_save && has(cmds, kind::save))
+         || (ctl.phase() == run_phase::finishing && has(cmds, kind::finish));
+}
+
 inline run_commands run_to_end(controller& ctl, run_commands cmds, int* summaries = nullptr) {
   run_commands seen;
   for (int round = 0; round < 50 && !has(cmds, kind::quit) && !has(cmds, kind::fail); ++round) {
@@ -116,13 +122,14 @@ inline run_commands drive_to(controller& ctl, run_phase phase) {
   if (phase == run_phase::stopping)
     return cmds;
   ctl.progress(0, 0, 0, 0.0, true, t0 + 1s);
-  cmds = ctl.progress(1, 0, 0, 0.0, true, t0 + 1s);
+  cmds = ctl.progress(1, 0, 0, 0.0, true, t0 + 1s); // (with checkpoint.dir: the final save, then the summary)
+  BOOST_REQUIRE(ctl.phase() == run_phase::final_save);
+  BOOST_REQUIRE(has(cmds, kind::save));
+  if (phase == run_phase::final_save)
+    return cmds;
+  cmds = ctl.saved(find(cmds, kind::save)->op);
   BOOST_REQUIRE(ctl.phase() == run_phase::finishing);
   BOOST_REQUIRE(has(cmds, kind::finish));
-  if (phase == run_phase::finishing)
-    return cmds;
-  cmds = ctl.finished(find(cmds, kind::finish)->op);
-  BOOST_REQUIRE(ctl.phase() == run_phase::final_save);
   return cmds;
 }
 

@@ -170,8 +170,49 @@ BOOST_AUTO_TEST_CASE(stops_at_the_limit_and_finishes_after_every_final_report) {
   BOOST_TEST((ctl.phase() == run_phase::done));
 }
 
-// The training clock stops at the last step's report: the final evaluation, the summary and the
-// final save that follow are not training time (the single process does not count its
+// Found by the simulator (ssp seed 5683 with shard crashes and damaged checkpoints): a chief
+// killed after the workers' final reports, while it evaluated and wrote the summary, came back
+// on the last periodic checkpoint, below max-steps, and waited for workers that had ended with
+// the run until cluster.startup-timeout failed it. With checkpoint.dir the run's last step is
+// saved first, so such a chief resumes a run that had reached its end and finishes it.
+BOOST_AUTO_TEST_CASE(the_runs_end_is_saved_before_the_final_evaluation) {
+  controller ctl{config(train_mode::async, true)};
+  start(ctl);
+  ctl.progress(0, 10, 10, 1.0, false, t0); // the limit: stopping
+  ctl.progress(0, 1, 1, 0.0, true, t0);
+  auto cmds = ctl.progress(1, 1, 1, 0.0, true, t0);
+  auto* save = find(cmds, kind::save);
+  BOOST_REQUIRE_MESSAGE(save, describe_logs(cmds));
+  BOOST_TEST(!has(cmds, kind::finish));
+  BOOST_TEST(save->step == 12);
+  BOOST_TEST(!save->best);
+  BOOST_TEST((ctl.phase() == run_phase::final_save));
+  cmds = ctl.saved(save->op);
+  auto* fin = find(cmds, kind::finish);
+  BOOST_REQUIRE(fin);
+  BOOST_TEST((ctl.phase() == run_phase::finishing));
+  cmds = ctl.finished(fin->op);
+  BOOST_TEST(has(cmds, kind::quit));
+  BOOST_TEST(!has(cmds, kind::save)); // (saved already)
+  BOOST_TEST((ctl.phase() == run_phase::done));
+}
+
+// A final save that fails does not keep the run from its summary (the checkpoints before it
+// stay as they were).
+BOOST_AUTO_TEST_CASE(a_failed_final_save_still_finishes_the_run) {
+  controller ctl{config(train_mode::async, true)};
+  start(ctl);
+  ctl.progress(0, 10, 10, 1.0, false, t0);
+  ctl.progress(0, 1, 1, 0.0, true, t0);
+  auto save = *find(ctl.progress(1, 1, 1, 0.0, true, t0), kind::save);
+  auto cmds = ctl.failed(save.op, errc::file_error, "disk full");
+  BOOST_TEST(logs(cmds, "checkpoint at step 12 failed: disk full; the run finishes without it"), describe_logs(cmds));
+  BOOST_TEST(has(cmds, kind::finish));
+  BOOST_TEST(!has(cmds, kind::fail));
+}
+
+// The training clock stops at the last step's report: the final save, the final evaluation and
+// the summary that follow are not training time (the single process does not count its
 // evaluations either, and the cluster's examples/s is compared with it).
 BOOST_AUTO_TEST_CASE(the_training_seconds_end_with_the_last_report) {
   controller ctl{config(train_mode::async, true)};
@@ -180,11 +221,11 @@ BOOST_AUTO_TEST_CASE(the_training_seconds_end_with_the_last_report) {
   ctl.progress(0, 1, 1, 0.0, true, t0 + 9s);
   BOOST_TEST(ctl.seconds(t0 + 9500ms) == 9.5); // still waiting for a final report: training
   auto cmds = ctl.progress(1, 1, 1, 0.0, true, t0 + 10s);
-  BOOST_REQUIRE(has(cmds, kind::finish));
-  BOOST_TEST(ctl.seconds(t0 + 14s) == 10.0); // the final evaluation runs
-  cmds = ctl.finished(find(cmds, kind::finish)->op);
   BOOST_REQUIRE((ctl.phase() == run_phase::final_save));
-  BOOST_TEST(ctl.seconds(t0 + 20s) == 10.0);
+  BOOST_TEST(ctl.seconds(t0 + 12s) == 10.0); // the final save runs
+  cmds = ctl.saved(find(cmds, kind::save)->op);
+  BOOST_REQUIRE(has(cmds, kind::finish));
+  BOOST_TEST(ctl.seconds(t0 + 20s) == 10.0); // the final evaluation runs
 }
 
 BOOST_AUTO_TEST_CASE(sync_workers_that_stop_by_themselves_end_the_run) {
@@ -254,7 +295,7 @@ BOOST_AUTO_TEST_CASE(in_graph_steps_are_driven_by_the_chief) {
   BOOST_TEST((ctl.phase() == run_phase::stopping));
   BOOST_TEST(ctl.progress(0, 0, 0, 0.0, true, t0 + 4ms).empty());
   auto last = ctl.progress(1, 0, 0, 0.0, true, t0 + 4ms);
-  BOOST_TEST(has(last, kind::finish));
+  BOOST_TEST(ends(ctl, last));
   BOOST_TEST(ctl.steps() == 3); // the workers' final reports count no steps
 }
 
@@ -313,7 +354,7 @@ BOOST_AUTO_TEST_CASE(sync_a_worker_at_the_step_limit_starts_the_stop_and_its_dea
   BOOST_TEST(ctl.stop_reason() == "max steps 10 reached");
   auto late = ctl.tick(t0 + 62s); // worker 1 (frozen) never reported
   BOOST_TEST(logs(late, "not every worker sent its final report in time"));
-  BOOST_TEST((ctl.phase() == run_phase::finishing));
+  BOOST_TEST(ends(ctl, late));
 }
 
 // Found by the simulator (ssp, seed 1016): a chief killed after its run reached max-steps (while

@@ -286,6 +286,21 @@ BOOST_AUTO_TEST_CASE(a_grant_for_a_dead_process_does_not_reach_its_restart) {
   BOOST_TEST(expect_ok(sc).steps == 267);
 }
 
+// Ssp seed 5683 (shard crashes, damaged checkpoints): the chief was killed after the worker's
+// final report, while it finished the run; it came back on the periodic checkpoint of step 20,
+// below max-steps 21, and waited for a worker that had ended with the run until
+// cluster.startup-timeout failed it. The run's end is now saved before the final evaluation:
+// the chief resumes at step 21 and finishes without the worker.
+BOOST_AUTO_TEST_CASE(ssp_a_chief_lost_while_it_finishes_resumes_the_finished_run) {
+  auto sc = found(train_mode::ssp, 5683, 1, 1, 21, 4, 1397, 280, 27940,
+                  {{fault::kind::crash_chief, 59569, 0, 13025}, {fault::kind::crash_shard, 60658, 0, 35218}});
+  sc.staleness = 1;
+  sc.request_timeout = 55880;
+  sc.checkpoint_every = 5;
+  auto out = expect_ok(sc);
+  BOOST_TEST(out.steps == 21);
+}
+
 // Sync seed 364 (shard crashes): a chief restarted while shard 0 was down set it up from its
 // checkpoint at step 16 and went on at step 23, which shard 1 had kept; shard 0 refused every
 // push of step 23 and the workers failed. The restored rule catches up with the cluster's step.
