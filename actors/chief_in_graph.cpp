@@ -65,7 +65,7 @@ public:
   }
 
   // Pushes the step's average to every shard; the step counts once every shard applied it.
-  void push_average(const in_graph_round::result& result) override {
+  void push_average(const in_graph_round::result& result, uint64_t token) override {
     auto& st = self_->state;
     std::vector<const float_vector*> by_variable(st.plan.variables.size(), nullptr);
     for (auto& slice : result.average)
@@ -91,10 +91,10 @@ public:
       }
     }
     auto self = self_;
-    auto done = [self, rows = result.rows, loss = result.loss_sum](std::vector<bool>&) {
-      self->state.in_graph.driver->applied(rows, loss);
+    auto done = [self, token, rows = result.rows, loss = result.loss_sum](std::vector<bool>&) {
+      self->state.in_graph.driver->applied(token, rows, loss);
     };
-    auto failed = [self](std::string why) { self->state.in_graph.driver->apply_failed(why); };
+    auto failed = [self, token](std::string why) { self->state.in_graph.driver->apply_failed(token, why); };
     if (pushes.empty()) {
       std::vector<bool> none;
       return done(none);

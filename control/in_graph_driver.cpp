@@ -41,7 +41,7 @@ void in_graph_driver::part_delivered(uint32_t w, uint64_t step, uint32_t p, int 
   if (!round_.ready())
     return;
   at_ = phase::applying;
-  host_.push_average(round_.complete());
+  host_.push_average(round_.complete(), ++pushes_);
 }
 
 void in_graph_driver::part_failed(uint32_t w, uint64_t step, const std::string& why) {
@@ -55,19 +55,22 @@ void in_graph_driver::part_failed(uint32_t w, uint64_t step, const std::string& 
   send_all(moved);
 }
 
-void in_graph_driver::applied(int rows, double loss_sum) {
-  if (at_ != phase::applying)
-    return;
+void in_graph_driver::end_apply() {
   at_ = phase::idle;
   host_.batch_done();
+}
+
+void in_graph_driver::applied(uint64_t token, int rows, double loss_sum) {
+  if (at_ != phase::applying || token != pushes_)
+    return;
+  end_apply();
   host_.execute(host_.run().chief_step(rows, loss_sum, host_.now()));
 }
 
-void in_graph_driver::apply_failed(const std::string& why) {
-  if (at_ != phase::applying)
+void in_graph_driver::apply_failed(uint64_t token, const std::string& why) {
+  if (at_ != phase::applying || token != pushes_)
     return;
-  at_ = phase::idle;
-  host_.batch_done(); // (applied on some shards: the lost shard's restore decides its values)
+  end_apply(); // (applied on some shards: the lost shard's restore decides its values)
   if (!host_.run().restoring())
     fail(errc::peer_unreachable, why);
 }
@@ -85,9 +88,15 @@ void in_graph_driver::worker_back(uint32_t j) {
   round_.rejoin(j);
 }
 
+// Found by the simulator (in-graph seed 15358, shard crashes): a shard that died while the
+// average was pushed and came back at once took the push as a fresh process that answers
+// nothing; the driver waited for that answer for good, and no step began after the restore (the
+// chief's push would have failed at request-timeout, and failed the run). The step is over.
 void in_graph_driver::abandon() {
+  if (at_ == phase::applying)
+    return end_apply();
   if (at_ != phase::computing)
-    return; // (pushes in flight end by themselves)
+    return;
   round_.abandon();
   at_ = phase::idle;
 }

@@ -36,9 +36,9 @@ public:
   /// through part_delivered(), its failure (or no answer within cluster.step-timeout) through
   /// part_failed().
   virtual void send_part(uint64_t step, const in_graph_round::assignment& a) = 0;
-  /// Pushes the step's average to every shard; then applied(), or apply_failed() once any push
-  /// failed.
-  virtual void push_average(const in_graph_round::result& result) = 0;
+  /// Pushes the step's average to every shard; then applied(token, ...), or apply_failed(token,
+  /// ...) once any push failed.
+  virtual void push_average(const in_graph_round::result& result, uint64_t token) = 0;
   /// Calls step() again after `pause`.
   virtual void step_after(std::chrono::milliseconds pause) = 0;
   virtual void log(const std::string& line) = 0;
@@ -65,16 +65,19 @@ public:
   /// Worker w did not answer for its part of `step`; its parts go to the others (while a shard
   /// is being restored nothing moves: the step runs again once it is back).
   void part_failed(uint32_t w, uint64_t step, const std::string& why);
-  /// Every shard applied the step's average: the controller counts the step.
-  void applied(int rows, double loss_sum);
-  /// A push of the average failed (applied on some shards: the lost shard's restore decides its
-  /// values); the run fails unless a shard is being restored.
-  void apply_failed(const std::string& why);
+  /// Every shard applied the average pushed as `token`: the controller counts the step. (An
+  /// answer for pushes the driver gave up is ignored.)
+  void applied(uint64_t token, int rows, double loss_sum);
+  /// A push of the average `token` failed (applied on some shards: the lost shard's restore
+  /// decides its values); the run fails unless a shard is being restored.
+  void apply_failed(uint64_t token, const std::string& why);
   /// Worker j's process went down: its parts go to the others.
   void worker_down(uint32_t j);
   /// A restarted worker j takes parts again from the next step on.
   void worker_back(uint32_t j);
-  /// A shard is lost: the step being computed is dropped (it runs again once the shard is back).
+  /// A shard is lost: the step being computed is dropped (it runs again once the shard is back);
+  /// one whose average is being pushed is over (applied on some shards: the restore decides the
+  /// lost shard's values), whether or not its pushes ever answer.
   void abandon();
 
 private:
@@ -82,10 +85,14 @@ private:
   void stalled(const std::string& why);
   void fail(errc code, std::string why);
 
+  /// The applying step's batch is done: the next step takes the next one.
+  void end_apply();
+
   in_graph_round round_;
   std::chrono::nanoseconds step_timeout_;
   in_graph_host& host_;
   phase at_ = phase::idle;
+  uint64_t pushes_ = 0; ///< the token of the latest average pushed (applying: the one awaited)
 };
 
 } // namespace actorps

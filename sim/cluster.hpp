@@ -133,7 +133,7 @@ private:
   void in_graph_step();
   void send_part(uint64_t step, in_graph_round::assignment a);
   void on_part(uint32_t j, uint64_t step, uint32_t part, int rows, uint64_t token);
-  void push_average(const in_graph_round::result& result);
+  void push_average(const in_graph_round::result& result, uint64_t token);
   void in_graph_worker_down(uint32_t j);
   void on_lease(uint32_t j, uint64_t incarnation, uint64_t epoch, const lease_request& req);
   bool settle_leases(uint32_t j, const lease_request& req);

@@ -40,8 +40,8 @@ public:
     c_.send_part(step, a);
   }
 
-  void push_average(const in_graph_round::result& result) override {
-    c_.push_average(result);
+  void push_average(const in_graph_round::result& result, uint64_t token) override {
+    c_.push_average(result, token);
   }
 
   void step_after(std::chrono::milliseconds pause) override {
@@ -101,26 +101,26 @@ void cluster::on_part(uint32_t j, uint64_t step, uint32_t part, int rows, uint64
 }
 
 // The step's average to every shard; the driver counts the step once all applied it.
-void cluster::push_average(const in_graph_round::result& result) {
+void cluster::push_average(const in_graph_round::result& result, uint64_t token) {
   if (result.rows != ig_.rows)
     return violate(cat("in-graph step ", result.step, " averaged ", result.rows, " rows of its ", ig_.rows));
   auto left = std::make_shared<uint32_t>(sc_.shards);
   for (uint32_t s = 0; s < sc_.shards; ++s)
     to_shard(
       chief_id(), s,
-      [this, s, left, result] {
+      [this, s, left, result, token] {
         auto& sh = *shards_[s];
         if (!sh.restored)
           return;
         ++sh.version; // the chief's push of the step's average
-        to_chief(shard_id(s), [this, left, result] {
+        to_chief(shard_id(s), [this, left, result, token] {
           if (--*left == 0)
-            ig_.driver->applied(result.rows, result.loss_sum);
+            ig_.driver->applied(token, result.rows, result.loss_sum);
         });
       },
-      [this, s] { // the shard is gone: its restore decides its values (the failure reaches the
-        to_chief(shard_id(s), [this, s] { // chief after the shard's loss, as CAF's down message does)
-          ig_.driver->apply_failed(cat("the in-graph push to shard ", s, " failed"));
+      [this, s, token] { // the shard is gone: its restore decides its values (the failure reaches the
+        to_chief(shard_id(s), [this, s, token] { // chief after the shard's loss, as CAF's down message does)
+          ig_.driver->apply_failed(token, cat("the in-graph push to shard ", s, " failed"));
         });
       });
 }

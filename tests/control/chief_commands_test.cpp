@@ -62,7 +62,7 @@ struct idle_in_graph_host final : in_graph_host {
   int batch_rows() override { return 90; }
   void batch_done() override {}
   void send_part(uint64_t, const in_graph_round::assignment&) override {}
-  void push_average(const in_graph_round::result&) override {}
+  void push_average(const in_graph_round::result&, uint64_t) override {}
   void step_after(std::chrono::milliseconds) override {}
   void log(const std::string&) override {}
 };

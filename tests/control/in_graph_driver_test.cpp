@@ -25,6 +25,7 @@ struct recording_host final : in_graph_host {
   int batches_done = 0;
   std::vector<std::pair<uint64_t, in_graph_round::assignment>> parts; // (step, assignment)
   std::vector<in_graph_round::result> averages;
+  std::vector<uint64_t> tokens; // (of each average pushed)
   std::vector<std::chrono::milliseconds> pauses;
   std::vector<std::string> lines;
   run_commands executed;
@@ -37,7 +38,10 @@ struct recording_host final : in_graph_host {
   int batch_rows() override { return rows; }
   void batch_done() override { ++batches_done; }
   void send_part(uint64_t step, const in_graph_round::assignment& a) override { parts.emplace_back(step, a); }
-  void push_average(const in_graph_round::result& result) override { averages.push_back(result); }
+  void push_average(const in_graph_round::result& result, uint64_t token) override {
+    averages.push_back(result);
+    tokens.push_back(token);
+  }
   void step_after(std::chrono::milliseconds pause) override { pauses.push_back(pause); }
   void log(const std::string& line) override { lines.push_back(line); }
 
@@ -81,7 +85,7 @@ BOOST_AUTO_TEST_CASE(a_step_hands_out_parts_pushes_their_average_and_counts_once
   BOOST_TEST(host.averages[0].rows == 100);
   BOOST_TEST(host.averages[0].average[0].data.values[0] == 2.0f);
   BOOST_TEST((driver.at() == actorps::in_graph_driver::phase::applying));
-  driver.applied(100, 60.0);
+  driver.applied(host.tokens.at(0), 100, 60.0);
   BOOST_TEST(host.ctl.steps() == 1);
   BOOST_TEST(host.batches_done == 1);
   BOOST_TEST(host.did(run_command::kind::in_graph_step)); // the controller asks for the next
@@ -160,14 +164,49 @@ BOOST_AUTO_TEST_CASE(a_failed_push_fails_the_run_unless_a_shard_is_restored) {
       driver.part_delivered(host.parts[1].second.worker, 1, host.parts[1].second.part, 50, 1.0, grad(1.0f));
       if (restoring)
         host.ctl.shard_down(0, "killed");
-      driver.apply_failed("the push to shard 0 failed");
+      driver.apply_failed(host.tokens.at(0), "the push to shard 0 failed");
       BOOST_TEST(host.did(run_command::kind::fail) == !restoring);
       BOOST_TEST(host.batches_done == 1);
       BOOST_TEST((driver.at() == actorps::in_graph_driver::phase::idle));
-      driver.applied(100, 2.0); // (a late success counts nothing)
+      driver.applied(host.tokens.at(0), 100, 2.0); // (a late success counts nothing)
       BOOST_TEST(host.ctl.steps() == 0);
     }
   }
+}
+
+// Found by the simulator (in-graph seed 15358, shard crashes): a shard that died while the
+// average was pushed, and came back at once, answered its push with nothing; the driver waited
+// in applying for good, so no step began after the restore. The shard's loss ends the step
+// (its batch is done, its step not counted); late answers of its pushes change nothing, even
+// once the next step, of the same number, pushes its own.
+BOOST_AUTO_TEST_CASE(a_shard_lost_while_the_average_is_pushed_ends_the_step) {
+  recording_host host{in_graph_config()};
+  run_control_cases::start(host.ctl);
+  actorps::in_graph_driver driver{2, 10s, host};
+  auto compute = [&](size_t from) {
+    driver.step();
+    BOOST_REQUIRE_EQUAL(host.parts.size(), from + 2);
+    for (size_t i = from; i < from + 2; ++i)
+      driver.part_delivered(host.parts[i].second.worker, host.parts[i].first, host.parts[i].second.part, 50, 1.0,
+                            grad(1.0f));
+    BOOST_REQUIRE((driver.at() == actorps::in_graph_driver::phase::applying));
+  };
+  compute(0);
+  host.ctl.shard_down(0, "killed");
+  driver.abandon(); // (what the chief's restore_shard command does)
+  BOOST_TEST((driver.at() == actorps::in_graph_driver::phase::idle));
+  BOOST_TEST(host.batches_done == 1);
+  BOOST_TEST(host.ctl.steps() == 0);
+  host.ctl.shard_restored(0);
+  compute(2); // the next step begins after the restore (step 1 again: none was counted)
+  BOOST_TEST(host.parts[2].first == 1u);
+  driver.applied(host.tokens.at(0), 100, 2.0);                        // the lost step's late answer
+  driver.apply_failed(host.tokens.at(0), "the push to shard 0 failed"); // or its late failure
+  BOOST_TEST((driver.at() == actorps::in_graph_driver::phase::applying));
+  BOOST_TEST(!host.did(run_command::kind::fail));
+  driver.applied(host.tokens.at(1), 100, 2.0);
+  BOOST_TEST(host.ctl.steps() == 1);
+  BOOST_TEST(host.batches_done == 2);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

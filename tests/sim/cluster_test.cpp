@@ -380,6 +380,17 @@ BOOST_AUTO_TEST_CASE(in_graph_steps_wait_for_a_shard_being_restored) {
     BOOST_TEST(v == 20u);
 }
 
+// In-graph seeds 15358, 24911 and 28509 (shard crashes, damaged checkpoints): a shard killed
+// while the chief pushed a step's average came back at once and took the push as a fresh process
+// that answers nothing; the driver waited for that answer for good and no step began after the
+// restore. The shard's loss now ends the step being applied (control/in_graph_driver::abandon).
+BOOST_AUTO_TEST_CASE(in_graph_a_shard_lost_while_the_average_is_pushed_does_not_stall_the_run) {
+  for (uint64_t seed : {15358, 24911, 28509}) {
+    auto out = expect_ok(scenario_for(seed, train_mode::sync, draw{scale::small, false, true, true, true}));
+    BOOST_TEST(out.stop_reason.find("max steps") == 0, seed << ": " << out.stop_reason);
+  }
+}
+
 // Storage faults (issue 49 item 6): a restart reads its checkpoints back through the real rule
 // (common/checkpoint_choice). The newest damaged: the chief resumes the one before, names the one
 // it skipped, and the run still ends at max-steps; every kept one damaged: the restart fails by
