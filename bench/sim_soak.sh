@@ -15,7 +15,7 @@ sim=build/bin/actorps-sim
 [ -x "$sim" ] || scripts/build.sh >/dev/null
 kinds=(async sync ssp elastic elastic-sync elastic-ssp in-graph model-parallel scopes-async scopes-sync scopes-ssp
        async+shards sync+shards ssp+shards elastic+shards elastic-sync+shards elastic-ssp+shards in-graph+shards
-       async+storage sync+storage ssp+storage model-parallel+storage)
+       async+storage sync+storage ssp+storage in-graph+storage model-parallel+storage)
 per_mode=$(( runs / ${#kinds[@]} ))
 large=$(( per_mode / 50 ))
 small=$(( per_mode - large ))
