@@ -75,6 +75,8 @@ for ((t = 1; t <= trials; t++)); do
     # moment drawn in seconds fell after the end of short runs on a fast machine)
     at_step=$(python3 -c 'import random, sys; s = int(sys.argv[1]); print(random.randrange(400, max(500, s // 2 + 1), 100))' "$steps")
     wait_for "$run/logs/chief.log" "chief: step $at_step " 120 || true
+    grep -q "chief: stopping: " "$run/logs/chief.log" \
+      && echo "fault-drill: $name: training had ended before the kill (its first checkpoint came late); a longer run (--steps) tests the recovery" >&2
     pid=$(awk -v n="$victim" '$1 == n {print $2}' "$run/pids")
     rpid=""
     if [[ $c == join ]]; then

@@ -132,8 +132,9 @@ else
   fail "the table's checkpoint was not restored: $(grep -h "restor\|checkpoint" "$tmp/runs/ck2/logs/chief.log" | head -3)"
 fi
 # a ps node killed (-9) while the workers pull their rows: they pause, reach its restart (restored
-# from the chief's checkpoint) and the run finishes by itself
-drill=$("$root/scripts/fault-drill.sh" --trials 1 --steps 600 --target 0.8 --cases shard --run-dir "$tmp/drill" \
+# from the chief's checkpoint) and the run finishes by itself (1,500 steps: at 600 the run had
+# sometimes ended, its first periodic checkpoint queued behind a best-model save, before the kill)
+drill=$("$root/scripts/fault-drill.sh" --trials 1 --steps 1500 --target 0.8 --cases shard --run-dir "$tmp/drill" \
           --bin "$bin" -- "${text[@]}" "${small[@]}" 2>&1)
 if grep -q "| kill -9 shard | 1 | 1 | 1 |" <<< "$drill"; then
   echo "kill -9 of a ps node: resumed unattended, $(grep -o 'test accuracy [0-9.]*' <<< "$drill" | head -1)"
