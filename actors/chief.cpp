@@ -88,6 +88,15 @@ void observe_counters(telemetry& t, int64_t step, const shard_stats& first, int6
 
 } // namespace
 
+std::string outcome_failure(const chief_outcome& outcome, const caf::error& exit_reason) {
+  if (outcome.ok && outcome.summary)
+    return {};
+  if (!outcome.message.empty())
+    return outcome.message;
+  return exit_reason ? cat("stopped without a result (its exit reason: ", describe(exit_reason), ")")
+                     : std::string{"stopped without a result"};
+}
+
 void detail::fail_run(chief_pointer self, caf::error err, peers what) {
   auto& st = self->state;
   auto text = describe(err);

@@ -50,6 +50,12 @@ struct chief_config {
 /// are the caller's to set).
 chief_config chief_config_for(const train_settings& train, const cluster_settings& cluster);
 
+/// Why the run failed, as its node reports it (exit 1, or 2 for a bad configuration): the
+/// chief's own message, or, where the chief ended without failing the run itself (an exception,
+/// an exit message from a peer), its exit reason; "" when the run ended with its summary.
+/// REQUIRES: outcome.mtx held.
+std::string outcome_failure(const chief_outcome& outcome, const caf::error& exit_reason);
+
 /// Spawns the chief (detached: its evaluations compute on its own thread; false in tests).
 chief_actor make_chief(caf::actor_system& sys, chief_config cfg, bool detached = true);
 

@@ -72,12 +72,7 @@ caf::expected<std::shared_ptr<const data_splits>> load_data(const train_settings
 
 // Prints the chief's outcome; returns the exit code.
 int conclude(const chief_outcome& outcome, const train_settings& train, const caf::error& exit_reason) {
-  if (!outcome.ok || !outcome.summary) {
-    // (no message: the chief ended without failing the run itself, e.g. an exit message from a
-    // peer or an exception: its exit reason says which)
-    auto why = !outcome.message.empty() ? outcome.message
-               : exit_reason            ? cat("stopped without a result (its exit reason: ", describe(exit_reason), ")")
-                                        : std::string{"stopped without a result"};
+  if (auto why = outcome_failure(outcome, exit_reason); !why.empty()) {
     std::fprintf(stderr, "error: chief: %s\n", why.c_str());
     if (outcome.message.empty()) // (a run the chief failed logged its reason already)
       log_line("chief", why);

@@ -168,4 +168,21 @@ BOOST_AUTO_TEST_CASE(a_progress_report_from_another_sender_is_ignored) {
   BOOST_TEST(outcome->summary->steps < 1000);
 }
 
+// What a node prints when its chief ends: its own failure's message; where it failed nothing
+// itself (an exception, an exit message from a peer), its exit reason -- a node had said only
+// "stopped without a result"; nothing after a summary.
+BOOST_AUTO_TEST_CASE(a_failed_outcome_names_the_chiefs_message_or_else_its_exit_reason) {
+  chief_outcome failed;
+  failed.message = "timeout: start-up failed: no answer from worker 0 within cluster.startup-timeout";
+  BOOST_TEST(outcome_failure(failed, caf::make_error(errc::internal_error, "x")) == failed.message);
+  chief_outcome silent;
+  BOOST_TEST(outcome_failure(silent, caf::make_error(errc::internal_error, "chief: an exception ended it: bad_alloc"))
+             == "stopped without a result (its exit reason: internal_error: chief: an exception ended it: bad_alloc)");
+  BOOST_TEST(outcome_failure(silent, caf::error{}) == "stopped without a result");
+  chief_outcome done;
+  done.ok = true;
+  done.summary.emplace();
+  BOOST_TEST(outcome_failure(done, caf::error{}).empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
