@@ -23,8 +23,8 @@ const char* to_string(run_phase p) {
     case run_phase::waiting: return "waiting";
     case run_phase::training: return "training";
     case run_phase::stopping: return "stopping";
-    case run_phase::finishing: return "finishing";
     case run_phase::final_save: return "final_save";
+    case run_phase::finishing: return "finishing";
     case run_phase::done: return "done";
   }
   return "unknown";

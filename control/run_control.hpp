@@ -302,6 +302,7 @@ private:
   void maybe_checkpoint(run_time now, run_commands& out);
   void request_save(bool best, run_commands& out);
   void begin_finish(run_commands& out);
+  void final_save(run_commands& out);
   void arm(run_time now, std::chrono::milliseconds in, run_commands& out);
   void grant_first(uint32_t j, run_admission& out);
   void grant_at_start(uint32_t j, run_admission& out);

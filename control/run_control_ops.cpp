@@ -160,6 +160,14 @@ run_commands run_control::saved(uint64_t op) {
   return out;
 }
 
+// The save of the run's last step (a periodic save still in flight is superseded).
+void run_control::final_save(run_commands& out) {
+  flight_.save = save_op{next_op_++, false};
+  auto c = run_command::for_op(kind::save, flight_.save->op);
+  c.step = steps_;
+  out.push_back(std::move(c));
+}
+
 // The run's end. With checkpoint.dir its last step is saved first (final_save), then evaluated
 // and summarised (finishing): a chief lost while it finishes then resumes a run that reached its
 // end and finishes it without workers, instead of waiting for workers that ended with the run.
@@ -168,12 +176,8 @@ void run_control::begin_finish(run_commands& out) {
   flight_.queued_save.reset(); // (the final save supersedes a periodic or best one)
   if (phase_ != run_phase::finishing && cfg_.checkpoints && !stop_at_start_) {
     phase_ = run_phase::final_save;
-    if (restoring_any())
-      return; // shard_restored() takes it
-    flight_.save = save_op{next_op_++, false}; // a periodic save still in flight is superseded
-    auto c = run_command::for_op(kind::save, flight_.save->op);
-    c.step = steps_;
-    out.push_back(std::move(c));
+    if (!restoring_any()) // (else shard_restored() takes it)
+      final_save(out);
     return;
   }
   phase_ = run_phase::finishing;
@@ -286,12 +290,8 @@ run_commands run_control::shard_restored(uint32_t s, uint64_t version, run_time 
       begin_finish(out);
       break;
     case run_phase::final_save:
-      if (!flight_.save) {
-        flight_.save = save_op{next_op_++, false};
-        auto c = run_command::for_op(kind::save, flight_.save->op);
-        c.step = steps_;
-        out.push_back(std::move(c));
-      }
+      if (!flight_.save)
+        final_save(out);
       break;
     default:
       break;
