@@ -1,6 +1,7 @@
 // Checkpoint files: Cereal binary archives, zlib crc32 checksums, POSIX fsync + rename.
 #include "checkpoint/checkpoint_store.hpp"
 
+#include "checkpoint/file_sink.hpp"
 #include "common/checkpoint_choice.hpp"
 
 #include "common/errc.hpp"
@@ -37,71 +38,9 @@ namespace {
 constexpr char manifest_magic[8] = {'A', 'P', 'S', 'C', 'K', 'P', 'T', '1'};
 const char* const manifest_name = "manifest.bin";
 
-// The CRC-32 so far (crc32(0L, Z_NULL, 0) to begin) carried on over n more bytes; zlib counts in
-// uInt, so more than 4 GiB go in pieces.
-uLong crc_more(uLong crc, const char* data, size_t n) {
-  for (size_t at = 0; at < n;) {
-    const size_t piece = std::min<size_t>(n - at, size_t{1} << 30);
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(data + at), static_cast<uInt>(piece));
-    at += piece;
-  }
-  return crc;
-}
-
 uint32_t crc_of(const std::string& bytes) {
   return static_cast<uint32_t>(crc_more(crc32(0L, Z_NULL, 0), bytes.data(), bytes.size()));
 }
-
-// What an archive writes, straight into a file 1 MiB at a time, with the CRC-32 and the count of
-// the bytes that passed: a shard's file written without holding its bytes (a 2^22 x 32 table's
-// model had been serialised whole first, up to twice its size for a moment).
-class file_sink : public std::streambuf {
-public:
-  file_sink(int fd, std::string path) : fd_(fd), path_(std::move(path)), block_(size_t{1} << 20) {
-    setp(block_.data(), block_.data() + block_.size());
-  }
-
-  // Writes what is left; the first error on the way, if any.
-  caf::error finish() {
-    flush();
-    return err_;
-  }
-
-  uint64_t bytes() const { return bytes_; }
-  uint32_t crc() const { return static_cast<uint32_t>(crc_); }
-
-protected:
-  int_type overflow(int_type c) override {
-    if (!flush())
-      return traits_type::eof();
-    if (!traits_type::eq_int_type(c, traits_type::eof())) {
-      *pptr() = traits_type::to_char_type(c);
-      pbump(1);
-    }
-    return traits_type::not_eof(c);
-  }
-
-  int sync() override { return flush() ? 0 : -1; }
-
-private:
-  bool flush() {
-    const auto n = static_cast<size_t>(pptr() - pbase());
-    if (n > 0 && !err_) {
-      crc_ = crc_more(crc_, pbase(), n);
-      bytes_ += n;
-      err_ = write_all(fd_, pbase(), n, path_);
-    }
-    setp(block_.data(), block_.data() + block_.size());
-    return !err_;
-  }
-
-  int fd_;
-  std::string path_;
-  std::vector<char> block_;
-  uLong crc_ = crc32(0L, Z_NULL, 0);
-  uint64_t bytes_ = 0;
-  caf::error err_;
-};
 
 // Writes x as a Cereal archive to path and fsyncs it; its entry in the manifest (bytes, CRC-32).
 template <class T>
@@ -327,13 +266,21 @@ std::vector<std::string> checkpoint_store::list(bool best) const {
   return out;
 }
 
-caf::error write_checkpoint(const checkpoint& c, const std::string& final_path) {
+caf::expected<std::string> begin_checkpoint(const std::string& final_path) {
   auto tmp = final_path + ".tmp-" + std::to_string(::getpid());
   std::error_code ec;
   fs::remove_all(tmp, ec);
   fs::create_directory(tmp, ec);
   if (ec)
     return caf::make_error(errc::file_error, cat(tmp, ": cannot create: ", ec.message()));
+  return tmp;
+}
+
+caf::error write_checkpoint(const checkpoint& c, const std::string& final_path) {
+  auto began = begin_checkpoint(final_path);
+  if (!began)
+    return std::move(began.error());
+  const auto& tmp = *began;
   auto fail = [&](caf::error err) {
     std::error_code ignored;
     fs::remove_all(tmp, ignored);
@@ -355,6 +302,15 @@ caf::error write_checkpoint(const checkpoint& c, const std::string& final_path) 
       return fail(std::move(written.error()));
     m.files.push_back(*written);
   }
+  return publish_checkpoint(tmp, std::move(m), final_path);
+}
+
+caf::error publish_checkpoint(const std::string& tmp, const checkpoint_manifest& m, const std::string& final_path) {
+  auto fail = [&](caf::error err) {
+    std::error_code ignored;
+    fs::remove_all(tmp, ignored);
+    return err;
+  };
   auto payload = to_bytes(m);
   uint32_t crc = crc_of(payload);
   uint64_t length = payload.size();
@@ -366,6 +322,7 @@ caf::error write_checkpoint(const checkpoint& c, const std::string& final_path) 
     return fail(std::move(err));
   if (auto err = sync_directory(tmp))
     return fail(std::move(err));
+  std::error_code ec;
   fs::remove_all(final_path, ec); // the same step (or the same model name) saved again
   fs::rename(tmp, final_path, ec);
   if (ec)

@@ -36,6 +36,13 @@ caf::error check_same_model(const checkpoint_manifest& found, const std::string&
 /// when it was being replaced) and no temporary directory is left.
 caf::error write_checkpoint(const checkpoint& c, const std::string& final_path);
 
+/// write_checkpoint's steps for a caller that writes the shard files itself: begin_checkpoint
+/// makes the empty temporary directory for final_path and returns it; publish_checkpoint writes
+/// the manifest m (its files filled in by the caller) into it, fsyncs it and renames it over
+/// final_path. On failure publish_checkpoint removes the temporary directory.
+caf::expected<std::string> begin_checkpoint(const std::string& final_path);
+caf::error publish_checkpoint(const std::string& tmp, const checkpoint_manifest& m, const std::string& final_path);
+
 class checkpoint_store {
 public:
   /// Uses (and creates) directory dir; keeps the newest `keep` regular checkpoints.
