@@ -123,34 +123,9 @@ failed_fn op_failed(chief_pointer self, uint64_t op, errc code = errc::peer_unre
   return [=](std::string why) { execute(self, self->state.ctl->failed(op, code, why)); };
 }
 
-// Pulls the model into the evaluation net, then calls next: the whole model, or (an evaluation
-// with an embedding table: whole false) every variable but the table and the table's rows the
-// evaluation sets name.
-void pull_model_then(chief_pointer self, uint64_t op, bool whole, std::function<void()> next) {
-  auto& st = self->state;
-  auto then = [=] {
-    if (self->state.ctl->wanted(op))
-      next();
-  };
-  if (whole || !st.eval_rows)
-    return pull_every_variable(self, st.cfg.shards, st.plan, st.cfg.cluster.max_slice_floats,
-                               st.cfg.cluster.request_timeout, *st.net, then, op_failed(self, op));
-  pull_every_variable(
-    self, st.cfg.shards, st.plan, st.cfg.cluster.max_slice_floats, st.cfg.cluster.request_timeout, *st.net,
-    [=] {
-      auto& st = self->state;
-      if (!st.ctl->wanted(op))
-        return;
-      auto& eval = *st.eval_rows;
-      pull_rows(self, st.cfg.shards, st.plan, st.cfg.cluster.request_timeout, eval.asks, eval.variable, eval.cols, *st.net,
-                then, op_failed(self, op));
-    },
-    op_failed(self, op), false);
-}
-
 // Reads every shard's counters (the metrics row's fields), then pulls the model into the
 // evaluation net (pull_model_then) and calls next with the row.
-void read_model_then(chief_pointer self, uint64_t op, bool whole, std::function<void(json_object)> next) {
+void read_model_then(chief_pointer self, uint64_t op, model_read how, std::function<void(json_object)> next) {
   auto& st = self->state;
   auto with_counters = [=](std::vector<shard_stats>& stats) {
     if (!self->state.ctl->wanted(op))
@@ -174,7 +149,7 @@ void read_model_then(chief_pointer self, uint64_t op, bool whole, std::function<
     if (st.cfg.observed)
       observe_counters(*st.cfg.observed, st.global_step, first, st.stale_dropped,
                        st.traffic.per_step_sent(st.ctl->worker_steps()), st.traffic.per_step_received(st.ctl->worker_steps()));
-    pull_model_then(self, op, whole, [=] { next(row); });
+    pull_model_then(self, op, how, [=] { next(row); }, op_failed(self, op));
   };
   ask_every_shard<shard_stats>(self, st.cfg.shards, st.cfg.cluster.request_timeout, "reading the counters",
                                with_counters, op_failed(self, op), stats_atom_v);
@@ -183,7 +158,7 @@ void read_model_then(chief_pointer self, uint64_t op, bool whole, std::function<
 // An evaluation by the table's rows that finds a best model to keep reads the whole model for it
 // (the model a moment after the one evaluated: training goes on meanwhile).
 void evaluate(chief_pointer self, const run_command& c) {
-  read_model_then(self, c.op, false, [=](json_object row) {
+  read_model_then(self, c.op, model_read::rows, [=](json_object row) {
     auto& st = self->state;
     if (st.ctl->phase() != run_phase::training)
       return execute(self, st.ctl->evaluated(c.op, false, self->clock().now()));
@@ -192,11 +167,14 @@ void evaluate(chief_pointer self, const run_command& c) {
     auto evaluated = [=] { execute(self, self->state.ctl->evaluated(c.op, self->state.monitor->last_improved(), self->clock().now())); };
     if (!st.monitor->best_due())
       return evaluated();
-    pull_model_then(self, c.op, true, [=] {
-      if (auto err = self->state.monitor->keep_best())
-        return execute(self, self->state.ctl->failed(0, errc::file_error, cat("keeping the best model failed: ", describe(err))));
-      evaluated();
-    });
+    pull_model_then(
+      self, c.op, model_read::whole,
+      [=] {
+        if (auto err = self->state.monitor->keep_best())
+          return execute(self, self->state.ctl->failed(0, errc::file_error, cat("keeping the best model failed: ", describe(err))));
+        evaluated();
+      },
+      op_failed(self, c.op));
   });
 }
 
@@ -214,7 +192,7 @@ void save(chief_pointer self, const run_command& c) {
       auto& st = self->state;
       if (!st.ctl->wanted(c.op))
         return;
-      auto ckpt = make_checkpoint(st.plan, st.net->spec(), st.shard_opt, st.cfg.train, st.cfg.cluster, at, snaps,
+      auto ckpt = make_checkpoint(st.plan, st.spec, st.shard_opt, st.cfg.train, st.cfg.cluster, at, snaps,
                                   *st.cfg.data);
       auto path = c.best ? st.store->save_best(ckpt) : st.store->save(ckpt);
       if (!path)
@@ -232,7 +210,17 @@ void open_monitor(chief_pointer self) {
   auto& st = self->state;
   if (st.monitor)
     return;
-  st.monitor.emplace(st.cfg.train, to_string(st.cfg.cluster.mode), *st.net, *st.cfg.data, std::move(*st.log));
+  st.monitor.emplace(st.cfg.train, to_string(st.cfg.cluster.mode), *st.net, st.eval_rows ? st.eval_rows->data : *st.cfg.data,
+                     std::move(*st.log));
+  if (st.eval_rows) // (the net holds the evaluation's rows of the table: the kept models are written as they are read)
+    st.monitor->models_published_by(st.spec, [self](const std::string& path, const checkpoint_manifest& m) -> caf::expected<std::string> {
+      auto& staged = self->state.staged;
+      if (!staged)
+        return caf::make_error(errc::invalid_argument, cat(path, ": the whole model was not read before it was kept"));
+      if (auto err = staged->publish(m, path))
+        return err;
+      return path;
+    });
   st.monitor->report_to(st.cfg.observed);
   if (st.restored)
     st.monitor->resume(st.restored->manifest.train_seconds);
@@ -242,13 +230,13 @@ void open_monitor(chief_pointer self) {
 // The final evaluation and summary.json.
 void finish(chief_pointer self, uint64_t op, std::optional<double> train_loss) {
   open_monitor(self); // (not yet open: a resumed run that had reached max-steps finishes at once)
-  read_model_then(self, op, true, [=](json_object counters) {
+  read_model_then(self, op, model_read::last, [=](json_object counters) {
     auto& st = self->state;
     auto& ctl = *st.ctl;
     if (st.monitor->last_evaluated_step() != ctl.steps())
       if (auto err = st.monitor->evaluate(ctl.steps(), ctl.examples(), counters, train_loss))
         return execute(self, ctl.failed(0, errc::file_error, cat("the final evaluation failed: ", describe(err))));
-    auto digest = weights_digest(*st.net); // the final model
+    auto digest = final_digest(st); // the final model
     if (!digest)
       return execute(self, ctl.failed(0, errc::file_error, cat("reading the final model failed: ", describe(digest.error()))));
     log_line(tag, cat("final weights digest ", *digest));

@@ -108,25 +108,47 @@ namespace {
 
 // An embedding table's evaluation reads the rows the validation and test sets name (their ids,
 // renumbered once), not the table: at 2^20 rows and more, pulling it whole cost a quarter of
-// the cluster's time at one evaluation per epoch.
-void prepare_evaluation_rows(chief_state& st, const model_spec& spec) {
+// the cluster's time at one evaluation per epoch. The evaluation net holds those rows alone, its
+// table's rows being their local rows: the chief never holds the table (a 2^26 x 16 one took 4.6
+// GB). Returns the evaluation net's model: spec with the local table, or spec itself.
+model_spec prepare_evaluation_rows(chief_state& st, const model_spec& spec) {
   auto table = std::find_if(st.plan.variables.begin(), st.plan.variables.end(), [](const variable_info& v) { return v.table; });
   const auto& d = *st.cfg.data;
   const size_t tokens = spec.input.size();
-  if (table == st.plan.variables.end() || !d.token_ids || tokens == 0
+  if (table == st.plan.variables.end() || !d.token_ids || tokens == 0 || spec.layers.empty()
+      || spec.layers.front().kind != layer_kind::embedding
       || d.validation.images.size() != size_t(d.validation.rows) * tokens || d.test.images.size() != size_t(d.test.rows) * tokens)
-    return;
+    return spec;
   std::vector<float> ids(d.validation.images);
   ids.insert(ids.end(), d.test.images.begin(), d.test.images.end());
-  chief_state::evaluation_rows eval;
-  eval.variable = static_cast<uint32_t>(table - st.plan.variables.begin());
-  row_exchange rows{st.plan, eval.variable, ids.size()};
-  rows.renumber(ids.data(), d.validation.rows + d.test.rows, static_cast<int>(tokens));
-  eval.cols = rows.cols();
-  eval.asks = row_reads_of(rows, st.cfg.cluster.max_slice_floats);
-  log_line(tag, cat("evaluations read the ", rows.distinct(), " rows of ", table->name, " that the validation and "
-                    "test sets name (", table->rows, " rows in all)"));
-  st.eval_rows = std::move(eval);
+  const auto variable = static_cast<uint32_t>(table - st.plan.variables.begin());
+  chief_state::evaluation_rows eval{variable, row_exchange{st.plan, variable, ids.size()}};
+  eval.rows.renumber(ids.data(), d.validation.rows + d.test.rows, static_cast<int>(tokens));
+  eval.asks = row_reads_of(eval.rows, st.cfg.cluster.max_slice_floats);
+  eval.local.assign(eval.rows.distinct() * eval.rows.cols(), 0.0f);
+  const auto& rows = eval.rows.table_rows();
+  for (uint32_t l = 0; l < rows.size(); ++l)
+    eval.by_row.emplace_back(rows[l], l);
+  std::sort(eval.by_row.begin(), eval.by_row.end());
+  // the validation and test sets read through their local rows (the training set: its size only)
+  auto& data = eval.data;
+  data.train.rows = d.train.rows;
+  data.train.cols = d.train.cols;
+  data.train.shape = d.train.shape;
+  data.validation = d.validation;
+  data.test = d.test;
+  std::copy(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(d.validation.images.size()), data.validation.images.begin());
+  std::copy(ids.begin() + static_cast<std::ptrdiff_t>(d.validation.images.size()), ids.end(), data.test.images.begin());
+  data.scaling = d.scaling;
+  data.class_names = d.class_names;
+  data.token_ids = true;
+  model_spec local = spec;
+  local.layers.front().bucket_bits = row_exchange::local_bits(size_t{1} << spec.layers.front().bucket_bits, eval.rows.distinct());
+  log_line(tag, cat("evaluations read the ", eval.rows.distinct(), " rows of ", table->name, " that the validation and "
+                    "test sets name (", table->rows, " rows in all) into a table of ", size_t{1} << local.layers.front().bucket_bits,
+                    " rows"));
+  st.eval_rows.emplace(std::move(eval));
+  return local;
 }
 
 } // namespace
@@ -141,10 +163,7 @@ caf::error detail::prepare(chief_pointer self) {
   if (!fits)
     return std::move(fits.error());
   model_spec spec = std::move(*fits);
-  auto net = network::make(*st.be, spec, evaluation_batch(spec));
-  if (!net)
-    return std::move(net.error());
-  st.net = std::move(*net);
+  st.spec = spec;
   log_model(tag, st.cfg.train, spec);
   if (cluster.model_parallel()) {
     auto dense = dense_stack(spec);
@@ -157,7 +176,11 @@ caf::error detail::prepare(chief_pointer self) {
   st.plan = make_placement(spec.variables(), static_cast<uint32_t>(st.cfg.shards.size()), *strategy, cluster.partition,
                            cluster.table_partition);
   st.plan.scope = st.cfg.train.scope;
-  prepare_evaluation_rows(st, spec);
+  auto evaluated = prepare_evaluation_rows(st, spec);
+  auto net = network::make(*st.be, evaluated, evaluation_batch(evaluated));
+  if (!net)
+    return std::move(net.error());
+  st.net = std::move(*net);
   if (!cluster.checkpoint_dir.empty()) {
     auto store = checkpoint_store::open(cluster.checkpoint_dir, cluster.checkpoint_keep);
     if (!store)

@@ -10,6 +10,7 @@
 #include "control/run_control.hpp"
 #include "control/traffic_meter.hpp"
 #include "checkpoint/checkpoint_store.hpp"
+#include "checkpoint/staged_model.hpp"
 #include "compute/backend.hpp"
 #include "data/batcher.hpp"
 #include "control/lease_desk.hpp"
@@ -71,14 +72,21 @@ struct chief_state {
   std::vector<worker_hello> hellos;                // per worker: its latest registration (its devices)
   std::vector<std::vector<uint64_t>> memory_peaks; // per worker and device: the largest peak reported
   std::vector<std::optional<run_time>> shard_heard; // per shard: its last answer (the stall report)
-  /// An embedding table's rows the validation and test sets name: an evaluation pulls those
-  /// alone (the final one, and one that finds a best model to keep, pull the whole table).
+  /// An embedding table's rows the validation and test sets name: the evaluation net's table
+  /// holds those alone (by their local rows), and an evaluation pulls those alone; a whole read
+  /// (the final evaluation, a best model to keep) takes them from the table read a chunk at a time.
   struct evaluation_rows {
     uint32_t variable = 0;
-    size_t cols = 0;
-    row_reads asks; // (made once: actors/shard_reads.hpp)
+    row_exchange rows;  // the sets' ids renumbered to local rows
+    row_reads asks{};   // (made once: actors/shard_reads.hpp)
+    std::vector<float> local{}; // the rows read, by local row (distinct x cols)
+    std::vector<std::pair<uint32_t, uint32_t>> by_row{}; // (table row, local row), by table row
+    data_splits data{}; // the validation and test sets with their ids renumbered; the training set's size
   };
   std::optional<evaluation_rows> eval_rows;
+  model_spec spec;                          // the run's model (the net's table may be eval_rows' alone)
+  std::unique_ptr<staged_model> staged;     // the whole model last read, written for the kept models
+  std::string swept_digest;                 // its weights digest, when asked for
   static inline const char* name = "chief";
 };
 
@@ -127,6 +135,18 @@ void record_membership(chief_pointer self, const run_command& c);
 
 /// Adds the elastic counters to summary.json's fields.
 void describe_elastic(chief_pointer self, json_object& extra);
+
+/// What a read of the model into the evaluation net takes: what an evaluation reads (an
+/// embedding table's run: the table's rows its sets name), the whole model (the kept models'
+/// staged file written on the way), or the last model (its weights digest too).
+enum class model_read { rows, whole, last };
+
+/// Reads the model into the evaluation net (actors/chief_reads.cpp), then calls next (not when
+/// op is no longer wanted); failed names the first failure.
+void pull_model_then(chief_pointer self, uint64_t op, model_read how, std::function<void()> next, failed_fn failed);
+
+/// The weights digest of the model the last model_read::last read.
+caf::expected<std::string> final_digest(chief_state& st);
 
 /// Sends every shard its setup (a shard that is already initialised keeps its values).
 void init_shards(chief_pointer self);

@@ -1,4 +1,5 @@
-// Reading from every shard at once, for the chief: the whole model, a table's rows, the counters, the snapshots.
+// Reading from every shard at once, for the chief: the whole model, a table's rows, a table a
+// chunk at a time, the counters, the snapshots.
 // Each fans the requests in (control/fan_in.hpp) and calls `done` once with every answer, or
 // `failed` once with the first failure named. Header-only: the chief's (actors/chief*.cpp).
 #pragma once
@@ -8,6 +9,7 @@
 #include "control/placement.hpp"
 #include "control/row_exchange.hpp"
 #include "control/slicing.hpp"
+#include "control/table_sweep.hpp"
 #include "model/replica_model.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
@@ -133,13 +135,13 @@ inline row_reads row_reads_of(const row_exchange& rows, uint32_t max_floats) {
   return asks;
 }
 
-/// Pulls the rows of `asks` of table `variable` (`cols` values a row) into `model`, each reply's
-/// rows uploaded where the table holds them, and calls done once all are in. A reply must hold
-/// the rows asked.
+/// Pulls the rows of `asks` (row_reads_of(rows, max_floats)) into `local` (rows.distinct() x
+/// rows.cols() values, by local row: control/row_exchange's place) and calls done once all are
+/// in. A reply must hold the rows asked. `rows` and `local` must outlive the pull.
 template <class Self>
 void pull_rows(Self* self, const std::vector<parameter_shard_actor>& shards, const placement_plan& plan,
-               std::chrono::milliseconds timeout, const row_reads& asks, uint32_t variable, size_t cols,
-               replica_model& model, std::function<void()> done, failed_fn failed) {
+               std::chrono::milliseconds timeout, const row_exchange& rows, const row_reads& asks, uint32_t max_floats,
+               float* local, std::function<void()> done, failed_fn failed) {
   if (asks.empty()) // (no rows named)
     return done();
   auto fan = fan_in<bool>::make(asks.size(), [done](std::vector<bool>&) { done(); }, std::move(failed));
@@ -147,20 +149,77 @@ void pull_rows(Self* self, const std::vector<parameter_shard_actor>& shards, con
     const uint32_t s = asks[k].first;
     self->request(shards[s], timeout, pull_atom_v, pull_request::of(chief_worker_id, {asks[k].second}, plan.scope))
       .then(
-        [fan, k, s, asked = asks[k].second, &plan, variable, cols, &model](const pull_reply& reply) {
-          const auto& got = reply.slices;
-          if (got.size() != 1 || got[0].variable != asked.variable || got[0].offset != asked.offset
-              || got[0].rows != asked.rows || got[0].data.values.size() != asked.rows.size() * cols)
+        [fan, k, s, &rows, max_floats, local](const pull_reply& reply) {
+          if (reply.slices.size() != 1)
             return fan->fail(cat("pulling the table's rows from shard ", s, " failed: the reply does not hold the rows asked"));
-          const float* from = got[0].data.values.data();
-          for (size_t j = 0; j < asked.rows.size(); ++j)
-            if (auto err = model.upload_parameter(variable, size_t{table_row(plan, variable, asked.rows.ids[j])} * cols,
-                                                  from + j * cols, cols))
-              return fan->fail(cat("the table's rows do not fit the model: ", describe(err)));
+          if (auto err = rows.place(reply.slices[0], local, max_floats))
+            return fan->fail(cat("pulling the table's rows from shard ", s, " failed: ", describe(err)));
           fan->put(k, true);
         },
         [fan, s](caf::error& err) { fan->fail(cat("pulling the table's rows from shard ", s, " failed: ", describe(err))); });
   }
+}
+
+/// Reads a table whole without holding it (control/table_sweep): one chunk's reads in flight at
+/// a time, each completed chunk (rows_of(i) x cols() values, by table row) handed to on_chunk,
+/// then done after the last; failed once, at the first failure (on_chunk's error included).
+template <class Self>
+struct table_read : std::enable_shared_from_this<table_read<Self>> {
+  Self* self = nullptr;
+  std::vector<parameter_shard_actor> shards;
+  std::string scope;
+  std::chrono::milliseconds timeout{};
+  table_sweep sweep;
+  std::function<caf::error(size_t, const float*)> on_chunk;
+  std::function<void()> done;
+  failed_fn failed;
+  std::vector<float> chunk;
+
+  table_read(table_sweep s) : sweep(std::move(s)) {}
+
+  void read(size_t i) {
+    if (i >= sweep.chunks())
+      return done();
+    chunk.assign(sweep.rows_of(i) * sweep.cols(), 0.0f);
+    auto reads = sweep.reads(i);
+    auto me = this->shared_from_this();
+    auto fan = fan_in<bool>::make(
+      reads.size(),
+      [me, i](std::vector<bool>&) {
+        if (auto err = me->on_chunk(i, me->chunk.data()))
+          return me->failed(describe(err));
+        me->read(i + 1);
+      },
+      failed);
+    for (size_t k = 0; k < reads.size(); ++k) {
+      const uint32_t s = reads[k].first;
+      self->request(shards[s], timeout, pull_atom_v, pull_request::of(chief_worker_id, {reads[k].second}, scope))
+        .then(
+          [me, fan, i, k, s](const pull_reply& reply) {
+            if (reply.slices.size() != 1)
+              return fan->fail(cat("reading the table from shard ", s, " failed: the reply does not hold the rows asked"));
+            if (auto err = me->sweep.place(i, reply.slices[0], me->chunk.data()))
+              return fan->fail(cat("reading the table from shard ", s, " failed: ", describe(err)));
+            fan->put(k, true);
+          },
+          [fan, s](caf::error& err) { fan->fail(cat("reading the table from shard ", s, " failed: ", describe(err))); });
+    }
+  }
+};
+
+template <class Self>
+void sweep_table(Self* self, const std::vector<parameter_shard_actor>& shards, const placement_plan& plan,
+                 std::chrono::milliseconds timeout, table_sweep sweep, std::function<caf::error(size_t, const float*)> on_chunk,
+                 std::function<void()> done, failed_fn failed) {
+  auto read = std::make_shared<table_read<Self>>(std::move(sweep));
+  read->self = self;
+  read->shards = shards;
+  read->scope = plan.scope;
+  read->timeout = timeout;
+  read->on_chunk = std::move(on_chunk);
+  read->done = std::move(done);
+  read->failed = std::move(failed);
+  read->read(0);
 }
 
 } // namespace actorps

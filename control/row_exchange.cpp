@@ -73,16 +73,24 @@ std::vector<slice_ref> row_exchange::pulls(uint32_t shard, size_t max_floats) co
   return out;
 }
 
-caf::error row_exchange::place(const variable_slice& slice, float* local) const {
+caf::error row_exchange::place(const variable_slice& slice, float* local, size_t max_floats) const {
   auto asked = std::find_if(parts_.begin(), parts_.end(), [&](const part& p) { return p.offset == slice.offset; });
-  if (slice.variable != variable_ || asked == parts_.end() || slice.rows.ids != asked->rows
-      || slice.data.values.size() != asked->rows.size() * cols_)
+  // (one run of the part's rows, as pulls() with max_floats made them)
+  const auto& ids = slice.rows.ids;
+  const size_t run = std::max<size_t>(1, max_floats / cols_);
+  size_t first = 0;
+  if (asked != parts_.end() && !ids.empty())
+    first = static_cast<size_t>(std::find(asked->rows.begin(), asked->rows.end(), ids.front()) - asked->rows.begin());
+  if (slice.variable != variable_ || asked == parts_.end() || ids.empty() || first % run != 0
+      || first >= asked->rows.size() || ids.size() != std::min(run, asked->rows.size() - first)
+      || !std::equal(ids.begin(), ids.end(), asked->rows.begin() + static_cast<std::ptrdiff_t>(first))
+      || slice.data.values.size() != ids.size() * cols_)
     return caf::make_error(errc::protocol_error, cat("a row slice of variable ", slice.variable, " at offset ",
                                                      slice.offset, " (", slice.rows.size(), " rows, ",
                                                      slice.data.values.size(), " values) is not one this batch asked for"));
   const float* from = slice.data.values.data();
-  for (size_t j = 0; j < asked->local.size(); ++j)
-    std::copy(from + j * cols_, from + (j + 1) * cols_, local + size_t{asked->local[j]} * cols_);
+  for (size_t j = 0; j < ids.size(); ++j)
+    std::copy(from + j * cols_, from + (j + 1) * cols_, local + size_t{asked->local[first + j]} * cols_);
   return caf::none;
 }
 

@@ -34,6 +34,9 @@ public:
   /// Distinct table rows of the batch (its local rows 0 .. distinct() - 1).
   size_t distinct() const { return table_rows_of_.size(); }
 
+  /// The table row of each local row.
+  const std::vector<uint32_t>& table_rows() const { return table_rows_of_; }
+
   /// The table's columns (values per row).
   uint32_t cols() const { return cols_; }
 
@@ -41,13 +44,13 @@ public:
   std::vector<uint32_t> shards() const;
 
   /// The pull of shard s's rows: one range per part there with rows in the batch, or (a part of
-  /// more than max_floats values) its rows in runs of at most max_floats values each, which
-  /// place() does not take (the chief's evaluation reads them into its whole table).
+  /// more than max_floats values) its rows in runs of at most max_floats values each.
   std::vector<slice_ref> pulls(uint32_t shard, size_t max_floats = SIZE_MAX) const;
 
-  /// Places a pulled row slice into local (distinct() x cols() values, by local row). Fails with
-  /// protocol_error for a slice this batch did not ask for (another part, other rows, wrong size).
-  caf::error place(const variable_slice& slice, float* local) const;
+  /// Places a pulled row slice (a part's rows, or one run of them as pulls() with max_floats made
+  /// them) into local (distinct() x cols() values, by local row). Fails with protocol_error for a
+  /// slice this batch did not ask for (another part, other rows, wrong size).
+  caf::error place(const variable_slice& slice, float* local, size_t max_floats = SIZE_MAX) const;
 
   /// The row gradients of shard s's parts: `grad` holds rows of the local table, row j being
   /// local row order[j] (the network's sparse_rows); a local row of the batch the gradient lacks

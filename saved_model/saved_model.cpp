@@ -175,36 +175,29 @@ std::string checkpoint_dir_of(const std::string& path) {
 
 } // namespace
 
-namespace {
-
-// FNV-1a over the values' bytes, fed a piece at a time.
-struct digest_state {
-  uint64_t h = 1469598103934665603ULL;
-  void add(const float* xs, size_t n) {
-    auto* bytes = reinterpret_cast<const unsigned char*>(xs);
-    for (size_t i = 0; i < n * sizeof(float); ++i) {
-      h ^= bytes[i];
-      h *= 1099511628211ULL;
-    }
+void weights_digester::add(const float* xs, size_t n) {
+  auto* bytes = reinterpret_cast<const unsigned char*>(xs);
+  for (size_t i = 0; i < n * sizeof(float); ++i) {
+    h_ ^= bytes[i];
+    h_ *= 1099511628211ULL;
   }
-  std::string text() const {
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-    return buf;
-  }
-};
+}
 
-} // namespace
+std::string weights_digester::text() const {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h_));
+  return buf;
+}
 
 std::string weights_digest(const std::vector<std::vector<float>>& params) {
-  digest_state d;
+  weights_digester d;
   for (auto& var : params)
     d.add(var.data(), var.size());
   return d.text();
 }
 
 caf::expected<std::string> weights_digest(network& net) {
-  digest_state d;
+  weights_digester d;
   std::vector<float> piece;
   const auto vars = net.spec().variables();
   for (size_t k = 0; k < vars.size(); ++k)
@@ -308,22 +301,30 @@ input_scaling recorded_scaling(const checkpoint_manifest& m) {
   return s;
 }
 
-checkpoint to_checkpoint(saved_model m) {
-  checkpoint c;
-  auto& man = c.manifest;
+checkpoint_manifest saved_manifest(const saved_model& m) {
+  checkpoint_manifest man;
   man.global_step = m.step;
   man.validation_accuracy = m.validation_accuracy;
   man.model = m.spec.text();
   man.placement = "single";
-  auto vars = m.spec.variables();
-  for (auto& v : vars)
+  for (auto& v : m.spec.variables())
     man.variables.push_back({v.name, v.rows, v.cols, 0});
   record_scaling(m.scaling, man);
   man.class_names = m.class_names;
+  return man;
+}
+
+shard_checkpoint saved_shard(std::vector<std::vector<float>> values) {
   shard_checkpoint shard;
-  for (uint32_t k = 0; k < vars.size(); ++k)
-    shard.variables.push_back({k, std::move(m.values[k]), {}, {}});
-  c.shards.push_back(std::move(shard));
+  for (uint32_t k = 0; k < values.size(); ++k)
+    shard.variables.push_back({k, std::move(values[k]), {}, {}});
+  return shard;
+}
+
+checkpoint to_checkpoint(saved_model m) {
+  checkpoint c;
+  c.manifest = saved_manifest(m);
+  c.shards.push_back(saved_shard(std::move(m.values)));
   return c;
 }
 

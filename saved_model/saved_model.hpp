@@ -36,6 +36,16 @@ struct saved_model {
 /// equal weights (summary.json's weights_digest; what actorps-export and model.init-from log).
 std::string weights_digest(const std::vector<std::vector<float>>& params);
 
+/// The same digest fed a piece at a time: the values of every variable in creation order.
+class weights_digester {
+public:
+  void add(const float* values, size_t n);
+  std::string text() const;
+
+private:
+  uint64_t h_ = 1469598103934665603ULL; // FNV-1a's offset basis
+};
+
 /// The same digest of the values net holds, read a piece at a time (no copy of the model: the
 /// chief's net may hold an embedding table of gigabytes).
 caf::expected<std::string> weights_digest(network& net);
@@ -58,6 +68,12 @@ caf::expected<saved_model> from_checkpoint(const checkpoint& c, const std::strin
 /// Writes s into a manifest's input fields, and reads them back.
 void record_scaling(const input_scaling& s, checkpoint_manifest& m);
 input_scaling recorded_scaling(const checkpoint_manifest& m);
+
+/// The manifest of m as a kept model (placement "single"), m's values aside: what to_checkpoint
+/// writes, for a model written a piece at a time (checkpoint/staged_model).
+checkpoint_manifest saved_manifest(const saved_model& m);
+/// The one shard file of a kept model holding values (creation order).
+shard_checkpoint saved_shard(std::vector<std::vector<float>> values);
 
 /// Returns m as a one-shard checkpoint (placement "single", no optimizer slots); its values are
 /// moved there (pass a copy to keep them: std::move(m) saves a model's worth of memory).

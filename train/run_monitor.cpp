@@ -6,6 +6,7 @@
 #include "checkpoint/checkpoint_store.hpp"
 #include "saved_model/saved_model.hpp"
 
+#include "common/errc.hpp"
 #include "common/log.hpp"
 #include "train/evaluate.hpp"
 
@@ -48,10 +49,21 @@ caf::expected<run_monitor::set_figures> run_monitor::evaluate_sets() {
   return set_figures{*val, *test};
 }
 
+void run_monitor::models_published_by(model_spec spec, model_publisher publish) {
+  spec_ = std::move(spec);
+  publish_ = std::move(publish);
+}
+
 caf::error run_monitor::keep(const best_model& b) {
-  if (keeps_best_model()) // (to be saved; its test figures are its evaluation's: no copy otherwise)
+  if (keeps_best_model() && publish_) { // (the whole model is written: published now)
+    auto path = publish_model("best", b.step, b.validation_accuracy);
+    if (!path)
+      return std::move(path.error());
+    best_path_ = *path;
+  } else if (keeps_best_model()) { // (to be saved; its test figures are its evaluation's: no copy otherwise)
     if (auto err = net_.get_parameters(best_params_))
       return err;
+  }
   best_step_ = b.step;
   best_validation_accuracy_ = b.validation_accuracy;
   best_test_ = b.test;
@@ -119,26 +131,53 @@ std::optional<std::string> run_monitor::should_stop(int64_t step, int64_t exampl
   return rule_.should_stop(step, epochs(examples), seconds());
 }
 
-caf::expected<std::string> run_monitor::save_model(const char* which, std::vector<std::vector<float>> values,
-                                                   int64_t step, double validation_accuracy) {
-  saved_model m;
-  m.spec = net_.spec();
-  m.scaling = data_.scaling;
-  m.values = std::move(values);
-  m.step = step;
-  m.validation_accuracy = validation_accuracy;
-  m.class_names = data_.class_names;
+caf::expected<std::string> run_monitor::model_folder() const {
   auto dir = cat(settings_.run_dir, "/", settings_.name, "/model");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  auto path = cat(dir, "/", which);
-  auto c = to_checkpoint(std::move(m));
-  c.manifest.mode = mode_;
-  c.manifest.batch_size = settings_.batch_size;
-  c.manifest.seed = settings_.seed;
+  if (ec)
+    return caf::make_error(errc::file_error, cat(dir, ": cannot create: ", ec.message()));
+  return dir;
+}
+
+checkpoint_manifest run_monitor::kept_manifest(int64_t step, double validation_accuracy) const {
+  saved_model m;
+  m.spec = spec();
+  m.scaling = data_.scaling;
+  m.step = step;
+  m.validation_accuracy = validation_accuracy;
+  m.class_names = data_.class_names;
+  auto man = saved_manifest(m);
+  man.mode = mode_;
+  man.batch_size = settings_.batch_size;
+  man.seed = settings_.seed;
+  return man;
+}
+
+caf::expected<std::string> run_monitor::save_model(const char* which, std::vector<std::vector<float>> values,
+                                                   int64_t step, double validation_accuracy) {
+  auto dir = model_folder();
+  if (!dir)
+    return std::move(dir.error());
+  auto path = cat(*dir, "/", which);
+  checkpoint c;
+  c.manifest = kept_manifest(step, validation_accuracy);
+  c.shards.push_back(saved_shard(std::move(values)));
   if (auto err = write_checkpoint(c, path))
     return err;
   log_line(mode_, cat(which, " model saved: ", path, " (step ", step, ", validation accuracy ", validation_accuracy,
+                      ")"));
+  return path;
+}
+
+caf::expected<std::string> run_monitor::publish_model(const char* which, int64_t step, double validation_accuracy) {
+  auto dir = model_folder();
+  if (!dir)
+    return std::move(dir.error());
+  auto path = publish_(cat(*dir, "/", which), kept_manifest(step, validation_accuracy));
+  if (!path)
+    return path;
+  log_line(mode_, cat(which, " model saved: ", *path, " (step ", step, ", validation accuracy ", validation_accuracy,
                       ")"));
   return path;
 }
@@ -157,7 +196,12 @@ caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples
   sum.final_test_accuracy = final_test->accuracy;
   sum.final_test_loss = final_test->loss;
   const auto saving = settings_.save_model;
-  if (saving == model_saving::both || saving == model_saving::final_only) {
+  if ((saving == model_saving::both || saving == model_saving::final_only) && publish_) {
+    auto path = publish_model("final", last_step_, last_validation_accuracy_);
+    if (!path)
+      return std::move(path.error());
+    sum.final_model = *path;
+  } else if (saving == model_saving::both || saving == model_saving::final_only) {
     std::vector<std::vector<float>> final_params;
     if (auto err = net_.get_parameters(final_params))
       return err;
@@ -172,6 +216,8 @@ caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples
       return std::move(path.error());
     sum.best_model = *path;
   }
+  if (!best_path_.empty())
+    sum.best_model = best_path_;
   // The best validation model's test figures: those of its evaluation (the same parameters on the
   // same examples), or the final model's where no evaluation of this process found one.
   const auto& best_test = best_test_ ? *best_test_ : *final_test;
@@ -198,7 +244,7 @@ caf::expected<run_summary> run_monitor::finish(run_summary sum, int64_t examples
     .add("optimizer", to_string(s.optimizer.kind))
     .add("learning_rate", double{s.optimizer.learning_rate})
     .add("seed", static_cast<int64_t>(s.seed));
-  add_model(out, s.preset, net_.spec());
+  add_model(out, s.preset, spec());
   out.add_raw("class_names", json_array(data_.class_names));
   json_object data; // (what actorps-eval reads a run's model against by default)
   data.add("dir", s.data.dir).add("format", to_string(s.data.format))

@@ -3,6 +3,7 @@
 // lowest validation loss, and writes the summary.
 #pragma once
 
+#include "checkpoint/checkpoint_format.hpp"
 #include "common/json.hpp"
 #include "config/train_options.hpp"
 #include "data/dataset.hpp"
@@ -14,6 +15,7 @@
 #include <caf/expected.hpp>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,6 +70,19 @@ public:
   /// found, with its own validation and test figures (the step is the evaluation's).
   caf::error keep_best();
 
+  /// Publishes the whole model the caller has written (checkpoint/staged_model) as the kept model
+  /// at path with manifest m; returns the path.
+  using model_publisher = std::function<caf::expected<std::string>(const std::string& path, const checkpoint_manifest& m)>;
+  /// A cluster whose net holds an embedding table's evaluation rows only: `spec` is the run's
+  /// model (the summary's and the kept models'), and the kept models are published through
+  /// `publish` (the caller has written the whole model, read since, before every keep_best() and
+  /// the final evaluation) instead of copied out of net: the best one when found, the final
+  /// one by finish().
+  void models_published_by(model_spec spec, model_publisher publish);
+
+  /// The folder the kept models go to (<run-dir>/<name>/model), created.
+  caf::expected<std::string> model_folder() const;
+
   /// Every evaluation also goes to t as the scalars validation/loss, validation/accuracy,
   /// test/loss, test/accuracy and train/loss (when measured), at the evaluation's step.
   void report_to(std::shared_ptr<telemetry> t) { telemetry_ = std::move(t); }
@@ -114,6 +129,11 @@ private:
   std::shared_ptr<telemetry> telemetry_;
   caf::expected<std::string> save_model(const char* which, std::vector<std::vector<float>> values, int64_t step,
                                         double validation_accuracy);
+  // The manifest of a kept model taken at step with that validation accuracy.
+  checkpoint_manifest kept_manifest(int64_t step, double validation_accuracy) const;
+  // Publishes the written model as <model folder>/<which> (models_published_by).
+  caf::expected<std::string> publish_model(const char* which, int64_t step, double validation_accuracy);
+  const model_spec& spec() const { return spec_ ? *spec_ : net_.spec(); }
 
   // Whether train.save-model writes the best validation model (its parameters are then kept).
   bool keeps_best_model() const;
@@ -132,6 +152,9 @@ private:
   /// net's figures on the validation and the test set.
   caf::expected<set_figures> evaluate_sets();
 
+  std::optional<model_spec> spec_;  // models_published_by
+  model_publisher publish_;
+  std::string best_path_;           // the best model published (models_published_by)
   std::vector<std::vector<float>> best_params_;
   std::optional<batch_metrics> best_test_; // the best validation model's test figures
   int64_t best_step_ = 0;

@@ -51,13 +51,19 @@ BOOST_AUTO_TEST_CASE(a_batch_pulls_its_distinct_rows_from_the_parts_that_hold_th
   // a reply with rows the batch did not ask for is refused
   BOOST_TEST(static_cast<bool>(rows.place({0, 16, {{1.0f, 1.0f}}, false, row_ids{{10}}}, local.data())));
   BOOST_TEST(static_cast<bool>(rows.place({0, 0, {{1.0f, 1.0f}}, false, row_ids{{3}}}, local.data())));
-  // runs of at most 2 values (one row of 2) for a reader of the whole table (the chief's evaluation)
+  // runs of at most 2 values (one row of 2) for a reader of many rows (the chief's evaluation),
+  // each placed as a run of its part
   auto runs = rows.pulls(0, 2);
   BOOST_REQUIRE_EQUAL(runs.size(), 2u);
   BOOST_TEST(runs[0].rows.ids == std::vector<uint32_t>({3}));
   BOOST_TEST(runs[1].rows.ids == std::vector<uint32_t>({4}));
   BOOST_TEST((runs[0].offset == 0u && runs[1].offset == 0u && runs[0].count == 2u && runs[1].count == 2u));
   BOOST_TEST(rows.pulls(0, 4).size() == 1u);
+  BOOST_REQUIRE(!rows.place({0, 0, {{7.0f, 7.5f}}, false, row_ids{{4}}}, local.data(), 2));
+  BOOST_REQUIRE(!rows.place({0, 0, {{6.0f, 6.5f}}, false, row_ids{{3}}}, local.data(), 2));
+  BOOST_TEST(local == std::vector<float>({9.0f, 9.5f, 6.0f, 6.5f, 7.0f, 7.5f}));
+  // a run that pulls() did not make (both rows where runs hold one) is refused
+  BOOST_TEST(static_cast<bool>(rows.place({0, 0, {{1.0f, 1.0f, 2.0f, 2.0f}}, false, row_ids{{3, 4}}}, local.data(), 2)));
 }
 
 BOOST_AUTO_TEST_CASE(gradients_go_back_to_the_parts_of_their_rows) {

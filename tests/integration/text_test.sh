@@ -7,7 +7,8 @@
 #  2. a text data set with an image model, and images with an embedding model, are refused by name;
 #  3. a 2-shard cluster trains it above 95%, the table split by mod and its rows pulled and pushed
 #     per batch (the workers never hold the table), its saved model predicts as the chief
-#     measured, seeded sync runs end on one digest, a checkpoint taken split by mod restores into
+#     measured, seeded sync runs end on one digest (the chief's final model, written as it read the
+#     table a chunk at a time, has it too), a checkpoint taken split by mod restores into
 #     a cluster split by div, a ps node killed mid-run is restored and the run finishes, and an
 #     option that would need the whole table is refused by name.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -117,6 +118,13 @@ d1=$(field "$tmp/runs/sync1/summary.json" weights_digest 2>/dev/null)
 d2=$(field "$tmp/runs/sync2/summary.json" weights_digest 2>/dev/null)
 echo "seeded sync runs: digests $d1 and $d2"
 [[ -n "$d1" && "$d1" == "$d2" ]] || fail "two seeded sync runs ended on digests '$d1' and '$d2'"
+# the chief never holds the table: its evaluation net holds the rows the sets name, and the final
+# model it wrote as it read the table a chunk at a time is the model of the digest it reported
+grep -q "evaluations read the [0-9]* rows of embedding0/weights .* into a table of [0-9]* rows" "$tmp/runs/sync1/logs/chief.log" \
+  || fail "the chief's evaluation net does not hold the evaluation's rows alone: $(grep -h "evaluations read" "$tmp/runs/sync1/logs/chief.log")"
+ex=$("$bin/actorps-export" "$tmp/runs/sync1/model/final" "$tmp/final.npz" 2>&1) || fail "exporting the final model failed: $ex"
+[[ "$ex" == *"(weights digest $d1)"* ]] || fail "the chief's final model is not the model of its digest $d1: $(tail -1 <<< "$ex")"
+echo "the final model the chief wrote a chunk at a time: digest $d1 again"
 # a checkpoint holds the table's rows in order (taken split by mod); a new cluster split by div
 # restores them and goes on
 ckpt=(--checkpoint.dir="\"$tmp/ckpt\"" --checkpoint.every-steps=50)
