@@ -74,7 +74,9 @@ void read_whole_table_model(chief_pointer self, bool digest, std::function<void(
   auto vars = st.spec.variables();
   if (auto err = sink->put_from(*st.net, vars, 0, table)) // (the dense variables are in the net already)
     return failed(describe(err));
-  table_sweep sweep{st.plan, table, st.cfg.cluster.max_slice_floats};
+  // (chunks of 16 MiB: what the chief holds at once, its chunk and the reply being read, is a few
+  // of them, and the heap keeps what it freed: common/memory_policy)
+  table_sweep sweep{st.plan, table, std::min<size_t>(st.cfg.cluster.max_slice_floats, size_t{1} << 22)};
   const size_t cols = sweep.cols();
   auto on_chunk = [self, sink, sweep, cols](size_t i, const float* chunk) {
     keep_evaluation_rows(*self->state.eval_rows, cols, sweep.first_row(i), sweep.rows_of(i), chunk);

@@ -6,16 +6,19 @@
 #     ...): each one's examples/s and test accuracy, and the cluster / one-process ratio; with
 #     the default evaluation (every epoch: the chief pulls the rows its evaluation sets name) and with
 #     one every 5 epochs, the same for both sides;
-#  2. the wire and the workers: 4 ps x 2 workers, one epoch, tables of 2^20 and 2^26 rows x 16
+#  2. the wire and the memory: 4 ps x 2 workers, one epoch, tables of 2^20 and 2^26 rows x 16
 #     (4 GiB): tensor bytes each way per worker step (summary.json) and every node's peak RSS
-#     (VmHWM, read each second while the cluster runs);
+#     (VmHWM, read each second while the cluster runs); 2^26 again with the kept models saved
+#     (train.save-model = both: the chief writes the table as it reads it a chunk at a time);
 #  3. the rows asked back with the pushes (cluster.rows-with-push, the default) against the rows
 #     pulled before each step: 1 ps x 2 workers, 2^20 x 32, 6 x EPOCHS epochs evaluated every
 #     2 x EPOCHS, ROUNDS interleaved rounds.
-# Usage: bench/sparse_cluster_bench.sh [ROUNDS=2] [EPOCHS=10]   (after scripts/build.sh; section 2
-# needs about 18 GB of memory: the chief holds the table to evaluate, each ps node its part twice)
+# Usage: [SECTIONS=123] bench/sparse_cluster_bench.sh [ROUNDS=2] [EPOCHS=10]   (after
+# scripts/build.sh; section 2 needs about 10 GB of memory, each ps node holding its part and
+# Adagrad's accumulator, and 4 GB of disk for the kept model)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+sections=${SECTIONS:-123}
 rounds=${1:-2}
 epochs=${2:-10}
 bin=build/bin
@@ -49,7 +52,9 @@ unwatch() { kill "$watcher" 2>/dev/null || true; watcher=""; }
 peaks() { sort -k1,1 -k2,2n "$tmp/$1.rss" | awk '{p[$1] = $2} END {for (n in p) printf "%s=%d ", n, p[n] / 1024}' | tr ' ' '\n' | sort | tr '\n' ' '; }
 
 echo "corpus $corpus; batch 50, Adagrad lr 0.5 (async: / 2 workers), 1 thread per process, $(nproc) cores"
+cell() { printf '%.4f / %.0f' "$(field "$tmp/runs/$1/summary.json" test_accuracy)" "$(field "$tmp/runs/$1/summary.json" examples_per_second)"; }
 for evals in 1 5; do
+[[ $sections == *1* ]] || break
 echo "== 1: async clusters against one process, 2^20 x 32 table, $epochs epochs, evaluated every $evals epoch(s)"
 printf "%-5s %-18s %-18s %-18s %s\n" round "one process" "1 ps x 2 workers" "4 ps x 2 workers" "ratios (1x2, 4x2)"
 for round in $(seq 1 "$rounds"); do
@@ -58,7 +63,6 @@ for round in $(seq 1 "$rounds"); do
     "${every[@]}" > "$tmp/one.out" 2>&1
   cluster "c1-$evals-$round" 1 "$(layers 20 32)" "${every[@]}"
   cluster "c4-$evals-$round" 4 "$(layers 20 32)" "${every[@]}"
-  cell() { printf '%.4f / %.0f' "$(field "$tmp/runs/$1/summary.json" test_accuracy)" "$(field "$tmp/runs/$1/summary.json" examples_per_second)"; }
   e1=$(field "$tmp/runs/one-$evals-$round/summary.json" examples_per_second)
   ec1=$(field "$tmp/runs/c1-$evals-$round/summary.json" examples_per_second)
   ec4=$(field "$tmp/runs/c4-$evals-$round/summary.json" examples_per_second)
@@ -67,16 +71,23 @@ for round in $(seq 1 "$rounds"); do
 done
 done
 
+if [[ $sections == *2* ]]; then
 echo "== 2: bytes on the wire per worker step and peak RSS (MiB), 4 ps x 2 workers, one epoch"
-printf "%-10s %-28s %s\n" table "sent / received bytes/step" "peak RSS MiB"
-for bits in 20 26; do
-  watch "w$bits"
-  cluster "w$bits" 4 "$(layers "$bits" 16)" --train.max-epochs=1
+printf "%-24s %-28s %s\n" table "sent / received bytes/step" "peak RSS MiB"
+for run in 20 26 26-saved; do
+  bits=${run%%-*}
+  saving=()
+  [[ $run == *saved ]] && saving=(--train.save-model='"both"')
+  watch "w$run"
+  cluster "w$run" 4 "$(layers "$bits" 16)" --train.max-epochs=1 "${saving[@]}"
   unwatch
-  s="$tmp/runs/w$bits/summary.json"
-  printf "%-10s %-28s %s\n" "2^$bits x 16" "$(field "$s" sent_bytes_per_step) / $(field "$s" received_bytes_per_step)" "$(peaks "w$bits")"
+  s="$tmp/runs/w$run/summary.json"
+  printf "%-24s %-28s %s\n" "2^$bits x 16${saving:+, models saved}" "$(field "$s" sent_bytes_per_step) / $(field "$s" received_bytes_per_step)" "$(peaks "w$run")"
+  [[ -n "${saving[*]}" ]] && echo "   $(grep -h "final model saved" "$tmp/runs/w$run/logs/chief.log" | tail -1)"
 done
+fi
 
+[[ $sections == *3* ]] || exit 0
 echo "== 3: rows asked back with the pushes against rows pulled before each step, 1 ps x 2 workers, 2^20 x 32, $((6 * epochs)) epochs evaluated every $((2 * epochs))"
 printf "%-5s %-20s %-20s %s\n" round "asked back" "pulled" "asked back / pulled"
 for round in $(seq 1 "$rounds"); do
