@@ -3,6 +3,7 @@
 #include "actors/exception_log.hpp"
 
 #include "actors/shard_core.hpp"
+#include "control/snapshot_hold.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
@@ -17,6 +18,7 @@ namespace {
 struct shard_state {
   parameter_shard_config cfg;
   std::shared_ptr<shard_core> core;
+  snapshot_hold held; // a snapshot the chief reads a piece at a time
   static inline const char* name = "parameter_shard";
 };
 
@@ -47,6 +49,23 @@ parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, paramete
     },
     [=](stats_atom) -> shard_stats { return self->state.core->stats(self->clock().now()); },
     [=](save_atom) -> caf::result<shard_snapshot> { return answer(self->state.core->snapshot()); },
+    [=](save_atom, const snapshot_read& r) -> caf::result<snapshot_piece> {
+      auto& held = self->state.held;
+      switch (r.op) {
+        case snapshot_op::hold: {
+          auto snap = self->state.core->snapshot();
+          if (!snap)
+            return std::move(snap.error());
+          return held.hold(std::move(*snap));
+        }
+        case snapshot_op::read:
+          return answer(held.read(r.which, r.range));
+        case snapshot_op::drop:
+          held.drop();
+          return snapshot_piece{};
+      }
+      return caf::make_error(errc::protocol_error, "an unknown snapshot_read op");
+    },
     [=](stop_atom) {
       log_line(self->state.core->tag(), self->state.core->stopping_line());
       self->quit();

@@ -29,6 +29,9 @@ namespace actorps {
 ///   plus non_finite; a rejected push changes nothing.
 /// (save_atom) -> shard_snapshot
 ///   Every variable, optimizer slot and the version, for the chief's checkpoints.
+/// (save_atom, snapshot_read) -> snapshot_piece
+///   The same snapshot kept on the shard and read a piece at a time (hold, read, drop:
+///   messages/shard_protocol.hpp), for a chief that must not hold the model.
 /// (stats_atom) -> shard_stats
 ///   Counters: version, lag histogram of async pushes (stale and waits come from a SyncAggregator).
 /// (stop_atom)
@@ -41,6 +44,7 @@ using parameter_shard_actor = caf::typed_actor<
   caf::replies_to<push_atom, push_request>::with<push_reply>,
   caf::replies_to<stats_atom>::with<shard_stats>,
   caf::replies_to<save_atom>::with<shard_snapshot>,
+  caf::replies_to<save_atom, snapshot_read>::with<snapshot_piece>,
   caf::reacts_to<stop_atom>, caf::reacts_to<tick_atom>>;
 
 /// Settings of one shard.

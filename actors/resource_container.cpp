@@ -104,14 +104,14 @@ caf::result<Reply> to_named_scope(container_pointer self, Atom a, Request& req) 
 }
 
 // Hands a save or stats request on to the scope of the chief that sent it.
-template <class Reply, class Atom>
-caf::result<Reply> to_senders_scope(container_pointer self, Atom a) {
+template <class Reply, class... Ts>
+caf::result<Reply> to_senders_scope(container_pointer self, Ts... xs) {
   auto* scope = scope_of_sender(self);
   if (scope == nullptr)
     return caf::make_error(errc::unknown_scope,
                            cat(self->state.tag, ": cannot tell which of ", self->state.scopes.size(),
                                " scopes this request is for (it did not come from exactly one scope's chief)"));
-  return self->delegate(self->state.scopes[*scope].front, a);
+  return self->delegate(self->state.scopes[*scope].front, xs...);
 }
 
 scope_info info_of(container_pointer self, const std::string& name, uint64_t version) {
@@ -257,6 +257,7 @@ resource_container_actor::behavior_type container_behavior(container_pointer sel
     [=](push_atom a, push_request& req) { return to_named_scope<push_reply>(self, a, req); },
     [=](stats_atom a) { return to_senders_scope<shard_stats>(self, a); },
     [=](save_atom a) { return to_senders_scope<shard_snapshot>(self, a); },
+    [=](save_atom a, const snapshot_read& r) { return to_senders_scope<snapshot_piece>(self, a, r); },
     [=](stop_atom) {
       auto& st = self->state;
       if (st.cfg.keep_alive) {

@@ -386,6 +386,7 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
     },
     [=](stats_atom a) { return self->delegate(self->state.cfg.remote, a); },
     [=](save_atom a) { return self->delegate(self->state.cfg.remote, a); },
+    [=](save_atom a, const snapshot_read& r) { return self->delegate(self->state.cfg.remote, a, r); },
     [=](stop_atom a) { self->delegate(self->state.cfg.remote, a); },
     [=](tick_atom) { // open: the exchanges' deadlines; closing: the grace is over, the shard is still there
       auto& st = self->state;

@@ -220,6 +220,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
     },
     [=](pull_atom a, pull_request& req) { return self->delegate(self->state.shard, a, std::move(req)); },
     [=](save_atom a) { return self->delegate(self->state.shard, a); },
+    [=](save_atom a, const snapshot_read& r) { return self->delegate(self->state.shard, a, r); },
     [=](push_atom, push_request& req) -> caf::result<push_reply> {
       // Validated before it counts for a step: a malformed push never holds a worker's place.
       auto& st = self->state;

@@ -2,7 +2,8 @@
 // written as its values come, a piece at a time, without holding them: the chief reads an
 // embedding table's rows a chunk at a time and writes each chunk on. The shard file is staged in
 // a folder of its own, then published under one or more names (final, best), each with its own
-// manifest; byte for byte what write_checkpoint writes for the same model.
+// manifest; byte for byte what write_checkpoint writes for the same model
+// (checkpoint/shard_file_writer).
 // Threading: one owner.
 #pragma once
 
@@ -14,12 +15,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace actorps {
 
-class file_sink;
+class shard_file_writer;
 
 class staged_model {
 public:
@@ -45,20 +47,11 @@ public:
   caf::error publish(checkpoint_manifest m, const std::string& final_path) const;
 
 private:
-  staged_model(std::string folder, std::vector<size_t> sizes);
-  caf::error put(const void* data, size_t n);
-  caf::error next_variable(); // closes the current one and opens the next (if any)
+  explicit staged_model(std::string folder);
 
   std::string folder_;
-  std::string file_;
-  std::vector<size_t> sizes_;
-  int fd_ = -1;
-  std::unique_ptr<file_sink> sink_;
-  size_t variable_ = 0; // the variable being written
-  size_t left_ = 0;     // its values still to come
-  bool finished_ = false;
-  uint64_t bytes_ = 0;
-  uint32_t crc32_ = 0;
+  std::unique_ptr<shard_file_writer> file_;
+  std::optional<checkpoint_file> written_; // once finished
 };
 
 } // namespace actorps

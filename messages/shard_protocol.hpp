@@ -152,6 +152,29 @@ struct shard_snapshot {
   std::vector<variable_slice> slot1{};
 };
 
+/// Chief -> shard: (save_atom, snapshot_read) -> snapshot_piece. A checkpoint read a piece at a
+/// time, for a chief that must not hold the model (an embedding table of gigabytes): `hold` takes
+/// the shard's snapshot (shard_snapshot's) and keeps it, in place of one kept before, and answers
+/// its version and the range of each slice it holds (values, slot0, slot1: no values); `read`
+/// answers `range` of the kept slot `which` (0: values, 1: slot0, 2: slot1) as `piece`; `drop`
+/// releases the kept snapshot. Errors: not_initialized; protocol_error for a read without a kept
+/// snapshot or of a slot above 2; unknown_variable for a range no kept slice holds whole.
+enum class snapshot_op : uint8_t { hold = 0, read = 1, drop = 2 };
+
+struct snapshot_read {
+  snapshot_op op = snapshot_op::hold;
+  uint32_t which = 0;
+  slice_ref range{};
+};
+
+struct snapshot_piece {
+  uint64_t version = 0;
+  std::vector<slice_ref> values{}; ///< hold: the kept slices' ranges (no rows)
+  std::vector<slice_ref> slot0{};
+  std::vector<slice_ref> slot1{};
+  variable_slice piece{};          ///< read: the range's values
+};
+
 struct setup_reply {
   bool already_initialized = false;
   uint64_t version = 0; ///< updates applied so far
@@ -322,6 +345,16 @@ typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, snapshot_read& x) {
+  return f(caf::meta::type_name("snapshot_read"), x.op, x.which, x.range);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, snapshot_piece& x) {
+  return f(caf::meta::type_name("snapshot_piece"), x.version, x.values, x.slot0, x.slot1, x.piece);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, setup_reply& x) {
   return f(caf::meta::type_name("setup_reply"), x.already_initialized, x.version);
 }
@@ -370,6 +403,8 @@ ACTORPS_FIELDWISE_EQ(slice_ref, v.variable, v.offset, v.count, v.rows)
 ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.initial, v.slot0, v.slot1, v.version,
                      v.session, v.generated, v.table_seed)
 ACTORPS_FIELDWISE_EQ(shard_snapshot, v.version, v.values, v.slot0, v.slot1)
+ACTORPS_FIELDWISE_EQ(snapshot_read, v.op, v.which, v.range)
+ACTORPS_FIELDWISE_EQ(snapshot_piece, v.version, v.values, v.slot0, v.slot1, v.piece)
 ACTORPS_FIELDWISE_EQ(setup_reply, v.already_initialized, v.version)
 ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges, v.keep_view, v.scope)
 ACTORPS_FIELDWISE_EQ(pull_reply, v.version, v.slices)

@@ -85,6 +85,43 @@ BOOST_AUTO_TEST_CASE(a_shard_restored_from_its_snapshot_goes_on_identically) {
   BOOST_TEST(ask<shard_snapshot>(fresh, save_atom_v).error() == errc::not_initialized);
 }
 
+BOOST_AUTO_TEST_CASE(a_kept_snapshot_is_read_a_piece_at_a_time_while_pushes_go_on) {
+  auto setup = setup_for_shard1();
+  setup.optimizer = {"adam", 0.1f, 0.9f, 0.9f, 0.999f, 1e-8f};
+  BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, setup));
+  push_request push{0, 1, {{1, 0, {{1.0f, -2.0f, 0.5f}}}, {3, 0, {{0.25f, 3.0f}}}}};
+  for (int i = 0; i < 2; ++i)
+    BOOST_REQUIRE(ask<push_reply>(shard, push_atom_v, push));
+  auto whole = ask<shard_snapshot>(shard, save_atom_v);
+  auto layout = ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::hold});
+  BOOST_REQUIRE_MESSAGE(layout, error_text(layout));
+  BOOST_TEST(layout->version == 2u);
+  BOOST_REQUIRE_EQUAL(layout->values.size(), 2u);
+  BOOST_REQUIRE_EQUAL(layout->slot1.size(), 2u);
+  BOOST_REQUIRE(ask<push_reply>(shard, push_atom_v, push)); // (the kept snapshot stays as it was)
+  for (uint32_t which = 0; which < 3; ++which) {
+    const auto& ranges = which == 0 ? layout->values : which == 1 ? layout->slot0 : layout->slot1;
+    const auto& want = which == 0 ? whole->values : which == 1 ? whole->slot0 : whole->slot1;
+    for (size_t j = 0; j < ranges.size(); ++j) {
+      auto r = ranges[j];
+      BOOST_TEST(r.count == want[j].data.values.size());
+      r.offset += 1; // the range's last values
+      r.count -= 1;
+      auto got = ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::read, which, r});
+      BOOST_REQUIRE_MESSAGE(got, error_text(got));
+      auto values = got->piece.data.to_vector();
+      BOOST_TEST(values == std::vector<float>(want[j].data.values.begin() + 1, want[j].data.values.end()));
+    }
+  }
+  auto beyond = layout->values[0];
+  beyond.count += 1;
+  BOOST_TEST(ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::read, 0, beyond}).error()
+             == errc::unknown_variable);
+  BOOST_REQUIRE(ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::drop}));
+  BOOST_TEST(ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::read, 0, layout->values[0]}).error()
+             == errc::protocol_error);
+}
+
 BOOST_AUTO_TEST_CASE(init_once_then_keeps_its_values) {
   auto first = ask<setup_reply>(shard, init_atom_v, setup_for_shard1());
   BOOST_REQUIRE(first);

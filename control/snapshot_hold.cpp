@@ -1,0 +1,51 @@
+// A kept snapshot and the pieces read from it (see snapshot_hold.hpp).
+#include "control/snapshot_hold.hpp"
+
+#include "common/errc.hpp"
+#include "common/log.hpp"
+
+namespace actorps {
+
+namespace {
+
+std::vector<slice_ref> ranges_of(const std::vector<variable_slice>& slices) {
+  std::vector<slice_ref> out;
+  for (auto& s : slices)
+    out.push_back({s.variable, s.offset, static_cast<uint32_t>(s.data.values.size())});
+  return out;
+}
+
+} // namespace
+
+snapshot_piece snapshot_hold::hold(shard_snapshot snap) {
+  kept_ = std::move(snap);
+  snapshot_piece out;
+  out.version = kept_->version;
+  out.values = ranges_of(kept_->values);
+  out.slot0 = ranges_of(kept_->slot0);
+  out.slot1 = ranges_of(kept_->slot1);
+  return out;
+}
+
+caf::expected<snapshot_piece> snapshot_hold::read(uint32_t which, const slice_ref& range) const {
+  if (!kept_)
+    return caf::make_error(errc::protocol_error, "a read of a snapshot that the shard does not keep (no hold, or dropped)");
+  if (which > 2)
+    return caf::make_error(errc::protocol_error, cat("a read of snapshot slot ", which, " (0: values, 1, 2: optimizer slots)"));
+  const auto& slices = which == 0 ? kept_->values : which == 1 ? kept_->slot0 : kept_->slot1;
+  for (auto& s : slices) {
+    const size_t n = s.data.values.size();
+    if (s.variable != range.variable || range.by_rows() || range.offset < s.offset
+        || size_t{range.offset} + range.count > size_t{s.offset} + n)
+      continue;
+    snapshot_piece out;
+    out.version = kept_->version;
+    const float* from = s.data.values.data() + (range.offset - s.offset);
+    out.piece = {range.variable, range.offset, tensor_copy(from, range.count)};
+    return out;
+  }
+  return caf::make_error(errc::unknown_variable, cat("the kept snapshot holds no slot ", which, " range of variable ",
+                                                     range.variable, " at ", range.offset, " (", range.count, " values)"));
+}
+
+} // namespace actorps
