@@ -178,30 +178,10 @@ void evaluate(chief_pointer self, const run_command& c) {
   });
 }
 
-// Takes every shard's snapshot and writes a checkpoint (c.best: the best-validation one).
+// Writes a checkpoint (c.best: the best-validation one) from the shards' kept snapshots
+// (actors/chief_save.cpp).
 void save(chief_pointer self, const run_command& c) {
-  auto& st = self->state;
-  run_position at{c.step, st.ctl->examples(), st.ctl->seconds(self->clock().now()),
-                  st.monitor ? st.monitor->last_validation_accuracy() : 0.0,
-                  st.cfg.cluster.elastic.on ? st.ctl->members() : std::vector<uint32_t>{},
-                  st.elastic.desk ? st.elastic.desk->ledger().save() : std::vector<int64_t>{}};
-  auto started = self->clock().now();
-  ask_every_shard<shard_snapshot>(
-    self, st.cfg.shards, st.cfg.cluster.request_timeout, "taking the snapshot",
-    [=](std::vector<shard_snapshot>& snaps) {
-      auto& st = self->state;
-      if (!st.ctl->wanted(c.op))
-        return;
-      auto ckpt = make_checkpoint(st.plan, st.spec, st.shard_opt, st.cfg.train, st.cfg.cluster, at, snaps,
-                                  *st.cfg.data);
-      auto path = c.best ? st.store->save_best(ckpt) : st.store->save(ckpt);
-      if (!path)
-        return execute(self, st.ctl->failed(c.op, errc::file_error, describe(path.error())));
-      log_line(tag, cat(c.best ? "best model saved: " : "checkpoint saved: ", *path, " (step ", at.global_step, ", ",
-                        std::chrono::duration<double>(self->clock().now() - started).count(), " s)"));
-      execute(self, st.ctl->saved(c.op));
-    },
-    op_failed(self, c.op), save_atom_v);
+  save_checkpoint(self, c, op_failed(self, c.op), op_failed(self, c.op, errc::file_error));
 }
 
 // The run's monitor (evaluations, metrics.jsonl, summary.json), opened once: when training starts,

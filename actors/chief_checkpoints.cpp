@@ -1,10 +1,12 @@
-// Converting between shard snapshots and checkpoints.
+// Converting between shard snapshots and checkpoints: what a checkpoint's files hold and where
+// each piece of them is read, and a checkpoint cut into the setups that restore each shard.
 #include "actors/chief_checkpoints.hpp"
 
 #include <cstdio>
 
 #include "control/parameter_store.hpp"
 #include "control/placement.hpp"
+#include "control/snapshot_hold.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "saved_model/saved_model.hpp"
@@ -33,27 +35,6 @@ void each_row(const placement_plan& plan, uint32_t k, size_t offset, size_t n, F
     fn(r, first + (r - begin) * stride);
 }
 
-// Puts the parts the shards sent (values or one optimizer slot) together into whole variables.
-void merge_parts(const placement_plan& plan, const std::vector<shard_snapshot>& snapshots,
-                 std::vector<variable_slice> shard_snapshot::*which, std::vector<std::vector<float>>& out) {
-  for (auto& snap : snapshots)
-    for (auto& part : snap.*which) {
-      auto& whole = out[part.variable];
-      const auto cols = static_cast<size_t>(plan.variables[part.variable].cols);
-      if (whole.empty())
-        whole.resize(static_cast<size_t>(plan.variables[part.variable].rows) * cols);
-      const float* values = part.data.values.data();
-      if (!rows_permuted(plan, part.variable)) {
-        std::copy(values, values + part.data.values.size(), whole.begin() + part.offset);
-        continue;
-      }
-      each_row(plan, part.variable, part.offset, part.data.values.size(), [&](size_t stored, size_t row) {
-        const float* from = values + (stored * cols - part.offset);
-        std::copy(from, from + cols, whole.begin() + static_cast<std::ptrdiff_t>(row * cols));
-      });
-    }
-}
-
 // The part of whole starting at offset with n values, or nothing when whole is empty (no slot).
 std::vector<variable_slice> cut(const placement_plan& plan, uint32_t k, size_t offset, size_t n,
                                 const std::vector<float>& whole) {
@@ -71,11 +52,11 @@ std::vector<variable_slice> cut(const placement_plan& plan, uint32_t k, size_t o
 
 } // namespace
 
-checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, const optimizer_params& shard_opt,
-                           const train_settings& train, const run_settings& cluster, const run_position& at,
-                           const std::vector<shard_snapshot>& snapshots, const data_splits& data) {
-  checkpoint c;
-  auto& m = c.manifest;
+checkpoint_manifest checkpoint_manifest_for(const placement_plan& plan, const model_spec& spec,
+                                            const optimizer_params& shard_opt, const train_settings& train,
+                                            const run_settings& cluster, const run_position& at,
+                                            const data_splits& data) {
+  checkpoint_manifest m;
   record_scaling(data.scaling, m);
   m.class_names = data.class_names; // (what the model tools show)
   m.global_step = at.global_step;
@@ -94,21 +75,84 @@ checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, c
   m.seed = train.seed;
   m.workers = static_cast<uint32_t>(cluster.workers.size());
   m.partitioner = plan.partitioner;
-  // Whole variables, each in the file of the shard holding its first part.
-  const size_t n = plan.variables.size();
-  std::vector<std::vector<float>> values(n), slot0(n), slot1(n);
-  merge_parts(plan, snapshots, &shard_snapshot::values, values);
-  merge_parts(plan, snapshots, &shard_snapshot::slot0, slot0);
-  merge_parts(plan, snapshots, &shard_snapshot::slot1, slot1);
-  for (uint32_t s = 0; s < snapshots.size(); ++s) {
+  return m;
+}
+
+checkpoint_reads::checkpoint_reads(const placement_plan& plan, uint64_t id, const std::vector<snapshot_piece>& layouts,
+                                   size_t chunk_floats)
+  : id_(id) {
+  auto has_slot = [&](uint32_t k, std::vector<slice_ref> snapshot_piece::*slot) {
+    for (auto& layout : layouts)
+      for (auto& r : layout.*slot)
+        if (r.variable == k)
+          return true;
+    return false;
+  };
+  for (uint32_t k = 0; k < plan.variables.size(); ++k)
+    sweeps_.emplace_back(plan, k, chunk_floats);
+  for (uint32_t s = 0; s < layouts.size(); ++s) {
+    file f;
+    f.shard = s;
+    f.version = layouts[s].version;
+    for (uint32_t k = 0; k < plan.variables.size(); ++k) {
+      if (home_shard(plan, k) != s)
+        continue;
+      const size_t n = static_cast<size_t>(plan.variables[k].rows) * static_cast<size_t>(plan.variables[k].cols);
+      f.entries.push_back({k, n, has_slot(k, &snapshot_piece::slot0) ? n : 0, has_slot(k, &snapshot_piece::slot1) ? n : 0});
+      const auto& e = f.entries.back();
+      for (uint32_t which = 0; which < 3; ++which)
+        if ((which == 0 ? e.values : which == 1 ? e.slot0 : e.slot1) > 0)
+          for (size_t i = 0; i < sweeps_[k].chunks(); ++i)
+            steps_.push_back({s, static_cast<uint32_t>(f.entries.size() - 1), k, which, i});
+    }
+    files_.push_back(std::move(f));
+  }
+}
+
+size_t checkpoint_reads::floats(const step& st) const {
+  return sweeps_[st.variable].rows_of(st.chunk) * sweeps_[st.variable].cols();
+}
+
+size_t checkpoint_reads::offset(const step& st) const {
+  return sweeps_[st.variable].first_row(st.chunk) * sweeps_[st.variable].cols();
+}
+
+std::vector<std::pair<uint32_t, snapshot_read>> checkpoint_reads::reads(const step& st) const {
+  std::vector<std::pair<uint32_t, snapshot_read>> out;
+  for (auto& [shard, range] : sweeps_[st.variable].reads(st.chunk))
+    out.push_back({shard, snapshot_read{snapshot_op::read, id_, st.which, range}});
+  return out;
+}
+
+caf::error checkpoint_reads::place(const step& st, const variable_slice& got, float* chunk) const {
+  return sweeps_[st.variable].place(st.chunk, got, chunk);
+}
+
+checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, const optimizer_params& shard_opt,
+                           const train_settings& train, const run_settings& cluster, const run_position& at,
+                           const std::vector<shard_snapshot>& snapshots, const data_splits& data) {
+  checkpoint c;
+  c.manifest = checkpoint_manifest_for(plan, spec, shard_opt, train, cluster, at, data);
+  std::vector<snapshot_hold> holds(snapshots.size());
+  std::vector<snapshot_piece> layouts;
+  for (size_t s = 0; s < snapshots.size(); ++s)
+    layouts.push_back(holds[s].hold(1, snapshots[s]));
+  checkpoint_reads reads{plan, 1, layouts, SIZE_MAX};
+  for (auto& f : reads.files()) {
     shard_checkpoint sc;
-    sc.shard = s;
-    sc.version = snapshots[s].version;
+    sc.shard = f.shard;
+    sc.version = f.version;
+    for (auto& e : f.entries)
+      sc.variables.push_back({e.index, std::vector<float>(e.values), std::vector<float>(e.slot0), std::vector<float>(e.slot1)});
     c.shards.push_back(std::move(sc));
   }
-  for (uint32_t k = 0; k < n; ++k)
-    c.shards.at(home_shard(plan, k))
-      .variables.push_back({k, std::move(values[k]), std::move(slot0[k]), std::move(slot1[k])});
+  for (auto& st : reads.steps()) {
+    auto& v = c.shards[st.file].variables[st.entry];
+    auto& to = st.which == 0 ? v.values : st.which == 1 ? v.slot0 : v.slot1;
+    for (auto& [shard, r] : reads.reads(st)) // (a snapshot without the range leaves zeros: the test's own)
+      if (auto got = holds[shard].read(1, r.which, r.range))
+        (void) reads.place(st, got->piece, to.data() + reads.offset(st));
+  }
   return c;
 }
 

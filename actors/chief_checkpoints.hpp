@@ -4,9 +4,11 @@
 #pragma once
 
 #include "checkpoint/checkpoint_format.hpp"
+#include "checkpoint/shard_file_writer.hpp"
 #include "compute/optimizer_rules.hpp"
 #include "config/cluster_options.hpp"
 #include "config/train_options.hpp"
+#include "control/table_sweep.hpp"
 #include "messages/shard_protocol.hpp"
 #include "saved_model/saved_model.hpp"
 
@@ -30,8 +32,59 @@ struct run_position {
 /// The plan's variables with their shards, as a checkpoint records them.
 std::vector<checkpoint_variable> checkpoint_variables(const placement_plan& plan);
 
-/// Assembles a checkpoint from every shard's snapshot (indexed by shard), with the input scaling
-/// and class names of the data the run trains on.
+/// The manifest of a checkpoint taken `at` (its files aside), with the input scaling and class
+/// names of the data the run trains on.
+checkpoint_manifest checkpoint_manifest_for(const placement_plan& plan, const model_spec& spec,
+                                            const optimizer_params& shard_opt, const train_settings& train,
+                                            const run_settings& cluster, const run_position& at,
+                                            const data_splits& data);
+
+/// A checkpoint's shard files and where each piece of them is read: every shard keeps its
+/// snapshot ((save_atom, snapshot_read): `layouts`, indexed by shard) and the chief reads it a
+/// chunk at a time, each variable's values and slots in row order from the parts that hold them
+/// (control/table_sweep), and writes each chunk on (checkpoint/shard_file_writer). A file holds
+/// the variables whose first part its shard holds, whole (docs/checkpoint_format.md).
+class checkpoint_reads {
+public:
+  /// Save id's snapshots, in chunks of at most chunk_floats values. REQUIRES: layouts has one
+  /// entry per plan shard.
+  checkpoint_reads(const placement_plan& plan, uint64_t id, const std::vector<snapshot_piece>& layouts,
+                   size_t chunk_floats);
+
+  struct file {
+    uint32_t shard = 0;
+    uint64_t version = 0;
+    std::vector<shard_file_writer::entry> entries; ///< a slot is there where some part has it
+  };
+  /// One chunk of one entry's values (which 0) or slot (1, 2), in the order the files hold them.
+  struct step {
+    uint32_t file = 0, entry = 0, variable = 0, which = 0;
+    size_t chunk = 0;
+  };
+
+  /// The files, by shard.
+  const std::vector<file>& files() const { return files_; }
+  /// Every chunk of every file, in file order.
+  const std::vector<step>& steps() const { return steps_; }
+  /// The chunk's floats, and where it starts in its array.
+  size_t floats(const step& st) const;
+  size_t offset(const step& st) const;
+  /// Its reads: (shard, snapshot_read), one per part holding rows of it.
+  std::vector<std::pair<uint32_t, snapshot_read>> reads(const step& st) const;
+  /// Places a read's piece into the chunk (floats(st) values); protocol_error for a piece that is
+  /// not one of its reads.
+  caf::error place(const step& st, const variable_slice& got, float* chunk) const;
+
+private:
+  uint64_t id_ = 0;
+  std::vector<table_sweep> sweeps_; // by variable
+  std::vector<file> files_;
+  std::vector<step> steps_;
+};
+
+/// Assembles a checkpoint in memory from every shard's snapshot (indexed by shard) through the
+/// same reads (a test's view of what the chief writes), with the input scaling and class names
+/// of the data the run trains on.
 checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, const optimizer_params& shard_opt,
                            const train_settings& train, const run_settings& cluster, const run_position& at,
                            const std::vector<shard_snapshot>& snapshots, const data_splits& data);

@@ -145,6 +145,12 @@ enum class model_read { rows, whole, last };
 /// op is no longer wanted); failed names the first failure.
 void pull_model_then(chief_pointer self, uint64_t op, model_read how, std::function<void()> next, failed_fn failed);
 
+/// Writes a checkpoint (c.best: the best-validation one) without holding the model: every
+/// shard keeps its snapshot and the chief reads it a chunk at a time into the files
+/// (actors/chief_save.cpp); then run_control::saved, or shard_failed (a shard's answer) or
+/// file_failed (a file) with the failure named.
+void save_checkpoint(chief_pointer self, const run_command& c, failed_fn shard_failed, failed_fn file_failed);
+
 /// The weights digest of the model the last model_read::last read.
 caf::expected<std::string> final_digest(chief_state& st);
 

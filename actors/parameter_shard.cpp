@@ -56,12 +56,12 @@ parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, paramete
           auto snap = self->state.core->snapshot();
           if (!snap)
             return std::move(snap.error());
-          return held.hold(std::move(*snap));
+          return held.hold(r.id, std::move(*snap));
         }
         case snapshot_op::read:
-          return answer(held.read(r.which, r.range));
+          return answer(held.read(r.id, r.which, r.range));
         case snapshot_op::drop:
-          held.drop();
+          held.drop(r.id);
           return snapshot_piece{};
       }
       return caf::make_error(errc::protocol_error, "an unknown snapshot_read op");

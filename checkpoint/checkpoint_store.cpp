@@ -331,7 +331,7 @@ caf::error publish_checkpoint(const std::string& tmp, const checkpoint_manifest&
   return sync_directory(parent.empty() ? "." : parent);
 }
 
-caf::expected<std::string> checkpoint_store::write(const checkpoint& c, const std::string& prefix, int keep) {
+caf::expected<std::string> checkpoint_store::final_path(const std::string& prefix, int64_t step) const {
   std::error_code ec;
   if (!fs::is_directory(dir_, ec)) { // removed while the run went on (with the run folder, say)
     fs::create_directories(dir_, ec);
@@ -341,13 +341,42 @@ caf::expected<std::string> checkpoint_store::write(const checkpoint& c, const st
     log_line("checkpoints", cat(dir_, " was removed while the run went on: created it again; the checkpoints saved in it "
                                 "before are gone"));
   }
-  auto final_path = dir_ + "/" + step_name(prefix, c.manifest.global_step);
-  if (auto err = write_checkpoint(c, final_path))
-    return err;
+  return dir_ + "/" + step_name(prefix, step);
+}
+
+void checkpoint_store::remove_beyond(const std::string& prefix, int keep) const {
+  std::error_code ec;
   auto all = list(prefix == "best-");
   for (size_t i = 0; i + static_cast<size_t>(keep) < all.size(); ++i)
     fs::remove_all(all[i], ec);
-  return final_path;
+}
+
+caf::expected<std::string> checkpoint_store::write(const checkpoint& c, const std::string& prefix, int keep) {
+  auto path = final_path(prefix, c.manifest.global_step);
+  if (!path)
+    return path;
+  if (auto err = write_checkpoint(c, *path))
+    return err;
+  remove_beyond(prefix, keep);
+  return path;
+}
+
+caf::expected<std::string> checkpoint_store::begin_save(int64_t step, bool best) const {
+  auto path = final_path(best ? "best-" : "ckpt-", step);
+  if (!path)
+    return path;
+  return begin_checkpoint(*path);
+}
+
+caf::expected<std::string> checkpoint_store::commit_save(const std::string& tmp, const checkpoint_manifest& m, bool best) {
+  const std::string prefix = best ? "best-" : "ckpt-";
+  auto path = final_path(prefix, m.global_step);
+  if (!path)
+    return path;
+  if (auto err = publish_checkpoint(tmp, m, *path))
+    return err;
+  remove_beyond(prefix, best ? 1 : keep_);
+  return path;
 }
 
 caf::expected<std::string> checkpoint_store::save(const checkpoint& c) {

@@ -57,6 +57,13 @@ public:
   /// Writes c as dir/best-<step> and removes the previous best.
   caf::expected<std::string> save_best(const checkpoint& c);
 
+  /// A save whose shard files the caller writes as their values come: begin_save returns the
+  /// temporary directory of checkpoint `step` (best: the best-validation one) to write them into;
+  /// commit_save publishes it with manifest m (files and format filled in; publish_checkpoint)
+  /// and removes what save or save_best would. Returns the checkpoint's path.
+  caf::expected<std::string> begin_save(int64_t step, bool best) const;
+  caf::expected<std::string> commit_save(const std::string& tmp, const checkpoint_manifest& m, bool best);
+
   /// The newest regular checkpoint that verifies; none when there is no checkpoint at all. When
   /// checkpoints exist but none verifies, fails with corrupt_data listing them.
   caf::expected<std::optional<loaded_checkpoint>> load_latest() const;
@@ -70,6 +77,8 @@ public:
 private:
   checkpoint_store(std::string dir, int keep) : dir_(std::move(dir)), keep_(keep) {}
   caf::expected<std::string> write(const checkpoint& c, const std::string& prefix, int keep);
+  caf::expected<std::string> final_path(const std::string& prefix, int64_t step) const; // (the folder made again if gone)
+  void remove_beyond(const std::string& prefix, int keep) const;
   caf::expected<std::optional<loaded_checkpoint>> load_newest(bool best) const;
 
   std::string dir_;

@@ -280,7 +280,15 @@ private:
     std::vector<bool> set_up;          ///< per shard: its setup (or the restore in its place) answered
     std::optional<uint64_t> evaluation;
     std::optional<save_op> save;       ///< a periodic, best or final save
-    std::optional<bool> queued_save;   ///< due while another ran (true: best); runs after it
+    /// Saves due while another ran (or a shard was restored), one of each kind at most: they run
+    /// after it, the kind that did not run last first.
+    struct queued_saves {
+      bool periodic = false;
+      bool best = false;
+      bool any() const { return periodic || best; }
+      /// Takes the one to run next (after a best save: a periodic one first).
+      bool take(bool best_ran_last);
+    } queued;
     std::optional<uint64_t> summary;   ///< the finish op
     std::vector<bool> restoring;       ///< per shard
   };

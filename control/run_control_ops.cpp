@@ -125,14 +125,22 @@ void run_control::maybe_checkpoint(run_time now, run_commands& out) {
   request_save(false, out);
 }
 
+bool run_control::in_flight::queued_saves::take(bool best_ran_last) {
+  const bool pick_best = best && (!periodic || !best_ran_last);
+  (pick_best ? best : periodic) = false;
+  return pick_best;
+}
+
 // One save at a time; one that comes due meanwhile (or while a shard is restored) is queued,
-// the best model before a periodic one, and runs when the shards can answer.
+// one of each kind, and runs when the shards can answer: the kind that did not run last first,
+// so that a run finding better models still takes its periodic checkpoints.
 void run_control::request_save(bool best, run_commands& out) {
   if (flight_.save || restoring_any()) {
-    if (!flight_.queued_save)
+    bool& queued = best ? flight_.queued.best : flight_.queued.periodic;
+    if (!queued)
       out.push_back(run_command::log(cat(best ? "best-model save" : "checkpoint", " at step ", steps_, " queued: ",
                                 flight_.save ? "the previous save is still running" : "a shard is being restored")));
-    flight_.queued_save = best || flight_.queued_save.value_or(false);
+    queued = true;
     return;
   }
   flight_.save = save_op{next_op_++, best};
@@ -146,17 +154,15 @@ run_commands run_control::saved(uint64_t op) {
   run_commands out;
   if (!flight_.save || flight_.save->op != op)
     return out;
+  const bool best_ran = flight_.save->best;
   flight_.save.reset();
   if (phase_ == run_phase::final_save) { // the run's end is saved: its final evaluation and summary
     phase_ = run_phase::finishing;
     begin_finish(out);
     return out;
   }
-  if (flight_.queued_save && phase_ == run_phase::training) {
-    bool best = *flight_.queued_save;
-    flight_.queued_save.reset();
-    request_save(best, out);
-  }
+  if (flight_.queued.any() && phase_ == run_phase::training)
+    request_save(flight_.queued.take(best_ran), out);
   return out;
 }
 
@@ -173,7 +179,7 @@ void run_control::final_save(run_commands& out) {
 // end and finishes it without workers, instead of waiting for workers that ended with the run.
 // A run resumed at its end has that checkpoint already.
 void run_control::begin_finish(run_commands& out) {
-  flight_.queued_save.reset(); // (the final save supersedes a periodic or best one)
+  flight_.queued = {}; // (the final save supersedes a periodic or best one)
   if (phase_ != run_phase::finishing && cfg_.checkpoints && !stop_at_start_) {
     phase_ = run_phase::final_save;
     if (!restoring_any()) // (else shard_restored() takes it)
@@ -257,7 +263,7 @@ run_commands run_control::shard_down(uint32_t s, const std::string& why) {
                               " in flight is abandoned (", shard_name(s), " went down); it is taken again once the "
                               "shard is back")));
     if (phase_ != run_phase::final_save)
-      flight_.queued_save = flight_.save->best || flight_.queued_save.value_or(false);
+      (flight_.save->best ? flight_.queued.best : flight_.queued.periodic) = true;
     flight_.save.reset();
   }
   flight_.summary.reset(); // finishing: summarised again once the shard is back
@@ -278,11 +284,8 @@ run_commands run_control::shard_restored(uint32_t s, uint64_t version, run_time 
     return out;
   switch (phase_) {
     case run_phase::training:
-      if (flight_.queued_save) {
-        bool best = *flight_.queued_save;
-        flight_.queued_save.reset();
-        request_save(best, out);
-      }
+      if (flight_.queued.any()) // (a periodic one first: the checkpoint a loss is restored from)
+        request_save(flight_.queued.take(true), out);
       check_stop(now, out); // (a stop that waited for the evaluation the loss dropped)
       next_in_graph_step(out); // (the step a lost shard interrupted runs again)
       break;

@@ -4,6 +4,8 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
+#include <algorithm>
+
 namespace actorps {
 
 namespace {
@@ -17,29 +19,40 @@ std::vector<slice_ref> ranges_of(const std::vector<variable_slice>& slices) {
 
 } // namespace
 
-snapshot_piece snapshot_hold::hold(shard_snapshot snap) {
-  kept_ = std::move(snap);
+snapshot_piece snapshot_hold::hold(uint64_t id, shard_snapshot snap) {
+  drop(id);
+  if (kept_.size() >= most)
+    kept_.erase(kept_.begin());
+  kept_.emplace_back(id, std::move(snap));
+  const auto& kept = kept_.back().second;
   snapshot_piece out;
-  out.version = kept_->version;
-  out.values = ranges_of(kept_->values);
-  out.slot0 = ranges_of(kept_->slot0);
-  out.slot1 = ranges_of(kept_->slot1);
+  out.version = kept.version;
+  out.values = ranges_of(kept.values);
+  out.slot0 = ranges_of(kept.slot0);
+  out.slot1 = ranges_of(kept.slot1);
   return out;
 }
 
-caf::expected<snapshot_piece> snapshot_hold::read(uint32_t which, const slice_ref& range) const {
-  if (!kept_)
-    return caf::make_error(errc::protocol_error, "a read of a snapshot that the shard does not keep (no hold, or dropped)");
+void snapshot_hold::drop(uint64_t id) {
+  kept_.erase(std::remove_if(kept_.begin(), kept_.end(), [&](const auto& k) { return k.first == id; }), kept_.end());
+}
+
+caf::expected<snapshot_piece> snapshot_hold::read(uint64_t id, uint32_t which, const slice_ref& range) const {
+  auto found = std::find_if(kept_.begin(), kept_.end(), [&](const auto& k) { return k.first == id; });
+  if (found == kept_.end())
+    return caf::make_error(errc::protocol_error, cat("a read of save ", id, "'s snapshot, which the shard does not keep (no "
+                                                     "hold, dropped, or released by later saves)"));
   if (which > 2)
     return caf::make_error(errc::protocol_error, cat("a read of snapshot slot ", which, " (0: values, 1, 2: optimizer slots)"));
-  const auto& slices = which == 0 ? kept_->values : which == 1 ? kept_->slot0 : kept_->slot1;
+  const auto& kept = found->second;
+  const auto& slices = which == 0 ? kept.values : which == 1 ? kept.slot0 : kept.slot1;
   for (auto& s : slices) {
     const size_t n = s.data.values.size();
     if (s.variable != range.variable || range.by_rows() || range.offset < s.offset
         || size_t{range.offset} + range.count > size_t{s.offset} + n)
       continue;
     snapshot_piece out;
-    out.version = kept_->version;
+    out.version = kept.version;
     const float* from = s.data.values.data() + (range.offset - s.offset);
     out.piece = {range.variable, range.offset, tensor_copy(from, range.count)};
     return out;

@@ -154,15 +154,18 @@ struct shard_snapshot {
 
 /// Chief -> shard: (save_atom, snapshot_read) -> snapshot_piece. A checkpoint read a piece at a
 /// time, for a chief that must not hold the model (an embedding table of gigabytes): `hold` takes
-/// the shard's snapshot (shard_snapshot's) and keeps it, in place of one kept before, and answers
-/// its version and the range of each slice it holds (values, slot0, slot1: no values); `read`
-/// answers `range` of the kept slot `which` (0: values, 1: slot0, 2: slot1) as `piece`; `drop`
-/// releases the kept snapshot. Errors: not_initialized; protocol_error for a read without a kept
-/// snapshot or of a slot above 2; unknown_variable for a range no kept slice holds whole.
+/// the shard's snapshot (shard_snapshot's) and keeps it as save `id`, and answers its version and
+/// the range of each slice it holds (values, slot0, slot1: no values); `read` answers `range` of
+/// slot `which` (0: values, 1: slot0, 2: slot1) of save `id`'s snapshot as `piece`; `drop`
+/// releases it. A shard keeps two at most (a save the chief gave up may still read while the next
+/// one holds): a third hold releases the one kept longest. Errors: not_initialized; protocol_error
+/// for a read of a snapshot not kept or of a slot above 2; unknown_variable for a range no kept
+/// slice holds whole.
 enum class snapshot_op : uint8_t { hold = 0, read = 1, drop = 2 };
 
 struct snapshot_read {
   snapshot_op op = snapshot_op::hold;
+  uint64_t id = 0;
   uint32_t which = 0;
   slice_ref range{};
 };
@@ -346,7 +349,7 @@ typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, snapshot_read& x) {
-  return f(caf::meta::type_name("snapshot_read"), x.op, x.which, x.range);
+  return f(caf::meta::type_name("snapshot_read"), x.op, x.id, x.which, x.range);
 }
 
 template <class Inspector>
@@ -403,7 +406,7 @@ ACTORPS_FIELDWISE_EQ(slice_ref, v.variable, v.offset, v.count, v.rows)
 ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.initial, v.slot0, v.slot1, v.version,
                      v.session, v.generated, v.table_seed)
 ACTORPS_FIELDWISE_EQ(shard_snapshot, v.version, v.values, v.slot0, v.slot1)
-ACTORPS_FIELDWISE_EQ(snapshot_read, v.op, v.which, v.range)
+ACTORPS_FIELDWISE_EQ(snapshot_read, v.op, v.id, v.which, v.range)
 ACTORPS_FIELDWISE_EQ(snapshot_piece, v.version, v.values, v.slot0, v.slot1, v.piece)
 ACTORPS_FIELDWISE_EQ(setup_reply, v.already_initialized, v.version)
 ACTORPS_FIELDWISE_EQ(pull_request, v.worker, v.ranges, v.keep_view, v.scope)

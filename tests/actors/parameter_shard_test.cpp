@@ -93,7 +93,7 @@ BOOST_AUTO_TEST_CASE(a_kept_snapshot_is_read_a_piece_at_a_time_while_pushes_go_o
   for (int i = 0; i < 2; ++i)
     BOOST_REQUIRE(ask<push_reply>(shard, push_atom_v, push));
   auto whole = ask<shard_snapshot>(shard, save_atom_v);
-  auto layout = ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::hold});
+  auto layout = ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::hold, 7});
   BOOST_REQUIRE_MESSAGE(layout, error_text(layout));
   BOOST_TEST(layout->version == 2u);
   BOOST_REQUIRE_EQUAL(layout->values.size(), 2u);
@@ -107,7 +107,7 @@ BOOST_AUTO_TEST_CASE(a_kept_snapshot_is_read_a_piece_at_a_time_while_pushes_go_o
       BOOST_TEST(r.count == want[j].data.values.size());
       r.offset += 1; // the range's last values
       r.count -= 1;
-      auto got = ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::read, which, r});
+      auto got = ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::read, 7, which, r});
       BOOST_REQUIRE_MESSAGE(got, error_text(got));
       auto values = got->piece.data.to_vector();
       BOOST_TEST(values == std::vector<float>(want[j].data.values.begin() + 1, want[j].data.values.end()));
@@ -115,11 +115,24 @@ BOOST_AUTO_TEST_CASE(a_kept_snapshot_is_read_a_piece_at_a_time_while_pushes_go_o
   }
   auto beyond = layout->values[0];
   beyond.count += 1;
-  BOOST_TEST(ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::read, 0, beyond}).error()
+  BOOST_TEST(ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::read, 7, 0, beyond}).error()
              == errc::unknown_variable);
-  BOOST_REQUIRE(ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::drop}));
-  BOOST_TEST(ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::read, 0, layout->values[0]}).error()
-             == errc::protocol_error);
+  // a second save holds its own snapshot (the pushes since in it); dropping either leaves the other
+  auto later = ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::hold, 8});
+  BOOST_REQUIRE(later);
+  BOOST_TEST(later->version == 3u);
+  BOOST_REQUIRE(ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::drop, 7}));
+  auto read = [&](uint64_t id) {
+    return ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::read, id, 0, layout->values[0]});
+  };
+  BOOST_TEST(read(7).error() == errc::protocol_error);
+  BOOST_TEST(static_cast<bool>(read(8)));
+  // at most two are kept: a third hold releases the one kept longest
+  BOOST_REQUIRE(ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::hold, 9}));
+  BOOST_REQUIRE(ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::hold, 10}));
+  BOOST_TEST(read(8).error() == errc::protocol_error);
+  BOOST_TEST(static_cast<bool>(read(9)));
+  BOOST_TEST(static_cast<bool>(read(10)));
 }
 
 BOOST_AUTO_TEST_CASE(init_once_then_keeps_its_values) {

@@ -37,6 +37,29 @@ BOOST_AUTO_TEST_CASE(a_save_that_comes_due_during_another_is_queued_and_said) {
   BOOST_TEST(has(cmds, kind::save)); // the queued one runs now
 }
 
+// A run that keeps finding better models still takes its periodic checkpoints (the ones a lost
+// node is restored from): a best-model save and a periodic one both queued run one after the
+// other, the kind that did not run last first (a queued best model had taken the periodic
+// save's place: a text run's drill found no checkpoint until its end).
+BOOST_AUTO_TEST_CASE(best_model_saves_do_not_starve_the_periodic_ones) {
+  controller ctl{open_ended(100, 10)};
+  start(ctl);
+  auto cmds = ctl.progress(0, 10, 100, 1.0, false, t0); // step 10: epoch 1's evaluation and a periodic save
+  auto save = *find(cmds, kind::save);
+  BOOST_TEST(!save.best);
+  auto eval = *find(cmds, kind::evaluate);
+  BOOST_TEST(logs(ctl.evaluated(eval.op, true, t0), "best-model save at step 10 queued"));
+  BOOST_TEST(logs(ctl.progress(0, 10, 10, 1.0, false, t0), "checkpoint at step 20 queued")); // the next periodic save
+  cmds = ctl.saved(save.op);
+  auto next = *find(cmds, kind::save);
+  BOOST_TEST(next.best); // (a periodic save ran last)
+  cmds = ctl.saved(next.op);
+  auto* periodic = find(cmds, kind::save);
+  BOOST_REQUIRE(periodic);
+  BOOST_TEST(!periodic->best);
+  BOOST_TEST(!has(ctl.saved(periodic->op), kind::save)); // nothing left queued
+}
+
 BOOST_AUTO_TEST_CASE(periodic_saves_follow_the_actors_clock) {
   auto c = config();
   c.max_steps = 0;
