@@ -24,30 +24,26 @@ std::vector<checkpoint_variable> checkpoint_variables(const placement_plan& plan
 
 namespace {
 
-// Calls fn(stored row, table row) for each row of the part of variable k that starts at offset
-// with n values: a checkpoint holds a table's rows in order, its parts as they store them
-// (control/placement's stored_row: the same rows under div, every parts-th under mod).
-template <class F>
-void each_row(const placement_plan& plan, uint32_t k, size_t offset, size_t n, F fn) {
+// Reads into `to` the part of array `a` (the whole variable k, in row order, in file `file`) that
+// shard parts hold from stored row `begin` for `rows` rows: one read, or (a table whose parts
+// hold every stride-th row) windows of rows of at most 16 MiB, each part row picked from them.
+caf::error read_part(const placement_plan& plan, uint32_t k, const std::string& file, const shard_file_index::array& a,
+                     uint32_t begin, uint32_t rows, float* to) {
   const auto cols = static_cast<size_t>(plan.variables[k].cols);
-  const size_t begin = offset / cols, first = table_row(plan, k, static_cast<uint32_t>(begin)), stride = row_stride(plan, k);
-  for (size_t r = begin; r < (offset + n) / cols; ++r) // (a part's rows: every stride-th table row)
-    fn(r, first + (r - begin) * stride);
-}
-
-// The part of whole starting at offset with n values, or nothing when whole is empty (no slot).
-std::vector<variable_slice> cut(const placement_plan& plan, uint32_t k, size_t offset, size_t n,
-                                const std::vector<float>& whole) {
-  if (whole.empty())
-    return {};
   if (!rows_permuted(plan, k))
-    return {{k, static_cast<uint32_t>(offset), tensor_copy(whole.data() + offset, n)}};
-  const auto cols = static_cast<size_t>(plan.variables[k].cols);
-  float_vector part(n);
-  each_row(plan, k, offset, n, [&](size_t stored, size_t row) {
-    std::copy(whole.data() + row * cols, whole.data() + (row + 1) * cols, part.data() + (stored * cols - offset));
-  });
-  return {{k, static_cast<uint32_t>(offset), {std::move(part)}}};
+    return read_floats(file, a.offset + uint64_t{begin} * cols * sizeof(float), to, size_t{rows} * cols);
+  const size_t first = table_row(plan, k, begin), stride = row_stride(plan, k);
+  const size_t per = std::max<size_t>(1, (size_t{1} << 22) / (stride * cols)); // part rows per window
+  std::vector<float> window;
+  for (size_t j = 0; j < rows; j += per) {
+    const size_t n = std::min<size_t>(per, rows - j), top = first + j * stride; // (table rows top, top + stride, ...)
+    window.resize(((n - 1) * stride + 1) * cols);
+    if (auto err = read_floats(file, a.offset + top * cols * sizeof(float), window.data(), window.size()))
+      return err;
+    for (size_t i = 0; i < n; ++i)
+      std::copy(window.data() + i * stride * cols, window.data() + (i * stride + 1) * cols, to + (j + i) * cols);
+  }
+  return caf::none;
 }
 
 } // namespace
@@ -156,42 +152,46 @@ checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, c
   return c;
 }
 
-caf::error check_same_placement(const checkpoint& c, const placement_plan& plan, const std::string& path) {
-  if (c.shards.size() != plan.shards || c.manifest.variables != checkpoint_variables(plan)
-      || c.manifest.partitioner != plan.partitioner)
+caf::error check_same_placement(const checkpoint_manifest& m, const placement_plan& plan, const std::string& path) {
+  if (m.files.size() != plan.shards || m.variables != checkpoint_variables(plan) || m.partitioner != plan.partitioner)
     return caf::make_error(errc::invalid_config,
                            cat("the checkpoint", path.empty() ? "" : " " + path, " places its variables on ",
-                               c.shards.size(), " shards (placement ",
-                               c.manifest.placement, ", partitioner ", c.manifest.partitioner,
+                               m.files.size(), " shards (placement ", m.placement, ", partitioner ", m.partitioner,
                                ") differently from this run (", plan.shards, " shards, placement ", plan.strategy,
                                ", partitioner ", plan.partitioner,
                                "): restore with the same cluster.ps, cluster.placement and cluster.partitioner"));
   return caf::none;
 }
 
-caf::error restore_into(const checkpoint& c, shard_setup& setup) {
+caf::error restore_into(const checkpoint_on_disk& c, shard_setup& setup) {
   auto& plan = setup.plan;
-  if (auto err = check_same_placement(c, plan, ""))
+  if (auto err = check_same_placement(c.manifest, plan, c.path))
     return err;
   setup.initial.clear();
   setup.slot0.clear();
   setup.slot1.clear();
   for (uint32_t i : parts_of(plan, setup.shard)) {
     auto& part = plan.parts[i];
-    const checkpoint_variable_state* whole = nullptr;
-    for (auto& v : c.shards[home_shard(plan, part.variable)].variables)
-      if (v.index == part.variable)
-        whole = &v;
-    if (whole == nullptr) // read_checkpoint verified the files against the manifest
+    const uint32_t home = home_shard(plan, part.variable);
+    const shard_file_index::entry* whole = nullptr;
+    for (auto& e : c.files[home].entries)
+      if (e.index == part.variable)
+        whole = &e;
+    if (whole == nullptr) // (verify_checkpoint checked the files against the manifest)
       return caf::make_error(errc::corrupt_data, cat("the checkpoint lacks ", plan.variables[part.variable].name));
-    const size_t offset = part_offset(plan, part);
-    const size_t n = part_floats(plan, part);
-    for (auto [to, from] : {std::pair{&setup.initial, &whole->values}, std::pair{&setup.slot0, &whole->slot0},
-                            std::pair{&setup.slot1, &whole->slot1}})
-      for (auto& slice : cut(plan, part.variable, offset, n, *from))
-        to->push_back(std::move(slice));
+    const auto file = c.path + "/" + c.manifest.files[home].file;
+    for (auto [to, array] : {std::pair{&setup.initial, &whole->values}, std::pair{&setup.slot0, &whole->slot0},
+                             std::pair{&setup.slot1, &whole->slot1}}) {
+      if (array->count == 0) // (no such slot)
+        continue;
+      float_vector values(part_floats(plan, part));
+      if (auto err = read_part(plan, part.variable, file, *array, static_cast<uint32_t>(part.row_begin),
+                               static_cast<uint32_t>(part.rows), values.data()))
+        return err;
+      to->push_back({part.variable, part_offset(plan, part), {std::move(values)}});
+    }
   }
-  setup.version = c.shards[setup.shard].version;
+  setup.version = c.files[setup.shard].version;
   return caf::none;
 }
 

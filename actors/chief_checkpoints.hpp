@@ -4,6 +4,7 @@
 #pragma once
 
 #include "checkpoint/checkpoint_format.hpp"
+#include "checkpoint/checkpoint_store.hpp"
 #include "checkpoint/shard_file_writer.hpp"
 #include "compute/optimizer_rules.hpp"
 #include "config/cluster_options.hpp"
@@ -89,13 +90,14 @@ checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, c
                            const train_settings& train, const run_settings& cluster, const run_position& at,
                            const std::vector<shard_snapshot>& snapshots, const data_splits& data);
 
-/// Fails with invalid_config, naming both (and c's path when given), when c was taken with another
-/// number of shards, placement or partitioner than plan.
-caf::error check_same_placement(const checkpoint& c, const placement_plan& plan, const std::string& path);
+/// Fails with invalid_config, naming both (and path when given), when the checkpoint of manifest m
+/// was taken with another number of shards, placement or partitioner than plan.
+caf::error check_same_placement(const checkpoint_manifest& m, const placement_plan& plan, const std::string& path);
 
-/// Adds shard `setup.shard`'s values, optimizer slots and version from c to setup (whose plan
-/// must be c's placement): its parts cut from the whole variables c holds. Fails as
-/// check_same_placement does.
-caf::error restore_into(const checkpoint& c, shard_setup& setup);
+/// Adds shard `setup.shard`'s values, optimizer slots and version from checkpoint c to setup
+/// (whose plan must be c's placement): its parts read from the files of c, which hold whole
+/// variables (no more than the shard's parts and a window of 16 MiB is held). Fails as
+/// check_same_placement does, or with file_error naming the file.
+caf::error restore_into(const checkpoint_on_disk& c, shard_setup& setup);
 
 } // namespace actorps

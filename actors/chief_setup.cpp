@@ -39,7 +39,7 @@ session_kind session_kind_of_mode(train_mode m) {
 const char* tag = "chief";
 
 // Shard s's setup: from ckpt when given, else the seeded initial values in `values`.
-caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const checkpoint* ckpt,
+caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const checkpoint_on_disk* ckpt,
                                      const std::vector<std::vector<float>>* values) {
   auto& st = self->state;
   shard_setup setup;
@@ -74,33 +74,54 @@ caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const check
 
 } // namespace
 
-// Sends every shard its setup; a shard that is already initialised keeps its values.
+namespace {
+
+// Sends shard s its setup (a shard that is already initialised keeps its values); `chain`: shard
+// s + 1's once this one is answered.
+void set_up_shard(chief_pointer self, uint32_t s, std::shared_ptr<std::vector<std::vector<float>>> values, bool chain) {
+  auto& st = self->state;
+  if (s >= st.plan.shards)
+    return;
+  auto setup = setup_for(self, s, st.restored ? &*st.restored : nullptr, values.get());
+  if (!setup)
+    return fail_run(self, caf::make_error(errc::invalid_config,
+                                          cat("restoring the checkpoint failed: ", describe(setup.error()))));
+  auto name = cat("shard ", s, " at ", st.cfg.cluster.ps[s].str());
+  auto next = [=] {
+    if (chain)
+      set_up_shard(self, s + 1, values, true);
+  };
+  self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, init_atom_v, std::move(*setup))
+    .then(
+      [=](const setup_reply& reply) {
+        log_line(tag, reply.already_initialized
+                        ? cat(name, " was already initialised (version ", reply.version, ", global step ",
+                              reply.version / self->state.cfg.cluster.slices, "); keeping its values")
+                        : cat("initialised ", name));
+        // (set up from a checkpoint: its snapshot's version counts the updates it holds)
+        const bool holds = reply.already_initialized || self->state.restored;
+        heard_from_shard(self, s);
+        execute(self, self->state.ctl->shard_ready(s, self->clock().now(), holds ? reply.version : 0));
+        next();
+      },
+      [=](caf::error& err) {
+        execute(self, self->state.ctl->setup_failed(s, errc::peer_unreachable,
+                                                    cat("initialising ", name, " failed: ", describe(err))));
+        next();
+      });
+}
+
+} // namespace
+
+// Sends every shard its setup. Restoring, one after another: each setup carries the shard's
+// parts read from the checkpoint's files, and the chief holds one shard's at a time.
 void detail::init_shards(chief_pointer self) {
   auto& st = self->state;
-  std::vector<std::vector<float>> values = std::move(st.start); // only needed without a checkpoint
-  for (uint32_t s = 0; s < st.plan.shards; ++s) {
-    auto setup = setup_for(self, s, st.restored ? &*st.restored : nullptr, &values);
-    if (!setup)
-      return fail_run(self, caf::make_error(errc::invalid_config,
-                                            cat("restoring the checkpoint failed: ", describe(setup.error()))));
-    auto name = cat("shard ", s, " at ", st.cfg.cluster.ps[s].str());
-    self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, init_atom_v, std::move(*setup))
-      .then(
-        [=](const setup_reply& reply) {
-          log_line(tag, reply.already_initialized
-                          ? cat(name, " was already initialised (version ", reply.version, ", global step ",
-                                reply.version / self->state.cfg.cluster.slices, "); keeping its values")
-                          : cat("initialised ", name));
-          // (set up from a checkpoint: its snapshot's version counts the updates it holds)
-          const bool holds = reply.already_initialized || self->state.restored;
-          heard_from_shard(self, s);
-          execute(self, self->state.ctl->shard_ready(s, self->clock().now(), holds ? reply.version : 0));
-        },
-        [=](caf::error& err) {
-          execute(self, self->state.ctl->setup_failed(s, errc::peer_unreachable,
-                                                      cat("initialising ", name, " failed: ", describe(err))));
-        });
-  }
+  auto values = std::make_shared<std::vector<std::vector<float>>>(std::move(st.start)); // (without a checkpoint)
+  if (st.restored)
+    return set_up_shard(self, 0, values, true);
+  for (uint32_t s = 0; s < st.plan.shards; ++s)
+    set_up_shard(self, s, values, false);
 }
 
 
@@ -187,20 +208,21 @@ caf::error detail::prepare(chief_pointer self) {
       return std::move(store.error());
     st.store.emplace(std::move(*store));
     if (cluster.checkpoint_restore) {
-      auto found = st.store->load_latest();
+      std::vector<std::string> skipped;
+      auto found = st.store->find_latest(skipped);
       if (!found)
         return std::move(found.error());
       if (*found) {
-        for (auto& why : (*found)->skipped)
+        for (auto& why : skipped)
           log_line(tag, cat("skipping a checkpoint that does not verify: ", why));
-        auto& m = (*found)->ckpt.manifest;
+        auto& m = (*found)->manifest;
         if (auto err = check_same_model(m, spec.text(), checkpoint_variables(st.plan), (*found)->path))
           return err;
-        if (auto err = check_same_placement((*found)->ckpt, st.plan, (*found)->path))
+        if (auto err = check_same_placement(m, st.plan, (*found)->path))
           return err;
         log_line(tag, cat("restoring ", (*found)->path, ": global step ", m.global_step, ", ", m.examples,
                           " examples"));
-        st.restored = std::move((*found)->ckpt);
+        st.restored = std::move(**found);
       } else {
         log_line(tag, cat("no checkpoint in ", cluster.checkpoint_dir, "; starting from initial values"));
       }
@@ -274,19 +296,20 @@ namespace {
 // The reached shard s gets the newest checkpoint's values at the others' update count.
 caf::error set_up_restored(chief_pointer self, uint32_t s, parameter_shard_actor hdl) {
   auto& st = self->state;
-  auto found = st.store->load_latest();
+  std::vector<std::string> skipped;
+  auto found = st.store->find_latest(skipped);
   if (!found || !*found)
     return caf::make_error(errc::file_error, cat("cannot restore shard ", s, ": ",
                                                  found ? cat("no checkpoint in ", st.store->dir()) : describe(found.error())));
-  for (auto& why : (*found)->skipped)
+  for (auto& why : skipped)
     log_line(tag, cat("skipping a checkpoint that does not verify: ", why));
-  auto setup = setup_for(self, s, &(*found)->ckpt, nullptr);
+  auto setup = setup_for(self, s, &**found, nullptr);
   if (!setup)
     return caf::make_error(errc::invalid_config, cat("cannot restore shard ", s, ": ", describe(setup.error())));
   st.cfg.shards[s] = std::move(hdl);
   self->monitor(st.cfg.shards[s]);
   auto path = (*found)->path;
-  auto step = (*found)->ckpt.manifest.global_step;
+  auto step = (*found)->manifest.global_step;
   auto restored_setup = std::make_shared<shard_setup>(std::move(*setup));
   auto failed = [=](std::string why) {
     execute(self, self->state.ctl->failed(0, errc::peer_unreachable, cat("restoring shard ", s, " failed: ", why)));

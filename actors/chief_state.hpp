@@ -61,7 +61,7 @@ struct chief_state {
   traffic_meter traffic;                 // tensor bytes the workers reported moving
   optimizer_params shard_opt;            // what the shards apply (async-adjusted)
   std::optional<checkpoint_store> store; // checkpoint.dir, if set
-  std::optional<checkpoint> restored;    // what the run resumes from
+  std::optional<checkpoint_on_disk> restored; // what the run resumes from (its values read per shard)
   std::vector<std::vector<float>> start; // the initial values, when not restored (freed once sent)
   in_graph_state in_graph;
   elastic_state elastic;

@@ -131,32 +131,36 @@ std::string step_name(const std::string& prefix, int64_t step) {
   return os.str();
 }
 
-caf::error check_shard(const checkpoint_manifest& m, const shard_checkpoint& sc, uint32_t shard,
-                       const std::string& path) {
+// The sizes of a shard file's arrays, per variable: what check_shard checks.
+struct entry_sizes {
+  uint32_t index = 0;
+  uint64_t values = 0, slot0 = 0, slot1 = 0;
+};
+
+// A shard file holds exactly the variables the manifest places on its shard, each of its size.
+caf::error check_shard(const checkpoint_manifest& m, uint32_t format, uint32_t holds, const std::vector<entry_sizes>& entries,
+                       uint32_t shard, const std::string& path) {
   auto bad = [&](const std::string& why) { return caf::make_error(errc::corrupt_data, cat(path, ": ", why)); };
-  if (sc.format != m.format || sc.shard != shard)
-    return bad(cat("holds shard ", sc.shard, " in format ", sc.format, ", expected shard ", shard, " in format ",
-                   m.format));
+  if (format != m.format || holds != shard)
+    return bad(cat("holds shard ", holds, " in format ", format, ", expected shard ", shard, " in format ", m.format));
   std::set<uint32_t> want, got;
   for (uint32_t k = 0; k < m.variables.size(); ++k)
     if (m.variables[k].shard == shard)
       want.insert(k);
-  for (auto& v : sc.variables) {
+  for (auto& v : entries) {
     if (v.index >= m.variables.size() || !got.insert(v.index).second)
       return bad(cat("variable index ", v.index, " is unknown or repeated"));
-    auto size = static_cast<size_t>(m.variables[v.index].rows) * static_cast<size_t>(m.variables[v.index].cols);
-    if (v.values.size() != size || (!v.slot0.empty() && v.slot0.size() != size)
-        || (!v.slot1.empty() && v.slot1.size() != size))
-      return bad(cat(m.variables[v.index].name, " has ", v.values.size(), " values, expected ", size));
+    auto size = static_cast<uint64_t>(m.variables[v.index].rows) * static_cast<uint64_t>(m.variables[v.index].cols);
+    if (v.values != size || (v.slot0 != 0 && v.slot0 != size) || (v.slot1 != 0 && v.slot1 != size))
+      return bad(cat(m.variables[v.index].name, " has ", v.values, " values, expected ", size));
   }
   if (got != want)
     return bad(cat("holds ", got.size(), " variables; the manifest places ", want.size(), " on shard ", shard));
   return caf::none;
 }
 
-} // namespace
-
-caf::expected<checkpoint> read_checkpoint(const std::string& path) {
+// The manifest of checkpoint path, checked (magic, length, crc32, format).
+caf::expected<checkpoint_manifest> read_manifest(const std::string& path) {
   auto mpath = path + "/" + manifest_name;
   auto raw = read_whole_file(mpath);
   if (!raw)
@@ -174,28 +178,128 @@ caf::expected<checkpoint> read_checkpoint(const std::string& path) {
   auto payload = raw->substr(header);
   if (crc_of(payload) != crc)
     return caf::make_error(errc::corrupt_data, cat(mpath, ": checksum mismatch"));
-  checkpoint out;
-  if (auto err = from_bytes(payload, out.manifest, mpath))
+  checkpoint_manifest m;
+  if (auto err = from_bytes(payload, m, mpath))
     return err;
-  auto& m = out.manifest;
   if (m.format < 1 || m.format > checkpoint_format_version)
     return caf::make_error(errc::corrupt_data, cat(mpath, ": format ", m.format, ", this build reads formats 1 to ",
                                                    checkpoint_format_version));
+  return m;
+}
+
+// Shard file f of checkpoint path: its size and crc32 against the manifest's.
+caf::error check_file(const std::string& path, const checkpoint_file& f) {
+  auto fpath = path + "/" + f.file;
+  auto sum = file_checksum(fpath);
+  if (!sum)
+    return std::move(sum.error());
+  if (sum->first != f.bytes)
+    return caf::make_error(errc::corrupt_data, cat(fpath, ": ", sum->first, " bytes, the manifest says ", f.bytes,
+                                                   " (truncated?)"));
+  if (sum->second != f.crc32)
+    return caf::make_error(errc::corrupt_data, cat(fpath, ": checksum mismatch"));
+  return caf::none;
+}
+
+// The arrays of a shard file (checked already: check_file), their values skipped.
+caf::expected<shard_file_index> index_file(const std::string& fpath) {
+  std::ifstream in{fpath, std::ios::binary};
+  if (!in)
+    return caf::make_error(errc::file_error, cat(fpath, ": cannot be read"));
+  auto bad = [&](const std::string& why) { return caf::make_error(errc::corrupt_data, cat(fpath, ": ", why)); };
+  const auto size = static_cast<uint64_t>(fs::file_size(fpath));
+  shard_file_index out;
+  uint64_t count = 0;
+  auto get = [&](auto& x) { return static_cast<bool>(in.read(reinterpret_cast<char*>(&x), sizeof x)); };
+  if (!get(out.format) || !get(out.shard) || !get(out.version) || !get(count))
+    return bad("too short for a shard file");
+  if (count > size)
+    return bad(cat("names ", count, " variables"));
+  for (uint64_t k = 0; k < count; ++k) {
+    shard_file_index::entry e;
+    if (!get(e.index))
+      return bad("ends inside its variables");
+    for (auto* a : {&e.values, &e.slot0, &e.slot1}) {
+      if (!get(a->count))
+        return bad("ends inside its variables");
+      a->offset = static_cast<uint64_t>(in.tellg());
+      if (a->count > (size - a->offset) / sizeof(float))
+        return bad(cat("variable index ", e.index, " has ", a->count, " values past the file's end"));
+      in.seekg(static_cast<std::streamoff>(a->count * sizeof(float)), std::ios::cur);
+    }
+    out.entries.push_back(e);
+  }
+  if (static_cast<uint64_t>(in.tellg()) != size)
+    return bad(cat(size - static_cast<uint64_t>(in.tellg()), " bytes after its last variable"));
+  return out;
+}
+
+} // namespace
+
+caf::expected<checkpoint_on_disk> verify_checkpoint(const std::string& path) {
+  auto m = read_manifest(path);
+  if (!m)
+    return std::move(m.error());
+  checkpoint_on_disk out{path, std::move(*m), {}};
+  for (uint32_t s = 0; s < out.manifest.files.size(); ++s) {
+    auto& f = out.manifest.files[s];
+    if (auto err = check_file(path, f))
+      return err;
+    auto fpath = path + "/" + f.file;
+    auto idx = index_file(fpath);
+    if (!idx)
+      return std::move(idx.error());
+    std::vector<entry_sizes> sizes;
+    for (auto& e : idx->entries)
+      sizes.push_back({e.index, e.values.count, e.slot0.count, e.slot1.count});
+    if (auto err = check_shard(out.manifest, idx->format, idx->shard, sizes, s, fpath))
+      return err;
+    out.files.push_back(std::move(*idx));
+  }
+  return out;
+}
+
+caf::error read_floats(const std::string& path, uint64_t offset, float* out, size_t n) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0)
+    return caf::make_error(errc::file_error, cat(path, ": cannot be read: ", std::strerror(errno)));
+  auto* to = reinterpret_cast<char*>(out);
+  size_t left = n * sizeof(float);
+  auto at = static_cast<off_t>(offset);
+  while (left > 0) {
+    ssize_t got = ::pread(fd, to, left, at);
+    if (got <= 0) {
+      auto why = got < 0 ? std::string{std::strerror(errno)} : std::string{"the file ends first"};
+      ::close(fd);
+      return caf::make_error(errc::file_error, cat(path, ": reading ", n, " values at byte ", offset, " failed: ", why));
+    }
+    to += got;
+    left -= static_cast<size_t>(got);
+    at += got;
+  }
+  ::close(fd);
+  return caf::none;
+}
+
+caf::expected<checkpoint> read_checkpoint(const std::string& path) {
+  auto manifest = read_manifest(path);
+  if (!manifest)
+    return std::move(manifest.error());
+  checkpoint out;
+  out.manifest = std::move(*manifest);
+  auto& m = out.manifest;
   for (uint32_t s = 0; s < m.files.size(); ++s) {
     auto& f = m.files[s];
     auto fpath = path + "/" + f.file;
-    auto sum = file_checksum(fpath);
-    if (!sum)
-      return std::move(sum.error());
-    if (sum->first != f.bytes)
-      return caf::make_error(errc::corrupt_data, cat(fpath, ": ", sum->first, " bytes, the manifest says ", f.bytes,
-                                                     " (truncated?)"));
-    if (sum->second != f.crc32)
-      return caf::make_error(errc::corrupt_data, cat(fpath, ": checksum mismatch"));
+    if (auto err = check_file(path, f))
+      return err;
     shard_checkpoint sc;
     if (auto err = read_archive(fpath, sc))
       return err;
-    if (auto err = check_shard(m, sc, s, fpath))
+    std::vector<entry_sizes> sizes;
+    for (auto& v : sc.variables)
+      sizes.push_back({v.index, v.values.size(), v.slot0.size(), v.slot1.size()});
+    if (auto err = check_shard(m, sc.format, sc.shard, sizes, s, fpath))
       return err;
     out.shards.push_back(std::move(sc));
   }
@@ -396,6 +500,17 @@ caf::expected<std::optional<loaded_checkpoint>> checkpoint_store::load_newest(bo
     return std::optional<loaded_checkpoint>{};
   auto& c = **found;
   return std::optional<loaded_checkpoint>{loaded_checkpoint{std::move(c.value), all[c.index], std::move(c.skipped)}};
+}
+
+caf::expected<std::optional<checkpoint_on_disk>> checkpoint_store::find_latest(std::vector<std::string>& skipped) const {
+  auto all = list(false);
+  auto found = newest_readable<checkpoint_on_disk>(all.size(), [&](size_t i) { return verify_checkpoint(all[i]); }, dir_);
+  if (!found)
+    return std::move(found.error());
+  if (!*found)
+    return std::optional<checkpoint_on_disk>{};
+  skipped = std::move((*found)->skipped);
+  return std::optional<checkpoint_on_disk>{std::move((*found)->value)};
 }
 
 caf::expected<std::optional<loaded_checkpoint>> checkpoint_store::load_latest() const {

@@ -26,6 +26,41 @@ struct loaded_checkpoint {
 /// variables the manifest places on them. Fails with corrupt_data or file_error naming the file.
 caf::expected<checkpoint> read_checkpoint(const std::string& path);
 
+/// Where a shard file holds each variable's arrays (docs/checkpoint_format.md): its header, and
+/// per variable its index and, for its values and two optimizer slots, the byte offset of the
+/// first float and the count.
+struct shard_file_index {
+  uint32_t format = 0;
+  uint32_t shard = 0;
+  uint64_t version = 0;
+  struct array {
+    uint64_t offset = 0;
+    uint64_t count = 0;
+  };
+  struct entry {
+    uint32_t index = 0;
+    array values, slot0, slot1;
+  };
+  std::vector<entry> entries;
+};
+
+/// A checkpoint verified on disk whose values stay there: its manifest and where each shard file
+/// holds what (by shard). A restore reads each shard's parts from the files (read_floats), so
+/// that no process holds the checkpoint whole.
+struct checkpoint_on_disk {
+  std::string path;
+  checkpoint_manifest manifest;
+  std::vector<shard_file_index> files;
+};
+
+/// Verifies the checkpoint in directory path as read_checkpoint does (manifest, every shard
+/// file's size, crc32 and the variables it holds), reading each file once, 1 MiB at a time,
+/// and keeping no values.
+caf::expected<checkpoint_on_disk> verify_checkpoint(const std::string& path);
+
+/// Reads n floats at byte `offset` of file `path` into out. Fails with file_error naming it.
+caf::error read_floats(const std::string& path, uint64_t offset, float* out, size_t n);
+
 /// Fails with invalid_config naming path when the checkpoint's model or variables differ from
 /// the expected ones (a checkpoint of another model).
 caf::error check_same_model(const checkpoint_manifest& found, const std::string& model,
@@ -70,6 +105,9 @@ public:
 
   /// Like load_latest for the best-validation checkpoint.
   caf::expected<std::optional<loaded_checkpoint>> load_best() const;
+
+  /// Like load_latest with the values left on disk (verify_checkpoint); `skipped` as there.
+  caf::expected<std::optional<checkpoint_on_disk>> find_latest(std::vector<std::string>& skipped) const;
 
   /// Paths of the regular (or best) checkpoints, oldest first.
   std::vector<std::string> list(bool best = false) const;

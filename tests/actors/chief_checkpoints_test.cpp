@@ -7,6 +7,7 @@
 #include "checkpoint/checkpoint_store.hpp"
 #include "model/init.hpp"
 #include "model/presets.hpp"
+#include "common/log.hpp"
 #include "tests/support/helpers.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -20,6 +21,15 @@ namespace {
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// c written into dir and verified there: what a chief restores from (its values on disk).
+checkpoint_on_disk on_disk(const checkpoint& c, const temp_dir& dir) {
+  auto path = dir.file(cat("ckpt-", c.manifest.global_step));
+  BOOST_REQUIRE(!write_checkpoint(c, path));
+  auto found = verify_checkpoint(path);
+  BOOST_REQUIRE_MESSAGE(found, error_text(found));
+  return *found;
 }
 
 } // namespace
@@ -72,11 +82,13 @@ void check_round_trip(const std::string& split) {
         BOOST_TEST(same_bits(v.values, values[v.index]), plan.variables[v.index].name);
       }
     size_t restored = 0;
+    auto found = verify_checkpoint((*loaded)->path);
+    BOOST_REQUIRE_MESSAGE(found, error_text(found));
     for (uint32_t s = 0; s < 2; ++s) {
       shard_setup setup;
       setup.shard = s;
       setup.plan = plan;
-      BOOST_REQUIRE(!restore_into(back, setup));
+      BOOST_REQUIRE(!restore_into(*found, setup));
       BOOST_TEST(setup.version == 1234u);
       auto mine = parts_of(plan, s);
       BOOST_REQUIRE_EQUAL(setup.initial.size(), mine.size());
@@ -136,15 +148,17 @@ BOOST_AUTO_TEST_CASE(a_table_split_by_mod_is_checkpointed_in_row_order) {
         saved = &v;
   BOOST_REQUIRE(saved != nullptr);
   BOOST_TEST(same_bits(saved->values, table)); // the rows in order
+  temp_dir dir;
+  auto disk = on_disk(ckpt, dir);
   shard_setup setup;
   setup.shard = 1;
   setup.plan = plan;
-  BOOST_REQUIRE(!restore_into(ckpt, setup));
+  BOOST_REQUIRE(!restore_into(disk, setup));
   BOOST_REQUIRE(!setup.initial.empty());
   BOOST_TEST(setup.initial[0].data.to_vector() == std::vector<float>({1.0f, 1.5f, 4.0f, 4.5f, 7.0f, 7.5f}));
   auto by_div = make_placement(text.variables(), 3, placement_strategy::round_robin, {}, "div");
   setup.plan = by_div;
-  BOOST_REQUIRE(!restore_into(ckpt, setup));
+  BOOST_REQUIRE(!restore_into(disk, setup));
   BOOST_TEST(setup.initial[0].data.to_vector() == std::vector<float>({3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f}));
 }
 
@@ -160,7 +174,8 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_of_another_partitioning_is_refused_by_name) {
                               *validate(cluster_values{}), {}, snaps, data_splits{});
   shard_setup setup;
   setup.plan = make_placement(cnn.variables(), 2, placement_strategy::round_robin, *parse_partitioner("fixed:2"));
-  auto err = restore_into(ckpt, setup);
+  temp_dir dir;
+  auto err = restore_into(on_disk(ckpt, dir), setup);
   BOOST_REQUIRE(err);
   BOOST_TEST(describe(err).find("cluster.partitioner") != std::string::npos, describe(err));
 }

@@ -4,6 +4,7 @@
 #include "checkpoint/checkpoint_store.hpp"
 
 #include "common/errc.hpp"
+#include "common/log.hpp"
 #include "tests/support/helpers.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -190,6 +191,42 @@ BOOST_AUTO_TEST_CASE(a_corrupt_newest_checkpoint_is_named_and_the_previous_one_u
   BOOST_REQUIRE_EQUAL((*got)->skipped.size(), 1u);
   BOOST_TEST((*got)->skipped[0].find(newest + "/shard-0.bin: checksum mismatch") != std::string::npos,
              (*got)->skipped[0]);
+}
+
+// A checkpoint verified on disk (what a chief restores from): the same checks, no values held,
+// and every array found where read_floats reads it back exactly.
+BOOST_AUTO_TEST_CASE(a_checkpoint_verified_on_disk_finds_every_array) {
+  BOOST_REQUIRE(store.save(sample(100)));
+  auto newest = *store.save(sample(200));
+  auto want = sample(200);
+  auto disk = verify_checkpoint(newest);
+  BOOST_REQUIRE_MESSAGE(disk, test::error_text(disk));
+  BOOST_TEST(disk->manifest.global_step == 200);
+  BOOST_REQUIRE_EQUAL(disk->files.size(), 2u);
+  for (uint32_t s = 0; s < 2; ++s) {
+    BOOST_TEST(disk->files[s].version == 200u);
+    BOOST_REQUIRE_EQUAL(disk->files[s].entries.size(), 1u);
+    auto& e = disk->files[s].entries[0];
+    auto& v = want.shards[s].variables[0];
+    BOOST_TEST(e.index == v.index);
+    BOOST_TEST(e.slot0.count == v.slot0.size());
+    BOOST_TEST(e.slot1.count == 0u);
+    std::vector<float> values(e.values.count), slot0(e.slot0.count);
+    auto file = newest + cat("/shard-", s, ".bin");
+    BOOST_REQUIRE(!read_floats(file, e.values.offset, values.data(), values.size()));
+    BOOST_REQUIRE(!read_floats(file, e.slot0.offset, slot0.data(), slot0.size()));
+    BOOST_TEST(values == v.values);
+    BOOST_TEST(slot0 == v.slot0);
+    std::vector<float> past(values.size() + 1000); // (more than the file holds after the offset)
+    BOOST_TEST((read_floats(file, e.values.offset, past.data(), past.size()) == errc::file_error));
+  }
+  flip_byte(newest + "/shard-1.bin", 20);
+  std::vector<std::string> skipped;
+  auto found = store.find_latest(skipped);
+  BOOST_REQUIRE(found && *found);
+  BOOST_TEST((*found)->manifest.global_step == 100);
+  BOOST_REQUIRE_EQUAL(skipped.size(), 1u);
+  BOOST_TEST(skipped[0].find(newest + "/shard-1.bin: checksum mismatch") != std::string::npos, skipped[0]);
 }
 
 BOOST_AUTO_TEST_CASE(truncated_files_are_named) {
