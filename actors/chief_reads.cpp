@@ -16,10 +16,12 @@ using namespace detail;
 
 namespace {
 
-// Where a whole read's values go, in creation order: the kept models' file and the digest.
+// Where a whole read's values go, in creation order: the kept models' file and the digest; and
+// the evaluation's rows it finds on the way (its own: a read given up may still be sweeping).
 struct whole_sink {
   std::unique_ptr<staged_model> staged;
   std::optional<weights_digester> digest;
+  std::vector<float> local;
 
   caf::error put(const float* values, size_t n) {
     if (digest)
@@ -43,19 +45,20 @@ struct whole_sink {
 };
 
 // The evaluation rows of a chunk of the table (rows [first, first + rows) by table row) into
-// eval.local.
-void keep_evaluation_rows(chief_state::evaluation_rows& eval, size_t cols, size_t first, size_t rows, const float* chunk) {
+// local (by local row).
+void keep_evaluation_rows(const chief_state::evaluation_rows& eval, size_t cols, size_t first, size_t rows,
+                          const float* chunk, float* local) {
   auto at = std::lower_bound(eval.by_row.begin(), eval.by_row.end(), std::pair<uint32_t, uint32_t>{static_cast<uint32_t>(first), 0});
   for (; at != eval.by_row.end() && at->first < first + rows; ++at)
-    std::copy(chunk + (at->first - first) * cols, chunk + (at->first - first + 1) * cols, eval.local.data() + size_t{at->second} * cols);
+    std::copy(chunk + (at->first - first) * cols, chunk + (at->first - first + 1) * cols, local + size_t{at->second} * cols);
 }
 
-// An embedding table's run: the whole model read without holding the table (see the top).
-void read_whole_table_model(chief_pointer self, bool digest, std::function<void()> next, failed_fn failed) {
+// An embedding table's run: the whole model read without holding the table (see the top). A read
+// whose op is given up stops at its next chunk and changes nothing.
+void read_whole_table_model(chief_pointer self, uint64_t op, bool digest, std::function<void()> next, failed_fn failed) {
   auto& st = self->state;
-  st.staged.reset();
-  st.swept_digest.clear();
   auto sink = std::make_shared<whole_sink>();
+  sink->local.assign(st.eval_rows->local.size(), 0.0f);
   if (digest)
     sink->digest.emplace();
   if (st.cfg.train.save_model != model_saving::none) {
@@ -78,14 +81,17 @@ void read_whole_table_model(chief_pointer self, bool digest, std::function<void(
   // of them, and the heap keeps what it freed: common/memory_policy)
   table_sweep sweep{st.plan, table, std::min<size_t>(st.cfg.cluster.max_slice_floats, size_t{1} << 22)};
   const size_t cols = sweep.cols();
-  auto on_chunk = [self, sink, sweep, cols](size_t i, const float* chunk) {
-    keep_evaluation_rows(*self->state.eval_rows, cols, sweep.first_row(i), sweep.rows_of(i), chunk);
+  auto on_chunk = [self, op, sink, sweep, cols](size_t i, const float* chunk) -> caf::error {
+    if (!self->state.ctl->wanted(op))
+      return caf::make_error(errc::invalid_argument, "the read was given up"); // (its failure is dropped too)
+    keep_evaluation_rows(*self->state.eval_rows, cols, sweep.first_row(i), sweep.rows_of(i), chunk, sink->local.data());
     return sink->put(chunk, sweep.rows_of(i) * cols);
   };
-  auto after = [self, sink, vars, table, next, failed] {
+  auto after = [self, op, sink, vars, table, next, failed] {
     auto& st = self->state;
-    auto& eval = *st.eval_rows;
-    if (auto err = st.net->upload_parameter(table, 0, eval.local.data(), eval.local.size()))
+    if (!st.ctl->wanted(op))
+      return;
+    if (auto err = st.net->upload_parameter(table, 0, sink->local.data(), sink->local.size()))
       return failed(describe(err));
     if (auto err = sink->put_from(*st.net, vars, table + 1, vars.size()))
       return failed(describe(err));
@@ -118,15 +124,17 @@ void detail::pull_model_then(chief_pointer self, uint64_t op, model_read how, st
       if (!st.ctl->wanted(op))
         return;
       if (how != model_read::rows)
-        return read_whole_table_model(self, how == model_read::last, then, failed);
+        return read_whole_table_model(self, op, how == model_read::last, then, failed);
       auto& eval = *st.eval_rows;
       pull_rows(self, st.cfg.shards, st.plan, st.cfg.cluster.request_timeout, eval.rows, eval.asks,
                 st.cfg.cluster.max_slice_floats, eval.local.data(),
                 [=] {
+                  if (!self->state.ctl->wanted(op))
+                    return;
                   auto& eval = *self->state.eval_rows;
                   if (auto err = self->state.net->upload_parameter(eval.variable, 0, eval.local.data(), eval.local.size()))
                     return failed(describe(err));
-                  then();
+                  next();
                 },
                 failed);
     },

@@ -26,7 +26,8 @@ class shard_file_writer;
 class staged_model {
 public:
   /// Starts the shard file of a model whose variables have `sizes` values each (creation order)
-  /// in a new folder `<dir>/.staged-<pid>-<n>`. Fails with file_error naming the path.
+  /// in a new folder `<dir>/.staged-<pid>-<n>`, first removing such folders that processes which
+  /// no longer run left there. Fails with file_error naming the path.
   static caf::expected<std::unique_ptr<staged_model>> open(const std::string& dir, std::vector<size_t> sizes);
 
   staged_model(const staged_model&) = delete;

@@ -11,6 +11,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>
+
+#include <sys/wait.h>
+#include <unistd.h>
 #include <fstream>
 #include <sstream>
 
@@ -116,6 +119,22 @@ BOOST_AUTO_TEST_CASE(values_beyond_the_model_and_a_publish_before_the_last_value
   BOOST_TEST(((*staged)->publish(kept({}, 1).manifest, dir.path() + "/early") == errc::invalid_argument));
   BOOST_TEST(!fs::exists(dir.path() + "/early"));
   BOOST_TEST(((*staged)->append(some, 2) == errc::invalid_argument)); // one value too many
+}
+
+BOOST_AUTO_TEST_CASE(a_folder_a_process_that_no_longer_runs_left_is_removed) {
+  test::temp_dir dir;
+  int pid = ::fork(); // (a process that has ended: its pid no longer runs)
+  if (pid == 0)
+    ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  const auto orphan = dir.file(cat(".staged-", pid, "-0"));
+  const auto mine = dir.file(cat(".staged-", ::getpid(), "-999"));
+  fs::create_directories(orphan);
+  fs::create_directories(mine);
+  auto staged = actorps::staged_model::open(dir.path(), {1});
+  BOOST_REQUIRE(staged);
+  BOOST_TEST(!fs::exists(orphan));
+  BOOST_TEST(fs::exists(mine)); // (this process's: a model being written)
 }
 
 BOOST_AUTO_TEST_CASE(a_folder_that_cannot_be_created_is_named) {
