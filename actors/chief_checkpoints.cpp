@@ -163,34 +163,65 @@ caf::error check_same_placement(const checkpoint_manifest& m, const placement_pl
   return caf::none;
 }
 
+restore_pieces::restore_pieces(checkpoint_on_disk c, const placement_plan& plan, uint32_t shard, size_t max_floats)
+  : c_(std::move(c)), plan_(plan) {
+  for (uint32_t i : parts_of(plan_, shard)) {
+    auto& part = plan_.parts[i];
+    const uint32_t home = home_shard(plan_, part.variable);
+    const shard_file_index::entry* whole = nullptr;
+    if (home < c_.files.size())
+      for (auto& e : c_.files[home].entries)
+        if (e.index == part.variable)
+          whole = &e;
+    if (whole == nullptr) { // (verify_checkpoint checked the files against the manifest)
+      missing_ = plan_.variables[part.variable].name;
+      return;
+    }
+    const size_t cols = static_cast<size_t>(plan_.variables[part.variable].cols);
+    const auto window = static_cast<uint32_t>(std::min<size_t>(std::max<size_t>(1, max_floats / cols), UINT32_MAX));
+    for (uint32_t which = 0; which < 3; ++which) {
+      const auto& array = which == 0 ? whole->values : which == 1 ? whole->slot0 : whole->slot1;
+      if (array.count == 0) // (no such slot)
+        continue;
+      for (uint32_t row = 0; row < static_cast<uint32_t>(part.rows); row += window)
+        steps_.push_back({i, which, home, row, std::min<uint32_t>(window, static_cast<uint32_t>(part.rows) - row), array});
+    }
+  }
+}
+
+caf::expected<setup_piece> restore_pieces::piece(size_t i) const {
+  if (!missing_.empty())
+    return caf::make_error(errc::corrupt_data, cat("the checkpoint ", c_.path, " lacks ", missing_));
+  if (i == steps_.size())
+    return setup_piece{0, {}, true};
+  const auto& st = steps_.at(i);
+  const auto& part = plan_.parts[st.part];
+  const auto cols = static_cast<size_t>(plan_.variables[part.variable].cols);
+  float_vector values(size_t{st.rows} * cols);
+  const auto file = c_.path + "/" + c_.manifest.files[st.home].file;
+  if (auto err = read_part(plan_, part.variable, file, st.array, static_cast<uint32_t>(part.row_begin) + st.first_row,
+                           st.rows, values.data()))
+    return err;
+  return setup_piece{st.which, {part.variable, part_offset(plan_, part) + st.first_row * static_cast<uint32_t>(cols),
+                                {std::move(values)}}, false};
+}
+
 caf::error restore_into(const checkpoint_on_disk& c, shard_setup& setup) {
-  auto& plan = setup.plan;
-  if (auto err = check_same_placement(c.manifest, plan, c.path))
+  if (auto err = check_same_placement(c.manifest, setup.plan, c.path))
     return err;
   setup.initial.clear();
   setup.slot0.clear();
   setup.slot1.clear();
-  for (uint32_t i : parts_of(plan, setup.shard)) {
-    auto& part = plan.parts[i];
-    const uint32_t home = home_shard(plan, part.variable);
-    const shard_file_index::entry* whole = nullptr;
-    for (auto& e : c.files[home].entries)
-      if (e.index == part.variable)
-        whole = &e;
-    if (whole == nullptr) // (verify_checkpoint checked the files against the manifest)
-      return caf::make_error(errc::corrupt_data, cat("the checkpoint lacks ", plan.variables[part.variable].name));
-    const auto file = c.path + "/" + c.manifest.files[home].file;
-    for (auto [to, array] : {std::pair{&setup.initial, &whole->values}, std::pair{&setup.slot0, &whole->slot0},
-                             std::pair{&setup.slot1, &whole->slot1}}) {
-      if (array->count == 0) // (no such slot)
-        continue;
-      float_vector values(part_floats(plan, part));
-      if (auto err = read_part(plan, part.variable, file, *array, static_cast<uint32_t>(part.row_begin),
-                               static_cast<uint32_t>(part.rows), values.data()))
-        return err;
-      to->push_back({part.variable, part_offset(plan, part), {std::move(values)}});
-    }
+  restore_pieces pieces{c, setup.plan, setup.shard, SIZE_MAX}; // (one piece per array: whole parts)
+  for (size_t i = 0; i + 1 < pieces.count(); ++i) {
+    auto piece = pieces.piece(i);
+    if (!piece)
+      return std::move(piece.error());
+    auto& to = piece->which == 0 ? setup.initial : piece->which == 1 ? setup.slot0 : setup.slot1;
+    to.push_back(std::move(piece->slice));
   }
+  if (auto last = pieces.piece(pieces.count() - 1); !last) // (a part the checkpoint lacks)
+    return std::move(last.error());
   setup.version = c.files[setup.shard].version;
   return caf::none;
 }

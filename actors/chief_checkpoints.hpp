@@ -94,9 +94,35 @@ checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, c
 /// was taken with another number of shards, placement or partitioner than plan.
 caf::error check_same_placement(const checkpoint_manifest& m, const placement_plan& plan, const std::string& path);
 
+/// The pieces that restore one shard from checkpoint c after a setup with `pieces`
+/// (messages/shard_protocol.hpp, setup_piece): each of its parts' values and the slots the
+/// checkpoint holds, in windows of at most max_floats values (whole rows), each read from c's
+/// files when asked for (a table split by mod: every parts-th row, from windows of 16 MiB), then
+/// the last piece. So a restoring chief holds one piece at a time.
+class restore_pieces {
+public:
+  /// REQUIRES: plan is c's placement (check_same_placement).
+  restore_pieces(checkpoint_on_disk c, const placement_plan& plan, uint32_t shard, size_t max_floats);
+
+  /// The pieces, the last included.
+  size_t count() const { return steps_.size() + 1; }
+  /// Piece i, read from the files. Fails with file_error naming the file, or corrupt_data when
+  /// the checkpoint lacks one of the shard's variables.
+  caf::expected<setup_piece> piece(size_t i) const;
+
+private:
+  struct step {
+    uint32_t part = 0, which = 0, home = 0, first_row = 0, rows = 0;
+    shard_file_index::array array;
+  };
+  checkpoint_on_disk c_;
+  placement_plan plan_;
+  std::vector<step> steps_;
+  std::string missing_; // a variable of the shard the checkpoint lacks
+};
+
 /// Adds shard `setup.shard`'s values, optimizer slots and version from checkpoint c to setup
-/// (whose plan must be c's placement): its parts read from the files of c, which hold whole
-/// variables (no more than the shard's parts and a window of 16 MiB is held). Fails as
+/// (whose plan must be c's placement): whole parts, read by restore_pieces. Fails as
 /// check_same_placement does, or with file_error naming the file.
 caf::error restore_into(const checkpoint_on_disk& c, shard_setup& setup);
 

@@ -52,9 +52,11 @@ caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const check
                    static_cast<int64_t>(cluster.step_timeout.count()), static_cast<uint32_t>(cluster.workers.size())};
   if (cluster.elastic.on && cluster.mode == train_mode::sync && cluster.elastic.aggregate == elastic_aggregate::all)
     setup.session.sum_over = static_cast<uint32_t>(cluster.workers.size()); // linear lr scaling with the membership
-  if (ckpt) {
-    if (auto err = restore_into(*ckpt, setup))
+  if (ckpt) { // (its values and slots follow in pieces: send_pieces)
+    if (auto err = check_same_placement(ckpt->manifest, st.plan, ckpt->path))
       return err;
+    setup.pieces = true;
+    setup.version = ckpt->files.at(s).version;
     return setup;
   }
   for (uint32_t i : parts_of(st.plan, s)) {
@@ -76,6 +78,28 @@ caf::expected<shard_setup> setup_for(chief_pointer self, uint32_t s, const check
 
 namespace {
 
+// Sends shard s piece i of its restore, and the next once it is answered; done after the last.
+void send_pieces(chief_pointer self, uint32_t s, std::shared_ptr<restore_pieces> pieces, size_t i,
+                 std::function<void()> done, failed_fn failed) {
+  auto piece = pieces->piece(i);
+  if (!piece)
+    return failed(describe(piece.error()));
+  const bool last = piece->last;
+  self->request(self->state.cfg.shards[s], self->state.cfg.cluster.request_timeout, init_atom_v, std::move(*piece))
+    .then(
+      [=](const setup_reply&) {
+        if (last)
+          return done();
+        send_pieces(self, s, pieces, i + 1, done, failed);
+      },
+      [=](caf::error& err) { failed(describe(err)); });
+}
+
+// Shard s's restore after its setup, in pieces of 16 MiB read from the checkpoint's files.
+std::shared_ptr<restore_pieces> pieces_for(chief_pointer self, uint32_t s, const checkpoint_on_disk& ckpt) {
+  return std::make_shared<restore_pieces>(ckpt, self->state.plan, s, size_t{1} << 22);
+}
+
 // Sends shard s its setup (a shard that is already initialised keeps its values); `chain`: shard
 // s + 1's once this one is answered.
 void set_up_shard(chief_pointer self, uint32_t s, std::shared_ptr<std::vector<std::vector<float>>> values, bool chain) {
@@ -91,30 +115,36 @@ void set_up_shard(chief_pointer self, uint32_t s, std::shared_ptr<std::vector<st
     if (chain)
       set_up_shard(self, s + 1, values, true);
   };
+  auto failed = [=](std::string why) {
+    execute(self, self->state.ctl->setup_failed(s, errc::peer_unreachable, cat("initialising ", name, " failed: ", why)));
+    next();
+  };
   self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, init_atom_v, std::move(*setup))
     .then(
       [=](const setup_reply& reply) {
-        log_line(tag, reply.already_initialized
-                        ? cat(name, " was already initialised (version ", reply.version, ", global step ",
-                              reply.version / self->state.cfg.cluster.slices, "); keeping its values")
-                        : cat("initialised ", name));
         // (set up from a checkpoint: its snapshot's version counts the updates it holds)
         const bool holds = reply.already_initialized || self->state.restored;
-        heard_from_shard(self, s);
-        execute(self, self->state.ctl->shard_ready(s, self->clock().now(), holds ? reply.version : 0));
-        next();
+        auto ready = [=] {
+          log_line(tag, reply.already_initialized
+                          ? cat(name, " was already initialised (version ", reply.version, ", global step ",
+                                reply.version / self->state.cfg.cluster.slices, "); keeping its values")
+                          : cat("initialised ", name));
+          heard_from_shard(self, s);
+          execute(self, self->state.ctl->shard_ready(s, self->clock().now(), holds ? reply.version : 0));
+          next();
+        };
+        if (reply.already_initialized || !self->state.restored)
+          return ready();
+        send_pieces(self, s, pieces_for(self, s, *self->state.restored), 0, ready, failed);
       },
-      [=](caf::error& err) {
-        execute(self, self->state.ctl->setup_failed(s, errc::peer_unreachable,
-                                                    cat("initialising ", name, " failed: ", describe(err))));
-        next();
-      });
+      [=](caf::error& err) { failed(describe(err)); });
 }
 
 } // namespace
 
-// Sends every shard its setup. Restoring, one after another: each setup carries the shard's
-// parts read from the checkpoint's files, and the chief holds one shard's at a time.
+// Sends every shard its setup. Restoring, one after another, each shard's values and slots
+// following its setup in pieces of 16 MiB read from the checkpoint's files (the chief holds one
+// piece at a time).
 void detail::init_shards(chief_pointer self) {
   auto& st = self->state;
   auto values = std::make_shared<std::vector<std::vector<float>>>(std::move(st.start)); // (without a checkpoint)
@@ -310,6 +340,7 @@ caf::error set_up_restored(chief_pointer self, uint32_t s, parameter_shard_actor
   self->monitor(st.cfg.shards[s]);
   auto path = (*found)->path;
   auto step = (*found)->manifest.global_step;
+  auto pieces = pieces_for(self, s, **found);
   auto restored_setup = std::make_shared<shard_setup>(std::move(*setup));
   auto failed = [=](std::string why) {
     execute(self, self->state.ctl->failed(0, errc::peer_unreachable, cat("restoring shard ", s, " failed: ", why)));
@@ -322,11 +353,16 @@ caf::error set_up_restored(chief_pointer self, uint32_t s, parameter_shard_actor
     self->request(self->state.cfg.shards[s], self->state.cfg.cluster.request_timeout, init_atom_v, *restored_setup)
       .then(
         [=](const setup_reply& reply) {
-          log_line(tag, reply.already_initialized
-                          ? cat("shard ", s, " came back already initialised (version ", reply.version, ")")
-                          : cat("shard ", s, " restored from ", path, " (step ", step, "), continuing at update ",
-                                restored_setup->version, "; training goes on"));
-          execute(self, self->state.ctl->shard_restored(s, reply.version, self->clock().now()));
+          auto restored = [=] {
+            log_line(tag, reply.already_initialized
+                            ? cat("shard ", s, " came back already initialised (version ", reply.version, ")")
+                            : cat("shard ", s, " restored from ", path, " (step ", step, "), continuing at update ",
+                                  restored_setup->version, "; training goes on"));
+            execute(self, self->state.ctl->shard_restored(s, reply.version, self->clock().now()));
+          };
+          if (reply.already_initialized)
+            return restored();
+          send_pieces(self, s, pieces, 0, restored, failed);
         },
         [=](caf::error& err) { failed(describe(err)); });
   };

@@ -41,6 +41,9 @@ parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, paramete
     [=](init_atom, const shard_setup& setup) -> caf::result<setup_reply> {
       return answer(self->state.core->init(setup));
     },
+    [=](init_atom, const setup_piece& piece) -> caf::result<setup_reply> {
+      return answer(self->state.core->fill(piece));
+    },
     [=](pull_atom, const pull_request& req) -> caf::result<pull_reply> {
       return answer(self->state.core->pull(req));
     },

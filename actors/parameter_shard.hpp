@@ -21,6 +21,9 @@ namespace actorps {
 ///   Initialises the shard from the chief's setup, once. A second setup (a restarted chief)
 ///   leaves the values untouched and answers already_initialized = true. An inconsistent setup
 ///   is an error (invalid_argument, unknown_variable, shape_mismatch, non_finite).
+/// (init_atom, setup_piece) -> setup_reply
+///   After a setup with `pieces`: one piece of the restored values and slots; the last makes the
+///   shard serve (errors: messages/shard_protocol.hpp, setup_piece).
 /// (pull_atom, pull_request) -> pull_reply
 ///   The requested ranges and the shard's version. Errors: not_initialized, unknown_worker,
 ///   unknown_variable, shape_mismatch.
@@ -40,6 +43,7 @@ namespace actorps {
 ///   To itself: the setup deadline passed; quits with a timeout error if still uninitialised.
 using parameter_shard_actor = caf::typed_actor<
   caf::replies_to<init_atom, shard_setup>::with<setup_reply>,
+  caf::replies_to<init_atom, setup_piece>::with<setup_reply>,
   caf::replies_to<pull_atom, pull_request>::with<pull_reply>,
   caf::replies_to<push_atom, push_request>::with<push_reply>,
   caf::replies_to<stats_atom>::with<shard_stats>,

@@ -253,6 +253,7 @@ resource_container_actor::behavior_type container_behavior(container_pointer sel
   });
   return {
     [=](init_atom, shard_setup& setup) -> caf::result<setup_reply> { return on_setup(self, setup); },
+    [=](init_atom a, setup_piece& piece) { return to_senders_scope<setup_reply>(self, a, piece); },
     [=](pull_atom a, pull_request& req) { return to_named_scope<pull_reply>(self, a, req); },
     [=](push_atom a, push_request& req) { return to_named_scope<push_reply>(self, a, req); },
     [=](stats_atom a) { return to_senders_scope<shard_stats>(self, a); },

@@ -28,7 +28,7 @@ namespace actorps {
 ///   when the setup's plan fits its variables, else shape_mismatch naming the first difference.
 /// (pull_atom | push_atom, request) -> reply
 ///   Errors: unknown_scope (naming the scopes held), then as the scope's shard answers.
-/// (save_atom), (save_atom, snapshot_read), (stats_atom)
+/// (save_atom), (save_atom, snapshot_read), (init_atom, setup_piece), (stats_atom)
 ///   For the scope whose chief asks (the only scope, for anyone else).
 /// (stop_atom)
 ///   Without keep_alive: stops every scope and quits. With: the sender's sessions end (their

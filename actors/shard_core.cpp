@@ -31,7 +31,17 @@ caf::expected<setup_reply> shard_core::init(const shard_setup& setup) {
                                 "setup");
   if (auto err = store_.init(setup))
     return counted<setup_reply>(std::move(err), "setup");
-  log_line(tag_, store_.describe());
+  if (!setup.pieces) // (restored in pieces: said once they are in)
+    log_line(tag_, store_.describe());
+  return setup_reply{false, store_.version()};
+}
+
+caf::expected<setup_reply> shard_core::fill(const setup_piece& piece) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (auto err = store_.fill(piece))
+    return counted<setup_reply>(std::move(err), "restore piece");
+  if (piece.last)
+    log_line(tag_, cat("restored in pieces: ", store_.describe()));
   return setup_reply{false, store_.version()};
 }
 

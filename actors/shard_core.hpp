@@ -28,6 +28,8 @@ public:
 
   /// (as parameter_store::init; an initialised core keeps its values and answers `true`)
   caf::expected<setup_reply> init(const shard_setup& setup);
+  /// (as parameter_store::fill; the last piece logs what the shard holds)
+  caf::expected<setup_reply> fill(const setup_piece& piece);
   caf::expected<pull_reply> pull(const pull_request& req);
   caf::expected<push_reply> push(const push_request& req, time_point now);
   shard_stats stats(time_point now);

@@ -337,6 +337,7 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
   });
   return {
     [=](init_atom a, shard_setup& setup) { return self->delegate(self->state.cfg.remote, a, std::move(setup)); },
+    [=](init_atom a, setup_piece& piece) { return self->delegate(self->state.cfg.remote, a, std::move(piece)); },
     [=](pull_atom, pull_request& req) -> caf::result<pull_reply> {
       auto& st = self->state;
       if (st.phase == link_phase::closing) // (the stream is gone: the shard's fate decides)

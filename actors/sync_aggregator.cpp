@@ -218,6 +218,7 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
           [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
       return rp;
     },
+    [=](init_atom a, setup_piece& piece) { return self->delegate(self->state.shard, a, std::move(piece)); },
     [=](pull_atom a, pull_request& req) { return self->delegate(self->state.shard, a, std::move(req)); },
     [=](save_atom a) { return self->delegate(self->state.shard, a); },
     [=](save_atom a, const snapshot_read& r) { return self->delegate(self->state.shard, a, r); },

@@ -147,7 +147,7 @@ caf::error parameter_store::init(const shard_setup& setup) {
     table_rows_initial(setup.table_seed, first, stride, rows, static_cast<int>(p.cols), p.values.data());
     seen[i] = true;
   }
-  for (size_t i = 0; i < parts.size(); ++i)
+  for (size_t i = 0; i < parts.size() && !setup.pieces; ++i) // (pieces: they bring the values)
     if (!seen[i])
       return caf::make_error(errc::invalid_argument, cat("shard ", setup.shard, ": no initial value for ",
                                                          parts[i].name));
@@ -181,7 +181,44 @@ caf::error parameter_store::init(const shard_setup& setup) {
   layout_ = shard_layout{plan, setup.shard};
   parts_ = std::move(parts);
   version_ = setup.version;
-  initialized_ = true;
+  filled_.assign(setup.pieces ? parts_.size() : 0, {0, 0, 0});
+  phase_ = setup.pieces ? phase::filling : phase::ready;
+  return caf::none;
+}
+
+caf::error parameter_store::fill(const setup_piece& piece) {
+  if (phase_ != phase::filling)
+    return caf::make_error(errc::not_initialized, cat("shard ", shard_, ": a restore piece without a setup that announced pieces"));
+  if (piece.last) {
+    for (size_t i = 0; i < parts_.size(); ++i) {
+      auto& p = parts_[i];
+      const size_t sizes[3] = {p.values.size(), p.slot0.size(), p.slot1.size()};
+      for (int which = 0; which < 3; ++which)
+        if (filled_[i][which] != sizes[which] && (which == 0 || filled_[i][which] != 0))
+          return caf::make_error(errc::shape_mismatch, cat("shard ", shard_, ": the restore ended with ", filled_[i][which],
+                                                           " of ", sizes[which], which == 0 ? " values" : " slot values",
+                                                           " of ", p.name));
+    }
+    filled_.clear();
+    phase_ = phase::ready;
+    return caf::none;
+  }
+  const auto& s = piece.slice;
+  auto at = locate(s.variable, s.offset, s.data.values.size());
+  if (!at)
+    return std::move(at.error());
+  auto& p = parts_[*at];
+  auto* array = piece.which == 0 ? &p.values : piece.which == 1 ? &p.slot0 : piece.which == 2 ? &p.slot1 : nullptr;
+  auto& done = filled_[*at];
+  if (array == nullptr || s.by_rows() || s.offset - p.offset != done[piece.which] || array->size() < done[piece.which] + s.data.values.size())
+    return caf::make_error(errc::shape_mismatch, cat("shard ", shard_, ": a restore piece of ", p.name, " (array ", piece.which,
+                                                     ", at ", s.offset, ", ", s.data.values.size(), " values) out of place",
+                                                     " or order: ", array == nullptr ? 0 : done[piece.which % 3],
+                                                     " of its values came before"));
+  if (!all_finite(s.data.values))
+    return caf::make_error(errc::non_finite, cat("shard ", shard_, ": a restore piece of ", p.name, " is not finite"));
+  std::copy(s.data.values.begin(), s.data.values.end(), array->begin() + static_cast<std::ptrdiff_t>(done[piece.which]));
+  done[piece.which] += s.data.values.size();
   return caf::none;
 }
 
@@ -194,8 +231,9 @@ caf::expected<size_t> parameter_store::locate(const slice_ref& r) const {
 }
 
 caf::error parameter_store::check_worker(uint32_t worker, bool chief_allowed) const {
-  if (!initialized_)
-    return caf::make_error(errc::not_initialized, cat("shard ", shard_, " is not initialised yet"));
+  if (phase_ != phase::ready)
+    return caf::make_error(errc::not_initialized, cat("shard ", shard_, phase_ == phase::filling ? " is being restored"
+                                                                                                : " is not initialised yet"));
   if (worker == chief_worker_id && chief_allowed) // the chief pulls to evaluate
     return caf::none;
   if (worker >= workers_)
@@ -214,7 +252,7 @@ caf::error parameter_store::check_pusher(uint32_t worker) const {
 }
 
 caf::error parameter_store::check_scope(const std::string& scope) const {
-  if (!initialized_ || scope == scope_)
+  if (phase_ != phase::ready || scope == scope_)
     return caf::none;
   return caf::make_error(errc::unknown_scope, cat("shard ", shard_, " holds scope \"", scope_, "\", not \"", scope, "\""));
 }
@@ -367,7 +405,7 @@ std::string parameter_store::describe() const {
 }
 
 caf::expected<shard_snapshot> parameter_store::snapshot() const {
-  if (!initialized_)
+  if (phase_ != phase::ready)
     return caf::make_error(errc::not_initialized, cat("shard ", shard_, ": nothing to save before the setup"));
   shard_snapshot out;
   out.version = version_;

@@ -11,6 +11,7 @@
 
 #include <caf/expected.hpp>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,9 +33,23 @@ public:
   /// inconsistent: a value for a part another shard holds, a missing part, wrong sizes,
   /// non-finite values or an unknown optimizer. Setup slices carry whole parts (a whole
   /// variable unless it is partitioned), at the part's offset in its variable.
+  /// A setup with `pieces` leaves the store filling (values zero, slots at their start) until
+  /// fill() takes the last piece; a store that is filling takes a setup again (a restarted chief
+  /// begins the restore anew).
   caf::error init(const shard_setup& setup);
 
-  bool initialized() const { return initialized_; }
+  /// A restore in pieces (setup_piece: messages/shard_protocol.hpp): writes the piece into its
+  /// part's values or slot, each array in order from the part's start; the `last` piece checks
+  /// that every part's values came (a slot either whole or not sent: it keeps its start) and
+  /// makes the store ready. Fails, changing nothing, with not_initialized when not filling,
+  /// unknown_variable, shape_mismatch (out of place or order, a part's values missing at the
+  /// last) or non_finite.
+  caf::error fill(const setup_piece& piece);
+
+  /// Whether pulls and pushes are served (set up, and filled where the setup had pieces).
+  bool initialized() const { return phase_ == phase::ready; }
+  /// Whether a setup with pieces waits for more of them.
+  bool filling() const { return phase_ == phase::filling; }
 
   /// Returns the number of pushes applied so far (a push in parts counts once, at its last).
   uint64_t version() const { return version_; }
@@ -96,7 +111,9 @@ private:
   // The values of checked ranges, each from its part at[i] (a range with rows: those rows).
   std::vector<variable_slice> gather(const std::vector<slice_ref>& ranges, const std::vector<size_t>& at) const;
 
-  bool initialized_ = false;
+  enum class phase { empty, filling, ready };
+  phase phase_ = phase::empty;
+  std::vector<std::array<size_t, 3>> filled_; // filling: per part, the values, slot0 and slot1 written
   uint32_t shard_ = 0;
   std::string scope_; // the plan's: pulls and pushes must name it
   uint32_t workers_ = 0;

@@ -142,6 +142,21 @@ struct shard_setup {
   /// variable's initializer on its ps task), from table_seed (model/init's table_rows_initial).
   std::vector<uint32_t> generated{};
   uint64_t table_seed = 0;
+  /// A restore too large for one message: the values and optimizer slots of the shard's parts
+  /// come after this setup as setup_pieces (initial, slot0 and slot1 then stay empty).
+  bool pieces = false;
+};
+
+/// Chief -> shard: (init_atom, setup_piece) -> setup_reply. After a setup with `pieces`: values
+/// (which 0) or an optimizer slot (1, 2) of one of the shard's parts, each array from its part's
+/// start on, in order; the piece with `last` (no values) ends the restore, and the shard answers
+/// pulls and pushes from then on. Errors: not_initialized (no setup with pieces), unknown_variable
+/// (a variable the shard does not hold), shape_mismatch (a piece out of its part, place or
+/// order, or `last` with a part's values missing), non_finite; a refused piece changes nothing.
+struct setup_piece {
+  uint32_t which = 0;
+  variable_slice slice{};
+  bool last = false;
 };
 
 /// Chief -> shard: (save_atom) -> shard_snapshot. Everything the shard holds, for a checkpoint.
@@ -339,7 +354,12 @@ typename Inspector::result_type inspect(Inspector& f, slice_ref& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_setup& x) {
   return f(caf::meta::type_name("shard_setup"), x.shard, x.plan, x.optimizer, x.workers, x.initial, x.slot0,
-           x.slot1, x.version, x.session, x.generated, x.table_seed);
+           x.slot1, x.version, x.session, x.generated, x.table_seed, x.pieces);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, setup_piece& x) {
+  return f(caf::meta::type_name("setup_piece"), x.which, x.slice, x.last);
 }
 
 template <class Inspector>
@@ -404,7 +424,8 @@ ACTORPS_FIELDWISE_EQ(optimizer_config, v.kind, v.learning_rate, v.momentum, v.be
 ACTORPS_FIELDWISE_EQ(variable_slice, v.variable, v.offset, v.data, v.delta, v.rows)
 ACTORPS_FIELDWISE_EQ(slice_ref, v.variable, v.offset, v.count, v.rows)
 ACTORPS_FIELDWISE_EQ(shard_setup, v.shard, v.plan, v.optimizer, v.workers, v.initial, v.slot0, v.slot1, v.version,
-                     v.session, v.generated, v.table_seed)
+                     v.session, v.generated, v.table_seed, v.pieces)
+ACTORPS_FIELDWISE_EQ(setup_piece, v.which, v.slice, v.last)
 ACTORPS_FIELDWISE_EQ(shard_snapshot, v.version, v.values, v.slot0, v.slot1)
 ACTORPS_FIELDWISE_EQ(snapshot_read, v.op, v.id, v.which, v.range)
 ACTORPS_FIELDWISE_EQ(snapshot_piece, v.version, v.values, v.slot0, v.slot1, v.piece)

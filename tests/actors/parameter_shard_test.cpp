@@ -135,6 +135,46 @@ BOOST_AUTO_TEST_CASE(a_kept_snapshot_is_read_a_piece_at_a_time_while_pushes_go_o
   BOOST_TEST(static_cast<bool>(read(10)));
 }
 
+// A restore too large for one message: the setup announces pieces, which fill the parts in order;
+// until the last one the shard serves nothing, and a piece out of place changes nothing.
+BOOST_AUTO_TEST_CASE(a_restore_in_pieces_serves_once_its_last_piece_is_in) {
+  auto setup = setup_for_shard1();
+  setup.optimizer = {"momentum", 0.5f, 0.9f};
+  setup.initial.clear();
+  setup.pieces = true;
+  setup.version = 12;
+  auto reply = ask<setup_reply>(shard, init_atom_v, setup);
+  BOOST_REQUIRE_MESSAGE(reply, error_text(reply));
+  BOOST_TEST(reply->version == 12u);
+  BOOST_TEST(!reply->already_initialized);
+  auto pull = [&] { return ask<pull_reply>(shard, pull_atom_v, pull_request{0, {{1, 0, 3}}}); };
+  BOOST_TEST(pull().error() == errc::not_initialized);
+  auto piece = [&](uint32_t which, uint32_t var, uint32_t offset, std::vector<float> v) {
+    return ask<setup_reply>(shard, init_atom_v, setup_piece{which, {var, offset, {std::move(v)}}, false});
+  };
+  auto last = [&] { return ask<setup_reply>(shard, init_atom_v, setup_piece{0, {}, true}); };
+  BOOST_REQUIRE(piece(0, 1, 0, {1.0f, 2.0f}));                              // layer0/bias, its first two
+  BOOST_TEST(piece(0, 1, 0, {9.0f}).error() == errc::shape_mismatch);        // (again from its start: out of order)
+  BOOST_TEST(piece(0, 1, 2, {9.0f, 9.0f}).error() == errc::shape_mismatch); // (past the part's end)
+  BOOST_TEST(piece(0, 0, 0, {9.0f}).error() == errc::unknown_variable);     // (a variable shard 0 holds)
+  BOOST_TEST(piece(1, 1, 0, {std::nanf("")}).error() == errc::non_finite);
+  BOOST_REQUIRE(piece(0, 1, 2, {3.0f}));
+  BOOST_REQUIRE(piece(1, 1, 0, {0.5f, 0.5f, 0.5f}));                        // its momentum
+  BOOST_TEST(last().error() == errc::shape_mismatch); // logits/bias's values have not come
+  BOOST_TEST(pull().error() == errc::not_initialized);
+  BOOST_REQUIRE(piece(0, 3, 0, {4.0f, 5.0f}));
+  BOOST_REQUIRE(last());
+  auto values = pull();
+  BOOST_REQUIRE_MESSAGE(values, error_text(values));
+  BOOST_TEST(values->slices.at(0).data.to_vector() == std::vector<float>({1.0f, 2.0f, 3.0f}));
+  auto snap = ask<shard_snapshot>(shard, save_atom_v);
+  BOOST_REQUIRE(snap);
+  BOOST_TEST(snap->version == 12u);
+  BOOST_TEST(snap->slot0.at(0).data.to_vector() == std::vector<float>({0.5f, 0.5f, 0.5f}));
+  BOOST_TEST(snap->slot0.at(1).data.to_vector() == std::vector<float>({0.0f, 0.0f})); // (not sent: its start)
+  BOOST_TEST(last().error() == errc::not_initialized); // (no restore under way)
+}
+
 BOOST_AUTO_TEST_CASE(init_once_then_keeps_its_values) {
   auto first = ask<setup_reply>(shard, init_atom_v, setup_for_shard1());
   BOOST_REQUIRE(first);

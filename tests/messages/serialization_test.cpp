@@ -93,6 +93,8 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   BOOST_TEST((round_trip(read) == read));
   snapshot_piece piece{17, {{0, 0, 20}}, {{0, 0, 20}}, {}, sample_slice(0, 4)};
   BOOST_TEST((round_trip(piece) == piece));
+  setup_piece restored{1, sample_slice(2, 8), false};
+  BOOST_TEST((round_trip(restored) == restored));
   layer_part stop{2, 6, layer_part::stop_marker, false, {}};
   BOOST_TEST((round_trip(stop) == stop));
   std::vector<scope_info> scopes{{"problem_1", "kept", 9, 460800, 300}, {"", "in session", 3, 40, 2}};
@@ -151,6 +153,7 @@ BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
   check(typeid(shard_snapshot), "actorps::shard_snapshot");
   check(typeid(snapshot_read), "actorps::snapshot_read");
   check(typeid(snapshot_piece), "actorps::snapshot_piece");
+  check(typeid(setup_piece), "actorps::setup_piece");
   check(typeid(scope_info), "actorps::scope_info");
   check(typeid(gradient_request), "actorps::gradient_request");
   check(typeid(gradient_reply), "actorps::gradient_reply");
@@ -160,7 +163,7 @@ BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
   check(typeid(stream_pull), "actorps::stream_pull");
   check(typeid(stream_pull_reply), "actorps::stream_pull_reply");
   check(typeid(stream_note), "actorps::stream_note");
-  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 27);
+  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 28);
 }
 
 BOOST_AUTO_TEST_CASE(tensors_are_copied_raw) {
