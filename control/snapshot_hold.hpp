@@ -31,6 +31,10 @@ public:
   /// Releases save id's snapshot (none kept: nothing).
   void drop(uint64_t id);
 
+  /// Releases every snapshot (those of a chief that went down: a new chief's saves have ids of
+  /// their own).
+  void drop_all() { kept_.clear(); }
+
   /// The snapshots kept.
   size_t kept() const { return kept_.size(); }
 

@@ -133,6 +133,13 @@ BOOST_AUTO_TEST_CASE(a_kept_snapshot_is_read_a_piece_at_a_time_while_pushes_go_o
   BOOST_TEST(read(8).error() == errc::protocol_error);
   BOOST_TEST(static_cast<bool>(read(9)));
   BOOST_TEST(static_cast<bool>(read(10)));
+  // another chief (one restarted after the first went down mid-save): the first one's are released
+  caf::scoped_actor restarted{*sys};
+  auto answer = restarted->request(shard, caf::infinite, save_atom_v, snapshot_read{snapshot_op::read, 9, 0, layout->values[0]});
+  sched->run();
+  bool refused = false;
+  answer.receive([](snapshot_piece&) {}, [&](caf::error& err) { refused = err == errc::protocol_error; });
+  BOOST_TEST(refused);
 }
 
 // A restore too large for one message: the setup announces pieces, which fill the parts in order;
