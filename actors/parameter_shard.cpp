@@ -18,8 +18,7 @@ namespace {
 struct shard_state {
   parameter_shard_config cfg;
   std::shared_ptr<shard_core> core;
-  snapshot_hold held;         // snapshots the chief reads a piece at a time
-  caf::actor_addr held_for;   // the chief they are kept for
+  snapshot_hold held; // a snapshot the chief reads a piece at a time
   static inline const char* name = "parameter_shard";
 };
 
@@ -55,12 +54,9 @@ parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, paramete
     [=](save_atom) -> caf::result<shard_snapshot> { return answer(self->state.core->snapshot()); },
     [=](save_atom, const snapshot_read& r) -> caf::result<snapshot_piece> {
       auto& held = self->state.held;
-      if (auto from = caf::actor_cast<caf::actor_addr>(self->current_sender()); from != self->state.held_for) {
-        held.drop_all(); // (kept for a chief that went down mid-save: a restarted one holds its own)
-        self->state.held_for = from;
-      }
       switch (r.op) {
         case snapshot_op::hold: {
+          held.drop_all(); // (a save given up, or a chief that went down mid-save: released before the copy)
           auto snap = self->state.core->snapshot();
           if (!snap)
             return std::move(snap.error());

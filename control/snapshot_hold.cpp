@@ -4,8 +4,6 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
-#include <algorithm>
-
 namespace actorps {
 
 namespace {
@@ -20,11 +18,8 @@ std::vector<slice_ref> ranges_of(const std::vector<variable_slice>& slices) {
 } // namespace
 
 snapshot_piece snapshot_hold::hold(uint64_t id, shard_snapshot snap) {
-  drop(id);
-  if (kept_.size() >= most)
-    kept_.erase(kept_.begin());
-  kept_.emplace_back(id, std::move(snap));
-  const auto& kept = kept_.back().second;
+  kept_.emplace(id, std::move(snap));
+  const auto& kept = kept_->second;
   snapshot_piece out;
   out.version = kept.version;
   out.values = ranges_of(kept.values);
@@ -34,17 +29,17 @@ snapshot_piece snapshot_hold::hold(uint64_t id, shard_snapshot snap) {
 }
 
 void snapshot_hold::drop(uint64_t id) {
-  kept_.erase(std::remove_if(kept_.begin(), kept_.end(), [&](const auto& k) { return k.first == id; }), kept_.end());
+  if (kept_ && kept_->first == id)
+    kept_.reset();
 }
 
 caf::expected<snapshot_piece> snapshot_hold::read(uint64_t id, uint32_t which, const slice_ref& range) const {
-  auto found = std::find_if(kept_.begin(), kept_.end(), [&](const auto& k) { return k.first == id; });
-  if (found == kept_.end())
+  if (!kept_ || kept_->first != id)
     return caf::make_error(errc::protocol_error, cat("a read of save ", id, "'s snapshot, which the shard does not keep (no "
-                                                     "hold, dropped, or released by later saves)"));
+                                                     "hold, dropped, or released by a later save's hold)"));
   if (which > 2)
     return caf::make_error(errc::protocol_error, cat("a read of snapshot slot ", which, " (0: values, 1, 2: optimizer slots)"));
-  const auto& kept = found->second;
+  const auto& kept = kept_->second;
   const auto& slices = which == 0 ? kept.values : which == 1 ? kept.slot0 : kept.slot1;
   for (auto& s : slices) {
     const size_t n = s.data.values.size();

@@ -172,9 +172,8 @@ struct shard_snapshot {
 /// the shard's snapshot (shard_snapshot's) and keeps it as save `id`, and answers its version and
 /// the range of each slice it holds (values, slot0, slot1: no values); `read` answers `range` of
 /// slot `which` (0: values, 1: slot0, 2: slot1) of save `id`'s snapshot as `piece`; `drop`
-/// releases it. A shard keeps two at most (a save the chief gave up may still read while the next
-/// one holds): a third hold releases the one kept longest; and keeps them for one chief: a
-/// request from another (a chief restarted after it went down mid-save) releases them all. Errors: not_initialized; protocol_error
+/// releases it. A shard keeps one: a hold first releases any kept before (a save the chief gave
+/// up, or one of a chief that went down mid-save), so a ps node holds its part twice at most. Errors: not_initialized; protocol_error
 /// for a read of a snapshot not kept or of a slot above 2; unknown_variable for a range no kept
 /// slice holds whole.
 enum class snapshot_op : uint8_t { hold = 0, read = 1, drop = 2 };
