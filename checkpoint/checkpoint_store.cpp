@@ -325,26 +325,31 @@ namespace {
 // (killed mid-save); a live process's folder is its save in progress.
 void remove_unfinished(const std::string& dir) {
   static const std::regex unfinished{"(ckpt|best)-[0-9]{12}\\.tmp-([0-9]+)"};
-  std::vector<std::string> removed;
-  std::error_code ec;
-  for (auto& entry : fs::directory_iterator(dir, ec)) {
-    auto name = entry.path().filename().string();
-    std::smatch m;
-    if (!entry.is_directory() || !std::regex_match(name, m, unfinished))
-      continue;
-    auto pid = static_cast<pid_t>(std::stol(m[2].str()));
-    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH)
-      continue;
-    std::error_code ignored;
-    if (fs::remove_all(entry.path(), ignored) > 0)
-      removed.push_back(name);
-  }
+  auto removed = remove_orphan_folders(dir, unfinished, 2);
   if (!removed.empty())
     log_line("checkpoints", cat("removed ", removed.size(), " unfinished save(s) of processes that no longer run in ",
                                 dir, ": ", removed.front(), removed.size() > 1 ? ", ..." : ""));
 }
 
 } // namespace
+
+std::vector<std::string> remove_orphan_folders(const std::string& dir, const std::regex& name_of, size_t pid_group) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (auto& entry : fs::directory_iterator(dir, ec)) {
+    auto name = entry.path().filename().string();
+    std::smatch m;
+    if (!entry.is_directory() || !std::regex_match(name, m, name_of))
+      continue;
+    auto pid = static_cast<pid_t>(std::stol(m[pid_group].str()));
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH)
+      continue;
+    std::error_code ignored;
+    if (fs::remove_all(entry.path(), ignored) > 0)
+      removed.push_back(name);
+  }
+  return removed;
+}
 
 caf::expected<checkpoint_store> checkpoint_store::open(const std::string& dir, int keep) {
   if (keep < 1)

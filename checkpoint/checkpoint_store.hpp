@@ -9,6 +9,7 @@
 #include <caf/expected.hpp>
 
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,10 @@ caf::error write_checkpoint(const checkpoint& c, const std::string& final_path);
 /// the manifest m (its files filled in by the caller) into it, fsyncs it and renames it over
 /// final_path. On failure publish_checkpoint removes the temporary directory.
 caf::expected<std::string> begin_checkpoint(const std::string& final_path);
+
+/// Removes the folders in dir whose names match name_of and whose writer, the process id of
+/// group pid_group, no longer runs (killed mid-write); returns their names.
+std::vector<std::string> remove_orphan_folders(const std::string& dir, const std::regex& name_of, size_t pid_group);
 caf::error publish_checkpoint(const std::string& tmp, const checkpoint_manifest& m, const std::string& final_path);
 
 class checkpoint_store {

@@ -15,8 +15,6 @@
 #include <filesystem>
 #include <regex>
 
-#include <signal.h>
-
 namespace actorps {
 
 namespace fs = std::filesystem;
@@ -30,30 +28,10 @@ const char* const shard_file = "shard-0.bin";
 staged_model::staged_model(std::string folder) : folder_(std::move(folder)) {
 }
 
-namespace {
-
-// Removes the staging folders that processes which no longer run left in dir (killed mid-write).
-void remove_orphans(const std::string& dir) {
-  static const std::regex staged{"\\.staged-([0-9]+)-[0-9]+"};
-  std::error_code ec;
-  for (auto& entry : fs::directory_iterator(dir, ec)) {
-    auto name = entry.path().filename().string();
-    std::smatch m;
-    if (!entry.is_directory() || !std::regex_match(name, m, staged))
-      continue;
-    auto pid = static_cast<pid_t>(std::stol(m[1].str()));
-    if (pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH) {
-      std::error_code ignored;
-      fs::remove_all(entry.path(), ignored);
-    }
-  }
-}
-
-} // namespace
-
 caf::expected<std::unique_ptr<staged_model>> staged_model::open(const std::string& dir, std::vector<size_t> sizes) {
   static std::atomic<uint64_t> count{0};
-  remove_orphans(dir);
+  static const std::regex staging{"\\.staged-([0-9]+)-[0-9]+"};
+  remove_orphan_folders(dir, staging, 1); // (of processes killed mid-write)
   auto folder = cat(dir, "/.staged-", ::getpid(), "-", count++);
   std::error_code ec;
   fs::create_directories(folder, ec);
