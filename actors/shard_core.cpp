@@ -45,27 +45,68 @@ caf::expected<setup_reply> shard_core::fill(const setup_piece& piece) {
   return setup_reply{false, store_.version()};
 }
 
-caf::expected<pull_reply> shard_core::pull(const pull_request& req) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  auto reply = store_.pull(req);
+namespace {
+
+// Payload bytes of views' values (raw fp32).
+uint64_t view_bytes(const std::vector<store_view>* views) {
+  uint64_t n = 0;
+  for (size_t i = 0; views && i < views->size(); ++i)
+    n += (*views)[i].floats * sizeof(float);
+  return n;
+}
+
+} // namespace
+
+caf::expected<pull_reply> shard_core::read(const pull_request& req, std::vector<store_view>* in_place) {
+  auto reply = store_.pull(req, in_place);
   if (reply && observed_)
-    observed_->metrics().add("actorps_shard_sent_bytes_total", static_cast<double>(payload_bytes(reply->slices)));
+    observed_->metrics().add("actorps_shard_sent_bytes_total",
+                             static_cast<double>(payload_bytes(reply->slices) + view_bytes(in_place)));
   return counted(std::move(reply), "pull");
 }
 
-caf::expected<push_reply> shard_core::push(const push_request& req, time_point now) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  auto reply = store_.push(req);
+caf::expected<push_reply> shard_core::apply(const push_request& req, time_point now, std::vector<store_view>* in_place) {
+  auto reply = store_.push(req, in_place);
   if (reply && req.worker != chief_worker_id) // (in-graph pushes come from the chief)
     pushes_.note(req.worker, now);
   if (reply && observed_) {
     auto& m = observed_->metrics();
     m.add("actorps_shard_updates_total", 1);
     m.add("actorps_shard_received_bytes_total", static_cast<double>(payload_bytes(req.grads)));
-    m.add("actorps_shard_sent_bytes_total", static_cast<double>(payload_bytes(reply->values)));
+    m.add("actorps_shard_sent_bytes_total", static_cast<double>(payload_bytes(reply->values) + view_bytes(in_place)));
     m.set("actorps_shard_version", static_cast<double>(reply->version));
   }
   return counted(std::move(reply), "push");
+}
+
+caf::expected<pull_reply> shard_core::pull(const pull_request& req) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return read(req, nullptr);
+}
+
+caf::expected<push_reply> shard_core::push(const push_request& req, time_point now) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return apply(req, now, nullptr);
+}
+
+caf::error shard_core::pull_in_place(const pull_request& req, const in_place_sender<pull_reply>& send) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  std::vector<store_view> views;
+  auto reply = read(req, &views);
+  if (!reply)
+    return std::move(reply.error());
+  send(*reply, views);
+  return caf::none;
+}
+
+caf::error shard_core::push_in_place(const push_request& req, time_point now, const in_place_sender<push_reply>& send) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  std::vector<store_view> views;
+  auto reply = apply(req, now, &views);
+  if (!reply)
+    return std::move(reply.error());
+  send(*reply, views);
+  return caf::none;
 }
 
 shard_stats shard_core::stats(time_point now) {

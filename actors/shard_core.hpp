@@ -13,6 +13,7 @@
 #include <caf/actor_clock.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,17 @@ public:
   caf::expected<setup_reply> fill(const setup_piece& piece);
   caf::expected<pull_reply> pull(const pull_request& req);
   caf::expected<push_reply> push(const push_request& req, time_point now);
+
+  /// send(reply, views): a reply whose dense values stay in the store (store_view), handed over
+  /// under the core's lock, the only time the views may be read (a stream writes them out or
+  /// copies them then).
+  template <class Reply>
+  using in_place_sender = std::function<void(Reply&, const std::vector<store_view>&)>;
+
+  /// As pull and push, the reply's values in place: send is called with it before the call
+  /// returns none; nothing is sent when it fails (the error).
+  caf::error pull_in_place(const pull_request& req, const in_place_sender<pull_reply>& send);
+  caf::error push_in_place(const push_request& req, time_point now, const in_place_sender<push_reply>& send);
   shard_stats stats(time_point now);
   caf::expected<shard_snapshot> snapshot();
   bool initialized();
@@ -43,6 +55,9 @@ public:
 private:
   template <class T>
   caf::expected<T> counted(caf::expected<T> x, const char* what);
+  // pull and push with the lock held, counted and measured (views: see store_view).
+  caf::expected<pull_reply> read(const pull_request& req, std::vector<store_view>* in_place);
+  caf::expected<push_reply> apply(const push_request& req, time_point now, std::vector<store_view>* in_place);
 
   std::mutex mtx_;
   uint32_t index_;

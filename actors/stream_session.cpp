@@ -85,6 +85,52 @@ void answer(session_pointer self, uint64_t transfer, Reply& reply, std::vector<v
   send_call(self, transfer, StreamReply{std::move(reply), std::move(tensors)}, std::move(keep));
 }
 
+// Answers with a reply whose dense values are still in the store (views: readable during this
+// call alone, under the shard core's lock): its tensors go as frames written from where they lie
+// (the socket copies what it does not take at once), or, where the reply travels whole inside
+// its message (below stream-min-bytes) or is encoded, as copies through answer().
+template <class StreamReply, class Reply>
+void answer_in_place(session_pointer self, uint64_t transfer, Reply& reply, std::vector<variable_slice>& slices,
+                     const std::vector<store_view>& views) {
+  std::vector<const float*> from(slices.size(), nullptr);
+  std::vector<size_t> floats(slices.size(), 0);
+  uint64_t bytes = 0;
+  bool raw = true;
+  for (size_t i = 0; i < slices.size(); ++i) {
+    floats[i] = slices[i].data.values.size();
+    raw = raw && slices[i].data.precision == wire_precision::fp32 && !slices[i].data.sparse;
+  }
+  for (auto& v : views) {
+    from[v.slice] = v.data;
+    floats[v.slice] = v.floats;
+  }
+  for (size_t n : floats) {
+    bytes += n * sizeof(float);
+    raw = raw && n <= max_tensor_floats;
+  }
+  if (views.empty() || !raw || bytes < self->state.cfg.limits.min_stream_bytes) {
+    for (auto& v : views)
+      slices[v.slice].data = tensor_copy(v.data, v.floats);
+    return answer<StreamReply>(self, transfer, reply, slices);
+  }
+  std::vector<float_vector> owned(slices.size()); // (the reply's own tensors: rows gathered for it)
+  std::vector<stream_tensor> tensors;
+  std::vector<stream_piece> pieces;
+  for (size_t i = 0; i < slices.size(); ++i) {
+    if (!from[i]) {
+      owned[i] = std::move(slices[i].data.values);
+      slices[i].data.values = float_vector{};
+      from[i] = owned[i].data();
+    }
+    const auto n = static_cast<uint32_t>(floats[i]);
+    tensors.push_back({stream_encoding::raw_fp32, n, static_cast<uint32_t>(n * sizeof(float))});
+    pieces.push_back({from[i], static_cast<uint32_t>(n * sizeof(float))});
+  }
+  StreamReply msg{std::move(reply), std::move(tensors)};
+  if (auto err = send_call_borrowed(*self->state.conn, transfer, msg, std::move(pieces)))
+    refuse_call(self, transfer, err);
+}
+
 // The scope's store when the node serves it in place (no core: ask the container).
 shard_directory::entry in_place(session_pointer self, const std::string& scope) {
   return self->state.cfg.cores ? self->state.cfg.cores->find(scope) : shard_directory::entry{};
@@ -94,11 +140,11 @@ shard_directory::entry in_place(session_pointer self, const std::string& scope) 
 // container (an aggregator decides, or no store is known); answers with the reply.
 void forward_push(session_pointer self, uint64_t transfer, push_request req) {
   if (auto direct = in_place(self, req.scope); direct.core && direct.direct_pushes) {
-    auto reply = direct.core->push(req, self->clock().now());
-    if (reply)
-      answer<stream_push_reply>(self, transfer, *reply, reply->values);
-    else
-      refuse_call(self, transfer, reply.error());
+    auto err = direct.core->push_in_place(req, self->clock().now(), [&](push_reply& reply, const std::vector<store_view>& views) {
+      answer_in_place<stream_push_reply>(self, transfer, reply, reply.values, views);
+    });
+    if (err)
+      refuse_call(self, transfer, err);
     return;
   }
   self->request(self->state.cfg.shards, self->state.cfg.request_timeout, push_atom_v, std::move(req))
@@ -108,12 +154,12 @@ void forward_push(session_pointer self, uint64_t transfer, push_request req) {
 
 // Serves a pull from the scope's store in place, or asks the container.
 void serve_pull(session_pointer self, uint64_t transfer, pull_request req) {
-  if (auto direct = in_place(self, req.scope); direct.core) {
-    auto reply = direct.core->pull(req); // (the values in place: no request to the container)
-    if (reply)
-      answer<stream_pull_reply>(self, transfer, *reply, reply->slices);
-    else
-      refuse_call(self, transfer, reply.error());
+  if (auto direct = in_place(self, req.scope); direct.core) { // (no request to the container)
+    auto err = direct.core->pull_in_place(req, [&](pull_reply& reply, const std::vector<store_view>& views) {
+      answer_in_place<stream_pull_reply>(self, transfer, reply, reply.slices, views);
+    });
+    if (err)
+      refuse_call(self, transfer, err);
     return;
   }
   self->request(self->state.cfg.shards, self->state.cfg.request_timeout, pull_atom_v, std::move(req))

@@ -257,13 +257,19 @@ caf::error parameter_store::check_scope(const std::string& scope) const {
   return caf::make_error(errc::unknown_scope, cat("shard ", shard_, " holds scope \"", scope_, "\", not \"", scope, "\""));
 }
 
-caf::expected<pull_reply> parameter_store::pull(const pull_request& req) {
+caf::expected<pull_reply> parameter_store::pull(const pull_request& req, std::vector<store_view>* in_place) {
   if (auto err = check_scope(req.scope))
     return err;
-  auto out = read(req);
-  if (out && req.keep_view && req.worker != chief_worker_id)
+  const size_t viewed = in_place ? in_place->size() : 0;
+  auto out = read(req, in_place);
+  if (out && req.keep_view && req.worker != chief_worker_id) {
     for (auto& s : out->slices)
       views_.record(req.worker, s.variable, s.offset, s.data.values.data(), s.data.values.size());
+    for (size_t v = viewed; in_place && v < in_place->size(); ++v) {
+      auto& s = out->slices[(*in_place)[v].slice];
+      views_.record(req.worker, s.variable, s.offset, (*in_place)[v].data, (*in_place)[v].floats);
+    }
+  }
   return out;
 }
 
@@ -283,25 +289,31 @@ caf::expected<std::vector<size_t>> parameter_store::check_read(const pull_reques
   return at;
 }
 
-caf::expected<pull_reply> parameter_store::read(const pull_request& req) const {
+caf::expected<pull_reply> parameter_store::read(const pull_request& req, std::vector<store_view>* in_place) const {
   auto checked = check_read(req);
   if (!checked)
     return std::move(checked.error());
   pull_reply out;
   out.version = version_;
-  out.slices = gather(req.ranges, *checked);
+  out.slices = gather(req.ranges, *checked, in_place);
   return out;
 }
 
-std::vector<variable_slice> parameter_store::gather(const std::vector<slice_ref>& ranges,
-                                                    const std::vector<size_t>& at) const {
+std::vector<variable_slice> parameter_store::gather(const std::vector<slice_ref>& ranges, const std::vector<size_t>& at,
+                                                    std::vector<store_view>* in_place) const {
   std::vector<variable_slice> out;
   out.reserve(ranges.size());
   for (size_t i = 0; i < ranges.size(); ++i) {
     auto& r = ranges[i];
     auto& p = parts_[at[i]];
     if (!r.by_rows()) {
-      out.push_back({r.variable, r.offset, tensor_copy(p.values.data() + (r.offset - p.offset), r.count)});
+      const float* values = p.values.data() + (r.offset - p.offset);
+      if (in_place) {
+        in_place->push_back({out.size(), values, r.count});
+        out.push_back({r.variable, r.offset, {}});
+      } else {
+        out.push_back({r.variable, r.offset, tensor_copy(values, r.count)});
+      }
       continue;
     }
     float_vector rows(r.count);
@@ -312,7 +324,7 @@ std::vector<variable_slice> parameter_store::gather(const std::vector<slice_ref>
   return out;
 }
 
-caf::expected<push_reply> parameter_store::push(const push_request& req) {
+caf::expected<push_reply> parameter_store::push(const push_request& req, std::vector<store_view>* in_place) {
   if (auto err = check_pusher(req.worker))
     return err;
   if (auto err = check_scope(req.scope))
@@ -361,13 +373,21 @@ caf::expected<push_reply> parameter_store::push(const push_request& req) {
     version_ = next;
   }
   auto out = push_reply::applied(version_, req.step + 1);
+  // (values left in place travel as they are: at fp32, whole)
+  const bool viewed = in_place && req.reply_topk <= 0.0 && req.reply_precision == wire_precision::fp32;
   if (req.return_values)
     for (size_t i = 0; i < req.grads.size(); ++i) {
       auto& g = req.grads[i];
       if (g.by_rows()) // (the worker's next batch names other rows: it pulls them)
         continue;
       auto& p = parts_[at[i]];
-      out.values.push_back({g.variable, g.offset, tensor_copy(p.values.data() + (g.offset - p.offset), g.data.values.size())});
+      const float* values = p.values.data() + (g.offset - p.offset);
+      if (viewed) {
+        in_place->push_back({out.values.size(), values, g.data.values.size()});
+        out.values.push_back({g.variable, g.offset, {}});
+      } else {
+        out.values.push_back({g.variable, g.offset, tensor_copy(values, g.data.values.size())});
+      }
     }
   for (auto& slice : out.values)
     if (req.reply_topk > 0.0)

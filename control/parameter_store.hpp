@@ -24,6 +24,15 @@ caf::expected<optimizer_params> to_optimizer_params(const optimizer_config& cfg)
 /// Converts optimizer settings to their wire form.
 optimizer_config to_optimizer_config(const optimizer_params& p);
 
+/// A reply's values left in the store (a pull or push with `in_place`): slice `slice` of the
+/// reply is these `floats` values, which hold only until the store changes next (the shard core
+/// reads them under its lock: shard_core::pull_in_place, push_in_place).
+struct store_view {
+  size_t slice = 0;
+  const float* data = nullptr;
+  size_t floats = 0;
+};
+
 class parameter_store {
 public:
   /// An uninitialised store for shard `shard` (named in error messages).
@@ -56,8 +65,10 @@ public:
 
   /// Returns the requested ranges of this shard's variables (a range with rows: those rows of a
   /// table, in their order); with keep_view, remembers them as what the worker holds
-  /// (value-compression). Fails with unknown_scope for another scope.
-  caf::expected<pull_reply> pull(const pull_request& req);
+  /// (value-compression). Fails with unknown_scope for another scope. With in_place, the
+  /// values of ranges that name no rows stay in the store: their slices come back empty, each
+  /// described in *in_place (rows are gathered, as without it).
+  caf::expected<pull_reply> pull(const pull_request& req, std::vector<store_view>* in_place = nullptr);
 
   /// Validates every slice (worker id, variable held here, range or rows, finite values), then
   /// applies the optimizer to each slice (a row slice: to its rows alone, with their slots, as
@@ -65,7 +76,8 @@ public:
   /// parts: every part of a step is applied at the same step count). The reply's values (if
   /// asked for) travel at the request's precision, as top-k deltas with reply_topk > 0; the
   /// rows of req.reads (checked, with the gradients, before anything applies) follow them at fp32.
-  caf::expected<push_reply> push(const push_request& req);
+  /// With in_place, a reply at fp32 without top-k leaves its values in the store, as pull does.
+  caf::expected<push_reply> push(const push_request& req, std::vector<store_view>* in_place = nullptr);
 
   /// Returns the shard's counters: version and the lag histogram of async pushes.
   shard_stats stats() const;
@@ -107,9 +119,11 @@ private:
   caf::error check_scope(const std::string& scope) const;
   // The part of each of req's ranges, or why worker req.worker may not read them.
   caf::expected<std::vector<size_t>> check_read(const pull_request& req) const;
-  caf::expected<pull_reply> read(const pull_request& req) const;
-  // The values of checked ranges, each from its part at[i] (a range with rows: those rows).
-  std::vector<variable_slice> gather(const std::vector<slice_ref>& ranges, const std::vector<size_t>& at) const;
+  caf::expected<pull_reply> read(const pull_request& req, std::vector<store_view>* in_place = nullptr) const;
+  // The values of checked ranges, each from its part at[i] (a range with rows: those rows); with
+  // in_place, a range without rows as a view (its slice empty).
+  std::vector<variable_slice> gather(const std::vector<slice_ref>& ranges, const std::vector<size_t>& at,
+                                     std::vector<store_view>* in_place = nullptr) const;
 
   enum class phase { empty, filling, ready };
   phase phase_ = phase::empty;

@@ -56,6 +56,18 @@ caf::error send_call(stream_connection& conn, uint64_t transfer, const T& x,
   return caf::none;
 }
 
+/// Sends x as a message frame of `transfer` on conn, then its tensors' frames from `pieces`,
+/// borrowed for the call alone (stream_connection::send_call_borrowed); the error where x cannot
+/// be encoded (nothing is sent).
+template <class T>
+caf::error send_call_borrowed(stream_connection& conn, uint64_t transfer, const T& x, std::vector<stream_piece> pieces) {
+  auto bytes = encode_call(x);
+  if (!bytes)
+    return std::move(bytes.error());
+  conn.send_call_borrowed(transfer, static_cast<uint32_t>(call_of(&x)), std::move(*bytes), std::move(pieces));
+  return caf::none;
+}
+
 /// An exchange's failure as a refusal on the wire: an actorps error's code and text, or CAF's
 /// (a request to the container that timed out) by its code and text.
 stream_refusal refusal_of(const caf::error& err);

@@ -23,6 +23,13 @@ public:
   /// The destinations must stay valid until the transfer is received or the stream closed.
   virtual void announce(uint64_t id, std::vector<stream_slot> slots) = 0;
 
+  /// As send_call, with the tensors' bytes borrowed: valid during this call alone (a shard's
+  /// values in its store, read under its lock). On the connection's network thread what the
+  /// socket takes at once is written from where they lie and the rest is copied before the call
+  /// returns; elsewhere every piece is copied first.
+  virtual void send_call_borrowed(uint64_t transfer, uint32_t call, std::vector<char> message,
+                                  std::vector<stream_piece> pieces) = 0;
+
   /// Withdraws an announced transfer whose frames will not come (its request was refused);
   /// `keep` holds its destinations until the stream has let go of them.
   virtual void cancel(uint64_t id, std::shared_ptr<const void> keep) = 0;

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -180,19 +181,54 @@ void tensor_stream_socket::send_all(uint64_t transfer, std::vector<stream_piece>
   });
 }
 
+void tensor_stream_socket::queue_call(uint64_t transfer, uint32_t call, std::shared_ptr<std::vector<char>> message,
+                                      const std::vector<stream_piece>& pieces, std::shared_ptr<const void> keep,
+                                      bool borrowed) {
+  out_.push_back({make_message_frame(transfer, call, message->data(), static_cast<uint32_t>(message->size())),
+                  transfer, call, message});
+  for (uint32_t i = 0; i < pieces.size(); ++i)
+    out_.push_back({make_stream_frame(transfer, i, pieces[i].data, pieces[i].bytes), transfer, i, keep, borrowed});
+  flush();
+}
+
 void tensor_stream_socket::send_call(uint64_t transfer, uint32_t call, std::vector<char> message,
                                      std::vector<stream_piece> pieces, std::shared_ptr<const void> keep) {
   auto bytes = std::make_shared<std::vector<char>>(std::move(message));
   backend().dispatch([self = shared_from_this(), transfer, call, bytes = std::move(bytes), pieces = std::move(pieces),
                       keep = std::move(keep)] {
-    if (!self->open_)
-      return;
-    self->out_.push_back({make_message_frame(transfer, call, bytes->data(), static_cast<uint32_t>(bytes->size())),
-                          transfer, call, bytes});
-    for (uint32_t i = 0; i < pieces.size(); ++i)
-      self->out_.push_back({make_stream_frame(transfer, i, pieces[i].data, pieces[i].bytes), transfer, i, keep});
-    self->flush();
+    if (self->open_)
+      self->queue_call(transfer, call, bytes, pieces, keep, false);
   });
+}
+
+void tensor_stream_socket::send_call_borrowed(uint64_t transfer, uint32_t call, std::vector<char> message,
+                                              std::vector<stream_piece> pieces) {
+  auto bytes = std::make_shared<std::vector<char>>(std::move(message));
+  if (std::this_thread::get_id() == backend().thread_id()) { // written now; the rest copied below
+    if (open_) {
+      queue_call(transfer, call, bytes, pieces, nullptr, true);
+      own_borrowed();
+    }
+    return;
+  }
+  auto copies = std::make_shared<std::vector<std::vector<uint8_t>>>(); // (another thread: copied first)
+  for (auto& p : pieces) {
+    auto* from = static_cast<const uint8_t*>(p.data);
+    copies->emplace_back(from, from + p.bytes);
+    p.data = copies->back().data();
+  }
+  send_call(transfer, call, std::move(*bytes), std::move(pieces), std::move(copies));
+}
+
+void tensor_stream_socket::own_borrowed() {
+  for (auto& o : out_) {
+    if (!o.borrowed)
+      continue;
+    auto copy = std::make_shared<std::vector<uint8_t>>(o.frame.data, o.frame.data + o.frame.bytes);
+    o.frame.data = copy->data(); // (sent_ counts bytes of the front frame: the same in the copy)
+    o.keep = std::move(copy);
+    o.borrowed = false;
+  }
 }
 
 void tensor_stream_socket::expire_held() {

@@ -70,6 +70,10 @@ public:
   void send_call(uint64_t transfer, uint32_t call, std::vector<char> message, std::vector<stream_piece> pieces,
                  std::shared_ptr<const void> keep) override;
 
+  /// See stream_connection::send_call_borrowed.
+  void send_call_borrowed(uint64_t transfer, uint32_t call, std::vector<char> message,
+                          std::vector<stream_piece> pieces) override;
+
   /// See stream_connection::expire_held.
   void expire_held() override;
 
@@ -87,7 +91,14 @@ private:
     uint64_t transfer;
     uint32_t index;
     std::shared_ptr<const void> keep; // the bytes' owner, if the socket holds them
+    bool borrowed = false;            // the bytes are the caller's for the call alone (send_call_borrowed)
   };
+
+  // Queues a message frame of `transfer` and its tensors' frames (pieces borrowed or kept alive by keep).
+  void queue_call(uint64_t transfer, uint32_t call, std::shared_ptr<std::vector<char>> message,
+                  const std::vector<stream_piece>& pieces, std::shared_ptr<const void> keep, bool borrowed);
+  // Copies what is still queued of borrowed frames into buffers of the socket's own.
+  void own_borrowed();
 
   void watch_reads();
   void want_writes();

@@ -1,6 +1,9 @@
 // Tests of actors/shard_core: the store that a shard and the node's stream sessions share. A push
 // applies whole before any pull sees it, whichever threads call; rejections are counted; the
-// directory hands out a scope's core with whether its pushes may go straight to it.
+// directory hands out a scope's core with whether its pushes may go straight to it. Replies in
+// place: a pull's or push's dense values are handed over as views of the store while the core's
+// lock is held (no push lands meanwhile), encoded replies and rows travel as copies, a refused
+// request hands over nothing.
 #include "actors/shard_core.hpp"
 
 #include "control/placement.hpp"
@@ -75,6 +78,73 @@ BOOST_AUTO_TEST_CASE(rejections_are_counted_and_push_ages_kept) {
   BOOST_REQUIRE_EQUAL(stats.push_age_ms.size(), 2u);
   BOOST_TEST(stats.push_age_ms[1] == 2000);
   BOOST_TEST(core.stopping_line() == "stopping at version 1 (2 rejected messages)");
+}
+
+BOOST_AUTO_TEST_CASE(a_reply_in_place_is_the_store_held_still_while_it_is_read) {
+  actorps::shard_core core{0, nullptr, {}};
+  BOOST_REQUIRE(core.init(one_variable()));
+  auto req = push_request::of(0, 0, {{0, 0, tensor_buffer{float_vector(n, 1.0f)}}});
+  req.return_values = true;
+  std::atomic<bool> landed{false};
+  std::thread other;
+  int sent = 0;
+  auto err = core.push_in_place(req, {}, [&](push_reply& reply, const std::vector<store_view>& views) {
+    ++sent;
+    BOOST_TEST(reply.version == 1u);
+    BOOST_REQUIRE_EQUAL(reply.values.size(), 1u);
+    BOOST_TEST(reply.values[0].data.values.empty()); // (no copy: the view is the values)
+    BOOST_REQUIRE_EQUAL(views.size(), 1u);
+    BOOST_TEST(views[0].slice == 0u);
+    BOOST_REQUIRE_EQUAL(views[0].floats, static_cast<size_t>(n));
+    other = std::thread{[&] { // another worker's push waits for the lock
+      core.push(push_request::of(1, 0, {{0, 0, tensor_buffer{float_vector(n, 1.0f)}}}), {});
+      landed = true;
+    }};
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    BOOST_TEST(!landed);
+    BOOST_TEST(views[0].data[0] == -1.0f);
+    BOOST_TEST(views[0].data[n - 1] == -1.0f);
+  });
+  other.join();
+  BOOST_TEST(!err, describe(err));
+  BOOST_TEST(sent == 1);
+  BOOST_TEST(landed);
+  // a pull in place: its range viewed where the store holds it
+  err = core.pull_in_place(pull_request{1, {{0, 8, 16}}}, [&](pull_reply& reply, const std::vector<store_view>& views) {
+    ++sent;
+    BOOST_TEST(reply.version == 2u);
+    BOOST_REQUIRE_EQUAL(views.size(), 1u);
+    BOOST_TEST(views[0].floats == 16u);
+    BOOST_TEST(views[0].data[15] == -2.0f);
+    BOOST_TEST(reply.slices.at(0).data.values.empty());
+  });
+  BOOST_TEST(!err, describe(err));
+  BOOST_TEST(sent == 2);
+}
+
+BOOST_AUTO_TEST_CASE(encoded_replies_travel_as_copies_and_refusals_hand_over_nothing) {
+  actorps::shard_core core{0, nullptr, {}};
+  BOOST_REQUIRE(core.init(one_variable()));
+  auto req = push_request::of(0, 0, {{0, 0, tensor_buffer{float_vector(n, 1.0f)}}});
+  req.return_values = true;
+  req.reply_precision = wire_precision::bf16; // (rounded per reply: no view of the store)
+  int sent = 0;
+  auto err = core.push_in_place(req, {}, [&](push_reply& reply, const std::vector<store_view>& views) {
+    ++sent;
+    BOOST_TEST(views.empty());
+    BOOST_REQUIRE_EQUAL(reply.values.size(), 1u);
+    BOOST_TEST(reply.values[0].data.values.size() == static_cast<size_t>(n));
+    BOOST_TEST((reply.values[0].data.precision == wire_precision::bf16));
+  });
+  BOOST_TEST(!err, describe(err));
+  BOOST_TEST(sent == 1);
+  auto wrong = push_request::of(0, 1, {{0, n - 1, tensor_buffer{float_vector(3, 1.0f)}}}); // past the end
+  err = core.push_in_place(wrong, {}, [&](push_reply&, const std::vector<store_view>&) { ++sent; });
+  BOOST_TEST(static_cast<bool>(err));
+  err = core.pull_in_place(pull_request{0, {{0, n, 1}}}, [&](pull_reply&, const std::vector<store_view>&) { ++sent; });
+  BOOST_TEST(static_cast<bool>(err));
+  BOOST_TEST(sent == 1);
+  BOOST_TEST(core.stats({}).version == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(the_directory_says_which_scopes_take_pushes_in_place) {

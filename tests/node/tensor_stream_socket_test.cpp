@@ -1,18 +1,22 @@
 // Tests of node/tensor_stream_socket over real loopback TCP in a running middleman: tensors of
 // boundary sizes travel both ways straight into their announced destinations; a stranger's
 // unannounced, oversized or random bytes and a payload cut short close the stream with the error
-// naming them, the destination untouched; a peer that closes with nothing pending closes quietly.
+// naming them, the destination untouched; a peer that closes with nothing pending closes quietly;
+// borrowed frames (a shard's values in its store) are written from where they lie as far as the
+// socket takes them and copied for the rest, so the bytes may change once the call returned.
 #include "node/tensor_stream_socket.hpp"
 
 #include "node/multiplexer_call.hpp"
 
 #include "common/errc.hpp"
+#include "messages/stream_protocol.hpp"
 #include "tests/support/helpers.hpp"
 #include "tests/support/test_certificates.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/io/network/default_multiplexer.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -169,6 +173,46 @@ BOOST_AUTO_TEST_CASE(tensors_travel_both_ways_into_their_destinations) {
   auto peer_closed = b_log.wait(stream_event::kind::closed); // nothing pending there: quietly
   BOOST_REQUIRE(peer_closed);
   BOOST_TEST(!peer_closed->error, describe(peer_closed->error));
+}
+
+// 16 MiB of borrowed frames behind a message: more than the socket takes at once, so most are
+// copied before the call returns. The sender overwrites its bytes right after each call, on the
+// network's thread and from another one; the receiver gets the bytes as they were at the call.
+BOOST_AUTO_TEST_CASE(borrowed_frames_arrive_as_they_were_at_the_call) {
+  auto [a_fd, b_fd] = tcp_pair();
+  event_log a_log, b_log;
+  auto a = actorps::tensor_stream_socket::start(sys, a_fd, "shard 0", 40 << 20, a_log.callback());
+  auto b = actorps::tensor_stream_socket::start(sys, b_fd, "worker 0", 40 << 20, b_log.callback());
+  auto& mpx = dynamic_cast<caf::io::network::default_multiplexer&>(sys.middleman().backend());
+  for (uint64_t transfer : {41, 42}) {
+    const bool on_network_thread = transfer == 41;
+    std::vector<std::vector<uint8_t>> source, expected, got;
+    std::vector<stream_slot> slots;
+    std::vector<stream_piece> pieces;
+    for (uint32_t i = 0; i < 4; ++i) {
+      source.push_back(random_bytes(4u << 20, static_cast<uint32_t>(transfer * 10 + i)));
+      expected.push_back(source.back());
+      got.emplace_back(4u << 20, uint8_t{0xEE});
+      slots.push_back({got.back().data(), 4u << 20});
+      pieces.push_back({source.back().data(), 4u << 20});
+    }
+    b->announce(transfer, slots);
+    auto send_then_overwrite = [&] {
+      a->send_call_borrowed(transfer, static_cast<uint32_t>(stream_call::push_reply), {'m', 's', 'g'}, pieces);
+      for (auto& bytes : source)
+        std::fill(bytes.begin(), bytes.end(), uint8_t{0x55});
+    };
+    if (on_network_thread)
+      run_on_multiplexer(mpx, send_then_overwrite);
+    else
+      send_then_overwrite();
+    BOOST_REQUIRE(b_log.wait(stream_event::kind::received, transfer));
+    BOOST_TEST((got == expected), (on_network_thread ? "on the network's thread" : "from another thread"));
+  }
+  a->close();
+  b->close();
+  BOOST_TEST(a_log.wait(stream_event::kind::closed).has_value());
+  BOOST_TEST(b_log.wait(stream_event::kind::closed).has_value());
 }
 
 // A transfer of more frames than one gathered sendmsg takes (max_write_pieces), with sizes from 0
