@@ -3,6 +3,7 @@
 #include "tests/control/run_control_cases.hpp"
 
 #include <algorithm>
+#include <vector>
 
 using namespace run_control_cases;
 
@@ -58,6 +59,38 @@ BOOST_AUTO_TEST_CASE(best_model_saves_do_not_starve_the_periodic_ones) {
   BOOST_REQUIRE(periodic);
   BOOST_TEST(!periodic->best);
   BOOST_TEST(!has(ctl.saved(periodic->op), kind::save)); // nothing left queued
+}
+
+// The run's last step is saved once: a periodic checkpoint due at that step gives way to the
+// final save (a 2^26 x 16 table's checkpoint takes 50 s), and a run whose last periodic one is
+// older saves its last step at the end.
+BOOST_AUTO_TEST_CASE(a_last_step_already_saved_is_not_saved_again) {
+  for (int64_t every : {10, 7}) {
+    auto c = config();
+    c.max_steps = 20;
+    c.checkpoint_every_steps = every;
+    controller ctl{c};
+    start(ctl);
+    std::vector<int64_t> saved_steps;
+    auto note_saves = [&](const run_commands& cmds) {
+      for (auto& cmd : cmds)
+        if (cmd.what == kind::save)
+          saved_steps.push_back(cmd.step);
+    };
+    run_commands cmds;
+    for (int step = 0; step < 20; ++step) {
+      cmds = ctl.progress(0, 1, 50, 1.0, false, t0);
+      note_saves(cmds);
+      if (auto* save = find(cmds, kind::save); save && ctl.phase() == run_phase::training)
+        cmds = ctl.saved(save->op);
+    }
+    BOOST_REQUIRE(ctl.phase() == run_phase::stopping);
+    auto seen = run_to_end(ctl, cmds);
+    note_saves(seen);
+    BOOST_TEST(has(seen, kind::quit), describe_logs(seen));
+    const std::vector<int64_t> want = every == 10 ? std::vector<int64_t>{10, 20} : std::vector<int64_t>{7, 14, 20};
+    BOOST_TEST(saved_steps == want, boost::test_tools::per_element());
+  }
 }
 
 BOOST_AUTO_TEST_CASE(periodic_saves_follow_the_actors_clock) {
