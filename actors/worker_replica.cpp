@@ -124,7 +124,7 @@ void compute_step(worker_pointer self, const replica_command& c) {
                   st.images.data(), st.labels.data());
     rows = c.batch.count;
   } else {
-    rows = st.batches->next(st.images.data(), st.labels.data()).rows;
+    rows = st.batches->next(st.images.data(), st.labels.data(), st.table ? &st.table->drawn : nullptr).rows;
   }
   if (st.table)
     return fetch_rows(self, rows);

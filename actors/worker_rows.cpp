@@ -1,5 +1,6 @@
 // A worker's embedding table in a cluster: before a step computes, the rows its batch names are
-// pulled from the table's parts (control/row_exchange renumbers the ids and builds the pulls);
+// pulled from the table's parts (the batch pipeline's threads renumber the ids ahead,
+// control/row_exchange groups the rows and builds the pulls);
 // after backprop, their gradients go out as row slices with the step's push (push_due). With
 // cluster.rows-with-push (async) the next batch is drawn as the step pushes, and each push asks
 // its shard back for that batch's rows: they come with the reply, read after the push's update.
@@ -94,8 +95,7 @@ void detail::follow_fetch(worker_pointer self, row_fetch::next next) {
 void detail::fetch_rows(worker_pointer self, int rows) {
   auto& st = self->state;
   auto& t = *st.table;
-  const auto tokens = static_cast<int>(st.step->model().spec().input.size());
-  t.exchange->renumber(st.images.data(), rows, tokens);
+  t.exchange->adopt(t.drawn); // (renumbered by the pipeline's thread: worker_setup's prepare_batches)
   t.gradient_ready = false;
   t.rows = rows;
   pull_rows(self);
@@ -114,9 +114,8 @@ uint64_t detail::begin_rows_ahead(worker_pointer self) {
   auto& t = *st.table;
   if (!t.next || t.fetch.holds_ahead())
     return 0;
-  const auto tokens = static_cast<int>(st.step->model().spec().input.size());
-  t.next_rows = st.batches->next(st.images.data(), st.labels.data()).rows;
-  t.next->renumber(st.images.data(), t.next_rows, tokens);
+  t.next_rows = st.batches->next(st.images.data(), st.labels.data(), &t.next_drawn).rows;
+  t.next->adopt(t.next_drawn);
   t.values.resize(t.next->distinct() * t.next->cols()); // (the step's own rows are in its model already)
   return t.fetch.begin_ahead(t.next->shards().size());
 }

@@ -100,6 +100,9 @@ caf::error prepare(worker_pointer self) {
     const size_t slots = static_cast<size_t>(cfg.train.batch_size) * spec.input.size();
     spec.layers.front().bucket_bits = row_exchange::local_bits(table_rows, slots);
     st.table.emplace();
+    st.table->table_size = table_rows;
+    st.table->max_slots = slots;
+    st.table->tokens = static_cast<int>(spec.input.size());
     described = cat("the embedding table's rows pulled per batch (at most ", size_t{1} << spec.layers.front().bucket_bits,
                     " of ", table_rows, "); ");
   }
@@ -141,9 +144,21 @@ caf::error prepare_batches(worker_pointer self, int replica) {
                                                      cfg.data->train.rows, " examples for ", replicas, " replicas"));
   // (in-graph workers take their rows from the chief: nothing to prepare ahead)
   const bool own_order = !cfg.cluster.in_graph();
+  // With an embedding table the pipeline's threads also renumber each batch's ids to local rows
+  // (its hashing was half a text worker's step on its own thread)
+  std::function<batch_finisher()> renumbering;
+  if (st.table) {
+    renumbering = [table = st.table->table_size, slots = st.table->max_slots, tokens = st.table->tokens] {
+      auto mine = std::make_shared<batch_renumbering>(table, slots);
+      return batch_finisher{[mine, tokens](float* images, int rows, std::vector<uint32_t>& distinct) {
+        mine->renumber(images, rows, tokens, distinct);
+      }};
+    };
+  }
   st.batches = std::make_unique<batch_pipeline>(cfg.data->train, range, cfg.train.batch_size,
                                                 cfg.train.seed + static_cast<uint64_t>(replica), cfg.train.data.augment,
-                                                cfg.train.data.threads, own_order ? cfg.train.data.prefetch_batches : 0);
+                                                cfg.train.data.threads, own_order ? cfg.train.data.prefetch_batches : 0,
+                                                renumbering);
   st.partition = cat("[", range.begin, ", ", range.end, ") of ", cfg.data->train.rows, " examples");
   return caf::none;
 }

@@ -75,6 +75,13 @@ struct worker_state {
     std::unique_ptr<row_exchange> next;
     int next_rows = 0;
     std::string layout; // the table's parts in the plan the exchanges were made for
+    size_t table_size = 0; // the table's rows (ids are taken mod them)
+    size_t max_slots = 0;  // a batch's id slots
+    int tokens = 0;        // an example's id slots
+    // The batches come renumbered by the pipeline's threads (batch_renumbering: a table's workers
+    // take their batches from it, config/table_rules), with the table rows they name:
+    std::vector<uint32_t> drawn;      // the batch in hand's
+    std::vector<uint32_t> next_drawn; // the next batch's (rows asked back with the pushes)
   };
   std::optional<table_rows> table;
   bool detached = true;                      // on a thread of its own (false in deterministic tests)

@@ -11,7 +11,7 @@ namespace actorps {
 
 row_exchange::row_exchange(const placement_plan& plan, uint32_t variable, size_t max_slots)
   : variable_(variable), cols_(static_cast<uint32_t>(plan.variables.at(variable).cols)),
-    touched_(static_cast<size_t>(plan.variables[variable].rows), max_slots) {
+    renumbering_(static_cast<size_t>(plan.variables[variable].rows), max_slots) {
   for (auto& p : plan.parts)
     if (p.variable == variable)
       parts_.push_back({part_offset(plan, p), static_cast<uint32_t>(p.row_begin), p.shard, {}, {}});
@@ -31,11 +31,27 @@ size_t row_exchange::part_of(uint32_t row) const {
   return static_cast<size_t>(after - parts_.begin()) - 1; // (part 0 starts at row 0)
 }
 
-void row_exchange::renumber(float* slots, int rows, int tokens) {
-  const auto& distinct = touched_.collect(slots, rows, tokens);
+batch_renumbering::batch_renumbering(size_t table_rows, size_t max_slots) : touched_(table_rows, max_slots) {
+}
+
+void batch_renumbering::renumber(float* slots, int rows, int tokens, std::vector<uint32_t>& distinct) {
+  const auto& found = touched_.collect(slots, rows, tokens);
   const auto& local = touched_.positions();
   std::copy(local.begin(), local.end(), slots);
-  table_rows_of_.assign(distinct.begin(), distinct.end());
+  distinct.assign(found.begin(), found.end());
+}
+
+void row_exchange::renumber(float* slots, int rows, int tokens) {
+  renumbering_.renumber(slots, rows, tokens, table_rows_of_);
+  group();
+}
+
+void row_exchange::adopt(const std::vector<uint32_t>& distinct) {
+  table_rows_of_ = distinct;
+  group();
+}
+
+void row_exchange::group() {
   for (auto& p : parts_) {
     p.rows.clear();
     p.local.clear();

@@ -17,6 +17,23 @@
 
 namespace actorps {
 
+/// What row_exchange::renumber does to a batch, apart from the exchange, so that a thread of the
+/// worker's batch pipeline does it ahead of the step (data/batch_pipeline's finisher): the id
+/// slots rewritten to local rows 0..U-1 in the order they first appear, and the table row of each
+/// local row listed. One per thread.
+class batch_renumbering {
+public:
+  /// A table of table_rows rows (ids taken mod it), batches of up to max_slots id slots.
+  batch_renumbering(size_t table_rows, size_t max_slots);
+
+  /// Renumbers the id slots of a batch (rows examples of tokens slots) in place; distinct gets
+  /// the table row of each local row.
+  void renumber(float* slots, int rows, int tokens, std::vector<uint32_t>& distinct);
+
+private:
+  touched_rows touched_;
+};
+
 class row_exchange {
 public:
   /// Table `variable` of `plan`, read through ids of `table_rows` (a power of two: id mod it),
@@ -30,6 +47,10 @@ public:
   /// Renumbers the id slots of a batch (rows examples of tokens slots) in place to local rows,
   /// and groups the distinct table rows by the part holding them.
   void renumber(float* slots, int rows, int tokens);
+
+  /// The same for a batch renumbered ahead (batch_renumbering): groups `distinct`, what that
+  /// listed, by part.
+  void adopt(const std::vector<uint32_t>& distinct);
 
   /// Distinct table rows of the batch (its local rows 0 .. distinct() - 1).
   size_t distinct() const { return table_rows_of_.size(); }
@@ -67,12 +88,14 @@ private:
     std::vector<uint32_t> local; // and their local rows
   };
   size_t part_of(uint32_t row) const;
+  // Groups table_rows_of_ by the part holding each row.
+  void group();
 
   uint32_t variable_ = 0;
   uint32_t cols_ = 0;
   bool by_mod_ = false;           // the table's parts hold its rows by row mod parts
   std::vector<part> parts_;       // the table's, in row order
-  touched_rows touched_;          // the batch's distinct rows and each slot's local row
+  batch_renumbering renumbering_;
   std::vector<uint32_t> table_rows_of_; // per local row: its table row
 };
 

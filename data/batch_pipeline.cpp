@@ -8,19 +8,23 @@
 namespace actorps {
 
 batch_pipeline::batch_pipeline(const dataset& data, index_range range, int batch_size, uint64_t seed,
-                               const augmentation& aug, int threads, int prefetch)
+                               const augmentation& aug, int threads, int prefetch,
+                               const std::function<batch_finisher()>& make_finisher)
   : data_(data), order_(data, range, batch_size, seed), aug_(aug), batch_size_(batch_size),
     cols_(augmented_shape(aug, data.shape).size()) {
   order_.set_augmentation(aug);
-  if (prefetch <= 0)
+  if (prefetch <= 0) {
+    if (make_finisher)
+      inline_finish_ = make_finisher();
     return;
+  }
   ring_.resize(static_cast<size_t>(prefetch));
   for (auto& s : ring_) {
     s.images.resize(static_cast<size_t>(batch_size) * cols_);
     s.labels.resize(static_cast<size_t>(batch_size));
   }
   for (int t = 0; t < std::max(1, threads); ++t)
-    threads_.emplace_back([this] { work(); });
+    threads_.emplace_back([this, finish = make_finisher ? make_finisher() : batch_finisher{}] { work(finish); });
 }
 
 batch_pipeline::~batch_pipeline() {
@@ -33,7 +37,7 @@ batch_pipeline::~batch_pipeline() {
     t.join();
 }
 
-void batch_pipeline::work() {
+void batch_pipeline::work(batch_finisher finish) {
   std::vector<int32_t> indices;
   std::unique_lock<std::mutex> lock{mtx_};
   for (;;) {
@@ -47,16 +51,25 @@ void batch_pipeline::work() {
     s.view = order_.next_indices(indices, augment_seed);
     lock.unlock();
     copy_examples(data_, aug_, indices.data(), s.view.rows, augment_seed, s.images.data(), s.labels.data());
+    s.listed.clear();
+    if (finish)
+      finish(s.images.data(), s.view.rows, s.listed);
     lock.lock();
     s.at = slot::phase::ready;
     changed_.notify_all();
   }
 }
 
-batch_view batch_pipeline::next(float* images, float* labels) {
+batch_view batch_pipeline::next(float* images, float* labels, std::vector<uint32_t>* listed) {
   if (ring_.empty()) { // (inline: the trainer waits while its batch is prepared)
     const auto t0 = std::chrono::steady_clock::now();
     auto view = order_.next(images, labels);
+    if (inline_finish_) {
+      std::vector<uint32_t> mine;
+      auto& out = listed ? *listed : mine;
+      out.clear();
+      inline_finish_(images, view.rows, out);
+    }
     epochs_ = order_.epochs_completed();
     std::lock_guard<std::mutex> guard{mtx_};
     waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -73,6 +86,8 @@ batch_view batch_pipeline::next(float* images, float* labels) {
   lock.unlock(); // (the slot is ours until consumed_ moves on)
   std::memcpy(images, s.images.data(), static_cast<size_t>(s.view.rows) * cols_ * sizeof(float));
   std::memcpy(labels, s.labels.data(), static_cast<size_t>(s.view.rows) * sizeof(float));
+  if (listed)
+    listed->swap(s.listed); // (the slot's next batch clears what it gets back)
   const batch_view view = s.view;
   lock.lock();
   s.at = slot::phase::free;

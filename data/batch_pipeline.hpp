@@ -4,7 +4,10 @@
 // queue runners filled by background threads, without their nondeterminism: the batch a step
 // gets does not depend on the threads' timing. prefetch 0 prepares each batch on the caller's
 // thread (the batcher alone). The time next() waits for its batch is counted: for a batch not
-// ready yet, or (prefetch 0) while the batch is prepared.
+// ready yet, or (prefetch 0) while the batch is prepared. A finisher (optional) ends each batch's
+// preparation on the thread that copied it: it may rewrite the batch's images in place and list
+// what the batch's user needs beside them (a worker's embedding ids renumbered to its local rows,
+// and the table rows they stand for: control/row_exchange), off the trainer's thread.
 #pragma once
 
 #include "data/batcher.hpp"
@@ -12,24 +15,31 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 namespace actorps {
 
+/// finish(images, rows, listed): ends a batch of `rows` examples (see above); listed comes empty.
+using batch_finisher = std::function<void(float* images, int rows, std::vector<uint32_t>& listed)>;
+
 class batch_pipeline {
 public:
   /// REQUIRES: as batcher's; threads >= 1, prefetch >= 0. Keeps a reference to data.
+  /// make_finisher (optional) is called once per thread that prepares batches (the caller's with
+  /// prefetch 0), each finisher used by that thread alone.
   batch_pipeline(const dataset& data, index_range range, int batch_size, uint64_t seed, const augmentation& aug,
-                 int threads, int prefetch);
+                 int threads, int prefetch, const std::function<batch_finisher()>& make_finisher = {});
   ~batch_pipeline();
   batch_pipeline(const batch_pipeline&) = delete;
   batch_pipeline& operator=(const batch_pipeline&) = delete;
 
   /// Copies the next batch into images (batch_size x cols) and labels (batch_size), as
-  /// batcher::next would.
-  batch_view next(float* images, float* labels);
+  /// batcher::next would (then finished, with a finisher), and what its finisher listed into
+  /// *listed (when given).
+  batch_view next(float* images, float* labels, std::vector<uint32_t>* listed = nullptr);
 
   /// Seconds next() has waited for batches not yet prepared (prefetch 0: preparing them), and
   /// takes them (a new count starts).
@@ -46,14 +56,16 @@ private:
     batch_view view;
     std::vector<float> images;
     std::vector<float> labels;
+    std::vector<uint32_t> listed; // (by the finisher)
   };
-  void work();
+  void work(batch_finisher finish);
 
   const dataset& data_;
   batcher order_;
   augmentation aug_;
   const int batch_size_;
   const size_t cols_; ///< floats per example handed out (after a crop)
+  batch_finisher inline_finish_; // prefetch 0: the caller's thread's
   std::vector<slot> ring_;
   std::vector<std::thread> threads_;
   std::mutex mtx_;

@@ -1,6 +1,7 @@
 // Tests of control/row_exchange: a batch's ids renumbered to local rows in the order they first
 // appear, the pulls of each shard's rows, their values placed by local row, and the gradients
-// pushed back to the parts that hold their rows.
+// pushed back to the parts that hold their rows; a batch renumbered ahead (batch_renumbering, on
+// a pipeline thread) and adopted gives the exchange renumber() gives.
 #include "control/row_exchange.hpp"
 
 #include "compute/token_ids.hpp"
@@ -64,6 +65,29 @@ BOOST_AUTO_TEST_CASE(a_batch_pulls_its_distinct_rows_from_the_parts_that_hold_th
   BOOST_TEST(local == std::vector<float>({9.0f, 9.5f, 6.0f, 6.5f, 7.0f, 7.5f}));
   // a run that pulls() did not make (both rows where runs hold one) is refused
   BOOST_TEST(static_cast<bool>(rows.place({0, 0, {{1.0f, 1.0f, 2.0f, 2.0f}}, false, row_ids{{3, 4}}}, local.data(), 2)));
+}
+
+BOOST_AUTO_TEST_CASE(a_batch_renumbered_ahead_and_adopted_is_the_batch_renumbered_here) {
+  auto plan = plan_of_table();
+  actorps::row_exchange here{plan, 0, 8}, ahead{plan, 0, 8};
+  actorps::batch_renumbering renumbering{16, 8};
+  for (auto ids : {std::vector<int>{25, 3, 9, 3, 4, 41, -1, -1}, std::vector<int>{7, 7, 15, 0, 8, -1, -1, -1}}) {
+    auto slots = slots_of(ids), early = slots_of(ids);
+    here.renumber(slots.data(), 2, 4);
+    std::vector<uint32_t> distinct{99}; // (replaced)
+    renumbering.renumber(early.data(), 2, 4, distinct);
+    ahead.adopt(distinct);
+    BOOST_TEST(early == slots, boost::test_tools::per_element());
+    BOOST_TEST(distinct == here.table_rows(), boost::test_tools::per_element());
+    BOOST_TEST(ahead.distinct() == here.distinct());
+    BOOST_TEST(ahead.shards() == here.shards());
+    for (uint32_t s : {0u, 1u}) {
+      auto a = ahead.pulls(s), b = here.pulls(s);
+      BOOST_REQUIRE_EQUAL(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i)
+        BOOST_TEST((a[i].rows.ids == b[i].rows.ids && a[i].offset == b[i].offset && a[i].count == b[i].count));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(gradients_go_back_to_the_parts_of_their_rows) {

@@ -1,10 +1,15 @@
 // Tests of data/batch_pipeline: every thread and prefetch setting hands out the batcher's
-// batches bit for bit (augmentation included), across epochs; it stops cleanly mid-stream.
+// batches bit for bit (augmentation included), across epochs; it stops cleanly mid-stream; a
+// finisher ends every batch on the thread that prepared it, one finisher per thread, and what it
+// listed comes with its batch.
 #include "data/batch_pipeline.hpp"
 
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <random>
+#include <set>
+#include <thread>
 
 using namespace actorps;
 
@@ -62,6 +67,56 @@ BOOST_AUTO_TEST_CASE(same_batches_as_the_batcher_whatever_the_threads) {
       }
       BOOST_TEST(p.epochs_completed() == 5);
       BOOST_TEST(p.take_waited_seconds() >= 0.0);
+    }
+}
+
+// The finisher negates each image and lists the batch's first label and its rows; every batch
+// handed out is finished once, with its own list, in order, whatever the threads.
+BOOST_AUTO_TEST_CASE(a_finisher_ends_each_batch_on_its_thread_and_its_list_comes_with_it) {
+  dataset d = random_images(64, {2, 2, 1}, 50, 3);
+  const int batch = 8;
+  for (int threads : {1, 3})
+    for (int prefetch : {0, 2, 5}) {
+      std::mutex mtx;
+      std::set<std::thread::id> made_on; // (each finisher's thread: one finisher per thread)
+      std::atomic<int> finishers{0}, foreign{0}, unclear{0}; // (counted: Boost.Test checks on this thread alone)
+      auto make = [&] {
+        ++finishers;
+        auto mine = std::make_shared<std::thread::id>();
+        return batch_finisher{[&, mine](float* images, int rows, std::vector<uint32_t>& listed) {
+          if (*mine == std::thread::id{})
+            *mine = std::this_thread::get_id();
+          foreign += *mine != std::this_thread::get_id() ? 1 : 0;
+          {
+            std::lock_guard<std::mutex> guard{mtx};
+            made_on.insert(*mine);
+          }
+          unclear += listed.empty() ? 0 : 1;
+          for (int i = 0; i < rows * d.cols; ++i)
+            images[i] = -images[i];
+          listed.push_back(static_cast<uint32_t>(rows));
+        }};
+      };
+      batcher reference{d, partition_range(d.rows, 0, 1), batch, 4};
+      actorps::batch_pipeline p{d, partition_range(d.rows, 0, 1), batch, 4, augmentation{}, threads, prefetch, make};
+      std::vector<uint32_t> listed{99}; // (replaced by each batch's list)
+      for (int i = 0; i < 24; ++i) {
+        std::vector<float> images(batch * d.cols), labels(batch), want(batch * d.cols), want_labels(batch);
+        auto v = p.next(images.data(), labels.data(), &listed);
+        reference.next(want.data(), want_labels.data());
+        for (auto& x : want)
+          x = -x;
+        BOOST_TEST_INFO("threads " << threads << ", prefetch " << prefetch << ", batch " << i);
+        BOOST_TEST((images == want));
+        BOOST_TEST((labels == want_labels));
+        BOOST_TEST((listed == std::vector<uint32_t>{static_cast<uint32_t>(v.rows)}));
+      }
+      BOOST_TEST(finishers == (prefetch == 0 ? 1 : threads));
+      BOOST_TEST(foreign == 0);
+      BOOST_TEST(unclear == 0);
+      BOOST_TEST(made_on.size() <= static_cast<size_t>(prefetch == 0 ? 1 : threads));
+      if (prefetch == 0)
+        BOOST_TEST((made_on == std::set<std::thread::id>{std::this_thread::get_id()}));
     }
 }
 
