@@ -3,7 +3,6 @@
 #include "actors/exception_log.hpp"
 
 #include "actors/shard_core.hpp"
-#include "control/snapshot_hold.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
 
@@ -18,7 +17,6 @@ namespace {
 struct shard_state {
   parameter_shard_config cfg;
   std::shared_ptr<shard_core> core;
-  snapshot_hold held; // a snapshot the chief reads a piece at a time
   static inline const char* name = "parameter_shard";
 };
 
@@ -53,19 +51,12 @@ parameter_shard_actor::behavior_type shard_behavior(shard_pointer self, paramete
     [=](stats_atom) -> shard_stats { return self->state.core->stats(self->clock().now()); },
     [=](save_atom) -> caf::result<shard_snapshot> { return answer(self->state.core->snapshot()); },
     [=](save_atom, const snapshot_read& r) -> caf::result<snapshot_piece> {
-      auto& held = self->state.held;
+      auto& core = *self->state.core;
       switch (r.op) {
-        case snapshot_op::hold: {
-          held.drop_all(); // (a save given up, or a chief that went down mid-save: released before the copy)
-          auto snap = self->state.core->snapshot();
-          if (!snap)
-            return std::move(snap.error());
-          return held.hold(r.id, std::move(*snap));
-        }
-        case snapshot_op::read:
-          return answer(held.read(r.id, r.which, r.range));
+        case snapshot_op::hold: return answer(core.hold(r.id)); // (releases a save given up, or a lost chief's)
+        case snapshot_op::read: return answer(core.read_held(r.id, r.which, r.range));
         case snapshot_op::drop:
-          held.drop(r.id);
+          core.drop_held(r.id);
           return snapshot_piece{};
       }
       return caf::make_error(errc::protocol_error, "an unknown snapshot_read op");

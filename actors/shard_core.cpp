@@ -121,6 +121,29 @@ caf::expected<shard_snapshot> shard_core::snapshot() {
   return store_.snapshot();
 }
 
+caf::expected<snapshot_piece> shard_core::hold(uint64_t id) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  const size_t kept = store_.held_floats();
+  auto out = store_.hold(id); // (releases the snapshot kept before: a save given up, or a lost chief's)
+  if (out && kept > 0)
+    log_line(tag_, cat("an earlier save's snapshot released by save ", id, "'s (it had kept ", kept * sizeof(float),
+                       " bytes that pushes wrote during that save)"));
+  return out;
+}
+
+caf::expected<snapshot_piece> shard_core::read_held(uint64_t id, uint32_t which, const slice_ref& range) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return store_.read_held(id, which, range);
+}
+
+void shard_core::drop_held(uint64_t id) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  const size_t kept = store_.held_floats();
+  store_.drop_held(id);
+  if (kept > 0 && store_.held_floats() == 0)
+    log_line(tag_, cat("save ", id, "'s snapshot released (it had kept ", kept * sizeof(float), " bytes that pushes wrote during the save)"));
+}
+
 bool shard_core::initialized() {
   std::lock_guard<std::mutex> guard{mtx_};
   return store_.initialized();

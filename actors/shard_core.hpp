@@ -46,6 +46,10 @@ public:
   caf::error push_in_place(const push_request& req, time_point now, const in_place_sender<push_reply>& send);
   shard_stats stats(time_point now);
   caf::expected<shard_snapshot> snapshot();
+  /// (as parameter_store::hold, read_held and drop_held: a save's snapshot kept by copy-on-write)
+  caf::expected<snapshot_piece> hold(uint64_t id);
+  caf::expected<snapshot_piece> read_held(uint64_t id, uint32_t which, const slice_ref& range);
+  void drop_held(uint64_t id);
   bool initialized();
   /// The line a shard logs as it stops.
   std::string stopping_line();

@@ -106,6 +106,7 @@ caf::error parameter_store::init(const shard_setup& setup) {
     v.offset = part_offset(plan, info);
     v.name = part_name(plan, i);
     v.cols = static_cast<uint32_t>(var.cols);
+    v.table = var.table;
     v.values.assign(part_floats(plan, info), 0.0f);
     v.optimizer = for_variable(*opt, var.name, var.moving_decay);
     parts.push_back(std::move(v));
@@ -180,6 +181,7 @@ caf::error parameter_store::init(const shard_setup& setup) {
   optimizer_ = *opt;
   layout_ = shard_layout{plan, setup.shard};
   parts_ = std::move(parts);
+  held_.end(); // (a snapshot of the values before: gone with them)
   version_ = setup.version;
   filled_.assign(setup.pieces ? parts_.size() : 0, {0, 0, 0});
   phase_ = setup.pieces ? phase::filling : phase::ready;
@@ -355,6 +357,8 @@ caf::expected<push_reply> parameter_store::push(const push_request& req, std::ve
     auto& v = parts_[at[i]];
     float* slot0 = v.slot0.empty() ? nullptr : v.slot0.data();
     float* slot1 = v.slot1.empty() ? nullptr : v.slot1.data();
+    if (held_.holding())
+      keep_held(at[i], g);
     if (!g.by_rows()) {
       const size_t from = g.offset - v.offset;
       apply_update_host(v.optimizer, t, g.data.values.size(), v.values.data() + from, g.data.values.data(),
@@ -422,6 +426,80 @@ std::string parameter_store::describe() const {
   }
   return cat("holds ", parts_.size(), " variables (", bytes, " bytes): ", names,
              "; optimizer ", to_string(optimizer_.kind), " lr ", optimizer_.learning_rate);
+}
+
+void parameter_store::keep_held(size_t p, const variable_slice& g) {
+  auto& v = parts_[p];
+  const std::array<const store_floats*, 3> arrays{&v.values, &v.slot0, &v.slot1};
+  const auto rows_at = g.by_rows() ? row_offsets(v, g.rows) : std::vector<size_t>{};
+  for (size_t a = 0; a < arrays.size(); ++a) {
+    if (arrays[a]->empty())
+      continue;
+    if (!g.by_rows())
+      held_.before_write(p, a, arrays[a]->data(), g.offset - v.offset, g.data.values.size());
+    for (size_t at : rows_at)
+      held_.before_write(p, a, arrays[a]->data(), at, v.cols);
+  }
+}
+
+namespace {
+
+// The ranges a snapshot_piece names: each part's array that is not empty.
+template <class Parts, class Array>
+std::vector<slice_ref> held_ranges(const Parts& parts, Array array) {
+  std::vector<slice_ref> out;
+  for (auto& v : parts)
+    if (!(v.*array).empty())
+      out.push_back({v.index, v.offset, static_cast<uint32_t>((v.*array).size())});
+  return out;
+}
+
+} // namespace
+
+caf::expected<snapshot_piece> parameter_store::hold(uint64_t id) {
+  if (phase_ != phase::ready)
+    return caf::make_error(errc::not_initialized, cat("shard ", shard_, ": nothing to save before the setup"));
+  std::vector<snapshot_overlay::part_shape> shapes;
+  for (auto& v : parts_) {
+    const size_t block = v.table ? v.cols : held_block_floats; // (a table's rows are written one by one)
+    shapes.push_back({{{v.values.size(), block}, {v.slot0.size(), block}, {v.slot1.size(), block}}});
+  }
+  held_.begin(id, shapes);
+  held_version_ = version_;
+  snapshot_piece out;
+  out.version = version_;
+  out.values = held_ranges(parts_, &part::values);
+  out.slot0 = held_ranges(parts_, &part::slot0);
+  out.slot1 = held_ranges(parts_, &part::slot1);
+  return out;
+}
+
+caf::expected<snapshot_piece> parameter_store::read_held(uint64_t id, uint32_t which, const slice_ref& range) const {
+  if (!held_.holding(id))
+    return caf::make_error(errc::protocol_error, cat("a read of save ", id, "'s snapshot, which the shard does not keep (no "
+                                                     "hold, dropped, or released by a later save's hold)"));
+  if (which > 2)
+    return caf::make_error(errc::protocol_error, cat("a read of snapshot slot ", which, " (0: values, 1, 2: optimizer slots)"));
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    auto& v = parts_[p];
+    const auto& array = which == 0 ? v.values : which == 1 ? v.slot0 : v.slot1;
+    if (array.empty() || v.index != range.variable || range.by_rows() || range.offset < v.offset
+        || size_t{range.offset} + range.count > size_t{v.offset} + array.size())
+      continue;
+    float_vector values(range.count);
+    held_.read(p, which, array.data(), range.offset - v.offset, range.count, values.data());
+    snapshot_piece out;
+    out.version = held_version_;
+    out.piece = {range.variable, range.offset, {std::move(values)}};
+    return out;
+  }
+  return caf::make_error(errc::unknown_variable, cat("the kept snapshot holds no slot ", which, " range of variable ",
+                                                     range.variable, " at ", range.offset, " (", range.count, " values)"));
+}
+
+void parameter_store::drop_held(uint64_t id) {
+  if (held_.holding(id))
+    held_.end();
 }
 
 caf::expected<shard_snapshot> parameter_store::snapshot() const {

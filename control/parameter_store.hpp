@@ -5,6 +5,7 @@
 
 #include "common/page_blocks.hpp"
 #include "control/shard_layout.hpp"
+#include "control/snapshot_overlay.hpp"
 #include "control/value_views.hpp"
 #include "compute/optimizer_rules.hpp"
 #include "messages/shard_protocol.hpp"
@@ -89,6 +90,23 @@ public:
   /// Fails with not_initialized before init.
   caf::expected<shard_snapshot> snapshot() const;
 
+  /// A snapshot kept for save `id` (snapshot_read's hold; any kept before is released) by
+  /// copy-on-write (control/snapshot_overlay): its version and the ranges of every part's values
+  /// and slots. Pushes go on; each block they write is kept as it was first. Fails with
+  /// not_initialized before the setup.
+  caf::expected<snapshot_piece> hold(uint64_t id);
+
+  /// `range` of slot `which` (0: values, 1: slot0, 2: slot1) of save id's snapshot. Fails with
+  /// protocol_error for a snapshot not kept (another save's, or released) or a slot above 2,
+  /// with unknown_variable for a range that no part's array holds whole.
+  caf::expected<snapshot_piece> read_held(uint64_t id, uint32_t which, const slice_ref& range) const;
+
+  /// Releases save id's snapshot (not kept: nothing).
+  void drop_held(uint64_t id);
+
+  /// Floats kept for the snapshot beside the store.
+  size_t held_floats() const { return held_.kept_floats(); }
+
   /// Returns a one-line description of what this shard holds.
   std::string describe() const;
 
@@ -102,11 +120,15 @@ private:
     uint32_t offset = 0; // where the part starts in the whole variable
     std::string name;    // with "/part_J" when the variable is split
     uint32_t cols = 0;   // the variable's row length (a row slice's rows are cols values each)
+    bool table = false;  // an embedding table's part (written by rows)
     store_floats values;
     store_floats slot0;
     store_floats slot1;
     optimizer_params optimizer; // the shard's, with this variable's weight decay
   };
+
+  // A held snapshot keeps what a gradient slice of part p is about to write.
+  void keep_held(size_t p, const variable_slice& g);
 
   caf::error check_worker(uint32_t worker, bool chief_allowed) const;
   // Whether `worker` may push: a worker of the session, or in an in-graph session the chief alone.
@@ -141,6 +163,9 @@ private:
   shard_layout layout_; // the ranges held here, in the order of parts_
   std::vector<part> parts_;
   value_views views_; // what each worker holds, with value-compression
+  snapshot_overlay held_; // a save's snapshot, kept by copy-on-write
+  uint64_t held_version_ = 0;
+  static constexpr size_t held_block_floats = 16384; // a block of a variable that is not a table
 };
 
 } // namespace actorps

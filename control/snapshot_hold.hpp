@@ -1,7 +1,7 @@
-// A shard's snapshot kept for a chief that reads it a piece at a time ((save_atom,
-// snapshot_read): docs/protocol.md), so that a checkpoint of an embedding table never passes
-// through the chief whole. One at most, by save id: a ps node holds its part twice during a
-// save, never more. Plain; the shard's actor owns it.
+// A whole shard_snapshot answering the reads a chief makes of a shard's kept snapshot ((save_atom,
+// snapshot_read): docs/protocol.md), one at most, by save id: what make_checkpoint
+// (actors/chief_checkpoints) assembles a checkpoint through, a test's view of the chief's save.
+// A shard itself keeps its snapshot by copy-on-write (control/snapshot_overlay). Plain.
 #pragma once
 
 #include "messages/shard_protocol.hpp"

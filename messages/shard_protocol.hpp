@@ -169,11 +169,12 @@ struct shard_snapshot {
 
 /// Chief -> shard: (save_atom, snapshot_read) -> snapshot_piece. A checkpoint read a piece at a
 /// time, for a chief that must not hold the model (an embedding table of gigabytes): `hold` takes
-/// the shard's snapshot (shard_snapshot's) and keeps it as save `id`, and answers its version and
+/// the shard's snapshot (shard_snapshot's values) and keeps it as save `id`, and answers its version and
 /// the range of each slice it holds (values, slot0, slot1: no values); `read` answers `range` of
 /// slot `which` (0: values, 1: slot0, 2: slot1) of save `id`'s snapshot as `piece`; `drop`
 /// releases it. A shard keeps one: a hold first releases any kept before (a save the chief gave
-/// up, or one of a chief that went down mid-save), so a ps node holds its part twice at most. Errors: not_initialized; protocol_error
+/// up, or one of a chief that went down mid-save). The hold copies nothing: the store keeps each
+/// block a push writes as it was (control/snapshot_overlay). Errors: not_initialized; protocol_error
 /// for a read of a snapshot not kept or of a slot above 2; unknown_variable for a range no kept
 /// slice holds whole.
 enum class snapshot_op : uint8_t { hold = 0, read = 1, drop = 2 };

@@ -329,6 +329,38 @@ shard_setup table_setup(const std::string& optimizer) {
 
 } // namespace
 
+// A save's snapshot of a table is kept by copy-on-write: the rows pushed after the hold are read
+// as they were at it, and only those rows (with their Adagrad slot) are kept beside the store.
+BOOST_AUTO_TEST_CASE(a_held_table_keeps_the_rows_written_since_as_they_were) {
+  auto s = table_setup("adagrad");
+  BOOST_REQUIRE(ask<setup_reply>(shard, init_atom_v, s));
+  auto before = ask<shard_snapshot>(shard, save_atom_v);
+  BOOST_REQUIRE_MESSAGE(before, error_text(before));
+  auto layout = ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::hold, 3});
+  BOOST_REQUIRE_MESSAGE(layout, error_text(layout));
+  BOOST_REQUIRE_EQUAL(layout->values.size(), 1u); // (rows [4, 8) of the table: floats [8, 16))
+  BOOST_REQUIRE_EQUAL(layout->slot0.size(), 1u);
+  for (int i = 0; i < 3; ++i) // rows 5 and 7, three times: kept once
+    BOOST_REQUIRE(ask<push_reply>(shard, push_atom_v, push_request{0, 0, {{0, 8, {{2.0f, -2.0f, 1.0f, 1.0f}}, false,
+                                                                             row_ids{{5, 7}}}}}));
+  auto now = ask<pull_reply>(shard, pull_atom_v, pull_request{chief_worker_id, {{0, 8, 8}}});
+  BOOST_REQUIRE(now);
+  BOOST_TEST(now->slices.at(0).data.to_vector() != before->values.at(0).data.to_vector()); // (the rows moved)
+  for (uint32_t which : {0u, 1u}) {
+    const auto& range = which == 0 ? layout->values[0] : layout->slot0[0];
+    auto got = ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::read, 3, which, range});
+    BOOST_REQUIRE_MESSAGE(got, error_text(got));
+    const auto& want = which == 0 ? before->values.at(0) : before->slot0.at(0);
+    BOOST_TEST(got->piece.data.to_vector() == want.data.to_vector(), boost::test_tools::per_element());
+    BOOST_TEST(got->version == 0u);
+  }
+  actorps::test::stderr_capture log;
+  BOOST_REQUIRE(ask<snapshot_piece>(shard, save_atom_v, snapshot_read{snapshot_op::drop, 3}));
+  // (2 rows of 2 values and their accumulator)
+  BOOST_TEST(log.text().find("save 3's snapshot released (it had kept 32 bytes that pushes wrote during the save)")
+             != std::string::npos, log.text());
+}
+
 BOOST_AUTO_TEST_CASE(a_table_is_pulled_and_pushed_by_rows) {
   auto s = table_setup("sgd");
   BOOST_REQUIRE_EQUAL(s.plan.parts.size(), 3u);
