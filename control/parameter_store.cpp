@@ -262,16 +262,11 @@ caf::error parameter_store::check_scope(const std::string& scope) const {
 caf::expected<pull_reply> parameter_store::pull(const pull_request& req, std::vector<store_view>* in_place) {
   if (auto err = check_scope(req.scope))
     return err;
-  const size_t viewed = in_place ? in_place->size() : 0;
-  auto out = read(req, in_place);
-  if (out && req.keep_view && req.worker != chief_worker_id) {
+  const bool remembered = req.keep_view && req.worker != chief_worker_id; // (value-compression: copies, kept)
+  auto out = read(req, remembered ? nullptr : in_place);
+  if (out && remembered)
     for (auto& s : out->slices)
       views_.record(req.worker, s.variable, s.offset, s.data.values.data(), s.data.values.size());
-    for (size_t v = viewed; in_place && v < in_place->size(); ++v) {
-      auto& s = out->slices[(*in_place)[v].slice];
-      views_.record(req.worker, s.variable, s.offset, (*in_place)[v].data, (*in_place)[v].floats);
-    }
-  }
   return out;
 }
 

@@ -66,9 +66,9 @@ public:
 
   /// Returns the requested ranges of this shard's variables (a range with rows: those rows of a
   /// table, in their order); with keep_view, remembers them as what the worker holds
-  /// (value-compression). Fails with unknown_scope for another scope. With in_place, the
-  /// values of ranges that name no rows stay in the store: their slices come back empty, each
-  /// described in *in_place (rows are gathered, as without it).
+  /// (value-compression). Fails with unknown_scope for another scope. With in_place (and
+  /// without keep_view), the values of ranges that name no rows stay in the store: their slices
+  /// come back empty, each described in *in_place (rows are gathered, as without it).
   caf::expected<pull_reply> pull(const pull_request& req, std::vector<store_view>* in_place = nullptr);
 
   /// Validates every slice (worker id, variable held here, range or rows, finite values), then

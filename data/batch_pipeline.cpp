@@ -64,12 +64,11 @@ batch_view batch_pipeline::next(float* images, float* labels, std::vector<uint32
   if (ring_.empty()) { // (inline: the trainer waits while its batch is prepared)
     const auto t0 = std::chrono::steady_clock::now();
     auto view = order_.next(images, labels);
-    if (inline_finish_) {
-      std::vector<uint32_t> mine;
-      auto& out = listed ? *listed : mine;
-      out.clear();
+    std::vector<uint32_t> mine;
+    auto& out = listed ? *listed : mine;
+    out.clear();
+    if (inline_finish_)
       inline_finish_(images, view.rows, out);
-    }
     epochs_ = order_.epochs_completed();
     std::lock_guard<std::mutex> guard{mtx_};
     waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -212,6 +212,7 @@ void tensor_stream_socket::send_call_borrowed(uint64_t transfer, uint32_t call, 
     return;
   }
   auto copies = std::make_shared<std::vector<std::vector<uint8_t>>>(); // (another thread: copied first)
+  copies->reserve(pieces.size());
   for (auto& p : pieces) {
     auto* from = static_cast<const uint8_t*>(p.data);
     copies->emplace_back(from, from + p.bytes);
