@@ -10,7 +10,10 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <random>
+#include <string>
 #include <thread>
 
 using namespace actorps;
@@ -145,6 +148,75 @@ BOOST_AUTO_TEST_CASE(encoded_replies_travel_as_copies_and_refusals_hand_over_not
   BOOST_TEST(static_cast<bool>(err));
   BOOST_TEST(sent == 1);
   BOOST_TEST(core.stats({}).version == 1u);
+}
+
+// A save's snapshot kept by copy-on-write, under random pushes of rows and of dense ranges
+// (across its 16,384-float blocks) between random reads: every read equals the copy taken at
+// the hold.
+BOOST_AUTO_TEST_CASE(a_held_snapshot_reads_as_the_copy_at_the_hold_under_random_pushes) {
+  for (const char* optimizer : {"adagrad", "adam"}) {
+    const bool rows = std::string{optimizer} == "adagrad"; // (row updates: SGD, momentum, Adagrad)
+    variable_spec table{"embedding0/weights", 512, 8};
+    table.table = rows;
+    shard_setup s;
+    s.plan = make_placement({table, {"dense0/weights", 1, 40000}}, 1, placement_strategy::round_robin);
+    s.optimizer = {optimizer, 0.1f};
+    s.workers = 1;
+    std::mt19937 gen{11};
+    std::uniform_real_distribution<float> u{-1.0f, 1.0f};
+    std::vector<float> t(512 * 8), d(40000);
+    for (auto& x : t)
+      x = u(gen);
+    for (auto& x : d)
+      x = u(gen);
+    s.initial = {{0, 0, {float_vector(t.begin(), t.end())}}, {1, 0, {float_vector(d.begin(), d.end())}}};
+    actorps::shard_core core{0, nullptr, {}};
+    BOOST_REQUIRE(core.init(s));
+    for (int warm = 0; warm < 3; ++warm) // (slots away from their start)
+      BOOST_REQUIRE(core.push(push_request::of(0, 0, {{1, 0, tensor_buffer{float_vector(40000, 0.5f)}}}), {}));
+    auto at_hold = core.snapshot();
+    BOOST_REQUIRE(at_hold);
+    auto layout = core.hold(4);
+    BOOST_REQUIRE(layout);
+    size_t mismatches = 0;
+    for (int i = 0; i < 300; ++i) {
+      if (rows && gen() % 2 == 0) { // a few rows
+        std::vector<uint32_t> ids;
+        for (uint32_t k = 0, n = 1 + gen() % 6; k < n; ++k)
+          ids.push_back(static_cast<uint32_t>(gen() % 512));
+        std::sort(ids.begin(), ids.end());
+        ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+        float_vector g(ids.size() * 8);
+        for (auto& x : g)
+          x = u(gen);
+        BOOST_REQUIRE(core.push(push_request::of(0, 0, {{0, 0, tensor_buffer{std::move(g)}, false, row_ids{ids}}}), {}));
+      } else { // a dense range of the big variable, or the whole table (as a range)
+        const bool big = gen() % 4 != 0;
+        const uint32_t size = big ? 40000 : 512 * 8;
+        const uint32_t from = static_cast<uint32_t>(gen() % size), n = 1 + static_cast<uint32_t>(gen() % (size - from));
+        float_vector g(n);
+        for (auto& x : g)
+          x = u(gen);
+        BOOST_REQUIRE(core.push(push_request::of(0, 0, {{big ? 1u : 0u, from, tensor_buffer{std::move(g)}}}), {}));
+      }
+      const uint32_t which = static_cast<uint32_t>(gen() % 3);
+      const auto& ranges = which == 0 ? layout->values : which == 1 ? layout->slot0 : layout->slot1;
+      if (ranges.empty())
+        continue;
+      const auto& whole = ranges[gen() % ranges.size()];
+      const uint32_t from = static_cast<uint32_t>(gen() % whole.count);
+      const uint32_t n = 1 + static_cast<uint32_t>(gen() % (whole.count - from));
+      auto got = core.read_held(4, which, {whole.variable, whole.offset + from, n});
+      BOOST_REQUIRE(got);
+      const auto& want = (which == 0 ? at_hold->values : which == 1 ? at_hold->slot0 : at_hold->slot1);
+      auto it = std::find_if(want.begin(), want.end(), [&](const variable_slice& v) { return v.variable == whole.variable; });
+      BOOST_REQUIRE(it != want.end());
+      const auto& all = it->data.values;
+      mismatches += !std::equal(all.begin() + from, all.begin() + from + n, got->piece.data.values.begin());
+    }
+    BOOST_TEST(mismatches == 0u, optimizer);
+    BOOST_TEST(core.stats({}).version == 303u); // (every push applied)
+  }
 }
 
 BOOST_AUTO_TEST_CASE(the_directory_says_which_scopes_take_pushes_in_place) {
