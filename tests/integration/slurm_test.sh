@@ -19,11 +19,24 @@ mkdir -p "$sl/state" "$sl/spool" "$sl/munge" "$sl/log"
 chmod 700 "$sl/munge"
 dd if=/dev/urandom of="$sl/munge/munge.key" bs=1024 count=1 2> /dev/null
 chmod 400 "$sl/munge/munge.key"
+# The tasks listen at node_port, node_port + 1, ...: a base below the kernel's ephemeral range
+# (where the ports other tests' clusters bind to port 0 come from) whose next 8 ports are free
+# (one free port alone let a concurrent test take task 1's port under ctest -j2).
 read -r ctld_port slurmd_port node_port <<< "$(python3 - <<'PY'
-import socket
-socks = [socket.socket() for _ in range(3)]
+import random, socket
+socks = [socket.socket() for _ in range(2)]
 for s in socks: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))
+def free(port):
+    s = socket.socket()
+    try:
+        s.bind(("", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+base = next(b for b in (random.randrange(20000, 30000, 8) for _ in range(1000)) if all(free(b + i) for i in range(8)))
+print(" ".join(str(s.getsockname()[1]) for s in socks), base)
 PY
 )"
 node=$(hostname -s)
@@ -100,7 +113,7 @@ if job between 3 > "$tmp/between.sbatch" 2>&1; then
   [[ $(field "$tmp/runs/between/summary.json" global_step) == 300 ]] || fail "between: not at max-steps 300"
   grep -q "chief: listening at $node:$((node_port + 1))" "$tmp/between.out" || fail "between: the chief is not at task 1's port"
 else
-  fail "the 3-task job failed:"; tail -10 "$tmp/between.out" "$tmp/between.sbatch"
+  fail "the 3-task job failed:"; tail -n 10 "$tmp/between.out" "$tmp/between.sbatch"
 fi
 
 echo "== 2: 4 tasks with --slurm-chief, sync"
@@ -108,7 +121,7 @@ if job chiefjob 4 --slurm-chief --train.mode='"sync"' > "$tmp/chiefjob.sbatch" 2
   echo "test accuracy $(field "$tmp/runs/chiefjob/summary.json" test_accuracy), mode $(field "$tmp/runs/chiefjob/summary.json" mode)"
   [[ $(field "$tmp/runs/chiefjob/summary.json" mode) == sync ]] || fail "chiefjob: not a sync run"
 else
-  fail "the 4-task job failed:"; tail -10 "$tmp/chiefjob.out" "$tmp/chiefjob.sbatch"
+  fail "the 4-task job failed:"; tail -n 10 "$tmp/chiefjob.out" "$tmp/chiefjob.sbatch"
 fi
 
 echo "== 3: every task a ps"

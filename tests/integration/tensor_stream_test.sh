@@ -135,7 +135,7 @@ chief_pid=$!
 "$bin/actorps-node" --node.role=worker --node.index=0 "${spec[@]}" > "$tmp/worker.log" 2>&1
 wrc=$?
 wait $chief_pid; crc=$?
-[[ $wrc -eq 0 && $crc -eq 0 ]] || { fail "training after the strangers failed (worker $wrc, chief $crc)"; tail -5 "$tmp/worker.log" "$tmp/chief.log"; }
+[[ $wrc -eq 0 && $crc -eq 0 ]] || { fail "training after the strangers failed (worker $wrc, chief $crc)"; tail -n 5 "$tmp/worker.log" "$tmp/chief.log"; }
 grep -q "tensor stream to shard 0" "$tmp/worker.log" || fail "the worker did not use the stream"
 kill $ps_pid 2>/dev/null; wait $ps_pid 2>/dev/null
 finish

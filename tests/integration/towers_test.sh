@@ -38,7 +38,7 @@ if cluster --ps 1 --workers 1 --name towers --deadline 120 -- "${common[@]}" --t
     "$per_towers" "$per_workers" || fail "towers do not push half the bytes per example"
   [[ "$(json "$tmp/runs/workers/summary.json" 'len(s["worker_devices"])')" == 2 ]] || fail "workers: not 2 rows of devices"
 else
-  fail "a towers or workers cluster failed:"; tail -20 "$tmp/towers.out" "$tmp/workers.out"
+  fail "a towers or workers cluster failed:"; tail -n 20 "$tmp/towers.out" "$tmp/workers.out"
 fi
 
 echo "== 2: the trainer's memory peak; a memory fraction on the CPU"
