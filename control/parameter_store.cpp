@@ -1,5 +1,6 @@
 // Validation and updates of a shard's variables.
 #include "control/parameter_store.hpp"
+#include "control/snapshot_hold.hpp"
 
 #include "control/placement.hpp"
 #include "control/slicing.hpp"
@@ -352,15 +353,15 @@ caf::expected<push_reply> parameter_store::push(const push_request& req, std::ve
     auto& v = parts_[at[i]];
     float* slot0 = v.slot0.empty() ? nullptr : v.slot0.data();
     float* slot1 = v.slot1.empty() ? nullptr : v.slot1.data();
-    if (held_.holding())
-      keep_held(at[i], g);
     if (!g.by_rows()) {
       const size_t from = g.offset - v.offset;
+      keep_held(at[i], {from}, g.data.values.size());
       apply_update_host(v.optimizer, t, g.data.values.size(), v.values.data() + from, g.data.values.data(),
                         slot0 ? slot0 + from : nullptr, slot1 ? slot1 + from : nullptr);
       continue;
     }
     const auto rows_at = row_offsets(v, g.rows); // (only these rows and their slots move: TF's sparse apply)
+    keep_held(at[i], rows_at, v.cols);
     apply_rows_host(v.optimizer, t, v.cols, rows_at.data(), rows_at.size(), v.values.data(), g.data.values.data(),
                     slot0, slot1);
   }
@@ -423,18 +424,15 @@ std::string parameter_store::describe() const {
              "; optimizer ", to_string(optimizer_.kind), " lr ", optimizer_.learning_rate);
 }
 
-void parameter_store::keep_held(size_t p, const variable_slice& g) {
+void parameter_store::keep_held(size_t p, const std::vector<size_t>& from, size_t n) {
+  if (!held_.holding())
+    return;
   auto& v = parts_[p];
   const std::array<const store_floats*, 3> arrays{&v.values, &v.slot0, &v.slot1};
-  const auto rows_at = g.by_rows() ? row_offsets(v, g.rows) : std::vector<size_t>{};
-  for (size_t a = 0; a < arrays.size(); ++a) {
-    if (arrays[a]->empty())
-      continue;
-    if (!g.by_rows())
-      held_.before_write(p, a, arrays[a]->data(), g.offset - v.offset, g.data.values.size());
-    for (size_t at : rows_at)
-      held_.before_write(p, a, arrays[a]->data(), at, v.cols);
-  }
+  for (size_t a = 0; a < arrays.size(); ++a)
+    if (!arrays[a]->empty())
+      for (size_t at : from)
+        held_.before_write(p, a, arrays[a]->data(), at, n);
 }
 
 namespace {
@@ -471,10 +469,9 @@ caf::expected<snapshot_piece> parameter_store::hold(uint64_t id) {
 
 caf::expected<snapshot_piece> parameter_store::read_held(uint64_t id, uint32_t which, const slice_ref& range) const {
   if (!held_.holding(id))
-    return caf::make_error(errc::protocol_error, cat("a read of save ", id, "'s snapshot, which the shard does not keep (no "
-                                                     "hold, dropped, or released by a later save's hold)"));
+    return snapshot_not_kept(id);
   if (which > 2)
-    return caf::make_error(errc::protocol_error, cat("a read of snapshot slot ", which, " (0: values, 1, 2: optimizer slots)"));
+    return snapshot_slot_unknown(which);
   for (size_t p = 0; p < parts_.size(); ++p) {
     auto& v = parts_[p];
     const auto& array = which == 0 ? v.values : which == 1 ? v.slot0 : v.slot1;
@@ -488,8 +485,7 @@ caf::expected<snapshot_piece> parameter_store::read_held(uint64_t id, uint32_t w
     out.piece = {range.variable, range.offset, {std::move(values)}};
     return out;
   }
-  return caf::make_error(errc::unknown_variable, cat("the kept snapshot holds no slot ", which, " range of variable ",
-                                                     range.variable, " at ", range.offset, " (", range.count, " values)"));
+  return snapshot_range_not_held(which, range);
 }
 
 void parameter_store::drop_held(uint64_t id) {

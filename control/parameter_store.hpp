@@ -127,8 +127,9 @@ private:
     optimizer_params optimizer; // the shard's, with this variable's weight decay
   };
 
-  // A held snapshot keeps what a gradient slice of part p is about to write.
-  void keep_held(size_t p, const variable_slice& g);
+  // A held snapshot keeps what a push is about to write in part p: n floats from each of `from`
+  // (a range's start, or a table's rows), in its values and slots alike.
+  void keep_held(size_t p, const std::vector<size_t>& from, size_t n);
 
   caf::error check_worker(uint32_t worker, bool chief_allowed) const;
   // Whether `worker` may push: a worker of the session, or in an in-graph session the chief alone.

@@ -11,7 +11,7 @@ namespace actorps {
 
 row_exchange::row_exchange(const placement_plan& plan, uint32_t variable, size_t max_slots)
   : variable_(variable), cols_(static_cast<uint32_t>(plan.variables.at(variable).cols)),
-    renumbering_(static_cast<size_t>(plan.variables[variable].rows), max_slots) {
+    table_rows_(static_cast<size_t>(plan.variables[variable].rows)), max_slots_(max_slots) {
   for (auto& p : plan.parts)
     if (p.variable == variable)
       parts_.push_back({part_offset(plan, p), static_cast<uint32_t>(p.row_begin), p.shard, {}, {}});
@@ -42,7 +42,9 @@ void batch_renumbering::renumber(float* slots, int rows, int tokens, std::vector
 }
 
 void row_exchange::renumber(float* slots, int rows, int tokens) {
-  renumbering_.renumber(slots, rows, tokens, table_rows_of_);
+  if (!renumbering_)
+    renumbering_.emplace(table_rows_, max_slots_);
+  renumbering_->renumber(slots, rows, tokens, table_rows_of_);
   group();
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace actorps {
@@ -95,7 +96,8 @@ private:
   uint32_t cols_ = 0;
   bool by_mod_ = false;           // the table's parts hold its rows by row mod parts
   std::vector<part> parts_;       // the table's, in row order
-  batch_renumbering renumbering_;
+  size_t table_rows_ = 0, max_slots_ = 0;
+  std::optional<batch_renumbering> renumbering_; // (made by the first renumber: a worker adopts batches renumbered ahead)
   std::vector<uint32_t> table_rows_of_; // per local row: its table row
 };
 

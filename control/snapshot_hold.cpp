@@ -17,6 +17,20 @@ std::vector<slice_ref> ranges_of(const std::vector<variable_slice>& slices) {
 
 } // namespace
 
+caf::error snapshot_not_kept(uint64_t id) {
+  return caf::make_error(errc::protocol_error, cat("a read of save ", id, "'s snapshot, which the shard does not keep (no "
+                                                   "hold, dropped, or released by a later save's hold)"));
+}
+
+caf::error snapshot_slot_unknown(uint32_t which) {
+  return caf::make_error(errc::protocol_error, cat("a read of snapshot slot ", which, " (0: values, 1, 2: optimizer slots)"));
+}
+
+caf::error snapshot_range_not_held(uint32_t which, const slice_ref& range) {
+  return caf::make_error(errc::unknown_variable, cat("the kept snapshot holds no slot ", which, " range of variable ",
+                                                     range.variable, " at ", range.offset, " (", range.count, " values)"));
+}
+
 snapshot_piece snapshot_hold::hold(uint64_t id, shard_snapshot snap) {
   kept_.emplace(id, std::move(snap));
   const auto& kept = kept_->second;
@@ -35,10 +49,9 @@ void snapshot_hold::drop(uint64_t id) {
 
 caf::expected<snapshot_piece> snapshot_hold::read(uint64_t id, uint32_t which, const slice_ref& range) const {
   if (!kept_ || kept_->first != id)
-    return caf::make_error(errc::protocol_error, cat("a read of save ", id, "'s snapshot, which the shard does not keep (no "
-                                                     "hold, dropped, or released by a later save's hold)"));
+    return snapshot_not_kept(id);
   if (which > 2)
-    return caf::make_error(errc::protocol_error, cat("a read of snapshot slot ", which, " (0: values, 1, 2: optimizer slots)"));
+    return snapshot_slot_unknown(which);
   const auto& kept = kept_->second;
   const auto& slices = which == 0 ? kept.values : which == 1 ? kept.slot0 : kept.slot1;
   for (auto& s : slices) {
@@ -52,8 +65,7 @@ caf::expected<snapshot_piece> snapshot_hold::read(uint64_t id, uint32_t which, c
     out.piece = {range.variable, range.offset, tensor_copy(from, range.count)};
     return out;
   }
-  return caf::make_error(errc::unknown_variable, cat("the kept snapshot holds no slot ", which, " range of variable ",
-                                                     range.variable, " at ", range.offset, " (", range.count, " values)"));
+  return snapshot_range_not_held(which, range);
 }
 
 } // namespace actorps

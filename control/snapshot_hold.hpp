@@ -14,6 +14,13 @@
 
 namespace actorps {
 
+/// The refusals of a snapshot read, here and in the shard's store (parameter_store::read_held):
+/// a snapshot not kept (protocol_error), a slot above 2 (protocol_error), a range no kept slice
+/// holds whole (unknown_variable).
+caf::error snapshot_not_kept(uint64_t id);
+caf::error snapshot_slot_unknown(uint32_t which);
+caf::error snapshot_range_not_held(uint32_t which, const slice_ref& range);
+
 class snapshot_hold {
 public:
   /// Keeps snap as save id's, in place of any kept before, and returns its version and every
