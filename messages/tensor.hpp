@@ -9,6 +9,7 @@
 #include "wire/precision.hpp"
 
 #include <caf/binary_deserializer.hpp>
+#include <caf/binary_serializer.hpp>
 #include <caf/deserializer.hpp>
 #include <caf/error.hpp>
 #include <caf/meta/type_name.hpp>
@@ -130,9 +131,16 @@ inline caf::error save_values(caf::serializer& f, wire_precision p, const float*
     return caf::none;
   if (p == wire_precision::fp32)
     return f.apply_raw(n * sizeof(float), const_cast<float*>(xs));
+  const size_t bytes = n * sizeof(uint16_t);
+  if (auto* bin = dynamic_cast<caf::binary_serializer*>(&f)) { // encoded straight into the message
+    const size_t at = bin->write_pos();
+    bin->skip(bytes);
+    encode_halves(p, xs, n, bin->buf().data() + at);
+    return caf::none;
+  }
   auto& halves = scratch<uint16_t>(n);
   encode_halves(p, xs, n, halves.data());
-  return f.apply_raw(n * sizeof(uint16_t), halves.data());
+  return f.apply_raw(bytes, halves.data());
 }
 
 /// Reads n values of precision p into out.
@@ -141,8 +149,14 @@ inline caf::error load_values(caf::deserializer& f, wire_precision p, float* out
     return caf::none;
   if (p == wire_precision::fp32)
     return f.apply_raw(n * sizeof(float), out);
+  const size_t bytes = n * sizeof(uint16_t);
+  if (auto* bin = dynamic_cast<caf::binary_deserializer*>(&f); bin != nullptr && bin->remaining() >= bytes) {
+    decode_halves(p, bin->remainder().data(), n, out); // decoded straight from the message
+    bin->skip(bytes);
+    return caf::none;
+  }
   auto& halves = scratch<uint16_t>(n);
-  if (auto err = f.apply_raw(n * sizeof(uint16_t), halves.data()))
+  if (auto err = f.apply_raw(bytes, halves.data()))
     return err;
   decode_halves(p, halves.data(), n, out);
   return caf::none;

@@ -33,11 +33,12 @@ float bf16_to_float(uint16_t h);
 uint16_t float_to_fp16(float x);
 float fp16_to_float(uint16_t h);
 
-/// Encodes n floats as 16-bit values of precision p (bf16 or fp16).
-void encode_halves(wire_precision p, const float* in, size_t n, uint16_t* out);
+/// Encodes n floats as 16-bit values of precision p (bf16 or fp16), in the host's byte order,
+/// at out (any alignment: a message's buffer).
+void encode_halves(wire_precision p, const float* in, size_t n, void* out);
 
-/// Decodes n 16-bit values of precision p (bf16 or fp16) into floats.
-void decode_halves(wire_precision p, const uint16_t* in, size_t n, float* out);
+/// Decodes n 16-bit values of precision p (bf16 or fp16) at in (any alignment) into floats.
+void decode_halves(wire_precision p, const void* in, size_t n, float* out);
 
 /// Rounds n floats in place to the nearest value of precision p (nothing for fp32), so that
 /// they travel exactly.
