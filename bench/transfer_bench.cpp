@@ -9,6 +9,7 @@
 // round) of the same 1 MiB of floats against a memcpy of it, on one thread.
 //   actorps-bench-transfer [seconds-per-measurement=3]   (BENCH_BYTES=N: N bytes each way instead;
 //   BENCH_ONLY=stream: the plain shard-over-the-stream rows and raw TCP alone, e.g. under perf;
+//   BENCH_ONLY=shm: the local-socket echo beside echoes through a shared mapping (issue 48's item 3);
 //   BENCH_STREAM_MIN_BYTES=N: cluster.stream-min-bytes, below which tensors travel inside the messages)
 #include "actors/parameter_shard.hpp"
 #include "common/memory_policy.hpp"
@@ -34,10 +35,13 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -189,6 +193,82 @@ double raw_echo(double seconds, bool local = false) {
   ::close(fd);
   ::waitpid(child, nullptr, 0);
   return rate;
+}
+
+// Round trips per second of the same echo through a shared mapping instead of a socket (issue
+// 48's same-host path, measured before building it): each side copies its bytes into the mapping
+// and the other copies them out, `chunk` bytes at a time. A chunk is announced by a counter in the
+// mapping; the reader either sleeps on a local socket pair until a byte says more came (what a
+// cluster's processes could afford) or, with `spin`, polls the counter (a core busy per waiting
+// reader: the upper bound).
+double shared_memory_echo(double seconds, size_t chunk, bool spin) {
+  struct alignas(64) counter { std::atomic<uint64_t> written{0}; };
+  const size_t head = 2 * sizeof(counter);
+  void* mem = ::mmap(nullptr, head + 2 * payload, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  int bell[2];
+  if (mem == MAP_FAILED || ::socketpair(AF_UNIX, SOCK_STREAM, 0, bell) != 0)
+    return 0;
+  auto* counters = new (mem) counter[2];
+  char* rings = static_cast<char*>(mem) + head;
+  struct side { counter* c; char* ring; int fd; uint64_t total = 0; };
+  auto send = [&](side& s, const char* src) { // copies src in, announcing each chunk
+    for (size_t o = 0; o < payload; o += chunk) {
+      const size_t m = std::min(chunk, payload - o);
+      std::memcpy(s.ring + o, src + o, m);
+      s.c->written.store(s.total + o + m, std::memory_order_release);
+      char b = 1;
+      if (!spin && ::send(s.fd, &b, 1, MSG_NOSIGNAL) != 1)
+        return false;
+    }
+    s.total += payload;
+    return true;
+  };
+  auto receive = [&](side& s, char* dst) { // copies out what has come, waiting for the rest
+    size_t o = 0;
+    while (o < payload) {
+      uint64_t w;
+      while ((w = s.c->written.load(std::memory_order_acquire)) <= s.total + o) {
+        char bytes[64];
+        if (!spin && ::recv(s.fd, bytes, sizeof bytes, 0) <= 0)
+          return false;
+      }
+      const size_t upto = static_cast<size_t>(std::min<uint64_t>(w - s.total, payload));
+      std::memcpy(dst + o, s.ring + o, upto - o);
+      o = upto;
+    }
+    s.total += payload;
+    return true;
+  };
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(bell[0]);
+    side in{&counters[0], rings, bell[1]}, out{&counters[1], rings + payload, bell[1]};
+    std::vector<char> buf(payload);
+    while (receive(in, buf.data()) && send(out, buf.data())) {
+    }
+    ::_exit(0);
+  }
+  ::close(bell[1]);
+  side out{&counters[0], rings, bell[0]}, in{&counters[1], rings + payload, bell[0]};
+  std::vector<char> buf(payload, 'x'), back(payload);
+  double rate = rounds_per_second(seconds, [&] { return send(out, buf.data()) && receive(in, back.data()); });
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ::close(bell[0]);
+  ::munmap(mem, head + 2 * payload);
+  return rate;
+}
+
+// The shared-memory echoes beside the local socket's, one line each (BENCH_ONLY=shm).
+void shared_memory_rows(double seconds) {
+  const double local = raw_echo(seconds, true);
+  std::printf("%zu KiB each way, rounds/s: raw local-socket echo %.0f\n", payload / 1024, local);
+  for (size_t chunk : {payload, size_t{65536}, size_t{16384}})
+    for (bool spin : {false, true}) {
+      const double r = shared_memory_echo(seconds, chunk, spin);
+      std::printf("  shared mapping, %zu KiB chunks, reader %s: %.0f (%.2fx)\n", std::min(chunk, payload) / 1024,
+                  spin ? "polling (a core busy)" : "woken by a socket byte", r, r / local);
+    }
 }
 
 // Waits for the events of one stream on the bench's thread: the last transfer received, closing.
@@ -478,12 +558,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "making certificates in %s failed\n", certs.c_str());
     return 1;
   }
+  const char* only = std::getenv("BENCH_ONLY");
+  if (only != nullptr && std::string{only} == "shm") {
+    shared_memory_rows(seconds);
+    std::system(("rm -rf " + certs).c_str());
+    return 0;
+  }
   auto linked = shard_protocol(seconds, "", true); // (same host: the local socket, cluster.local-streams)
   double tcp = raw_echo(seconds);
   auto tcp_linked = shard_protocol(seconds, "", true, true, false); // (cluster.local-streams = false)
   double local = raw_echo(seconds, true);
   auto via_container = shard_protocol(seconds, "", true, false); // (every request through the container's actors)
-  if (const char* only = std::getenv("BENCH_ONLY"); only != nullptr && std::string{only} == "stream") {
+  if (only != nullptr && std::string{only} == "stream") {
+    std::system(("rm -rf " + certs).c_str());
     std::printf("raw TCP echo %.0f rounds/s, raw local-socket echo %.0f; shard over the stream, local socket: %.0f "
                 "sequential (%.2f of TCP, %.2f of local), %.0f pipelined (%.2f, %.2f); over TCP: %.0f (%.2f), %.0f "
                 "(%.2f); through the container's actors %.0f (%.2f), %.0f (%.2f)\n", tcp, local,
