@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -131,16 +132,16 @@ inline caf::error save_values(caf::serializer& f, wire_precision p, const float*
     return caf::none;
   if (p == wire_precision::fp32)
     return f.apply_raw(n * sizeof(float), const_cast<float*>(xs));
-  const size_t bytes = n * sizeof(uint16_t);
-  if (auto* bin = dynamic_cast<caf::binary_serializer*>(&f)) { // encoded straight into the message
-    const size_t at = bin->write_pos();
-    bin->skip(bytes);
-    encode_halves(p, xs, n, bin->buf().data() + at);
-    return caf::none;
+  if (auto* bin = dynamic_cast<caf::binary_serializer*>(&f)) // (one allocation for the blocks below)
+    bin->buf().reserve(bin->buf().size() + n * sizeof(uint16_t));
+  uint16_t block[2048]; // encoded a cache-resident block at a time, each appended as it is
+  for (size_t i = 0; i < n; i += std::size(block)) {
+    const size_t m = std::min(std::size(block), n - i);
+    encode_halves(p, xs + i, m, block);
+    if (auto err = f.apply_raw(m * sizeof(uint16_t), block))
+      return err;
   }
-  auto& halves = scratch<uint16_t>(n);
-  encode_halves(p, xs, n, halves.data());
-  return f.apply_raw(bytes, halves.data());
+  return caf::none;
 }
 
 /// Reads n values of precision p into out.

@@ -119,6 +119,10 @@ void gradient_encoder::encode(uint32_t variable, uint32_t offset, float* grad, s
       grad[i] = u[i];
     }
   }
+  if (u == nullptr && settings_.compression == sparsifier::none) { // rounding alone: one pass
+    round_with_residual(settings_.precision, grad, r, n);
+    return;
+  }
   for (size_t i = 0; i < n; ++i) { // what would be sent without loss
     r[i] += grad[i];
     grad[i] = r[i];

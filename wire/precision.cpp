@@ -136,4 +136,28 @@ void round_to_precision(wire_precision p, float* xs, size_t n) {
   }
 }
 
+ACTORPS_VECTOR_CLONES
+void round_with_residual(wire_precision p, float* xs, float* residual, size_t n) {
+  constexpr float fp16_max = 65504.0f; // what is above fp16's range saturates
+  if (p == wire_precision::bf16)
+    for (size_t i = 0; i < n; ++i) {
+      const float sum = residual[i] + xs[i];
+      const float sent = bf16_to_float(float_to_bf16(sum));
+      xs[i] = sent;
+      residual[i] = sum - sent; // exact: rounding drops whole low bits
+    }
+  else if (p == wire_precision::fp16)
+    for (size_t i = 0; i < n; ++i) {
+      const float sum = residual[i] + xs[i];
+      const float sent = fp16_to_float(float_to_fp16(std::clamp(sum, -fp16_max, fp16_max)));
+      xs[i] = sent;
+      residual[i] = sum - sent;
+    }
+  else
+    for (size_t i = 0; i < n; ++i) {
+      xs[i] += residual[i];
+      residual[i] = 0.0f;
+    }
+}
+
 } // namespace actorps
