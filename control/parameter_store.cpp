@@ -386,14 +386,13 @@ caf::expected<push_reply> parameter_store::push(const push_request& req, std::ve
         in_place->push_back({out.values.size(), values, g.data.values.size()});
         out.values.push_back({g.variable, g.offset, {}});
       } else {
-        out.values.push_back({g.variable, g.offset, tensor_copy(values, g.data.values.size())});
+        const auto p = req.reply_topk > 0.0 ? wire_precision::fp32 : req.reply_precision; // (rounded as copied)
+        out.values.push_back({g.variable, g.offset, tensor_copy(values, g.data.values.size(), p)});
       }
     }
-  for (auto& slice : out.values)
-    if (req.reply_topk > 0.0)
+  if (req.reply_topk > 0.0)
+    for (auto& slice : out.values)
       views_.encode(req.worker, slice, req.reply_topk, req.reply_precision);
-    else
-      set_wire_precision(slice, req.reply_precision);
   for (auto& slice : gather(req.reads, reads_at)) // (at fp32, as a pull's rows: after this update, so they hold it)
     out.values.push_back(std::move(slice));
   return out;

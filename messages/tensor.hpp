@@ -68,12 +68,13 @@ struct tensor_buffer {
   std::vector<float> to_vector() const { return {values.begin(), values.end()}; }
 };
 
-/// A tensor holding a copy of xs[0, n): one memmove (constructing a float_vector from iterators
-/// goes element by element through the allocator's construct).
-inline tensor_buffer tensor_copy(const float* xs, size_t n) {
-  float_vector out(n);
-  std::copy(xs, xs + n, out.data());
-  return {std::move(out)};
+/// A tensor holding a copy of xs[0, n), rounded to precision p and travelling in it (one pass:
+/// constructing a float_vector from iterators goes element by element through the allocator).
+inline tensor_buffer tensor_copy(const float* xs, size_t n, wire_precision p = wire_precision::fp32) {
+  tensor_buffer out{float_vector(n)};
+  round_copy(p, xs, n, out.values.data());
+  out.precision = p;
+  return out;
 }
 
 /// Tensors are equal when their values are (the precision and sparsity say only how they travel).

@@ -115,25 +115,32 @@ void decode_halves(wire_precision p, const void* in, size_t n, float* out) {
     }
 }
 
-// bf16 in one pass, each value the float of its encoding where it lies (at memcpy's speed); fp16's
-// fused loop runs slower than its encode and decode a cache-sized block at a time, so it keeps those.
+// bf16 in one pass, each value the float of its encoding (at memcpy's speed); fp16's fused loop
+// runs slower than its encode and decode a cache-sized block at a time, so it keeps those.
 ACTORPS_VECTOR_CLONES
-static void round_to_bf16(float* xs, size_t n) {
+static void round_to_bf16(const float* in, size_t n, float* out) {
   for (size_t i = 0; i < n; ++i)
-    xs[i] = bf16_to_float(float_to_bf16(xs[i]));
+    out[i] = bf16_to_float(float_to_bf16(in[i]));
 }
 
-void round_to_precision(wire_precision p, float* xs, size_t n) {
+void round_copy(wire_precision p, const float* in, size_t n, float* out) {
   if (p == wire_precision::bf16)
-    return round_to_bf16(xs, n);
-  if (p == wire_precision::fp32)
+    return round_to_bf16(in, n, out);
+  if (p == wire_precision::fp32) {
+    if (in != out && n > 0)
+      std::memmove(out, in, n * sizeof(float));
     return;
+  }
   uint16_t block[1024];
   for (size_t i = 0; i < n; i += std::size(block)) {
     const size_t m = std::min(std::size(block), n - i);
-    encode_halves(p, xs + i, m, block);
-    decode_halves(p, block, m, xs + i);
+    encode_halves(p, in + i, m, block);
+    decode_halves(p, block, m, out + i);
   }
+}
+
+void round_to_precision(wire_precision p, float* xs, size_t n) {
+  round_copy(p, xs, n, xs);
 }
 
 ACTORPS_VECTOR_CLONES

@@ -44,6 +44,9 @@ void decode_halves(wire_precision p, const void* in, size_t n, float* out);
 /// they travel exactly.
 void round_to_precision(wire_precision p, float* xs, size_t n);
 
+/// The same out of place, in one pass: out[i] = in[i] rounded (out may be in).
+void round_copy(wire_precision p, const float* in, size_t n, float* out);
+
 /// Error feedback in one pass: each xs[i] + residual[i] is rounded to precision p (fp16 saturating
 /// at its largest finite value) into xs[i], and what rounding dropped stays in residual[i].
 void round_with_residual(wire_precision p, float* xs, float* residual, size_t n);

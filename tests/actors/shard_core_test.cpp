@@ -7,6 +7,7 @@
 #include "actors/shard_core.hpp"
 
 #include "control/placement.hpp"
+#include "wire/precision.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -128,16 +129,20 @@ BOOST_AUTO_TEST_CASE(a_reply_in_place_is_the_store_held_still_while_it_is_read) 
 BOOST_AUTO_TEST_CASE(encoded_replies_travel_as_copies_and_refusals_hand_over_nothing) {
   actorps::shard_core core{0, nullptr, {}};
   BOOST_REQUIRE(core.init(one_variable()));
-  auto req = push_request::of(0, 0, {{0, 0, tensor_buffer{float_vector(n, 1.0f)}}});
+  auto req = push_request::of(0, 0, {{0, 0, tensor_buffer{float_vector(n, 0.1f)}}});
   req.return_values = true;
   req.reply_precision = wire_precision::bf16; // (rounded per reply: no view of the store)
   int sent = 0;
+  const float rounded = bf16_to_float(float_to_bf16(-0.1f)); // (the store keeps -0.1 at fp32)
+  BOOST_REQUIRE(rounded != -0.1f);
   auto err = core.push_in_place(req, {}, [&](push_reply& reply, const std::vector<store_view>& views) {
     ++sent;
     BOOST_TEST(views.empty());
     BOOST_REQUIRE_EQUAL(reply.values.size(), 1u);
-    BOOST_TEST(reply.values[0].data.values.size() == static_cast<size_t>(n));
+    auto& values = reply.values[0].data.values;
+    BOOST_TEST(values.size() == static_cast<size_t>(n));
     BOOST_TEST((reply.values[0].data.precision == wire_precision::bf16));
+    BOOST_TEST(std::count(values.begin(), values.end(), rounded) == static_cast<long>(n)); // rounded as copied
   });
   BOOST_TEST(!err, describe(err));
   BOOST_TEST(sent == 1);
