@@ -7,12 +7,6 @@
 
 namespace actorps {
 
-namespace {
-
-constexpr float fp16_max = 65504.0f;
-
-} // namespace
-
 const char* to_string(sparsifier c) {
   return c == sparsifier::topk ? "topk" : "none";
 }

@@ -145,7 +145,6 @@ void round_to_precision(wire_precision p, float* xs, size_t n) {
 
 ACTORPS_VECTOR_CLONES
 void round_with_residual(wire_precision p, float* xs, float* residual, size_t n) {
-  constexpr float fp16_max = 65504.0f; // what is above fp16's range saturates
   if (p == wire_precision::bf16)
     for (size_t i = 0; i < n; ++i) {
       const float sum = residual[i] + xs[i];

@@ -24,6 +24,9 @@ inline size_t bytes_per_value(wire_precision p) {
   return p == wire_precision::fp32 ? 4 : 2;
 }
 
+/// fp16's largest finite value: a gradient above it saturates there (gradient_encoder).
+constexpr float fp16_max = 65504.0f;
+
 /// The bits of a float, and the float of bits.
 uint32_t bits_of(float x);
 float float_of(uint32_t u);
@@ -34,10 +37,11 @@ uint16_t float_to_fp16(float x);
 float fp16_to_float(uint16_t h);
 
 /// Encodes n floats as 16-bit values of precision p (bf16 or fp16), in the host's byte order,
-/// at out (any alignment: a message's buffer).
+/// at out (any alignment).
 void encode_halves(wire_precision p, const float* in, size_t n, void* out);
 
-/// Decodes n 16-bit values of precision p (bf16 or fp16) at in (any alignment) into floats.
+/// Decodes n 16-bit values of precision p (bf16 or fp16) at in (any alignment: a message's
+/// buffer) into floats.
 void decode_halves(wire_precision p, const void* in, size_t n, float* out);
 
 /// Rounds n floats in place to the nearest value of precision p (nothing for fp32), so that
