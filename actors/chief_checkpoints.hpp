@@ -83,13 +83,6 @@ private:
   std::vector<step> steps_;
 };
 
-/// Assembles a checkpoint in memory from every shard's snapshot (indexed by shard) through the
-/// same reads (a test's view of what the chief writes), with the input scaling and class names
-/// of the data the run trains on.
-checkpoint make_checkpoint(const placement_plan& plan, const model_spec& spec, const optimizer_params& shard_opt,
-                           const train_settings& train, const run_settings& cluster, const run_position& at,
-                           const std::vector<shard_snapshot>& snapshots, const data_splits& data);
-
 /// Fails with invalid_config, naming both (and path when given), when the checkpoint of manifest m
 /// was taken with another number of shards, placement or partitioner than plan.
 caf::error check_same_placement(const checkpoint_manifest& m, const placement_plan& plan, const std::string& path);

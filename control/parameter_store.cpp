@@ -1,6 +1,6 @@
 // Validation and updates of a shard's variables.
 #include "control/parameter_store.hpp"
-#include "control/snapshot_hold.hpp"
+#include "control/snapshot_refusals.hpp"
 
 #include "control/placement.hpp"
 #include "control/slicing.hpp"

@@ -2,6 +2,7 @@
 // on disk (make_checkpoint, the store, restore_into) and come back bit for bit on every shard;
 // the manifest names the model by its input shape and layer list.
 #include "actors/chief_checkpoints.hpp"
+#include "tests/support/checkpoint_assembly.hpp"
 
 #include "control/placement.hpp"
 #include "checkpoint/checkpoint_store.hpp"

@@ -1,9 +1,10 @@
-// A whole shard_snapshot answering the reads a chief makes of a shard's kept snapshot ((save_atom,
-// snapshot_read): docs/protocol.md), one at most, by save id: what make_checkpoint
-// (actors/chief_checkpoints) assembles a checkpoint through, a test's view of the chief's save.
-// A shard itself keeps its snapshot by copy-on-write (control/snapshot_overlay). Plain.
+// Tests: a whole shard_snapshot answering the reads a chief makes of a shard's kept snapshot
+// ((save_atom, snapshot_read): docs/protocol.md), one at most, by save id, with the shard's
+// refusals: what make_checkpoint (tests/support/checkpoint_assembly) assembles a checkpoint
+// through. A shard itself keeps its snapshot by copy-on-write (control/snapshot_overlay).
 #pragma once
 
+#include "control/snapshot_refusals.hpp"
 #include "messages/shard_protocol.hpp"
 
 #include <caf/expected.hpp>
@@ -13,13 +14,6 @@
 #include <utility>
 
 namespace actorps {
-
-/// The refusals of a snapshot read, here and in the shard's store (parameter_store::read_held):
-/// a snapshot not kept (protocol_error), a slot above 2 (protocol_error), a range no kept slice
-/// holds whole (unknown_variable).
-caf::error snapshot_not_kept(uint64_t id);
-caf::error snapshot_slot_unknown(uint32_t which);
-caf::error snapshot_range_not_held(uint32_t which, const slice_ref& range);
 
 class snapshot_hold {
 public:

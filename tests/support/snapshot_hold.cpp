@@ -1,8 +1,5 @@
 // A kept snapshot and the pieces read from it (see snapshot_hold.hpp).
-#include "control/snapshot_hold.hpp"
-
-#include "common/errc.hpp"
-#include "common/log.hpp"
+#include "tests/support/snapshot_hold.hpp"
 
 namespace actorps {
 
@@ -16,20 +13,6 @@ std::vector<slice_ref> ranges_of(const std::vector<variable_slice>& slices) {
 }
 
 } // namespace
-
-caf::error snapshot_not_kept(uint64_t id) {
-  return caf::make_error(errc::protocol_error, cat("a read of save ", id, "'s snapshot, which the shard does not keep (no "
-                                                   "hold, dropped, or released by a later save's hold)"));
-}
-
-caf::error snapshot_slot_unknown(uint32_t which) {
-  return caf::make_error(errc::protocol_error, cat("a read of snapshot slot ", which, " (0: values, 1, 2: optimizer slots)"));
-}
-
-caf::error snapshot_range_not_held(uint32_t which, const slice_ref& range) {
-  return caf::make_error(errc::unknown_variable, cat("the kept snapshot holds no slot ", which, " range of variable ",
-                                                     range.variable, " at ", range.offset, " (", range.count, " values)"));
-}
 
 snapshot_piece snapshot_hold::hold(uint64_t id, shard_snapshot snap) {
   kept_.emplace(id, std::move(snap));
