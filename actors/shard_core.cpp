@@ -89,24 +89,23 @@ caf::expected<push_reply> shard_core::push(const push_request& req, time_point n
   return apply(req, now, nullptr);
 }
 
-caf::error shard_core::pull_in_place(const pull_request& req, const in_place_sender<pull_reply>& send) {
+template <class Reply, class Answer>
+caf::error shard_core::in_place(Answer answer, const in_place_sender<Reply>& send) {
   std::lock_guard<std::mutex> guard{mtx_};
   std::vector<store_view> views;
-  auto reply = read(req, &views);
+  caf::expected<Reply> reply = answer(&views);
   if (!reply)
     return std::move(reply.error());
   send(*reply, views);
   return caf::none;
 }
 
+caf::error shard_core::pull_in_place(const pull_request& req, const in_place_sender<pull_reply>& send) {
+  return in_place<pull_reply>([&](std::vector<store_view>* views) { return read(req, views); }, send);
+}
+
 caf::error shard_core::push_in_place(const push_request& req, time_point now, const in_place_sender<push_reply>& send) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  std::vector<store_view> views;
-  auto reply = apply(req, now, &views);
-  if (!reply)
-    return std::move(reply.error());
-  send(*reply, views);
-  return caf::none;
+  return in_place<push_reply>([&](std::vector<store_view>* views) { return apply(req, now, views); }, send);
 }
 
 shard_stats shard_core::stats(time_point now) {

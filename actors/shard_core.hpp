@@ -62,6 +62,9 @@ private:
   // pull and push with the lock held, counted and measured (views: see store_view).
   caf::expected<pull_reply> read(const pull_request& req, std::vector<store_view>* in_place);
   caf::expected<push_reply> apply(const push_request& req, time_point now, std::vector<store_view>* in_place);
+  // Under the lock: answer(&views) (read or apply), then send(reply, views) unless it failed.
+  template <class Reply, class Answer>
+  caf::error in_place(Answer answer, const in_place_sender<Reply>& send);
 
   std::mutex mtx_;
   uint32_t index_;

@@ -297,6 +297,22 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req, std::ve
   return out;
 }
 
+namespace {
+
+// Appends the n values of a range to out: left in place where `in_place` is given (the slice
+// empty, a view of it listed), else copied at precision p.
+void add_values(std::vector<variable_slice>& out, std::vector<store_view>* in_place, uint32_t variable,
+                uint32_t offset, const float* values, size_t n, wire_precision p = wire_precision::fp32) {
+  if (in_place) {
+    in_place->push_back({out.size(), values, n});
+    out.push_back({variable, offset, {}});
+  } else {
+    out.push_back({variable, offset, tensor_copy(values, n, p)});
+  }
+}
+
+} // namespace
+
 std::vector<variable_slice> parameter_store::gather(const std::vector<slice_ref>& ranges, const std::vector<size_t>& at,
                                                     std::vector<store_view>* in_place) const {
   std::vector<variable_slice> out;
@@ -305,13 +321,7 @@ std::vector<variable_slice> parameter_store::gather(const std::vector<slice_ref>
     auto& r = ranges[i];
     auto& p = parts_[at[i]];
     if (!r.by_rows()) {
-      const float* values = p.values.data() + (r.offset - p.offset);
-      if (in_place) {
-        in_place->push_back({out.size(), values, r.count});
-        out.push_back({r.variable, r.offset, {}});
-      } else {
-        out.push_back({r.variable, r.offset, tensor_copy(values, r.count)});
-      }
+      add_values(out, in_place, r.variable, r.offset, p.values.data() + (r.offset - p.offset), r.count);
       continue;
     }
     float_vector rows(r.count);
@@ -373,22 +383,17 @@ caf::expected<push_reply> parameter_store::push(const push_request& req, std::ve
     version_ = next;
   }
   auto out = push_reply::applied(version_, req.step + 1);
-  // (values left in place travel as they are: at fp32, whole)
+  // (values left in place travel as they are: at fp32, whole; copies are rounded as they are made)
   const bool viewed = in_place && req.reply_topk <= 0.0 && req.reply_precision == wire_precision::fp32;
+  const auto copied_at = req.reply_topk > 0.0 ? wire_precision::fp32 : req.reply_precision;
   if (req.return_values)
     for (size_t i = 0; i < req.grads.size(); ++i) {
       auto& g = req.grads[i];
       if (g.by_rows()) // (the worker's next batch names other rows: it pulls them)
         continue;
       auto& p = parts_[at[i]];
-      const float* values = p.values.data() + (g.offset - p.offset);
-      if (viewed) {
-        in_place->push_back({out.values.size(), values, g.data.values.size()});
-        out.values.push_back({g.variable, g.offset, {}});
-      } else {
-        const auto p = req.reply_topk > 0.0 ? wire_precision::fp32 : req.reply_precision; // (rounded as copied)
-        out.values.push_back({g.variable, g.offset, tensor_copy(values, g.data.values.size(), p)});
-      }
+      add_values(out.values, viewed ? in_place : nullptr, g.variable, g.offset, p.values.data() + (g.offset - p.offset),
+                 g.data.values.size(), copied_at);
     }
   if (req.reply_topk > 0.0)
     for (auto& slice : out.values)

@@ -34,7 +34,7 @@ void snapshot_overlay::before_write(size_t p, size_t a, const float* live, size_
     if (st.kept[b])
       continue;
     const size_t first = b * block, size = std::min(block, st.shape.floats - first);
-    auto copy = std::make_unique<float[]>(size);
+    std::unique_ptr<float[]> copy{new float[size]}; // (not zeroed: filled below)
     std::copy(live + first, live + first + size, copy.get());
     st.blocks.emplace(b, std::move(copy));
     st.kept[b] = true;
