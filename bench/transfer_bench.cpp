@@ -9,7 +9,8 @@
 // round) of the same 1 MiB of floats against a memcpy of it, on one thread.
 //   actorps-bench-transfer [seconds-per-measurement=3]   (BENCH_BYTES=N: N bytes each way instead;
 //   BENCH_ONLY=stream: the plain shard-over-the-stream rows and raw TCP alone, e.g. under perf;
-//   BENCH_ONLY=shm: the local-socket echo beside echoes through a shared mapping (issue 48's item 3);
+//   BENCH_ONLY=shm: the local-socket echo beside echoes through a shared mapping (issue 48's item 3),
+//   each with the CPU time a round costs both processes;
 //   BENCH_STREAM_MIN_BYTES=N: cluster.stream-min-bytes, below which tensors travel inside the messages)
 #include "actors/parameter_shard.hpp"
 #include "common/memory_policy.hpp"
@@ -36,6 +37,7 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +54,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace actorps;
@@ -197,11 +200,12 @@ double raw_echo(double seconds, bool local = false) {
 
 // Round trips per second of the same echo through a shared mapping instead of a socket (issue
 // 48's same-host path, measured before building it): each side copies its bytes into the mapping
-// and the other copies them out, `chunk` bytes at a time. A chunk is announced by a counter in the
+// and the other copies them out (or, without `copy_out`, reads them where they lie, as a shard
+// could apply a push), `chunk` bytes at a time. A chunk is announced by a counter in the
 // mapping; the reader either sleeps on a local socket pair until a byte says more came (what a
 // cluster's processes could afford) or, with `spin`, polls the counter (a core busy per waiting
 // reader: the upper bound).
-double shared_memory_echo(double seconds, size_t chunk, bool spin) {
+double shared_memory_echo(double seconds, size_t chunk, bool spin, bool copy_out = true) {
   struct alignas(64) counter { std::atomic<uint64_t> written{0}; };
   const size_t head = 2 * sizeof(counter);
   void* mem = ::mmap(nullptr, head + 2 * payload, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -233,7 +237,14 @@ double shared_memory_echo(double seconds, size_t chunk, bool spin) {
           return false;
       }
       const size_t upto = static_cast<size_t>(std::min<uint64_t>(w - s.total, payload));
-      std::memcpy(dst + o, s.ring + o, upto - o);
+      if (copy_out) {
+        std::memcpy(dst + o, s.ring + o, upto - o);
+      } else { // every cache line read once, in place
+        uint64_t sum = 0;
+        for (size_t i = o; i + sizeof(uint64_t) <= upto; i += 64)
+          sum += *reinterpret_cast<const uint64_t*>(s.ring + i);
+        std::memcpy(dst, &sum, sizeof sum);
+      }
       o = upto;
     }
     s.total += payload;
@@ -259,16 +270,35 @@ double shared_memory_echo(double seconds, size_t chunk, bool spin) {
   return rate;
 }
 
-// The shared-memory echoes beside the local socket's, one line each (BENCH_ONLY=shm).
+// CPU seconds of this process and of its children waited for, user and system.
+double cpu_seconds() {
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  rusage self{}, children{};
+  ::getrusage(RUSAGE_SELF, &self);
+  ::getrusage(RUSAGE_CHILDREN, &children);
+  return seconds(self.ru_utime) + seconds(self.ru_stime) + seconds(children.ru_utime) + seconds(children.ru_stime);
+}
+
+// The shared-memory echoes beside the local socket's, one line each with the CPU time a round
+// costs both processes together (BENCH_ONLY=shm).
 void shared_memory_rows(double seconds) {
-  const double local = raw_echo(seconds, true);
-  std::printf("%zu KiB each way, rounds/s: raw local-socket echo %.0f\n", payload / 1024, local);
+  auto measured = [seconds](auto echo) { // {rounds/s, CPU µs per round}
+    const double cpu0 = cpu_seconds();
+    const double rate = echo();
+    return std::pair<double, double>{rate, (cpu_seconds() - cpu0) / (rate * seconds) * 1e6};
+  };
+  const auto [local, local_cpu] = measured([&] { return raw_echo(seconds, true); });
+  std::printf("%zu KiB each way, rounds/s (CPU µs per round): raw local-socket echo %.0f (%.0f)\n", payload / 1024, local,
+              local_cpu);
   for (size_t chunk : {payload, size_t{65536}, size_t{16384}})
     for (bool spin : {false, true}) {
-      const double r = shared_memory_echo(seconds, chunk, spin);
-      std::printf("  shared mapping, %zu KiB chunks, reader %s: %.0f (%.2fx)\n", std::min(chunk, payload) / 1024,
-                  spin ? "polling (a core busy)" : "woken by a socket byte", r, r / local);
+      const auto [r, cpu] = measured([&] { return shared_memory_echo(seconds, chunk, spin); });
+      std::printf("  shared mapping, %zu KiB chunks, reader %s: %.0f (%.2fx) (%.0f)\n", std::min(chunk, payload) / 1024,
+                  spin ? "polling (a core busy)" : "woken by a socket byte", r, r / local, cpu);
     }
+  const auto [r, cpu] = measured([&] { return shared_memory_echo(seconds, payload, false, false); });
+  std::printf("  shared mapping, read in place by a reader woken by a socket byte: %.0f (%.2fx) (%.0f)\n", r, r / local,
+              cpu);
 }
 
 // Waits for the events of one stream on the bench's thread: the last transfer received, closing.
