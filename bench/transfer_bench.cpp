@@ -10,7 +10,7 @@
 //   actorps-bench-transfer [seconds-per-measurement=3]   (BENCH_BYTES=N: N bytes each way instead;
 //   BENCH_ONLY=stream: the plain shard-over-the-stream rows and raw TCP alone, e.g. under perf;
 //   BENCH_ONLY=shm: the local-socket echo beside echoes through a shared mapping (issue 48's item 3),
-//   each with the CPU time a round costs both processes;
+//   each with the CPU time a round costs both processes, and a step's exchange modelled both ways;
 //   BENCH_STREAM_MIN_BYTES=N: cluster.stream-min-bytes, below which tensors travel inside the messages)
 #include "actors/parameter_shard.hpp"
 #include "common/memory_policy.hpp"
@@ -270,6 +270,62 @@ double shared_memory_echo(double seconds, size_t chunk, bool spin, bool copy_out
   return rate;
 }
 
+// A step's exchange with one shard, both ways, modelled in two processes with the costs every
+// design pays: the worker's backward writes its gradients, the shard applies them to its store
+// (w -= lr * g) and the worker takes the store's values into its model. `shared`: the gradients
+// and the store lie in a mapping both processes share, read where they lie (each side woken by a
+// byte on a socket pair); else over a local socket with a same-host stream's buffers, the kernel
+// copying the gradients and the values in and out. Rounds per second.
+double exchange_round(double seconds, bool shared) {
+  const size_t n = payload / sizeof(float);
+  void* mem = ::mmap(nullptr, 2 * payload, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  int fds[2];
+  if (mem == MAP_FAILED || ::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
+    return 0;
+  for (int fd : fds)
+    widen_local_buffers(fd);
+  float* shared_grads = static_cast<float*>(mem);
+  float* shared_store = shared_grads + n;
+  pid_t child = ::fork();
+  if (child == 0) { // the shard
+    ::close(fds[0]);
+    std::vector<float> own_store(n, 0.5f), grads(n);
+    float* store = shared ? shared_store : own_store.data();
+    std::fill(store, store + n, 0.5f);
+    char bell = 0;
+    for (;;) {
+      if (shared ? ::recv(fds[1], &bell, 1, 0) != 1 : !full_io(fds[1], reinterpret_cast<char*>(grads.data()), payload, false))
+        break;
+      const float* g = shared ? shared_grads : grads.data();
+      for (size_t i = 0; i < n; ++i)
+        store[i] -= 1e-6f * g[i];
+      if (shared ? ::send(fds[1], &bell, 1, MSG_NOSIGNAL) != 1 : !full_io(fds[1], reinterpret_cast<char*>(store), payload, true))
+        break;
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::vector<float> own_grads(n), reply(n), model(n);
+  float* grads = shared ? shared_grads : own_grads.data();
+  float step = 0;
+  double rate = rounds_per_second(seconds, [&] {
+    step += 1;
+    for (size_t i = 0; i < n; ++i) // (the backward pass's last write of the gradients)
+      grads[i] = step * 1e-3f;
+    char bell = 0;
+    if (shared ? ::send(fds[0], &bell, 1, MSG_NOSIGNAL) != 1 : !full_io(fds[0], reinterpret_cast<char*>(grads), payload, true))
+      return false;
+    if (shared ? ::recv(fds[0], &bell, 1, 0) != 1 : !full_io(fds[0], reinterpret_cast<char*>(reply.data()), payload, false))
+      return false;
+    std::memcpy(model.data(), shared ? shared_store : reply.data(), payload); // (the values into the model)
+    return true;
+  });
+  ::close(fds[0]);
+  ::waitpid(child, nullptr, 0);
+  ::munmap(mem, 2 * payload);
+  return rate;
+}
+
 // CPU seconds of this process and of its children waited for, user and system.
 double cpu_seconds() {
   auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
@@ -299,6 +355,12 @@ void shared_memory_rows(double seconds) {
   const auto [r, cpu] = measured([&] { return shared_memory_echo(seconds, payload, false, false); });
   std::printf("  shared mapping, read in place by a reader woken by a socket byte: %.0f (%.2fx) (%.0f)\n", r, r / local,
               cpu);
+  const auto [sock, sock_cpu] = measured([&] { return exchange_round(seconds, false); });
+  const auto [map, map_cpu] = measured([&] { return exchange_round(seconds, true); });
+  std::printf("a step's exchange (gradients written, applied to the store, values copied into the model), rounds/s (CPU "
+              "µs per round):\n  over the local socket %.0f (%.0f); gradients and store in a shared mapping %.0f (%.0f): "
+              "%.2fx the rounds, %.2fx the CPU\n",
+              sock, sock_cpu, map, map_cpu, map / sock, map_cpu / sock_cpu);
 }
 
 // Waits for the events of one stream on the bench's thread: the last transfer received, closing.
