@@ -8,7 +8,7 @@
 #     one every 5 epochs, the same for both sides;
 #  2. the wire and the memory: 4 ps x 2 workers, one epoch, tables of 2^20 and 2^26 rows x 16
 #     (4 GiB): tensor bytes each way per worker step (summary.json) and every node's peak RSS
-#     (VmHWM, read each second while the cluster runs); 2^26 again with the kept models saved
+#     (VmHWM, read every 0.2 s while the cluster runs); 2^26 again with the kept models saved
 #     (train.save-model = both: the chief writes the table as it reads it a chunk at a time);
 #  3. the rows asked back with the pushes (cluster.rows-with-push, the default) against the rows
 #     pulled before each step: 1 ps x 2 workers, 2^20 x 32, 6 x EPOCHS epochs evaluated every
@@ -44,7 +44,7 @@ watch() {
          [[ -n "$h" ]] && echo "$node $h" >> "$tmp/$1.rss"
        done < "$tmp/runs/$1/pids"
      fi
-     sleep 1
+     sleep 0.2
    done) &
   watcher=$!
 }
