@@ -286,38 +286,41 @@ double exchange_round(double seconds, bool shared) {
     widen_local_buffers(fd);
   float* shared_grads = static_cast<float*>(mem);
   float* shared_store = shared_grads + n;
+  // Hands the turn to the other side: the data itself over the socket, or (shared) a byte saying
+  // it lies in the mapping.
+  auto hand = [shared](int fd, float* data, bool write) {
+    char bell = 0;
+    if (shared)
+      return write ? ::send(fd, &bell, 1, MSG_NOSIGNAL) == 1 : ::recv(fd, &bell, 1, 0) == 1;
+    return full_io(fd, reinterpret_cast<char*>(data), payload, write);
+  };
   pid_t child = ::fork();
   if (child == 0) { // the shard
     ::close(fds[0]);
-    std::vector<float> own_store(n, 0.5f), grads(n);
+    std::vector<float> own_store(shared ? 0 : n), grads(shared ? 0 : n);
     float* store = shared ? shared_store : own_store.data();
+    const float* g = shared ? shared_grads : grads.data();
     std::fill(store, store + n, 0.5f);
-    char bell = 0;
-    for (;;) {
-      if (shared ? ::recv(fds[1], &bell, 1, 0) != 1 : !full_io(fds[1], reinterpret_cast<char*>(grads.data()), payload, false))
-        break;
-      const float* g = shared ? shared_grads : grads.data();
+    while (hand(fds[1], grads.data(), false)) {
       for (size_t i = 0; i < n; ++i)
         store[i] -= 1e-6f * g[i];
-      if (shared ? ::send(fds[1], &bell, 1, MSG_NOSIGNAL) != 1 : !full_io(fds[1], reinterpret_cast<char*>(store), payload, true))
+      if (!hand(fds[1], store, true))
         break;
     }
     ::_exit(0);
   }
   ::close(fds[1]);
-  std::vector<float> own_grads(n), reply(n), model(n);
+  std::vector<float> own_grads(shared ? 0 : n), reply(shared ? 0 : n), model(n);
   float* grads = shared ? shared_grads : own_grads.data();
+  const float* values = shared ? shared_store : reply.data();
   float step = 0;
   double rate = rounds_per_second(seconds, [&] {
     step += 1;
     for (size_t i = 0; i < n; ++i) // (the backward pass's last write of the gradients)
       grads[i] = step * 1e-3f;
-    char bell = 0;
-    if (shared ? ::send(fds[0], &bell, 1, MSG_NOSIGNAL) != 1 : !full_io(fds[0], reinterpret_cast<char*>(grads), payload, true))
+    if (!hand(fds[0], grads, true) || !hand(fds[0], reply.data(), false))
       return false;
-    if (shared ? ::recv(fds[0], &bell, 1, 0) != 1 : !full_io(fds[0], reinterpret_cast<char*>(reply.data()), payload, false))
-      return false;
-    std::memcpy(model.data(), shared ? shared_store : reply.data(), payload); // (the values into the model)
+    std::memcpy(model.data(), values, payload); // (the values into the model)
     return true;
   });
   ::close(fds[0]);
