@@ -1,8 +1,10 @@
-// The CUDA backend: cuBLAS sgemm and the kernels of gpu/*.cu, queued on one stream per backend.
+// The CUDA backend: cuBLAS sgemm and the kernels of gpu/*.cu, queued on one stream per backend;
+// host data crosses on a second (copy) stream through pinned staging (compute/staging_ring.hpp).
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "compute/memory_arena.hpp"
 #include "compute/op_errors.hpp"
+#include "compute/staging_ring.hpp"
 #include "gpu/batch_norm.cuh"
 #include "gpu/bias.cuh"
 #include "gpu/cublas_library.hpp"
@@ -16,9 +18,12 @@
 #include "gpu/window_ops.cuh"
 
 #include <algorithm>
+#include <cstring>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace actorps {
 
@@ -37,6 +42,12 @@ caf::expected<int> cuda_device_count() {
 namespace {
 
 using gpu::to_error;
+
+// Page-locked host memory the copies go through: the device reads and writes it at the bus's
+// speed (pageable memory is copied through the driver's own staging, and each copy blocks the
+// host), and a copy of more than a quarter of it goes in pieces, the next written while the one
+// before it travels.
+constexpr size_t pinned_staging_bytes = size_t{8} << 20;
 
 class cuda_backend final : public backend {
 public:
@@ -68,6 +79,8 @@ public:
     if (auto err = to_error(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
                             "cudaStreamCreate"))
       return err;
+    if (auto err = init_staging())
+      return err;
     auto blas = gpu::load_cublas(); // (the first backend of the process loads it)
     if (!blas)
       return std::move(blas.error());
@@ -81,6 +94,19 @@ public:
   }
 
   ~cuda_backend() override {
+    if (copy_stream_ != nullptr)
+      cudaStreamSynchronize(copy_stream_);
+    for (auto& [ticket, ev] : in_flight_)
+      cudaEventDestroy(ev);
+    for (auto ev : spare_events_)
+      cudaEventDestroy(ev);
+    for (auto ev : {compute_mark_, copy_mark_})
+      if (ev != nullptr)
+        cudaEventDestroy(ev);
+    if (pinned_ != nullptr)
+      cudaFreeHost(pinned_);
+    if (copy_stream_ != nullptr)
+      cudaStreamDestroy(copy_stream_);
     scratch_ = buffer{};
     if (block_ != nullptr)
       cudaFree(block_);
@@ -134,14 +160,68 @@ public:
   }
 
   void upload(const float* host, size_t n, float* dst) override {
-    // Synchronous with respect to the host buffer: the caller may reuse it on return.
-    ACTORPS_CUDA_CHECK(cudaMemcpyAsync(dst, host, n * sizeof(float), cudaMemcpyHostToDevice, stream_));
-    ACTORPS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (!ring_) { // (no pinned staging: the driver copies from pageable memory, the host waiting)
+      ACTORPS_CUDA_CHECK(cudaMemcpyAsync(dst, host, n * sizeof(float), cudaMemcpyHostToDevice, stream_));
+      ACTORPS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      return;
+    }
+    // The host buffer is free on return (its bytes are in the staging); the copy waits for the
+    // work queued before it (which may still read dst), and the work queued after it waits for
+    // the copy. The host goes on meanwhile.
+    copy_after_compute();
+    const auto* from = reinterpret_cast<const char*>(host);
+    auto* to = reinterpret_cast<char*>(dst);
+    for (size_t left = n * sizeof(float); left > 0;) {
+      const size_t piece = std::min(left, ring_->chunk());
+      const auto at = room_for(piece);
+      std::memcpy(pinned_ + at.offset, from, piece);
+      ACTORPS_CUDA_CHECK(cudaMemcpyAsync(to, pinned_ + at.offset, piece, cudaMemcpyHostToDevice, copy_stream_));
+      sent(at.ticket);
+      from += piece;
+      to += piece;
+      left -= piece;
+    }
+    ACTORPS_CUDA_CHECK(cudaEventRecord(copy_mark_, copy_stream_));
+    ACTORPS_CUDA_CHECK(cudaStreamWaitEvent(stream_, copy_mark_, 0));
   }
 
   caf::error download(const float* src, size_t n, float* host) override {
-    ACTORPS_CUDA_CHECK(cudaMemcpyAsync(host, src, n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
-    return sync();
+    if (!ring_) {
+      ACTORPS_CUDA_CHECK(cudaMemcpyAsync(host, src, n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+      return sync();
+    }
+    // In pieces through the staging, after the work queued before it; each piece is copied out
+    // once its ticket is done, while the later pieces travel.
+    copy_after_compute();
+    struct arriving {
+      uint64_t ticket;
+      size_t offset;
+      char* to;
+      size_t bytes;
+    };
+    std::deque<arriving> pieces;
+    auto land = [&](uint64_t upto) { // waits for ticket upto; copies out every piece up to it
+      wait_for(upto);
+      while (!pieces.empty() && pieces.front().ticket <= upto) {
+        std::memcpy(pieces.front().to, pinned_ + pieces.front().offset, pieces.front().bytes);
+        pieces.pop_front();
+      }
+    };
+    const auto* from = reinterpret_cast<const char*>(src);
+    auto* to = reinterpret_cast<char*>(host);
+    for (size_t left = n * sizeof(float); left > 0;) {
+      const size_t piece = std::min(left, ring_->chunk());
+      const auto at = room_for(piece, [&](uint64_t ticket) { land(ticket); });
+      ACTORPS_CUDA_CHECK(cudaMemcpyAsync(pinned_ + at.offset, from, piece, cudaMemcpyDeviceToHost, copy_stream_));
+      sent(at.ticket);
+      pieces.push_back({at.ticket, at.offset, to, piece});
+      from += piece;
+      to += piece;
+      left -= piece;
+    }
+    if (!pieces.empty())
+      land(pieces.back().ticket);
+    return errors_.take();
   }
 
   void copy(const float* src, size_t n, float* dst) override {
@@ -150,6 +230,10 @@ public:
 
   caf::error sync() override {
     ACTORPS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (copy_stream_ != nullptr) { // (every copy has joined the compute stream; its tickets are done)
+      ACTORPS_CUDA_CHECK(cudaStreamSynchronize(copy_stream_));
+      retire(ring_ ? ring_->last_ticket() : 0);
+    }
     return errors_.take();
   }
 
@@ -326,6 +410,98 @@ public:
   }
 
 private:
+  // The copy stream and the pinned staging (a device without room for them: an error).
+  caf::error init_staging() {
+    if (auto err = to_error(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "cudaStreamCreate (copies)"))
+      return err;
+    for (auto* ev : {&compute_mark_, &copy_mark_})
+      if (auto err = to_error(cudaEventCreateWithFlags(ev, cudaEventDisableTiming), "cudaEventCreate"))
+        return err;
+    void* p = nullptr;
+    if (auto err = to_error(cudaHostAlloc(&p, pinned_staging_bytes, cudaHostAllocDefault), "cudaHostAlloc")) {
+      log_line(name(), cat("no pinned host memory for copies (", describe(err), "): they go from pageable memory"));
+      return caf::none;
+    }
+    pinned_ = static_cast<char*>(p);
+    ring_.emplace(pinned_staging_bytes);
+    return caf::none;
+  }
+
+  // The copy stream waits for the work queued on the compute stream so far.
+  void copy_after_compute() {
+    ACTORPS_CUDA_CHECK(cudaEventRecord(compute_mark_, stream_));
+    ACTORPS_CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, compute_mark_, 0));
+  }
+
+  // Room for `bytes` in the staging; while it is full, the oldest copy is waited for and
+  // `landed(ticket)` told (a download copies its pieces up to that ticket out before their room
+  // is taken again).
+  template <class Landed>
+  staging_ring::answer room_for(size_t bytes, Landed landed) {
+    for (;;) {
+      auto a = ring_->take(bytes);
+      if (a.what == staging_ring::answer::kind::fits)
+        return a;
+      landed(a.ticket);
+    }
+  }
+
+  // The same for an upload: the copies already completed give their room back first.
+  staging_ring::answer room_for(size_t bytes) {
+    retire_completed();
+    return room_for(bytes, [this](uint64_t ticket) { wait_for(ticket); });
+  }
+
+  // Marks ticket's copy, just queued on the copy stream, with an event.
+  void sent(uint64_t ticket) {
+    cudaEvent_t ev = nullptr;
+    if (!spare_events_.empty()) {
+      ev = spare_events_.back();
+      spare_events_.pop_back();
+    } else if (auto err = to_error(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreate")) {
+      errors_.record(std::move(err));
+      ACTORPS_CUDA_CHECK(cudaStreamSynchronize(copy_stream_)); // (no event: the copy is waited for now)
+      return retire(ticket);
+    }
+    ACTORPS_CUDA_CHECK(cudaEventRecord(ev, copy_stream_));
+    in_flight_.emplace_back(ticket, ev);
+  }
+
+  // Waits until ticket's copy (and every older one) completed.
+  void wait_for(uint64_t ticket) {
+    for (auto& [t, ev] : in_flight_) {
+      if (t > ticket) // (retired already)
+        break;
+      if (t == ticket) {
+        ACTORPS_CUDA_CHECK(cudaEventSynchronize(ev));
+        break;
+      }
+    }
+    retire(ticket);
+  }
+
+  // The copies whose events have completed give their staging back (without waiting).
+  void retire_completed() {
+    uint64_t upto = 0;
+    for (auto& [t, ev] : in_flight_) {
+      if (cudaEventQuery(ev) != cudaSuccess)
+        break;
+      upto = t;
+    }
+    if (upto > 0)
+      retire(upto);
+  }
+
+  // Tickets up to `ticket` are done: their staging is free, their events spare.
+  void retire(uint64_t ticket) {
+    while (!in_flight_.empty() && in_flight_.front().first <= ticket) {
+      spare_events_.push_back(in_flight_.front().second);
+      in_flight_.pop_front();
+    }
+    if (ring_)
+      ring_->done(ticket);
+  }
+
   // Returns device scratch space for n doubles (the scratch_for floats, twice as many).
   double* double_scratch(size_t n) {
     return reinterpret_cast<double*>(scratch_for(2 * n));
@@ -360,6 +536,13 @@ private:
   std::optional<memory_arena> arena_; // fraction: who holds which part of block_
   memory_meter meter_;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t copy_stream_ = nullptr; // host <-> device copies, through pinned_
+  cudaEvent_t compute_mark_ = nullptr; // the copy stream waits for the compute stream's work so far
+  cudaEvent_t copy_mark_ = nullptr;    // the compute stream waits for an upload's last piece
+  char* pinned_ = nullptr;             // pinned_staging_bytes of page-locked host memory
+  std::optional<staging_ring> ring_;   // who holds which part of pinned_ (none: pageable copies)
+  std::deque<std::pair<uint64_t, cudaEvent_t>> in_flight_; // a ticket's copy, oldest first
+  std::vector<cudaEvent_t> spare_events_;
   const gpu::cublas_functions* cublas_ = nullptr; // (set before blas_)
   cublasHandle_t blas_ = nullptr;
   buffer scratch_;

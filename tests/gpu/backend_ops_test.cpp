@@ -338,6 +338,29 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(batch_norm_moments_forward_and_backward, Device, d
   }
 }
 
+// The CUDA backend's copies go through 8 MiB of pinned staging on their own stream, in pieces
+// of 2 MiB: a 12 MiB upload waits for the staging to come back, an upload into a buffer that
+// queued ops still read waits for them, the ops after it see its values, and the host buffer is
+// free when upload returns.
+BOOST_AUTO_TEST_CASE_TEMPLATE(copies_in_pieces_keep_their_order_with_the_ops, Device, devices) {
+  compare_fixture<Device> f;
+  if (!f.other)
+    return;
+  const size_t big = (size_t{3} << 20) + 77;
+  values in = {random_values(big, 8), random_values(big, 9)};
+  const auto host = random_values(big, 10);
+  f.compare("uploads and downloads in pieces", in, [&](backend& be, std::vector<buffer>& b) {
+    be.scale(big, 0.5f, b[0].data());
+    be.axpy(big, 1.0f, b[0].data(), b[1].data()); // (reads b[0] before the upload below replaces it)
+    std::vector<float> h = host;
+    be.upload(h.data(), big, b[0].data());
+    std::fill(h.begin(), h.end(), 7.0f); // (the upload's bytes were taken)
+    be.axpy(big, -2.0f, b[0].data(), b[1].data());
+    be.upload(h.data() + 5, 1000, b[0].data() + 11);
+    be.scale(2000, 3.0f, b[0].data());
+  });
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(reference_and_cnn_steps_match_cpu, Device, devices) {
   compare_fixture<Device> f;
   if (!f.other)
