@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU checks and figures, for a machine with an NVIDIA GPU, side by side in one run:
 #  1. the GPU test module (every backend op against the CPU backend, device selection);
-#  2. the single-process trainer on the GPU, reference MLP and cnn preset, batch 50;
+#  2. the single-process trainer on the GPU, reference MLP and cnn preset, batch 50, its copies through
+#     pinned staging (the default) and from pageable memory (compute.pinned-copies = false);
 #  3. async clusters of 1 shard x 1 GPU worker and 1 shard x 2 GPU workers (both on the one GPU)
 #     against the single GPU process, same steps, reference MLP and cnn preset, each also with
 #     overlapped steps (cluster.overlap-steps = 1), printed as ratios with each run's GPU memory peak.
@@ -35,6 +36,9 @@ for model in reference cnn; do
   "$bin/actorps-train" "${common[@]}" --train.run-dir="\"$tmp\"" --train.name='"single"' > "$tmp/single-$model.log" 2>&1 \
     || { echo "gpu_bench: the single $model run failed:"; tail -n 5 "$tmp/single-$model.log"; }
   mv "$tmp/single" "$tmp/single-$model" 2> /dev/null
+  "$bin/actorps-train" "${common[@]}" --compute.pinned-copies=false --train.run-dir="\"$tmp\"" --train.name='"pageable"' \
+    > "$tmp/pageable-$model.log" 2>&1 || { echo "gpu_bench: the pageable $model run failed:"; tail -n 5 "$tmp/pageable-$model.log"; }
+  mv "$tmp/pageable" "$tmp/pageable-$model" 2> /dev/null
   for workers in 1 2; do
     for overlap in 0 1; do
       run=$([[ $overlap == 1 ]] && echo o || echo c)$workers
@@ -44,7 +48,7 @@ for model in reference cnn; do
     done
   done
   grep -h -i -E "device|gpu|cuda" "$tmp/single-$model.log" | head -n 3
-  for run in single c1 c2 o1 o2; do # (o: overlapped steps)
+  for run in single pageable c1 c2 o1 o2; do # (o: overlapped steps)
     s="$tmp/$run-$model/summary.json"
     eps[$run-$model]=$(field "$s" examples_per_second 2> /dev/null || echo 0)
     printf '  %-8s %10.0f examples/s  final test accuracy %s  GPU memory peak %s bytes\n' "$run" "${eps[$run-$model]}" \
@@ -53,6 +57,8 @@ for model in reference cnn; do
 done
 echo "== goals"
 for model in reference cnn; do
+  python3 -c "import sys; p, q = map(float, sys.argv[1:3]); print(f'  {sys.argv[3]:9} one GPU process, copies through pinned staging / from pageable memory: {p / q if q else 0:.2f}x')" \
+    "${eps[single-$model]}" "${eps[pageable-$model]}" "$model"
   python3 -c "import sys; s, c1, c2, o1, o2 = map(float, sys.argv[1:6]); r = lambda c: c / s if s else 0; print(f'  {sys.argv[6]:9} / one GPU process: 1 shard x 1 GPU worker {r(c1):.2f}x, overlapped {r(o1):.2f}x (goal >= 0.9x); 1 shard x 2 GPU workers {r(c2):.2f}x, overlapped {r(o2):.2f}x (goal >= 0.8x)')" \
     "${eps[single-$model]}" "${eps[c1-$model]}" "${eps[c2-$model]}" "${eps[o1-$model]}" "${eps[o2-$model]}" "$model"
 done

@@ -105,6 +105,7 @@ void declare_train_options(strict_config& cfg, option_values& v) {
     .add(v.devices, "devices", "towers: one per device, e.g. [\"gpu:0\", \"gpu:1\"] or [\"cpu:0\", \"cpu:1\"] (empty: one device, compute.device)")
     .add(v.soft_placement, "soft-placement", "an op without a kernel on the device runs on the CPU (false: an error)")
     .add(v.gpu_memory, "gpu-memory", "grow (each buffer when needed) or fraction:F (F of each GPU reserved at start)")
+    .add(v.pinned_copies, "pinned-copies", "a GPU's host copies through pinned staging on a copy stream (false: from pageable memory, waiting)")
     .add(v.threads, "threads", "OpenBLAS threads of the CPU backend");
 }
 
@@ -406,6 +407,7 @@ caf::expected<train_settings> validate(const option_values& v) {
   s.device.mode = *mode;
   s.device.gpu_index = v.gpu_index;
   s.device.gpu_memory = *gpu_memory;
+  s.device.pinned_copies = v.pinned_copies;
   s.device.soft_placement = v.soft_placement;
   s.device.cpu_threads = v.threads;
   for (auto& text : v.devices) {

@@ -95,6 +95,7 @@ struct option_values {
   std::string device = "auto";
   int gpu_index = 0;
   std::string gpu_memory = "grow";
+  bool pinned_copies = true;
   bool soft_placement = true;
   int threads = 1;
 };

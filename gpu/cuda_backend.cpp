@@ -79,7 +79,7 @@ public:
     if (auto err = to_error(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
                             "cudaStreamCreate"))
       return err;
-    if (auto err = init_staging())
+    if (auto err = init_staging(opts.pinned_copies))
       return err;
     auto blas = gpu::load_cublas(); // (the first backend of the process loads it)
     if (!blas)
@@ -410,8 +410,11 @@ public:
   }
 
 private:
-  // The copy stream and the pinned staging (a device without room for them: an error).
-  caf::error init_staging() {
+  // The copy stream and the pinned staging (a device without room for them: an error), unless
+  // compute.pinned-copies is off.
+  caf::error init_staging(bool pinned) {
+    if (!pinned)
+      return caf::none;
     if (auto err = to_error(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "cudaStreamCreate (copies)"))
       return err;
     for (auto* ev : {&compute_mark_, &copy_mark_})

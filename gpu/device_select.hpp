@@ -53,6 +53,7 @@ struct device_options {
   device_mode mode = device_mode::auto_select;
   int gpu_index = 0;               ///< CUDA device ordinal
   gpu_memory_policy gpu_memory;    ///< compute.gpu-memory
+  bool pinned_copies = true;       ///< compute.pinned-copies: host copies through pinned staging on a copy stream
   bool soft_placement = true;      ///< an op without a kernel on the device runs on the CPU (else an error)
   int cpu_threads = 1;             ///< OpenBLAS threads of the CPU backend
   std::vector<device_name> devices; ///< compute.devices: a tower per device (empty: one device as above)
