@@ -48,6 +48,8 @@ using gpu::to_error;
 // host), and a copy of more than a quarter of it goes in pieces, the next written while the one
 // before it travels.
 constexpr size_t pinned_staging_bytes = size_t{8} << 20;
+// Copies in flight that each have an event of their own (more: the oldest is waited for).
+constexpr size_t staging_events = 64;
 
 class cuda_backend final : public backend {
 public:
@@ -99,7 +101,8 @@ public:
     for (auto& [ticket, ev] : in_flight_)
       cudaEventDestroy(ev);
     for (auto ev : spare_events_)
-      cudaEventDestroy(ev);
+      if (ev != nullptr)
+        cudaEventDestroy(ev);
     for (auto ev : {compute_mark_, copy_mark_})
       if (ev != nullptr)
         cudaEventDestroy(ev);
@@ -417,11 +420,16 @@ private:
       return caf::none;
     if (auto err = to_error(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), "cudaStreamCreate (copies)"))
       return err;
+    // (every event now, on this backend's device: a copy's thread may have another one current)
+    spare_events_.resize(staging_events);
     for (auto* ev : {&compute_mark_, &copy_mark_})
       if (auto err = to_error(cudaEventCreateWithFlags(ev, cudaEventDisableTiming), "cudaEventCreate"))
         return err;
+    for (auto& ev : spare_events_)
+      if (auto err = to_error(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreate"))
+        return err;
     void* p = nullptr;
-    if (auto err = to_error(cudaHostAlloc(&p, pinned_staging_bytes, cudaHostAllocDefault), "cudaHostAlloc")) {
+    if (auto err = to_error(cudaHostAlloc(&p, pinned_staging_bytes, cudaHostAllocPortable), "cudaHostAlloc")) {
       log_line(name(), cat("no pinned host memory for copies (", describe(err), "): they go from pageable memory"));
       return caf::none;
     }
@@ -455,17 +463,17 @@ private:
     return room_for(bytes, [this](uint64_t ticket) { wait_for(ticket); });
   }
 
-  // Marks ticket's copy, just queued on the copy stream, with an event.
+  // Marks ticket's copy, just queued on the copy stream, with an event. Every event marking a
+  // copy in flight: the oldest is waited for and marks this one (its ticket's room stays taken
+  // until retire() reaches it: a download copies it out first).
   void sent(uint64_t ticket) {
-    cudaEvent_t ev = nullptr;
-    if (!spare_events_.empty()) {
-      ev = spare_events_.back();
-      spare_events_.pop_back();
-    } else if (auto err = to_error(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreate")) {
-      errors_.record(std::move(err));
-      ACTORPS_CUDA_CHECK(cudaStreamSynchronize(copy_stream_)); // (no event: the copy is waited for now)
-      return retire(ticket);
+    if (spare_events_.empty()) {
+      ACTORPS_CUDA_CHECK(cudaEventSynchronize(in_flight_.front().second));
+      spare_events_.push_back(in_flight_.front().second);
+      in_flight_.pop_front();
     }
+    cudaEvent_t ev = spare_events_.back();
+    spare_events_.pop_back();
     ACTORPS_CUDA_CHECK(cudaEventRecord(ev, copy_stream_));
     in_flight_.emplace_back(ticket, ev);
   }
