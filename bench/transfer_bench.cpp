@@ -280,13 +280,16 @@ double shared_memory_echo(double seconds, size_t chunk, bool spin, bool copy_out
 // gradients out of the worker's memory and writes the values into the worker's reply buffer
 // (process_vm_readv / process_vm_writev: one kernel copy each way instead of two), each side
 // woken by a byte; `shared_grads`: the gradients in the shared mapping, read where they lie, the
-// values back over the socket. Rounds per second (0: the mode is not allowed here).
-enum class exchange_mode { socket, shared, cross, shared_grads };
+// values back over the socket; `shared_store`: the gradients over the socket, the store in the
+// mapping, its values copied out into a reply buffer (as a link would hand them on) and from
+// there into the model. Rounds per second (0: the mode is not allowed here).
+enum class exchange_mode { socket, shared, cross, shared_grads, shared_store };
 
 double exchange_round(double seconds, exchange_mode mode) {
   const size_t n = payload / sizeof(float);
   const bool shared = mode == exchange_mode::shared;
   const bool grads_shared = shared || mode == exchange_mode::shared_grads;
+  const bool store_shared = shared || mode == exchange_mode::shared_store;
   void* mem = ::mmap(nullptr, 2 * payload, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   int fds[2];
   if (mem == MAP_FAILED || ::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
@@ -297,14 +300,15 @@ double exchange_round(double seconds, exchange_mode mode) {
   float* shared_store = shared_grads + n;
   // The worker's buffers, made before the fork: the shard knows their addresses (cross).
   std::vector<float> own_grads(grads_shared ? 0 : n), reply(shared ? 0 : n), model(n);
+  const bool bell_grads = mode == exchange_mode::shared_grads, bell_values = mode == exchange_mode::shared_store;
   const pid_t worker = ::getpid();
   // Hands the turn to the other side: the data itself over the socket, or a byte saying it lies
   // in the mapping or in place.
   auto hand = [mode](int fd, float* data, bool write) {
     char bell = 0;
-    if (mode == exchange_mode::shared_grads && data == nullptr) // (the gradients: in the mapping)
+    if ((mode == exchange_mode::shared_grads || mode == exchange_mode::shared_store) && data == nullptr) // (in the mapping)
       return write ? ::send(fd, &bell, 1, MSG_NOSIGNAL) == 1 : ::recv(fd, &bell, 1, 0) == 1;
-    if (mode != exchange_mode::socket && mode != exchange_mode::shared_grads)
+    if (mode == exchange_mode::shared || mode == exchange_mode::cross)
       return write ? ::send(fd, &bell, 1, MSG_NOSIGNAL) == 1 : ::recv(fd, &bell, 1, 0) == 1;
     return full_io(fd, reinterpret_cast<char*>(data), payload, write);
   };
@@ -318,8 +322,8 @@ double exchange_round(double seconds, exchange_mode mode) {
   pid_t child = ::fork();
   if (child == 0) { // the shard
     ::close(fds[0]);
-    std::vector<float> own_store(shared ? 0 : n), grads(grads_shared ? 0 : n);
-    float* store = shared ? shared_store : own_store.data();
+    std::vector<float> own_store(store_shared ? 0 : n), grads(grads_shared ? 0 : n);
+    float* store = store_shared ? shared_store : own_store.data();
     const float* g = grads_shared ? shared_grads : grads.data();
     std::fill(store, store + n, 0.5f);
     while (hand(fds[1], grads_shared ? nullptr : grads.data(), false)) {
@@ -329,7 +333,7 @@ double exchange_round(double seconds, exchange_mode mode) {
         store[i] -= 1e-6f * g[i];
       if (mode == exchange_mode::cross && !cross(store, reply.data(), true))
         break;
-      if (!hand(fds[1], store, true))
+      if (!hand(fds[1], bell_values ? nullptr : store, true))
         break;
     }
     ::_exit(0);
@@ -342,8 +346,10 @@ double exchange_round(double seconds, exchange_mode mode) {
     step += 1;
     for (size_t i = 0; i < n; ++i) // (the backward pass's last write of the gradients)
       grads[i] = step * 1e-3f;
-    if (!hand(fds[0], mode == exchange_mode::shared_grads ? nullptr : grads, true) || !hand(fds[0], reply.data(), false))
+    if (!hand(fds[0], bell_grads ? nullptr : grads, true) || !hand(fds[0], bell_values ? nullptr : reply.data(), false))
       return false;
+    if (bell_values) // (a link copying the values out of the mapping into the reply it hands on)
+      std::memcpy(reply.data(), shared_store, payload);
     std::memcpy(model.data(), values, payload); // (the values into the model)
     return true;
   });
@@ -386,6 +392,7 @@ void shared_memory_rows(double seconds) {
   const auto [map, map_cpu] = measured([&] { return exchange_round(seconds, exchange_mode::shared); });
   const auto [cma, cma_cpu] = measured([&] { return exchange_round(seconds, exchange_mode::cross); });
   const auto [half, half_cpu] = measured([&] { return exchange_round(seconds, exchange_mode::shared_grads); });
+  const auto [store, store_cpu] = measured([&] { return exchange_round(seconds, exchange_mode::shared_store); });
   std::printf("a step's exchange (gradients written, applied to the store, values copied into the model), rounds/s (CPU "
               "µs per round):\n  over the local socket %.0f (%.0f); gradients and store in a shared mapping %.0f (%.0f): "
               "%.2fx the rounds, %.2fx the CPU\n",
@@ -395,6 +402,9 @@ void shared_memory_rows(double seconds) {
               cma, cma_cpu, cma / sock, cma_cpu / sock_cpu);
   std::printf("  the gradients alone in the shared mapping, read where they lie, the values over the socket %.0f (%.0f): "
               "%.2fx the rounds, %.2fx the CPU\n", half, half_cpu, half / sock, half_cpu / sock_cpu);
+  std::printf("  the store alone in the shared mapping, its values copied out into a reply and then into the model, the "
+              "gradients over the socket %.0f (%.0f): %.2fx the rounds, %.2fx the CPU\n",
+              store, store_cpu, store / sock, store_cpu / sock_cpu);
 }
 
 // Waits for the events of one stream on the bench's thread: the last transfer received, closing.
