@@ -96,6 +96,7 @@ public:
   }
 
   ~cuda_backend() override {
+    current();
     if (copy_stream_ != nullptr)
       cudaStreamSynchronize(copy_stream_);
     for (auto& [ticket, ev] : in_flight_)
@@ -133,6 +134,7 @@ public:
   }
 
   caf::expected<buffer> allocate(size_t n) override {
+    current();
     const size_t bytes = std::max<size_t>(n, 1) * sizeof(float);
     float* data = nullptr;
     if (arena_) {
@@ -163,6 +165,7 @@ public:
   }
 
   void upload(const float* host, size_t n, float* dst) override {
+    current();
     if (!ring_) { // (no pinned staging: the driver copies from pageable memory, the host waiting)
       ACTORPS_CUDA_CHECK(cudaMemcpyAsync(dst, host, n * sizeof(float), cudaMemcpyHostToDevice, stream_));
       ACTORPS_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -189,6 +192,7 @@ public:
   }
 
   caf::error download(const float* src, size_t n, float* host) override {
+    current();
     if (!ring_) {
       ACTORPS_CUDA_CHECK(cudaMemcpyAsync(host, src, n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
       return sync();
@@ -228,10 +232,12 @@ public:
   }
 
   void copy(const float* src, size_t n, float* dst) override {
+    current();
     ACTORPS_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
   }
 
   caf::error sync() override {
+    current();
     ACTORPS_CUDA_CHECK(cudaStreamSynchronize(stream_));
     if (copy_stream_ != nullptr) { // (every copy has joined the compute stream; its tickets are done)
       ACTORPS_CUDA_CHECK(cudaStreamSynchronize(copy_stream_));
@@ -242,6 +248,7 @@ public:
 
   void gemm(bool trans_a, bool trans_b, float alpha, matrix a, matrix b, float beta,
             matrix c) override {
+    current();
     if (!errors_.gemm_fits(trans_a, trans_b, a, b, c))
       return;
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
@@ -252,27 +259,33 @@ public:
   }
 
   void add_bias(matrix y, const float* bias) override {
+    current();
     ACTORPS_CUDA_CHECK(gpu::launch_add_bias(y.data, bias, y.rows, y.cols, stream_));
   }
 
   void sum_rows(matrix x, float* out) override {
+    current();
     ACTORPS_CUDA_CHECK(gpu::launch_sum_rows(x.data, out, x.rows, x.cols, stream_));
   }
 
   void axpy(size_t n, float alpha, const float* x, float* y) override {
+    current();
     ACTORPS_CUDA_CHECK(gpu::launch_axpy(n, alpha, x, y, stream_));
   }
 
   void scale(size_t n, float alpha, float* x) override {
+    current();
     ACTORPS_CUDA_CHECK(gpu::launch_scale(n, alpha, x, stream_));
   }
 
   void im2col(const window_geometry& g, int n, const float* x, float* col) override {
+    current();
     if (errors_.geometry_valid("im2col", g))
       ACTORPS_CUDA_CHECK(gpu::launch_im2col(g, n, x, col, stream_));
   }
 
   void col2im(const window_geometry& g, int n, const float* col, float* dx) override {
+    current();
     if (errors_.geometry_valid("col2im", g))
       ACTORPS_CUDA_CHECK(gpu::launch_col2im(g, n, col, dx, stream_));
   }
@@ -288,37 +301,44 @@ public:
   }
 
   void maxpool(const window_geometry& g, int n, const float* x, float* y, float* argmax) override {
+    current();
     if (errors_.geometry_valid("maxpool", g))
       ACTORPS_CUDA_CHECK(gpu::launch_maxpool(g, n, x, y, argmax, stream_));
   }
 
   void maxpool_backward(const window_geometry& g, int n, const float* dy, const float* argmax,
                         float* dx) override {
+    current();
     if (errors_.geometry_valid("maxpool_backward", g))
       ACTORPS_CUDA_CHECK(gpu::launch_maxpool_backward(g, n, dy, argmax, dx, stream_));
   }
 
   void dropout(size_t n, float rate, uint64_t seed, const float* x, float* y, float* mask) override {
+    current();
     if (errors_.rate_valid("dropout", rate))
       ACTORPS_CUDA_CHECK(gpu::launch_dropout(n, rate, seed, x, y, mask, stream_));
   }
 
   void multiply(size_t n, const float* a, const float* b, float* out) override {
+    current();
     ACTORPS_CUDA_CHECK(gpu::launch_multiply(n, a, b, out, stream_));
   }
 
   void activate(activation f, matrix x, matrix y) override {
+    current();
     if (errors_.same_shape("activate", x, y))
       ACTORPS_CUDA_CHECK(gpu::launch_activate(f, x.data, y.data, x.size(), stream_));
   }
 
   void activate_backward(activation f, matrix y, matrix dy, matrix dx) override {
+    current();
     if (errors_.same_shape("activate_backward", y, dy) && errors_.same_shape("activate_backward", dy, dx))
       ACTORPS_CUDA_CHECK(
         gpu::launch_activate_backward(f, y.data, dy.data, dx.data, y.size(), stream_));
   }
 
   void softmax_xent(matrix logits, const float* labels, matrix grad, float* loss) override {
+    current();
     if (!errors_.same_shape("softmax_xent", logits, grad))
       return;
     if (float* scratch = scratch_for(logits.rows))
@@ -327,6 +347,7 @@ public:
   }
 
   void count_correct(matrix logits, const float* labels, float* count) override {
+    current();
     if (float* scratch = scratch_for(logits.rows))
       ACTORPS_CUDA_CHECK(gpu::launch_count_correct(logits.data, labels, count, scratch,
                                                    logits.rows, logits.cols, stream_));
@@ -334,11 +355,13 @@ public:
 
   void apply_update(const optimizer_params& p, long t, size_t n, float* w, const float* g,
                     float* slot0, float* slot1) override {
+    current();
     ACTORPS_CUDA_CHECK(gpu::launch_apply_update(p, t, n, w, g, slot0, slot1, stream_));
   }
 
   void apply_update_rows(const optimizer_params& p, long t, size_t cols, const size_t* at, size_t count, float* w,
                          const float* g, float* slot0, float* slot1) override {
+    current();
     if (count == 0)
       return;
     static_assert(sizeof(size_t) == 2 * sizeof(float), "row offsets go to the device as pairs of floats' room");
@@ -350,16 +373,19 @@ public:
   }
 
   void depthwise(const window_geometry& g, int n, const float* x, const float* w, float* y) override {
+    current();
     if (errors_.geometry_valid("depthwise", g))
       ACTORPS_CUDA_CHECK(gpu::launch_depthwise(g, n, x, w, y, stream_));
   }
 
   void depthwise_backward_input(const window_geometry& g, int n, const float* dy, const float* w, float* dx) override {
+    current();
     if (errors_.geometry_valid("depthwise_backward_input", g))
       ACTORPS_CUDA_CHECK(gpu::launch_depthwise_backward_input(g, n, dy, w, dx, stream_));
   }
 
   void depthwise_backward_weights(const window_geometry& g, int n, const float* x, const float* dy, float* dw) override {
+    current();
     if (!errors_.geometry_valid("depthwise_backward_weights", g))
       return;
     if (double* scratch = double_scratch(gpu::depthwise_weights_scratch(g, n)))
@@ -367,11 +393,13 @@ public:
   }
 
   void lrn(matrix x, const lrn_params& p, matrix y) override {
+    current();
     if (errors_.same_shape("lrn", x, y))
       ACTORPS_CUDA_CHECK(gpu::launch_lrn(x.data, x.rows, x.cols, p, y.data, stream_));
   }
 
   void lrn_backward(matrix x, matrix y, matrix dy, const lrn_params& p, matrix dx) override {
+    current();
     if (!errors_.same_shape("lrn_backward", x, y) || !errors_.same_shape("lrn_backward", y, dy) ||
         !errors_.same_shape("lrn_backward", dy, dx))
       return;
@@ -385,26 +413,31 @@ public:
   }
 
   void embedding_bag(const bag_geometry& g, const float* ids, const float* table, float* out) override {
+    current();
     ACTORPS_CUDA_CHECK(gpu::launch_embedding_bag(g, ids, table, out, stream_));
   }
 
   void embedding_bag_backward(const bag_geometry& g, const float* ids, const float* dout, float* dtable) override {
+    current();
     ACTORPS_CUDA_CHECK(gpu::launch_embedding_bag_backward(g, ids, dout, dtable, stream_));
   }
 
   void channel_moments(matrix x, float* mean, float* var) override {
+    current();
     if (double* scratch = double_scratch(gpu::batch_norm_scratch(x.rows, x.cols)))
       ACTORPS_CUDA_CHECK(gpu::launch_channel_moments(x.data, x.rows, x.cols, mean, var, scratch, stream_));
   }
 
   void batch_norm(matrix x, const float* mean, const float* var, const float* gamma, const float* beta, float eps,
                   matrix y) override {
+    current();
     if (errors_.same_shape("batch_norm", x, y))
       ACTORPS_CUDA_CHECK(gpu::launch_batch_norm(x.data, x.rows, x.cols, mean, var, gamma, beta, eps, y.data, stream_));
   }
 
   void batch_norm_backward(matrix x, matrix dy, const float* mean, const float* var, const float* gamma, float eps,
                            float* dgamma, float* dbeta, matrix dx) override {
+    current();
     if (!errors_.same_shape("batch_norm_backward", x, dy) || !errors_.same_shape("batch_norm_backward", dy, dx))
       return;
     if (double* scratch = double_scratch(gpu::batch_norm_scratch(x.rows, x.cols)))
@@ -413,6 +446,15 @@ public:
   }
 
 private:
+  // Makes this backend's device the calling thread's current one: a backend may be used by
+  // another thread than the one that made it (a tower's step runs on a thread of its own), and
+  // CUDA launches, allocations and events go to the thread's current device.
+  void current() {
+    int device = -1;
+    if (cudaGetDevice(&device) != cudaSuccess || device != device_)
+      ACTORPS_CUDA_CHECK(cudaSetDevice(device_));
+  }
+
   // The copy stream and the pinned staging (a device without room for them: an error), unless
   // compute.pinned-copies is off.
   caf::error init_staging(bool pinned) {

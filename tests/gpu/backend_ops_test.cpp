@@ -19,6 +19,7 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <thread>
 
 using namespace actorps;
 using actorps::test::error_text;
@@ -336,6 +337,35 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(batch_norm_moments_forward_and_backward, Device, d
                              0.001f, b[7].data(), b[8].data(), b[9].as_matrix(rows, cols));
     }, 1e-4f);
   }
+}
+
+// A backend made on one thread and used from another (a tower's step runs on a thread of its
+// own): every call makes its device current. Only a machine with two GPUs tells (a fresh
+// thread's current device is the first); elsewhere it is skipped, saying why.
+BOOST_AUTO_TEST_CASE(a_backend_on_the_second_gpu_computes_from_another_thread) {
+  auto count = cuda_device_count();
+  if (!count || *count < 2) {
+    BOOST_TEST_MESSAGE("skipped: " << (count ? "one CUDA device" : describe(count.error())));
+    return;
+  }
+  device_options opts;
+  opts.mode = device_mode::gpu;
+  opts.gpu_index = 1;
+  auto be = make_cuda_backend(opts);
+  BOOST_REQUIRE_MESSAGE(be, describe(be.error()));
+  auto cpu = make_cpu_backend(1);
+  values in = {random_values(50 * 160, 21), random_values(160, 22)};
+  auto op = [](backend& b, std::vector<buffer>& bufs) {
+    b.add_bias(bufs[0].as_matrix(50, 160), bufs[1].data());
+    b.scale(160, 2.0f, bufs[1].data());
+  };
+  auto want = run_on(*cpu, in, op);
+  values got;
+  std::thread other{[&] { got = run_on(**be, in, op); }}; // (its current device: the first)
+  other.join();
+  BOOST_REQUIRE(got.size() == want.size());
+  for (size_t b = 0; b < want.size(); ++b)
+    BOOST_TEST(got[b] == want[b], boost::test_tools::per_element());
 }
 
 // The CUDA backend's copies go through 8 MiB of pinned staging on their own stream, in pieces
