@@ -134,7 +134,7 @@ public:
   }
 
   caf::expected<buffer> allocate(size_t n) override {
-    current();
+    compute_op();
     const size_t bytes = std::max<size_t>(n, 1) * sizeof(float);
     float* data = nullptr;
     if (arena_) {
@@ -165,7 +165,7 @@ public:
   }
 
   void upload(const float* host, size_t n, float* dst) override {
-    current();
+    copy_op();
     if (!ring_) { // (no pinned staging: the driver copies from pageable memory, the host waiting)
       ACTORPS_CUDA_CHECK(cudaMemcpyAsync(dst, host, n * sizeof(float), cudaMemcpyHostToDevice, stream_));
       ACTORPS_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -173,8 +173,7 @@ public:
     }
     // The host buffer is free on return (its bytes are in the staging); the copy waits for the
     // work queued before it (which may still read dst), and the work queued after it waits for
-    // the copy. The host goes on meanwhile.
-    copy_after_compute();
+    // the copy (copy_op, compute_op). The host goes on meanwhile.
     const auto* from = reinterpret_cast<const char*>(host);
     auto* to = reinterpret_cast<char*>(dst);
     for (size_t left = n * sizeof(float); left > 0;) {
@@ -187,19 +186,17 @@ public:
       to += piece;
       left -= piece;
     }
-    ACTORPS_CUDA_CHECK(cudaEventRecord(copy_mark_, copy_stream_));
-    ACTORPS_CUDA_CHECK(cudaStreamWaitEvent(stream_, copy_mark_, 0));
+    copies_pending_ = true; // (the next op on the compute stream waits for them)
   }
 
   caf::error download(const float* src, size_t n, float* host) override {
-    current();
+    copy_op();
     if (!ring_) {
       ACTORPS_CUDA_CHECK(cudaMemcpyAsync(host, src, n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
       return sync();
     }
     // In pieces through the staging, after the work queued before it; each piece is copied out
     // once its ticket is done, while the later pieces travel.
-    copy_after_compute();
     struct arriving {
       uint64_t ticket;
       size_t offset;
@@ -232,23 +229,24 @@ public:
   }
 
   void copy(const float* src, size_t n, float* dst) override {
-    current();
+    compute_op();
     ACTORPS_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
   }
 
   caf::error sync() override {
     current();
     ACTORPS_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    if (copy_stream_ != nullptr) { // (every copy has joined the compute stream; its tickets are done)
+    if (copy_stream_ != nullptr) { // (every copy is done: nothing is left to wait for)
       ACTORPS_CUDA_CHECK(cudaStreamSynchronize(copy_stream_));
       retire(ring_ ? ring_->last_ticket() : 0);
+      copies_pending_ = compute_queued_ = false;
     }
     return errors_.take();
   }
 
   void gemm(bool trans_a, bool trans_b, float alpha, matrix a, matrix b, float beta,
             matrix c) override {
-    current();
+    compute_op();
     if (!errors_.gemm_fits(trans_a, trans_b, a, b, c))
       return;
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
@@ -259,33 +257,33 @@ public:
   }
 
   void add_bias(matrix y, const float* bias) override {
-    current();
+    compute_op();
     ACTORPS_CUDA_CHECK(gpu::launch_add_bias(y.data, bias, y.rows, y.cols, stream_));
   }
 
   void sum_rows(matrix x, float* out) override {
-    current();
+    compute_op();
     ACTORPS_CUDA_CHECK(gpu::launch_sum_rows(x.data, out, x.rows, x.cols, stream_));
   }
 
   void axpy(size_t n, float alpha, const float* x, float* y) override {
-    current();
+    compute_op();
     ACTORPS_CUDA_CHECK(gpu::launch_axpy(n, alpha, x, y, stream_));
   }
 
   void scale(size_t n, float alpha, float* x) override {
-    current();
+    compute_op();
     ACTORPS_CUDA_CHECK(gpu::launch_scale(n, alpha, x, stream_));
   }
 
   void im2col(const window_geometry& g, int n, const float* x, float* col) override {
-    current();
+    compute_op();
     if (errors_.geometry_valid("im2col", g))
       ACTORPS_CUDA_CHECK(gpu::launch_im2col(g, n, x, col, stream_));
   }
 
   void col2im(const window_geometry& g, int n, const float* col, float* dx) override {
-    current();
+    compute_op();
     if (errors_.geometry_valid("col2im", g))
       ACTORPS_CUDA_CHECK(gpu::launch_col2im(g, n, col, dx, stream_));
   }
@@ -301,44 +299,44 @@ public:
   }
 
   void maxpool(const window_geometry& g, int n, const float* x, float* y, float* argmax) override {
-    current();
+    compute_op();
     if (errors_.geometry_valid("maxpool", g))
       ACTORPS_CUDA_CHECK(gpu::launch_maxpool(g, n, x, y, argmax, stream_));
   }
 
   void maxpool_backward(const window_geometry& g, int n, const float* dy, const float* argmax,
                         float* dx) override {
-    current();
+    compute_op();
     if (errors_.geometry_valid("maxpool_backward", g))
       ACTORPS_CUDA_CHECK(gpu::launch_maxpool_backward(g, n, dy, argmax, dx, stream_));
   }
 
   void dropout(size_t n, float rate, uint64_t seed, const float* x, float* y, float* mask) override {
-    current();
+    compute_op();
     if (errors_.rate_valid("dropout", rate))
       ACTORPS_CUDA_CHECK(gpu::launch_dropout(n, rate, seed, x, y, mask, stream_));
   }
 
   void multiply(size_t n, const float* a, const float* b, float* out) override {
-    current();
+    compute_op();
     ACTORPS_CUDA_CHECK(gpu::launch_multiply(n, a, b, out, stream_));
   }
 
   void activate(activation f, matrix x, matrix y) override {
-    current();
+    compute_op();
     if (errors_.same_shape("activate", x, y))
       ACTORPS_CUDA_CHECK(gpu::launch_activate(f, x.data, y.data, x.size(), stream_));
   }
 
   void activate_backward(activation f, matrix y, matrix dy, matrix dx) override {
-    current();
+    compute_op();
     if (errors_.same_shape("activate_backward", y, dy) && errors_.same_shape("activate_backward", dy, dx))
       ACTORPS_CUDA_CHECK(
         gpu::launch_activate_backward(f, y.data, dy.data, dx.data, y.size(), stream_));
   }
 
   void softmax_xent(matrix logits, const float* labels, matrix grad, float* loss) override {
-    current();
+    compute_op();
     if (!errors_.same_shape("softmax_xent", logits, grad))
       return;
     if (float* scratch = scratch_for(logits.rows))
@@ -347,7 +345,7 @@ public:
   }
 
   void count_correct(matrix logits, const float* labels, float* count) override {
-    current();
+    compute_op();
     if (float* scratch = scratch_for(logits.rows))
       ACTORPS_CUDA_CHECK(gpu::launch_count_correct(logits.data, labels, count, scratch,
                                                    logits.rows, logits.cols, stream_));
@@ -355,13 +353,13 @@ public:
 
   void apply_update(const optimizer_params& p, long t, size_t n, float* w, const float* g,
                     float* slot0, float* slot1) override {
-    current();
+    compute_op();
     ACTORPS_CUDA_CHECK(gpu::launch_apply_update(p, t, n, w, g, slot0, slot1, stream_));
   }
 
   void apply_update_rows(const optimizer_params& p, long t, size_t cols, const size_t* at, size_t count, float* w,
                          const float* g, float* slot0, float* slot1) override {
-    current();
+    compute_op();
     if (count == 0)
       return;
     static_assert(sizeof(size_t) == 2 * sizeof(float), "row offsets go to the device as pairs of floats' room");
@@ -373,19 +371,19 @@ public:
   }
 
   void depthwise(const window_geometry& g, int n, const float* x, const float* w, float* y) override {
-    current();
+    compute_op();
     if (errors_.geometry_valid("depthwise", g))
       ACTORPS_CUDA_CHECK(gpu::launch_depthwise(g, n, x, w, y, stream_));
   }
 
   void depthwise_backward_input(const window_geometry& g, int n, const float* dy, const float* w, float* dx) override {
-    current();
+    compute_op();
     if (errors_.geometry_valid("depthwise_backward_input", g))
       ACTORPS_CUDA_CHECK(gpu::launch_depthwise_backward_input(g, n, dy, w, dx, stream_));
   }
 
   void depthwise_backward_weights(const window_geometry& g, int n, const float* x, const float* dy, float* dw) override {
-    current();
+    compute_op();
     if (!errors_.geometry_valid("depthwise_backward_weights", g))
       return;
     if (double* scratch = double_scratch(gpu::depthwise_weights_scratch(g, n)))
@@ -393,13 +391,13 @@ public:
   }
 
   void lrn(matrix x, const lrn_params& p, matrix y) override {
-    current();
+    compute_op();
     if (errors_.same_shape("lrn", x, y))
       ACTORPS_CUDA_CHECK(gpu::launch_lrn(x.data, x.rows, x.cols, p, y.data, stream_));
   }
 
   void lrn_backward(matrix x, matrix y, matrix dy, const lrn_params& p, matrix dx) override {
-    current();
+    compute_op();
     if (!errors_.same_shape("lrn_backward", x, y) || !errors_.same_shape("lrn_backward", y, dy) ||
         !errors_.same_shape("lrn_backward", dy, dx))
       return;
@@ -413,31 +411,31 @@ public:
   }
 
   void embedding_bag(const bag_geometry& g, const float* ids, const float* table, float* out) override {
-    current();
+    compute_op();
     ACTORPS_CUDA_CHECK(gpu::launch_embedding_bag(g, ids, table, out, stream_));
   }
 
   void embedding_bag_backward(const bag_geometry& g, const float* ids, const float* dout, float* dtable) override {
-    current();
+    compute_op();
     ACTORPS_CUDA_CHECK(gpu::launch_embedding_bag_backward(g, ids, dout, dtable, stream_));
   }
 
   void channel_moments(matrix x, float* mean, float* var) override {
-    current();
+    compute_op();
     if (double* scratch = double_scratch(gpu::batch_norm_scratch(x.rows, x.cols)))
       ACTORPS_CUDA_CHECK(gpu::launch_channel_moments(x.data, x.rows, x.cols, mean, var, scratch, stream_));
   }
 
   void batch_norm(matrix x, const float* mean, const float* var, const float* gamma, const float* beta, float eps,
                   matrix y) override {
-    current();
+    compute_op();
     if (errors_.same_shape("batch_norm", x, y))
       ACTORPS_CUDA_CHECK(gpu::launch_batch_norm(x.data, x.rows, x.cols, mean, var, gamma, beta, eps, y.data, stream_));
   }
 
   void batch_norm_backward(matrix x, matrix dy, const float* mean, const float* var, const float* gamma, float eps,
                            float* dgamma, float* dbeta, matrix dx) override {
-    current();
+    compute_op();
     if (!errors_.same_shape("batch_norm_backward", x, dy) || !errors_.same_shape("batch_norm_backward", dy, dx))
       return;
     if (double* scratch = double_scratch(gpu::batch_norm_scratch(x.rows, x.cols)))
@@ -480,10 +478,27 @@ private:
     return caf::none;
   }
 
-  // The copy stream waits for the work queued on the compute stream so far.
-  void copy_after_compute() {
-    ACTORPS_CUDA_CHECK(cudaEventRecord(compute_mark_, stream_));
-    ACTORPS_CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, compute_mark_, 0));
+  // Before a copy between host and device: the copy stream waits for the work queued on the
+  // compute stream since the last copy (which may still read or write the copy's memory).
+  void copy_op() {
+    current();
+    if (ring_ && compute_queued_) {
+      ACTORPS_CUDA_CHECK(cudaEventRecord(compute_mark_, stream_));
+      ACTORPS_CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, compute_mark_, 0));
+      compute_queued_ = false;
+    }
+  }
+
+  // Before an op on the compute stream: it waits for the uploads queued since the last op, all
+  // at once.
+  void compute_op() {
+    current();
+    if (copies_pending_) {
+      ACTORPS_CUDA_CHECK(cudaEventRecord(copy_mark_, copy_stream_));
+      ACTORPS_CUDA_CHECK(cudaStreamWaitEvent(stream_, copy_mark_, 0));
+      copies_pending_ = false;
+    }
+    compute_queued_ = true;
   }
 
   // Room for `bytes` in the staging; while it is full, the oldest copy is waited for and
@@ -591,7 +606,9 @@ private:
   cudaStream_t stream_ = nullptr;
   cudaStream_t copy_stream_ = nullptr; // host <-> device copies, through pinned_
   cudaEvent_t compute_mark_ = nullptr; // the copy stream waits for the compute stream's work so far
-  cudaEvent_t copy_mark_ = nullptr;    // the compute stream waits for an upload's last piece
+  cudaEvent_t copy_mark_ = nullptr;    // the compute stream waits for the uploads before it
+  bool compute_queued_ = false;        // work queued on the compute stream since the last copy
+  bool copies_pending_ = false;        // uploads the compute stream has not waited for yet
   char* pinned_ = nullptr;             // pinned_staging_bytes of page-locked host memory
   std::optional<staging_ring> ring_;   // who holds which part of pinned_ (none: pageable copies)
   std::deque<std::pair<uint64_t, cudaEvent_t>> in_flight_; // a ticket's copy, oldest first
