@@ -10,7 +10,8 @@
 //   actorps-bench-transfer [seconds-per-measurement=3]   (BENCH_BYTES=N: N bytes each way instead;
 //   BENCH_ONLY=stream: the plain shard-over-the-stream rows and raw TCP alone, e.g. under perf;
 //   BENCH_ONLY=shm: the local-socket echo beside echoes through a shared mapping (issue 48's item 3),
-//   each with the CPU time a round costs both processes, and a step's exchange modelled both ways;
+//   each with the CPU time a round costs both processes, and a step's exchange modelled five ways
+//   (BENCH_EXCHANGE=N with BENCH_ONLY=shm: way N of exchange_mode alone, 0 the socket);
 //   BENCH_STREAM_MIN_BYTES=N: cluster.stream-min-bytes, below which tensors travel inside the messages)
 #include "actors/parameter_shard.hpp"
 #include "common/memory_policy.hpp"
@@ -376,6 +377,11 @@ void shared_memory_rows(double seconds) {
     const double rate = echo();
     return std::pair<double, double>{rate, (cpu_seconds() - cpu0) / (rate * seconds) * 1e6};
   };
+  if (const char* m = std::getenv("BENCH_EXCHANGE")) { // (a probe: one way of the exchange model alone)
+    const auto [r, c] = measured([&] { return exchange_round(seconds, static_cast<exchange_mode>(std::atoi(m))); });
+    std::printf("mode %s: %.0f rounds/s (%.0f µs CPU)\n", m, r, c);
+    return;
+  }
   const auto [local, local_cpu] = measured([&] { return raw_echo(seconds, true); });
   std::printf("%zu KiB each way, rounds/s (CPU µs per round): raw local-socket echo %.0f (%.0f)\n", payload / 1024, local,
               local_cpu);
