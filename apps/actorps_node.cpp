@@ -15,6 +15,9 @@
 #include "messages/register.hpp"
 #include "node/basp_guard.hpp"
 #include "node/caf_defaults.hpp"
+#include "node/cpu_affinity.hpp"
+#include "config/cpu_list.hpp"
+#include "common/log.hpp"
 #include "node/exit_watchdog.hpp"
 #include "node/run_node.hpp"
 #include "node/sigterm_watch.hpp"
@@ -99,6 +102,11 @@ int main(int argc, char** argv) {
     std::printf("configuration ok: %s node, mode %s\n", to_string(cluster->role), to_string(cluster->mode));
     return 0;
   }
+  if (auto err = actorps::pin_to_cpus(cluster->cpus)) // (before any thread starts: they inherit it)
+    return fail(err);
+  if (!cluster->cpus.empty())
+    actorps::log_line(actorps::cat(to_string(cluster->role), " ", cluster->index),
+                      actorps::cat("runs on CPUs ", actorps::cpu_list_text(cluster->cpus), " (node.cpus)"));
   actorps::set_handshake_bound(cluster->max_handshake_bytes);
   if (cluster->role != actorps::node_role::local && cluster->role != actorps::node_role::scopes)
     actorps::catch_stop_signals(); // each role ends cleanly on SIGTERM or SIGINT (node/sigterm_watch.hpp)

@@ -5,8 +5,8 @@
 #     BASP, plain and TLS, on the same host's local socket and over TCP, vs raw TCP and
 #     local-socket echoes (actorps-bench-transfer);
 #  2. async cluster examples/s (1 shard, 2 workers, batch 50, one process per node), plain and
-#     TLS, streams over TCP instead of the local socket, without wait-free backprop (cluster.push-bucket-bytes = 0), and with overlapped steps
-#     (cluster.overlap-steps = 1), vs the single-process
+#     TLS, streams over TCP instead of the local socket, without wait-free backprop (cluster.push-bucket-bytes = 0), with overlapped steps
+#     (cluster.overlap-steps = 1), and with each worker on a core of its own (local-cluster.sh --pin), vs the single-process
 #     trainer and PyTorch's RPC parameter server with 2 trainers
 #     (../shared/bench/torch_reference.py rpc), same number of steps;
 #  3. the wire encodings on 127.0.0.1 (fp32, bf16, top-k 1% of the gradients, the same with
@@ -40,7 +40,7 @@ py=/usr/bin/python3
 field() { $py -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 bench/install_torch.sh cluster_bench
 
-single=0 cluster=0 tls=0 tcp=0 onepush=0 overlap=0 torch_rpc=0 wire_settings=""
+single=0 cluster=0 tls=0 tcp=0 onepush=0 overlap=0 pinned=0 torch_rpc=0 wire_settings=""
 : > "$tmp/transfer.txt"
 if [[ $sections == *1* ]]; then
 echo "== 1. transfer"
@@ -59,6 +59,7 @@ scripts/local-cluster.sh --ps 1 --workers 2 --name onepush --run-dir "$tmp" -- "
   --cluster.push-bucket-bytes=0 > /dev/null 2>&1
 scripts/local-cluster.sh --ps 1 --workers 2 --name overlap --run-dir "$tmp" -- "${common[@]}" \
   --cluster.overlap-steps=1 > /dev/null 2>&1
+scripts/local-cluster.sh --pin --ps 1 --workers 2 --name pinned --run-dir "$tmp" -- "${common[@]}" > /dev/null 2>&1
 $py ../shared/bench/torch_reference.py rpc "$data" 2 $((steps / 2)) 2> /dev/null | tail -n 1 > "$tmp/torch_rpc.json"
 single=$(field "$tmp/single/summary.json" examples_per_second)
 cluster=$(field "$tmp/cluster/summary.json" examples_per_second)
@@ -66,11 +67,13 @@ tls=$(field "$tmp/tls/summary.json" examples_per_second)
 tcp=$(field "$tmp/tcp/summary.json" examples_per_second)
 onepush=$(field "$tmp/onepush/summary.json" examples_per_second)
 overlap=$(field "$tmp/overlap/summary.json" examples_per_second)
+pinned=$(field "$tmp/pinned/summary.json" examples_per_second)
 torch_rpc=$(field "$tmp/torch_rpc.json" examples_per_second)
 printf '%-44s %9.0f examples/s\n' "single-process trainer" "$single" "async cluster, 1 shard, 2 workers" "$cluster" \
   "the same cluster over TLS" "$tls" "the same, streams over TCP (cluster.local-streams=false)" "$tcp" \
   "the same, one push after backprop (no overlap)" "$onepush" \
   "the same, overlapped steps (cluster.overlap-steps=1)" "$overlap" \
+  "the same, each worker on a core of its own (--pin)" "$pinned" \
   "PyTorch RPC parameter server, 2 trainers" "$torch_rpc"
 fi
 
@@ -144,11 +147,11 @@ else
 fi
 
 echo "== goals"
-$py - "$tmp" "$single" "$cluster" "$tls" "$torch_rpc" "$onepush" "$overlap" "$wire_settings" "$tcp" <<'PY'
+$py - "$tmp" "$single" "$cluster" "$tls" "$torch_rpc" "$onepush" "$overlap" "$wire_settings" "$tcp" "$pinned" <<'PY'
 import json, os, re, sys
 tmp = sys.argv[1]
 single, cluster, tls, torch_rpc, onepush, overlap = map(float, sys.argv[2:8])
-tcp = float(sys.argv[9])
+tcp, pinned = float(sys.argv[9]), float(sys.argv[10])
 transfer = open(f"{tmp}/transfer.txt").read()
 m = re.search(r"shard over the stream \(local socket\) / raw TCP: ([0-9.]+) sequential, ([0-9.]+) pipelined.*raw local-socket echo: ([0-9.]+), ([0-9.]+)", transfer)
 tcp_stream = re.search(r"shard over the stream \(TCP\) / raw TCP: ([0-9.]+) sequential, ([0-9.]+) pipelined", transfer)
@@ -176,6 +179,7 @@ if single > 0:
       ("async cluster (1 shard, 2 workers) vs single process, fp32", f"{cluster / single:.2f}x (streams over TCP: {tcp / single:.2f}x)", ">= 0.8x"),
       ("wait-free backprop: the same vs one push after backprop", f"{cluster / onepush:.2f}x", "-"),
       ("overlapped steps (cluster.overlap-steps = 1) vs single process", f"{overlap / single:.2f}x", ">= 0.8x"),
+      ("each worker on a core of its own (local-cluster.sh --pin) vs single process", f"{pinned / single:.2f}x", ">= 0.8x"),
       ("the same vs PyTorch RPC PS, 2 trainers", f"{cluster / torch_rpc:.2f}x", ">= 3x"),
       ("TLS cluster vs plain cluster", f"{tls / cluster:.2f}x", ">= 0.85x"),
     ]

@@ -1,5 +1,6 @@
 // Declaration and validation of the cluster options.
 #include "config/cluster_options.hpp"
+#include "config/cpu_list.hpp"
 
 #include "common/enum_names.hpp"
 #include "common/errc.hpp"
@@ -58,7 +59,8 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.drop_scope, "drop-scope", "with node.role = scopes: drop this scope (refused while a session trains it)")
     .add(v.join, "join", "worker: join the running elastic job of the chief at this host:port (the chief assigns the index; node.index is not used)")
     .add(v.metrics_port, "metrics-port", "serve Prometheus' /metrics (read-only HTTP) on this port (0: off)")
-    .add(v.metrics_address, "metrics-address", "the address node.metrics-port binds to");
+    .add(v.metrics_address, "metrics-address", "the address node.metrics-port binds to")
+    .add(v.cpus, "cpus", "the CPUs this node's process runs on, as a CPU list (\"0\", \"0-3\", \"0,2\"; \"\": not pinned)");
   cfg.group("cluster")
     .add(v.chief, "chief", "the chief's host:port")
     .add(v.ps, "ps", "parameter shards' host:port list")
@@ -394,6 +396,10 @@ caf::error validate_observing(const cluster_values& v, cluster_settings& s) {
     return bad("node.metrics-address", "must not be empty when node.metrics-port is set");
   s.metrics_port = static_cast<uint16_t>(v.metrics_port);
   s.metrics_address = v.metrics_address;
+  auto cpus = parse_cpu_list(v.cpus);
+  if (!cpus)
+    return std::move(cpus.error());
+  s.cpus = std::move(*cpus);
   if (v.slow_worker < -1 || v.slow_worker >= workers)
     return bad("debug.slow-worker", cat("must be -1 or a worker index below ", workers, ", got ", v.slow_worker));
   if (!(v.slowdown >= 1.0))

@@ -73,6 +73,7 @@ struct cluster_values {
   std::string join;
   int metrics_port = 0;
   std::string metrics_address = "127.0.0.1";
+  std::string cpus;
   // [cluster]
   std::string chief = "127.0.0.1:4250";
   std::vector<std::string> ps = {"127.0.0.1:4251"};
@@ -223,6 +224,7 @@ struct cluster_settings : worker_settings {
   std::string drop_scope;  ///< scopes role: drop this scope of ps node.index (else list them)
   uint16_t metrics_port = 0;        ///< node.metrics-port: serve Prometheus' /metrics here (0: off)
   std::string metrics_address;      ///< node.metrics-address: the address it binds to
+  std::vector<int> cpus;            ///< node.cpus: the CPUs this process runs on (none: not pinned)
   endpoint chief;
   std::chrono::milliseconds connect_timeout{cluster_default::connect_timeout};
   bool tls = false;                    ///< every connection is TLS with CA-signed certificates

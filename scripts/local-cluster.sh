@@ -6,7 +6,7 @@
 #
 #   scripts/local-cluster.sh [--mode async|sync|ssp] [--ps N] [--workers N] [--name NAME]
 #                            [--run-dir DIR] [--bin DIR] [--deadline SECONDS] [--tolerate NODE]...
-#                            [--tls] [--metrics] [--addr NODE=IP]... [--netns-prefix P]
+#                            [--tls] [--metrics] [--pin] [--addr NODE=IP]... [--netns-prefix P]
 #                            [-- actorps-node options...]
 #
 # --tls: makes a cluster CA and a certificate per node (scripts/make-certs.sh, under
@@ -17,6 +17,11 @@
 # runs/<name>/targets.json is Prometheus' file-based discovery list of them (rewritten as workers
 # join) and runs/<name>/prometheus.yml a scrape configuration that reads it:
 # prometheus --config.file=runs/<name>/prometheus.yml
+#
+# --pin: each worker runs on CPUs of its own (node.cpus): the CPUs this script may use, split
+# evenly among the workers in order (more workers than CPUs: they share them in turn); the ps
+# nodes and the chief are not pinned. On a host the nodes share, a worker's threads then hand
+# its steps to each other on one core (docs/results.md: the MLP's 1 x 2 cluster 1.08-1.11x).
 #
 # --tolerate worker-2: that node may die (e.g. killed for a drill) without failing the cluster.
 # The PIDs of the nodes are written to runs/<name>/pids ("NODE PID" lines).
@@ -38,7 +43,7 @@ absolute() { [[ "$1" = /* ]] && echo "$1" || echo "$caller/$1"; } # paths given 
 
 mode=async ps=1 workers=2 name="" bin=$root/build/bin deadline=3600 run_dir=$root/runs
 declare -A tolerated=() addr=()
-tls=false metrics=false netns_prefix=""
+tls=false metrics=false pin=false netns_prefix=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mode) mode=$2; shift 2 ;;
@@ -51,11 +56,12 @@ while [[ $# -gt 0 ]]; do
     --tolerate) tolerated[$2]=1; shift 2 ;;
     --tls) tls=true; shift ;;
     --metrics) metrics=true; shift ;;
+    --pin) pin=true; shift ;;
     --addr) [[ "$2" == *=* ]] || { echo "local-cluster: --addr wants NODE=IP, got '$2'" >&2; exit 2; }
             addr[${2%%=*}]=${2#*=}; shift 2 ;;
     --netns-prefix) netns_prefix=$2; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     *) echo "local-cluster: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -140,6 +146,16 @@ scrape_configs:
         refresh_interval: 5s
 YML
 fi
+declare -A cpus_of=() # --pin: node.cpus of each worker
+if [[ $pin == true ]]; then
+  read -r -a usable <<< "$(python3 -c "import os; print(' '.join(map(str, sorted(os.sched_getaffinity(0)))))")"
+  share=$(( ${#usable[@]} / workers )); (( share < 1 )) && share=1
+  for ((i = 0; i < workers; i++)); do
+    list=""
+    for ((j = 0; j < share; j++)); do list+="${list:+,}${usable[$(( (i * share + j) % ${#usable[@]} ))]}"; done
+    cpus_of[worker-$i]=$list
+  done
+fi
 start() { # start NODE-NAME ROLE INDEX|join
   : > "$run/logs/$1.log" # exists before the streaming tail looks for it
   local place=(--node.index="$3")
@@ -151,6 +167,7 @@ start() { # start NODE-NAME ROLE INDEX|join
   [[ -n "$netns_prefix" ]] && wrap=(ip netns exec "$netns_prefix$1")
   local observe=()
   [[ -n "${metrics_port[$1]:-}" ]] && observe=(--node.metrics-port="${metrics_port[$1]}" --node.metrics-address="$(host "$1")")
+  [[ -n "${cpus_of[$1]:-}" ]] && observe+=(--node.cpus="${cpus_of[$1]}")
   # (in the caller's directory: relative paths after -- are the caller's, e.g. --checkpoint.dir=ckpts)
   (cd "$caller" && exec "${wrap[@]}" "$bin/actorps-node" --config-file="$config" --node.role="$2" "${place[@]}" \
      "${security[@]}" "${observe[@]}" "${extra[@]}") > "$run/logs/$1.log" 2>&1 &

@@ -2,7 +2,9 @@
 # Integration: real multi-process clusters on 127.0.0.1 through scripts/local-cluster.sh.
 #  1. chief + 2 shards + 2 workers train a few hundred steps on Fashion-MNIST, beat chance
 #     (10%) by a wide margin, and every process exits 0;
-#  2. 1x1 and 3 shards x 4 workers run on a small synthetic IDX set;
+#  2. 1x1 and 3 shards x 4 workers run on a small synthetic IDX set, the 4 workers pinned
+#     (local-cluster.sh --pin: each worker's log names the CPUs node.cpus gave it, which are the
+#     ones the script may use, shared in turn; the ps nodes and the chief are not pinned);
 #  3. a worker pointed at a port where nobody listens fails within its deadline naming the peer;
 #  4. a bad cluster spec is refused with the key named;
 #  5. bf16 with top-k gradients and values over real sockets: it learns, and summary.json's
@@ -33,11 +35,24 @@ python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 for shape in "1 1" "3 4"; do
   set -- $shape
   name="syn-$1x$2"
-  if cluster --ps "$1" --workers "$2" --name "$name" --deadline 120 -- --data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.max-steps=300 \
+  pin=(); [[ $2 -gt 1 ]] && pin=(--pin)
+  if cluster "${pin[@]}" --ps "$1" --workers "$2" --name "$name" --deadline 120 -- --data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.max-steps=300 \
        --train.learning-rate=0.1 > "$tmp/$name.out" 2>&1; then
     acc=$(field "$tmp/runs/$name/summary.json" test_accuracy)
     echo "$1 shard(s) x $2 worker(s): test accuracy $acc"
     above "$acc" 0.6 || fail "$name: accuracy $acc"
+    if [[ ${#pin[@]} -gt 0 ]]; then
+      usable=($(python3 -c "import os; print(' '.join(map(str, sorted(os.sched_getaffinity(0)))))"))
+      for ((i = 0; i < $2; i++)); do
+        want=${usable[$((i % ${#usable[@]}))]} # (one CPU each where there are fewer CPUs than workers)
+        [[ ${#usable[@]} -ge $2 ]] && want=""   # (more CPUs: a block each; only its presence is checked)
+        grep -q "worker $i: runs on CPUs $want" "$tmp/runs/$name/logs/worker-$i.log" \
+          || fail "$name: worker $i's log does not name its CPUs ${want:-(any)}"
+      done
+      grep -h "runs on CPUs" "$tmp/runs/$name/logs/worker-"*.log
+      ! grep -q "runs on CPUs" "$tmp/runs/$name/logs/chief.log" "$tmp/runs/$name/logs/ps-"*.log \
+        || fail "$name: a ps node or the chief was pinned"
+    fi
   else
     fail "$name failed:"; tail -20 "$tmp/$name.out"
   fi
