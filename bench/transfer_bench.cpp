@@ -301,17 +301,17 @@ double exchange_round(double seconds, exchange_mode mode) {
   float* shared_store = shared_grads + n;
   // The worker's buffers, made before the fork: the shard knows their addresses (cross).
   std::vector<float> own_grads(grads_shared ? 0 : n), reply(shared ? 0 : n), model(n);
-  const bool bell_grads = mode == exchange_mode::shared_grads, bell_values = mode == exchange_mode::shared_store;
+  // Which of the two travel over the socket (the rest lies in the mapping, or moved in place).
+  const bool grads_travel = mode == exchange_mode::socket || mode == exchange_mode::shared_store;
+  const bool values_travel = mode == exchange_mode::socket || mode == exchange_mode::shared_grads;
   const pid_t worker = ::getpid();
-  // Hands the turn to the other side: the data itself over the socket, or a byte saying it lies
-  // in the mapping or in place.
-  auto hand = [mode](int fd, float* data, bool write) {
+  // Hands the turn to the other side: the data itself where it travels over the socket, else a
+  // byte saying it lies in the mapping or was moved in place.
+  auto hand = [](int fd, float* data, bool write, bool travels) {
     char bell = 0;
-    if ((mode == exchange_mode::shared_grads || mode == exchange_mode::shared_store) && data == nullptr) // (in the mapping)
-      return write ? ::send(fd, &bell, 1, MSG_NOSIGNAL) == 1 : ::recv(fd, &bell, 1, 0) == 1;
-    if (mode == exchange_mode::shared || mode == exchange_mode::cross)
-      return write ? ::send(fd, &bell, 1, MSG_NOSIGNAL) == 1 : ::recv(fd, &bell, 1, 0) == 1;
-    return full_io(fd, reinterpret_cast<char*>(data), payload, write);
+    if (travels)
+      return full_io(fd, reinterpret_cast<char*>(data), payload, write);
+    return write ? ::send(fd, &bell, 1, MSG_NOSIGNAL) == 1 : ::recv(fd, &bell, 1, 0) == 1;
   };
   // Moves the worker's bytes at `theirs` from (or, write, to) the shard's `ours`.
   auto cross = [worker](float* ours, float* theirs, bool write) {
@@ -327,14 +327,14 @@ double exchange_round(double seconds, exchange_mode mode) {
     float* store = store_shared ? shared_store : own_store.data();
     const float* g = grads_shared ? shared_grads : grads.data();
     std::fill(store, store + n, 0.5f);
-    while (hand(fds[1], grads_shared ? nullptr : grads.data(), false)) {
+    while (hand(fds[1], grads.data(), false, grads_travel)) {
       if (mode == exchange_mode::cross && !cross(grads.data(), own_grads.data(), false))
         break;
       for (size_t i = 0; i < n; ++i)
         store[i] -= 1e-6f * g[i];
       if (mode == exchange_mode::cross && !cross(store, reply.data(), true))
         break;
-      if (!hand(fds[1], bell_values ? nullptr : store, true))
+      if (!hand(fds[1], store, true, values_travel))
         break;
     }
     ::_exit(0);
@@ -347,9 +347,9 @@ double exchange_round(double seconds, exchange_mode mode) {
     step += 1;
     for (size_t i = 0; i < n; ++i) // (the backward pass's last write of the gradients)
       grads[i] = step * 1e-3f;
-    if (!hand(fds[0], bell_grads ? nullptr : grads, true) || !hand(fds[0], bell_values ? nullptr : reply.data(), false))
+    if (!hand(fds[0], grads, true, grads_travel) || !hand(fds[0], reply.data(), false, values_travel))
       return false;
-    if (bell_values) // (a link copying the values out of the mapping into the reply it hands on)
+    if (mode == exchange_mode::shared_store) // (a link copying the values out of the mapping into the reply it hands on)
       std::memcpy(reply.data(), shared_store, payload);
     std::memcpy(model.data(), values, payload); // (the values into the model)
     return true;

@@ -176,16 +176,12 @@ public:
     // the copy (copy_op, compute_op). The host goes on meanwhile.
     const auto* from = reinterpret_cast<const char*>(host);
     auto* to = reinterpret_cast<char*>(dst);
-    for (size_t left = n * sizeof(float); left > 0;) {
-      const size_t piece = std::min(left, ring_->chunk());
+    in_pieces(n * sizeof(float), [&](size_t done, size_t piece) {
       const auto at = room_for(piece);
-      std::memcpy(pinned_ + at.offset, from, piece);
-      ACTORPS_CUDA_CHECK(cudaMemcpyAsync(to, pinned_ + at.offset, piece, cudaMemcpyHostToDevice, copy_stream_));
+      std::memcpy(pinned_ + at.offset, from + done, piece);
+      ACTORPS_CUDA_CHECK(cudaMemcpyAsync(to + done, pinned_ + at.offset, piece, cudaMemcpyHostToDevice, copy_stream_));
       sent(at.ticket);
-      from += piece;
-      to += piece;
-      left -= piece;
-    }
+    });
     copies_pending_ = true; // (the next op on the compute stream waits for them)
   }
 
@@ -213,16 +209,12 @@ public:
     };
     const auto* from = reinterpret_cast<const char*>(src);
     auto* to = reinterpret_cast<char*>(host);
-    for (size_t left = n * sizeof(float); left > 0;) {
-      const size_t piece = std::min(left, ring_->chunk());
+    in_pieces(n * sizeof(float), [&](size_t done, size_t piece) {
       const auto at = room_for(piece, [&](uint64_t ticket) { land(ticket); });
-      ACTORPS_CUDA_CHECK(cudaMemcpyAsync(pinned_ + at.offset, from, piece, cudaMemcpyDeviceToHost, copy_stream_));
+      ACTORPS_CUDA_CHECK(cudaMemcpyAsync(pinned_ + at.offset, from + done, piece, cudaMemcpyDeviceToHost, copy_stream_));
       sent(at.ticket);
-      pieces.push_back({at.ticket, at.offset, to, piece});
-      from += piece;
-      to += piece;
-      left -= piece;
-    }
+      pieces.push_back({at.ticket, at.offset, to + done, piece});
+    });
     if (!pieces.empty())
       land(pieces.back().ticket);
     return errors_.take();
@@ -499,6 +491,17 @@ private:
       copies_pending_ = false;
     }
     compute_queued_ = true;
+  }
+
+  // Calls f(done, piece) for `bytes` in consecutive pieces of at most the staging's chunk (done:
+  // the bytes before the piece).
+  template <class F>
+  void in_pieces(size_t bytes, F f) {
+    for (size_t done = 0; done < bytes;) {
+      const size_t piece = std::min(bytes - done, ring_->chunk());
+      f(done, piece);
+      done += piece;
+    }
   }
 
   // Room for `bytes` in the staging; while it is full, the oldest copy is waited for and
