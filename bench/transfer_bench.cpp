@@ -524,8 +524,12 @@ double tensor_stream(double seconds, const std::string& certs, bool local = fals
 
 struct shard_rates {
   double sequential = 0; // push, wait for its ack, pull, wait for the values
-  double pipelined = 0;  // push and pull sent together, as workers do
+  double pipelined = 0;  // push and pull sent together
+  double exchange = 0;   // one push asking its values back (return_values), as an async worker's step does
 };
+
+// How a round moves its 1 MiB each way: shard_rates' three ways.
+enum class round_shape { push_then_pull, pipelined, exchange };
 
 // Round trips per second of push (1 MiB gradients) + pull (1 MiB values) to a ps node (its
 // container) in a child, as a worker sends them: over BASP, or with stream through a ShardLink
@@ -586,7 +590,7 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
   // thread would add a thread hand-off to every exchange that a worker does not pay).
   auto driver = [shard = *shard, n](caf::event_based_actor* self) -> caf::behavior {
     struct run {
-      bool pipelined;
+      round_shape shape;
       clock_type::time_point until;
       long rounds = 0;
       bool ok = true;
@@ -611,7 +615,17 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
                 },
                 [=](caf::error& e) { failed(e); after(); });
       };
-      if (r->pipelined) { // push and pull at once; the round ends when both answered
+      if (r->shape == round_shape::exchange) { // one exchange: the push's reply carries the values
+        push.return_values = true;
+        self->request(shard, timeout, push_atom_v, std::move(push))
+          .then(
+            [=](const push_reply& p) {
+              r->ok = r->ok && p.values.size() == 1 && p.values[0].data.values.size() == n;
+              ++r->rounds;
+              (*next)(r);
+            },
+            [=](caf::error& e) { failed(e); (*next)(r); });
+      } else if (r->shape == round_shape::pipelined) { // push and pull at once; the round ends when both answered
         auto left = std::make_shared<int>(2);
         auto done = [=] {
           if (--*left == 0) {
@@ -628,9 +642,9 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
                 [=](caf::error& e) { failed(e); (*next)(r); });
       }
     };
-    return {[=](bool pipelined, double seconds) {
+    return {[=](int32_t shape, double seconds) {
       auto r = std::make_shared<run>();
-      r->pipelined = pipelined;
+      r->shape = static_cast<round_shape>(shape);
       r->until = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
       r->rp = self->make_response_promise();
       (*next)(r);
@@ -639,18 +653,19 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
   };
   auto drive = sys.spawn(driver);
   bool ok = true;
-  auto measure = [&](bool pipelined) {
+  auto measure = [&](round_shape shape) {
     long rounds = -1;
     auto t0 = clock_type::now();
-    self->request(drive, std::chrono::seconds(60), pipelined, seconds)
+    self->request(drive, std::chrono::seconds(60), static_cast<int32_t>(shape), seconds)
       .receive([&](long k) { rounds = k; }, [&](caf::error&) {});
     const double dt = std::chrono::duration<double>(clock_type::now() - t0).count();
     ok = ok && rounds > 0;
     return static_cast<double>(rounds) / dt;
   };
   shard_rates rates;
-  rates.sequential = measure(false);
-  rates.pipelined = measure(true);
+  rates.sequential = measure(round_shape::push_then_pull);
+  rates.pipelined = measure(round_shape::pipelined);
+  rates.exchange = measure(round_shape::exchange);
   caf::anon_send_exit(drive, caf::exit_reason::user_shutdown);
   caf::anon_send(*remote, stop_atom_v);
   if (stream)
@@ -711,15 +726,23 @@ int main(int argc, char** argv) {
   auto tcp_linked = shard_protocol(seconds, "", true, true, false); // (cluster.local-streams = false)
   double local = raw_echo(seconds, true);
   auto via_container = shard_protocol(seconds, "", true, false); // (every request through the container's actors)
+  // "a, b, c": r's three ways (shard_rates) over the same ways of `over`, or over one anchor's rounds.
+  auto ratios_of = [](const shard_rates& r, const shard_rates& over) {
+    char out[160];
+    std::snprintf(out, sizeof out, "%.2f push then pull, %.2f pipelined, %.2f one exchange",
+                  r.sequential / over.sequential, r.pipelined / over.pipelined, r.exchange / over.exchange);
+    return std::string{out};
+  };
+  auto ratios = [&](const shard_rates& r, double anchor) { return ratios_of(r, {anchor, anchor, anchor}); };
   if (only != nullptr && std::string{only} == "stream") {
     std::system(("rm -rf " + certs).c_str());
-    std::printf("raw TCP echo %.0f rounds/s, raw local-socket echo %.0f; shard over the stream, local socket: %.0f "
-                "sequential (%.2f of TCP, %.2f of local), %.0f pipelined (%.2f, %.2f); over TCP: %.0f (%.2f), %.0f "
-                "(%.2f); through the container's actors %.0f (%.2f), %.0f (%.2f)\n", tcp, local,
-                linked.sequential, linked.sequential / tcp, linked.sequential / local, linked.pipelined,
-                linked.pipelined / tcp, linked.pipelined / local, tcp_linked.sequential, tcp_linked.sequential / tcp,
-                tcp_linked.pipelined, tcp_linked.pipelined / tcp, via_container.sequential, via_container.sequential / tcp,
-                via_container.pipelined, via_container.pipelined / tcp);
+    std::printf("raw TCP echo %.0f rounds/s, raw local-socket echo %.0f; shard over the stream, local socket: %.0f, "
+                "%.0f, %.0f rounds/s (push then pull, pipelined, one exchange)\n", tcp, local, linked.sequential,
+                linked.pipelined, linked.exchange);
+    std::printf("  local socket / raw TCP: %s; / raw local-socket echo: %s\n", ratios(linked, tcp).c_str(),
+                ratios(linked, local).c_str());
+    std::printf("  over TCP / raw TCP: %s\n", ratios(tcp_linked, tcp).c_str());
+    std::printf("  through the container's actors (local socket) / raw TCP: %s\n", ratios(via_container, tcp).c_str());
     return 0;
   }
   double stream = tensor_stream(seconds, "");
@@ -738,9 +761,10 @@ int main(int argc, char** argv) {
   row("raw local-socket echo (Unix domain, widened buffers)", local);
   row("tensor-stream frames alone over TCP, push + pull", stream);
   row("tensor-stream frames alone over the local socket", local_stream);
-  auto rows = [&](const std::string& what, const shard_rates& r) { // its sequential and pipelined rows
+  auto rows = [&](const std::string& what, const shard_rates& r) { // its three ways' rows
     row((what + ": push, then pull").c_str(), r.sequential);
     row((what + ": pipelined").c_str(), r.pipelined);
+    row((what + ": one exchange").c_str(), r.exchange);
   };
   rows("shard over the stream, local socket", linked);
   rows("shard over the stream, TCP", tcp_linked);
@@ -750,24 +774,18 @@ int main(int argc, char** argv) {
   rows("TLS cluster: shard over the stream, local socket (plain)", tls_linked);
   rows("TLS: shard over the stream, TCP", tls_tcp_linked);
   rows("TLS: shard over BASP", tls);
-  std::printf("shard over the stream (local socket) / raw TCP: %.2f sequential, %.2f pipelined (as workers run; goal "
-              ">= 0.8); / raw local-socket echo: %.2f, %.2f\n", linked.sequential / tcp, linked.pipelined / tcp,
-              linked.sequential / local, linked.pipelined / local);
-  std::printf("shard over the stream (TCP) / raw TCP: %.2f sequential, %.2f pipelined\n", tcp_linked.sequential / tcp,
-              tcp_linked.pipelined / tcp);
-  std::printf("the same through the container's actors / raw TCP: %.2f sequential, %.2f pipelined (served in place: "
-              "%.2fx, %.2fx of it)\n", via_container.sequential / tcp, via_container.pipelined / tcp,
-              linked.sequential / via_container.sequential, linked.pipelined / via_container.pipelined);
-  std::printf("shard over BASP / raw TCP: %.2f sequential, %.2f pipelined\n", shard.sequential / tcp,
-              shard.pipelined / tcp);
+  std::printf("shard over the stream (local socket) / raw TCP: %s (one exchange as async workers run; goal >= 0.8); "
+              "/ raw local-socket echo: %s\n", ratios(linked, tcp).c_str(), ratios(linked, local).c_str());
+  std::printf("shard over the stream (TCP) / raw TCP: %s\n", ratios(tcp_linked, tcp).c_str());
+  std::printf("the same through the container's actors / raw TCP: %s (served in place: %s of it)\n",
+              ratios(via_container, tcp).c_str(), ratios_of(linked, via_container).c_str());
+  std::printf("shard over BASP / raw TCP: %s\n", ratios(shard, tcp).c_str());
   std::printf("tensor-stream frames alone / raw TCP: %.2f; over the local socket / raw local-socket echo: %.2f\n",
               stream / tcp, local_stream / local);
-  std::printf("TLS cluster / plain, shard over the stream: local socket %.2f sequential, %.2f pipelined (it never leaves "
-              "the host: plain, security.local-streams-tls = false); TCP (TLS 1.3) %.2f, %.2f (goal >= 0.85)\n",
-              tls_linked.sequential / linked.sequential, tls_linked.pipelined / linked.pipelined,
-              tls_tcp_linked.sequential / tcp_linked.sequential, tls_tcp_linked.pipelined / tcp_linked.pipelined);
-  std::printf("TLS / plain, shard over BASP: %.2f sequential, %.2f pipelined\n", tls.sequential / shard.sequential,
-              tls.pipelined / shard.pipelined);
+  std::printf("TLS cluster / plain, shard over the stream: local socket %s (it never leaves the host: plain, "
+              "security.local-streams-tls = false); TCP (TLS 1.3) %s (goal >= 0.85)\n",
+              ratios_of(tls_linked, linked).c_str(), ratios_of(tls_tcp_linked, tcp_linked).c_str());
+  std::printf("TLS / plain, shard over BASP: %s\n", ratios_of(tls, shard).c_str());
   std::printf("TLS / plain tensor-stream frames alone: %.2f\n", tls_stream / stream);
   std::printf("reference: ps-lite moves 1 MiB pushes at 1.8-2.0 GB/s on this machine kind (from the issue)\n");
   conversions(seconds / 3);
