@@ -10,7 +10,7 @@
 //   actorps-bench-transfer [seconds-per-measurement=3]   (BENCH_BYTES=N: N bytes each way instead;
 //   BENCH_ONLY=stream: the plain shard-over-the-stream rows and raw TCP alone, e.g. under perf;
 //   BENCH_ONLY=shm: the local-socket echo beside echoes through a shared mapping (issue 48's item 3),
-//   each with the CPU time a round costs both processes, and a step's exchange modelled five ways
+//   each with the CPU time a round costs both processes, and a step's exchange modelled six ways
 //   (BENCH_EXCHANGE=N with BENCH_ONLY=shm: way N of exchange_mode alone, 0 the socket);
 //   BENCH_STREAM_MIN_BYTES=N: cluster.stream-min-bytes, below which tensors travel inside the messages)
 #include "actors/parameter_shard.hpp"
@@ -283,8 +283,11 @@ double shared_memory_echo(double seconds, size_t chunk, bool spin, bool copy_out
 // woken by a byte; `shared_grads`: the gradients in the shared mapping, read where they lie, the
 // values back over the socket; `shared_store`: the gradients over the socket, the store in the
 // mapping, its values copied out into a reply buffer (as a link would hand them on) and from
-// there into the model. Rounds per second (0: the mode is not allowed here).
-enum class exchange_mode { socket, shared, cross, shared_grads, shared_store };
+// there into the model; `socket_bell`: as `socket`, but each side sends its bytes whole before
+// a byte on a second socket pair tells the other to read them (the reader woken once per message
+// instead of once per buffer the kernel queues as the writer goes). Rounds per second (0: the mode
+// is not allowed here).
+enum class exchange_mode { socket, shared, cross, shared_grads, shared_store, socket_bell };
 
 double exchange_round(double seconds, exchange_mode mode) {
   const size_t n = payload / sizeof(float);
@@ -292,26 +295,32 @@ double exchange_round(double seconds, exchange_mode mode) {
   const bool grads_shared = shared || mode == exchange_mode::shared_grads;
   const bool store_shared = shared || mode == exchange_mode::shared_store;
   void* mem = ::mmap(nullptr, 2 * payload, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  int fds[2];
-  if (mem == MAP_FAILED || ::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
+  int fds[2], bells[2];
+  if (mem == MAP_FAILED || ::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0 || ::socketpair(AF_UNIX, SOCK_STREAM, 0, bells) != 0)
     return 0;
   for (int fd : fds)
     widen_local_buffers(fd);
+  const bool belled = mode == exchange_mode::socket_bell;
   float* shared_grads = static_cast<float*>(mem);
   float* shared_store = shared_grads + n;
   // The worker's buffers, made before the fork: the shard knows their addresses (cross).
   std::vector<float> own_grads(grads_shared ? 0 : n), reply(shared ? 0 : n), model(n);
   // Which of the two travel over the socket (the rest lies in the mapping, or moved in place).
-  const bool grads_travel = mode == exchange_mode::socket || mode == exchange_mode::shared_store;
-  const bool values_travel = mode == exchange_mode::socket || mode == exchange_mode::shared_grads;
+  const bool grads_travel = mode == exchange_mode::socket || mode == exchange_mode::shared_store || belled;
+  const bool values_travel = mode == exchange_mode::socket || mode == exchange_mode::shared_grads || belled;
   const pid_t worker = ::getpid();
   // Hands the turn to the other side: the data itself where it travels over the socket, else a
   // byte saying it lies in the mapping or was moved in place.
-  auto hand = [](int fd, float* data, bool write, bool travels) {
+  auto hand = [belled](int fd, int bell_fd, float* data, bool write, bool travels) {
     char bell = 0;
-    if (travels)
-      return full_io(fd, reinterpret_cast<char*>(data), payload, write);
-    return write ? ::send(fd, &bell, 1, MSG_NOSIGNAL) == 1 : ::recv(fd, &bell, 1, 0) == 1;
+    auto ring = [&] { return write ? ::send(bell_fd, &bell, 1, MSG_NOSIGNAL) == 1 : ::recv(bell_fd, &bell, 1, 0) == 1; };
+    if (belled && !write && !ring()) // (the bytes are all queued when the bell rings)
+      return false;
+    if (travels && !full_io(fd, reinterpret_cast<char*>(data), payload, write))
+      return false;
+    if (travels && !belled)
+      return true;
+    return !write && belled ? true : ring();
   };
   // Moves the worker's bytes at `theirs` from (or, write, to) the shard's `ours`.
   auto cross = [worker](float* ours, float* theirs, bool write) {
@@ -323,23 +332,25 @@ double exchange_round(double seconds, exchange_mode mode) {
   pid_t child = ::fork();
   if (child == 0) { // the shard
     ::close(fds[0]);
+    ::close(bells[0]);
     std::vector<float> own_store(store_shared ? 0 : n), grads(grads_shared ? 0 : n);
     float* store = store_shared ? shared_store : own_store.data();
     const float* g = grads_shared ? shared_grads : grads.data();
     std::fill(store, store + n, 0.5f);
-    while (hand(fds[1], grads.data(), false, grads_travel)) {
+    while (hand(fds[1], bells[1], grads.data(), false, grads_travel)) {
       if (mode == exchange_mode::cross && !cross(grads.data(), own_grads.data(), false))
         break;
       for (size_t i = 0; i < n; ++i)
         store[i] -= 1e-6f * g[i];
       if (mode == exchange_mode::cross && !cross(store, reply.data(), true))
         break;
-      if (!hand(fds[1], store, true, values_travel))
+      if (!hand(fds[1], bells[1], store, true, values_travel))
         break;
     }
     ::_exit(0);
   }
   ::close(fds[1]);
+  ::close(bells[1]);
   float* grads = grads_shared ? shared_grads : own_grads.data();
   const float* values = shared ? shared_store : reply.data();
   float step = 0;
@@ -347,7 +358,7 @@ double exchange_round(double seconds, exchange_mode mode) {
     step += 1;
     for (size_t i = 0; i < n; ++i) // (the backward pass's last write of the gradients)
       grads[i] = step * 1e-3f;
-    if (!hand(fds[0], grads, true, grads_travel) || !hand(fds[0], reply.data(), false, values_travel))
+    if (!hand(fds[0], bells[0], grads, true, grads_travel) || !hand(fds[0], bells[0], reply.data(), false, values_travel))
       return false;
     if (mode == exchange_mode::shared_store) // (a link copying the values out of the mapping into the reply it hands on)
       std::memcpy(reply.data(), shared_store, payload);
@@ -355,6 +366,7 @@ double exchange_round(double seconds, exchange_mode mode) {
     return true;
   });
   ::close(fds[0]);
+  ::close(bells[0]);
   ::waitpid(child, nullptr, 0);
   ::munmap(mem, 2 * payload);
   return rate;
@@ -399,6 +411,7 @@ void shared_memory_rows(double seconds) {
   const auto [cma, cma_cpu] = measured([&] { return exchange_round(seconds, exchange_mode::cross); });
   const auto [half, half_cpu] = measured([&] { return exchange_round(seconds, exchange_mode::shared_grads); });
   const auto [store, store_cpu] = measured([&] { return exchange_round(seconds, exchange_mode::shared_store); });
+  const auto [bell, bell_cpu] = measured([&] { return exchange_round(seconds, exchange_mode::socket_bell); });
   std::printf("a step's exchange (gradients written, applied to the store, values copied into the model), rounds/s (CPU "
               "µs per round):\n  over the local socket %.0f (%.0f); gradients and store in a shared mapping %.0f (%.0f): "
               "%.2fx the rounds, %.2fx the CPU\n",
@@ -411,6 +424,8 @@ void shared_memory_rows(double seconds) {
   std::printf("  the store alone in the shared mapping, its values copied out into a reply and then into the model, the "
               "gradients over the socket %.0f (%.0f): %.2fx the rounds, %.2fx the CPU\n",
               store, store_cpu, store / sock, store_cpu / sock_cpu);
+  std::printf("  over the local socket, each side's bytes read once they are all there (a bell after them) %.0f (%.0f): "
+              "%.2fx the rounds, %.2fx the CPU\n", bell, bell_cpu, bell / sock, bell_cpu / sock_cpu);
 }
 
 // Waits for the events of one stream on the bench's thread: the last transfer received, closing.
