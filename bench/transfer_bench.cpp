@@ -310,17 +310,17 @@ double exchange_round(double seconds, exchange_mode mode) {
   const bool values_travel = mode == exchange_mode::socket || mode == exchange_mode::shared_grads || belled;
   const pid_t worker = ::getpid();
   // Hands the turn to the other side: the data itself where it travels over the socket, else a
-  // byte saying it lies in the mapping or was moved in place.
+  // byte saying it lies in the mapping or was moved in place (socket_bell: the data, and then a
+  // byte saying it is all there, which the reader waits for before it reads).
   auto hand = [belled](int fd, int bell_fd, float* data, bool write, bool travels) {
     char bell = 0;
     auto ring = [&] { return write ? ::send(bell_fd, &bell, 1, MSG_NOSIGNAL) == 1 : ::recv(bell_fd, &bell, 1, 0) == 1; };
-    if (belled && !write && !ring()) // (the bytes are all queued when the bell rings)
-      return false;
-    if (travels && !full_io(fd, reinterpret_cast<char*>(data), payload, write))
-      return false;
-    if (travels && !belled)
-      return true;
-    return !write && belled ? true : ring();
+    auto move = [&] { return full_io(fd, reinterpret_cast<char*>(data), payload, write); };
+    if (!travels)
+      return ring();
+    if (!belled)
+      return move();
+    return write ? move() && ring() : ring() && move();
   };
   // Moves the worker's bytes at `theirs` from (or, write, to) the shard's `ours`.
   auto cross = [worker](float* ours, float* theirs, bool write) {
