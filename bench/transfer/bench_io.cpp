@@ -17,11 +17,22 @@ namespace actorps::bench {
 
 const size_t payload = std::getenv("BENCH_BYTES") ? std::strtoul(std::getenv("BENCH_BYTES"), nullptr, 10) : size_t{1} << 20;
 
-int listen_on_free_port(uint16_t& port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+namespace {
+
+// 127.0.0.1:port (0: any free port, at bind).
+sockaddr_in loopback(uint16_t port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return addr;
+}
+
+} // namespace
+
+int listen_on_free_port(uint16_t& port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = loopback(0);
   ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   socklen_t len = sizeof addr;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
@@ -33,10 +44,7 @@ int listen_on_free_port(uint16_t& port) {
 // A socket connected to 127.0.0.1:port.
 int connect_to_port(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sockaddr_in addr = loopback(port);
   ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   return fd;
 }
