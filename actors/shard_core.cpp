@@ -65,14 +65,18 @@ caf::expected<pull_reply> shard_core::read(const pull_request& req, std::vector<
   return counted(std::move(reply), "pull");
 }
 
-caf::expected<push_reply> shard_core::apply(const push_request& req, time_point now, std::vector<store_view>* in_place) {
-  auto reply = store_.push(req, in_place);
+caf::expected<push_reply> shard_core::apply(const push_request& req, time_point now, std::vector<store_view>* in_place,
+                                            const gradient_spans* at) {
+  auto reply = store_.push(req, in_place, at);
   if (reply && req.worker != chief_worker_id) // (in-graph pushes come from the chief)
     pushes_.note(req.worker, now);
   if (reply && observed_) {
     auto& m = observed_->metrics();
     m.add("actorps_shard_updates_total", 1);
-    m.add("actorps_shard_received_bytes_total", static_cast<double>(payload_bytes(req.grads)));
+    uint64_t received = payload_bytes(req.grads);
+    for (size_t i = 0; at && i < at->size(); ++i) // (gradients read in place: fp32)
+      received += (*at)[i].size * sizeof(float);
+    m.add("actorps_shard_received_bytes_total", static_cast<double>(received));
     m.add("actorps_shard_sent_bytes_total", static_cast<double>(payload_bytes(reply->values) + view_bytes(in_place)));
     m.set("actorps_shard_version", static_cast<double>(reply->version));
   }
@@ -104,8 +108,9 @@ caf::error shard_core::pull_in_place(const pull_request& req, const in_place_sen
   return in_place<pull_reply>([&](std::vector<store_view>* views) { return read(req, views); }, send);
 }
 
-caf::error shard_core::push_in_place(const push_request& req, time_point now, const in_place_sender<push_reply>& send) {
-  return in_place<push_reply>([&](std::vector<store_view>* views) { return apply(req, now, views); }, send);
+caf::error shard_core::push_in_place(const push_request& req, time_point now, const in_place_sender<push_reply>& send,
+                                     const gradient_spans* at) {
+  return in_place<push_reply>([&](std::vector<store_view>* views) { return apply(req, now, views, at); }, send);
 }
 
 shard_stats shard_core::stats(time_point now) {

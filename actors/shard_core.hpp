@@ -41,9 +41,11 @@ public:
   using in_place_sender = std::function<void(Reply&, const std::vector<store_view>&)>;
 
   /// As pull and push, the reply's values in place: send is called with it before the call
-  /// returns none; nothing is sent when it fails (the error).
+  /// returns none; nothing is sent when it fails (the error). A push's gradients may lie outside
+  /// its slices (`at`: parameter_store::push).
   caf::error pull_in_place(const pull_request& req, const in_place_sender<pull_reply>& send);
-  caf::error push_in_place(const push_request& req, time_point now, const in_place_sender<push_reply>& send);
+  caf::error push_in_place(const push_request& req, time_point now, const in_place_sender<push_reply>& send,
+                           const gradient_spans* at = nullptr);
   shard_stats stats(time_point now);
   caf::expected<shard_snapshot> snapshot();
   /// (as parameter_store::hold, read_held and drop_held: a save's snapshot kept by copy-on-write)
@@ -61,7 +63,8 @@ private:
   caf::expected<T> counted(caf::expected<T> x, const char* what);
   // pull and push with the lock held, counted and measured (views: see store_view).
   caf::expected<pull_reply> read(const pull_request& req, std::vector<store_view>* in_place);
-  caf::expected<push_reply> apply(const push_request& req, time_point now, std::vector<store_view>* in_place);
+  caf::expected<push_reply> apply(const push_request& req, time_point now, std::vector<store_view>* in_place,
+                                  const gradient_spans* at = nullptr);
   // Under the lock: answer(&views) (read or apply), then send(reply, views) unless it failed.
   template <class Reply, class Answer>
   caf::error in_place(Answer answer, const in_place_sender<Reply>& send);

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <optional>
 
 namespace actorps {
@@ -37,6 +38,8 @@ struct exchange {
   std::vector<stream_tensor> expected; // announced with the request (empty: none)
   incoming_tensors tensors;
   std::optional<Reply> reply;          // the typed reply, once here
+  // A push's gradients left in the shared heap: the ps node reads them until it answers.
+  std::shared_ptr<outgoing_tensors> shared = nullptr;
 };
 
 template <class Reply>
@@ -60,6 +63,8 @@ struct link_state {
   exchanges<pull_reply> pulls;
   // Ids promised to the session for a later push of a form (stream_push::next_transfer), by form.
   std::multimap<std::string, uint64_t> promised;
+  // The session mapped this process's shared heap: pushes whose gradients lie in it name them there.
+  const shared_heap* heap = nullptr;
   static inline const char* name = "shard_link";
 };
 
@@ -71,14 +76,28 @@ std::string peer_of(link_pointer self) {
   return cat("shard ", self->state.cfg.shard);
 }
 
+// Gradients left in the shared heap by pushes the link gave up on without an answer: the ps node
+// may still read them (a push queued on the stream it has not read yet), so their memory is never
+// handed out again. Few: a link gives up only on a timeout or a lost stream.
+void retire(std::shared_ptr<outgoing_tensors> shared) {
+  static std::mutex mtx;
+  static std::vector<std::shared_ptr<outgoing_tensors>> retired;
+  if (!shared)
+    return;
+  std::lock_guard<std::mutex> guard{mtx};
+  retired.push_back(std::move(shared));
+}
+
 // Every exchange in flight fails with `why` (as a lost BASP connection's: of CAF's kind, so the
 // worker waits for the link's end to learn why, instead of taking it for the shard's refusal).
 caf::error fail_exchanges(link_pointer self, const caf::error& why) {
   auto& st = self->state;
   caf::error reply = caf::make_error(caf::sec::request_receiver_down,
                                      cat(st.tag, ": ", why ? describe(why) : std::string{"the tensor stream closed"}));
-  for (auto& x : st.pushes.take_all())
+  for (auto& x : st.pushes.take_all()) {
+    retire(std::move(x.shared));
     x.rp.deliver(reply);
+  }
   for (auto& x : st.pulls.take_all())
     x.rp.deliver(reply);
   return reply;
@@ -162,8 +181,10 @@ void finish(link_pointer self, exchanges<Reply>& table, uint64_t transfer,
 template <class Reply>
 void out_of_step(link_pointer self, exchanges<Reply>& table, uint64_t transfer, const std::string& what) {
   auto err = caf::make_error(errc::protocol_error, cat(self->state.tag, ": ", what, " of transfer ", transfer));
-  if (auto x = table.take(transfer))
+  if (auto x = table.take(transfer)) {
+    retire(std::move(x->shared));
     x->rp.deliver(err);
+  }
   end(self, std::move(err));
 }
 
@@ -226,8 +247,10 @@ void on_failed(link_pointer self, exchanges<Reply>& table, uint64_t transfer, ca
   if (!x)
     return;
   x->rp.deliver(err);
-  if (err.category() != caf::atom("actorps"))
+  if (err.category() != caf::atom("actorps")) { // (no answer: the ps node may still read them)
+    retire(std::move(x->shared));
     return end(self, std::move(err));
+  }
   if (!x->expected.empty())
     self->state.conn->cancel(transfer, std::make_shared<incoming_tensors>(std::move(x->tensors)));
 }
@@ -375,10 +398,16 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
           return std::move(out.error());
         frames = std::make_shared<outgoing_tensors>(std::move(*out));
       }
+      // (gradients downloaded into the shared heap stay there: the ps node reads them in place)
+      std::shared_ptr<outgoing_tensors> shared;
+      if (frames && st.heap != nullptr && frames->share(*st.heap))
+        shared = std::move(frames);
       const auto [transfer, next] = transfer_ids(st, frames && same_form ? form_key(frames->tensors()) : std::string{});
       auto rp = self->make_response_promise<push_reply>();
       begin(self, st.pushes, transfer, rp, raw_frames(counts));
-      auto tensors = frames ? frames->tensors() : std::vector<stream_tensor>{};
+      if (shared)
+        st.pushes.find(transfer)->shared = shared;
+      auto tensors = frames ? frames->tensors() : shared ? shared->tensors() : std::vector<stream_tensor>{};
       if (auto err = send_call(*st.conn, transfer,
                                stream_push{st.cfg.offer.token, transfer, std::move(req), std::move(tensors), next},
                                std::move(frames)))
@@ -395,6 +424,9 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
         return expire(self);
       if (self->clock().now() >= st.grace_until)
         self->quit(st.closed);
+    },
+    [=](stream_atom, const shared_heap_offer&) { // (open_shard_link: the session mapped the heap)
+      self->state.heap = shared_heap::process();
     },
     [=](stream_atom, stream_note& note) {
       switch (note.what) {

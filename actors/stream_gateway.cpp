@@ -70,8 +70,8 @@ stream_gateway_actor::behavior_type gateway_behavior(gateway_pointer self, strea
   st.tag = cat("shard ", cfg.shard, ": tensor streams");
   log_exceptions(self, st.tag);
   auto port = cfg.listen([links = st.links, owner = caf::actor_cast<caf::actor>(self)](stream_opener open,
-                                                                                        std::string peer) {
-    links->add(open, std::move(peer), owner);
+                                                                                        std::string peer, int pid) {
+    links->add(open, std::move(peer), owner, pid);
   });
   if (port) {
     st.port = *port;

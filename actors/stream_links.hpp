@@ -24,13 +24,16 @@ public:
   struct claimed {
     std::shared_ptr<stream_connection> conn;
     std::string peer;
+    int pid = 0; ///< the peer's process on the local socket (0: over TCP, or unknown)
   };
 
-  /// A connection arrived: opens its stream with notes to `owner` and announces its first frame.
-  /// Returns its number (0: the stream could not be opened).
-  uint64_t add(const stream_opener& open, std::string peer, caf::actor owner) {
+  /// A connection arrived (from process `pid` of this host on the local socket; 0: over TCP):
+  /// opens its stream with notes to `owner` and announces its first frame. Returns its number
+  /// (0: the stream could not be opened).
+  uint64_t add(const stream_opener& open, std::string peer, caf::actor owner, int pid = 0) {
     auto entry = std::make_shared<link>();
     entry->peer = std::move(peer);
+    entry->pid = pid;
     entry->target = std::move(owner);
     uint64_t id = 0;
     {
@@ -85,7 +88,7 @@ public:
     std::lock_guard<std::mutex> guard{mtx_};
     links_.erase(id);
     held_[id] = e; // (the note callback holds it weakly: someone must keep it)
-    return {e->conn, e->peer};
+    return {e->conn, e->peer, e->pid};
   }
 
   /// Forgets a claimed link (its owner is done with it).
@@ -120,6 +123,7 @@ private:
     caf::actor target;
     std::shared_ptr<stream_connection> conn;
     std::string peer;
+    int pid = 0;
     uint64_t token = 0;
   };
 

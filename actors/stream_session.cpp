@@ -7,6 +7,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "common/shared_heap.hpp"
 #include "control/stream_calls.hpp"
 #include "control/stream_pairing.hpp"
 #include "control/stream_transfer.hpp"
@@ -48,6 +49,8 @@ struct session_state {
   uint64_t link = 0;
   std::shared_ptr<stream_connection> conn;
   std::string peer;
+  int pid = 0;                              // the worker's process, on the local socket (0: over TCP)
+  std::shared_ptr<const shared_view> heap;  // its shared heap, mapped once it offered it
   std::vector<caf::typed_response_promise<bool>> waiting; // asked whether the stream is there
   stream_pairing<arriving_push> pushes;
   static inline const char* name = "stream_session";
@@ -137,16 +140,23 @@ shard_directory::entry in_place(session_pointer self, const std::string& scope) 
 }
 
 // Applies a push whose gradients are all here to its scope's store in place, or hands it to the
-// container (an aggregator decides, or no store is known); answers with the reply.
-void forward_push(session_pointer self, uint64_t transfer, push_request req) {
+// container (an aggregator decides, or no store is known); answers with the reply. With `at`, the
+// gradients lie in the worker's shared heap (gradient_spans): the store reads them there; the
+// container gets copies (it may keep them past this call).
+void forward_push(session_pointer self, uint64_t transfer, push_request req, const gradient_spans* at = nullptr) {
   if (auto direct = in_place(self, req.scope); direct.core && direct.direct_pushes) {
-    auto err = direct.core->push_in_place(req, self->clock().now(), [&](push_reply& reply, const std::vector<store_view>& views) {
-      answer_in_place<stream_push_reply>(self, transfer, reply, reply.values, views);
-    });
+    auto err = direct.core->push_in_place(
+      req, self->clock().now(),
+      [&](push_reply& reply, const std::vector<store_view>& views) {
+        answer_in_place<stream_push_reply>(self, transfer, reply, reply.values, views);
+      },
+      at);
     if (err)
       refuse_call(self, transfer, err);
     return;
   }
+  for (size_t i = 0; at && i < at->size(); ++i)
+    req.grads[i].data = tensor_copy((*at)[i].data, (*at)[i].size);
   self->request(self->state.cfg.shards, self->state.cfg.request_timeout, push_atom_v, std::move(req))
     .then([=](push_reply& reply) { answer<stream_push_reply>(self, transfer, reply, reply.values); },
           [=](caf::error& err) { refuse_call(self, transfer, err); });
@@ -215,11 +225,45 @@ void complete_push(session_pointer self, uint64_t transfer, arriving_push p) {
   forward_push(self, transfer, std::move(p.request));
 }
 
-// A push in band: its gradients inside it, or as frames behind it (announced ahead, or now).
+// Where a push's shared tensors lie in the worker's shared heap, each checked to lie inside it;
+// a protocol_error naming the tensor otherwise (or without a heap mapped).
+caf::expected<gradient_spans> shared_values(session_pointer self, const stream_push& msg) {
+  auto& st = self->state;
+  if (!st.heap)
+    return refuse(self, cat("push ", msg.transfer, " names values in a shared heap this session has not mapped"));
+  if (msg.tensors.size() != msg.request.grads.size())
+    return refuse(self, cat("push ", msg.transfer, " describes ", msg.tensors.size(), " tensors for ",
+                            msg.request.grads.size(), " slices"));
+  gradient_spans out;
+  for (size_t i = 0; i < msg.tensors.size(); ++i) {
+    const auto& t = msg.tensors[i];
+    const float* at = t.encoding == stream_encoding::shared_fp32 && t.bytes == 0 && t.floats <= max_tensor_floats
+                          && msg.request.grads[i].data.values.empty()
+                        ? st.heap->floats_at(t.at, uint64_t{t.floats} * sizeof(float))
+                        : nullptr;
+    if (at == nullptr)
+      return refuse(self, cat("push ", msg.transfer, "'s tensor ", i, " (", t.floats, " values at ", t.at,
+                              ") is not a shared tensor inside the worker's shared heap of ", st.heap->bytes(), " bytes"));
+    out.push_back({at, t.floats});
+  }
+  return out;
+}
+
+// A push in band: its gradients inside it, in the worker's shared heap, or as frames behind it
+// (announced ahead, or now).
 void on_push(session_pointer self, stream_push msg) {
   auto& st = self->state;
   if (msg.link != st.cfg.token)
     return end(self, refuse(self, "a push for a stream that is not this session's"));
+  if (std::any_of(msg.tensors.begin(), msg.tensors.end(),
+                  [](const stream_tensor& t) { return t.encoding == stream_encoding::shared_fp32; })) {
+    auto at = shared_values(self, msg);
+    if (!at) {
+      refuse_call(self, msg.transfer, at.error());
+      return end(self, std::move(at.error()));
+    }
+    return forward_push(self, msg.transfer, std::move(msg.request), &*at);
+  }
   if (msg.next_transfer != 0)
     stand_for(self, msg.next_transfer, msg.tensors, msg.request.grads.size());
   if (auto* ahead = st.pushes.find(msg.transfer)) { // announced already (or a transfer in use)
@@ -287,6 +331,20 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
       st.waiting.push_back(rp);
       return rp;
     },
+    [=](stream_atom, const shared_heap_offer& offer) -> caf::result<bool> {
+      auto& st = self->state;
+      if (offer.token != st.cfg.token)
+        return refuse(self, "offered another stream's shared heap");
+      if (st.phase != session_phase::open || st.pid <= 0 || !st.cfg.limits.shared_gradients)
+        return false; // (no stream yet, a stream over TCP, or this node does not allow it: frames)
+      auto view = shared_view::open(st.pid, offer.fd, offer.bytes);
+      if (!view) {
+        log_line(st.tag, cat("its pushes' gradients stay frames: ", describe(view.error())));
+        return false;
+      }
+      st.heap = std::move(*view);
+      return true;
+    },
     [=](stream_atom, stream_note& note) {
       auto& st = self->state;
       switch (note.what) {
@@ -299,6 +357,7 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
           st.link = note.link;
           st.conn = std::move(got.conn);
           st.peer = std::move(got.peer);
+          st.pid = got.pid;
           st.tag = cat(st.tag, " (", st.peer, ")");
           self->attach_functor([conn = st.conn, links = st.cfg.links, link = st.link] {
             conn->close();

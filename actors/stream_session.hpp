@@ -24,6 +24,10 @@ namespace actorps {
 
 /// (stream_atom, uint64_t token) -> bool
 ///   True once the stream whose first frame carried the token is attached (waits for it).
+/// (stream_atom, shared_heap_offer) -> bool
+///   The worker offers its process's shared heap: true once mapped (from then on its pushes may
+///   name shared_fp32 tensors); false where the stream came over TCP, this node does not allow
+///   it (cluster.local-shared-gradients) or the heap cannot be mapped (logged).
 /// (stream_atom, stream_note)
 ///   From its stream (or, `accepted`, from the gateway: link `link` is this session's). A
 ///   message note is a pull or a push (stream_pull, stream_push); the push's gradients arrive as
@@ -33,7 +37,8 @@ namespace actorps {
 /// (tick_atom)
 ///   To itself: no stream arrived within the request timeout; quits.
 using stream_session_actor = caf::typed_actor<
-  caf::replies_to<stream_atom, uint64_t>::with<bool>, caf::reacts_to<stream_atom, stream_note>,
+  caf::replies_to<stream_atom, uint64_t>::with<bool>, caf::replies_to<stream_atom, shared_heap_offer>::with<bool>,
+  caf::reacts_to<stream_atom, stream_note>,
   caf::reacts_to<tick_atom>>;
 
 struct stream_session_config {

@@ -7,6 +7,7 @@
 #include "actors/worker_state.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "common/shared_heap.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -112,8 +113,12 @@ void detail::push_due(worker_pointer self, size_t floor) {
   std::vector<uint32_t> asked; // (the shards whose push carries reads)
   for (auto [s, p] : due) {
     const auto& parts = st.pushes.parts(s);
-    auto requests = push_requests_for(parts[p].ranges, st.cfg.index, static_cast<uint64_t>(st.ctl->step()),
-                                      st.cfg.cluster.max_slice_floats, fill); // (one: parts fit a message)
+    caf::expected<std::vector<push_request>> requests{std::vector<push_request>{}};
+    {
+      shared_heap::scope shared; // (where a ps node of this host maps the heap, it reads them there)
+      requests = push_requests_for(parts[p].ranges, st.cfg.index, static_cast<uint64_t>(st.ctl->step()),
+                                   st.cfg.cluster.max_slice_floats, fill); // (one: parts fit a message)
+    }
     if (!requests)
       return fail(self, std::move(requests.error()), "computing gradients failed");
     if (requests->empty()) // (a part of table rows alone)

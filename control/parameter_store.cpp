@@ -332,14 +332,18 @@ std::vector<variable_slice> parameter_store::gather(const std::vector<slice_ref>
   return out;
 }
 
-caf::expected<push_reply> parameter_store::push(const push_request& req, std::vector<store_view>* in_place) {
+caf::expected<push_reply> parameter_store::push(const push_request& req, std::vector<store_view>* in_place,
+                                                const gradient_spans* values) {
   if (auto err = check_pusher(req.worker))
     return err;
   if (auto err = check_scope(req.scope))
     return err;
   if (auto err = layout_.check_push_form(req))
     return err;
-  auto checked = layout_.check_gradients(req.worker, req.grads); // the part of each gradient slice
+  if (values != nullptr && values->size() != req.grads.size())
+    return caf::make_error(errc::protocol_error, cat("worker ", req.worker, "'s push names ", req.grads.size(),
+                                                     " slices and gives the values of ", values->size()));
+  auto checked = layout_.check_gradients(req.worker, req.grads, values); // the part of each gradient slice
   if (!checked)
     return std::move(checked.error());
   const auto& at = *checked;
@@ -360,20 +364,20 @@ caf::expected<push_reply> parameter_store::push(const push_request& req, std::ve
   const long t = static_cast<long>(next);
   for (size_t i = 0; i < req.grads.size(); ++i) {
     auto& g = req.grads[i];
+    const auto grad = gradient_of(g, values, i);
     auto& v = parts_[at[i]];
     float* slot0 = v.slot0.empty() ? nullptr : v.slot0.data();
     float* slot1 = v.slot1.empty() ? nullptr : v.slot1.data();
     if (!g.by_rows()) {
       const size_t from = g.offset - v.offset;
-      keep_held(at[i], {from}, g.data.values.size());
-      apply_update_host(v.optimizer, t, g.data.values.size(), v.values.data() + from, g.data.values.data(),
+      keep_held(at[i], {from}, grad.size);
+      apply_update_host(v.optimizer, t, grad.size, v.values.data() + from, grad.data,
                         slot0 ? slot0 + from : nullptr, slot1 ? slot1 + from : nullptr);
       continue;
     }
     const auto rows_at = row_offsets(v, g.rows); // (only these rows and their slots move: TF's sparse apply)
     keep_held(at[i], rows_at, v.cols);
-    apply_rows_host(v.optimizer, t, v.cols, rows_at.data(), rows_at.size(), v.values.data(), g.data.values.data(),
-                    slot0, slot1);
+    apply_rows_host(v.optimizer, t, v.cols, rows_at.data(), rows_at.size(), v.values.data(), grad.data, slot0, slot1);
   }
   if (req.part + 1 == req.parts) { // a step in parts counts once, at its last part
     if (lag_histogram_.empty())
@@ -393,7 +397,7 @@ caf::expected<push_reply> parameter_store::push(const push_request& req, std::ve
         continue;
       auto& p = parts_[at[i]];
       add_values(out.values, viewed ? in_place : nullptr, g.variable, g.offset, p.values.data() + (g.offset - p.offset),
-                 g.data.values.size(), copied_at);
+                 gradient_of(g, values, i).size, copied_at);
     }
   if (req.reply_topk > 0.0)
     for (auto& slice : out.values)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common/page_blocks.hpp"
+#include "control/gradient_spans.hpp"
 #include "control/shard_layout.hpp"
 #include "control/snapshot_overlay.hpp"
 #include "control/value_views.hpp"
@@ -78,7 +79,10 @@ public:
   /// asked for) travel at the request's precision, as top-k deltas with reply_topk > 0; the
   /// rows of req.reads (checked, with the gradients, before anything applies) follow them at fp32.
   /// With in_place, a reply at fp32 without top-k leaves its values in the store, as pull does.
-  caf::expected<push_reply> push(const push_request& req, std::vector<store_view>* in_place = nullptr);
+  /// With `at`, slice i's gradient values are at[i] (a same-host worker's shared heap: the
+  /// slices carry none), read where they lie.
+  caf::expected<push_reply> push(const push_request& req, std::vector<store_view>* in_place = nullptr,
+                                 const gradient_spans* at = nullptr);
 
   /// Returns the shard's counters: version and the lag histogram of async pushes.
   shard_stats stats() const;

@@ -62,15 +62,17 @@ caf::expected<size_t> shard_layout::locate_rows(uint32_t var, uint32_t offset, c
 }
 
 caf::expected<std::vector<size_t>> shard_layout::check_gradients(uint32_t worker,
-                                                                 const std::vector<variable_slice>& grads) const {
+                                                                 const std::vector<variable_slice>& grads,
+                                                                 const gradient_spans* values) const {
   std::vector<size_t> at;
   at.reserve(grads.size());
-  for (auto& g : grads) {
-    auto pos = g.by_rows() ? locate_rows(g.variable, g.offset, g.rows, g.data.values.size())
-                           : locate(g.variable, g.offset, g.data.values.size());
+  for (size_t i = 0; i < grads.size(); ++i) {
+    auto& g = grads[i];
+    const auto v = gradient_of(g, values, i);
+    auto pos = g.by_rows() ? locate_rows(g.variable, g.offset, g.rows, v.size) : locate(g.variable, g.offset, v.size);
     if (!pos)
       return std::move(pos.error());
-    if (!all_finite(g.data.values.data(), g.data.values.size()))
+    if (!all_finite(v.data, v.size))
       return caf::make_error(errc::non_finite, cat("shard ", shard_, ": gradient of ", parts_[*pos].name,
                                                    " from worker ", worker, " is not finite"));
     at.push_back(*pos);

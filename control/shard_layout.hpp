@@ -3,6 +3,7 @@
 // refuse a malformed push before it counts for a step). Plain data; no CAF actor code.
 #pragma once
 
+#include "control/gradient_spans.hpp"
 #include "messages/shard_protocol.hpp"
 
 #include <caf/expected.hpp>
@@ -34,8 +35,10 @@ public:
   caf::expected<size_t> locate_rows(uint32_t var, uint32_t offset, const row_ids& rows, size_t values) const;
 
   /// Checks a push's gradient slices from `worker`: each held here (a row slice as locate_rows
-  /// says), each finite. Returns the position of each slice's part; errors as locate(), or non_finite.
-  caf::expected<std::vector<size_t>> check_gradients(uint32_t worker, const std::vector<variable_slice>& grads) const;
+  /// says), each finite; with `at`, slice i's values are at[i] (gradient_spans). Returns the
+  /// position of each slice's part; errors as locate(), or non_finite.
+  caf::expected<std::vector<size_t>> check_gradients(uint32_t worker, const std::vector<variable_slice>& grads,
+                                                     const gradient_spans* at = nullptr) const;
 
   /// Checks a pull's size: at most every value held here, once (one reply stays bounded).
   caf::error check_pull(uint32_t worker, const std::vector<slice_ref>& ranges) const;

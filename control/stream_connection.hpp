@@ -73,9 +73,10 @@ public:
   virtual void close() = 0;
 };
 
-/// accepted(open, peer): a connection arrived from peer ("host:port", or "this host (pid N)" on
-/// the local socket); open() makes its stream.
-using stream_accept = std::function<void(stream_opener open, std::string peer)>;
+/// accepted(open, peer, pid): a connection arrived from peer ("host:port", or "this host (pid N)"
+/// on the local socket, pid N: the peer's process as the kernel names it; 0 over TCP); open()
+/// makes its stream.
+using stream_accept = std::function<void(stream_opener open, std::string peer, int pid)>;
 
 /// Starts listening, handing every connection to accepted.
 using stream_listen = std::function<caf::expected<std::shared_ptr<stream_port>>(stream_accept accepted)>;

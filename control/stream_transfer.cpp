@@ -53,10 +53,22 @@ std::vector<stream_piece> outgoing_tensors::pieces() const {
   std::vector<stream_piece> out;
   out.reserve(tensors_.size());
   for (size_t i = 0; i < tensors_.size(); ++i)
-    out.push_back(tensors_[i].encoding == stream_encoding::raw_fp32
-                    ? stream_piece{raw_[i].values.data(), tensors_[i].bytes}
-                    : stream_piece{encoded_[i].data(), tensors_[i].bytes});
+    if (tensors_[i].encoding == stream_encoding::raw_fp32)
+      out.push_back({raw_[i].values.data(), tensors_[i].bytes});
+    else if (tensors_[i].encoding == stream_encoding::encoded)
+      out.push_back({encoded_[i].data(), tensors_[i].bytes});
   return out;
+}
+
+bool outgoing_tensors::share(const shared_heap& heap) {
+  if (tensors_.empty())
+    return false;
+  for (size_t i = 0; i < tensors_.size(); ++i)
+    if (tensors_[i].encoding != stream_encoding::raw_fp32 || !heap.owns(raw_[i].values.data(), tensors_[i].bytes))
+      return false;
+  for (size_t i = 0; i < tensors_.size(); ++i)
+    tensors_[i] = {stream_encoding::shared_fp32, tensors_[i].floats, 0, heap.offset_of(raw_[i].values.data())};
+  return true;
 }
 
 uint64_t frame_bytes(const std::vector<stream_tensor>& tensors) {

@@ -6,6 +6,7 @@
 // travel in their typed-message encoding (messages/tensor.hpp) and are decoded. Plain logic.
 #pragma once
 
+#include "common/shared_heap.hpp"
 #include "control/tensor_stream.hpp"
 #include "messages/stream_protocol.hpp"
 
@@ -32,6 +33,12 @@ public:
 
   /// The frames, in slice order (index i: slice i; alive as long as this is).
   std::vector<stream_piece> pieces() const;
+
+  /// Where every tensor is raw fp32 and lies in `heap`: describes each as shared_fp32 (its
+  /// offset in the heap; no frame: pieces() is then empty) and returns true; else changes
+  /// nothing. The receiver reads the values where they lie, so they must stay as they are, this
+  /// alive, until it answers.
+  bool share(const shared_heap& heap);
 
   /// Payload bytes of every frame.
   uint64_t bytes() const;
@@ -72,10 +79,13 @@ private:
 
 /// How much a stream carries: the most one transfer may (a receiver refuses more), and the
 /// least worth a stream at all (smaller transfers travel inside their typed message, as over
-/// BASP: a frame costs a wake-up of the receiving node's network thread and its actor).
+/// BASP: a frame costs a wake-up of the receiving node's network thread and its actor); and
+/// whether a same-host worker's pushes may leave their gradients in its shared heap
+/// (cluster.local-shared-gradients: both ends must allow it).
 struct stream_limits {
   uint64_t max_transfer_bytes = 0;
   uint64_t min_stream_bytes = 0;
+  bool shared_gradients = false;
 };
 
 /// Payload bytes of the frames described.

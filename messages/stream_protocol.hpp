@@ -18,15 +18,18 @@
 
 namespace actorps {
 
-/// How one tensor travels as a frame: raw fp32 values (read straight into the tensor), or the
-/// tensor's typed-message encoding (16-bit values, sparse pairs: read into a buffer, decoded).
-enum class stream_encoding : uint8_t { raw_fp32 = 0, encoded = 1 };
+/// How one tensor travels: as a frame, raw fp32 values (read straight into the tensor) or the
+/// tensor's typed-message encoding (16-bit values, sparse pairs: read into a buffer, decoded);
+/// or, shared (a push's gradients on the local socket, cluster.local-shared-gradients), not at
+/// all: fp32 values in the sender's shared heap, which the receiver maps and reads in place.
+enum class stream_encoding : uint8_t { raw_fp32 = 0, encoded = 1, shared_fp32 = 2 };
 
 /// One frame of a transfer: the tensor of the slice at the same position.
 struct stream_tensor {
   stream_encoding encoding = stream_encoding::raw_fp32;
-  uint32_t floats = 0; ///< raw_fp32: the values (bytes = 4 * floats); encoded: 0
-  uint32_t bytes = 0;  ///< the frame's payload
+  uint32_t floats = 0; ///< raw_fp32, shared_fp32: the values (raw: bytes = 4 * floats); encoded: 0
+  uint32_t bytes = 0;  ///< the frame's payload (shared_fp32: 0, no frame)
+  uint64_t at = 0;     ///< shared_fp32: the values' offset in the sender's shared heap
 };
 
 /// Link -> ps node (its container, which hands it to its gateway): (stream_atom, uint32_t worker)
@@ -45,6 +48,17 @@ struct stream_offer {
 
 /// Link -> session: (stream_atom, uint64_t token) -> bool: true once the stream carrying the
 /// token arrived (the answer waits for it).
+
+/// Link -> session, once its stream is attached over the local socket (cluster.local-shared-
+/// gradients): (stream_atom, shared_heap_offer) -> bool: whether the session mapped the worker
+/// process's shared heap (common/shared_heap.hpp), memfd `fd` of `bytes`, opened through
+/// /proc/<the local socket peer's pid>/fd/<fd>. From a true on, the link's pushes may name
+/// shared_fp32 tensors; false (a reason logged on the ps node) keeps them as frames.
+struct shared_heap_offer {
+  uint64_t token = 0; ///< the stream's
+  int32_t fd = -1;
+  uint64_t bytes = 0;
+};
 
 /// The kinds of message frame (the header's index field): link -> session a pull or a push, then
 /// session -> link the same transfer's reply or refusal.
@@ -118,7 +132,12 @@ struct stream_note {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stream_tensor& x) {
-  return f(caf::meta::type_name("stream_tensor"), x.encoding, x.floats, x.bytes);
+  return f(caf::meta::type_name("stream_tensor"), x.encoding, x.floats, x.bytes, x.at);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shared_heap_offer& x) {
+  return f(caf::meta::type_name("shared_heap_offer"), x.token, x.fd, x.bytes);
 }
 
 template <class Inspector>
@@ -156,7 +175,8 @@ typename Inspector::result_type inspect(Inspector& f, stream_note& x) {
   return f(caf::meta::type_name("stream_note"), x.what, x.link, x.transfer, x.error, x.call, x.payload);
 }
 
-ACTORPS_FIELDWISE_EQ(stream_tensor, v.encoding, v.floats, v.bytes)
+ACTORPS_FIELDWISE_EQ(stream_tensor, v.encoding, v.floats, v.bytes, v.at)
+ACTORPS_FIELDWISE_EQ(shared_heap_offer, v.token, v.fd, v.bytes)
 ACTORPS_FIELDWISE_EQ(stream_push, v.link, v.transfer, v.request, v.tensors, v.next_transfer)
 ACTORPS_FIELDWISE_EQ(stream_push_reply, v.reply, v.tensors)
 ACTORPS_FIELDWISE_EQ(stream_pull, v.link, v.transfer, v.request)

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "common/errc.hpp"
+#include "common/shared_heap.hpp"
 #include "wire/precision.hpp"
 
 #include <caf/binary_deserializer.hpp>
@@ -29,7 +30,9 @@ namespace actorps {
 
 /// An allocator whose resize() leaves new elements uninitialised: tensors are always filled
 /// right after (a raw copy from the wire, a download), so the zeroing std::allocator does first
-/// is wasted work (it was ~9% of a cluster's CPU time).
+/// is wasted work (it was ~9% of a cluster's CPU time). Inside a shared_heap::scope, large
+/// tensors come from the process's shared heap (common/shared_heap.hpp: a same-host ps node
+/// reads them where they lie).
 template <class T>
 struct default_init_allocator : std::allocator<T> {
   using std::allocator<T>::allocator;
@@ -37,6 +40,15 @@ struct default_init_allocator : std::allocator<T> {
   struct rebind {
     using other = default_init_allocator<U>;
   };
+  T* allocate(size_t n) {
+    if (void* p = shared_heap_allocate(n * sizeof(T)))
+      return static_cast<T*>(p);
+    return std::allocator<T>::allocate(n);
+  }
+  void deallocate(T* p, size_t n) noexcept {
+    if (!shared_heap_release(p))
+      std::allocator<T>::deallocate(p, n);
+  }
   template <class U>
   void construct(U* p) noexcept {
     ::new (static_cast<void*>(p)) U;

@@ -65,5 +65,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(actorps, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(actorps, (actorps::stream_pull))
   CAF_ADD_TYPE_ID(actorps, (actorps::stream_pull_reply))
   CAF_ADD_TYPE_ID(actorps, (actorps::stream_note))
+  CAF_ADD_TYPE_ID(actorps, (actorps::shared_heap_offer))
 
 CAF_END_TYPE_ID_BLOCK(actorps)

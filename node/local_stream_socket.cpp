@@ -83,11 +83,14 @@ void widen_local_buffers(int fd) {
 }
 
 std::string local_peer_of(int fd) {
+  const int pid = local_pid_of(fd);
+  return pid > 0 ? cat("this host (pid ", pid, ")") : std::string{"this host"};
+}
+
+int local_pid_of(int fd) {
   ucred cred{};
   socklen_t len = sizeof cred;
-  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
-    return cat("this host (pid ", cred.pid, ")");
-  return "this host";
+  return ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.pid : 0;
 }
 
 bool same_user(int fd) {

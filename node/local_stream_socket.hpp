@@ -37,6 +37,9 @@ void widen_local_buffers(int fd);
 /// How an accepted local connection's peer is named in log lines: "this host (pid N)".
 std::string local_peer_of(int fd);
 
+/// The process at the other end of local socket fd, as the kernel gave it (0: unknown).
+int local_pid_of(int fd);
+
 /// Whether the process at the other end of local socket fd (the listener, for a connected
 /// socket; the connecting process, for an accepted one) runs as this process's effective user.
 bool same_user(int fd);

@@ -6,6 +6,7 @@
 #include "actors/stream_session.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "common/shared_heap.hpp"
 #include "node/local_stream_socket.hpp"
 #include "node/stream_tls.hpp"
 #include "node/tensor_stream_listener.hpp"
@@ -123,7 +124,8 @@ private:
 } // namespace
 
 stream_limits stream_limits_of(const cluster_settings& cluster) {
-  return {2 * uint64_t{cluster.max_slice_floats} * sizeof(float) + (uint64_t{1} << 20), cluster.stream_min_bytes};
+  return {2 * uint64_t{cluster.max_slice_floats} * sizeof(float) + (uint64_t{1} << 20), cluster.stream_min_bytes,
+          cluster.local_streams && cluster.local_shared_gradients};
 }
 
 stream_listen stream_port_at(caf::actor_system& sys, const cluster_settings& cluster, uint32_t index) {
@@ -134,17 +136,18 @@ stream_listen stream_port_at(caf::actor_system& sys, const cluster_settings& clu
   const bool local = cluster.local_streams;
   const bool local_tls = tls && cluster.local_streams_tls; // (the local socket never leaves the host)
   return [&sys, host, at, tls, cap, local, local_tls](stream_accept accepted) -> caf::expected<std::shared_ptr<stream_port>> {
-    auto on_accept = [&sys, cap, accepted](bool with_tls) {
-      return [&sys, cap, accepted, with_tls](int fd, std::string peer) {
-        accepted(opener_of(sys, fd, peer, with_tls, stream_tls::role::server, cap), peer);
+    auto on_accept = [&sys, cap, accepted](bool with_tls, bool same_host) {
+      return [&sys, cap, accepted, with_tls, same_host](int fd, std::string peer) {
+        const int pid = same_host ? local_pid_of(fd) : 0;
+        accepted(opener_of(sys, fd, peer, with_tls, stream_tls::role::server, cap), peer, pid);
       };
     };
-    auto port = tensor_stream_listener::start(sys, host, at, on_accept(tls));
+    auto port = tensor_stream_listener::start(sys, host, at, on_accept(tls, false));
     if (!port)
       return std::move(port.error());
     std::shared_ptr<stream_port> same_host;
     if (local) {
-      if (auto l = tensor_stream_listener::start_local(sys, on_accept(local_tls)))
+      if (auto l = tensor_stream_listener::start_local(sys, on_accept(local_tls, true)))
         same_host = *l;
       else // (the workers of this host take the port)
         log_line("tensor streams", cat("no local socket: ", describe(l.error())));
@@ -168,6 +171,34 @@ caf::expected<int> connect_stream_socket(const cluster_settings& cluster, uint32
   peer = cat("shard ", s, " (", cluster.ps[s].host, ":", offer.port, ")");
   return connect_tcp(cluster.ps[s].host, offer.port, cluster.connect_timeout);
 }
+
+namespace {
+
+// The virtual size of a worker process's shared heap: its pages are backed only as pushes first
+// write them (a step's pushes in flight, each part's form reused step after step); a push that
+// finds no room left travels as frames.
+constexpr size_t shared_heap_bytes = size_t{1} << 30;
+
+// Offers the session this process's shared heap (made on the first call); tells the link once the
+// session mapped it. Whether it did (a heap that cannot be made or mapped: frames, said in a line).
+bool offer_shared_heap(caf::actor_system& sys, const cluster_settings& cluster, const stream_offer& offer,
+                       const shard_link_actor& link, const std::string& who) {
+  auto heap = shared_heap::of_process(shared_heap_bytes);
+  if (!heap) {
+    log_line(who, cat("pushes stay frames: ", describe(heap.error())));
+    return false;
+  }
+  const shared_heap_offer mine{offer.token, (*heap)->fd(), (*heap)->bytes()};
+  caf::scoped_actor self{sys};
+  bool mapped = false;
+  self->request(caf::actor_cast<stream_session_actor>(offer.session), cluster.connect_timeout, stream_atom_v, mine)
+    .receive([&](bool yes) { mapped = yes; }, [&](caf::error&) {});
+  if (mapped)
+    caf::anon_send(link, stream_atom_v, mine);
+  return mapped;
+}
+
+} // namespace
 
 caf::expected<parameter_shard_actor> open_shard_link(caf::actor_system& sys, const cluster_settings& cluster,
                                                      const parameter_shard_actor& remote, uint32_t s, uint32_t worker,
@@ -201,7 +232,10 @@ caf::expected<parameter_shard_actor> open_shard_link(caf::actor_system& sys, con
     caf::anon_send_exit(link, caf::exit_reason::user_shutdown);
     return failed("the stream was not attached", acked);
   }
-  log_line(who, cat("tensor stream to ", peer, tls ? " (TLS)" : cluster.tls ? " (not encrypted: it never leaves the host; its listener runs as this user)" : ""));
+  const bool shared = local && !tls && stream_limits_of(cluster).shared_gradients
+                      && offer_shared_heap(sys, cluster, *offer, link, who);
+  log_line(who, cat("tensor stream to ", peer, tls ? " (TLS)" : cluster.tls ? " (not encrypted: it never leaves the host; its listener runs as this user)" : "",
+                    shared ? "; pushes leave their gradients in this process's shared memory" : ""));
   return caf::actor_cast<parameter_shard_actor>(link);
 }
 
