@@ -97,6 +97,8 @@ caf::expected<incoming_tensors> incoming_tensors::prepare(const std::vector<stre
         return refuse(cat("tensor ", i, " has ", t.floats, " values, more than ", max_tensor_floats));
       if (uint64_t{t.floats} * sizeof(float) != t.bytes)
         return refuse(cat("tensor ", i, " announces ", t.bytes, " bytes for ", t.floats, " fp32 values"));
+    } else if (t.encoding == stream_encoding::shared_fp32) {
+      return refuse(cat("tensor ", i, " names values in a shared heap where a frame is due"));
     } else if (t.encoding != stream_encoding::encoded) {
       return refuse(cat("tensor ", i, " has unknown encoding ", static_cast<unsigned>(t.encoding)));
     }

@@ -54,8 +54,8 @@ class incoming_tensors {
 public:
   /// Checks the description against the message (`slices` tensors expected) and the cap on one
   /// transfer's bytes, then allocates the destinations. protocol_error naming `peer`: another
-  /// count of tensors, an unknown encoding, a raw size that is not 4 x floats, a tensor above
-  /// max_tensor_floats, or more bytes than the cap.
+  /// count of tensors, an unknown encoding (or a shared one: no frame), a raw size that is not
+  /// 4 x floats, a tensor above max_tensor_floats, or more bytes than the cap.
   static caf::expected<incoming_tensors> prepare(const std::vector<stream_tensor>& tensors, size_t slices,
                                                  uint64_t max_bytes, const std::string& peer);
 

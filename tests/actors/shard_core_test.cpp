@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <random>
 #include <string>
 #include <thread>
@@ -158,6 +159,56 @@ BOOST_AUTO_TEST_CASE(encoded_replies_travel_as_copies_and_refusals_hand_over_not
 // A save's snapshot kept by copy-on-write, under random pushes of rows and of dense ranges
 // (across its 16,384-float blocks) between random reads: every read equals the copy taken at
 // the hold.
+// A same-host worker's gradients read where they lie (gradient_spans): the store ends exactly as
+// with the same gradients inside the slices; a push whose spans do not match its slices, or hold
+// a NaN, or lie past its variable, is refused with the store unchanged.
+BOOST_AUTO_TEST_CASE(gradients_read_in_place_apply_as_the_same_gradients_in_the_slices) {
+  actorps::shard_core inside{0, nullptr, {}};
+  actorps::shard_core in_place{0, nullptr, {}};
+  BOOST_REQUIRE(inside.init(one_variable()));
+  BOOST_REQUIRE(in_place.init(one_variable()));
+  std::mt19937 gen{7};
+  std::normal_distribution<float> dist;
+  auto values = [](actorps::shard_core& c) { return c.pull(pull_request{0, {{0, 0, n}}})->slices.at(0).data.to_vector(); };
+  for (int k = 0; k < 3; ++k) {
+    float_vector g(n / 2);
+    for (auto& x : g)
+      x = dist(gen);
+    push_request with{0, 0, {}};
+    with.grads.push_back({0, n / 4, tensor_buffer{g}});
+    with.return_values = true;
+    push_request without = with;
+    without.grads[0].data.values = float_vector{};
+    const gradient_spans at{{g.data(), g.size()}};
+    auto a = inside.push(with, {});
+    BOOST_REQUIRE(a);
+    std::vector<float> returned;
+    auto err = in_place.push_in_place(without, {}, [&](push_reply& reply, const std::vector<store_view>& views) {
+      BOOST_TEST(reply.version == a->version);
+      BOOST_REQUIRE_EQUAL(views.size(), 1u);
+      returned.assign(views[0].data, views[0].data + views[0].floats); // (the range the push named)
+    }, &at);
+    BOOST_REQUIRE(!err);
+    BOOST_TEST((returned == a->values.at(0).data.to_vector()));
+  }
+  const auto after = values(in_place);
+  BOOST_TEST((after == values(inside)));
+  float_vector bad(n / 2, 1.0f);
+  bad[17] = std::numeric_limits<float>::quiet_NaN();
+  push_request named{0, 0, {}};
+  named.grads.push_back({0, n / 4, {}});
+  const gradient_spans two{{bad.data(), 10}, {bad.data(), 10}};
+  const gradient_spans nan{{bad.data(), bad.size()}};
+  const gradient_spans past{{bad.data(), n}}; // (n values from n / 4 on: past the variable's end)
+  for (auto* spans : {&two, &nan, &past}) {
+    int sent = 0;
+    auto refused = in_place.push_in_place(named, {}, [&](push_reply&, const std::vector<store_view>&) { ++sent; }, spans);
+    BOOST_TEST(static_cast<bool>(refused));
+    BOOST_TEST(sent == 0);
+  }
+  BOOST_TEST((values(in_place) == after));
+}
+
 BOOST_AUTO_TEST_CASE(a_held_snapshot_reads_as_the_copy_at_the_hold_under_random_pushes) {
   for (const char* optimizer : {"adagrad", "adam"}) {
     const bool rows = std::string{optimizer} == "adagrad"; // (row updates: SGD, momentum, Adagrad)

@@ -209,4 +209,41 @@ BOOST_AUTO_TEST_CASE(seeded_interleavings_of_frames_and_announcements_deliver_ev
   }
 }
 
+// cluster.local-shared-gradients: a push's tensors that all lie in the shared heap are named
+// there (offsets, no frames); one outside it, or one encoded, keeps every tensor a frame.
+BOOST_AUTO_TEST_CASE(tensors_in_the_shared_heap_are_named_there_without_frames) {
+  auto heap = shared_heap::of_process(size_t{1} << 20);
+  BOOST_REQUIRE(heap);
+  std::vector<variable_slice> shared, mixed, encoded;
+  {
+    shared_heap::scope in_heap;
+    shared = slices_of({300, 5}, wire_precision::fp32, false, 2);
+    mixed = slices_of({300}, wire_precision::fp32, false, 3);
+    encoded = slices_of({300, 5}, wire_precision::bf16, false, 4);
+  }
+  mixed.push_back(slices_of({5}, wire_precision::fp32, false, 5).front()); // (made outside the scope)
+  BOOST_REQUIRE((*heap)->owns(mixed[0].data.values.data()));
+  BOOST_REQUIRE(!(*heap)->owns(mixed[1].data.values.data()));
+  const float* first = shared[0].data.values.data();
+  auto out = outgoing_tensors::detach(shared);
+  BOOST_REQUIRE(out);
+  BOOST_TEST(out->share(**heap));
+  BOOST_TEST((out->tensors()[0] == stream_tensor{stream_encoding::shared_fp32, 300, 0, (*heap)->offset_of(first)}));
+  BOOST_TEST((out->tensors()[1].encoding == stream_encoding::shared_fp32));
+  BOOST_TEST(out->pieces().empty());
+  BOOST_TEST(out->bytes() == 0u);
+  for (auto* slices : {&mixed, &encoded}) {
+    auto kept = outgoing_tensors::detach(*slices);
+    BOOST_REQUIRE(kept);
+    const auto before = kept->tensors();
+    BOOST_TEST(!kept->share(**heap));
+    BOOST_TEST((kept->tensors() == before));
+    BOOST_TEST(kept->pieces().size() == 2u);
+  }
+  // a receiver that meets a shared tensor where frames are due refuses it by name
+  auto in = incoming_tensors::prepare(out->tensors(), 2, 1 << 20, "worker 3");
+  BOOST_REQUIRE(!in);
+  BOOST_TEST(describe(in.error()).find("tensor 0 names values in a shared heap where a frame is due") != std::string::npos, describe(in.error()));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

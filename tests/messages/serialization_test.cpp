@@ -112,7 +112,9 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   // the tensor stream's typed half: slices without values, the frames described
   push_request bare{1, 77, {{0, 7, {}}}, true, 76};
   bare.reply_precision = wire_precision::bf16;
-  const std::vector<stream_tensor> tensors{{stream_encoding::raw_fp32, 262144, 1048576}, {stream_encoding::encoded, 0, 77}};
+  const std::vector<stream_tensor> tensors{{stream_encoding::raw_fp32, 262144, 1048576},
+                                           {stream_encoding::encoded, 0, 77},
+                                           {stream_encoding::shared_fp32, 160, 0, 0x123456789c0ull}};
   stream_push sp{0x1234567890abcdefull, 5, bare, tensors};
   BOOST_TEST((round_trip(sp) == sp));
   stream_push_reply spr{{78, {{0, 7, {}}}, 78, false}, tensors};
@@ -129,6 +131,8 @@ BOOST_AUTO_TEST_CASE(every_registered_type_round_trips) {
   BOOST_TEST(offered.token == 99u);
   BOOST_TEST((offered.session == offer.session));
   caf::anon_send_exit(session, caf::exit_reason::user_shutdown);
+  shared_heap_offer heap{99, 7, uint64_t{1} << 30};
+  BOOST_TEST((round_trip(heap) == heap));
   stream_note note{stream_note::kind::closed, 3, 4, caf::make_error(errc::peer_unreachable, "gone")};
   auto noted = round_trip(note);
   BOOST_TEST((noted.what == note.what && noted.link == 3u && noted.transfer == 4u && noted.error == note.error));
@@ -163,7 +167,8 @@ BOOST_AUTO_TEST_CASE(every_type_in_the_block_is_registered_under_its_name) {
   check(typeid(stream_pull), "actorps::stream_pull");
   check(typeid(stream_pull_reply), "actorps::stream_pull_reply");
   check(typeid(stream_note), "actorps::stream_note");
-  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 28);
+  check(typeid(shared_heap_offer), "actorps::shared_heap_offer");
+  BOOST_TEST(caf::id_block::actorps::end - caf::id_block::actorps::begin == 29);
 }
 
 BOOST_AUTO_TEST_CASE(tensors_are_copied_raw) {

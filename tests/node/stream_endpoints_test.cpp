@@ -18,6 +18,7 @@
 #include "actors/stream_session.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "common/shared_heap.hpp"
 #include "control/placement.hpp"
 #include "control/stream_calls.hpp"
 #include "control/tensor_stream.hpp"
@@ -79,10 +80,12 @@ struct stream_fixture {
   resource_container_actor container;
   caf::scoped_actor self{sys};
 
-  explicit stream_fixture(bool with_tls = false, uint64_t min_stream_bytes = 0, bool local = true, bool local_tls = false)
+  explicit stream_fixture(bool with_tls = false, uint64_t min_stream_bytes = 0, bool local = true, bool local_tls = false,
+                          bool shared_gradients = true)
     : tls(with_tls), cfg(with_tls) {
     cluster.ps = {endpoint{"127.0.0.1", 0}};
     cluster.local_streams = local; // (the ps node's side: whether it offers a local socket)
+    cluster.local_shared_gradients = shared_gradients;
     cluster.local_streams_tls = local_tls;
     cluster.stream_min_bytes = min_stream_bytes; // (0: every tensor as frames)
     cluster.request_timeout = 10s;
@@ -178,6 +181,11 @@ struct plain_fixture : stream_fixture {
   plain_fixture() : stream_fixture(false) {}
 };
 
+// A ps node that does not map its workers' shared heaps (cluster.local-shared-gradients = false).
+struct unshared_fixture : stream_fixture {
+  unshared_fixture() : stream_fixture(false, 0, true, false, false) {}
+};
+
 // A ps node that offers no local socket (cluster.local-streams = false): TCP.
 struct tcp_fixture : stream_fixture {
   tcp_fixture() : stream_fixture(false, 0, false) {}
@@ -224,12 +232,16 @@ void pulls_and_pushes_match_the_container(stream_fixture& f) {
 // The token member_stream() last attached.
 uint64_t last_token = 0;
 
-// A raw connection to f's port whose first frame carries a fresh offer's token, once its
-// session holds it (a member's stream, spoken by hand).
-int member_stream(stream_fixture& f) {
+// The session member_stream() last attached.
+stream_session_actor last_session;
+
+// A raw connection to f's port (local: its local socket) whose first frame carries a fresh
+// offer's token, once its session holds it (a member's stream, spoken by hand).
+int member_stream(stream_fixture& f, bool local = false) {
   auto offer = f.ask<stream_offer>(f.container, stream_atom_v, uint32_t{0});
   BOOST_REQUIRE(offer);
-  int fd = connect_raw(offer->port);
+  int fd = local ? connect_raw_local(offer->local) : connect_raw(offer->port);
+  last_session = caf::actor_cast<stream_session_actor>(offer->session);
   auto hello = make_stream_frame(0, 0, &offer->token, sizeof offer->token);
   BOOST_REQUIRE(::send(fd, hello.header.data(), hello.header.size(), MSG_NOSIGNAL) > 0);
   BOOST_REQUIRE(::send(fd, hello.data, hello.bytes, MSG_NOSIGNAL) > 0);
@@ -785,6 +797,127 @@ BOOST_FIXTURE_TEST_CASE(another_users_process_cannot_use_the_local_socket, plain
   ::waitpid(child, &status, 0);
   BOOST_REQUIRE(!fd);
   BOOST_TEST(describe(fd.error()).find("runs as another user") != std::string::npos, describe(fd.error()));
+}
+
+// cluster.local-shared-gradients: a worker's pushes built in its shared heap's scope leave their
+// gradients there for its ps node, which applies them where they lie; the link says so, the
+// shard ends as with frames, and the link hands the memory back once the push is answered.
+BOOST_FIXTURE_TEST_CASE(a_same_host_link_leaves_its_pushes_gradients_in_the_shared_heap, plain_fixture) {
+  auto [l, said] = link_saying(*this);
+  BOOST_TEST(said.find("pushes leave their gradients in this process's shared memory") != std::string::npos, said);
+  auto* heap = shared_heap::process();
+  BOOST_REQUIRE(heap != nullptr);
+  const size_t idle = heap->used();
+  const auto before = direct_values();
+  push_request req;
+  {
+    shared_heap::scope shared;
+    req = push_of(0.25f);
+  }
+  BOOST_REQUIRE(heap->owns(req.grads[0].data.values.data()));
+  auto pushed = ask<push_reply>(l, push_atom_v, std::move(req));
+  BOOST_REQUIRE_MESSAGE(pushed, test::error_text(pushed));
+  const auto after = direct_values();
+  for (size_t i = 0; i < after.size(); i += 997)
+    BOOST_TEST(after[i] == before[i] - 0.25f);
+  BOOST_TEST((pushed->values.at(0).data.to_vector() == after));
+  BOOST_TEST(heap->used() == idle);
+}
+
+namespace {
+
+// A block of the process's shared heap holding `values` gradients of g, as a member would
+// download them; its offset.
+uint64_t gradients_in_heap(float g, float_vector& keep) {
+  shared_heap::scope shared;
+  keep = float_vector(values, g);
+  auto* heap = shared_heap::process();
+  BOOST_REQUIRE(heap != nullptr && heap->owns(keep.data(), values * sizeof(float)));
+  return heap->offset_of(keep.data());
+}
+
+// A push naming its gradient (of every value) at `at` in the member's shared heap: no frame.
+stream_push shared_push(uint64_t at) {
+  auto req = push_of(0.0f);
+  req.grads[0].data.values = float_vector{};
+  return stream_push{last_token, 1, req, {{stream_encoding::shared_fp32, uint32_t{values}, 0, at}}, 0};
+}
+
+} // namespace
+
+// A member speaking the protocol by hand over the local socket: it offers its heap, then names
+// its push's gradient there, with no frame; the ps node applies it and answers in band.
+BOOST_FIXTURE_TEST_CASE(a_members_push_named_in_its_mapped_heap_applies_without_a_frame, plain_fixture) {
+  BOOST_REQUIRE(shared_heap::of_process(size_t{64} << 20));
+  auto* heap = shared_heap::process();
+  float_vector grad;
+  const uint64_t at = gradients_in_heap(0.5f, grad);
+  const auto before = direct_values();
+  int fd = member_stream(*this, true);
+  auto mapped = ask<bool>(last_session, stream_atom_v, shared_heap_offer{last_token, heap->fd(), heap->bytes()});
+  BOOST_REQUIRE_MESSAGE(mapped, test::error_text(mapped));
+  BOOST_REQUIRE(*mapped);
+  send_message(fd, 1, shared_push(at));
+  auto header = read_exactly(fd, stream_header_bytes);
+  auto h = decode_stream_header(reinterpret_cast<const uint8_t*>(header.data()));
+  BOOST_REQUIRE(h);
+  BOOST_TEST(h->message);
+  BOOST_TEST(h->index == static_cast<uint32_t>(stream_call::push_reply));
+  const auto after = direct_values();
+  for (size_t i = 0; i < after.size(); i += 997)
+    BOOST_TEST(after[i] == before[i] - 0.5f);
+  ::close(fd);
+}
+
+// What a ps node refuses of shared heaps, each changing nothing: a push naming one it never
+// mapped; a push naming values past the heap's end (the stream closes, a refusal first); an offer
+// over TCP, another stream's token, a descriptor that is not a sealed memfd, or a ps node that
+// does not allow it (answered false: the link keeps frames).
+BOOST_FIXTURE_TEST_CASE(shared_heaps_a_ps_node_refuses_change_nothing, plain_fixture) {
+  BOOST_REQUIRE(shared_heap::of_process(size_t{64} << 20));
+  auto* heap = shared_heap::process();
+  const shared_heap_offer whole{0, heap->fd(), heap->bytes()};
+  float_vector grad;
+  const uint64_t at = gradients_in_heap(1.0f, grad);
+  const auto before = direct_values();
+  for (int how : {0, 1}) {
+    BOOST_TEST_CONTEXT((how == 0 ? "a heap never offered" : "past the heap's end")) {
+      int fd = member_stream(*this, true);
+      if (how == 1) {
+        auto offer = whole;
+        offer.token = last_token;
+        auto mapped = ask<bool>(last_session, stream_atom_v, offer);
+        BOOST_REQUIRE((mapped && *mapped));
+      }
+      send_message(fd, 1, shared_push(how == 0 ? at : heap->bytes() - 64));
+      BOOST_TEST(bytes_until_closed(fd) > 0); // (the refusal, then the end of the stream)
+      ::close(fd);
+    }
+  }
+  int fd = member_stream(*this, false); // over TCP
+  auto offer = whole;
+  offer.token = last_token;
+  auto over_tcp = ask<bool>(last_session, stream_atom_v, offer);
+  BOOST_TEST((over_tcp && !*over_tcp));
+  ::close(fd);
+  fd = member_stream(*this, true);
+  offer.token = last_token + 1;
+  BOOST_TEST(!ask<bool>(last_session, stream_atom_v, offer)); // (an error: another stream's)
+  offer.token = last_token;
+  offer.fd = 0; // (this process's stdin)
+  test::stderr_capture log;
+  auto not_memfd = ask<bool>(last_session, stream_atom_v, offer);
+  BOOST_TEST((not_memfd && !*not_memfd));
+  BOOST_TEST(log.text().find("its pushes' gradients stay frames: invalid_argument: shared heap /proc/") != std::string::npos, log.text());
+  ::close(fd);
+  BOOST_TEST((direct_values() == before));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_ps_node_that_does_not_allow_shared_heaps_keeps_frames, unshared_fixture) {
+  auto [l, said] = link_saying(*this);
+  BOOST_TEST(said.find("same host: local socket") != std::string::npos, said);
+  BOOST_TEST(said.find("shared memory") == std::string::npos, said);
+  pulls_and_pushes_match_the_container(*this);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
