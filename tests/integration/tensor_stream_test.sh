@@ -2,10 +2,12 @@
 # The tensor stream (cluster.tensor-stream) with real processes on 127.0.0.1, every tensor as
 # frames (cluster.stream-min-bytes = 0) unless a run says otherwise:
 #  1. seeded sync runs end with the same weights over the stream (the same host's local socket,
-#     and TCP with cluster.local-streams = false; the tensors inside the typed messages in band,
-#     the default for this small model's) as over BASP alone, also with each variable pushed as
-#     backprop completes it;
-#  2. async with bf16 values and top-k gradients and values trains over the stream;
+#     its pushes' gradients in the workers' shared heaps or, with cluster.local-shared-gradients
+#     = false, as frames; TCP with cluster.local-streams = false; the tensors inside the typed
+#     messages in band, the default for this small model's) as over BASP alone, also with each
+#     variable pushed as backprop completes it;
+#  2. async with bf16 values and top-k gradients and values trains over the stream, and async
+#     fp32 with its gradients applied where they lie in the workers' shared heaps;
 #  3. a TLS cluster moves its tensors on TLS streams over TCP, and plain on its host's local socket;
 #  4. kill -9 of a sync worker: its stream closes, the aggregator releases it, training goes on;
 #  5. strangers on a ps node's stream port (a forged 4 GiB frame, random bytes, a frame of an
@@ -20,8 +22,9 @@ python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 small=(--data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.learning-rate=0.1 --train.seed=7
        --train.max-steps=150 --train.max-epochs=0 --train.patience=0)
 declare -A how=([basp]="--cluster.tensor-stream=false" [stream]="${frames[*]}" [inline]=""
+                [unshared]="${frames[*]} --cluster.local-shared-gradients=false"
                 [tcp]="${frames[*]} --cluster.local-streams=false" [parts]="${frames[*]} --cluster.push-bucket-bytes=1")
-for run in basp stream inline tcp parts; do
+for run in basp stream unshared inline tcp parts; do
   # shellcheck disable=SC2086
   cluster --mode sync --ps 2 --workers 3 --name "det-$run" --deadline 120 -- "${small[@]}" ${how[$run]} \
     > "$tmp/det-$run.out" 2>&1 || { fail "seeded run $run failed"; tail -20 "$tmp/det-$run.out"; }
@@ -31,7 +34,11 @@ grep -q "tensor stream to shard 1 (127.0.0.1, same host: local socket)" "$tmp/ru
 grep -q "tensor stream to shard 1 (127.0.0.1:[0-9]*)" "$tmp/runs/det-tcp/logs/worker-0.log" \
   || fail "worker 0 did not open a TCP stream to shard 1 with cluster.local-streams = false"
 grep -q "tensor stream to shard" "$tmp/runs/det-basp/logs/worker-0.log" && fail "tensor-stream = false opened a stream"
+grep -q "tensor stream to shard 1 (127.0.0.1, same host: local socket); pushes leave their gradients in this process's shared memory" \
+  "$tmp/runs/det-stream/logs/worker-0.log" || fail "worker 0's pushes to shard 1 do not leave their gradients in shared memory"
+grep -q "shared memory" "$tmp/runs/det-unshared/logs/worker-0.log" && fail "local-shared-gradients = false shared them"
 same_weights det-basp det-stream "the stream and BASP"
+same_weights det-basp det-unshared "the stream's gradients as frames and BASP"
 same_weights det-basp det-inline "the tensors inside the stream's messages and BASP"
 same_weights det-basp det-tcp "the stream over TCP and BASP"
 same_weights det-basp det-parts "the stream with a push per variable and BASP"
@@ -45,6 +52,17 @@ if cluster --ps 1 --workers 2 --name compressed --deadline 300 -- --train.max-st
   above "$acc" 0.6 || fail "accuracy $acc is not > 0.6"
 else
   fail "the compressed run failed:"; tail -20 "$tmp/compressed.out"
+fi
+
+if cluster --ps 1 --workers 2 --name shared --deadline 300 -- --train.max-steps=300 --model.hidden=[64] "${frames[@]}" \
+     > "$tmp/shared.out" 2>&1; then
+  acc=$(field "$tmp/runs/shared/summary.json" test_accuracy)
+  echo "async, gradients in the shared heaps: test accuracy $acc"
+  above "$acc" 0.7 || fail "accuracy $acc is not > 0.7"
+  grep -q "pushes leave their gradients in this process's shared memory" "$tmp/runs/shared/logs/worker-1.log" \
+    || fail "worker 1's pushes do not leave their gradients in shared memory"
+else
+  fail "the async run with shared gradients failed:"; tail -20 "$tmp/shared.out"
 fi
 
 echo "== 3: TLS streams"
