@@ -4,6 +4,7 @@
 #include "actors/parameter_shard.hpp"
 #include "actors/resource_container.hpp"
 #include "bench/transfer/bench_io.hpp"
+#include "common/shared_heap.hpp"
 #include "messages/register.hpp"
 #include "node/caf_defaults.hpp"
 #include "node/connect.hpp"
@@ -177,7 +178,7 @@ double tensor_stream(double seconds, const std::string& certs, bool local) {
 // over the tensor stream (cluster.tensor-stream; with local, over the same-host local socket,
 // else TCP); over TLS when certs names a folder of scripts/make-certs.sh.
 shard_rates shard_protocol(double seconds, const std::string& certs, bool stream, bool in_place,
-                           bool local) {
+                           bool local, bool shared) {
   const bool tls = !certs.empty();
   uint16_t port = 0;
   { // find a free port, then release it for the child's middleman
@@ -216,6 +217,7 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
   cluster.stream_min_bytes = stream_min_bytes;
   cluster.request_timeout = std::chrono::seconds(30);
   cluster.local_streams = local;
+  cluster.local_shared_gradients = shared;
   auto shard = stream ? open_shard_link(sys, cluster, *remote, 0, 0, "bench") : remote;
   if (!shard) {
     std::fprintf(stderr, "cannot open the tensor stream: %s\n", caf::to_string(shard.error()).c_str());
@@ -247,7 +249,10 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
       auto failed = [r](caf::error&) { r->ok = false; };
       push_request push{0, 0, {}}; // (one gradient written, as a worker's; an initializer list would copy it)
       push.grads.emplace_back();
-      push.grads.back().data = tensor_buffer{float_vector(n, 0.5f)};
+      {
+        shared_heap::scope in_heap; // (as a worker builds its pushes: where a link shares them, in its heap)
+        push.grads.back().data = tensor_buffer{float_vector(n, 0.5f)};
+      }
       auto pull_then = [=](auto after) {
         self->request(shard, timeout, pull_atom_v, pull_request{0, {{0, 0, n}}})
           .then([=](const pull_reply& p) {
