@@ -40,6 +40,10 @@ struct exchange {
   std::optional<Reply> reply;          // the typed reply, once here
   // A push's gradients left in the shared heap: the ps node reads them until it answers.
   std::shared_ptr<outgoing_tensors> shared = nullptr;
+  // The reply's destinations set aside in the shared heap (not announced), and how the push
+  // offered them (stream_push::reply_to): the ps node may write the values there until it answers.
+  incoming_tensors reply_to{};
+  std::vector<stream_tensor> offered{};
 };
 
 template <class Reply>
@@ -79,13 +83,21 @@ std::string peer_of(link_pointer self) {
 // Gradients left in the shared heap by pushes the link gave up on without an answer: the ps node
 // may still read them (a push queued on the stream it has not read yet), so their memory is never
 // handed out again. Few: a link gives up only on a timeout or a lost stream.
-void retire(std::shared_ptr<outgoing_tensors> shared) {
+void retire(std::shared_ptr<const void> in_heap) {
   static std::mutex mtx;
-  static std::vector<std::shared_ptr<outgoing_tensors>> retired;
-  if (!shared)
+  static std::vector<std::shared_ptr<const void>> retired;
+  if (!in_heap)
     return;
   std::lock_guard<std::mutex> guard{mtx};
-  retired.push_back(std::move(shared));
+  retired.push_back(std::move(in_heap));
+}
+
+// The same for an exchange's blocks (its gradients, and the destinations the ps node may write).
+template <class Exchange>
+void retire(Exchange& x) {
+  retire(std::move(x.shared));
+  if (!x.offered.empty())
+    retire(std::make_shared<incoming_tensors>(std::move(x.reply_to)));
 }
 
 // Every exchange in flight fails with `why` (as a lost BASP connection's: of CAF's kind, so the
@@ -95,7 +107,7 @@ caf::error fail_exchanges(link_pointer self, const caf::error& why) {
   caf::error reply = caf::make_error(caf::sec::request_receiver_down,
                                      cat(st.tag, ": ", why ? describe(why) : std::string{"the tensor stream closed"}));
   for (auto& x : st.pushes.take_all()) {
-    retire(std::move(x.shared));
+    retire(x);
     x.rp.deliver(reply);
   }
   for (auto& x : st.pulls.take_all())
@@ -161,6 +173,29 @@ void begin(link_pointer self, exchanges<Reply>& table, uint64_t transfer, caf::t
   st.conn->announce(transfer, x.tensors.slots());
 }
 
+// A link whose shared heap the session mapped: the destinations of a push's reply of form
+// `expected` set aside in the heap instead of announced, for the session to write the values
+// into (stream_push::reply_to, returned); none where they are too small for frames or the heap
+// has no room (the reply's frames are then announced when it says what they are).
+std::vector<stream_tensor> set_aside(link_pointer self, exchange<push_reply>& x, const std::vector<stream_tensor>& expected) {
+  auto& st = self->state;
+  if (st.heap == nullptr || expected.empty() || frame_bytes(expected) < st.cfg.limits.min_stream_bytes)
+    return {};
+  caf::expected<incoming_tensors> in{incoming_tensors{}};
+  {
+    shared_heap::scope in_heap;
+    in = incoming_tensors::prepare(expected, expected.size(), st.cfg.limits.max_transfer_bytes, peer_of(self));
+  }
+  if (!in)
+    return {};
+  auto offered = in->shared_in(*st.heap);
+  if (!offered.empty()) {
+    x.reply_to = std::move(*in);
+    x.offered = offered;
+  }
+  return offered;
+}
+
 // The reply and its frames are in: the tensors go into the reply, which goes to the worker.
 template <class Reply>
 void finish(link_pointer self, exchanges<Reply>& table, uint64_t transfer,
@@ -182,7 +217,7 @@ template <class Reply>
 void out_of_step(link_pointer self, exchanges<Reply>& table, uint64_t transfer, const std::string& what) {
   auto err = caf::make_error(errc::protocol_error, cat(self->state.tag, ": ", what, " of transfer ", transfer));
   if (auto x = table.take(transfer)) {
-    retire(std::move(x->shared));
+    retire(*x);
     x->rp.deliver(err);
   }
   end(self, std::move(err));
@@ -196,7 +231,13 @@ void on_reply(link_pointer self, exchanges<Reply>& table, uint64_t transfer, Rep
   if (x == nullptr) // (a late reply: the link has ended the exchange)
     return;
   bool frames_follow = false;
-  if (tensors.empty()) { // the values came inside the typed reply (fewer bytes than the session's stream-min-bytes)
+  if (!tensors.empty() && tensors.front().encoding == stream_encoding::shared_fp32) {
+    // the values were written into the destinations the push set aside in the shared heap
+    if (x->offered.empty() || tensors != x->offered)
+      return out_of_step(self, table, transfer, "a reply in the shared heap where the push set none aside");
+    x->tensors = std::move(x->reply_to);
+    x->offered.clear();
+  } else if (tensors.empty()) { // the values came inside the typed reply (fewer bytes than the session's stream-min-bytes)
     if (!x->expected.empty())
       self->state.conn->cancel(transfer, std::make_shared<incoming_tensors>(std::move(x->tensors)));
     x->expected.clear();
@@ -247,8 +288,8 @@ void on_failed(link_pointer self, exchanges<Reply>& table, uint64_t transfer, ca
   if (!x)
     return;
   x->rp.deliver(err);
-  if (err.category() != caf::atom("actorps")) { // (no answer: the ps node may still read them)
-    retire(std::move(x->shared));
+  if (err.category() != caf::atom("actorps")) { // (no answer: the ps node may still use them)
+    retire(*x);
     return end(self, std::move(err));
   }
   if (!x->expected.empty())
@@ -404,12 +445,19 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
         shared = std::move(frames);
       const auto [transfer, next] = transfer_ids(st, frames && same_form ? form_key(frames->tensors()) : std::string{});
       auto rp = self->make_response_promise<push_reply>();
-      begin(self, st.pushes, transfer, rp, raw_frames(counts));
+      std::vector<stream_tensor> reply_to;
+      if (st.heap != nullptr) { // (the reply's destinations in the shared heap, for the session to write)
+        begin(self, st.pushes, transfer, rp, {});
+        reply_to = set_aside(self, *st.pushes.find(transfer), raw_frames(counts));
+      } else {
+        begin(self, st.pushes, transfer, rp, raw_frames(counts));
+      }
       if (shared)
         st.pushes.find(transfer)->shared = shared;
       auto tensors = frames ? frames->tensors() : shared ? shared->tensors() : std::vector<stream_tensor>{};
       if (auto err = send_call(*st.conn, transfer,
-                               stream_push{st.cfg.offer.token, transfer, std::move(req), std::move(tensors), next},
+                               stream_push{st.cfg.offer.token, transfer, std::move(req), std::move(tensors), next,
+                                           std::move(reply_to)},
                                std::move(frames)))
         on_failed(self, st.pushes, transfer, std::move(err));
       return rp;

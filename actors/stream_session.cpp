@@ -19,6 +19,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 namespace actorps {
@@ -35,6 +36,7 @@ struct arriving_push {
   incoming_tensors tensors;
   std::vector<stream_tensor> form;
   push_request request;
+  std::vector<stream_tensor> reply_to{}; // (stream_push::reply_to)
 };
 
 // Standing announcements a session keeps at most (each holds a push's worth of memory); their
@@ -88,13 +90,35 @@ void answer(session_pointer self, uint64_t transfer, Reply& reply, std::vector<v
   send_call(self, transfer, StreamReply{std::move(reply), std::move(tensors)}, std::move(keep));
 }
 
+// Writes the reply's values (slice i's: from[i], floats[i] values) into the worker's shared heap
+// where its push set their destinations aside (`into`, in the slices' order); whether it could
+// (a heap mapped, every destination of the slice's size and inside it: else nothing is written).
+bool write_into_heap(session_pointer self, const std::vector<const float*>& from, const std::vector<size_t>& floats,
+                     const std::vector<stream_tensor>& into) {
+  auto& heap = self->state.heap;
+  if (!heap || into.size() != from.size())
+    return false;
+  std::vector<float*> to(into.size());
+  for (size_t i = 0; i < into.size(); ++i) {
+    if (into[i].encoding != stream_encoding::shared_fp32 || into[i].floats != floats[i] || from[i] == nullptr)
+      return false;
+    to[i] = heap->floats_at(into[i].at, uint64_t{into[i].floats} * sizeof(float));
+    if (to[i] == nullptr)
+      return false;
+  }
+  for (size_t i = 0; i < into.size(); ++i)
+    std::memcpy(to[i], from[i], floats[i] * sizeof(float));
+  return true;
+}
+
 // Answers with a reply whose dense values are still in the store (views: readable during this
 // call alone, under the shard core's lock): its tensors go as frames written from where they lie
-// (the socket copies what it does not take at once), or, where the reply travels whole inside
-// its message (below stream-min-bytes) or is encoded, as copies through answer().
+// (the socket copies what it does not take at once), or, where the push set destinations aside
+// in the worker's shared heap (`into`), are written there and named; or, where the reply travels
+// whole inside its message (below stream-min-bytes) or is encoded, as copies through answer().
 template <class StreamReply, class Reply>
 void answer_in_place(session_pointer self, uint64_t transfer, Reply& reply, std::vector<variable_slice>& slices,
-                     const std::vector<store_view>& views) {
+                     const std::vector<store_view>& views, const std::vector<stream_tensor>& into = {}) {
   std::vector<const float*> from(slices.size(), nullptr);
   std::vector<size_t> floats(slices.size(), 0);
   uint64_t bytes = 0;
@@ -115,6 +139,19 @@ void answer_in_place(session_pointer self, uint64_t transfer, Reply& reply, std:
     for (auto& v : views)
       slices[v.slice].data = tensor_copy(v.data, v.floats);
     return answer<StreamReply>(self, transfer, reply, slices);
+  }
+  if (!into.empty()) {
+    for (size_t i = 0; i < slices.size(); ++i)
+      if (!from[i])
+        from[i] = slices[i].data.values.data(); // (rows gathered for the reply)
+    if (write_into_heap(self, from, floats, into)) {
+      for (auto& s : slices)
+        s.data.values = float_vector{};
+      return send_call(self, transfer, StreamReply{std::move(reply), into});
+    }
+    for (size_t i = 0; i < slices.size(); ++i) // (frames after all: as below)
+      if (from[i] == slices[i].data.values.data())
+        from[i] = nullptr;
   }
   std::vector<float_vector> owned(slices.size()); // (the reply's own tensors: rows gathered for it)
   std::vector<stream_tensor> tensors;
@@ -143,12 +180,13 @@ shard_directory::entry in_place(session_pointer self, const std::string& scope) 
 // container (an aggregator decides, or no store is known); answers with the reply. With `at`, the
 // gradients lie in the worker's shared heap (gradient_spans): the store reads them there; the
 // container gets copies (it may keep them past this call).
-void forward_push(session_pointer self, uint64_t transfer, push_request req, const gradient_spans* at = nullptr) {
+void forward_push(session_pointer self, uint64_t transfer, push_request req, const gradient_spans* at = nullptr,
+                  const std::vector<stream_tensor>& reply_to = {}) {
   if (auto direct = in_place(self, req.scope); direct.core && direct.direct_pushes) {
     auto err = direct.core->push_in_place(
       req, self->clock().now(),
       [&](push_reply& reply, const std::vector<store_view>& views) {
-        answer_in_place<stream_push_reply>(self, transfer, reply, reply.values, views);
+        answer_in_place<stream_push_reply>(self, transfer, reply, reply.values, views, reply_to);
       },
       at);
     if (err)
@@ -222,7 +260,7 @@ void complete_push(session_pointer self, uint64_t transfer, arriving_push p) {
     refuse_call(self, transfer, err);
     return end(self, std::move(err));
   }
-  forward_push(self, transfer, std::move(p.request));
+  forward_push(self, transfer, std::move(p.request), nullptr, p.reply_to);
 }
 
 // Where a push's shared tensors lie in the worker's shared heap, each checked to lie inside it;
@@ -262,7 +300,7 @@ void on_push(session_pointer self, stream_push msg) {
       refuse_call(self, msg.transfer, at.error());
       return end(self, std::move(at.error()));
     }
-    return forward_push(self, msg.transfer, std::move(msg.request), &*at);
+    return forward_push(self, msg.transfer, std::move(msg.request), &*at, msg.reply_to);
   }
   if (msg.next_transfer != 0)
     stand_for(self, msg.next_transfer, msg.tensors, msg.request.grads.size());
@@ -272,18 +310,20 @@ void on_push(session_pointer self, stream_push msg) {
     if (ahead->form != msg.tensors)
       return end(self, refuse(self, cat("push ", msg.transfer, " does not have the form its link announced")));
     ahead->request = std::move(msg.request);
+    ahead->reply_to = std::move(msg.reply_to);
     st.pushes.on_message(msg.transfer, true); // (waiting: its frames follow it)
     return;
   }
   if (msg.tensors.empty()) // small: the gradients came inside the typed message
-    return forward_push(self, msg.transfer, std::move(msg.request));
+    return forward_push(self, msg.transfer, std::move(msg.request), nullptr, msg.reply_to);
   auto in = incoming_tensors::prepare(msg.tensors, msg.request.grads.size(), st.cfg.limits.max_transfer_bytes, st.peer);
   if (!in || msg.transfer == stream_hello_transfer)
     return end(self, in ? refuse(self, cat("transfer ", msg.transfer, " is already in use")) : std::move(in.error()));
   if (in->empty())
-    return forward_push(self, msg.transfer, std::move(msg.request));
+    return forward_push(self, msg.transfer, std::move(msg.request), nullptr, msg.reply_to);
   const uint64_t transfer = msg.transfer;
-  st.pushes.begin(transfer, arriving_push{std::move(*in), std::move(msg.tensors), std::move(msg.request)}, 0);
+  st.pushes.begin(transfer, arriving_push{std::move(*in), std::move(msg.tensors), std::move(msg.request),
+                                          std::move(msg.reply_to)}, 0);
   st.pushes.on_message(transfer, true);
   st.conn->announce(transfer, st.pushes.find(transfer)->tensors.slots());
 }
@@ -335,7 +375,7 @@ stream_session_actor::behavior_type session_behavior(session_pointer self, strea
       auto& st = self->state;
       if (offer.token != st.cfg.token)
         return refuse(self, "offered another stream's shared heap");
-      if (st.phase != session_phase::open || st.pid <= 0 || !st.cfg.limits.shared_gradients)
+      if (st.phase != session_phase::open || st.pid <= 0 || !st.cfg.limits.shared_memory)
         return false; // (no stream yet, a stream over TCP, or this node does not allow it: frames)
       auto view = shared_view::open(st.pid, offer.fd, offer.bytes);
       if (!view) {

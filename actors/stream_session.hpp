@@ -26,8 +26,9 @@ namespace actorps {
 ///   True once the stream whose first frame carried the token is attached (waits for it).
 /// (stream_atom, shared_heap_offer) -> bool
 ///   The worker offers its process's shared heap: true once mapped (from then on its pushes may
-///   name shared_fp32 tensors); false where the stream came over TCP, this node does not allow
-///   it (cluster.local-shared-gradients) or the heap cannot be mapped (logged).
+///   name shared_fp32 tensors, and the values a push asks back are written where it set their
+///   destinations aside); false where the stream came over TCP, this node does not allow
+///   it (cluster.local-shared-memory) or the heap cannot be mapped (logged).
 /// (stream_atom, stream_note)
 ///   From its stream (or, `accepted`, from the gateway: link `link` is this session's). A
 ///   message note is a pull or a push (stream_pull, stream_push); the push's gradients arrive as

@@ -132,7 +132,7 @@ caf::expected<std::shared_ptr<const shared_view>> shared_view::open(int pid, int
   };
   if (pid <= 0 || fd < 0 || bytes == 0)
     return refuse("no such process, descriptor or size");
-  int own = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int own = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (own < 0)
     return refuse(std::strerror(errno));
   struct stat st {};
@@ -146,24 +146,24 @@ caf::expected<std::shared_ptr<const shared_view>> shared_view::open(int pid, int
     why = cat("its size is ", st.st_size, " bytes, not ", bytes);
   void* base = MAP_FAILED;
   if (why.empty()) {
-    base = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED | MAP_NORESERVE, own, 0);
+    base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, own, 0);
     if (base == MAP_FAILED)
       why = cat("mmap: ", std::strerror(errno));
   }
   ::close(own); // (the mapping keeps the memory)
   if (!why.empty())
     return refuse(why);
-  return std::shared_ptr<const shared_view>{new shared_view(static_cast<const uint8_t*>(base), bytes)};
+  return std::shared_ptr<const shared_view>{new shared_view(static_cast<uint8_t*>(base), bytes)};
 }
 
 shared_view::~shared_view() {
-  ::munmap(const_cast<uint8_t*>(base_), bytes_);
+  ::munmap(base_, bytes_);
 }
 
-const float* shared_view::floats_at(uint64_t at, uint64_t bytes) const {
+float* shared_view::floats_at(uint64_t at, uint64_t bytes) const {
   if (at > bytes_ || bytes > bytes_ - at || at % alignof(float) != 0)
     return nullptr;
-  return reinterpret_cast<const float*>(base_ + at);
+  return reinterpret_cast<float*>(base_ + at);
 }
 
 } // namespace actorps

@@ -1,6 +1,7 @@
-// Memory a same-host ps node reads where it lies (cluster.local-shared-gradients): a worker's
-// gradients are downloaded into a region of this process's shared heap, and the ps node, which
-// maps that region read-only, applies them from there, with no copy through the kernel. The heap
+// Memory a same-host ps node reads and writes where it lies (cluster.local-shared-memory): a
+// worker's gradients are downloaded into blocks of this process's shared heap, and the ps node,
+// which maps the heap, applies them from there and writes the values a push asks back into the
+// blocks the worker set aside for them, with no copy through the kernel. The heap
 // is a memfd, sized once and sealed against shrinking and growing (so a reader's mapping can never
 // fault), mapped read-write here; the reader opens it through /proc/<pid>/fd/<fd>, the pid being
 // the one the kernel gave for the local socket's peer. A float_vector allocated inside a
@@ -88,7 +89,8 @@ void* shared_heap_allocate(size_t bytes);
 /// messages/tensor.hpp's allocator: releases p when it is the heap's; false otherwise.
 bool shared_heap_release(const void* p) noexcept;
 
-/// Another process's shared heap, mapped read-only.
+/// Another process's shared heap, mapped: the ps node reads a worker's gradients there and writes
+/// the values a push asked back into the blocks the worker named for them.
 class shared_view {
 public:
   /// Opens /proc/<pid>/fd/<fd> and maps it; refuses (invalid_argument, naming the path) what is
@@ -101,13 +103,13 @@ public:
 
   /// The `bytes` at offset `at`, as floats: nullptr where they do not lie inside the region or
   /// do not start on a float's boundary.
-  const float* floats_at(uint64_t at, uint64_t bytes) const;
+  float* floats_at(uint64_t at, uint64_t bytes) const;
 
   uint64_t bytes() const { return bytes_; }
 
 private:
-  shared_view(const uint8_t* base, uint64_t bytes) : base_(base), bytes_(bytes) {}
-  const uint8_t* base_;
+  shared_view(uint8_t* base, uint64_t bytes) : base_(base), bytes_(bytes) {}
+  uint8_t* base_;
   uint64_t bytes_;
 };
 

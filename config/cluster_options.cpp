@@ -77,7 +77,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.stream_min_bytes, "stream-min-bytes", "tensor-stream: a pull's or push's tensors of fewer bytes than this travel inside its typed message (a frame costs each node a thread wake-up); 0: every tensor on the stream")
     .add(v.stream_port_offset, "stream-port-offset", "tensor-stream: a ps node listens for streams at its cluster.ps port plus this (for firewalls and pod specs); 0: any free port, offered to the workers over BASP")
     .add(v.local_streams, "local-streams", "tensor-stream: a ps node also listens at a Unix-domain socket of its host, and a worker on that host (same network namespace) streams over it instead of TCP; a worker elsewhere takes the port (both ends must allow it)")
-    .add(v.local_shared_gradients, "local-shared-gradients", "local-streams: a worker's pushes to a ps node of its host leave their gradients in the worker's shared memory (a sealed memfd the ps node maps read-only), which the ps node applies where they lie instead of reading them off the socket; off, or where the ps node cannot map it: frames (both ends must allow it)")
+    .add(v.local_shared_memory, "local-shared-memory", "local-streams: a worker's pushes to a ps node of its host leave their gradients in the worker's shared heap (a memfd sealed to its size that the ps node maps), where the ps node applies them and writes the values each push asks back, instead of both crossing the socket; off, or where the ps node cannot map it: frames (both ends must allow it)")
     .add(v.push_bucket_bytes, "push-bucket-bytes", "workers push a step's gradients in parts of about this many bytes as backprop completes them, overlapping the rest of backprop (0: one push per shard after backprop)")
     .add(v.push_early_ms, "push-early-ms", "push-bucket-bytes: a part goes out before backprop ends only where, over each worker's first steps, backprop had at least this many ms left after it; the others join the step's last push (0: every part as soon as backprop completes it)")
     .add(v.overlap_steps, "overlap-steps", "async, ssp: 1 computes each worker's next step on the values it holds while this step's pushes and the replies with the next values travel (one step more staleness); 0: a step waits for its values")
@@ -307,7 +307,7 @@ caf::error validate_transport(const cluster_values& v, cluster_settings& s) {
       return bad("cluster.stream-port-offset", cat("puts the stream port of the ps node at ", ep.str(), " above 65535"));
   s.stream_port_offset = static_cast<uint16_t>(v.stream_port_offset);
   s.local_streams = v.local_streams;
-  s.local_shared_gradients = v.local_shared_gradients;
+  s.local_shared_memory = v.local_shared_memory;
   s.local_streams_tls = v.local_streams_tls;
   return caf::none;
 }

@@ -118,7 +118,7 @@ struct cluster_values {
   int64_t stream_min_bytes = 65536;
   int64_t stream_port_offset = 0;
   bool local_streams = true;
-  bool local_shared_gradients = true;
+  bool local_shared_memory = true;
   // [security]
   bool tls = false;
   bool local_streams_tls = false;
@@ -233,7 +233,7 @@ struct cluster_settings : worker_settings {
   uint64_t stream_min_bytes = 65536; ///< cluster.stream-min-bytes: smaller transfers stay inside their typed message
   uint16_t stream_port_offset = 0;     ///< cluster.stream-port-offset: a ps node's stream port is its port + this (0: any free one)
   bool local_streams = true;           ///< cluster.local-streams: a worker on its ps node's host streams over a Unix-domain socket
-  bool local_shared_gradients = true;  ///< cluster.local-shared-gradients: its pushes' gradients through its shared heap
+  bool local_shared_memory = true;  ///< cluster.local-shared-memory: its pushes' gradients through its shared heap
   bool local_streams_tls = false;      ///< security.local-streams-tls: that socket speaks TLS too (with security.tls)
   uint32_t max_handshake_bytes = 65536; ///< largest BASP payload a peer may announce before its handshake
 };

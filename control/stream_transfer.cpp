@@ -128,6 +128,16 @@ std::vector<stream_slot> incoming_tensors::slots() {
   return out;
 }
 
+std::vector<stream_tensor> incoming_tensors::shared_in(const shared_heap& heap) const {
+  std::vector<stream_tensor> out;
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    if (tensors_[i].encoding != stream_encoding::raw_fp32 || !heap.owns(raw_[i].data(), tensors_[i].bytes))
+      return {};
+    out.push_back({stream_encoding::shared_fp32, tensors_[i].floats, 0, heap.offset_of(raw_[i].data())});
+  }
+  return out;
+}
+
 caf::error incoming_tensors::attach(std::vector<variable_slice>& slices, const std::string& peer) {
   if (slices.size() != tensors_.size())
     return caf::make_error(errc::protocol_error, cat("tensor stream from ", peer, ": ", tensors_.size(),

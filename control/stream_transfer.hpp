@@ -64,6 +64,11 @@ public:
   /// Where the frames go, in frame order (for stream_receiver::announce).
   std::vector<stream_slot> slots();
 
+  /// Where every destination is raw fp32 and lies in `heap` (prepared inside a
+  /// shared_heap::scope): each described as shared_fp32 (its offset in the heap), for a peer
+  /// that writes the tensors there instead of sending frames; else none.
+  std::vector<stream_tensor> shared_in(const shared_heap& heap) const;
+
   /// Whether the transfer has no frames (nothing to announce or wait for).
   bool empty() const { return tensors_.empty(); }
 
@@ -81,11 +86,11 @@ private:
 /// least worth a stream at all (smaller transfers travel inside their typed message, as over
 /// BASP: a frame costs a wake-up of the receiving node's network thread and its actor); and
 /// whether a same-host worker's pushes may leave their gradients in its shared heap
-/// (cluster.local-shared-gradients: both ends must allow it).
+/// (cluster.local-shared-memory: both ends must allow it).
 struct stream_limits {
   uint64_t max_transfer_bytes = 0;
   uint64_t min_stream_bytes = 0;
-  bool shared_gradients = false;
+  bool shared_memory = false;
 };
 
 /// Payload bytes of the frames described.

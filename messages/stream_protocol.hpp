@@ -20,8 +20,9 @@ namespace actorps {
 
 /// How one tensor travels: as a frame, raw fp32 values (read straight into the tensor) or the
 /// tensor's typed-message encoding (16-bit values, sparse pairs: read into a buffer, decoded);
-/// or, shared (a push's gradients on the local socket, cluster.local-shared-gradients), not at
-/// all: fp32 values in the sender's shared heap, which the receiver maps and reads in place.
+/// or, shared (on the local socket, cluster.local-shared-memory: a push's gradients, and the
+/// values its reply wrote where the push asked), not at all: fp32 values in the worker's shared
+/// heap, which the ps node maps, reading or writing them in place.
 enum class stream_encoding : uint8_t { raw_fp32 = 0, encoded = 1, shared_fp32 = 2 };
 
 /// One frame of a transfer: the tensor of the slice at the same position.
@@ -50,10 +51,11 @@ struct stream_offer {
 /// token arrived (the answer waits for it).
 
 /// Link -> session, once its stream is attached over the local socket (cluster.local-shared-
-/// gradients): (stream_atom, shared_heap_offer) -> bool: whether the session mapped the worker
+/// memory): (stream_atom, shared_heap_offer) -> bool: whether the session mapped the worker
 /// process's shared heap (common/shared_heap.hpp), memfd `fd` of `bytes`, opened through
 /// /proc/<the local socket peer's pid>/fd/<fd>. From a true on, the link's pushes may name
-/// shared_fp32 tensors; false (a reason logged on the ps node) keeps them as frames.
+/// shared_fp32 tensors and set their replies' destinations aside there (stream_push::reply_to);
+/// false (a reason logged on the ps node) keeps both as frames.
 struct shared_heap_offer {
   uint64_t token = 0; ///< the stream's
   int32_t fd = -1;
@@ -79,6 +81,10 @@ struct stream_push {
   /// those frames are read as they arrive. A session that does not keeps the rule: frames ahead
   /// of their push wait for it.
   uint64_t next_transfer = 0;
+  /// Not empty (a link whose shared heap the session mapped): where in the worker's shared heap
+  /// the session may write the values the push asks back, one shared_fp32 tensor per value slice
+  /// of the reply in its order; a reply written there names them again and has no frames.
+  std::vector<stream_tensor> reply_to{};
 };
 
 /// The reply's values are frames of transfer `transfer` (the request's id) the other way.
@@ -147,7 +153,7 @@ typename Inspector::result_type inspect(Inspector& f, stream_offer& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stream_push& x) {
-  return f(caf::meta::type_name("stream_push"), x.link, x.transfer, x.request, x.tensors, x.next_transfer);
+  return f(caf::meta::type_name("stream_push"), x.link, x.transfer, x.request, x.tensors, x.next_transfer, x.reply_to);
 }
 
 template <class Inspector>
@@ -177,7 +183,7 @@ typename Inspector::result_type inspect(Inspector& f, stream_note& x) {
 
 ACTORPS_FIELDWISE_EQ(stream_tensor, v.encoding, v.floats, v.bytes, v.at)
 ACTORPS_FIELDWISE_EQ(shared_heap_offer, v.token, v.fd, v.bytes)
-ACTORPS_FIELDWISE_EQ(stream_push, v.link, v.transfer, v.request, v.tensors, v.next_transfer)
+ACTORPS_FIELDWISE_EQ(stream_push, v.link, v.transfer, v.request, v.tensors, v.next_transfer, v.reply_to)
 ACTORPS_FIELDWISE_EQ(stream_push_reply, v.reply, v.tensors)
 ACTORPS_FIELDWISE_EQ(stream_pull, v.link, v.transfer, v.request)
 ACTORPS_FIELDWISE_EQ(stream_pull_reply, v.reply, v.tensors)

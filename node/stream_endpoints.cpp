@@ -125,7 +125,7 @@ private:
 
 stream_limits stream_limits_of(const cluster_settings& cluster) {
   return {2 * uint64_t{cluster.max_slice_floats} * sizeof(float) + (uint64_t{1} << 20), cluster.stream_min_bytes,
-          cluster.local_streams && cluster.local_shared_gradients};
+          cluster.local_streams && cluster.local_shared_memory};
 }
 
 stream_listen stream_port_at(caf::actor_system& sys, const cluster_settings& cluster, uint32_t index) {
@@ -232,10 +232,10 @@ caf::expected<parameter_shard_actor> open_shard_link(caf::actor_system& sys, con
     caf::anon_send_exit(link, caf::exit_reason::user_shutdown);
     return failed("the stream was not attached", acked);
   }
-  const bool shared = local && !tls && stream_limits_of(cluster).shared_gradients
+  const bool shared = local && !tls && stream_limits_of(cluster).shared_memory
                       && offer_shared_heap(sys, cluster, *offer, link, who);
   log_line(who, cat("tensor stream to ", peer, tls ? " (TLS)" : cluster.tls ? " (not encrypted: it never leaves the host; its listener runs as this user)" : "",
-                    shared ? "; pushes leave their gradients in this process's shared memory" : ""));
+                    shared ? "; pushes exchange their gradients and values through this process's shared memory" : ""));
   return caf::actor_cast<parameter_shard_actor>(link);
 }
 

@@ -3,7 +3,7 @@
 // shard's store in place, and the same through the container's and the shard's actors) and over BASP
 // (raw-copy tensors inside the typed messages), each over plain TCP and over TLS with mutual
 // authentication (certificates from scripts/make-certs.sh), the stream on the same-host local
-// socket (cluster.local-streams; the pushes' gradients in the worker's shared heap, and as frames)
+// socket (cluster.local-streams; a push's gradients and values in the worker's shared heap, and as frames)
 // and over TCP, versus raw TCP and local-socket echoes of the same
 // bytes and the stream's frames alone (node/tensor_stream_socket), measured in one run on
 // 127.0.0.1; then the 16-bit wire conversions (encode, decode,
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   }
   auto linked = shard_protocol(seconds, "", true); // (same host: the local socket, cluster.local-streams)
   double tcp = raw_echo(seconds);
-  auto framed = shard_protocol(seconds, "", true, true, true, false); // (cluster.local-shared-gradients = false)
+  auto framed = shard_protocol(seconds, "", true, true, true, false); // (cluster.local-shared-memory = false)
   auto tcp_linked = shard_protocol(seconds, "", true, true, false); // (cluster.local-streams = false)
   double local = raw_echo(seconds, true);
   auto via_container = shard_protocol(seconds, "", true, false); // (every request through the container's actors)
@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
                 linked.pipelined, linked.exchange);
     std::printf("  local socket / raw TCP: %s; / raw local-socket echo: %s\n", ratios(linked, tcp).c_str(),
                 ratios(linked, local).c_str());
-    std::printf("  local socket, gradients as frames / raw TCP: %s; gradients in the shared heap / as frames: %s\n",
+    std::printf("  local socket, tensors as frames / raw TCP: %s; through the shared heap / as frames: %s\n",
                 ratios(framed, tcp).c_str(), ratios_of(linked, framed).c_str());
     std::printf("  over TCP / raw TCP: %s\n", ratios(tcp_linked, tcp).c_str());
     std::printf("  through the container's actors (local socket) / raw TCP: %s\n", ratios(via_container, tcp).c_str());
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     row((what + ": one exchange").c_str(), r.exchange);
   };
   rows("shard over the stream, local socket", linked);
-  rows("the same, gradients as frames", framed);
+  rows("the same, tensors as frames (no shared heap)", framed);
   rows("shard over the stream, TCP", tcp_linked);
   rows("local socket through the container's actors", via_container);
   rows("shard over BASP", shard);
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
   rows("TLS: shard over BASP", tls);
   std::printf("shard over the stream (local socket) / raw TCP: %s (one exchange as async workers run; goal >= 0.8); "
               "/ raw local-socket echo: %s\n", ratios(linked, tcp).c_str(), ratios(linked, local).c_str());
-  std::printf("the same with the gradients as frames / raw TCP: %s; in the shared heap / as frames: %s\n",
+  std::printf("the same with the tensors as frames / raw TCP: %s; through the shared heap / as frames: %s\n",
               ratios(framed, tcp).c_str(), ratios_of(linked, framed).c_str());
   std::printf("shard over the stream (TCP) / raw TCP: %s\n", ratios(tcp_linked, tcp).c_str());
   std::printf("the same through the container's actors / raw TCP: %s (served in place: %s of it)\n",

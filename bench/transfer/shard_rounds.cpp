@@ -217,7 +217,7 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
   cluster.stream_min_bytes = stream_min_bytes;
   cluster.request_timeout = std::chrono::seconds(30);
   cluster.local_streams = local;
-  cluster.local_shared_gradients = shared;
+  cluster.local_shared_memory = shared;
   auto shard = stream ? open_shard_link(sys, cluster, *remote, 0, 0, "bench") : remote;
   if (!shard) {
     std::fprintf(stderr, "cannot open the tensor stream: %s\n", caf::to_string(shard.error()).c_str());

@@ -24,8 +24,8 @@ struct shard_rates {
 // over the tensor stream (cluster.tensor-stream; with local, over the same-host local socket,
 // else TCP; with in_place, served from the shard's store on the ps node's network thread, else
 // through the container's and the shard's actors; with shared, on the plain local socket, the
-// pushes' gradients left in the worker's shared heap, as a worker's are by default, else as
-// frames: cluster.local-shared-gradients); over TLS when certs names a folder of
+// pushes' gradients and the values they ask back in the worker's shared heap, as a worker's are
+// by default, else as frames: cluster.local-shared-memory); over TLS when certs names a folder of
 // scripts/make-certs.sh.
 shard_rates shard_protocol(double seconds, const std::string& certs, bool stream, bool in_place = true,
                            bool local = true, bool shared = true);

@@ -209,7 +209,7 @@ BOOST_AUTO_TEST_CASE(seeded_interleavings_of_frames_and_announcements_deliver_ev
   }
 }
 
-// cluster.local-shared-gradients: a push's tensors that all lie in the shared heap are named
+// cluster.local-shared-memory: a push's tensors that all lie in the shared heap are named
 // there (offsets, no frames); one outside it, or one encoded, keeps every tensor a frame.
 BOOST_AUTO_TEST_CASE(tensors_in_the_shared_heap_are_named_there_without_frames) {
   auto heap = shared_heap::of_process(size_t{1} << 20);
@@ -240,6 +240,23 @@ BOOST_AUTO_TEST_CASE(tensors_in_the_shared_heap_are_named_there_without_frames) 
     BOOST_TEST((kept->tensors() == before));
     BOOST_TEST(kept->pieces().size() == 2u);
   }
+  // destinations prepared in the heap's scope are described there, for the peer to write into;
+  // prepared outside it, none
+  const std::vector<stream_tensor> form{{stream_encoding::raw_fp32, 300, 1200}, {stream_encoding::raw_fp32, 5, 20}};
+  caf::expected<incoming_tensors> aside{incoming_tensors{}};
+  {
+    shared_heap::scope in_heap;
+    aside = incoming_tensors::prepare(form, 2, 1 << 20, "shard 0");
+  }
+  BOOST_REQUIRE(aside);
+  auto named = aside->shared_in(**heap);
+  BOOST_REQUIRE_EQUAL(named.size(), 2u);
+  BOOST_TEST((named[0].encoding == stream_encoding::shared_fp32 && named[0].floats == 300u && named[0].bytes == 0u));
+  auto slot = aside->slots()[0];
+  BOOST_TEST(named[0].at == (*heap)->offset_of(slot.data));
+  auto plain = incoming_tensors::prepare(form, 2, 1 << 20, "shard 0");
+  BOOST_REQUIRE(plain);
+  BOOST_TEST(plain->shared_in(**heap).empty());
   // a receiver that meets a shared tensor where frames are due refuses it by name
   auto in = incoming_tensors::prepare(out->tensors(), 2, 1 << 20, "worker 3");
   BOOST_REQUIRE(!in);

@@ -2,7 +2,7 @@
 # The tensor stream (cluster.tensor-stream) with real processes on 127.0.0.1, every tensor as
 # frames (cluster.stream-min-bytes = 0) unless a run says otherwise:
 #  1. seeded sync runs end with the same weights over the stream (the same host's local socket,
-#     its pushes' gradients in the workers' shared heaps or, with cluster.local-shared-gradients
+#     its pushes' gradients in the workers' shared heaps or, with cluster.local-shared-memory
 #     = false, as frames; TCP with cluster.local-streams = false; the tensors inside the typed
 #     messages in band, the default for this small model's) as over BASP alone, also with each
 #     variable pushed as backprop completes it;
@@ -22,7 +22,7 @@ python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
 small=(--data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.learning-rate=0.1 --train.seed=7
        --train.max-steps=150 --train.max-epochs=0 --train.patience=0)
 declare -A how=([basp]="--cluster.tensor-stream=false" [stream]="${frames[*]}" [inline]=""
-                [unshared]="${frames[*]} --cluster.local-shared-gradients=false"
+                [unshared]="${frames[*]} --cluster.local-shared-memory=false"
                 [tcp]="${frames[*]} --cluster.local-streams=false" [parts]="${frames[*]} --cluster.push-bucket-bytes=1")
 for run in basp stream unshared inline tcp parts; do
   # shellcheck disable=SC2086
@@ -34,9 +34,9 @@ grep -q "tensor stream to shard 1 (127.0.0.1, same host: local socket)" "$tmp/ru
 grep -q "tensor stream to shard 1 (127.0.0.1:[0-9]*)" "$tmp/runs/det-tcp/logs/worker-0.log" \
   || fail "worker 0 did not open a TCP stream to shard 1 with cluster.local-streams = false"
 grep -q "tensor stream to shard" "$tmp/runs/det-basp/logs/worker-0.log" && fail "tensor-stream = false opened a stream"
-grep -q "tensor stream to shard 1 (127.0.0.1, same host: local socket); pushes leave their gradients in this process's shared memory" \
+grep -q "tensor stream to shard 1 (127.0.0.1, same host: local socket); pushes exchange their gradients and values through this process's shared memory" \
   "$tmp/runs/det-stream/logs/worker-0.log" || fail "worker 0's pushes to shard 1 do not leave their gradients in shared memory"
-grep -q "shared memory" "$tmp/runs/det-unshared/logs/worker-0.log" && fail "local-shared-gradients = false shared them"
+grep -q "shared memory" "$tmp/runs/det-unshared/logs/worker-0.log" && fail "local-shared-memory = false shared them"
 same_weights det-basp det-stream "the stream and BASP"
 same_weights det-basp det-unshared "the stream's gradients as frames and BASP"
 same_weights det-basp det-inline "the tensors inside the stream's messages and BASP"
@@ -59,7 +59,7 @@ if cluster --ps 1 --workers 2 --name shared --deadline 300 -- --train.max-steps=
   acc=$(field "$tmp/runs/shared/summary.json" test_accuracy)
   echo "async, gradients in the shared heaps: test accuracy $acc"
   above "$acc" 0.7 || fail "accuracy $acc is not > 0.7"
-  grep -q "pushes leave their gradients in this process's shared memory" "$tmp/runs/shared/logs/worker-1.log" \
+  grep -q "pushes exchange their gradients and values through this process's shared memory" "$tmp/runs/shared/logs/worker-1.log" \
     || fail "worker 1's pushes do not leave their gradients in shared memory"
 else
   fail "the async run with shared gradients failed:"; tail -20 "$tmp/shared.out"

@@ -35,7 +35,10 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+
 #include <arpa/inet.h>
+
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -85,7 +88,7 @@ struct stream_fixture {
     : tls(with_tls), cfg(with_tls) {
     cluster.ps = {endpoint{"127.0.0.1", 0}};
     cluster.local_streams = local; // (the ps node's side: whether it offers a local socket)
-    cluster.local_shared_gradients = shared_gradients;
+    cluster.local_shared_memory = shared_gradients;
     cluster.local_streams_tls = local_tls;
     cluster.stream_min_bytes = min_stream_bytes; // (0: every tensor as frames)
     cluster.request_timeout = 10s;
@@ -181,7 +184,7 @@ struct plain_fixture : stream_fixture {
   plain_fixture() : stream_fixture(false) {}
 };
 
-// A ps node that does not map its workers' shared heaps (cluster.local-shared-gradients = false).
+// A ps node that does not map its workers' shared heaps (cluster.local-shared-memory = false).
 struct unshared_fixture : stream_fixture {
   unshared_fixture() : stream_fixture(false, 0, true, false, false) {}
 };
@@ -799,12 +802,13 @@ BOOST_FIXTURE_TEST_CASE(another_users_process_cannot_use_the_local_socket, plain
   BOOST_TEST(describe(fd.error()).find("runs as another user") != std::string::npos, describe(fd.error()));
 }
 
-// cluster.local-shared-gradients: a worker's pushes built in its shared heap's scope leave their
-// gradients there for its ps node, which applies them where they lie; the link says so, the
-// shard ends as with frames, and the link hands the memory back once the push is answered.
+// cluster.local-shared-memory: a worker's pushes built in its shared heap's scope leave their
+// gradients there for its ps node, which applies them where they lie and writes the values it
+// answers with into destinations the link set aside in the heap; the link says so, the shard
+// ends as with frames, and every block goes back to the heap once the reply is dropped.
 BOOST_FIXTURE_TEST_CASE(a_same_host_link_leaves_its_pushes_gradients_in_the_shared_heap, plain_fixture) {
   auto [l, said] = link_saying(*this);
-  BOOST_TEST(said.find("pushes leave their gradients in this process's shared memory") != std::string::npos, said);
+  BOOST_TEST(said.find("pushes exchange their gradients and values through this process's shared memory") != std::string::npos, said);
   auto* heap = shared_heap::process();
   BOOST_REQUIRE(heap != nullptr);
   const size_t idle = heap->used();
@@ -821,6 +825,8 @@ BOOST_FIXTURE_TEST_CASE(a_same_host_link_leaves_its_pushes_gradients_in_the_shar
   for (size_t i = 0; i < after.size(); i += 997)
     BOOST_TEST(after[i] == before[i] - 0.25f);
   BOOST_TEST((pushed->values.at(0).data.to_vector() == after));
+  BOOST_TEST(heap->owns(pushed->values.at(0).data.values.data(), values * sizeof(float))); // (written there)
+  pushed = caf::make_error(errc::timeout, "dropped");
   BOOST_TEST(heap->used() == idle);
 }
 
@@ -845,27 +851,66 @@ stream_push shared_push(uint64_t at) {
 
 } // namespace
 
+// The reply to push `transfer` as it comes off fd: the typed reply, and the frame behind it if
+// `framed`.
+stream_push_reply read_push_reply(int fd, uint64_t transfer, bool framed, std::vector<float>* frame = nullptr) {
+  auto h = decode_stream_header(reinterpret_cast<const uint8_t*>(read_exactly(fd, stream_header_bytes).data()));
+  BOOST_REQUIRE(h);
+  BOOST_REQUIRE(h->message);
+  BOOST_REQUIRE(h->index == static_cast<uint32_t>(stream_call::push_reply));
+  auto reply = decode_call<stream_push_reply>(read_exactly(fd, h->bytes), "the test", transfer);
+  BOOST_REQUIRE_MESSAGE(reply, test::error_text(reply));
+  if (framed) {
+    auto fh = decode_stream_header(reinterpret_cast<const uint8_t*>(read_exactly(fd, stream_header_bytes).data()));
+    BOOST_REQUIRE(fh);
+    BOOST_TEST(!fh->message);
+    auto raw = read_exactly(fd, fh->bytes);
+    frame->resize(raw.size() / sizeof(float));
+    std::memcpy(frame->data(), raw.data(), raw.size());
+  }
+  pollfd p{fd, POLLIN, 0};
+  BOOST_TEST(::poll(&p, 1, 200) == 0); // (nothing more: no frame behind a reply written in the heap)
+  return *reply;
+}
+
 // A member speaking the protocol by hand over the local socket: it offers its heap, then names
-// its push's gradient there, with no frame; the ps node applies it and answers in band.
-BOOST_FIXTURE_TEST_CASE(a_members_push_named_in_its_mapped_heap_applies_without_a_frame, plain_fixture) {
+// its push's gradient there, with no frame, and sets aside where the values it asks back go; the
+// ps node applies the gradient, writes the values there and answers with a reply naming them,
+// no frame behind it. Destinations that do not fit the reply are left alone: frames, as before.
+BOOST_FIXTURE_TEST_CASE(a_members_push_and_reply_through_its_mapped_heap_need_no_frames, plain_fixture) {
   BOOST_REQUIRE(shared_heap::of_process(size_t{64} << 20));
   auto* heap = shared_heap::process();
-  float_vector grad;
+  float_vector grad, back, wrong;
   const uint64_t at = gradients_in_heap(0.5f, grad);
+  const uint64_t to = gradients_in_heap(-7.0f, back);
+  const uint64_t beside = gradients_in_heap(-7.0f, wrong);
   const auto before = direct_values();
   int fd = member_stream(*this, true);
   auto mapped = ask<bool>(last_session, stream_atom_v, shared_heap_offer{last_token, heap->fd(), heap->bytes()});
   BOOST_REQUIRE_MESSAGE(mapped, test::error_text(mapped));
   BOOST_REQUIRE(*mapped);
-  send_message(fd, 1, shared_push(at));
-  auto header = read_exactly(fd, stream_header_bytes);
-  auto h = decode_stream_header(reinterpret_cast<const uint8_t*>(header.data()));
-  BOOST_REQUIRE(h);
-  BOOST_TEST(h->message);
-  BOOST_TEST(h->index == static_cast<uint32_t>(stream_call::push_reply));
-  const auto after = direct_values();
+  auto push = shared_push(at);
+  push.reply_to = {{stream_encoding::shared_fp32, uint32_t{values}, 0, to}};
+  send_message(fd, 1, push);
+  auto reply = read_push_reply(fd, 1, false);
+  BOOST_TEST((reply.tensors == push.reply_to));
+  BOOST_TEST(reply.reply.values.at(0).data.values.empty());
+  auto after = direct_values();
   for (size_t i = 0; i < after.size(); i += 997)
     BOOST_TEST(after[i] == before[i] - 0.5f);
+  BOOST_TEST((std::vector<float>(back.begin(), back.end()) == after)); // (written where the push asked)
+  // a destination one value short, then one past the heap's end: frames, nothing written there
+  for (auto bad : {stream_tensor{stream_encoding::shared_fp32, uint32_t{values} - 1, 0, beside},
+                   stream_tensor{stream_encoding::shared_fp32, uint32_t{values}, 0, heap->bytes() - 64}}) {
+    push.transfer = bad.floats == values ? 3 : 2;
+    push.reply_to = {bad};
+    send_message(fd, push.transfer, push);
+    std::vector<float> frame;
+    reply = read_push_reply(fd, push.transfer, true, &frame);
+    BOOST_TEST((reply.tensors.at(0).encoding == stream_encoding::raw_fp32));
+    BOOST_TEST((frame == direct_values()));
+    BOOST_TEST(std::all_of(wrong.begin(), wrong.end(), [](float v) { return v == -7.0f; }));
+  }
   ::close(fd);
 }
 
