@@ -22,7 +22,8 @@ namespace actorps {
 /// The shard's interface, (stream_atom, stream_note) from its stream, and (stream_atom,
 /// shared_heap_offer) once the session mapped this process's shared heap (common/shared_heap.hpp):
 /// from then on, pushes whose gradients lie in it leave them there (shared_fp32 tensors) for the
-/// ps node to read in place, and the link keeps them until the answer.
+/// ps node to read in place, each push sets its reply's destinations aside there for the ps node
+/// to write (stream_push::reply_to), and the link keeps both until the answer.
 using shard_link_actor =
   parameter_shard_actor::extend<caf::reacts_to<stream_atom, stream_note>, caf::reacts_to<stream_atom, shared_heap_offer>>;
 
