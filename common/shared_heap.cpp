@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -59,8 +60,19 @@ shared_heap* shared_heap::process() {
   return the_heap.load(std::memory_order_acquire);
 }
 
+size_t shared_heap::block_size(size_t bytes) {
+  size_t size = (std::max<size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
+  if (size <= 4096)
+    return size;
+  size_t top = 4096;
+  while (top * 2 <= size)
+    top *= 2;
+  const size_t step = top / 8; // (eight sizes per doubling: a block wastes under 12.5%)
+  return (size + step - 1) / step * step;
+}
+
 void* shared_heap::allocate(size_t bytes) {
-  const size_t size = (bytes + alignment - 1) / alignment * alignment;
+  const size_t size = block_size(bytes);
   std::lock_guard<std::mutex> guard{mtx_};
   uint64_t at = 0;
   if (auto it = free_.find(size); it != free_.end() && !it->second.empty()) {

@@ -33,8 +33,14 @@ public:
   /// The process's heap, nullptr before of_process made one.
   static shared_heap* process();
 
-  /// `bytes` rounded up to `alignment`, nullptr where the heap has no room left.
+  /// A block of at least `bytes` (block_size), nullptr where the heap has no room left. Released
+  /// blocks are handed out again by size: a push's tensors (and the rows of a batch, whose
+  /// counts change from step to step) find a block of their size class step after step.
   void* allocate(size_t bytes);
+
+  /// The size of the block allocate(bytes) hands out: a multiple of `alignment`, and above
+  /// 4 KiB one of eight sizes per doubling.
+  static size_t block_size(size_t bytes);
 
   /// Returns a block of allocate(); false (nothing done) for memory that is not the heap's.
   bool release(const void* p);

@@ -61,6 +61,27 @@ BOOST_AUTO_TEST_CASE(blocks_are_aligned_inside_the_heap_and_reused_once_released
   BOOST_TEST(h.used() == before);
 }
 
+BOOST_AUTO_TEST_CASE(blocks_come_in_size_classes_so_changing_sizes_reuse_them) {
+  using actorps::shared_heap;
+  BOOST_TEST(shared_heap::block_size(1) == 64u);
+  BOOST_TEST(shared_heap::block_size(4096) == 4096u);
+  BOOST_TEST(shared_heap::block_size(4097) == 4096u + 512u);
+  BOOST_TEST(shared_heap::block_size(100000) == 106496u); // (65,536's eighths: 8,192 apart)
+  for (size_t b : {size_t{100}, size_t{5000}, size_t{70000}, size_t{1} << 20, (size_t{1} << 20) + 1}) {
+    const size_t s = shared_heap::block_size(b);
+    BOOST_TEST(s >= b);
+    BOOST_TEST(s < b + b / 8 + 64);
+    BOOST_TEST(s % shared_heap::alignment == 0u);
+  }
+  auto& h = heap();
+  void* a = h.allocate(100000);
+  BOOST_REQUIRE(a != nullptr);
+  BOOST_TEST(h.release(a));
+  void* b = h.allocate(99000); // (another size of the same class: the same block)
+  BOOST_TEST((b == a));
+  BOOST_TEST(h.release(b));
+}
+
 BOOST_AUTO_TEST_CASE(a_scope_puts_float_vectors_into_the_heap_and_nothing_else_does) {
   auto& h = heap();
   float_vector outside(1000);
