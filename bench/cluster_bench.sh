@@ -6,7 +6,8 @@
 #     local-socket echoes (actorps-bench-transfer): a push then a pull, both at once, and one
 #     push asking its values back (one exchange, as an async worker's step);
 #  2. async cluster examples/s (1 shard, 2 workers, batch 50, one process per node), plain and
-#     TLS, streams over TCP instead of the local socket, without wait-free backprop (cluster.push-bucket-bytes = 0), with overlapped steps
+#     TLS, streams over TCP instead of the local socket, tensors as frames on it instead of
+#     through the workers' shared heaps (cluster.local-shared-memory = false), without wait-free backprop (cluster.push-bucket-bytes = 0), with overlapped steps
 #     (cluster.overlap-steps = 1), and with each worker on a core of its own (local-cluster.sh --pin), vs the single-process
 #     trainer (the median of three runs spread through the section) and PyTorch's RPC parameter server with 2 trainers
 #     (../shared/bench/torch_reference.py rpc), same number of steps;
@@ -41,7 +42,7 @@ py=/usr/bin/python3
 field() { $py -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 bench/install_torch.sh cluster_bench
 
-single=0 cluster=0 tls=0 tcp=0 onepush=0 overlap=0 pinned=0 torch_rpc=0 wire_settings=""
+single=0 cluster=0 tls=0 tcp=0 frames=0 onepush=0 overlap=0 pinned=0 torch_rpc=0 wire_settings=""
 : > "$tmp/transfer.txt"
 if [[ $sections == *1* ]]; then
 echo "== 1. transfer"
@@ -59,6 +60,8 @@ scripts/local-cluster.sh --ps 1 --workers 2 --name cluster --run-dir "$tmp" -- "
 scripts/local-cluster.sh --tls --ps 1 --workers 2 --name tls --run-dir "$tmp" -- "${common[@]}" > /dev/null 2>&1
 scripts/local-cluster.sh --ps 1 --workers 2 --name tcp --run-dir "$tmp" -- "${common[@]}" \
   --cluster.local-streams=false > /dev/null 2>&1
+scripts/local-cluster.sh --ps 1 --workers 2 --name frames --run-dir "$tmp" -- "${common[@]}" \
+  --cluster.local-shared-memory=false > /dev/null 2>&1
 single_run 2
 scripts/local-cluster.sh --ps 1 --workers 2 --name onepush --run-dir "$tmp" -- "${common[@]}" \
   --cluster.push-bucket-bytes=0 > /dev/null 2>&1
@@ -72,6 +75,7 @@ single=$(echo "$singles" | awk '{print $2}') # (the median)
 cluster=$(field "$tmp/cluster/summary.json" examples_per_second)
 tls=$(field "$tmp/tls/summary.json" examples_per_second)
 tcp=$(field "$tmp/tcp/summary.json" examples_per_second)
+frames=$(field "$tmp/frames/summary.json" examples_per_second)
 onepush=$(field "$tmp/onepush/summary.json" examples_per_second)
 overlap=$(field "$tmp/overlap/summary.json" examples_per_second)
 pinned=$(field "$tmp/pinned/summary.json" examples_per_second)
@@ -79,6 +83,7 @@ torch_rpc=$(field "$tmp/torch_rpc.json" examples_per_second)
 echo "single-process trainer, three runs: $singles examples/s (the median is the anchor)"
 printf '%-44s %9.0f examples/s\n' "single-process trainer" "$single" "async cluster, 1 shard, 2 workers" "$cluster" \
   "the same cluster over TLS" "$tls" "the same, streams over TCP (cluster.local-streams=false)" "$tcp" \
+  "the same, tensors as frames (cluster.local-shared-memory=false)" "$frames" \
   "the same, one push after backprop (no overlap)" "$onepush" \
   "the same, overlapped steps (cluster.overlap-steps=1)" "$overlap" \
   "the same, each worker on a core of its own (--pin)" "$pinned" \
@@ -155,11 +160,11 @@ else
 fi
 
 echo "== goals"
-$py - "$tmp" "$single" "$cluster" "$tls" "$torch_rpc" "$onepush" "$overlap" "$wire_settings" "$tcp" "$pinned" <<'PY'
+$py - "$tmp" "$single" "$cluster" "$tls" "$torch_rpc" "$onepush" "$overlap" "$wire_settings" "$tcp" "$pinned" "$frames" <<'PY'
 import json, os, re, sys
 tmp = sys.argv[1]
 single, cluster, tls, torch_rpc, onepush, overlap = map(float, sys.argv[2:8])
-tcp, pinned = float(sys.argv[9]), float(sys.argv[10])
+tcp, pinned, frames = float(sys.argv[9]), float(sys.argv[10]), float(sys.argv[11])
 transfer = open(f"{tmp}/transfer.txt").read()
 three = r"([0-9.]+) push then pull, ([0-9.]+) pipelined, ([0-9.]+) one exchange" # (actorps-bench-transfer's ways)
 m = re.search(r"shard over the stream \(local socket\) / raw TCP: " + three + r".*raw local-socket echo: " + three, transfer)
@@ -185,7 +190,8 @@ if tls_stream:
                  f"local socket (plain: it stays on the host) {ways(tls_stream)}; TCP {ways(tls_stream, 4)}", ">= 0.85x"))
 if single > 0:
     rows += [
-      ("async cluster (1 shard, 2 workers) vs single process, fp32", f"{cluster / single:.2f}x (streams over TCP: {tcp / single:.2f}x)", ">= 0.8x"),
+      ("async cluster (1 shard, 2 workers) vs single process, fp32",
+       f"{cluster / single:.2f}x (tensors as frames, no shared heap: {frames / single:.2f}x; streams over TCP: {tcp / single:.2f}x)", ">= 0.8x"),
       ("wait-free backprop: the same vs one push after backprop", f"{cluster / onepush:.2f}x", "-"),
       ("overlapped steps (cluster.overlap-steps = 1) vs single process", f"{overlap / single:.2f}x", ">= 0.8x"),
       ("each worker on a core of its own (local-cluster.sh --pin) vs single process", f"{pinned / single:.2f}x", ">= 0.8x"),
