@@ -7,7 +7,7 @@
 #     messages in band, the default for this small model's) as over BASP alone, also with each
 #     variable pushed as backprop completes it;
 #  2. async with bf16 values and top-k gradients and values trains over the stream, and async
-#     fp32 with its gradients applied where they lie in the workers' shared heaps;
+#     fp32 with its gradients and values read and written where they lie in the workers' shared heaps;
 #  3. a TLS cluster moves its tensors on TLS streams over TCP, and plain on its host's local socket;
 #  4. kill -9 of a sync worker: its stream closes, the aggregator releases it, training goes on;
 #  5. strangers on a ps node's stream port (a forged 4 GiB frame, random bytes, a frame of an
@@ -16,6 +16,22 @@
 # Usage: tensor_stream_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 frames=(--cluster.stream-min-bytes=0)
+
+# Runs the cluster NAME (the rest: local-cluster.sh's arguments, naming it NAME), then checks that
+# its test accuracy is above 0.7 and that worker 1's log says LINE.
+trains_saying() {
+  local name=$1 line=$2
+  shift 2
+  if cluster "$@" > "$tmp/$name.out" 2>&1; then
+    local acc
+    acc=$(field "$tmp/runs/$name/summary.json" test_accuracy)
+    echo "$name: test accuracy $acc"
+    above "$acc" 0.7 || fail "$name: accuracy $acc is not > 0.7"
+    grep -qF "$line" "$tmp/runs/$name/logs/worker-1.log" || fail "$name: worker 1 did not say: $line"
+  else
+    fail "the $name run failed:"; tail -20 "$tmp/$name.out"
+  fi
+}
 
 echo "== 1: seeded sync runs: the same weights over the stream and over BASP"
 python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
@@ -35,10 +51,10 @@ grep -q "tensor stream to shard 1 (127.0.0.1:[0-9]*)" "$tmp/runs/det-tcp/logs/wo
   || fail "worker 0 did not open a TCP stream to shard 1 with cluster.local-streams = false"
 grep -q "tensor stream to shard" "$tmp/runs/det-basp/logs/worker-0.log" && fail "tensor-stream = false opened a stream"
 grep -q "tensor stream to shard 1 (127.0.0.1, same host: local socket); pushes exchange their gradients and values through this process's shared memory" \
-  "$tmp/runs/det-stream/logs/worker-0.log" || fail "worker 0's pushes to shard 1 do not leave their gradients in shared memory"
+  "$tmp/runs/det-stream/logs/worker-0.log" || fail "worker 0's pushes to shard 1 do not go through shared memory"
 grep -q "shared memory" "$tmp/runs/det-unshared/logs/worker-0.log" && fail "local-shared-memory = false shared them"
 same_weights det-basp det-stream "the stream and BASP"
-same_weights det-basp det-unshared "the stream's gradients as frames and BASP"
+same_weights det-basp det-unshared "the stream's tensors as frames and BASP"
 same_weights det-basp det-inline "the tensors inside the stream's messages and BASP"
 same_weights det-basp det-tcp "the stream over TCP and BASP"
 same_weights det-basp det-parts "the stream with a push per variable and BASP"
@@ -54,29 +70,14 @@ else
   fail "the compressed run failed:"; tail -20 "$tmp/compressed.out"
 fi
 
-if cluster --ps 1 --workers 2 --name shared --deadline 300 -- --train.max-steps=300 --model.hidden=[64] "${frames[@]}" \
-     > "$tmp/shared.out" 2>&1; then
-  acc=$(field "$tmp/runs/shared/summary.json" test_accuracy)
-  echo "async, gradients in the shared heaps: test accuracy $acc"
-  above "$acc" 0.7 || fail "accuracy $acc is not > 0.7"
-  grep -q "pushes exchange their gradients and values through this process's shared memory" "$tmp/runs/shared/logs/worker-1.log" \
-    || fail "worker 1's pushes do not leave their gradients in shared memory"
-else
-  fail "the async run with shared gradients failed:"; tail -20 "$tmp/shared.out"
-fi
+# async fp32 over the same host's local socket: the pushes go through the workers' shared heaps
+trains_saying shared "pushes exchange their gradients and values through this process's shared memory" \
+  --ps 1 --workers 2 --name shared --deadline 300 -- --train.max-steps=300 --model.hidden=[64] "${frames[@]}"
 
 echo "== 3: TLS streams"
-if cluster --tls --ps 1 --workers 2 --name tls --deadline 300 -- --train.max-steps=300 --model.hidden=[64] "${frames[@]}" \
-     > "$tmp/tls.out" 2>&1; then
-  acc=$(field "$tmp/runs/tls/summary.json" test_accuracy)
-  echo "test accuracy $acc"
-  above "$acc" 0.7 || fail "accuracy $acc is not > 0.7"
-  # (the same host's local socket never leaves it: plain, its peer's user checked)
-  grep -q "tensor stream to shard 0 (127.0.0.1, same host: local socket) (not encrypted" "$tmp/runs/tls/logs/worker-1.log" \
-    || fail "worker 1's same-host stream is not the plain local socket"
-else
-  fail "the TLS run failed:"; tail -20 "$tmp/tls.out"
-fi
+# (the same host's local socket never leaves it: plain, its peer's user checked)
+trains_saying tls "tensor stream to shard 0 (127.0.0.1, same host: local socket) (not encrypted" \
+  --tls --ps 1 --workers 2 --name tls --deadline 300 -- --train.max-steps=300 --model.hidden=[64] "${frames[@]}"
 if cluster --tls --ps 1 --workers 2 --name tls-tcp --deadline 300 -- --train.max-steps=150 --model.hidden=[64] "${frames[@]}" \
      --cluster.local-streams=false > "$tmp/tls-tcp.out" 2>&1; then
   grep -Eq "tensor stream to shard 0 \(127.0.0.1:[0-9]+\) \(TLS\)" "$tmp/runs/tls-tcp/logs/worker-1.log" \
