@@ -1,9 +1,10 @@
 # Shared by the integration scripts (sourced): arguments, a scratch folder, failure counting.
+# ACTORPS_KEEP_TEST_TMP=1 keeps the scratch folder (its path on stderr) to read a failed run's logs.
 # Usage in a script: source "$(dirname "$0")/lib.sh" "$@"   (REPO_ROOT BIN_DIR)
 set -u
 root=$1 bin=$2
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'if [[ -n ${ACTORPS_KEEP_TEST_TMP:-} ]]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # field FILE KEY: a value from a JSON summary
