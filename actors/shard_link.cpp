@@ -80,9 +80,10 @@ std::string peer_of(link_pointer self) {
   return cat("shard ", self->state.cfg.shard);
 }
 
-// Gradients left in the shared heap by pushes the link gave up on without an answer: the ps node
-// may still read them (a push queued on the stream it has not read yet), so their memory is never
-// handed out again. Few: a link gives up only on a timeout or a lost stream.
+// Blocks of the shared heap held by pushes the link gave up on without an answer (their gradients,
+// their reply's destinations): the ps node may still read or write them (a push queued on the
+// stream it has not read yet), so they are never handed out again. Few: a link gives up only on a
+// timeout or a lost stream.
 void retire(std::shared_ptr<const void> in_heap) {
   static std::mutex mtx;
   static std::vector<std::shared_ptr<const void>> retired;

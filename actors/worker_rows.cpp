@@ -7,6 +7,7 @@
 #include "actors/worker_state.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "common/shared_heap.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -156,6 +157,7 @@ caf::expected<std::vector<variable_slice>> detail::row_gradients(worker_pointer 
       return err;
     t.gradient_ready = true;
   }
+  shared_heap::scope shared; // (the push's row slices: where a ps node of this host maps the heap, it reads them there)
   return t.exchange->gradients(s, t.order, t.gradient.data());
 }
 
