@@ -76,28 +76,18 @@ void refuse_call(session_pointer self, uint64_t transfer, const caf::error& err)
   send_call(self, transfer, refusal_of(err));
 }
 
-// Answers with the container's reply: its slices' tensors (`slices`, inside reply) go back as
-// frames of `transfer` behind the typed reply.
-template <class StreamReply, class Reply>
-void answer(session_pointer self, uint64_t transfer, Reply& reply, std::vector<variable_slice>& slices) {
-  if (stream_bytes(slices) < self->state.cfg.limits.min_stream_bytes) // small: inside the typed reply
-    return send_call(self, transfer, StreamReply{std::move(reply), {}});
-  auto out = outgoing_tensors::detach(slices);
-  if (!out)
-    return refuse_call(self, transfer, out.error());
-  auto keep = std::make_shared<outgoing_tensors>(std::move(*out));
-  auto tensors = keep->tensors();
-  send_call(self, transfer, StreamReply{std::move(reply), std::move(tensors)}, std::move(keep));
-}
-
-// Writes the reply's values (slice i's: from[i], floats[i] values) into the worker's shared heap
-// where its push set their destinations aside (`into`, in the slices' order); whether it could
-// (a heap mapped, every destination of the slice's size and inside it: else nothing is written).
-bool write_into_heap(session_pointer self, const std::vector<const float*>& from, const std::vector<size_t>& floats,
-                     const std::vector<stream_tensor>& into) {
+// Writes the reply's values (slice i's: from[i], floats[i] values: in the store, or else the
+// slice's own, rows gathered for it) into the worker's shared heap where its push set their
+// destinations aside (`into`, in the slices' order); whether it could (a heap mapped, every
+// destination of the slice's size and inside it: else nothing is written).
+bool write_into_heap(session_pointer self, std::vector<const float*> from, const std::vector<size_t>& floats,
+                     const std::vector<variable_slice>& slices, const std::vector<stream_tensor>& into) {
   auto& heap = self->state.heap;
   if (!heap || into.size() != from.size())
     return false;
+  for (size_t i = 0; i < from.size(); ++i)
+    if (!from[i])
+      from[i] = slices[i].data.values.data();
   std::vector<float*> to(into.size());
   for (size_t i = 0; i < into.size(); ++i) {
     if (into[i].encoding != stream_encoding::shared_fp32 || into[i].floats != floats[i] || from[i] == nullptr)
@@ -109,6 +99,48 @@ bool write_into_heap(session_pointer self, const std::vector<const float*>& from
   for (size_t i = 0; i < into.size(); ++i)
     std::memcpy(to[i], from[i], floats[i] * sizeof(float));
   return true;
+}
+
+// Answers with the reply's values written into the worker's shared heap where its push set their
+// destinations aside (`into`; slice i's values at from[i], floats[i] of them): whether it did
+// (only fp32 dense values go there; else nothing is written or sent).
+template <class StreamReply, class Reply>
+bool answer_into_heap(session_pointer self, uint64_t transfer, Reply& reply, std::vector<variable_slice>& slices,
+                      const std::vector<const float*>& from, const std::vector<size_t>& floats,
+                      const std::vector<stream_tensor>& into) {
+  const bool raw = std::all_of(slices.begin(), slices.end(), [](const variable_slice& s) {
+    return s.data.precision == wire_precision::fp32 && !s.data.sparse;
+  });
+  if (into.empty() || !raw || !write_into_heap(self, from, floats, slices, into))
+    return false;
+  for (auto& s : slices)
+    s.data.values = float_vector{};
+  send_call(self, transfer, StreamReply{std::move(reply), into});
+  return true;
+}
+
+// Answers with the container's reply: its slices' tensors (`slices`, inside reply) go back as
+// frames of `transfer` behind the typed reply, or into the worker's shared heap where its push
+// set their destinations aside (`into`).
+template <class StreamReply, class Reply>
+void answer(session_pointer self, uint64_t transfer, Reply& reply, std::vector<variable_slice>& slices,
+            const std::vector<stream_tensor>& into = {}) {
+  if (!into.empty()) {
+    std::vector<size_t> floats;
+    for (auto& s : slices)
+      floats.push_back(s.data.values.size());
+    if (answer_into_heap<StreamReply>(self, transfer, reply, slices, std::vector<const float*>(slices.size(), nullptr),
+                                      floats, into))
+      return;
+  }
+  if (stream_bytes(slices) < self->state.cfg.limits.min_stream_bytes) // small: inside the typed reply
+    return send_call(self, transfer, StreamReply{std::move(reply), {}});
+  auto out = outgoing_tensors::detach(slices);
+  if (!out)
+    return refuse_call(self, transfer, out.error());
+  auto keep = std::make_shared<outgoing_tensors>(std::move(*out));
+  auto tensors = keep->tensors();
+  send_call(self, transfer, StreamReply{std::move(reply), std::move(tensors)}, std::move(keep));
 }
 
 // Answers with a reply whose dense values are still in the store (views: readable during this
@@ -135,23 +167,12 @@ void answer_in_place(session_pointer self, uint64_t transfer, Reply& reply, std:
     bytes += n * sizeof(float);
     raw = raw && n <= max_tensor_floats;
   }
+  if (raw && answer_into_heap<StreamReply>(self, transfer, reply, slices, from, floats, into))
+    return;
   if (views.empty() || !raw || bytes < self->state.cfg.limits.min_stream_bytes) {
     for (auto& v : views)
       slices[v.slice].data = tensor_copy(v.data, v.floats);
     return answer<StreamReply>(self, transfer, reply, slices);
-  }
-  if (!into.empty()) {
-    for (size_t i = 0; i < slices.size(); ++i)
-      if (!from[i])
-        from[i] = slices[i].data.values.data(); // (rows gathered for the reply)
-    if (write_into_heap(self, from, floats, into)) {
-      for (auto& s : slices)
-        s.data.values = float_vector{};
-      return send_call(self, transfer, StreamReply{std::move(reply), into});
-    }
-    for (size_t i = 0; i < slices.size(); ++i) // (frames after all: as below)
-      if (from[i] == slices[i].data.values.data())
-        from[i] = nullptr;
   }
   std::vector<float_vector> owned(slices.size()); // (the reply's own tensors: rows gathered for it)
   std::vector<stream_tensor> tensors;
@@ -196,7 +217,7 @@ void forward_push(session_pointer self, uint64_t transfer, push_request req, con
   for (size_t i = 0; at && i < at->size(); ++i)
     req.grads[i].data = tensor_copy((*at)[i].data, (*at)[i].size);
   self->request(self->state.cfg.shards, self->state.cfg.request_timeout, push_atom_v, std::move(req))
-    .then([=](push_reply& reply) { answer<stream_push_reply>(self, transfer, reply, reply.values); },
+    .then([=](push_reply& reply) { answer<stream_push_reply>(self, transfer, reply, reply.values, reply_to); },
           [=](caf::error& err) { refuse_call(self, transfer, err); });
 }
 
@@ -295,6 +316,8 @@ void on_push(session_pointer self, stream_push msg) {
     return end(self, refuse(self, "a push for a stream that is not this session's"));
   if (std::any_of(msg.tensors.begin(), msg.tensors.end(),
                   [](const stream_tensor& t) { return t.encoding == stream_encoding::shared_fp32; })) {
+    if (st.pushes.find(msg.transfer) != nullptr || msg.transfer == stream_hello_transfer)
+      return end(self, refuse(self, cat("transfer ", msg.transfer, " is already in use")));
     auto at = shared_values(self, msg);
     if (!at) {
       refuse_call(self, msg.transfer, at.error());
