@@ -915,7 +915,8 @@ BOOST_FIXTURE_TEST_CASE(a_members_push_and_reply_through_its_mapped_heap_need_no
 }
 
 // What a ps node refuses of shared heaps, each changing nothing: a push naming one it never
-// mapped; a push naming values past the heap's end (the stream closes, a refusal first); an offer
+// mapped; a push naming values past the heap's end (the stream closes, a refusal first); a
+// shared push under the token's transfer id (the stream closes); an offer
 // over TCP, another stream's token, a descriptor that is not a sealed memfd, or a ps node that
 // does not allow it (answered false: the link keeps frames).
 BOOST_FIXTURE_TEST_CASE(shared_heaps_a_ps_node_refuses_change_nothing, plain_fixture) {
@@ -925,17 +926,23 @@ BOOST_FIXTURE_TEST_CASE(shared_heaps_a_ps_node_refuses_change_nothing, plain_fix
   float_vector grad;
   const uint64_t at = gradients_in_heap(1.0f, grad);
   const auto before = direct_values();
-  for (int how : {0, 1}) {
-    BOOST_TEST_CONTEXT((how == 0 ? "a heap never offered" : "past the heap's end")) {
+  const char* what[] = {"a heap never offered", "past the heap's end", "the token's transfer id"};
+  for (int how : {0, 1, 2}) {
+    BOOST_TEST_CONTEXT(what[how]) {
       int fd = member_stream(*this, true);
-      if (how == 1) {
+      if (how > 0) {
         auto offer = whole;
         offer.token = last_token;
         auto mapped = ask<bool>(last_session, stream_atom_v, offer);
         BOOST_REQUIRE((mapped && *mapped));
       }
-      send_message(fd, 1, shared_push(how == 0 ? at : heap->bytes() - 64));
-      BOOST_TEST(bytes_until_closed(fd) > 0); // (the refusal, then the end of the stream)
+      auto push = shared_push(how == 1 ? heap->bytes() - 64 : at);
+      push.transfer = how == 2 ? stream_hello_transfer : 1;
+      send_message(fd, push.transfer, push);
+      if (how < 2)
+        BOOST_TEST(bytes_until_closed(fd) > 0); // (the refusal, then the end of the stream)
+      else
+        BOOST_TEST(bytes_until_closed(fd) == 0); // (out of step: closed)
       ::close(fd);
     }
   }
