@@ -122,8 +122,10 @@ fi
 wait "$cpid" || { fail "the cluster around the chief restart failed"; tail -10 "$tmp/restart.out"; }
 
 echo "== a worker of another cluster, and a join without cluster.elastic"
+# (long enough to outlast the joiner's start: a run of 2 epochs ended in 1.9 s, before the joiner,
+# 1 s into loading its data, asked; the chief then answered request_receiver_down; end_run stops it)
 cluster --mode async --ps 1 --workers 1 --name other --deadline 120 -- "${elastic[@]}" --model.hidden=[64] \
-  --train.max-epochs=2 > "$tmp/other.out" 2>&1 &
+  --train.max-epochs=100 > "$tmp/other.out" 2>&1 &
 cpid=$!
 if wait_log other "training (" 60; then
   chief=$(sed -n 's/^chief = "\(.*\)"$/\1/p' "$tmp/runs/other/cluster.ini")
