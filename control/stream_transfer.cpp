@@ -60,14 +60,31 @@ std::vector<stream_piece> outgoing_tensors::pieces() const {
   return out;
 }
 
+namespace {
+
+// Raw tensors whose values lie at data[i] in `heap`, described as shared_fp32 tensors there; none
+// where one is not raw or not in the heap.
+std::vector<stream_tensor> shared_forms(const std::vector<stream_tensor>& tensors, const std::vector<const float*>& data,
+                                        const shared_heap& heap) {
+  std::vector<stream_tensor> out;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].encoding != stream_encoding::raw_fp32 || !heap.owns(data[i], tensors[i].bytes))
+      return {};
+    out.push_back({stream_encoding::shared_fp32, tensors[i].floats, 0, heap.offset_of(data[i])});
+  }
+  return out;
+}
+
+} // namespace
+
 bool outgoing_tensors::share(const shared_heap& heap) {
-  if (tensors_.empty())
+  std::vector<const float*> data;
+  for (auto& r : raw_)
+    data.push_back(r.values.data());
+  auto shared = shared_forms(tensors_, data, heap);
+  if (shared.empty())
     return false;
-  for (size_t i = 0; i < tensors_.size(); ++i)
-    if (tensors_[i].encoding != stream_encoding::raw_fp32 || !heap.owns(raw_[i].values.data(), tensors_[i].bytes))
-      return false;
-  for (size_t i = 0; i < tensors_.size(); ++i)
-    tensors_[i] = {stream_encoding::shared_fp32, tensors_[i].floats, 0, heap.offset_of(raw_[i].values.data())};
+  tensors_ = std::move(shared);
   return true;
 }
 
@@ -129,13 +146,10 @@ std::vector<stream_slot> incoming_tensors::slots() {
 }
 
 std::vector<stream_tensor> incoming_tensors::shared_in(const shared_heap& heap) const {
-  std::vector<stream_tensor> out;
-  for (size_t i = 0; i < tensors_.size(); ++i) {
-    if (tensors_[i].encoding != stream_encoding::raw_fp32 || !heap.owns(raw_[i].data(), tensors_[i].bytes))
-      return {};
-    out.push_back({stream_encoding::shared_fp32, tensors_[i].floats, 0, heap.offset_of(raw_[i].data())});
-  }
-  return out;
+  std::vector<const float*> data;
+  for (auto& r : raw_)
+    data.push_back(r.data());
+  return shared_forms(tensors_, data, heap);
 }
 
 caf::error incoming_tensors::attach(std::vector<variable_slice>& slices, const std::string& peer) {
