@@ -73,19 +73,13 @@ extra=("$@")
 
 run="$run_dir/$name"
 mkdir -p "$run/logs"
-# free_ports N: N distinct free ports (bound to port 0 all at once, so the kernel hands out distinct ones)
-free_ports() {
-  python3 - "$1" <<'PY'
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-for s in socks:
-    print(s.getsockname()[1])
-PY
-}
+# free_ports N: N distinct free ports outside the kernel's ephemeral range, claimed from other
+# callers (scripts/free-ports.py says why)
+free_ports() { python3 "$root/scripts/free-ports.py" "$1"; }
 nodes_count=$((1 + ps + workers))
-mapfile -t ports < <(free_ports "$([[ $metrics == true ]] && echo $((2 * nodes_count)) || echo "$nodes_count")")
+want_ports=$([[ $metrics == true ]] && echo $((2 * nodes_count)) || echo "$nodes_count")
+mapfile -t ports < <(free_ports "$want_ports")
+[[ ${#ports[@]} -eq $want_ports ]] || { echo "local-cluster: could not pick $want_ports ports (above)" >&2; exit 1; }
 host() { echo "${addr[$1]:-127.0.0.1}"; } # host NODE-NAME
 list() { # list ROLE FIRST COUNT -> ["host:p", ...] for nodes ROLE-0 ..
   local out="" i

@@ -11,6 +11,10 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 # above VALUE MIN: succeeds when VALUE > MIN
 above() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)" "$1" "$2"; }
+# free_ports N: N distinct ports for nodes on one line, outside the kernel's ephemeral range and
+# claimed from concurrent tests (scripts/free-ports.py); free_port: one
+free_ports() { python3 "$root/scripts/free-ports.py" "$1" | paste -sd ' '; }
+free_port() { free_ports 1; }
 # cluster [local-cluster.sh options]: a local cluster writing under the scratch folder
 cluster() { "$root/scripts/local-cluster.sh" --run-dir "$tmp/runs" --bin "$bin" "$@"; }
 # signal_when_training SIGNAL SECONDS NAME NODE: once run NAME's chief logs "training (", waits

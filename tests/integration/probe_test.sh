@@ -13,7 +13,6 @@
 # Usage: probe_test.sh REPO_ROOT BIN_DIR
 source "$(dirname "$0")/lib.sh" "$@"
 
-free_port() { python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
 ps_port=$(free_port) squat_port=$(free_port)
 spec=(--cluster.chief=127.0.0.1:$(free_port) --cluster.workers="[\"127.0.0.1:$(free_port)\"]")
 peak_mib() { awk '/VmHWM/ {print int($2 / 1024)}' "/proc/$1/status"; }

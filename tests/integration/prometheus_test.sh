@@ -26,7 +26,7 @@ launcher=$!
 for _ in $(seq 1 100); do [[ -s "$tmp/runs/scraped/prometheus.yml" ]] && break; sleep 0.1; done
 [[ -s "$tmp/runs/scraped/prometheus.yml" ]] || { fail "no prometheus.yml"; finish; exit; }
 cat "$tmp/runs/scraped/metrics-ports"
-port=$(python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+port=$(free_port)
 prometheus --config.file="$tmp/runs/scraped/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
   --web.listen-address="127.0.0.1:$port" > "$tmp/prometheus.log" 2>&1 &
 prom_pid=$!

@@ -14,13 +14,7 @@
 source "$(dirname "$0")/lib.sh" "$@"
 
 python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
-mapfile -t port < <(python3 - <<'PY'
-import socket
-socks = [socket.socket() for _ in range(8)]
-for s in socks: s.bind(("127.0.0.1", 0))
-for s in socks: print(s.getsockname()[1])
-PY
-)
+read -r -a port <<< "$(free_ports 8)"
 # cluster files: the same two ps nodes; sessions a and b have their own chief and workers
 for s in a b; do
   [[ $s == a ]] && o=2 || o=5

@@ -51,7 +51,7 @@ grep -q "SIGTERM: asked the chief of 1 session(s) to end its run" "$tmp/runs/ps-
   || fail "shard 1 did not log the SIGTERM"
 
 echo "== SIGTERM to a worker waiting for its chief at the start"
-port=$(python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+port=$(free_port)
 "$bin/actorps-node" --node.role=worker --node.index=0 --cluster.chief="127.0.0.1:$port" --cluster.connect-timeout=30s \
   "${opts[@]}" > "$tmp/waiting.out" 2>&1 &
 pid=$!

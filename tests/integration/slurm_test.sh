@@ -19,26 +19,12 @@ mkdir -p "$sl/state" "$sl/spool" "$sl/munge" "$sl/log"
 chmod 700 "$sl/munge"
 dd if=/dev/urandom of="$sl/munge/munge.key" bs=1024 count=1 2> /dev/null
 chmod 400 "$sl/munge/munge.key"
-# The tasks listen at node_port, node_port + 1, ...: a base below the kernel's ephemeral range
-# (where the ports other tests' clusters bind to port 0 come from) whose next 8 ports are free
-# (one free port alone let a concurrent test take task 1's port under ctest -j2).
-read -r ctld_port slurmd_port node_port <<< "$(python3 - <<'PY'
-import random, socket
-socks = [socket.socket() for _ in range(2)]
-for s in socks: s.bind(("127.0.0.1", 0))
-def free(port):
-    s = socket.socket()
-    try:
-        s.bind(("", port))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-base = next(b for b in (random.randrange(20000, 30000, 8) for _ in range(1000)) if all(free(b + i) for i in range(8)))
-print(" ".join(str(s.getsockname()[1]) for s in socks), base)
-PY
-)"
+# The tasks listen at node_port, node_port + 1, ...: a base whose next 8 ports are free (one
+# free port alone let a concurrent test take task 1's port under ctest -j2), outside the kernel's
+# ephemeral range as every port here (scripts/free-ports.py)
+read -r ctld_port slurmd_port <<< "$(free_ports 2)"
+node_port=$(python3 "$root/scripts/free-ports.py" --block 8)
+[[ -n "$ctld_port" && -n "$slurmd_port" && -n "$node_port" ]] || { echo "FAIL: no free ports for Slurm"; exit 1; }
 node=$(hostname -s)
 # (tasks listen at their node's name, as on a real cluster: it must resolve)
 getent hosts "$node" > /dev/null || { echo "skipped: this machine's name $node does not resolve"; exit 77; }

@@ -101,7 +101,6 @@ else
 fi
 
 echo "== 5: strangers on a ps node's stream port"
-free_port() { python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
 chief=127.0.0.1:$(free_port) ps=127.0.0.1:$(free_port) w0=127.0.0.1:$(free_port)
 spec=(--cluster.chief="$chief" --cluster.ps="[\"$ps\"]" --cluster.workers="[\"$w0\"]" "${frames[@]}"
       --cluster.request-timeout=3s)

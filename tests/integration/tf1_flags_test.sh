@@ -10,15 +10,6 @@
 source "$(dirname "$0")/lib.sh" "$@"
 
 python3 "$root/tests/integration/make_quadrants.py" "$tmp/data"
-free_ports() {
-  python3 - "$1" <<'PY'
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-PY
-}
 train=(--data.dir="\"$tmp/data\"" --model.hidden=[16] --model.classes=4 --train.max-steps=300 --train.learning-rate=0.1
        --train.run-dir="\"$tmp/runs\"" --train.progress-every=100 --cluster.connect-timeout=30s)
 
