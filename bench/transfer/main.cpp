@@ -10,6 +10,7 @@
 // round) of the same 1 MiB of floats against a memcpy of it, on one thread.
 //   actorps-bench-transfer [seconds-per-measurement=3]   (BENCH_BYTES=N: N bytes each way instead;
 //   BENCH_ONLY=stream: the plain shard-over-the-stream rows and raw TCP alone, e.g. under perf;
+//   BENCH_ONLY=tcp: the shard over the stream on TCP and raw TCP alone;
 //   BENCH_ONLY=shm: the local-socket echo beside echoes through a shared mapping (issue 48's item 3),
 //   each with the CPU time a round costs both processes, and a step's exchange modelled six ways
 //   (BENCH_EXCHANGE=N with BENCH_ONLY=shm: way N of exchange_mode alone, 0 the socket);
@@ -46,6 +47,14 @@ int main(int argc, char** argv) {
   if (only != nullptr && std::string{only} == "shm") {
     shared_memory_rows(seconds);
     std::system(("rm -rf " + certs).c_str());
+    return 0;
+  }
+  if (only != nullptr && std::string{only} == "tcp") { // (e.g. under perf: the stream over TCP alone)
+    auto tcp_linked = shard_protocol(seconds, "", true, true, false);
+    double tcp = raw_echo(seconds);
+    std::system(("rm -rf " + certs).c_str());
+    std::printf("raw TCP echo %.0f rounds/s; shard over the stream, TCP: %.0f, %.0f, %.0f rounds/s (push then pull, "
+                "pipelined, one exchange)\n", tcp, tcp_linked.sequential, tcp_linked.pipelined, tcp_linked.exchange);
     return 0;
   }
   auto linked = shard_protocol(seconds, "", true); // (same host: the local socket, cluster.local-streams)
