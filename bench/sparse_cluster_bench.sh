@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The text-hash model on the ps nodes (issue 51's cluster rows), on the SpamAssassin corpus
 # (scripts/fetch-spam.sh), side by side in one run:
-#  1. speed: an async cluster of 1 ps x 2 workers and of 4 ps x 2 workers against one process
+#  1. speed: async clusters of 1 ps x 2 workers, 4 ps x 2 workers and 1 ps x 3 workers (on 2
+#     cores: more workers than cores hide each one's wait for its exchange) against one process
 #     (actorps-train), a 2^20 x 32 table, EPOCHS epochs, ROUNDS interleaved rounds (seeds 1, 2,
 #     ...): each one's examples/s and test accuracy, and the cluster / one-process ratio; with
 #     the default evaluation (every epoch: the chief pulls the rows its evaluation sets name) and with
@@ -29,10 +30,10 @@ trap '[[ -n "$watcher" ]] && kill "$watcher" 2>/dev/null; rm -rf "$tmp"' EXIT
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 text=(--data.dir="\"$corpus\"" --data.format='"text"' --model.preset='"text-hash"' --train.save-model='"none"')
 layers() { echo "--model.layers=[\"embedding $1 $2 mean\", \"dense 64 relu\", \"dense 2\"]"; }
-cluster() { # cluster NAME PS [options]: a local async cluster of PS ps nodes and 2 workers
+cluster() { # cluster NAME PS [options]: a local async cluster of PS ps nodes and WORKERS (2) workers
   local name=$1 ps=$2
   shift 2
-  scripts/local-cluster.sh --run-dir "$tmp/runs" --bin "$bin" --ps "$ps" --workers 2 --name "$name" --deadline 900 \
+  scripts/local-cluster.sh --run-dir "$tmp/runs" --bin "$bin" --ps "$ps" --workers "${WORKERS:-2}" --name "$name" --deadline 900 \
     -- "${text[@]}" "$@" > "$tmp/$name.out" 2>&1 || { echo "cluster $name failed:"; tail -5 "$tmp/$name.out"; exit 1; }
 }
 # watch NAME: records each node's VmHWM (kB) in $tmp/NAME.rss while the run lives
@@ -51,23 +52,27 @@ watch() {
 unwatch() { kill "$watcher" 2>/dev/null || true; watcher=""; }
 peaks() { sort -k1,1 -k2,2n "$tmp/$1.rss" | awk '{p[$1] = $2} END {for (n in p) printf "%s=%d ", n, p[n] / 1024}' | tr ' ' '\n' | sort | tr '\n' ' '; }
 
-echo "corpus $corpus; batch 50, Adagrad lr 0.5 (async: / 2 workers), 1 thread per process, $(nproc) cores"
+echo "corpus $corpus; batch 50, Adagrad lr 0.5 (async: / the workers), 1 thread per process, $(nproc) cores"
 cell() { printf '%.4f / %.0f' "$(field "$tmp/runs/$1/summary.json" test_accuracy)" "$(field "$tmp/runs/$1/summary.json" examples_per_second)"; }
 for evals in 1 5; do
 [[ $sections == *1* ]] || break
 echo "== 1: async clusters against one process, 2^20 x 32 table, $epochs epochs, evaluated every $evals epoch(s)"
-printf "%-5s %-18s %-18s %-18s %s\n" round "one process" "1 ps x 2 workers" "4 ps x 2 workers" "ratios (1x2, 4x2)"
+printf "%-5s %-18s %-18s %-18s %-18s %s\n" round "one process" "1 ps x 2 workers" "4 ps x 2 workers" "1 ps x 3 workers" \
+  "ratios (1x2, 4x2, 1x3)"
 for round in $(seq 1 "$rounds"); do
   every=(--train.eval-every-epochs="$evals" --train.max-epochs="$epochs" --train.seed="$round")
   "$bin/actorps-train" --train.run-dir="$tmp/runs" --train.name="one-$evals-$round" "${text[@]}" "$(layers 20 32)" \
     "${every[@]}" > "$tmp/one.out" 2>&1
   cluster "c1-$evals-$round" 1 "$(layers 20 32)" "${every[@]}"
   cluster "c4-$evals-$round" 4 "$(layers 20 32)" "${every[@]}"
+  WORKERS=3 cluster "c13-$evals-$round" 1 "$(layers 20 32)" "${every[@]}"
   e1=$(field "$tmp/runs/one-$evals-$round/summary.json" examples_per_second)
   ec1=$(field "$tmp/runs/c1-$evals-$round/summary.json" examples_per_second)
   ec4=$(field "$tmp/runs/c4-$evals-$round/summary.json" examples_per_second)
-  printf "%-5s %-18s %-18s %-18s %s\n" "$round" "$(cell "one-$evals-$round")" "$(cell "c1-$evals-$round")" \
-    "$(cell "c4-$evals-$round")" "$(python3 -c "print(f'{$ec1 / $e1:.2f}x, {$ec4 / $e1:.2f}x')")"
+  ec13=$(field "$tmp/runs/c13-$evals-$round/summary.json" examples_per_second)
+  printf "%-5s %-18s %-18s %-18s %-18s %s\n" "$round" "$(cell "one-$evals-$round")" "$(cell "c1-$evals-$round")" \
+    "$(cell "c4-$evals-$round")" "$(cell "c13-$evals-$round")" \
+    "$(python3 -c "print(f'{$ec1 / $e1:.2f}x, {$ec4 / $e1:.2f}x, {$ec13 / $e1:.2f}x')")"
 done
 done
 

@@ -135,7 +135,8 @@ if wait_log other "training (" 60; then
   grep -h "refused" "$tmp/wrong.log" | head -1
   if ! { [[ $rc -ne 0 ]] && grep -q "wrong_cluster.*another cluster" "$tmp/wrong.log"; }; then
     fail "a worker with another model was not refused by name (exit $rc)"
-    # (seen once in a full ctest -j2 run: cluster_full from a chief of 4 workers; which process held the port?)
+    # (seen once in a full ctest -j2 run, before scripts/free-ports.py: cluster_full from a chief of 4
+    # workers, another cluster's, given the same port; the lines below name who holds it)
     echo "the joiner's log:"; tail -n 8 "$tmp/wrong.log"
     echo "the chief it was meant to reach: $chief; its log:"; tail -n 5 "$tmp/runs/other/logs/chief.log"
     ss -ltnp "sport = :${chief##*:}" 2> /dev/null
