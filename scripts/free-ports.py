@@ -56,13 +56,21 @@ def bindable(port):
 
 
 def claims_dir():
+    """The claims' folder, or None (with a line on stderr) where it cannot be made."""
     d = os.path.join(tempfile.gettempdir(), "actorps-port-claims-%d" % os.getuid())
-    os.makedirs(d, exist_ok=True)
-    return d
+    try:
+        os.makedirs(d, exist_ok=True)
+        return d
+    except OSError as e:
+        print("free-ports: no claims (%s: %s); a concurrent caller may pick the same port" % (d, e.strerror),
+              file=sys.stderr)
+        return None
 
 
 def sweep(d):
     """Removes the stale claims (so the folder holds only the recent callers' ports)."""
+    if d is None:
+        return
     now = time.time()
     for entry in os.scandir(d):
         try:
@@ -74,6 +82,8 @@ def sweep(d):
 
 def claim(d, port):
     """Whether this caller now holds port's claim (a stale claim of another is taken over)."""
+    if d is None:
+        return True
     path = os.path.join(d, str(port))
     try:
         os.mkdir(path)
@@ -136,7 +146,7 @@ def main(argv):
     if ports is None:
         what = "%d consecutive free ports" % block if block else "%d free ports" % count
         print("free-ports: no %s in %d-%d on this host (outside the kernel's ephemeral range %d-%d; "
-              "others are claimed under %s or in use)" % ((what, low, high) + ephemeral_range() + (claims_dir(),)),
+              "the others are in use or claimed by other callers)" % ((what, low, high) + ephemeral_range()),
               file=sys.stderr)
         return 1
     for p in ports:
