@@ -117,17 +117,15 @@ void compute_step(worker_pointer self, const replica_command& c) {
   if (st.ctl->phase() == replica_phase::done)
     return;
   st.timing.compute_begins(std::chrono::steady_clock::now());
-  if (st.table && st.table->fetch.holds_ahead()) // (drawn as the last step pushed: its rows asked back with it)
-    return take_rows_ahead(self);
+  if (st.table) // (its batch drawn as an earlier step pushed, its rows asked back with it; or drawn now)
+    return st.table->fetches.ahead() > 0 ? take_rows_ahead(self) : fetch_rows(self);
   if (st.cfg.cluster.elastic.on) {
     copy_examples(st.cfg.data->train, st.cfg.train.data.augment, c.batch.rows, c.batch.count, c.batch.augment_seed,
                   st.images.data(), st.labels.data());
     rows = c.batch.count;
   } else {
-    rows = st.batches->next(st.images.data(), st.labels.data(), st.table ? &st.table->drawn : nullptr).rows;
+    rows = st.batches->next(st.images.data(), st.labels.data()).rows;
   }
-  if (st.table)
-    return fetch_rows(self, rows);
   compute_loaded(self, rows);
 }
 

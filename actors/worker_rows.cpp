@@ -24,62 +24,77 @@ namespace {
 // Every row is in: the local table goes into the model and the step begins.
 void rows_complete(worker_pointer self) {
   auto& st = self->state;
-  auto& t = *st.table;
-  if (auto err = st.step->model().upload_parameter(t.variable, 0, t.values.data(), t.values.size()))
+  auto& b = st.table->current();
+  if (auto err = st.step->model().upload_parameter(st.table->variable, 0, b.values.data(), b.values.size()))
     return fail(self, std::move(err), "the table's rows do not fit the model");
-  compute_loaded(self, t.rows);
+  std::swap(st.images, b.images); // (the batch's examples become the worker's; its buffers take the next batch)
+  std::swap(st.labels, b.labels);
+  compute_loaded(self, b.rows);
 }
 
-// Places the row slices among `values` (fetch `fetch`'s, through `ex`, the batch it is for).
-caf::error place_rows(worker_pointer self, uint64_t fetch, const row_exchange& ex,
-                      const std::vector<variable_slice>& values) {
+// Draws the next batch into b: its examples, and its ids renumbered to local rows by the
+// pipeline's thread (worker_setup's prepare_batches), grouped by part.
+void draw_batch(worker_pointer self, worker_state::table_rows::batch& b) {
+  auto& st = self->state;
+  b.images.resize(st.images.size());
+  b.labels.resize(st.labels.size());
+  b.rows = st.batches->next(b.images.data(), b.labels.data(), &b.drawn).rows;
+  b.exchange->adopt(b.drawn);
+}
+
+// Places the row slices among the values of fetch `tag`'s batch (while the fetch counts).
+caf::error place_rows(worker_pointer self, const row_fetch_tag& tag, const std::vector<variable_slice>& values) {
   auto& t = *self->state.table;
-  if (!t.fetch.current(fetch))
+  if (!t.fetches.counts(tag.slot, tag.fetch))
     return caf::none;
+  auto& b = t.batches[tag.slot];
   for (auto& slice : values)
     if (slice.by_rows())
-      if (auto err = ex.place(slice, t.values.data()))
+      if (auto err = b.exchange->place(slice, b.values.data()))
         return err;
   return caf::none;
 }
 
-// Pulls shard s's rows of fetch `fetch` (the batch `ex` renumbered).
-void pull_from(worker_pointer self, uint32_t s, uint64_t fetch, const row_exchange* ex) {
+// Pulls shard s's rows of fetch `tag`'s batch.
+void pull_from(worker_pointer self, uint32_t s, row_fetch_tag tag) {
   auto& st = self->state;
-  auto req = pull_request::of(st.cfg.index, ex->pulls(s), st.plan.scope);
+  auto req = pull_request::of(st.cfg.index, st.table->batches[tag.slot].exchange->pulls(s), st.plan.scope);
   auto epoch = st.ctl->requested(s);
   self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, pull_atom_v, std::move(req))
     .then(
       [=](const pull_reply& reply) {
         auto& st = self->state;
+        auto& f = st.table->fetches;
         if (!st.ctl->answers(s, epoch)) // (shard s went down since: the fetch is given up)
-          return follow_fetch(self, st.table->fetch.failed(fetch));
+          return follow_fetch(self, f.failed(tag.slot, tag.fetch));
         st.bytes_received += payload_bytes(reply.slices);
-        if (auto err = place_rows(self, fetch, *ex, reply.slices))
+        if (auto err = place_rows(self, tag, reply.slices))
           return fail(self, std::move(err), cat("rows from shard ", s, " do not fit the batch"));
-        const auto next = st.table->fetch.answered(fetch);
+        const auto next = f.answered(tag.slot, tag.fetch);
         execute(self, st.ctl->pulled(s, reply.version)); // (an abandoned step's round settles)
         follow_fetch(self, next);
       },
       [=](caf::error& err) {
         auto& st = self->state;
+        auto& f = st.table->fetches;
         if (!st.ctl->answers(s, epoch))
-          return follow_fetch(self, st.table->fetch.failed(fetch));
+          return follow_fetch(self, f.failed(tag.slot, tag.fetch));
         on_request_error(self, s, std::move(err), cat("pulling the table's rows from shard ", s, " failed"));
-        follow_fetch(self, st.table->fetch.failed(fetch)); // (the controller survived it: the round recovers)
+        follow_fetch(self, f.failed(tag.slot, tag.fetch)); // (the controller survived it: the round recovers)
       });
 }
 
-// Pulls every row of the batch in hand (renumbered in t.exchange) from the shards holding them.
+// Pulls every row of the step's batch (renumbered in its exchange) from the shards holding them.
 void pull_rows(worker_pointer self) {
   auto& t = *self->state.table;
-  t.values.resize(t.exchange->distinct() * t.exchange->cols()); // (every row is placed by its reply)
-  const auto shards = t.exchange->shards();
-  const uint64_t fetch = t.fetch.begin(shards.size());
+  auto& b = t.current();
+  b.values.resize(b.exchange->distinct() * b.exchange->cols()); // (every row is placed by its reply)
+  const auto shards = b.exchange->shards();
+  const row_fetch_tag tag{t.fetches.current(), t.fetches.begin(shards.size())};
   if (shards.empty()) // (no ids in the batch)
     return rows_complete(self);
   for (uint32_t s : shards)
-    pull_from(self, s, fetch, t.exchange.get());
+    pull_from(self, s, tag);
 }
 
 } // namespace
@@ -93,60 +108,62 @@ void detail::follow_fetch(worker_pointer self, row_fetch::next next) {
   }
 }
 
-void detail::fetch_rows(worker_pointer self, int rows) {
-  auto& st = self->state;
-  auto& t = *st.table;
-  t.exchange->adopt(t.drawn); // (renumbered by the pipeline's thread: worker_setup's prepare_batches)
+void detail::fetch_rows(worker_pointer self) {
+  auto& t = *self->state.table;
+  draw_batch(self, t.current());
   t.gradient_ready = false;
-  t.rows = rows;
   pull_rows(self);
 }
 
 void detail::take_rows_ahead(worker_pointer self) {
   auto& t = *self->state.table;
-  std::swap(t.exchange, t.next); // (the pulls still out place through the exchange they were sent with)
-  t.rows = t.next_rows;
+  const auto next = t.fetches.take_ahead(); // (its slot becomes the step's; pulls still out place into it)
   t.gradient_ready = false;
-  follow_fetch(self, t.fetch.release());
+  follow_fetch(self, next);
 }
 
-uint64_t detail::begin_rows_ahead(worker_pointer self) {
+std::vector<row_fetch_tag> detail::begin_rows_ahead(worker_pointer self) {
   auto& st = self->state;
   auto& t = *st.table;
-  if (!t.next || t.fetch.holds_ahead())
-    return 0;
-  t.next_rows = st.batches->next(st.images.data(), st.labels.data(), &t.next_drawn).rows;
-  t.next->adopt(t.next_drawn);
-  t.values.resize(t.next->distinct() * t.next->cols()); // (the step's own rows are in its model already)
-  return t.fetch.begin_ahead(t.next->shards().size());
+  std::vector<row_fetch_tag> begun;
+  while (t.fetches.ahead() < t.fetches.depth()) {
+    auto& b = t.batches[t.fetches.free_slot()];
+    draw_batch(self, b);
+    b.values.resize(b.exchange->distinct() * b.exchange->cols());
+    const auto [slot, fetch] = t.fetches.begin_ahead(b.exchange->shards().size());
+    begun.push_back({slot, fetch});
+  }
+  return begun;
 }
 
-std::vector<slice_ref> detail::row_reads(worker_pointer self, uint32_t s) {
-  return self->state.table->next->pulls(s);
+std::vector<slice_ref> detail::row_reads(worker_pointer self, const row_fetch_tag& tag, uint32_t s) {
+  return self->state.table->batches[tag.slot].exchange->pulls(s);
 }
 
-void detail::pull_rows_left(worker_pointer self, uint64_t fetch, const std::vector<uint32_t>& asked) {
+void detail::pull_rows_left(worker_pointer self, const std::vector<row_fetch_tag>& begun,
+                            const std::vector<uint32_t>& asked) {
   auto& t = *self->state.table;
-  for (uint32_t s : t.next->shards())
-    if (std::find(asked.begin(), asked.end(), s) == asked.end())
-      pull_from(self, s, fetch, t.next.get());
+  for (size_t k = 0; k < begun.size(); ++k)
+    for (uint32_t s : t.batches[begun[k].slot].exchange->shards())
+      if (k > 0 || std::find(asked.begin(), asked.end(), s) == asked.end())
+        pull_from(self, s, begun[k]);
 }
 
-caf::expected<row_fetch::next> detail::rows_pushed_back(worker_pointer self, uint64_t fetch, const row_exchange* ex,
+caf::expected<row_fetch::next> detail::rows_pushed_back(worker_pointer self, const row_fetch_tag& tag,
                                                         const std::vector<variable_slice>& values) {
-  if (auto err = place_rows(self, fetch, *ex, values))
+  if (auto err = place_rows(self, tag, values))
     return err;
-  return self->state.table->fetch.answered(fetch);
+  return self->state.table->fetches.answered(tag.slot, tag.fetch);
 }
 
-void detail::rows_not_pushed_back(worker_pointer self, uint64_t fetch) {
-  follow_fetch(self, self->state.table->fetch.failed(fetch));
+void detail::rows_not_pushed_back(worker_pointer self, const row_fetch_tag& tag) {
+  follow_fetch(self, self->state.table->fetches.failed(tag.slot, tag.fetch));
 }
 
 void detail::abandon_fetch(worker_pointer self) {
   auto& st = self->state;
   if (st.table)
-    follow_fetch(self, st.table->fetch.failed());
+    follow_fetch(self, st.table->fetches.failed_all());
 }
 
 caf::expected<std::vector<variable_slice>> detail::row_gradients(worker_pointer self, uint32_t s) {
@@ -158,7 +175,7 @@ caf::expected<std::vector<variable_slice>> detail::row_gradients(worker_pointer 
     t.gradient_ready = true;
   }
   shared_heap::scope shared; // (the push's row slices: where a ps node of this host maps the heap, it reads them there)
-  return t.exchange->gradients(s, t.order, t.gradient.data());
+  return t.current().exchange->gradients(s, t.order, t.gradient.data());
 }
 
 } // namespace actorps

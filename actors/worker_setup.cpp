@@ -202,18 +202,23 @@ caf::error accept_plan(worker_pointer self, placement_plan plan) {
     for (auto& part : plan.parts)
       if (part.variable == variable)
         layout += cat(" ", part.shard, ":", part.row_begin, "+", part.rows);
-    if (st.table->exchange && layout != st.table->layout) // (a restarted chief's plan: row pulls may be out)
+    if (!st.table->batches.empty() && layout != st.table->layout) // (a restarted chief's plan: row pulls may be out)
       return caf::make_error(errc::protocol_error, cat("the chief's plan puts the embedding table's parts elsewhere than "
                                                        "before (", layout, " against ", st.table->layout,
                                                        "); restart this worker"));
-    if (!st.table->exchange) { // (the same plan again keeps them: the fetches out place their rows through them)
+    if (st.table->batches.empty()) { // (the same plan again keeps them: the fetches out place their rows through them)
       st.table->variable = variable;
       st.table->layout = layout;
       const size_t slots = static_cast<size_t>(st.cfg.train.batch_size) * st.step->model().spec().input.size();
-      st.table->exchange = std::make_unique<row_exchange>(plan, variable, slots);
-      // (async: nothing decides between a push's update and the next read of its rows but the shard)
-      if (st.cfg.cluster.rows_with_push && st.cfg.cluster.mode == train_mode::async)
-        st.table->next = std::make_unique<row_exchange>(plan, variable, slots);
+      // (async: nothing decides between a push's update and the next read of its rows but the
+      // shard; a step computed ahead needs its rows asked back one push earlier)
+      const size_t depth = st.cfg.cluster.rows_with_push && st.cfg.cluster.mode == train_mode::async
+                             ? 1 + static_cast<size_t>(st.cfg.cluster.overlap_steps)
+                             : 0;
+      st.table->fetches = row_batches{depth};
+      st.table->batches.resize(depth + 1);
+      for (auto& b : st.table->batches)
+        b.exchange = std::make_unique<row_exchange>(plan, variable, slots);
     }
     for (auto& part : plan.parts)
       if (part.variable == st.table->variable)

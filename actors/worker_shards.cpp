@@ -14,6 +14,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <algorithm>
+#include <optional>
 
 namespace actorps {
 
@@ -106,10 +107,9 @@ void detail::push_due(worker_pointer self, size_t floor) {
   const auto& wire = st.encoder->settings();
   const auto due = st.pushes.due(static_cast<uint32_t>(floor));
   // cluster.rows-with-push: the pushes carrying rows ask their shards back for the next batch's rows
-  uint64_t ahead = 0;
+  std::vector<row_fetch_tag> ahead; // (the first asked back with the pushes, the rest pulled)
   if (st.table && std::any_of(due.begin(), due.end(), [&](auto sp) { return st.pushes.parts(sp.first)[sp.second].rows; }))
     ahead = begin_rows_ahead(self);
-  const row_exchange* next_batch = ahead != 0 ? st.table->next.get() : nullptr;
   std::vector<uint32_t> asked; // (the shards whose push carries reads)
   for (auto [s, p] : due) {
     const auto& parts = st.pushes.parts(s);
@@ -150,12 +150,12 @@ void detail::push_due(worker_pointer self, size_t floor) {
       g.data.precision = wire.precision;
       g.data.sparse = wire.compression == sparsifier::topk;
     }
-    uint64_t reads = 0; // the fetch ahead whose rows this push asks back
-    if (ahead != 0 && parts[p].rows && std::find(asked.begin(), asked.end(), s) == asked.end()) {
-      req.reads = row_reads(self, s);
+    std::optional<row_fetch_tag> reads; // the fetch ahead whose rows this push asks back
+    if (!ahead.empty() && parts[p].rows && std::find(asked.begin(), asked.end(), s) == asked.end()) {
+      req.reads = row_reads(self, ahead.front(), s);
       if (!req.reads.empty()) {
         asked.push_back(s);
-        reads = ahead;
+        reads = ahead.front();
       }
     }
     st.bytes_sent += payload_bytes(req.grads);
@@ -165,15 +165,15 @@ void detail::push_due(worker_pointer self, size_t floor) {
         [=](const push_reply& reply) {
           auto& st = self->state;
           if (!st.ctl->answers(s, epoch)) {
-            if (reads != 0)
-              rows_not_pushed_back(self, reads);
+            if (reads)
+              rows_not_pushed_back(self, *reads);
             return;
           }
           if (!upload(self, s, reply.values))
             return;
           auto next = row_fetch::next::wait;
-          if (reads != 0) {
-            auto placed = rows_pushed_back(self, reads, next_batch, reply.values);
+          if (reads) {
+            auto placed = rows_pushed_back(self, *reads, reply.values);
             if (!placed)
               return fail(self, std::move(placed.error()), cat("rows from shard ", s, " do not fit the next batch"));
             next = *placed;
@@ -184,11 +184,11 @@ void detail::push_due(worker_pointer self, size_t floor) {
         [=](caf::error& err) {
           if (self->state.ctl->answers(s, epoch))
             on_request_error(self, s, std::move(err), cat("push to shard ", s, " failed"));
-          if (reads != 0)
-            rows_not_pushed_back(self, reads);
+          if (reads)
+            rows_not_pushed_back(self, *reads);
         });
   }
-  if (ahead != 0)
+  if (!ahead.empty())
     pull_rows_left(self, ahead, asked);
 }
 

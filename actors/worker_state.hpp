@@ -7,7 +7,7 @@
 #include "control/push_leads.hpp"
 #include "control/push_plan.hpp"
 #include "control/row_exchange.hpp"
-#include "control/row_fetch.hpp"
+#include "control/row_batches.hpp"
 #include "control/replica_control.hpp"
 #include "control/step_timer.hpp"
 #include "actors/replica_step.hpp"
@@ -63,25 +63,27 @@ struct worker_state {
   // fetched from the shards before each step computes (worker_rows.cpp).
   struct table_rows {
     uint32_t variable = 0;
-    std::unique_ptr<row_exchange> exchange;
-    std::vector<float> values;                 // the batch's rows, by local row
+    // A batch and its rows (a slot of `fetches`: the step's own, or one drawn ahead)
+    struct batch {
+      std::unique_ptr<row_exchange> exchange; // its ids renumbered to local rows, grouped by part
+      std::vector<uint32_t> drawn;            // the table rows it names (the pipeline's threads renumber ahead)
+      std::vector<float> values;              // its rows, by local row, placed as they come
+      std::vector<float> images, labels;      // its examples (swapped into the worker's as its step begins)
+      int rows = 0;                           // its examples' count
+    };
+    std::vector<batch> batches;                // by slot of `fetches`
+    // The step's batch and (cluster.rows-with-push, async) those drawn as steps push, whose rows
+    // come back with the push replies: one ahead, two with cluster.overlap-steps (a step computed
+    // ahead needs its rows by then); none: each step pulls its rows before it computes
+    row_batches fetches;
     std::vector<size_t> order;                 // the step's gradient: its rows (local) ...
     std::vector<float> gradient;               // ... and their values
     bool gradient_ready = false;               // downloaded for the step being pushed
-    row_fetch fetch;                           // the row pulls of the step about to compute
-    int rows = 0;                              // the batch's examples
-    // cluster.rows-with-push (async): the next batch, drawn as this step pushes, whose rows come
-    // back with the push replies (null: each step pulls its rows before it computes)
-    std::unique_ptr<row_exchange> next;
-    int next_rows = 0;
     std::string layout; // the table's parts in the plan the exchanges were made for
     size_t table_size = 0; // the table's rows (ids are taken mod them)
     size_t max_slots = 0;  // a batch's id slots
     int tokens = 0;        // an example's id slots
-    // The batches come renumbered by the pipeline's threads (batch_renumbering: a table's workers
-    // take their batches from it, config/table_rules), with the table rows they name:
-    std::vector<uint32_t> drawn;      // the batch in hand's
-    std::vector<uint32_t> next_drawn; // the next batch's (rows asked back with the pushes)
+    batch& current() { return batches[fetches.current()]; }
   };
   std::optional<table_rows> table;
   bool detached = true;                      // on a thread of its own (false in deterministic tests)
@@ -112,31 +114,38 @@ caf::result<gradient_reply> compute_part(worker_pointer self, gradient_request r
 void compute_loaded(worker_pointer self, int rows);
 
 // An embedding table's rows (worker_rows.cpp):
-/// Renumbers the batch's ids to local rows and pulls the rows from the shards; the step begins
-/// once every row is in (compute_loaded). A pull that fails abandons the step.
-void fetch_rows(worker_pointer self, int rows);
-/// The step's batch was drawn ahead (its rows asked for with the last step's pushes): the step
+/// A fetch of a batch's rows: its slot among st.table->batches and its number (row_batches).
+struct row_fetch_tag {
+  size_t slot = 0;
+  uint64_t fetch = 0;
+};
+/// Draws the step's batch (its ids renumbered to local rows by the pipeline's thread) and pulls
+/// its rows from the shards; the step begins once every row is in (compute_loaded). A pull that
+/// fails abandons the step.
+void fetch_rows(worker_pointer self);
+/// The step's batch was drawn ahead (its rows asked for with an earlier step's pushes): the step
 /// begins once they are in, or pulls them anew where that failed.
 void take_rows_ahead(worker_pointer self);
-/// cluster.rows-with-push: draws the next batch into st.images and begins the fetch of its rows
-/// (each push to a shard with some asks for them: row_reads; the others are pulled by
-/// pull_rows_left). Returns the fetch's number; 0 where the worker does not fetch ahead or has
-/// begun already this step.
-uint64_t begin_rows_ahead(worker_pointer self);
-/// The fetch ahead's reads of shard s's rows (for the push to s).
-std::vector<slice_ref> row_reads(worker_pointer self, uint32_t s);
-/// Pulls the fetch ahead's rows from the shards not in `asked` (no push carried their reads).
-void pull_rows_left(worker_pointer self, uint64_t fetch, const std::vector<uint32_t>& asked);
-/// A push that carried fetch `fetch`'s reads (of the batch `ex` renumbered: st.table->next when
-/// the fetch began) was answered: places the reply's row slices and returns what the fetch says
-/// next (follow it after the controller's input); an error where they do not fit.
-caf::expected<row_fetch::next> rows_pushed_back(worker_pointer self, uint64_t fetch, const row_exchange* ex,
+/// cluster.rows-with-push: draws batches until the depth ahead is full (one, two with
+/// cluster.overlap-steps) and begins the fetch of each one's rows: the first's are asked back
+/// with the pushes to the shards holding some (row_reads), the rest pulled (pull_rows_left).
+/// Returns those fetches; none where the worker does not fetch ahead or is full already.
+std::vector<row_fetch_tag> begin_rows_ahead(worker_pointer self);
+/// The reads of shard s's rows of fetch `tag`'s batch (for the push to s).
+std::vector<slice_ref> row_reads(worker_pointer self, const row_fetch_tag& tag, uint32_t s);
+/// Pulls the rows of the batches begun ahead that no push asks back: the first's from the
+/// shards not in `asked`, the others' from every shard holding some.
+void pull_rows_left(worker_pointer self, const std::vector<row_fetch_tag>& begun, const std::vector<uint32_t>& asked);
+/// A push that carried fetch `tag`'s reads was answered: places the reply's row slices and
+/// returns what the fetch says next (follow it after the controller's input); an error where
+/// they do not fit.
+caf::expected<row_fetch::next> rows_pushed_back(worker_pointer self, const row_fetch_tag& tag,
                                                 const std::vector<variable_slice>& values);
-/// A push that carried fetch `fetch`'s reads failed.
-void rows_not_pushed_back(worker_pointer self, uint64_t fetch);
+/// A push that carried fetch `tag`'s reads failed.
+void rows_not_pushed_back(worker_pointer self, const row_fetch_tag& tag);
 /// Carries out what a fetch says (compute, give the step up, pull anew).
 void follow_fetch(worker_pointer self, row_fetch::next next);
-/// The fetch in flight is given up (a shard went down): the controller recovers the round.
+/// The fetches in flight are given up (a shard went down): the controller recovers the round.
 void abandon_fetch(worker_pointer self);
 /// The row slices for shard s of the step being pushed.
 caf::expected<std::vector<variable_slice>> row_gradients(worker_pointer self, uint32_t s);

@@ -260,9 +260,10 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
     bad("--overlap-steps is for async and ssp runs that are not elastic (as cluster.overlap-steps refuses the others)");
   sc.overlap_steps = o.overlap_steps;
   if (o.table && !table_allowed(sc))
-    bad("--table is for async, sync and ssp runs that are not elastic, in-graph or overlapped (as a cluster refuses them)");
+    bad("--table is for async, sync and ssp runs that are not elastic or in-graph, and overlapped only in async (as a "
+        "cluster refuses the others)");
   sc.table = o.table || (sc.table && table_allowed(sc));
-  if (o.rows_with_push && (!sc.table || kind.mode != train_mode::async))
+  if (o.rows_with_push && (!sc.table || kind.mode != train_mode::async)) // (overlapped async table runs always ask back)
     bad("--rows-with-push is for async runs with --table (as cluster.rows-with-push asks back a table's rows)");
   sc.rows_with_push = o.rows_with_push || rows_with_push_drawn(sc);
   if (o.train_rows)

@@ -18,8 +18,9 @@ caf::error check_table_cluster(const worker_settings& cluster, const train_setti
     return refuse("cluster.replication = in-graph", "the chief would compute on the whole table");
   if (cluster.model_parallel())
     return refuse("train.mode = model-parallel", "slices split dense layers only");
-  if (cluster.overlap_steps > 0)
-    return refuse("cluster.overlap-steps", "a step computed ahead would need the next batch's rows first");
+  if (cluster.overlap_steps > 0 && (cluster.mode != train_mode::async || !cluster.rows_with_push))
+    return refuse("cluster.overlap-steps", "a step computed ahead needs its rows asked back by an earlier push "
+                                           "(train.mode = async with cluster.rows-with-push only)");
   if (cluster.wire.compression != sparsifier::none || cluster.wire.value_compression != sparsifier::none)
     return refuse(cluster.wire.compression != sparsifier::none ? "cluster.gradient-compression"
                                                                : "cluster.value-compression",

@@ -11,8 +11,9 @@
 namespace actorps {
 
 /// With an embedding layer in train.model: between-graph async, sync or ssp on one device per
-/// worker, without cluster.overlap-steps, value or gradient compression (top-k) or elastic
-/// membership. Errors (invalid_config) name the key. Without an embedding: none.
+/// worker, cluster.overlap-steps only in async with cluster.rows-with-push, without value or
+/// gradient compression (top-k) or elastic membership. Errors (invalid_config) name the key.
+/// Without an embedding: none.
 caf::error check_table_cluster(const worker_settings& cluster, const train_settings& train);
 
 } // namespace actorps

@@ -263,6 +263,8 @@ replica_commands replica_control::step_status(step_state s, int rows) {
 }
 
 replica_commands replica_control::step_abandoned() {
+  if (phase_ != replica_phase::done && ahead_busy()) // (the step computed ahead never began: its rows are given up)
+    return ahead_status(step_state::stopped, 0);
   if (phase_ == replica_phase::done || round_.at != stage::computing)
     return {};
   round_.broken = true;

@@ -179,7 +179,9 @@ public:
   replica_commands step_status(step_state s, int rows);
   /// The step begun by `compute` cannot compute: a request it needed first (an embedding
   /// table's rows, pulled with requested() each) failed or lost its shard. The round is broken:
-  /// once the step's requests are answered, the worker recovers as after a failed push.
+  /// once the step's requests are answered, the worker recovers as after a failed push. A step
+  /// computed ahead (overlap) whose rows are given up is dropped instead: the failure that gave
+  /// them up breaks the round it overlaps, if any.
   replica_commands step_abandoned();
 
   /// Leased: the chief's answer to the ask_lease of `epoch` (a lease, or a wait).

@@ -18,10 +18,15 @@ row_fetch::next row_batches::take_ahead() {
   return slots_[current_].release();
 }
 
-std::pair<size_t, uint64_t> row_batches::begin_ahead(size_t pulls) {
+size_t row_batches::free_slot() const {
   size_t slot = 0;
   while (slot == current_ || std::find(ahead_.begin(), ahead_.end(), slot) != ahead_.end())
     ++slot;
+  return slot;
+}
+
+std::pair<size_t, uint64_t> row_batches::begin_ahead(size_t pulls) {
+  const size_t slot = free_slot();
   ahead_.push_back(slot);
   return {slot, slots_[slot].begin_ahead(pulls)};
 }

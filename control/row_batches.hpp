@@ -41,8 +41,12 @@ public:
   /// carried them failed: the caller begins anew). REQUIRES: ahead() > 0.
   row_fetch::next take_ahead();
 
-  /// A batch drawn ahead, its rows in `pulls` answers (pushes asking them back, pulls): its slot
-  /// and fetch. REQUIRES: ahead() < depth().
+  /// The slot the next batch drawn ahead takes (the caller draws it there, then begin_ahead).
+  /// REQUIRES: ahead() < depth().
+  size_t free_slot() const;
+
+  /// A batch drawn ahead into free_slot(), its rows in `pulls` answers (pushes asking them back,
+  /// pulls): its slot and fetch. REQUIRES: ahead() < depth().
   std::pair<size_t, uint64_t> begin_ahead(size_t pulls);
 
   /// An answer carrying fetch `fetch`'s rows into `slot` was placed (row_fetch::answered).

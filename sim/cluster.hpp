@@ -53,7 +53,9 @@ struct request_tag {
   uint64_t epoch = 0;
   uint64_t id = 0;
   bool push = false;
-  uint64_t fetch = 0; ///< a row pull of this fetch (0: not one)
+  uint64_t fetch = 0; ///< a row pull (or a push asking rows back) of this fetch (0: not one) ...
+  size_t slot = 0;    ///< ... into this slot of the worker's row_batches
+  uint64_t ahead = 1; ///< a push asking rows back: of the step this many after its own
 };
 
 /// A push waiting for its reply at a simulated shard: ssp, parked; sync, a ticket of its session.
@@ -163,8 +165,12 @@ private:
   void shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag);
   // A table's rows (sim/cluster_rows.cpp): a step's fetch, its answers, and what it leads to.
   void worker_fetch_rows(uint32_t j, int rows);
-  /// An answer (or a failure: 0, whichever fetch) of worker j's fetch `fetch`, carried out.
-  void fetch_followed(uint32_t j, uint64_t fetch, bool failed);
+  /// Worker j's rows of the batch `ahead` steps after step `step`, pulled into fetch `fetch` of `slot`.
+  void worker_pull_ahead(uint32_t j, size_t slot, uint64_t fetch, uint64_t step, uint64_t ahead);
+  /// A failure of worker j's fetch `fetch` of `slot`, carried out (give the step up, or pull anew later).
+  void fetch_failed(uint32_t j, size_t slot, uint64_t fetch);
+  /// A shard went down: every fetch of worker j out fails.
+  void fetches_failed(uint32_t j);
   void shard_serve_rows(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step);
   /// A fetch must read every row of worker j's step `step` at least at the worker's own last update.
   void check_own_rows(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t step);

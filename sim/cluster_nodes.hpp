@@ -4,7 +4,7 @@
 
 #include "sim/cluster.hpp"
 
-#include "control/row_fetch.hpp"
+#include "control/row_batches.hpp"
 #include "control/slice_sequencer.hpp"
 
 #include <cstdio>
@@ -46,8 +46,8 @@ struct cluster::worker_node {
   std::unique_ptr<slice_host> slice;
   std::unique_ptr<slice_sequencer> sequencer;
   int slice_rows = 0; ///< the rows of the step it computes
-  row_fetch fetch;    ///< a table's rows pulled before each step (control/row_fetch, as the actor's)
-  int fetch_rows = 0; ///< the rows of the step they are for
+  row_batches fetches;        ///< a table's rows, pulled before each step or asked back ahead (as the actor's)
+  std::vector<int> slot_rows; ///< per slot of `fetches`: the rows of the step they are for
 };
 
 struct cluster::shard_node {

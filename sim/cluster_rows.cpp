@@ -1,5 +1,6 @@
 // The simulated workers' embedding table: before a step computes, its rows are pulled from every
-// shard (control/row_fetch decides when it computes or is given up, as in the worker's actor);
+// shard or were asked back with earlier pushes (control/row_batches decides when it computes or is
+// given up, as in the worker's actor);
 // shards keep each row's version, and a fetch must read every row at least at its worker's own
 // last update of it (read your own writes, as a worker's dense values do).
 #include "sim/cluster_nodes.hpp"
@@ -12,17 +13,37 @@ void cluster::worker_fetch_rows(uint32_t j, int rows) {
   auto& w = *workers_[j];
   const uint64_t inc = w.incarnation;
   const auto step = static_cast<uint64_t>(w.ctl->step());
-  w.fetch_rows = rows;
-  const uint64_t fetch = w.fetch.begin(sc_.shards); // (the table has a part on every shard)
+  const size_t slot = w.fetches.current();
+  w.slot_rows[slot] = rows;
+  const uint64_t fetch = w.fetches.begin(sc_.shards); // (the table has a part on every shard)
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     auto tag = open_request(j, s, false);
     tag.fetch = fetch;
+    tag.slot = slot;
     to_shard(
       worker_id(j), s,
       [this, s, j, inc, tag, step] {
         if (!shards_[s]->restored)
           return shard_refuse(s, j, inc, tag);
         shard_serve_rows(s, j, inc, tag, step);
+      },
+      request_lost(s, j, inc, tag), w.shards[s]);
+  }
+}
+
+void cluster::worker_pull_ahead(uint32_t j, size_t slot, uint64_t fetch, uint64_t step, uint64_t ahead) {
+  auto& w = *workers_[j];
+  const uint64_t inc = w.incarnation;
+  for (uint32_t s = 0; s < sc_.shards; ++s) {
+    auto tag = open_request(j, s, false);
+    tag.fetch = fetch;
+    tag.slot = slot;
+    to_shard(
+      worker_id(j), s,
+      [this, s, j, inc, tag, step, ahead] {
+        if (!shards_[s]->restored)
+          return shard_refuse(s, j, inc, tag);
+        shard_serve_rows(s, j, inc, tag, step + ahead);
       },
       request_lost(s, j, inc, tag), w.shards[s]);
   }
@@ -39,10 +60,11 @@ void cluster::check_own_rows(uint32_t s, uint32_t j, uint64_t incarnation, uint6
 
 void cluster::worker_take_rows_ahead(uint32_t j, int rows) {
   auto& w = *workers_[j];
-  w.fetch_rows = rows;
-  switch (w.fetch.release()) {
+  const auto next = w.fetches.take_ahead();
+  w.slot_rows[w.fetches.current()] = rows;
+  switch (next) {
     case row_fetch::next::compute: return compute_timer(j, rows);
-    case row_fetch::next::refetch: return worker_fetch_rows(j, rows); // (a push that carried them failed)
+    case row_fetch::next::refetch: return worker_fetch_rows(j, rows); // (a push or pull that carried them failed)
     default: return; // (the last answer computes)
   }
 }
@@ -53,17 +75,23 @@ void cluster::shard_serve_rows(uint32_t s, uint32_t j, uint64_t incarnation, req
   const uint64_t version = sh.version;
   to_worker(shard_id(s), j, incarnation, [this, s, j, tag, version](worker_node& w) {
     if (!answered(w, s, tag))
-      return fetch_followed(j, tag.fetch, true); // (timed out, or its shard went down meanwhile)
-    const auto next = w.fetch.answered(tag.fetch);
+      return fetch_failed(j, tag.slot, tag.fetch); // (timed out, or its shard went down meanwhile)
+    const auto next = w.fetches.answered(tag.slot, tag.fetch);
     worker_execute(j, w.ctl->pulled(s, version)); // (an abandoned step's round settles)
     if (next == row_fetch::next::compute)
-      compute_timer(j, w.fetch_rows);
+      compute_timer(j, w.slot_rows[w.fetches.current()]);
   });
 }
 
-void cluster::fetch_followed(uint32_t j, uint64_t fetch, bool failed) {
+void cluster::fetch_failed(uint32_t j, size_t slot, uint64_t fetch) {
   auto& w = *workers_[j];
-  if (failed && w.fetch.failed(fetch) == row_fetch::next::abandon)
+  if (w.fetches.failed(slot, fetch) == row_fetch::next::abandon)
+    worker_execute(j, w.ctl->step_abandoned());
+}
+
+void cluster::fetches_failed(uint32_t j) {
+  auto& w = *workers_[j];
+  if (w.fetches.failed_all() == row_fetch::next::abandon)
     worker_execute(j, w.ctl->step_abandoned());
 }
 

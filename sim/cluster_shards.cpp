@@ -57,7 +57,7 @@ void cluster::shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, request
       worker_execute(j, w.ctl->request_failed(s, request_failure::not_ready, errc::not_initialized,
                                               cat("shard ", s, " is not restored yet")));
     if (tag.fetch != 0)
-      fetch_followed(j, tag.fetch, true);
+      fetch_failed(j, tag.slot, tag.fetch);
   });
 }
 
@@ -66,13 +66,13 @@ void cluster::shard_reply(uint32_t s, uint32_t j, uint64_t incarnation, request_
   to_worker(shard_id(s), j, incarnation, [this, s, j, tag, version, next_step, stale](worker_node& w) {
     if (!answered(w, s, tag)) {
       if (tag.fetch != 0) // (the rows it asked back are given up)
-        fetch_followed(j, tag.fetch, true);
+        fetch_failed(j, tag.slot, tag.fetch);
       return;
     }
-    const auto next = tag.fetch != 0 ? w.fetch.answered(tag.fetch) : row_fetch::next::wait; // (its rows asked back)
+    const auto next = tag.fetch != 0 ? w.fetches.answered(tag.slot, tag.fetch) : row_fetch::next::wait; // (its rows asked back)
     worker_execute(j, w.ctl->pushed(s, version, next_step, stale));
     if (next == row_fetch::next::compute)
-      compute_timer(j, w.fetch_rows);
+      compute_timer(j, w.slot_rows[w.fetches.current()]);
   });
 }
 
@@ -106,8 +106,8 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_t
     shard_row_push(s, j, step);
   if (sc_.mode == train_mode::async || sc_.mode == train_mode::model_parallel) { // (a slice pushes its columns)
     apply_own(s, j, step, base);
-    if (tag.fetch != 0) // (cluster.rows-with-push: the next step's rows, read after this update)
-      check_own_rows(s, j, incarnation, step + 1);
+    if (tag.fetch != 0) // (cluster.rows-with-push: a later step's rows, read after this update)
+      check_own_rows(s, j, incarnation, step + tag.ahead);
     return shard_reply(s, j, incarnation, tag, sh.version, step + 1, false);
   }
   if (sc_.mode == train_mode::ssp) {
@@ -368,7 +368,7 @@ void cluster::inject(const fault& f) {
         if (workers_[j]->alive)
           to_worker(shard_id(f.node), j, workers_[j]->incarnation, [this, j, s = f.node](worker_node& w) {
             worker_execute(j, w.ctl->shard_down(s, cat("shard ", s, " went down (killed)")));
-            fetch_followed(j, 0, true); // (rows pulled from it never come)
+            fetches_failed(j); // (rows pulled from it never come)
           });
       at(now_ + f.duration, [this, s = f.node] {
         auto& sh = *shards_[s];

@@ -29,7 +29,10 @@ void cluster::start_worker(uint32_t j) {
   c.batch_size = batch_rows;
   c.overlap_steps = sc_.overlap_steps;
   w.ctl = std::make_unique<replica_control>(c);
-  w.fetch = row_fetch{}; // (a new process: no rows asked back by the one before)
+  // (a new process: no rows asked back by the one before; ahead, as config/table_rules allows)
+  const size_t depth = sc_.rows_with_push ? 1 + static_cast<size_t>(sc_.overlap_steps) : 0;
+  w.fetches = row_batches{depth};
+  w.slot_rows.assign(depth + 1, 0);
   ++w.incarnation;
   if (sc_.slices > 1) // (made with the process, as the actor's: a faster slice's parts may come first)
     make_slice(j);
@@ -135,7 +138,7 @@ void cluster::worker_pull(uint32_t j) {
 void cluster::worker_compute(uint32_t j, int rows) {
   if (sc_.slices > 1)
     return slice_compute(j, rows);
-  if (sc_.table && workers_[j]->fetch.holds_ahead()) // (asked back with the last pushes)
+  if (sc_.table && workers_[j]->fetches.ahead() > 0) // (asked back with earlier pushes)
     return worker_take_rows_ahead(j, rows);
   if (sc_.table) // (the rows first: sim/cluster_rows.cpp)
     return worker_fetch_rows(j, rows);
@@ -159,12 +162,20 @@ void cluster::worker_push(uint32_t j) {
     w.sequencer->end_step();
   if (j % sc_.slices == 0) // (a group's step is one round: its first slice reports it)
     ++rounds_pushed_;
-  // cluster.rows-with-push: every push (the table has a part on every shard) asks back the next
-  // step's rows, read after its update
-  const uint64_t ahead = sc_.rows_with_push && !w.fetch.holds_ahead() ? w.fetch.begin_ahead(sc_.shards) : 0;
+  // cluster.rows-with-push: the batches drawn now, up to the depth ahead (two with overlap: the
+  // step computed ahead has its rows already); every push (the table has a part on every shard)
+  // asks back the first one's rows, read after its update; any other is pulled after the pushes
+  std::vector<std::pair<size_t, uint64_t>> begun;
+  while (sc_.rows_with_push && w.fetches.ahead() < w.fetches.depth())
+    begun.push_back(w.fetches.begin_ahead(sc_.shards));
+  const uint64_t first_ahead = w.fetches.ahead() - begun.size() + 1; // (steps after this one)
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     auto tag = open_request(j, s, true);
-    tag.fetch = ahead;
+    if (!begun.empty()) {
+      tag.slot = begun.front().first;
+      tag.fetch = begun.front().second;
+      tag.ahead = first_ahead;
+    }
     const uint64_t base = w.ctl->base_version(s);
     to_shard(
       worker_id(j), s,
@@ -175,6 +186,8 @@ void cluster::worker_push(uint32_t j) {
       },
       request_lost(s, j, inc, tag), w.shards[s]);
   }
+  for (size_t k = 1; k < begun.size(); ++k)
+    worker_pull_ahead(j, begun[k].first, begun[k].second, step, first_ahead + k);
 }
 
 // The process of worker j ended (crashed: killed or failed; else it quit): its peers' monitors
@@ -266,7 +279,7 @@ request_tag cluster::open_request(uint32_t j, uint32_t s, bool push) {
         worker_execute(j, w.ctl->request_failed(s, request_failure::timed_out, errc::timeout,
                                                   cat("shard ", s, ": no answer within cluster.request-timeout")));
         if (tag.fetch != 0)
-          fetch_followed(j, tag.fetch, true);
+          fetch_failed(j, tag.slot, tag.fetch);
       });
     });
   return tag;
@@ -285,7 +298,7 @@ std::function<void()> cluster::request_lost(uint32_t s, uint32_t j, uint64_t inc
         worker_execute(j, w.ctl->request_failed(s, request_failure::lost, errc::peer_unreachable,
                                                 cat("shard ", s, " is unreachable")));
       if (tag.fetch != 0)
-        fetch_followed(j, tag.fetch, true);
+        fetch_failed(j, tag.slot, tag.fetch);
     });
   };
 }

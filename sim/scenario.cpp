@@ -46,11 +46,12 @@ uint32_t scenario::worker_slots() const {
 
 bool table_allowed(const scenario& sc) {
   return (sc.mode == train_mode::async || sc.mode == train_mode::sync || sc.mode == train_mode::ssp) && !sc.elastic
-         && !sc.in_graph && sc.overlap_steps == 0;
+         && !sc.in_graph && (sc.overlap_steps == 0 || sc.mode == train_mode::async);
 }
 
-bool rows_with_push_drawn(const scenario& sc) {
-  return sc.table && sc.mode == train_mode::async && mix64(sc.seed ^ 0x5EEDA11EADull) % 2 == 0;
+bool rows_with_push_drawn(const scenario& sc) { // (overlapped steps with a table need it: config/table_rules)
+  return sc.table && sc.mode == train_mode::async
+         && (sc.overlap_steps > 0 || mix64(sc.seed ^ 0x5EEDA11EADull) % 2 == 0);
 }
 
 std::string scenario::replay() const {

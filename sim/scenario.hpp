@@ -72,12 +72,13 @@ struct scenario {
   std::vector<uint64_t> kept;
   int overlap_steps = 0;              ///< async: cluster.overlap-steps (the next step computes while a step's exchange travels)
   /// An embedding table (async, sync, ssp): each step first pulls its rows from every shard
-  /// (control/row_fetch, as the worker's actor) and pushes row gradients; shards keep each row's
-  /// version. Drawn from a third of the seeds without overlap or elastic membership.
+  /// (control/row_batches, as the worker's actor) and pushes row gradients; shards keep each row's
+  /// version. Drawn from a third of the seeds without elastic membership (overlapped: async only).
   bool table = false;
   /// async with a table: the next step's rows are asked back with each push and read after its
-  /// update (cluster.rows-with-push; control/row_fetch's fetch ahead). Drawn from half the async
-  /// table seeds (rows_with_push_drawn).
+  /// update (cluster.rows-with-push; control/row_batches' batches ahead: two with overlap, the
+  /// pushes asking back the rows of the step after the one computed ahead). Drawn from half the
+  /// async table seeds without overlap, every one with it (rows_with_push_drawn).
   bool rows_with_push = false;
   std::vector<fault> faults;
 

@@ -1,5 +1,6 @@
-// Tests of config/table_rules: an embedding model trains between-graph in async, sync and ssp;
-// the options that move whole variables are refused naming their key.
+// Tests of config/table_rules: an embedding model trains between-graph in async, sync and ssp,
+// and with overlapped steps in async where the pushes ask the rows back; the options that move
+// whole variables, and overlap where a step's rows are pulled before it, are refused naming their key.
 #include "config/table_rules.hpp"
 
 #include "common/errc.hpp"
@@ -33,6 +34,12 @@ BOOST_AUTO_TEST_CASE(async_sync_and_ssp_train_a_table) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(async_steps_overlap_with_the_rows_asked_back) {
+  worker_settings c; // (async, cluster.rows-with-push: each push asks back the rows of the batch two steps on)
+  c.overlap_steps = 1;
+  BOOST_TEST(refusal(c).empty());
+}
+
 BOOST_AUTO_TEST_CASE(options_that_move_whole_variables_are_refused_by_key) {
   auto refused = [](worker_settings c, const std::string& key) {
     auto why = refusal(c);
@@ -48,6 +55,11 @@ BOOST_AUTO_TEST_CASE(options_that_move_whole_variables_are_refused_by_key) {
   refused(c, "train.mode = model-parallel");
   c = {};
   c.overlap_steps = 1;
+  c.mode = train_mode::ssp;
+  refused(c, "cluster.overlap-steps");
+  c = {};
+  c.overlap_steps = 1;
+  c.rows_with_push = false;
   refused(c, "cluster.overlap-steps");
   c = {};
   c.wire.compression = sparsifier::topk;

@@ -137,4 +137,25 @@ BOOST_AUTO_TEST_CASE(a_pause_for_the_chief_drops_a_step_ready_ahead) {
   BOOST_TEST((kinds(answer_pull(ctl, 1)) == std::vector<kind>{kind::compute}));
 }
 
+// An embedding table's step computed ahead computes once its rows are in (asked back with an
+// earlier push); when the push or pull carrying them fails, the step ahead is given up, not the
+// round's: it is dropped, and the worker goes on once the round settles.
+BOOST_AUTO_TEST_CASE(a_step_ahead_whose_rows_are_given_up_is_dropped) {
+  controller ctl(overlapping());
+  auto t = first_pushes(ctl); // step 0's pushes sent, step 1 ahead, waiting for its rows
+  BOOST_TEST(ctl.step_abandoned().empty()); // its rows' push timed out: the step ahead is dropped
+  BOOST_TEST(ctl.step_status(step_state::ready, 10).empty()); // (a late end of it changes nothing)
+  auto cmds = answer_pushes(ctl, t, 1);
+  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::compute})); // the next step, not the dropped one's push
+  BOOST_TEST(ctl.pending() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_step_ahead_given_up_after_the_replies_lets_the_worker_go_on) {
+  controller ctl(overlapping());
+  auto t = first_pushes(ctl);
+  BOOST_TEST(answer_pushes(ctl, t, 1).empty()); // step 1 still waits for its rows
+  auto cmds = ctl.step_abandoned();             // (a pull of them failed)
+  BOOST_TEST((kinds(cmds) == std::vector<kind>{kind::compute}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
