@@ -351,8 +351,12 @@ replica_commands replica_control::step_complete() {
 }
 
 // A fresh step: counted for the next report and taken from the steps left (at none, the worker
-// stops, or with grants reports and waits for more).
+// stops, or with grants reports and waits for more). One completed while the chief is reached
+// again (a push in flight when it went down) was applied before its restart read the shards'
+// versions, which count it: it is neither reported nor taken from the restart's grant.
 void replica_control::spend_step(replica_commands& out) {
+  if (phase_ == replica_phase::paused || phase_ == replica_phase::registering || phase_ == replica_phase::waiting_start)
+    return;
   ++report_steps_;
   if (steps_left_ > 0 && --steps_left_ == 0) {
     if (!more_grants_) {

@@ -104,7 +104,7 @@ struct draw {
 };
 
 /// Whether a run of sc's shape may train a table (config/table_rules: async, sync or ssp, not
-/// elastic, in-graph or overlapped).
+/// elastic or in-graph; overlapped only in async).
 bool table_allowed(const scenario& sc);
 
 /// Whether the seed of an async table run draws cluster.rows-with-push.
