@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The text-hash model on the ps nodes (issue 51's cluster rows), on the SpamAssassin corpus
 # (scripts/fetch-spam.sh), side by side in one run:
-#  1. speed: async clusters of 1 ps x 2 workers, 4 ps x 2 workers and 1 ps x 3 workers (on 2
-#     cores: more workers than cores hide each one's wait for its exchange) against one process
+#  1. speed: async clusters of 1 ps x 2 workers, 4 ps x 2 workers, 1 ps x 3 workers (on 2
+#     cores: more workers than cores hide each one's wait for its exchange) and 1 ps x 2 workers
+#     with overlapped steps (cluster.overlap-steps: each worker's next step computes while its
+#     exchange travels) against one process
 #     (actorps-train), a 2^20 x 32 table, EPOCHS epochs, ROUNDS interleaved rounds (seeds 1, 2,
 #     ...): each one's examples/s and test accuracy, and the cluster / one-process ratio; with
 #     the default evaluation (every epoch: the chief pulls the rows its evaluation sets name) and with
@@ -57,8 +59,8 @@ cell() { printf '%.4f / %.0f' "$(field "$tmp/runs/$1/summary.json" test_accuracy
 for evals in 1 5; do
 [[ $sections == *1* ]] || break
 echo "== 1: async clusters against one process, 2^20 x 32 table, $epochs epochs, evaluated every $evals epoch(s)"
-printf "%-5s %-18s %-18s %-18s %-18s %s\n" round "one process" "1 ps x 2 workers" "4 ps x 2 workers" "1 ps x 3 workers" \
-  "ratios (1x2, 4x2, 1x3)"
+printf "%-5s %-18s %-18s %-18s %-18s %-18s %s\n" round "one process" "1 ps x 2 workers" "4 ps x 2 workers" \
+  "1 ps x 3 workers" "1 x 2 overlapped" "ratios (1x2, 4x2, 1x3, 1x2 overlapped)"
 for round in $(seq 1 "$rounds"); do
   every=(--train.eval-every-epochs="$evals" --train.max-epochs="$epochs" --train.seed="$round")
   "$bin/actorps-train" --train.run-dir="$tmp/runs" --train.name="one-$evals-$round" "${text[@]}" "$(layers 20 32)" \
@@ -66,13 +68,15 @@ for round in $(seq 1 "$rounds"); do
   cluster "c1-$evals-$round" 1 "$(layers 20 32)" "${every[@]}"
   cluster "c4-$evals-$round" 4 "$(layers 20 32)" "${every[@]}"
   WORKERS=3 cluster "c13-$evals-$round" 1 "$(layers 20 32)" "${every[@]}"
+  cluster "o12-$evals-$round" 1 "$(layers 20 32)" "${every[@]}" --cluster.overlap-steps=1
   e1=$(field "$tmp/runs/one-$evals-$round/summary.json" examples_per_second)
   ec1=$(field "$tmp/runs/c1-$evals-$round/summary.json" examples_per_second)
   ec4=$(field "$tmp/runs/c4-$evals-$round/summary.json" examples_per_second)
   ec13=$(field "$tmp/runs/c13-$evals-$round/summary.json" examples_per_second)
-  printf "%-5s %-18s %-18s %-18s %-18s %s\n" "$round" "$(cell "one-$evals-$round")" "$(cell "c1-$evals-$round")" \
-    "$(cell "c4-$evals-$round")" "$(cell "c13-$evals-$round")" \
-    "$(python3 -c "print(f'{$ec1 / $e1:.2f}x, {$ec4 / $e1:.2f}x, {$ec13 / $e1:.2f}x')")"
+  eo12=$(field "$tmp/runs/o12-$evals-$round/summary.json" examples_per_second)
+  printf "%-5s %-18s %-18s %-18s %-18s %-18s %s\n" "$round" "$(cell "one-$evals-$round")" "$(cell "c1-$evals-$round")" \
+    "$(cell "c4-$evals-$round")" "$(cell "c13-$evals-$round")" "$(cell "o12-$evals-$round")" \
+    "$(python3 -c "print(f'{$ec1 / $e1:.2f}x, {$ec4 / $e1:.2f}x, {$ec13 / $e1:.2f}x, {$eo12 / $e1:.2f}x')")"
 done
 done
 
