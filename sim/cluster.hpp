@@ -165,8 +165,8 @@ private:
   void shard_refuse(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag);
   // A table's rows (sim/cluster_rows.cpp): a step's fetch, its answers, and what it leads to.
   void worker_fetch_rows(uint32_t j, int rows);
-  /// Worker j's rows of the batch `ahead` steps after step `step`, pulled into fetch `fetch` of `slot`.
-  void worker_pull_ahead(uint32_t j, size_t slot, uint64_t fetch, uint64_t step, uint64_t ahead);
+  /// Worker j's rows of step `step`'s batch, pulled from every shard into fetch `fetch` of `slot`.
+  void worker_pull_rows(uint32_t j, size_t slot, uint64_t fetch, uint64_t step);
   /// A failure of worker j's fetch `fetch` of `slot`, carried out (give the step up, or pull anew later).
   void fetch_failed(uint32_t j, size_t slot, uint64_t fetch);
   /// A shard went down: every fetch of worker j out fails.

@@ -11,11 +11,14 @@ namespace actorps::sim {
 
 void cluster::worker_fetch_rows(uint32_t j, int rows) {
   auto& w = *workers_[j];
-  const uint64_t inc = w.incarnation;
-  const auto step = static_cast<uint64_t>(w.ctl->step());
   const size_t slot = w.fetches.current();
   w.slot_rows[slot] = rows;
-  const uint64_t fetch = w.fetches.begin(sc_.shards); // (the table has a part on every shard)
+  worker_pull_rows(j, slot, w.fetches.begin(sc_.shards), static_cast<uint64_t>(w.ctl->step())); // (a part on every shard)
+}
+
+void cluster::worker_pull_rows(uint32_t j, size_t slot, uint64_t fetch, uint64_t step) {
+  auto& w = *workers_[j];
+  const uint64_t inc = w.incarnation;
   for (uint32_t s = 0; s < sc_.shards; ++s) {
     auto tag = open_request(j, s, false);
     tag.fetch = fetch;
@@ -26,24 +29,6 @@ void cluster::worker_fetch_rows(uint32_t j, int rows) {
         if (!shards_[s]->restored)
           return shard_refuse(s, j, inc, tag);
         shard_serve_rows(s, j, inc, tag, step);
-      },
-      request_lost(s, j, inc, tag), w.shards[s]);
-  }
-}
-
-void cluster::worker_pull_ahead(uint32_t j, size_t slot, uint64_t fetch, uint64_t step, uint64_t ahead) {
-  auto& w = *workers_[j];
-  const uint64_t inc = w.incarnation;
-  for (uint32_t s = 0; s < sc_.shards; ++s) {
-    auto tag = open_request(j, s, false);
-    tag.fetch = fetch;
-    tag.slot = slot;
-    to_shard(
-      worker_id(j), s,
-      [this, s, j, inc, tag, step, ahead] {
-        if (!shards_[s]->restored)
-          return shard_refuse(s, j, inc, tag);
-        shard_serve_rows(s, j, inc, tag, step + ahead);
       },
       request_lost(s, j, inc, tag), w.shards[s]);
   }

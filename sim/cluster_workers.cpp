@@ -187,7 +187,7 @@ void cluster::worker_push(uint32_t j) {
       request_lost(s, j, inc, tag), w.shards[s]);
   }
   for (size_t k = 1; k < begun.size(); ++k)
-    worker_pull_ahead(j, begun[k].first, begun[k].second, step, first_ahead + k);
+    worker_pull_rows(j, begun[k].first, begun[k].second, step + first_ahead + k);
 }
 
 // The process of worker j ended (crashed: killed or failed; else it quit): its peers' monitors

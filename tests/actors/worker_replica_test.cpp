@@ -93,6 +93,25 @@ struct worker_fixture : actor_fixture {
     return result;
   }
 
+  // The table's halves after a run on text_set (below): both shards applied all `steps`, and
+  // rows no example names (its ids are 0-15 and 40-55) never moved from the values they made.
+  void check_table_halves(const std::vector<parameter_shard_actor>& shards, int64_t steps) {
+    std::vector<float> made(64 * 4);
+    table_rows_initial(1, 0, 64, 4, made.data());
+    for (uint32_t s = 0; s < 2; ++s) {
+      auto held = ask<pull_reply>(shards[s], pull_atom_v, pull_request{chief_worker_id, {{0, s * 128, 128}}});
+      BOOST_REQUIRE_MESSAGE(held, error_text(held));
+      BOOST_TEST(held->version == static_cast<uint64_t>(steps)); // (every step reached both halves)
+      auto values = held->slices.at(0).data.to_vector();
+      for (uint32_t r = 0; r < 32; ++r) {
+        const uint32_t row = s * 32 + r;
+        const bool named = row < 16 || (row >= 40 && row < 56);
+        const bool moved = !std::equal(values.begin() + r * 4, values.begin() + r * 4 + 4, made.begin() + row * 4);
+        BOOST_TEST(moved == named, "row " << row);
+      }
+    }
+  }
+
   // Two slices of one model-parallel group that register with `chief` and train against `to`;
   // `reconnect` reaches a restarted chief. Fills `group`; the test actor monitors both.
   std::vector<worker_replica_actor> two_slices(chief_actor chief, parameter_shard_actor to, slice_group& group,
@@ -443,20 +462,7 @@ BOOST_AUTO_TEST_CASE(a_table_model_pulls_and_pushes_only_its_batches_rows) {
   train_to_end(text_config(config(chief), text, shards));
   BOOST_TEST(log->final_seen);
   BOOST_TEST(log->steps >= 20);
-  std::vector<float> made(64 * 4);
-  table_rows_initial(1, 0, 64, 4, made.data());
-  for (uint32_t s = 0; s < 2; ++s) {
-    auto held = ask<pull_reply>(shards[s], pull_atom_v, pull_request{chief_worker_id, {{0, s * 128, 128}}});
-    BOOST_REQUIRE_MESSAGE(held, error_text(held));
-    BOOST_TEST(held->version == static_cast<uint64_t>(log->steps)); // (every step reached both halves)
-    auto values = held->slices.at(0).data.to_vector();
-    for (uint32_t r = 0; r < 32; ++r) {
-      const uint32_t row = s * 32 + r;
-      const bool named = row < 16 || (row >= 40 && row < 56);
-      const bool moved = !std::equal(values.begin() + r * 4, values.begin() + r * 4 + 4, made.begin() + row * 4);
-      BOOST_TEST(moved == named, "row " << row);
-    }
-  }
+  check_table_halves(shards, log->steps);
 }
 
 // The same with overlapped steps (cluster.overlap-steps, async, the rows asked back with the
@@ -478,20 +484,7 @@ BOOST_AUTO_TEST_CASE(a_table_worker_overlaps_its_steps_on_rows_asked_back_a_push
   // would read other rows than their ids name and stay at chance, ln 2 = 0.69)
   BOOST_REQUIRE(log->examples > 0);
   BOOST_TEST(log->loss_sum / static_cast<double>(log->examples) < 0.55, log->loss_sum / static_cast<double>(log->examples));
-  std::vector<float> made(64 * 4);
-  table_rows_initial(1, 0, 64, 4, made.data());
-  for (uint32_t s = 0; s < 2; ++s) {
-    auto held = ask<pull_reply>(shards[s], pull_atom_v, pull_request{chief_worker_id, {{0, s * 128, 128}}});
-    BOOST_REQUIRE_MESSAGE(held, error_text(held));
-    BOOST_TEST(held->version == static_cast<uint64_t>(log->steps)); // (every step reached both halves)
-    auto values = held->slices.at(0).data.to_vector();
-    for (uint32_t r = 0; r < 32; ++r) {
-      const uint32_t row = s * 32 + r;
-      const bool named = row < 16 || (row >= 40 && row < 56);
-      const bool moved = !std::equal(values.begin() + r * 4, values.begin() + r * 4 + 4, made.begin() + row * 4);
-      BOOST_TEST(moved == named, "row " << row);
-    }
-  }
+  check_table_halves(shards, log->steps);
 }
 
 // A table worker outlives a lost chief: it registers with the restarted chief, whose plan is the

@@ -27,6 +27,38 @@ outcome expect_ok(const scenario& sc) {
   return out;
 }
 
+// The shape a replay command names (actorps-sim's "reproduce with" line), in its order.
+struct replay_shape {
+  uint32_t workers, shards;
+  int64_t max_steps;
+  int report_every;
+  vtime compute, latency, step_timeout, request_timeout;
+  int64_t checkpoint_every;
+};
+
+// Seed `seed`'s scenario in `mode` with the shape of its replay command (faults and options to add).
+scenario replayed(uint64_t seed, train_mode mode, const replay_shape& r) {
+  auto sc = scenario_for(seed, mode, draw{});
+  sc.workers = r.workers;
+  sc.shards = r.shards;
+  sc.max_steps = r.max_steps;
+  sc.report_every = r.report_every;
+  sc.compute = r.compute;
+  sc.latency = r.latency;
+  sc.step_timeout = r.step_timeout;
+  sc.request_timeout = r.request_timeout;
+  sc.checkpoint_every = r.checkpoint_every;
+  return sc;
+}
+
+// sc with a table and overlapped steps, its rows asked back with the pushes (as a cluster allows them).
+scenario overlapped_table(scenario sc) {
+  sc.overlap_steps = 1;
+  sc.table = true;
+  sc.rows_with_push = true;
+  return sc;
+}
+
 // Runs `count` seeds from `first` in `mode` as `d` draws them; returns the
 // simulated events.
 uint64_t sweep(train_mode mode, draw d, uint64_t first, uint64_t count) {
@@ -703,19 +735,7 @@ BOOST_AUTO_TEST_CASE(rows_asked_back_with_pushes_hold_the_workers_own_updates) {
 // back: the push times out, the step ahead is dropped (replica_control::step_abandoned), and the
 // run goes on; it had waited for that step forever. Every read holds the worker's own updates.
 BOOST_AUTO_TEST_CASE(an_overlapped_table_step_whose_rows_are_given_up_is_dropped) {
-  auto sc = scenario_for(1069, train_mode::async, draw{});
-  sc.workers = 4;
-  sc.shards = 4;
-  sc.max_steps = 291;
-  sc.report_every = 11;
-  sc.compute = 4172;
-  sc.latency = 151;
-  sc.step_timeout = 83440;
-  sc.request_timeout = 166880;
-  sc.checkpoint_every = 72;
-  sc.overlap_steps = 1;
-  sc.table = true;
-  sc.rows_with_push = true;
+  auto sc = overlapped_table(replayed(1069, train_mode::async, {4, 4, 291, 11, 4172, 151, 83440, 166880, 72}));
   sc.faults = {fault{fault::kind::partition, 5738, 0, 208918}};
   auto out = expect_ok(sc);
   BOOST_TEST(out.steps == 291);
@@ -739,19 +759,7 @@ BOOST_AUTO_TEST_CASE(an_overlapped_table_step_whose_rows_are_given_up_is_dropped
 // completed while the chief is reached again are its restart's to count
 // (replica_control::spend_step): the run ends with every version at max-steps.
 BOOST_AUTO_TEST_CASE(a_step_finished_while_the_chief_is_down_is_counted_once) {
-  auto sc = scenario_for(106, train_mode::async, draw{});
-  sc.workers = 3;
-  sc.shards = 2;
-  sc.max_steps = 98;
-  sc.report_every = 2;
-  sc.compute = 1674;
-  sc.latency = 297;
-  sc.step_timeout = 33480;
-  sc.request_timeout = 66960;
-  sc.checkpoint_every = 24;
-  sc.overlap_steps = 1;
-  sc.table = true;
-  sc.rows_with_push = true;
+  auto sc = overlapped_table(replayed(106, train_mode::async, {3, 2, 98, 2, 1674, 297, 33480, 66960, 24}));
   sc.faults = {fault{fault::kind::crash_chief, 89818, 0, 65758}, fault{fault::kind::crash_chief, 23806, 0, 8463}};
   auto out = expect_ok(sc);
   BOOST_TEST(out.steps == 98);
