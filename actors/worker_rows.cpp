@@ -4,6 +4,9 @@
 // after backprop, their gradients go out as row slices with the step's push (push_due). With
 // cluster.rows-with-push (async) the next batch is drawn as the step pushes, and each push asks
 // its shard back for that batch's rows: they come with the reply, read after the push's update.
+// With cluster.overlap-steps two batches are kept ahead (control/row_batches: each with its own
+// examples, exchange, rows and fetch), so the step computing ahead has its rows already and
+// each push asks back the rows of the batch after it.
 #include "actors/worker_state.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
