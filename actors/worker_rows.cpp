@@ -36,13 +36,14 @@ void rows_complete(worker_pointer self) {
 }
 
 // Draws the next batch into b: its examples, and its ids renumbered to local rows by the
-// pipeline's thread (worker_setup's prepare_batches), grouped by part.
+// pipeline's thread (worker_setup's prepare_batches), grouped by part; room for its rows.
 void draw_batch(worker_pointer self, worker_state::table_rows::batch& b) {
   auto& st = self->state;
   b.images.resize(st.images.size());
   b.labels.resize(st.labels.size());
   b.rows = st.batches->next(b.images.data(), b.labels.data(), &b.drawn).rows;
   b.exchange->adopt(b.drawn);
+  b.values.resize(b.exchange->distinct() * b.exchange->cols()); // (every row is placed by its answer)
 }
 
 // Places the row slices among the values of fetch `tag`'s batch (while the fetch counts).
@@ -90,9 +91,7 @@ void pull_from(worker_pointer self, uint32_t s, row_fetch_tag tag) {
 // Pulls every row of the step's batch (renumbered in its exchange) from the shards holding them.
 void pull_rows(worker_pointer self) {
   auto& t = *self->state.table;
-  auto& b = t.current();
-  b.values.resize(b.exchange->distinct() * b.exchange->cols()); // (every row is placed by its reply)
-  const auto shards = b.exchange->shards();
+  const auto shards = t.current().exchange->shards(); // (its values sized as it was drawn)
   const row_fetch_tag tag{t.fetches.current(), t.fetches.begin(shards.size())};
   if (shards.empty()) // (no ids in the batch)
     return rows_complete(self);
@@ -132,7 +131,6 @@ std::vector<row_fetch_tag> detail::begin_rows_ahead(worker_pointer self) {
   while (t.fetches.ahead() < t.fetches.depth()) {
     auto& b = t.batches[t.fetches.free_slot()];
     draw_batch(self, b);
-    b.values.resize(b.exchange->distinct() * b.exchange->cols());
     const auto [slot, fetch] = t.fetches.begin_ahead(b.exchange->shards().size());
     begun.push_back({slot, fetch});
   }

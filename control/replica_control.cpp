@@ -263,9 +263,11 @@ replica_commands replica_control::step_status(step_state s, int rows) {
 }
 
 replica_commands replica_control::step_abandoned() {
-  if (phase_ != replica_phase::done && ahead_busy()) // (the step computed ahead never began: its rows are given up)
+  if (phase_ == replica_phase::done)
+    return {};
+  if (ahead_busy()) // (the step computed ahead never began: its rows are given up)
     return ahead_status(step_state::stopped, 0);
-  if (phase_ == replica_phase::done || round_.at != stage::computing)
+  if (round_.at != stage::computing)
     return {};
   round_.broken = true;
   round_.at = stage::pulls; // (its requests are answered first; then the broken round recovers)

@@ -10,6 +10,7 @@
 #include "control/in_graph_driver.hpp"
 #include "control/lease_desk.hpp"
 #include "control/replica_control.hpp"
+#include "control/row_fetch.hpp"
 #include "control/run_control.hpp"
 #include "control/ssp_session.hpp"
 #include "control/sync_rules.hpp"
@@ -171,6 +172,8 @@ private:
   void fetch_failed(uint32_t j, size_t slot, uint64_t fetch);
   /// A shard went down: every fetch of worker j out fails.
   void fetches_failed(uint32_t j);
+  /// What a failed fetch says: worker j's step is given up where it says abandon.
+  void abandon_if(uint32_t j, row_fetch::next next);
   void shard_serve_rows(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step);
   /// A fetch must read every row of worker j's step `step` at least at the worker's own last update.
   void check_own_rows(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t step);

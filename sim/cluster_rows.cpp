@@ -69,15 +69,16 @@ void cluster::shard_serve_rows(uint32_t s, uint32_t j, uint64_t incarnation, req
 }
 
 void cluster::fetch_failed(uint32_t j, size_t slot, uint64_t fetch) {
-  auto& w = *workers_[j];
-  if (w.fetches.failed(slot, fetch) == row_fetch::next::abandon)
-    worker_execute(j, w.ctl->step_abandoned());
+  abandon_if(j, workers_[j]->fetches.failed(slot, fetch));
 }
 
 void cluster::fetches_failed(uint32_t j) {
-  auto& w = *workers_[j];
-  if (w.fetches.failed_all() == row_fetch::next::abandon)
-    worker_execute(j, w.ctl->step_abandoned());
+  abandon_if(j, workers_[j]->fetches.failed_all());
+}
+
+void cluster::abandon_if(uint32_t j, row_fetch::next next) {
+  if (next == row_fetch::next::abandon) // (the controller recovers the round, or drops a step ahead)
+    worker_execute(j, workers_[j]->ctl->step_abandoned());
 }
 
 // Async and ssp: a push's rows move at once, each one update.
