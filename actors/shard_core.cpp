@@ -47,11 +47,11 @@ caf::expected<setup_reply> shard_core::fill(const setup_piece& piece) {
 
 namespace {
 
-// Payload bytes of views' values (raw fp32).
+// Payload bytes of views' values, at the precision each is sent at.
 uint64_t view_bytes(const std::vector<store_view>* views) {
   uint64_t n = 0;
   for (size_t i = 0; views && i < views->size(); ++i)
-    n += (*views)[i].floats * sizeof(float);
+    n += (*views)[i].floats * bytes_per_value((*views)[i].precision);
   return n;
 }
 
@@ -74,8 +74,8 @@ caf::expected<push_reply> shard_core::apply(const push_request& req, time_point 
     auto& m = observed_->metrics();
     m.add("actorps_shard_updates_total", 1);
     uint64_t received = payload_bytes(req.grads);
-    for (size_t i = 0; at && i < at->size(); ++i) // (gradients read in place: fp32)
-      received += (*at)[i].size * sizeof(float);
+    for (size_t i = 0; at && i < at->size(); ++i) // (gradients read in place, at their slice's precision)
+      received += (*at)[i].size * bytes_per_value(req.grads[i].data.precision);
     m.add("actorps_shard_received_bytes_total", static_cast<double>(received));
     m.add("actorps_shard_sent_bytes_total", static_cast<double>(payload_bytes(reply->values) + view_bytes(in_place)));
     m.set("actorps_shard_version", static_cast<double>(reply->version));

@@ -421,8 +421,11 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
       auto& st = self->state;
       if (st.phase == link_phase::closing) // (the stream is gone: the shard's fate decides)
         return st.closed;
-      std::vector<size_t> counts; // the values that come back: the same ranges, at fp32 unless asked otherwise,
-      if (!req.return_values || (req.reply_precision == wire_precision::fp32 && req.reply_topk == 0.0)) {
+      // The values that come back: the same ranges, at fp32 unless asked otherwise (or, into the
+      // shared heap, as floats rounded to the reply's precision),
+      std::vector<size_t> counts;
+      const bool dense_reply = req.reply_topk == 0.0 && (req.reply_precision == wire_precision::fp32 || st.heap != nullptr);
+      if (!req.return_values || dense_reply) {
         if (req.return_values)
           for (auto& g : req.grads)
             if (!g.by_rows()) // (row slices are answered with no values)
@@ -433,17 +436,17 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
       // A step's row slices name the batch's rows: their sizes change from step to step.
       const bool same_form = std::none_of(req.grads.begin(), req.grads.end(),
                                           [](const variable_slice& g) { return g.by_rows(); });
-      std::shared_ptr<outgoing_tensors> frames; // (none: small, the gradients go inside the typed message)
+      // (none: small, the gradients go inside the typed message; gradients downloaded into the
+      // shared heap stay there, at any precision: the ps node reads them in place)
+      std::shared_ptr<outgoing_tensors> frames, shared;
       if (stream_bytes(req.grads) >= st.cfg.limits.min_stream_bytes) {
-        auto out = outgoing_tensors::detach(req.grads);
-        if (!out)
+        if (auto in_heap = st.heap ? outgoing_tensors::in_heap(req.grads, *st.heap) : std::nullopt)
+          shared = std::make_shared<outgoing_tensors>(std::move(*in_heap));
+        else if (auto out = outgoing_tensors::detach(req.grads))
+          frames = std::make_shared<outgoing_tensors>(std::move(*out));
+        else
           return std::move(out.error());
-        frames = std::make_shared<outgoing_tensors>(std::move(*out));
       }
-      // (gradients downloaded into the shared heap stay there: the ps node reads them in place)
-      std::shared_ptr<outgoing_tensors> shared;
-      if (frames && st.heap != nullptr && frames->share(*st.heap))
-        shared = std::move(frames);
       const auto [transfer, next] = transfer_ids(st, frames && same_form ? form_key(frames->tensors()) : std::string{});
       auto rp = self->make_response_promise<push_reply>();
       std::vector<stream_tensor> reply_to;

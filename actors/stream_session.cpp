@@ -76,42 +76,54 @@ void refuse_call(session_pointer self, uint64_t transfer, const caf::error& err)
   send_call(self, transfer, refusal_of(err));
 }
 
-// Writes the reply's values (slice i's: from[i], floats[i] values: in the store, or else the
-// slice's own, rows gathered for it) into the worker's shared heap where its push set their
-// destinations aside (`into`, in the slices' order); whether it could (a heap mapped, every
-// destination of the slice's size and inside it: else nothing is written).
-bool write_into_heap(session_pointer self, std::vector<const float*> from, const std::vector<size_t>& floats,
-                     const std::vector<variable_slice>& slices, const std::vector<stream_tensor>& into) {
+// Where slice i of a reply comes from: its floats (in the store, or else the slice's own: rows
+// gathered for it, copies the container made) and the precision they are rounded to as they are
+// copied out (a slice's own are rounded already).
+struct reply_source {
+  const float* from = nullptr; // (none: the slice's own)
+  size_t floats = 0;
+  wire_precision precision = wire_precision::fp32;
+};
+
+// The reply's slices as sources: the views' in the store, the others the slices' own values.
+std::vector<reply_source> sources_of(const std::vector<variable_slice>& slices, const std::vector<store_view>& views = {}) {
+  std::vector<reply_source> out(slices.size());
+  for (size_t i = 0; i < slices.size(); ++i)
+    out[i] = {slices[i].data.values.data(), slices[i].data.values.size(), wire_precision::fp32};
+  for (auto& v : views)
+    out[v.slice] = {v.data, v.floats, v.precision};
+  return out;
+}
+
+// Writes the reply's values into the worker's shared heap where its push set their destinations
+// aside (`into`, in the slices' order), each rounded to its precision; whether it could (a heap
+// mapped, every slice dense and every destination of the slice's size and inside it: else
+// nothing is written).
+bool write_into_heap(session_pointer self, const std::vector<variable_slice>& slices,
+                     const std::vector<reply_source>& sources, const std::vector<stream_tensor>& into) {
   auto& heap = self->state.heap;
-  if (!heap || into.size() != from.size())
+  if (!heap || into.size() != sources.size())
     return false;
-  for (size_t i = 0; i < from.size(); ++i)
-    if (!from[i])
-      from[i] = slices[i].data.values.data();
   std::vector<float*> to(into.size());
   for (size_t i = 0; i < into.size(); ++i) {
-    if (into[i].encoding != stream_encoding::shared_fp32 || into[i].floats != floats[i] || from[i] == nullptr)
+    if (into[i].encoding != stream_encoding::shared_fp32 || into[i].floats != sources[i].floats
+        || sources[i].from == nullptr || slices[i].data.sparse)
       return false;
     to[i] = heap->floats_at(into[i].at, uint64_t{into[i].floats} * sizeof(float));
     if (to[i] == nullptr)
       return false;
   }
   for (size_t i = 0; i < into.size(); ++i)
-    std::memcpy(to[i], from[i], floats[i] * sizeof(float));
+    round_copy(sources[i].precision, sources[i].from, sources[i].floats, to[i]);
   return true;
 }
 
 // Answers with the reply's values written into the worker's shared heap where its push set their
-// destinations aside (`into`; slice i's values at from[i], floats[i] of them): whether it did
-// (only fp32 dense values go there; else nothing is written or sent).
+// destinations aside (`into`): whether it did (else nothing is written or sent).
 template <class StreamReply, class Reply>
 bool answer_into_heap(session_pointer self, uint64_t transfer, Reply& reply, std::vector<variable_slice>& slices,
-                      const std::vector<const float*>& from, const std::vector<size_t>& floats,
-                      const std::vector<stream_tensor>& into) {
-  const bool raw = std::all_of(slices.begin(), slices.end(), [](const variable_slice& s) {
-    return s.data.precision == wire_precision::fp32 && !s.data.sparse;
-  });
-  if (into.empty() || !raw || !write_into_heap(self, from, floats, slices, into))
+                      const std::vector<reply_source>& sources, const std::vector<stream_tensor>& into) {
+  if (into.empty() || !write_into_heap(self, slices, sources, into))
     return false;
   for (auto& s : slices)
     s.data.values = float_vector{};
@@ -125,14 +137,8 @@ bool answer_into_heap(session_pointer self, uint64_t transfer, Reply& reply, std
 template <class StreamReply, class Reply>
 void answer(session_pointer self, uint64_t transfer, Reply& reply, std::vector<variable_slice>& slices,
             const std::vector<stream_tensor>& into = {}) {
-  if (!into.empty()) {
-    std::vector<size_t> floats;
-    for (auto& s : slices)
-      floats.push_back(s.data.values.size());
-    if (answer_into_heap<StreamReply>(self, transfer, reply, slices, std::vector<const float*>(slices.size(), nullptr),
-                                      floats, into))
-      return;
-  }
+  if (answer_into_heap<StreamReply>(self, transfer, reply, slices, sources_of(slices), into))
+    return;
   if (stream_bytes(slices) < self->state.cfg.limits.min_stream_bytes) // small: inside the typed reply
     return send_call(self, transfer, StreamReply{std::move(reply), {}});
   auto out = outgoing_tensors::detach(slices);
@@ -144,48 +150,42 @@ void answer(session_pointer self, uint64_t transfer, Reply& reply, std::vector<v
 }
 
 // Answers with a reply whose dense values are still in the store (views: readable during this
-// call alone, under the shard core's lock): its tensors go as frames written from where they lie
-// (the socket copies what it does not take at once), or, where the push set destinations aside
-// in the worker's shared heap (`into`), are written there and named; or, where the reply travels
-// whole inside its message (below stream-min-bytes) or is encoded, as copies through answer().
+// call alone, under the shard core's lock): where the push set destinations aside in the
+// worker's shared heap (`into`), they are written there, rounded to the reply's precision, and
+// named; else fp32 ones go as frames written from where they lie (the socket copies what it does
+// not take at once); or, where the reply travels whole inside its message (below
+// stream-min-bytes) or is encoded, as copies through answer().
 template <class StreamReply, class Reply>
 void answer_in_place(session_pointer self, uint64_t transfer, Reply& reply, std::vector<variable_slice>& slices,
                      const std::vector<store_view>& views, const std::vector<stream_tensor>& into = {}) {
-  std::vector<const float*> from(slices.size(), nullptr);
-  std::vector<size_t> floats(slices.size(), 0);
+  const auto sources = sources_of(slices, views);
+  if (answer_into_heap<StreamReply>(self, transfer, reply, slices, sources, into))
+    return;
   uint64_t bytes = 0;
   bool raw = true;
   for (size_t i = 0; i < slices.size(); ++i) {
-    floats[i] = slices[i].data.values.size();
-    raw = raw && slices[i].data.precision == wire_precision::fp32 && !slices[i].data.sparse;
+    bytes += sources[i].floats * sizeof(float);
+    raw = raw && slices[i].data.precision == wire_precision::fp32 && !slices[i].data.sparse
+          && sources[i].floats <= max_tensor_floats;
   }
-  for (auto& v : views) {
-    from[v.slice] = v.data;
-    floats[v.slice] = v.floats;
-  }
-  for (size_t n : floats) {
-    bytes += n * sizeof(float);
-    raw = raw && n <= max_tensor_floats;
-  }
-  if (raw && answer_into_heap<StreamReply>(self, transfer, reply, slices, from, floats, into))
-    return;
   if (views.empty() || !raw || bytes < self->state.cfg.limits.min_stream_bytes) {
     for (auto& v : views)
-      slices[v.slice].data = tensor_copy(v.data, v.floats);
+      slices[v.slice].data = tensor_copy(v.data, v.floats, v.precision);
     return answer<StreamReply>(self, transfer, reply, slices);
   }
   std::vector<float_vector> owned(slices.size()); // (the reply's own tensors: rows gathered for it)
   std::vector<stream_tensor> tensors;
   std::vector<stream_piece> pieces;
   for (size_t i = 0; i < slices.size(); ++i) {
-    if (!from[i]) {
+    const float* from = sources[i].from;
+    if (!slices[i].data.values.empty() && from == slices[i].data.values.data()) {
       owned[i] = std::move(slices[i].data.values);
       slices[i].data.values = float_vector{};
-      from[i] = owned[i].data();
+      from = owned[i].data();
     }
-    const auto n = static_cast<uint32_t>(floats[i]);
+    const auto n = static_cast<uint32_t>(sources[i].floats);
     tensors.push_back({stream_encoding::raw_fp32, n, static_cast<uint32_t>(n * sizeof(float))});
-    pieces.push_back({from[i], static_cast<uint32_t>(n * sizeof(float))});
+    pieces.push_back({from, static_cast<uint32_t>(n * sizeof(float))});
   }
   StreamReply msg{std::move(reply), std::move(tensors)};
   if (auto err = send_call_borrowed(*self->state.conn, transfer, msg, std::move(pieces)))
@@ -215,7 +215,7 @@ void forward_push(session_pointer self, uint64_t transfer, push_request req, con
     return;
   }
   for (size_t i = 0; at && i < at->size(); ++i)
-    req.grads[i].data = tensor_copy((*at)[i].data, (*at)[i].size);
+    req.grads[i].data = tensor_copy((*at)[i].data, (*at)[i].size, req.grads[i].data.precision); // (rounded already)
   self->request(self->state.cfg.shards, self->state.cfg.request_timeout, push_atom_v, std::move(req))
     .then([=](push_reply& reply) { answer<stream_push_reply>(self, transfer, reply, reply.values, reply_to); },
           [=](caf::error& err) { refuse_call(self, transfer, err); });

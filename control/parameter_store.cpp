@@ -304,8 +304,9 @@ namespace {
 void add_values(std::vector<variable_slice>& out, std::vector<store_view>* in_place, uint32_t variable,
                 uint32_t offset, const float* values, size_t n, wire_precision p = wire_precision::fp32) {
   if (in_place) {
-    in_place->push_back({out.size(), values, n});
+    in_place->push_back({out.size(), values, n, p});
     out.push_back({variable, offset, {}});
+    out.back().data.precision = p;
   } else {
     out.push_back({variable, offset, tensor_copy(values, n, p)});
   }
@@ -387,8 +388,8 @@ caf::expected<push_reply> parameter_store::push(const push_request& req, std::ve
     version_ = next;
   }
   auto out = push_reply::applied(version_, req.step + 1);
-  // (values left in place travel as they are: at fp32, whole; copies are rounded as they are made)
-  const bool viewed = in_place && req.reply_topk <= 0.0 && req.reply_precision == wire_precision::fp32;
+  // (values left in place are rounded where they are copied out; top-k's are picked from copies)
+  const bool viewed = in_place && req.reply_topk <= 0.0;
   const auto copied_at = req.reply_topk > 0.0 ? wire_precision::fp32 : req.reply_precision;
   if (req.return_values)
     for (size_t i = 0; i < req.grads.size(); ++i) {

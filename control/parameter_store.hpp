@@ -28,11 +28,13 @@ optimizer_config to_optimizer_config(const optimizer_params& p);
 
 /// A reply's values left in the store (a pull or push with `in_place`): slice `slice` of the
 /// reply is these `floats` values, which hold only until the store changes next (the shard core
-/// reads them under its lock: shard_core::pull_in_place, push_in_place).
+/// reads them under its lock: shard_core::pull_in_place, push_in_place), to be rounded to
+/// `precision` where they are copied (the slice names it too).
 struct store_view {
   size_t slice = 0;
   const float* data = nullptr;
   size_t floats = 0;
+  wire_precision precision = wire_precision::fp32;
 };
 
 class parameter_store {

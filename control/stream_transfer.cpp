@@ -77,15 +77,21 @@ std::vector<stream_tensor> shared_forms(const std::vector<stream_tensor>& tensor
 
 } // namespace
 
-bool outgoing_tensors::share(const shared_heap& heap) {
-  std::vector<const float*> data;
-  for (auto& r : raw_)
-    data.push_back(r.values.data());
-  auto shared = shared_forms(tensors_, data, heap);
-  if (shared.empty())
-    return false;
-  tensors_ = std::move(shared);
-  return true;
+std::optional<outgoing_tensors> outgoing_tensors::in_heap(std::vector<variable_slice>& slices, const shared_heap& heap) {
+  for (auto& s : slices) {
+    const auto& v = s.data.values;
+    if (s.data.sparse || v.size() > max_tensor_floats || !heap.owns(v.data(), v.size() * sizeof(float)))
+      return std::nullopt;
+  }
+  outgoing_tensors out;
+  out.encoded_.resize(slices.size());
+  for (auto& s : slices) {
+    auto& v = s.data.values;
+    out.tensors_.push_back({stream_encoding::shared_fp32, static_cast<uint32_t>(v.size()), 0, heap.offset_of(v.data())});
+    out.raw_.emplace_back(std::move(v));
+    v = float_vector{};
+  }
+  return out;
 }
 
 uint64_t frame_bytes(const std::vector<stream_tensor>& tensors) {
@@ -159,9 +165,8 @@ caf::error incoming_tensors::attach(std::vector<variable_slice>& slices, const s
   for (size_t i = 0; i < slices.size(); ++i) {
     auto& data = slices[i].data;
     if (tensors_[i].encoding == stream_encoding::raw_fp32) {
-      data.values = std::move(raw_[i]);
-      data.precision = wire_precision::fp32;
-      data.sparse = false;
+      data.values = std::move(raw_[i]); // (its precision the slice's: values written into a shared
+      data.sparse = false;                 // heap are already rounded to it; frames' are fp32)
       continue;
     }
     caf::binary_deserializer source{nullptr, encoded_[i]};

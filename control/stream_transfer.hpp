@@ -14,6 +14,7 @@
 #include <caf/expected.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,11 +35,12 @@ public:
   /// The frames, in slice order (index i: slice i; alive as long as this is).
   std::vector<stream_piece> pieces() const;
 
-  /// Where every tensor is raw fp32 and lies in `heap`: describes each as shared_fp32 (its
-  /// offset in the heap; no frame: pieces() is then empty) and returns true; else changes
-  /// nothing. The receiver reads the values where they lie, so they must stay as they are, this
-  /// alive, until it answers.
-  bool share(const shared_heap& heap);
+  /// Where every slice's tensor is dense (fp32, or 16-bit values already rounded to the
+  /// precision the slice keeps), at most max_tensor_floats, and lies in `heap`: moves the values
+  /// out and describes each as shared_fp32 (its offset in the heap; no frames: pieces() is
+  /// empty). The receiver reads the floats where they lie, so they must stay as they are, this
+  /// alive, until it answers. Otherwise none, and the slices are unchanged (for detach()).
+  static std::optional<outgoing_tensors> in_heap(std::vector<variable_slice>& slices, const shared_heap& heap);
 
   /// Payload bytes of every frame.
   uint64_t bytes() const;
@@ -73,7 +75,9 @@ public:
   bool empty() const { return tensors_.empty(); }
 
   /// The frames are in: moves each tensor into its slice (decoding the encoded ones; a garbled
-  /// encoding is a protocol_error naming the slice and `peer`).
+  /// encoding is a protocol_error naming the slice and `peer`). Raw values keep the precision
+  /// their slice names: fp32 for frames, a 16-bit one for values a same-host ps node wrote into
+  /// the shared heap already rounded to it.
   caf::error attach(std::vector<variable_slice>& slices, const std::string& peer);
 
 private:

@@ -127,33 +127,45 @@ BOOST_AUTO_TEST_CASE(a_reply_in_place_is_the_store_held_still_while_it_is_read) 
   BOOST_TEST(sent == 2);
 }
 
-BOOST_AUTO_TEST_CASE(encoded_replies_travel_as_copies_and_refusals_hand_over_nothing) {
+// A reply at 16 bits is a view too, named with its precision: whoever copies it out rounds it
+// (into a same-host worker's shared heap, or into an encoded copy). A top-k reply is picked from
+// copies.
+BOOST_AUTO_TEST_CASE(sixteen_bit_replies_are_views_with_their_precision_top_k_ones_copies_and_refusals_hand_over_nothing) {
   actorps::shard_core core{0, nullptr, {}};
   BOOST_REQUIRE(core.init(one_variable()));
   auto req = push_request::of(0, 0, {{0, 0, tensor_buffer{float_vector(n, 0.1f)}}});
   req.return_values = true;
-  req.reply_precision = wire_precision::bf16; // (rounded per reply: no view of the store)
+  req.reply_precision = wire_precision::bf16;
   int sent = 0;
-  const float rounded = bf16_to_float(float_to_bf16(-0.1f)); // (the store keeps -0.1 at fp32)
-  BOOST_REQUIRE(rounded != -0.1f);
   auto err = core.push_in_place(req, {}, [&](push_reply& reply, const std::vector<store_view>& views) {
     ++sent;
-    BOOST_TEST(views.empty());
+    BOOST_REQUIRE_EQUAL(views.size(), 1u);
+    BOOST_TEST((views[0].precision == wire_precision::bf16));
+    BOOST_TEST(views[0].data[0] == -0.1f); // (the store's floats: rounded where they are copied)
     BOOST_REQUIRE_EQUAL(reply.values.size(), 1u);
-    auto& values = reply.values[0].data.values;
-    BOOST_TEST(values.size() == static_cast<size_t>(n));
+    BOOST_TEST(reply.values[0].data.values.empty());
     BOOST_TEST((reply.values[0].data.precision == wire_precision::bf16));
-    BOOST_TEST(std::count(values.begin(), values.end(), rounded) == static_cast<long>(n)); // rounded as copied
   });
   BOOST_TEST(!err, describe(err));
   BOOST_TEST(sent == 1);
+  req.step = 1;
+  req.reply_precision = wire_precision::fp32;
+  req.reply_topk = 0.5;
+  err = core.push_in_place(req, {}, [&](push_reply& reply, const std::vector<store_view>& views) {
+    ++sent;
+    BOOST_TEST(views.empty());
+    BOOST_REQUIRE_EQUAL(reply.values.size(), 1u);
+    BOOST_TEST(reply.values[0].data.values.size() == static_cast<size_t>(n)); // (a copy, its top-k picked)
+  });
+  BOOST_TEST(!err, describe(err));
+  BOOST_TEST(sent == 2);
   auto wrong = push_request::of(0, 1, {{0, n - 1, tensor_buffer{float_vector(3, 1.0f)}}}); // past the end
   err = core.push_in_place(wrong, {}, [&](push_reply&, const std::vector<store_view>&) { ++sent; });
   BOOST_TEST(static_cast<bool>(err));
   err = core.pull_in_place(pull_request{0, {{0, n, 1}}}, [&](pull_reply&, const std::vector<store_view>&) { ++sent; });
   BOOST_TEST(static_cast<bool>(err));
-  BOOST_TEST(sent == 1);
-  BOOST_TEST(core.stats({}).version == 1u);
+  BOOST_TEST(sent == 2);
+  BOOST_TEST(core.stats({}).version == 2u);
 }
 
 // A save's snapshot kept by copy-on-write, under random pushes of rows and of dense ranges

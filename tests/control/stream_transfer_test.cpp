@@ -209,36 +209,48 @@ BOOST_AUTO_TEST_CASE(seeded_interleavings_of_frames_and_announcements_deliver_ev
   }
 }
 
-// cluster.local-shared-memory: a push's tensors that all lie in the shared heap are named
-// there (offsets, no frames); one outside it, or one encoded, keeps every tensor a frame.
+// cluster.local-shared-memory: a push's tensors that all lie in the shared heap, dense at any
+// precision (a 16-bit tensor's floats are already rounded to it; its slice keeps the precision),
+// are named there (offsets, no frames); one outside it, or one sparse, leaves every tensor where
+// it was, for frames.
 BOOST_AUTO_TEST_CASE(tensors_in_the_shared_heap_are_named_there_without_frames) {
   auto heap = shared_heap::of_process(size_t{1} << 20);
   BOOST_REQUIRE(heap);
-  std::vector<variable_slice> shared, mixed, encoded;
+  std::vector<variable_slice> mixed, sparse;
+  std::vector<std::vector<variable_slice>> dense; // (fp32, bf16, fp16)
   {
     shared_heap::scope in_heap;
-    shared = slices_of({300, 5}, wire_precision::fp32, false, 2);
+    for (auto p : {wire_precision::fp32, wire_precision::bf16, wire_precision::fp16})
+      dense.push_back(slices_of({300, 5}, p, false, 2));
     mixed = slices_of({300}, wire_precision::fp32, false, 3);
-    encoded = slices_of({300, 5}, wire_precision::bf16, false, 4);
+    sparse = slices_of({300, 5}, wire_precision::fp32, true, 6);
   }
   mixed.push_back(slices_of({5}, wire_precision::fp32, false, 5).front()); // (made outside the scope)
   BOOST_REQUIRE((*heap)->owns(mixed[0].data.values.data()));
   BOOST_REQUIRE(!(*heap)->owns(mixed[1].data.values.data()));
-  const float* first = shared[0].data.values.data();
-  auto out = outgoing_tensors::detach(shared);
-  BOOST_REQUIRE(out);
-  BOOST_TEST(out->share(**heap));
-  BOOST_TEST((out->tensors()[0] == stream_tensor{stream_encoding::shared_fp32, 300, 0, (*heap)->offset_of(first)}));
-  BOOST_TEST((out->tensors()[1].encoding == stream_encoding::shared_fp32));
-  BOOST_TEST(out->pieces().empty());
-  BOOST_TEST(out->bytes() == 0u);
-  for (auto* slices : {&mixed, &encoded}) {
-    auto kept = outgoing_tensors::detach(*slices);
-    BOOST_REQUIRE(kept);
-    const auto before = kept->tensors();
-    BOOST_TEST(!kept->share(**heap));
-    BOOST_TEST((kept->tensors() == before));
-    BOOST_TEST(kept->pieces().size() == 2u);
+  std::vector<stream_tensor> named_there;
+  for (auto& slices : dense) {
+    const auto sent = slices;
+    const float* first = slices[0].data.values.data();
+    auto out = outgoing_tensors::in_heap(slices, **heap);
+    BOOST_REQUIRE(out);
+    BOOST_TEST((out->tensors()[0] == stream_tensor{stream_encoding::shared_fp32, 300, 0, (*heap)->offset_of(first)}));
+    BOOST_TEST((out->tensors()[1].encoding == stream_encoding::shared_fp32));
+    BOOST_TEST(out->pieces().empty());
+    BOOST_TEST(out->bytes() == 0u);
+    for (size_t i = 0; i < slices.size(); ++i) {
+      BOOST_TEST(slices[i].data.values.empty()); // (the typed message goes without values)
+      BOOST_TEST((slices[i].data.precision == sent[i].data.precision));
+    }
+    // what the receiver reads there: the floats as they were, their precision the slice's
+    BOOST_TEST((std::vector<float>(first, first + 300) == sent[0].data.to_vector())); // (held by out)
+    named_there = out->tensors();
+  }
+  for (auto* slices : {&mixed, &sparse}) {
+    const auto before = *slices;
+    BOOST_TEST(!outgoing_tensors::in_heap(*slices, **heap));
+    for (size_t i = 0; i < slices->size(); ++i)
+      BOOST_TEST(((*slices)[i].data.values == before[i].data.values)); // (unchanged: for frames)
   }
   // destinations prepared in the heap's scope are described there, for the peer to write into;
   // prepared outside it, none
@@ -258,7 +270,7 @@ BOOST_AUTO_TEST_CASE(tensors_in_the_shared_heap_are_named_there_without_frames) 
   BOOST_REQUIRE(plain);
   BOOST_TEST(plain->shared_in(**heap).empty());
   // a receiver that meets a shared tensor where frames are due refuses it by name
-  auto in = incoming_tensors::prepare(out->tensors(), 2, 1 << 20, "worker 3");
+  auto in = incoming_tensors::prepare(named_there, 2, 1 << 20, "worker 3");
   BOOST_REQUIRE(!in);
   BOOST_TEST(describe(in.error()).find("tensor 0 names values in a shared heap where a frame is due") != std::string::npos, describe(in.error()));
 }

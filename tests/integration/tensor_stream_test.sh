@@ -5,9 +5,10 @@
 #     its pushes' gradients in the workers' shared heaps or, with cluster.local-shared-memory
 #     = false, as frames; TCP with cluster.local-streams = false; the tensors inside the typed
 #     messages in band, the default for this small model's) as over BASP alone, also with each
-#     variable pushed as backprop completes it;
+#     variable pushed as backprop completes it, and bf16 through the shared heaps as bf16 on BASP;
 #  2. async with bf16 values and top-k gradients and values trains over the stream, and async
-#     fp32 with its gradients and values read and written where they lie in the workers' shared heaps;
+#     fp32 and bf16 with their gradients and values read and written where they lie in the workers'
+#     shared heaps (bf16 as floats rounded to it, counted at its 2 bytes a value);
 #  3. a TLS cluster moves its tensors on TLS streams over TCP, and plain on its host's local socket;
 #  4. kill -9 of a sync worker: its stream closes, the aggregator releases it, training goes on;
 #  5. strangers on a ps node's stream port (a forged 4 GiB frame, random bytes, a frame of an
@@ -39,8 +40,10 @@ small=(--data.dir="$tmp/data" --model.hidden=[16] --model.classes=4 --train.lear
        --train.max-steps=150 --train.max-epochs=0 --train.patience=0)
 declare -A how=([basp]="--cluster.tensor-stream=false" [stream]="${frames[*]}" [inline]=""
                 [unshared]="${frames[*]} --cluster.local-shared-memory=false"
-                [tcp]="${frames[*]} --cluster.local-streams=false" [parts]="${frames[*]} --cluster.push-bucket-bytes=1")
-for run in basp stream unshared inline tcp parts; do
+                [tcp]="${frames[*]} --cluster.local-streams=false" [parts]="${frames[*]} --cluster.push-bucket-bytes=1"
+                [bf16-basp]="--cluster.tensor-stream=false --cluster.wire-precision=\"bf16\""
+                [bf16-stream]="${frames[*]} --cluster.wire-precision=\"bf16\"")
+for run in basp stream unshared inline tcp parts bf16-basp bf16-stream; do
   # shellcheck disable=SC2086
   cluster --mode sync --ps 2 --workers 3 --name "det-$run" --deadline 120 -- "${small[@]}" ${how[$run]} \
     > "$tmp/det-$run.out" 2>&1 || { fail "seeded run $run failed"; tail -20 "$tmp/det-$run.out"; }
@@ -58,6 +61,7 @@ same_weights det-basp det-unshared "the stream's tensors as frames and BASP"
 same_weights det-basp det-inline "the tensors inside the stream's messages and BASP"
 same_weights det-basp det-tcp "the stream over TCP and BASP"
 same_weights det-basp det-parts "the stream with a push per variable and BASP"
+same_weights det-bf16-basp det-bf16-stream "bf16 through the shared heaps (rounded floats) and bf16 encoded on BASP"
 
 echo "== 2: async, bf16 values, top-k gradients and values, over the stream"
 if cluster --ps 1 --workers 2 --name compressed --deadline 300 -- --train.max-steps=600 --model.hidden=[64] "${frames[@]}" \
@@ -70,9 +74,21 @@ else
   fail "the compressed run failed:"; tail -20 "$tmp/compressed.out"
 fi
 
-# async fp32 over the same host's local socket: the pushes go through the workers' shared heaps
+# async fp32 over the same host's local socket: the pushes go through the workers' shared heaps;
+# bf16 too, as floats rounded to it, counted at 2 bytes a value each way
 trains_saying shared "pushes exchange their gradients and values through this process's shared memory" \
   --ps 1 --workers 2 --name shared --deadline 300 -- --train.max-steps=300 --model.hidden=[64] "${frames[@]}"
+trains_saying shared-bf16 "pushes exchange their gradients and values through this process's shared memory" \
+  --ps 1 --workers 2 --name shared-bf16 --deadline 300 -- --train.max-steps=300 --model.hidden=[64] "${frames[@]}" \
+  --cluster.wire-precision='"bf16"'
+python3 - "$tmp/runs/shared-bf16/summary.json" <<'PY' || fail "shared-bf16: byte counters are not bf16's"
+import json, sys
+s = json.load(open(sys.argv[1]))
+params, steps = s["parameters"], s["worker_steps"]
+print(f"bf16 through the heaps: sent {s['sent_bytes_per_step']} received {s['received_bytes_per_step']:.0f} bytes/step, {params} parameters")
+assert s["sent_bytes_per_step"] == 2 * params, s
+assert 2 * params <= s["received_bytes_per_step"] <= 2 * params + 2 * 4 * params / steps + 1, s  # (+ each worker's first pull, fp32)
+PY
 
 echo "== 3: TLS streams"
 # (the same host's local socket never leaves it: plain, its peer's user checked)

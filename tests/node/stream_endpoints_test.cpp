@@ -830,6 +830,46 @@ BOOST_FIXTURE_TEST_CASE(a_same_host_link_leaves_its_pushes_gradients_in_the_shar
   BOOST_TEST(heap->used() == idle);
 }
 
+// The same at 16 bits (cluster.wire-precision bf16 or fp16, a worker on its ps node's host): the
+// gradients, rounded where the worker downloaded them, stay in the heap as floats, and the ps node
+// writes the values it answers with there rounded to the reply's precision. Nothing is encoded or
+// decoded, and the worker gets the values the wire's 16 bits would have given it.
+BOOST_FIXTURE_TEST_CASE(sixteen_bit_pushes_and_replies_on_one_host_go_through_the_shared_heap_rounded, plain_fixture) {
+  auto l = link();
+  auto* heap = shared_heap::process();
+  BOOST_REQUIRE(heap != nullptr);
+  const size_t idle = heap->used();
+  for (auto p : {wire_precision::bf16, wire_precision::fp16}) {
+    BOOST_TEST_CONTEXT(to_string(p)) {
+      const auto before = direct_values();
+      push_request req;
+      {
+        shared_heap::scope shared;
+        req = push_of(0.3f, p);
+      }
+      auto& grad = req.grads[0].data;
+      round_to_precision(p, grad.values.data(), grad.values.size());
+      grad.precision = p;
+      const float g = grad.values[0];
+      BOOST_REQUIRE(g != 0.3f);
+      BOOST_REQUIRE(heap->owns(grad.values.data()));
+      auto pushed = ask<push_reply>(l, push_atom_v, std::move(req));
+      BOOST_REQUIRE_MESSAGE(pushed, test::error_text(pushed));
+      const auto after = direct_values();
+      for (size_t i = 0; i < after.size(); i += 997)
+        BOOST_TEST(after[i] == before[i] - g);
+      auto expect = after;
+      round_to_precision(p, expect.data(), expect.size());
+      BOOST_TEST((expect != after)); // (the rounding shows)
+      const auto& got = pushed->values.at(0).data;
+      BOOST_TEST((got.to_vector() == expect));
+      BOOST_TEST((got.precision == p));
+      BOOST_TEST(heap->owns(got.values.data(), values * sizeof(float))); // (written there)
+    }
+  }
+  BOOST_TEST(heap->used() == idle); // (every block back once the replies are dropped)
+}
+
 namespace {
 
 // A block of the process's shared heap holding `values` gradients of g, as a member would
