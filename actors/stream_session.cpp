@@ -76,22 +76,37 @@ void refuse_call(session_pointer self, uint64_t transfer, const caf::error& err)
   send_call(self, transfer, refusal_of(err));
 }
 
-// Where slice i of a reply comes from: its floats (in the store, or else the slice's own: rows
-// gathered for it, copies the container made) and the precision they are rounded to as they are
-// copied out (a slice's own are rounded already).
+// Where slice i of a reply comes from: a view of the store (copied out rounded to its
+// precision, a table's rows gathered) or else the slice's own values (rows gathered for it,
+// copies the container made: rounded already).
 struct reply_source {
-  const float* from = nullptr; // (none: the slice's own)
+  const float* from = nullptr; // (the slice's own; none: a view's)
   size_t floats = 0;
-  wire_precision precision = wire_precision::fp32;
+  const store_view* view = nullptr;
+
+  void copy_to(float* out) const {
+    if (view)
+      return view->copy_to(out);
+    if (floats > 0)
+      std::memcpy(out, from, floats * sizeof(float));
+  }
 };
 
 // The reply's slices as sources: the views' in the store, the others the slices' own values.
 std::vector<reply_source> sources_of(const std::vector<variable_slice>& slices, const std::vector<store_view>& views = {}) {
   std::vector<reply_source> out(slices.size());
   for (size_t i = 0; i < slices.size(); ++i)
-    out[i] = {slices[i].data.values.data(), slices[i].data.values.size(), wire_precision::fp32};
+    out[i] = {slices[i].data.values.data(), slices[i].data.values.size(), nullptr};
   for (auto& v : views)
-    out[v.slice] = {v.data, v.floats, v.precision};
+    out[v.slice] = {nullptr, v.floats, &v};
+  return out;
+}
+
+// A view's values as a tensor of their own (gathered, rounded, at the view's precision).
+tensor_buffer copied(const store_view& v) {
+  tensor_buffer out{float_vector(v.floats)};
+  v.copy_to(out.values.data());
+  out.precision = v.precision;
   return out;
 }
 
@@ -107,14 +122,14 @@ bool write_into_heap(session_pointer self, const std::vector<variable_slice>& sl
   std::vector<float*> to(into.size());
   for (size_t i = 0; i < into.size(); ++i) {
     if (into[i].encoding != stream_encoding::shared_fp32 || into[i].floats != sources[i].floats
-        || sources[i].from == nullptr || slices[i].data.sparse)
+        || (sources[i].view == nullptr && sources[i].from == nullptr) || slices[i].data.sparse)
       return false;
     to[i] = heap->floats_at(into[i].at, uint64_t{into[i].floats} * sizeof(float));
     if (to[i] == nullptr)
       return false;
   }
   for (size_t i = 0; i < into.size(); ++i)
-    round_copy(sources[i].precision, sources[i].from, sources[i].floats, to[i]);
+    sources[i].copy_to(to[i]);
   return true;
 }
 
@@ -170,15 +185,19 @@ void answer_in_place(session_pointer self, uint64_t transfer, Reply& reply, std:
   }
   if (views.empty() || !raw || bytes < self->state.cfg.limits.min_stream_bytes) {
     for (auto& v : views)
-      slices[v.slice].data = tensor_copy(v.data, v.floats, v.precision);
+      slices[v.slice].data = copied(v);
     return answer<StreamReply>(self, transfer, reply, slices);
   }
-  std::vector<float_vector> owned(slices.size()); // (the reply's own tensors: rows gathered for it)
+  std::vector<float_vector> owned(slices.size()); // (the reply's own tensors, and rows gathered for it)
   std::vector<stream_tensor> tensors;
   std::vector<stream_piece> pieces;
   for (size_t i = 0; i < slices.size(); ++i) {
-    const float* from = sources[i].from;
-    if (!slices[i].data.values.empty() && from == slices[i].data.values.data()) {
+    const auto* view = sources[i].view;
+    const float* from = view ? view->data : sources[i].from;
+    if (view && !view->contiguous()) {
+      owned[i] = copied(*view).values;
+      from = owned[i].data();
+    } else if (!view) {
       owned[i] = std::move(slices[i].data.values);
       slices[i].data.values = float_vector{};
       from = owned[i].data();

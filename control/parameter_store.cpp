@@ -297,6 +297,13 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req, std::ve
   return out;
 }
 
+void store_view::copy_to(float* out) const {
+  if (rows.empty())
+    return round_copy(precision, data, floats, out);
+  gather_rows(data, cols, rows.data(), rows.size(), out);
+  round_to_precision(precision, out, floats);
+}
+
 namespace {
 
 // Appends the n values of a range to out: left in place where `in_place` is given (the slice
@@ -323,6 +330,11 @@ std::vector<variable_slice> parameter_store::gather(const std::vector<slice_ref>
     auto& p = parts_[at[i]];
     if (!r.by_rows()) {
       add_values(out, in_place, r.variable, r.offset, p.values.data() + (r.offset - p.offset), r.count);
+      continue;
+    }
+    if (in_place) { // (gathered where the reply's values are copied: into a same-host worker's heap)
+      in_place->push_back({out.size(), p.values.data(), r.count, wire_precision::fp32, row_offsets(p, r.rows), p.cols});
+      out.push_back({r.variable, r.offset, {}, false, r.rows});
       continue;
     }
     float_vector rows(r.count);
@@ -403,8 +415,13 @@ caf::expected<push_reply> parameter_store::push(const push_request& req, std::ve
   if (req.reply_topk > 0.0)
     for (auto& slice : out.values)
       views_.encode(req.worker, slice, req.reply_topk, req.reply_precision);
-  for (auto& slice : gather(req.reads, reads_at)) // (at fp32, as a pull's rows: after this update, so they hold it)
+  // The rows asked back: at fp32, as a pull's rows, after this update, so they hold it (left in
+  // place where the values are: gathered where they are copied out)
+  const size_t first = out.values.size(), viewed_before = in_place ? in_place->size() : 0;
+  for (auto& slice : gather(req.reads, reads_at, in_place))
     out.values.push_back(std::move(slice));
+  for (size_t v = viewed_before; in_place && v < in_place->size(); ++v)
+    (*in_place)[v].slice += first; // (gather numbers its own slices from 0)
   return out;
 }
 

@@ -29,12 +29,21 @@ optimizer_config to_optimizer_config(const optimizer_params& p);
 /// A reply's values left in the store (a pull or push with `in_place`): slice `slice` of the
 /// reply is these `floats` values, which hold only until the store changes next (the shard core
 /// reads them under its lock: shard_core::pull_in_place, push_in_place), to be rounded to
-/// `precision` where they are copied (the slice names it too).
+/// `precision` where they are copied (the slice names it too). A table's rows lie scattered:
+/// row j's `cols` values at data + rows[j], gathered where they are copied.
 struct store_view {
   size_t slice = 0;
   const float* data = nullptr;
   size_t floats = 0;
   wire_precision precision = wire_precision::fp32;
+  std::vector<size_t> rows{}; // (none: the values lie contiguous at data)
+  size_t cols = 0;
+
+  /// Whether the values lie contiguous (as frames may be written from them).
+  bool contiguous() const { return rows.empty(); }
+
+  /// Copies the values into out (`floats` of them), gathered and rounded.
+  void copy_to(float* out) const;
 };
 
 class parameter_store {

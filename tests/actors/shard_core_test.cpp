@@ -2,8 +2,9 @@
 // applies whole before any pull sees it, whichever threads call; rejections are counted; the
 // directory hands out a scope's core with whether its pushes may go straight to it. Replies in
 // place: a pull's or push's dense values are handed over as views of the store while the core's
-// lock is held (no push lands meanwhile), encoded replies and rows travel as copies, a refused
-// request hands over nothing.
+// lock is held (no push lands meanwhile), at 16 bits with their precision, a table's rows
+// gathered where they are copied out; top-k replies travel as copies, a refused request hands
+// over nothing.
 #include "actors/shard_core.hpp"
 
 #include "control/placement.hpp"
@@ -166,6 +167,52 @@ BOOST_AUTO_TEST_CASE(sixteen_bit_replies_are_views_with_their_precision_top_k_on
   BOOST_TEST(static_cast<bool>(err));
   BOOST_TEST(sent == 2);
   BOOST_TEST(core.stats({}).version == 2u);
+}
+
+// A table's rows, asked back with a push or pulled, are views too: scattered over the table,
+// gathered where they are copied out (into a same-host worker's heap: no copy of them first),
+// as they are after the push's update; each view names its own slice of the reply.
+BOOST_AUTO_TEST_CASE(rows_asked_back_or_pulled_are_views_gathered_where_they_are_copied) {
+  actorps::shard_core core{0, nullptr, {}};
+  variable_spec table{"embedding0/weights", 10, 4};
+  table.table = true;
+  shard_setup s;
+  s.plan = make_placement({{"b", 1, 3}, table}, 1, placement_strategy::round_robin);
+  s.optimizer = {"sgd", 1.0f};
+  s.workers = 1;
+  std::vector<float> rows(40);
+  for (size_t i = 0; i < rows.size(); ++i)
+    rows[i] = static_cast<float>(i); // (row r: 4r .. 4r + 3)
+  s.initial = {{0, 0, {{1.0f, 2.0f, 3.0f}}}, {1, 0, {rows}}};
+  BOOST_REQUIRE(core.init(s));
+  push_request req{0, 0, {{0, 0, {{0.5f, 0.5f, 0.5f}}}, {1, 0, {{1.0f, 1.0f, 1.0f, 1.0f}}, false, row_ids{{2}}}}, true};
+  req.reads = {{1, 0, 8, row_ids{{9, 2}}}};
+  auto gathered = [](const store_view& v) {
+    std::vector<float> out(v.floats);
+    v.copy_to(out.data());
+    return out;
+  };
+  int sent = 0;
+  auto err = core.push_in_place(req, {}, [&](push_reply& reply, const std::vector<store_view>& views) {
+    ++sent;
+    BOOST_REQUIRE_EQUAL(reply.values.size(), 2u); // (b's values, then the rows asked back)
+    BOOST_REQUIRE_EQUAL(views.size(), 2u);
+    BOOST_TEST((views[0].slice == 0u && views[0].contiguous()));
+    BOOST_TEST((views[1].slice == 1u && !views[1].contiguous()));
+    BOOST_TEST(reply.values[1].data.values.empty());
+    BOOST_TEST(reply.values[1].rows.ids == std::vector<uint32_t>({9, 2}));
+    BOOST_TEST((gathered(views[0]) == std::vector<float>{0.5f, 1.5f, 2.5f}));
+    BOOST_TEST((gathered(views[1]) == std::vector<float>{36.0f, 37.0f, 38.0f, 39.0f, 7.0f, 8.0f, 9.0f, 10.0f}));
+  });
+  BOOST_TEST(!err, describe(err));
+  err = core.pull_in_place(pull_request{0, {{1, 0, 4, row_ids{{2}}}}}, [&](pull_reply& reply, const std::vector<store_view>& views) {
+    ++sent;
+    BOOST_REQUIRE_EQUAL(views.size(), 1u);
+    BOOST_TEST(reply.slices.at(0).data.values.empty());
+    BOOST_TEST((gathered(views[0]) == std::vector<float>{7.0f, 8.0f, 9.0f, 10.0f}));
+  });
+  BOOST_TEST(!err, describe(err));
+  BOOST_TEST(sent == 2);
 }
 
 // A save's snapshot kept by copy-on-write, under random pushes of rows and of dense ranges

@@ -565,12 +565,16 @@ BOOST_FIXTURE_TEST_CASE(an_exchange_without_an_answer_times_out_and_ends_the_lin
   ::close(pair[1]);
 }
 
+namespace {
+
 // cluster.rows-with-push: a push that asks back its worker's next batch's rows gets them in its
-// reply, as frames behind it (the link announces them with the push's own values), read after
-// the push's update.
-BOOST_FIXTURE_TEST_CASE(a_push_answers_with_the_rows_it_asks_back_as_frames, plain_fixture) {
-  auto tabled = make_resource_container(sys, {0, 0ms, 10s, false, nullptr, stream_port_at(sys, cluster, 0),
-                                              stream_limits_of(cluster)});
+// reply, read after the push's update, and a pull of rows gets them as they are: where the ps
+// node maps the worker's shared heap (`mapped`) it gathers a push's rows from its table straight
+// into the destinations the link set aside there; else they come as frames behind the reply (the
+// link announces them with the push's own values).
+void rows_come_after_the_update(stream_fixture& f, bool mapped) {
+  auto tabled = make_resource_container(f.sys, {0, 0ms, 10s, false, nullptr, stream_port_at(f.sys, f.cluster, 0),
+                                                stream_limits_of(f.cluster)});
   std::optional<parameter_shard_actor> l;
   struct stop_both { // (also when a check fails: the actor system waits for both)
     resource_container_actor& c;
@@ -591,14 +595,15 @@ BOOST_FIXTURE_TEST_CASE(a_push_answers_with_the_rows_it_asks_back_as_frames, pla
   for (size_t i = 0; i < rows.size(); ++i)
     rows[i] = static_cast<float>(i); // (row r: 4r .. 4r + 3)
   s.initial = {{0, 0, {rows}}, {1, 0, {{1.0f, 2.0f, 3.0f}}}};
-  BOOST_REQUIRE(ask<setup_reply>(tabled, init_atom_v, s));
-  auto opened = open_shard_link(sys, cluster, caf::actor_cast<parameter_shard_actor>(tabled), 0, 0, "worker 0");
+  BOOST_REQUIRE(f.ask<setup_reply>(tabled, init_atom_v, s));
+  auto opened = open_shard_link(f.sys, f.cluster, caf::actor_cast<parameter_shard_actor>(tabled), 0, 0, "worker 0");
   BOOST_REQUIRE_MESSAGE(opened, test::error_text(opened));
   l = *opened;
   push_request push{0, 0, {{1, 0, {{0.5f, 0.5f, 0.5f}}}, {0, 0, {{1.0f, 1.0f, 1.0f, 1.0f}}, false, row_ids{{2}}}}, true};
   push.reads = {{0, 0, 12, row_ids{{9, 2, 0}}}};
+  const auto* heap = shared_heap::process();
   for (int round = 0; round < 2; ++round) { // (the second: the link's announced form again)
-    auto pushed = ask<push_reply>(*l, push_atom_v, push);
+    auto pushed = f.ask<push_reply>(*l, push_atom_v, push);
     BOOST_REQUIRE_MESSAGE(pushed, test::error_text(pushed));
     BOOST_REQUIRE_EQUAL(pushed->values.size(), 2u);
     const float b = 1.0f - 0.5f * static_cast<float>(round + 1);
@@ -607,7 +612,22 @@ BOOST_FIXTURE_TEST_CASE(a_push_answers_with_the_rows_it_asks_back_as_frames, pla
     const float r2 = 8.0f - static_cast<float>(round + 1); // (row 2 after this push's update)
     BOOST_TEST((pushed->values[1].data.to_vector()
                 == std::vector<float>{36.0f, 37.0f, 38.0f, 39.0f, r2, r2 + 1.0f, r2 + 2.0f, r2 + 3.0f, 0.0f, 1.0f, 2.0f, 3.0f}));
+    const bool there = heap != nullptr && heap->owns(pushed->values[1].data.values.data(), 12 * sizeof(float));
+    BOOST_TEST(there == mapped);
   }
+  auto pulled = f.ask<pull_reply>(*l, pull_atom_v, pull_request{0, {{0, 0, 8, row_ids{{2, 5}}}}, false, ""});
+  BOOST_REQUIRE_MESSAGE(pulled, test::error_text(pulled));
+  BOOST_TEST((pulled->slices.at(0).data.to_vector() == std::vector<float>{6.0f, 7.0f, 8.0f, 9.0f, 20.0f, 21.0f, 22.0f, 23.0f}));
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_CASE(a_push_answers_with_the_rows_it_asks_back_in_the_shared_heap, plain_fixture) {
+  rows_come_after_the_update(*this, true);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_push_answers_with_the_rows_it_asks_back_as_frames, unshared_fixture) {
+  rows_come_after_the_update(*this, false);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_ps_node_without_streams_refuses_the_offer_by_name, plain_fixture) {
