@@ -78,6 +78,8 @@ std::vector<stream_tensor> shared_forms(const std::vector<stream_tensor>& tensor
 } // namespace
 
 std::optional<outgoing_tensors> outgoing_tensors::in_heap(std::vector<variable_slice>& slices, const shared_heap& heap) {
+  if (slices.empty())
+    return std::nullopt;
   for (auto& s : slices) {
     const auto& v = s.data.values;
     if (s.data.sparse || v.size() > max_tensor_floats || !heap.owns(v.data(), v.size() * sizeof(float)))

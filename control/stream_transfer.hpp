@@ -39,7 +39,8 @@ public:
   /// precision the slice keeps), at most max_tensor_floats, and lies in `heap`: moves the values
   /// out and describes each as shared_fp32 (its offset in the heap; no frames: pieces() is
   /// empty). The receiver reads the floats where they lie, so they must stay as they are, this
-  /// alive, until it answers. Otherwise none, and the slices are unchanged (for detach()).
+  /// alive, until it answers. Otherwise (or with no slices) none, and the slices are unchanged
+  /// (for detach()).
   static std::optional<outgoing_tensors> in_heap(std::vector<variable_slice>& slices, const shared_heap& heap);
 
   /// Payload bytes of every frame.
