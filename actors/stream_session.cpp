@@ -233,8 +233,11 @@ void forward_push(session_pointer self, uint64_t transfer, push_request req, con
       refuse_call(self, transfer, err);
     return;
   }
-  for (size_t i = 0; at && i < at->size(); ++i)
-    req.grads[i].data = tensor_copy((*at)[i].data, (*at)[i].size, req.grads[i].data.precision); // (rounded already)
+  for (size_t i = 0; at && i < at->size(); ++i) { // (16-bit values are rounded already: copied as they are)
+    const auto precision = req.grads[i].data.precision;
+    req.grads[i].data = tensor_copy((*at)[i].data, (*at)[i].size);
+    req.grads[i].data.precision = precision;
+  }
   self->request(self->state.cfg.shards, self->state.cfg.request_timeout, push_atom_v, std::move(req))
     .then([=](push_reply& reply) { answer<stream_push_reply>(self, transfer, reply, reply.values, reply_to); },
           [=](caf::error& err) { refuse_call(self, transfer, err); });

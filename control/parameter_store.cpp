@@ -293,7 +293,7 @@ caf::expected<pull_reply> parameter_store::read(const pull_request& req, std::ve
     return std::move(checked.error());
   pull_reply out;
   out.version = version_;
-  out.slices = gather(req.ranges, *checked, in_place);
+  gather(req.ranges, *checked, out.slices, in_place);
   return out;
 }
 
@@ -321,10 +321,9 @@ void add_values(std::vector<variable_slice>& out, std::vector<store_view>* in_pl
 
 } // namespace
 
-std::vector<variable_slice> parameter_store::gather(const std::vector<slice_ref>& ranges, const std::vector<size_t>& at,
-                                                    std::vector<store_view>* in_place) const {
-  std::vector<variable_slice> out;
-  out.reserve(ranges.size());
+void parameter_store::gather(const std::vector<slice_ref>& ranges, const std::vector<size_t>& at,
+                             std::vector<variable_slice>& out, std::vector<store_view>* in_place) const {
+  out.reserve(out.size() + ranges.size());
   for (size_t i = 0; i < ranges.size(); ++i) {
     auto& r = ranges[i];
     auto& p = parts_[at[i]];
@@ -342,7 +341,6 @@ std::vector<variable_slice> parameter_store::gather(const std::vector<slice_ref>
     gather_rows(p.values.data(), p.cols, from.data(), from.size(), rows.data());
     out.push_back({r.variable, r.offset, {std::move(rows)}, false, r.rows});
   }
-  return out;
 }
 
 caf::expected<push_reply> parameter_store::push(const push_request& req, std::vector<store_view>* in_place,
@@ -417,11 +415,7 @@ caf::expected<push_reply> parameter_store::push(const push_request& req, std::ve
       views_.encode(req.worker, slice, req.reply_topk, req.reply_precision);
   // The rows asked back: at fp32, as a pull's rows, after this update, so they hold it (left in
   // place where the values are: gathered where they are copied out)
-  const size_t first = out.values.size(), viewed_before = in_place ? in_place->size() : 0;
-  for (auto& slice : gather(req.reads, reads_at, in_place))
-    out.values.push_back(std::move(slice));
-  for (size_t v = viewed_before; in_place && v < in_place->size(); ++v)
-    (*in_place)[v].slice += first; // (gather numbers its own slices from 0)
+  gather(req.reads, reads_at, out.values, in_place);
   return out;
 }
 

@@ -158,10 +158,10 @@ private:
   // The part of each of req's ranges, or why worker req.worker may not read them.
   caf::expected<std::vector<size_t>> check_read(const pull_request& req) const;
   caf::expected<pull_reply> read(const pull_request& req, std::vector<store_view>* in_place = nullptr) const;
-  // The values of checked ranges, each from its part at[i] (a range with rows: those rows); with
-  // in_place, a range without rows as a view (its slice empty).
-  std::vector<variable_slice> gather(const std::vector<slice_ref>& ranges, const std::vector<size_t>& at,
-                                     std::vector<store_view>* in_place = nullptr) const;
+  // Appends the values of checked ranges to out, each from its part at[i] (a range with rows:
+  // those rows); with in_place, each as a view of the store (its slice empty).
+  void gather(const std::vector<slice_ref>& ranges, const std::vector<size_t>& at, std::vector<variable_slice>& out,
+              std::vector<store_view>* in_place = nullptr) const;
 
   enum class phase { empty, filling, ready };
   phase phase_ = phase::empty;
