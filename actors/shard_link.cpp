@@ -16,9 +16,11 @@
 #include <caf/io/middleman.hpp>
 #include <caf/sec.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/timespan.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -58,7 +60,7 @@ struct link_state {
   link_phase phase = link_phase::open;
   caf::error closed; // closing: the link's end, should the shard outlive the grace
   caf::actor_clock::time_point grace_until; // closing: when the shard's fate stops mattering
-  uint64_t ticks = 0;         // request-timeout intervals since the link began
+  uint64_t ticks = 0;         // tick intervals (tick_interval) since the link began
   stream_session_actor session;
   std::shared_ptr<stream_connection> conn;
   std::string tag;
@@ -144,17 +146,28 @@ void close(link_pointer self, caf::error why) {
   self->delayed_send(self, grace, tick_atom_v);
 }
 
-// Every request-timeout interval: an exchange begun before the previous tick has waited at least
-// one whole interval for its answer, and the stream is out of step (its late frames would wait
-// for ever), so the link ends as a request timeout would end it.
+// The link's exchanges are the deadline of a worker's pulls and pushes (the worker sets no timer
+// of its own on them: detail::shard_deadline), so it ticks ticks_per_deadline times per
+// cluster.request-timeout: an unanswered exchange fails between one and 1.25 timeouts after it
+// began.
+constexpr uint64_t ticks_per_deadline = 4;
+
+caf::timespan tick_interval(const shard_link_config& cfg) {
+  return std::max(caf::timespan{std::chrono::milliseconds(1)},
+                  caf::timespan{cfg.request_timeout} / static_cast<int64_t>(ticks_per_deadline));
+}
+
+// Every tick: an exchange begun ticks_per_deadline whole intervals ago (or more) has waited at
+// least cluster.request-timeout for its answer, and the stream is out of step (its late frames
+// would wait for ever), so the link ends as a request timeout would end it.
 void expire(link_pointer self) {
   auto& st = self->state;
   ++st.ticks;
-  if (st.pulls.any_late(st.ticks) || st.pushes.any_late(st.ticks))
+  if (st.pulls.any_late(st.ticks, ticks_per_deadline) || st.pushes.any_late(st.ticks, ticks_per_deadline))
     return end(self, caf::make_error(caf::sec::request_timeout,
                                      cat(st.tag, ": no answer within cluster.request-timeout (",
                                          st.cfg.request_timeout.count(), " ms)")));
-  self->delayed_send(self, st.cfg.request_timeout, tick_atom_v);
+  self->delayed_send(self, tick_interval(st.cfg), tick_atom_v);
 }
 
 // A new exchange; announces the reply's destinations now when their form is known.
@@ -393,7 +406,7 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
   }
   self->monitor(cfg.remote);
   self->monitor(st.session);
-  self->delayed_send(self, cfg.request_timeout, tick_atom_v);
+  self->delayed_send(self, tick_interval(cfg), tick_atom_v);
   self->set_down_handler([=](caf::down_msg& msg) {
     if (msg.source == self->state.cfg.remote.address())
       return end_with_shard(self, msg.reason);

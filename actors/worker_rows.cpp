@@ -64,7 +64,7 @@ void pull_from(worker_pointer self, uint32_t s, row_fetch_tag tag) {
   auto& st = self->state;
   auto req = pull_request::of(st.cfg.index, st.table->batches[tag.slot].exchange->pulls(s), st.plan.scope);
   auto epoch = st.ctl->requested(s);
-  self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, pull_atom_v, std::move(req))
+  self->request(st.cfg.shards[s], shard_deadline(self, s), pull_atom_v, std::move(req))
     .then(
       [=](const pull_reply& reply) {
         auto& st = self->state;

@@ -20,6 +20,14 @@ namespace actorps {
 
 using namespace detail;
 
+caf::duration detail::shard_deadline(worker_pointer self, uint32_t s) {
+  auto& st = self->state;
+  const auto& h = st.cfg.shards.at(s);
+  if (h && h.node() == self->home_system().node()) // (a link: shards live on other nodes)
+    return caf::duration{caf::infinite};
+  return caf::duration{st.cfg.cluster.request_timeout};
+}
+
 // With value-compression the worker keeps a mirror of its values: a delta slice is added to it,
 // a full one replaces it, and the mirror's range is uploaded.
 bool detail::upload(worker_pointer self, uint32_t s, const std::vector<variable_slice>& slices) {
@@ -69,7 +77,7 @@ void detail::send_pulls(worker_pointer self) {
   for (uint32_t s = 0; s < st.plan.shards; ++s)
     for (auto& req : st.pulls[s]) {
       auto epoch = st.ctl->requested(s);
-      self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, pull_atom_v, req)
+      self->request(st.cfg.shards[s], shard_deadline(self, s), pull_atom_v, req)
         .then(
           [=](const pull_reply& reply) {
             if (self->state.ctl->answers(s, epoch) && upload(self, s, reply.slices))
@@ -160,7 +168,7 @@ void detail::push_due(worker_pointer self, size_t floor) {
     }
     st.bytes_sent += payload_bytes(req.grads);
     auto epoch = st.ctl->requested(s);
-    self->request(st.cfg.shards[s], st.cfg.cluster.request_timeout, push_atom_v, std::move(req))
+    self->request(st.cfg.shards[s], shard_deadline(self, s), push_atom_v, std::move(req))
       .then(
         [=](const push_reply& reply) {
           auto& st = self->state;

@@ -15,6 +15,7 @@
 #include "data/batch_pipeline.hpp"
 #include "wire/gradient_encoder.hpp"
 
+#include <caf/duration.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -160,6 +161,12 @@ replica_control_config control_config(const worker_replica_config& cfg);
 void execute(worker_pointer self, replica_commands commands);
 
 // The exchange with the shards (worker_shards.cpp):
+/// The deadline of a pull or push to shard s: none of CAF's where the handle is this process's
+/// ShardLink (the link fails its exchanges unanswered after cluster.request-timeout itself and
+/// then ends, which the worker hears as shard s's down message), so a step sets no timer on CAF's
+/// clock thread (each request's timer woke that thread twice); cluster.request-timeout for a
+/// shard reached over BASP.
+caf::duration shard_deadline(worker_pointer self, uint32_t s);
 /// A request to shard s failed: the controller decides whether the worker survives it.
 void on_request_error(worker_pointer self, uint32_t s, caf::error err, const std::string& what);
 /// Pulls this worker's share of every shard (the first step, or a fresh start).

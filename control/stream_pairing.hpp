@@ -4,9 +4,9 @@
 // frames follow the message, awaiting them; complete once both are in. The stream carries a
 // message ahead of its frames, so frames that complete before their message, or a second
 // message, come only from a peer out of step (the stream should close). An exchange still
-// waiting two ticks after it began is late. The owner keeps what each exchange holds (Payload:
-// its promise, its tensors' destinations, its reply) here and carries out what the calls
-// return. Single-threaded.
+// waiting a whole deadline's ticks after it began is late. The owner keeps what each exchange
+// holds (Payload: its promise, its tensors' destinations, its reply) here and carries out what
+// the calls return. Single-threaded.
 #pragma once
 
 #include <cstdint>
@@ -85,11 +85,12 @@ public:
     return out;
   }
 
-  /// Whether an exchange begun at or before tick - 2 is still in flight (it has waited at least
-  /// one whole tick interval for its answer).
-  bool any_late(uint64_t tick) const {
+  /// Whether an exchange begun at or before tick - (per_deadline + 1) is still in flight: it has
+  /// waited at least `per_deadline` whole tick intervals for its answer (ticks a quarter of a
+  /// deadline apart, per_deadline 4: late between one deadline and 1.25 after it began).
+  bool any_late(uint64_t tick, uint64_t per_deadline = 1) const {
     for (const auto& [id, e] : entries_)
-      if (e.born + 1 < tick)
+      if (e.born + per_deadline < tick)
         return true;
     return false;
   }

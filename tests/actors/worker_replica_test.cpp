@@ -176,6 +176,34 @@ struct worker_fixture : actor_fixture {
 
 BOOST_FIXTURE_TEST_SUITE(worker_replica, worker_fixture)
 
+// A shard handle in the worker's own process is its ShardLink (the shards live on other nodes),
+// which keeps the deadline of every exchange itself: the worker's pulls and pushes to it set no
+// timer on CAF's clock (each timer woke the clock's thread twice a request). The test's shard
+// stands where the link would.
+BOOST_AUTO_TEST_CASE(pulls_and_pushes_to_a_link_in_its_own_process_set_no_request_timer) {
+  auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}, int64_t{-1}));
+  auto worker = keep(make_worker_replica(*sys, config(chief), false));
+  (*self)->monitor(worker);
+  sched->run(); // (registered: its request to the chief carried cluster.request-timeout)
+  const auto me = caf::actor_cast<caf::strong_actor_ptr>(worker);
+  auto timers = [&] {
+    size_t n = 0;
+    for (auto& [due, e] : sched->clock().schedule())
+      if (e->subtype == caf::detail::simple_actor_clock::request_timeout_type
+          && static_cast<caf::detail::simple_actor_clock::request_timeout&>(*e).self == me)
+        ++n;
+    return n;
+  };
+  const size_t registered = timers(); // (CAF's test clock keeps a request's timer past its answer)
+  (*self)->send(worker, start_atom_v);
+  size_t most = registered;
+  while (log->steps < 20 && sched->try_run_once()) // (until the stub chief stops it: leaving asks the chief)
+    most = std::max(most, timers());
+  sched->run();
+  BOOST_TEST(log->steps >= 20);
+  BOOST_TEST(most == registered);
+}
+
 BOOST_AUTO_TEST_CASE(registers_trains_against_the_shard_and_stops_cleanly) {
   auto chief = keep(sys->spawn(stub_chief, plan, log, int64_t{20}, int64_t{-1}));
   auto worker = keep(make_worker_replica(*sys, config(chief), false));

@@ -1,7 +1,7 @@
 // Tests of control/stream_pairing: an exchange completes once its message and (where frames
 // follow) its frames are in, in that order, and only once; frames ahead of their message and a
-// second message are out of order; answers for ids not in flight are unknown; an exchange two
-// ticks old is late; seeded runs of many exchanges, their events interleaved at random in the
+// second message are out of order; answers for ids not in flight are unknown; an exchange a
+// deadline's ticks old is late; seeded runs of many exchanges, their events interleaved at random in the
 // stream's order, complete each exactly once with its own payload.
 #include "control/stream_pairing.hpp"
 
@@ -54,6 +54,20 @@ BOOST_AUTO_TEST_CASE(exchanges_two_ticks_old_are_late_and_a_closed_stream_ends_a
   auto all = p.take_all();
   BOOST_TEST((all == std::vector<int>{20, 30}));
   BOOST_TEST(p.size() == 0u);
+}
+
+// Ticks a quarter of a deadline apart (a ShardLink's): an exchange is late once it has waited
+// four whole intervals, so between one deadline and 1.25 of it after it began.
+BOOST_AUTO_TEST_CASE(with_four_ticks_a_deadline_an_exchange_is_late_after_four_whole_intervals) {
+  actorps::stream_pairing<int> p;
+  p.begin(1, 10, 3); // (begun after tick 3)
+  for (uint64_t t = 4; t <= 7; ++t)
+    BOOST_TEST(!p.any_late(t, 4), "tick " << t);
+  BOOST_TEST(p.any_late(8, 4)); // ticks 4 to 8: four whole intervals
+  BOOST_TEST(!p.any_late(4)); // (one tick a deadline: late from tick 5)
+  BOOST_TEST(p.any_late(5));
+  p.take(1);
+  BOOST_TEST(!p.any_late(8, 4));
 }
 
 // Seeded: 200 exchanges, begun in id order; each gets its message and, for some, frames behind
