@@ -22,6 +22,7 @@
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -103,13 +104,17 @@ resource_container_actor spawn_shard(caf::actor_system& sys, const cluster_setti
 // Reaches a restarted peer at `at`, retrying for cluster.connect-timeout. For a moment after a
 // loss CAF's middleman may still hand back its proxy of the lost process (same host:port; a
 // request to it is never answered): a handle on the node last seen is not the restart, so it
-// waits and asks again until another node answers.
+// waits and asks again until another node answers -- or, given `answers` (and the `peer`'s name
+// for the log), until the lost process itself answers again: it had stalled (frozen, suspended
+// by a scheduler, swapped out) for longer than its peers' deadlines, and is back, not gone.
 template <class Handle>
 std::function<caf::expected<Handle>()> restart_connector(caf::actor_system& sys, const cluster_settings& cluster,
                                                          endpoint at, std::string who, std::string what,
-                                                         caf::node_id lost) {
+                                                         caf::node_id lost,
+                                                         std::function<bool(const Handle&)> answers = nullptr,
+                                                         std::string peer = {}) {
   auto last = std::make_shared<caf::node_id>(std::move(lost));
-  return [&sys, cluster, at, who, what, last]() -> caf::expected<Handle> {
+  return [&sys, cluster, at, who, what, last, answers, peer]() -> caf::expected<Handle> {
     auto deadline = std::chrono::steady_clock::now() + cluster.connect_timeout;
     for (bool said = false;; said = true) {
       auto hdl = connect_to<Handle>(sys, at, who, what, cluster.connect_timeout, cluster.tls, false);
@@ -118,24 +123,47 @@ std::function<caf::expected<Handle>()> restart_connector(caf::actor_system& sys,
           *last = hdl->node();
         return hdl;
       }
+      if (answers && answers(*hdl))
+        return hdl;
       if (std::chrono::steady_clock::now() >= deadline)
         return caf::make_error(errc::peer_unreachable, cat(what, " at ", at.str(),
                                                            " still answered as the lost process at cluster.connect-timeout"));
       if (!said)
-        log_line(who, cat("the connection to the lost ", what, " is still open; waiting for the new process"));
+        log_line(who, answers ? cat(peer, "'s lost process does not answer (frozen, or gone with its connection still "
+                                    "open); waiting for it to answer or for a new process")
+                              : cat("the connection to the lost ", what, " is still open; waiting for the new process"));
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   };
 }
 
-// Reaches restarted shard s at its cluster.ps address (see restart_connector).
+// Whether shard s's lost process answers again (a stats request within min(request-timeout, 2 s):
+// any answer of the process, a refusal too; not CAF's own failure to deliver or to hear back),
+// saying so.
+bool shard_answers_again(caf::actor_system& sys, const cluster_settings& cluster, const std::string& who, uint32_t s,
+                         const parameter_shard_actor& hdl) {
+  caf::scoped_actor self{sys};
+  bool answered = false;
+  const auto within = std::min<std::chrono::milliseconds>(cluster.request_timeout, std::chrono::seconds(2));
+  self->request(hdl, within, stats_atom_v)
+    .receive([&](const shard_stats&) { answered = true; },
+             [&](const caf::error& err) { answered = err.category() != caf::atom("system"); });
+  if (answered)
+    log_line(who, cat("shard ", s, " answers again as the same process (it had stalled, not restarted): going on with it"));
+  return answered;
+}
+
+// Reaches restarted shard s at its cluster.ps address, or its lost process once it answers again
+// (see restart_connector).
 std::function<caf::expected<parameter_shard_actor>(uint32_t)>
 shard_reconnector(caf::actor_system& sys, const cluster_settings& cluster, const std::string& who,
                   const std::vector<parameter_shard_actor>& shards) {
   auto each = std::make_shared<std::vector<std::function<caf::expected<parameter_shard_actor>()>>>();
   for (uint32_t s = 0; s < shards.size(); ++s)
-    each->push_back(restart_connector<parameter_shard_actor>(sys, cluster, cluster.ps[s], who,
-                                                             cat("restarted shard ", s), shards[s].node()));
+    each->push_back(restart_connector<parameter_shard_actor>(
+      sys, cluster, cluster.ps[s], who, cat("restarted shard ", s), shards[s].node(),
+      [&sys, cluster, who, s](const parameter_shard_actor& hdl) { return shard_answers_again(sys, cluster, who, s, hdl); },
+      cat("shard ", s)));
   return [each](uint32_t s) { return (*each)[s](); };
 }
 
