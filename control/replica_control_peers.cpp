@@ -91,6 +91,10 @@ replica_commands replica_control::shards_reconnected() {
 replica_commands replica_control::after_recovery() {
   if (phase_ == replica_phase::stopping)
     return finish_if_idle();
+  if (phase_ == replica_phase::awaiting_grant && round_.at == stage::none) { // started while a shard was
+    round_.at = stage::pulls; // reached again: fresh values now, for the grant to begin a step on
+    return {replica_command{replica_command::kind::pull}};
+  }
   if (phase_ != replica_phase::in_round && phase_ != replica_phase::recovering)
     return {}; // (paused or not started: the start pulls)
   phase_ = replica_phase::recovering;

@@ -450,6 +450,31 @@ BOOST_AUTO_TEST_CASE(a_step_completed_while_the_chief_is_down_is_not_reported_to
   BOOST_TEST(reported == (std::vector<int64_t>{0, 0, 3})); // (not 3 after two: step 0 counted twice)
 }
 
+// Found by the simulator (async, seed 1069 of --shard-freezes, with a table and a chief restart):
+// a worker paused for its restarting chief lost a shard (its link's deadline passed: the shard was
+// frozen) and was still reaching it again when the restarted chief started it with no steps yet.
+// The start pulled nothing (a round in flight goes on by itself), the shard was reached after,
+// and the grant then began a step on the values from before the pause, missing the worker's own
+// last update. A started worker waiting for its grant pulls afresh once its lost shards are back.
+BOOST_AUTO_TEST_CASE(a_shard_reached_again_after_the_start_is_pulled_afresh_before_the_grants_step) {
+  controller ctl(config());
+  auto t = first_pushes(ctl); // a push in flight when the chief goes
+  ctl.chief_down("the chief went down (killed)");
+  BOOST_REQUIRE(ctl.answers(0, t.e0));
+  ctl.pushed(0, 1, 1, false);
+  BOOST_REQUIRE(ctl.answers(1, t.e1)); // shard 1's push fails at its link's deadline: the link ends
+  ctl.request_failed(1, request_failure::lost, errc::peer_unreachable, "shard 1: no answer within cluster.request-timeout");
+  BOOST_TEST(has(ctl.shard_down(1, "shard 1's link ended"), kind::reconnect_shards));
+  ctl.chief_reconnected(t0 + 5s);
+  ctl.registered(0, true, 2); // the restart has no steps for it yet
+  BOOST_TEST(!has(ctl.start(), kind::pull)); // (shard 1 is being reached)
+  BOOST_TEST(ctl.phase() == phase::awaiting_grant);
+  BOOST_TEST(has(ctl.shards_reconnected(), kind::pull));
+  BOOST_TEST(!has(ctl.granted(1), kind::compute)); // (the values first)
+  BOOST_TEST(has(answer_pull(ctl, 2), kind::compute));
+  BOOST_TEST(ctl.base_version(1) == 2u);
+}
+
 BOOST_AUTO_TEST_CASE(a_round_in_flight_across_a_restart_goes_on_when_started) {
   controller ctl(config());
   start(ctl);
