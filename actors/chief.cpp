@@ -120,7 +120,7 @@ namespace {
 
 // Reports a failed op to the controller (which drops it, skips it, or fails the run).
 failed_fn op_failed(chief_pointer self, uint64_t op, errc code = errc::peer_unreachable) {
-  return [=](std::string why) { execute(self, self->state.ctl->failed(op, code, why)); };
+  return [=](std::string why) { execute(self, self->state.ctl->failed(op, code, why, self->clock().now())); };
 }
 
 // Reads every shard's counters (the metrics row's fields), then pulls the model into the

@@ -251,7 +251,13 @@ public:
   /// restore takes the setup's place.
   run_commands setup_failed(uint32_t s, errc code, const std::string& what);
   /// An evaluate, save, finish, setup or restore failed (`op` 0: no op, e.g. a setup or restore).
-  run_commands failed(uint64_t op, errc code, const std::string& what);
+  /// A periodic evaluation while training is skipped, logged, and training goes on (its reads
+  /// waited past cluster.request-timeout on a shard that stalled -- frozen, suspended, swapped
+  /// out -- and may answer the next one; a stop the evaluation was to take is taken at `now`),
+  /// up to max_failed_evaluations in a row; the final evaluation's failure fails the run.
+  run_commands failed(uint64_t op, errc code, const std::string& what, run_time now = run_time{});
+  /// Periodic evaluations that may fail in a row before the run fails with the last one's error.
+  static constexpr int max_failed_evaluations = 3;
   /// The evaluation `op` ended; `improved`: a new best validation loss.
   run_commands evaluated(uint64_t op, bool improved, run_time now);
   /// The save `op` ended (written, or failed and logged by the actor).
@@ -335,6 +341,7 @@ private:
   int64_t examples_ = 0;
   int64_t workers_lost_ = 0;
   loss_mean eval_loss_; ///< the training loss reported since the previous evaluation
+  int failed_evaluations_ = 0; ///< periodic evaluations failed in a row (failed())
   progress_lines lines_;
   double next_eval_epoch_ = 1.0;
   int64_t next_eval_step_ = 0;

@@ -104,6 +104,7 @@ run_commands run_control::evaluated(uint64_t op, bool improved, run_time now) {
   if (!flight_.evaluation || *flight_.evaluation != op)
     return out;
   flight_.evaluation.reset();
+  failed_evaluations_ = 0;
   if (phase_ != run_phase::training)
     return out;
   if (improved && cfg_.checkpoints)
@@ -205,7 +206,7 @@ run_commands run_control::finished(uint64_t op) {
   return out;
 }
 
-run_commands run_control::failed(uint64_t op, errc code, const std::string& what) {
+run_commands run_control::failed(uint64_t op, errc code, const std::string& what, run_time now) {
   run_commands out;
   if (op != 0 && !wanted(op))
     return out; // abandoned: a shard it waited on went down
@@ -215,6 +216,14 @@ run_commands run_control::failed(uint64_t op, errc code, const std::string& what
                               " (a failed save leaves the checkpoints before it as they were)")));
     auto more = saved(op); // the same next move as a save that went through
     out.insert(out.end(), more.begin(), more.end());
+    return out;
+  }
+  if (flight_.evaluation && *flight_.evaluation == op && phase_ == run_phase::training
+      && ++failed_evaluations_ < max_failed_evaluations) {
+    flight_.evaluation.reset();
+    out.push_back(run_command::log(cat("evaluation at step ", steps_, " failed: ", what, "; skipped, training goes on (",
+                                       failed_evaluations_, " in a row; ", max_failed_evaluations, " fail the run)")));
+    check_stop(now, out); // (one that reached the step limit was to take the stop)
     return out;
   }
   if (op != 0 && restoring_any()) { // the shards' answers are lost while one is restored
