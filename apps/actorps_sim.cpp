@@ -24,9 +24,11 @@ const char* usage =
   "                   [--step-timeout-us T] [--request-timeout-us T] [--checkpoint-every N] [--elastic]\n"
   "                   [--eval-every N] [--eval-time-us T]\n"
   "                   [--train-rows N] [--lease-rows N]\n"
-  "                   [--in-graph] [--shard-crashes] [--storage-faults] [--scopes] [--kept V0,V1,...]\n"
+  "                   [--in-graph] [--shard-crashes] [--storage-faults] [--shard-freezes] [--links]\n"
+  "                   [--scopes] [--kept V0,V1,...]\n"
   "                   [--overlap-steps 0|1] [--table] [--rows-with-push]\n"
-  "                   [--fault crash|freeze|slow|crash-chief|crash-shard|sigterm-chief|sigterm-shard|corrupt-checkpoint|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
+  "                   [--fault crash|freeze|slow|crash-chief|crash-shard|freeze-shard|sigterm-chief|sigterm-shard|\n"
+  "                            corrupt-checkpoint|leave|join|partition:NODE@TIME(+DURATION|xFACTOR)]...\n"
   "                   [--transcript] [--quiet]\n"
   "Draws COUNT scenarios from seeds N, N+1, ... (the shape, limits and faults from each seed);\n"
   "any shape option or --fault replaces what the seed drew. Prints one line per run (--quiet:\n"
@@ -38,6 +40,11 @@ const char* usage =
   "--shard-crashes: the seeds also draw shards killed and restored from the chief's checkpoint.\n"
   "--storage-faults: the seeds also draw damaged checkpoints (missing, truncated, failing their\n"
   "checksum): a restart restores the newest that verifies, or fails by name when none does.\n"
+  "--shard-freezes (not model-parallel or in-graph): the seeds also draw shard processes frozen\n"
+  "(SIGSTOP) for up to 3 request timeouts, and the workers reach the shards through links (as\n"
+  "--links): an exchange's deadline ends the worker's link, failing its requests to that shard;\n"
+  "the worker reaches the shard again, the same process once it wakes.\n"
+  "--links: a request's deadline is its link's (the tensor stream's ShardLink), not CAF's timer.\n"
   "--scopes: each run, then a session in the same scope (twice the max-steps) attaching to the\n"
   "variables the shards kept (--kept: the versions it attaches at, as its replay names them).\n"
   "--overlap-steps 1 (async, ssp): workers compute the next step while a step's exchange travels\n"
@@ -62,6 +69,8 @@ struct options {
   bool in_graph = false; // --in-graph: every run in-graph (sync)
   bool shard_crashes = false; // --shard-crashes: the seeds draw shard kills too
   bool storage_faults = false; // --storage-faults: the seeds draw damaged checkpoints too
+  bool shard_freezes = false; // --shard-freezes: the seeds draw frozen shards too (over links)
+  bool links = false;         // --links: the workers reach the shards through links (a deadline ends one)
   int overlap_steps = 0;      // --overlap-steps: cluster.overlap-steps of every (async) run
   bool table = false;         // --table: every run trains an embedding table (its rows pulled per step)
   bool rows_with_push = false; // --rows-with-push: (async, --table) the rows asked back with each push
@@ -121,8 +130,10 @@ fault parse_fault(const std::string& text) {
     f.what = fault::kind::sigterm_shard;
   else if (kind == "corrupt-checkpoint")
     f.what = fault::kind::corrupt_checkpoint;
+  else if (kind == "freeze-shard")
+    f.what = fault::kind::freeze_shard;
   else
-    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze, slow, crash-chief, crash-shard, sigterm-chief, sigterm-shard, corrupt-checkpoint, leave, join or partition)"));
+    bad(cat("--fault: unknown kind \"", kind, "\" (crash, freeze, slow, crash-chief, crash-shard, freeze-shard, sigterm-chief, sigterm-shard, corrupt-checkpoint, leave, join or partition)"));
   f.node = static_cast<uint32_t>(number("--fault node", text.substr(colon + 1, atsign - colon - 1).c_str(), 0));
   auto rest = text.substr(atsign + 1);
   auto sep = rest.find_first_of("+x");
@@ -217,6 +228,10 @@ options parse(int argc, char** argv) {
       o.shard_crashes = true;
     } else if (flag == "--storage-faults") {
       o.storage_faults = true;
+    } else if (flag == "--shard-freezes") {
+      o.shard_freezes = true;
+    } else if (flag == "--links") {
+      o.links = true;
     } else if (flag == "--overlap-steps") {
       o.overlap_steps = static_cast<int>(number(flag, value(), 0));
       if (o.overlap_steps > 1)
@@ -253,7 +268,9 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
     bad("--elastic jobs are data-parallel (as cluster.elastic refuses model-parallel)");
   if (in_graph && kind.mode != train_mode::sync)
     bad("--in-graph steps are synchronous (--mode sync or in-graph)");
-  auto sc = scenario_for(seed, kind.mode, draw{o.size, elastic, in_graph, o.shard_crashes, o.storage_faults});
+  auto sc = scenario_for(seed, kind.mode, draw{o.size, elastic, in_graph, o.shard_crashes, o.storage_faults, false,
+                                               o.shard_freezes});
+  sc.links = sc.links || o.links;
   sc.elastic = elastic;
   sc.in_graph = in_graph;
   if (o.overlap_steps > 0 && ((kind.mode != train_mode::async && kind.mode != train_mode::ssp) || elastic || in_graph))
@@ -312,7 +329,8 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
     sc.kept = *o.kept;
   }
   for (auto& f : sc.faults) {
-    if (f.what == fault::kind::crash_shard || f.what == fault::kind::sigterm_shard ? f.node >= sc.shards
+    if (f.what == fault::kind::crash_shard || f.what == fault::kind::sigterm_shard || f.what == fault::kind::freeze_shard
+          ? f.node >= sc.shards
                                            : f.what != fault::kind::crash_chief && f.what != fault::kind::sigterm_chief
                                                && f.what != fault::kind::join_worker
                                                && f.what != fault::kind::corrupt_checkpoint && f.node >= sc.workers)

@@ -3,7 +3,8 @@
 # (async, sync and ssp) and in-graph (sync) jobs, without and with shard kills (--shard-crashes),
 # with shard kills and damaged checkpoints (--storage-faults),
 # overlapped steps in async and ssp (cluster.overlap-steps; a third of the async seeds with a
-# table, its rows asked back), also with shard kills in async,
+# table, its rows asked back), also with shard kills in async, shards frozen past the request
+# timeout with the workers over links (--shard-freezes), also with shard kills,
 # model-parallel groups, and scopes (a session, then one attaching to the scope it kept: two
 # runs a seed), small clusters with a large one every 50th seed; prints simulated events per
 # second. Exit 1 on the first invariant broken (its transcript and replay
@@ -18,7 +19,8 @@ sim=build/bin/actorps-sim
 kinds=(async sync ssp elastic elastic-sync elastic-ssp in-graph model-parallel scopes-async scopes-sync scopes-ssp
        async+shards sync+shards ssp+shards elastic+shards elastic-sync+shards elastic-ssp+shards in-graph+shards
        async+storage sync+storage ssp+storage in-graph+storage model-parallel+storage
-       async+overlap ssp+overlap async+shards+overlap)
+       async+overlap ssp+overlap async+shards+overlap
+       async+freezes sync+freezes ssp+freezes async+shards+freezes)
 per_mode=$(( runs / ${#kinds[@]} ))
 large=$(( per_mode / 50 ))
 small=$(( per_mode - large ))
@@ -38,6 +40,8 @@ for scale in small large; do
     [[ $kind == *+storage ]] && args+=(--shard-crashes --storage-faults)
     [[ $kind == *+overlap ]] && args=(--mode "${kind%%+*}" --overlap-steps 1)
     [[ $kind == *+shards+overlap ]] && args+=(--shard-crashes)
+    [[ $kind == *+freezes ]] && args=(--mode "${kind%%+*}" --shard-freezes)
+    [[ $kind == *+shards+freezes ]] && args+=(--shard-crashes)
     out=$("$sim" "${args[@]}" --scale "$scale" --seed "$first" --seeds "$count" --quiet) || status=1
     grep '^seed' <<<"$out" || true   # each violation's line (its transcript: rerun that seed)
     printf '%-6s %-22s %s\n' "$scale" "$kind" "$(tail -1 <<<"$out")"

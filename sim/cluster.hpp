@@ -46,6 +46,7 @@ struct outcome {
   int64_t epochs = 0;                  ///< elastic: epochs the chief's ledger closed (each example once)
   int64_t attached = -1;               ///< the global step the first chief continued at from kept variables
   uint64_t slice_parts = 0;            ///< model-parallel: layer parts the slices received (not stop notices)
+  uint64_t links_ended = 0;            ///< links: a worker's link ended at an exchange's deadline
 };
 
 /// A worker's request to a shard: the shard's epoch at the worker (replica_control::requested)
@@ -172,6 +173,7 @@ private:
   void fetch_failed(uint32_t j, size_t slot, uint64_t fetch);
   /// A shard went down: every fetch of worker j out fails.
   void fetches_failed(uint32_t j);
+  void link_expired(uint32_t j, uint32_t s);
   /// What a failed fetch says: worker j's step is given up where it says abandon.
   void abandon_if(uint32_t j, row_fetch::next next);
   void shard_serve_rows(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step);
@@ -264,6 +266,7 @@ private:
   int64_t pushes_timed_out_ = 0; // pushes the shard may have applied, their rounds dropped
   bool unreported_ = false;      // the chief finished without a final report (cluster.request-timeout passed)
   uint32_t silenced_ = 0; // ssp: workers let go for silence (they re-enter at the slowest count)
+  uint32_t unlinked_ = 0; // workers let go as their link's stream closed (ssp: likewise)
   vtime last_fault_heals_ = 0;
 };
 

@@ -35,9 +35,16 @@ struct cluster::worker_node {
   uint64_t chief = 1; ///< the chief process it is connected to (its loss is noticed only then)
   uint64_t known = 0; ///< the incarnation the chief registered last: its messages go to that process
   std::vector<uint64_t> shards; ///< per shard: the process it is connected to (reached again after a loss)
+  std::vector<uint64_t> links;  ///< per shard: its link's generation (links: a new one each time it is reached)
   uint64_t requests = 0;        ///< request ids handed out
-  /// Requests not answered yet (reply, failure or timeout): id -> (shard, the epoch it was sent at).
-  std::map<uint64_t, std::pair<uint32_t, uint64_t>> open;
+  /// Requests not answered yet (reply, failure or timeout): id -> (shard, the epoch it was sent
+  /// at, whether it is a push).
+  struct open_request {
+    uint32_t shard;
+    uint64_t epoch;
+    bool push;
+  };
+  std::map<uint64_t, open_request> open;
   vtime frozen_until = 0;
   double slow = 1.0;
   int64_t rounds = 0; ///< push rounds it began
@@ -60,6 +67,7 @@ struct cluster::shard_node {
   bool noticed = false;     ///< a chief learned of its last loss (not one killed after the chief quit)
   uint64_t chief_seen = 0;  ///< the chief process connected to this process (its loss reaches only it)
   uint64_t version_at_crash = 0; ///< its version when it was last killed
+  vtime frozen_until = 0;        ///< stopped (freeze_shard) until then: what reaches it waits
   uint64_t version = 0;
   using held = held_reply;
   std::optional<sync_session<held>> sync; // the SyncAggregator's session: the rule, contributors, step clock

@@ -15,13 +15,17 @@ namespace actorps::sim {
 // a worker is connected to): lost when that process is gone.
 void cluster::to_shard(uint32_t from, uint32_t s, std::function<void()> fn, std::function<void()> lost,
                        uint64_t incarnation) {
-  send(from, shard_id(s), [this, s, inc = incarnation > 0 ? incarnation : shards_[s]->incarnation, fn = std::move(fn),
-                           lost = std::move(lost)] {
+  auto deliver = std::make_shared<std::function<void()>>();
+  *deliver = [this, s, inc = incarnation > 0 ? incarnation : shards_[s]->incarnation, fn = std::move(fn),
+              lost = std::move(lost), deliver] {
+    if (shards_[s]->alive && shards_[s]->incarnation == inc && now_ < shards_[s]->frozen_until)
+      return at(shards_[s]->frozen_until, *deliver); // (a stopped process reads nothing: in order once it wakes)
     if (shards_[s]->alive && shards_[s]->incarnation == inc)
       fn();
     else if (lost)
       lost(); // (the connection is gone: the request fails)
-  });
+  };
+  send(from, shard_id(s), *deliver);
 }
 
 // Shard s, restarted after a kill, set up again at `version` (the checkpoint's values; sync and ssp
@@ -213,6 +217,8 @@ void cluster::shard_arm_step_clock(uint32_t s, vtime after) {
     auto& sh = *shards_[s];
     if (!sh.alive || sh.incarnation != inc || !sh.sync || over_)
       return;
+    if (now_ < sh.frozen_until) // (a stopped process's clock ticks once it wakes)
+      return shard_arm_step_clock(s, sh.frozen_until - now_);
     const auto step = sh.sync->rule().step();
     auto t = sh.sync->tick(clock());
     if (t.again)
@@ -258,10 +264,10 @@ void cluster::shard_ssp_released(uint32_t s, ssp_session<held_reply>::released o
 }
 
 // A worker released by an ssp shard starts its next step: at most `staleness` steps ahead of
-// the slowest worker this shard still counts (checked while no worker ever crashed: a restarted
-// worker enters at the slowest count by the rule's own convention).
+// the slowest worker this shard still counts (checked while no worker ever crashed, fell silent
+// or lost its link: one back enters at the slowest count by the rule's own convention).
 void cluster::check_ssp(uint32_t s, uint32_t j) {
-  if (crashes_ > 0 || silenced_ > 0 || shard_crashes_ > 0) // (a restored ssp rule forgets the counts)
+  if (crashes_ > 0 || silenced_ > 0 || unlinked_ > 0 || shard_crashes_ > 0) // (a restored ssp rule forgets the counts)
     return;
   auto& sh = *shards_[s];
   int64_t slowest = INT64_MAX;
@@ -298,6 +304,14 @@ void cluster::inject(const fault& f) {
       log(who, cat("frozen for ", stamp(f.duration)));
       w.frozen_until = std::max(w.frozen_until, now_ + f.duration);
       break;
+    case fault::kind::freeze_shard: {
+      auto& sh = *shards_[f.node];
+      if (!sh.alive)
+        return;
+      log(cat("shard ", f.node), cat("frozen for ", stamp(f.duration)));
+      sh.frozen_until = std::max(sh.frozen_until, now_ + f.duration);
+      break;
+    }
     case fault::kind::slow_worker:
       log(who, cat("computes ", f.factor, "x slower"));
       w.slow = f.factor;

@@ -20,7 +20,10 @@ void cluster::start_worker(uint32_t j) {
   c.max_steps = j < rc_.worker_budgets.size() ? rc_.worker_budgets[j] : sc_.max_steps; // (epochs: its own)
   c.report_every = sc_.report_every;
   c.chief_recoverable = true; // (its restart is reached again: the fault drills' chief case)
-  c.shards_recoverable = sc_.checkpoint_every > 0 && sc_.slices == 1; // (and a shard's: the shard case)
+  // (and a shard's: the shard case; over links also a shard whose deadline passed, reached again
+  // as the same process, as actors/worker_setup's reconnect_shard always allows; the chief's
+  // restore decides about a shard lost for good)
+  c.shards_recoverable = (sc_.checkpoint_every > 0 || sc_.links) && sc_.slices == 1;
   c.speaks_for_group = j % sc_.slices == 0; // (model-parallel: every slice computes the same loss)
   c.startup_timeout = std::chrono::hours(1);
   c.leased = sc_.elastic;
@@ -37,6 +40,7 @@ void cluster::start_worker(uint32_t j) {
   if (sc_.slices > 1) // (made with the process, as the actor's: a faster slice's parts may come first)
     make_slice(j);
   w.shards.clear(); // its node connects to the shard processes running now
+  w.links.assign(sc_.shards, 0);
   for (auto& sh : shards_)
     w.shards.push_back(sh->incarnation);
   w.alive = true;
@@ -233,9 +237,9 @@ void cluster::wind_down() {
       if (!shards_[s]->alive || w.shards[s] != shards_[s]->incarnation)
         continue; // (a killed process: its loss is on its way to the worker already)
       std::deque<input> from;
-      for (const auto& [id, at] : w.open)
-        if (at.first == s)
-          from.push_back([&w, s, epoch = at.second] {
+      for (const auto& [id, o] : w.open)
+        if (o.shard == s)
+          from.push_back([&w, s, epoch = o.epoch] {
             return w.ctl->answers(s, epoch) ? w.ctl->request_failed(s, request_failure::lost, errc::peer_unreachable,
                                                                     cat("shard ", s, ": the connection closed"))
                                             : replica_commands{};
@@ -265,12 +269,21 @@ void cluster::wind_down() {
 
 // A request of worker j to shard s goes out: counted by its controller, answered once -- by the
 // shard's reply or failure, or by cluster.request-timeout (CAF's request: then the late reply
-// is dropped). The timer fires on the worker's process (a frozen one handles it when it thaws).
+// is dropped; with links, the link's deadline: link_expired). The timer fires on the worker's
+// process (a frozen one handles it when it thaws).
 request_tag cluster::open_request(uint32_t j, uint32_t s, bool push) {
   auto& w = *workers_[j];
   const request_tag tag{w.ctl->requested(s), ++w.requests, push};
-  w.open.emplace(tag.id, std::make_pair(s, tag.epoch));
-  if (sc_.request_timeout > 0)
+  w.open.emplace(tag.id, worker_node::open_request{s, tag.epoch, push});
+  if (sc_.request_timeout > 0 && sc_.links) // (its link ticks a quarter of the timeout apart)
+    at(now_ + sc_.request_timeout + static_cast<vtime>(rng_.below(static_cast<uint64_t>(sc_.request_timeout / 4) + 1)),
+       [this, j, s, tag, inc = w.incarnation, link = w.links[s]] {
+         to_worker(worker_id(j), j, inc, [this, j, s, tag, link](worker_node& w) {
+           if (w.open.count(tag.id) > 0 && w.links[s] == link) // (an ended link's exchanges ended with it)
+             link_expired(j, s);
+         });
+       });
+  else if (sc_.request_timeout > 0)
     at(now_ + sc_.request_timeout, [this, j, s, tag, inc = w.incarnation] {
       to_worker(worker_id(j), j, inc, [this, j, s, tag](worker_node& w) {
         if (!answered(w, s, tag))
@@ -283,6 +296,46 @@ request_tag cluster::open_request(uint32_t j, uint32_t s, bool push) {
       });
     });
   return tag;
+}
+
+// Worker j's link to shard s ends at an exchange's deadline (links): every request of j to s
+// fails as a lost connection (the link fails its exchanges with request_receiver_down), then
+// shard s is down for j (the link's end), which reaches it again: the same process once it
+// answers (reach_shards). A push given up may still be applied by the shard (a frozen one, when
+// it wakes): its round is no step.
+void cluster::link_expired(uint32_t j, uint32_t s) {
+  auto& w = *workers_[j];
+  std::vector<std::pair<uint64_t, worker_node::open_request>> failing;
+  for (const auto& [id, o] : w.open)
+    if (o.shard == s)
+      failing.emplace_back(id, o);
+  log(cat("worker ", j), cat("its link to shard ", s, " ends: no answer within cluster.request-timeout (",
+                             failing.size(), " requests)"));
+  ++w.links[s];
+  ++out_.links_ended;
+  for (const auto& [id, o] : failing) {
+    if (!w.alive || w.open.erase(id) == 0 || !w.ctl->answers(s, o.epoch))
+      continue;
+    pushes_timed_out_ += o.push ? 1 : 0;
+    worker_execute(j, w.ctl->request_failed(s, request_failure::lost, errc::peer_unreachable,
+                                            cat("shard ", s, ": no answer within cluster.request-timeout")));
+  }
+  // The link's stream closes: the shard's session for it ends after what the stream carried (a
+  // frozen shard reads it all when it wakes), and the shard's aggregator stops waiting for j
+  // (the session pushed as j: its held gradient leaves with it).
+  if (!w.alive) // (gone: its loss reached every shard)
+    return;
+  const uint64_t inc = w.incarnation;
+  if (shards_[s]->seen[j] == inc)
+    to_shard(worker_id(j), s, [this, s, j, inc] {
+      if (shards_[s]->seen[j] == inc) {
+        ++unlinked_;
+        shard_lose(s, j);
+      }
+    }, nullptr, w.shards[s]);
+  worker_execute(j, w.ctl->shard_down(s, cat("shard ", s, "'s link ended (no answer within cluster.request-timeout)")));
+  if (w.alive)
+    fetches_failed(j); // (rows asked of it never come)
 }
 
 // Whether this answer is the request's first (then the controller takes it).
@@ -303,18 +356,21 @@ std::function<void()> cluster::request_lost(uint32_t s, uint32_t j, uint64_t inc
   };
 }
 
-// A worker reaching restarted shards (the node retries their addresses until they answer).
+// A worker reaching restarted shards (the node retries their addresses until they answer), or a
+// frozen one's process once it wakes (links: its connector probes the lost process too).
 void cluster::reach_shards(uint32_t j, uint64_t inc, std::vector<uint32_t> lost) {
   at(now_ + 10 * sc_.latency, [this, j, inc, lost] {
     auto& w = *workers_[j];
     if (!w.alive || w.incarnation != inc || over_)
       return;
     for (auto s : lost)
-      if (!shards_[s]->alive)
+      if (!shards_[s]->alive || now_ < shards_[s]->frozen_until) // (a frozen process answers once it wakes)
         return reach_shards(j, inc, lost);
     to_worker(worker_id(j), j, inc, [this, j, lost](worker_node& w) {
-      for (auto s : lost) // (its requests go to the restarted processes from now on)
+      for (auto s : lost) { // (its requests go to the restarted processes from now on, over new links)
         w.shards[s] = shards_[s]->incarnation;
+        ++w.links[s];
+      }
       worker_execute(j, w.ctl->shards_reconnected());
     });
   });

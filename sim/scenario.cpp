@@ -33,6 +33,8 @@ const char* to_string(fault::kind k) {
       return "partition";
     case fault::kind::corrupt_checkpoint:
       return "corrupt-checkpoint";
+    case fault::kind::freeze_shard:
+      return "freeze-shard";
     case fault::kind::sigterm_shard:
       break;
   }
@@ -80,6 +82,8 @@ std::string scenario::replay() const {
     out += " --table";
   if (rows_with_push)
     out += " --rows-with-push";
+  if (links)
+    out += " --links";
   if (!kept.empty()) {
     out += " --kept ";
     for (size_t s = 0; s < kept.size(); ++s)
@@ -157,6 +161,10 @@ scenario scenario_for(uint64_t seed, train_mode mode, draw d) {
     kinds = {fault::kind::freeze_worker, fault::kind::slow_worker, fault::kind::crash_chief, fault::kind::partition};
   if (d.storage_faults) // (damaged checkpoints: what the chief and shard restarts read back)
     kinds.push_back(fault::kind::corrupt_checkpoint);
+  if (d.shard_freezes && mode != train_mode::model_parallel && !sc.in_graph) { // (a shard lost to a slice fails the
+    kinds.push_back(fault::kind::freeze_shard); // run by design; in-graph workers keep CAF's timers)
+    sc.links = true;
+  }
   const auto faults = r.below(2) == 0 ? 0 : 1 + r.below(sc.elastic ? 5 : 3);
   for (uint64_t k = 0; k < faults; ++k) {
     fault f;
@@ -177,6 +185,9 @@ scenario scenario_for(uint64_t seed, train_mode mode, draw d) {
     } else if (f.what == fault::kind::crash_shard) {
       f.node = static_cast<uint32_t>(r.below(sc.shards));
       f.duration = 1 + static_cast<vtime>(r.below(static_cast<uint64_t>(span)));
+    } else if (f.what == fault::kind::freeze_shard) { // (past the request timeout in about two of three)
+      f.node = static_cast<uint32_t>(r.below(sc.shards));
+      f.duration = 1 + static_cast<vtime>(r.below(static_cast<uint64_t>(3 * sc.request_timeout)));
     } else if (f.what == fault::kind::corrupt_checkpoint) {
       f.node = static_cast<uint32_t>(r.below(3)); // missing, truncated, a checksum mismatch
     } else if (f.what == fault::kind::crash_chief) {

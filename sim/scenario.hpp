@@ -30,6 +30,8 @@ struct fault {
     sigterm_shard, ///< SIGTERM to shard `node`: its node asks the chief to end the run as at its limit
     corrupt_checkpoint, ///< the newest checkpoint saved so far reads back damaged: `node` % 3 picks its
                         ///< file missing, truncated or failing its checksum (a restart takes an older one)
+    freeze_shard,  ///< shard `node`'s process stops for `duration` (SIGSTOP, a scheduler's suspend, then
+                   ///< SIGCONT): what reaches it meanwhile is handled once it wakes, in order
   };
   kind what = kind::crash_worker;
   vtime at = 0;
@@ -80,6 +82,12 @@ struct scenario {
   /// pushes asking back the rows of the step after the one computed ahead). Drawn from half the
   /// async table seeds without overlap, every one with it (rows_with_push_drawn).
   bool rows_with_push = false;
+  /// The workers reach the shards over the tensor stream, each through a ShardLink (the default
+  /// transport): a request's deadline is the link's, which ends the link -- every request of that
+  /// worker to that shard fails as a lost connection, the worker hears shard s went down and
+  /// reaches it again, the same process once it answers (node/run_node's shard_reconnector).
+  /// Without links, the deadline is CAF's timer of the one request (BASP: pull afresh).
+  bool links = false;
   std::vector<fault> faults;
 
   /// Worker processes over the run: the configured ones and one per join.
@@ -101,6 +109,9 @@ struct draw {
                               ///< draws stay those it has without)
   bool storage_faults = false; ///< the faults include damaged checkpoints (likewise)
   bool overlap = false;        ///< async or ssp, not elastic: cluster.overlap-steps = 1 (the draws stay the same)
+  bool shard_freezes = false;  ///< the faults include shards frozen, up to 3 request timeouts, and the
+                               ///< workers reach the shards through links (likewise; not model-parallel
+                               ///< or in-graph)
 };
 
 /// Whether a run of sc's shape may train a table (config/table_rules: async, sync or ssp, not

@@ -170,6 +170,26 @@ BOOST_AUTO_TEST_CASE(a_worker_frozen_past_the_end_wakes_and_ends_quietly) {
       }
 }
 
+// integration.freeze, case 2: a ps node frozen (SIGSTOP, a scheduler's suspend) for 2.5 request
+// timeouts, then woken. Over links the workers' exchanges with it end at their deadline, and the
+// workers reach the shard again -- the same process, once it wakes (no restart, no restore) --
+// and go on; the pushes it had queued are applied when it wakes, though their rounds are no
+// steps: the run ends at max-steps, or (async) up to a step per worker beyond.
+BOOST_AUTO_TEST_CASE(a_shard_frozen_past_the_request_timeout_is_reached_again_when_it_wakes) {
+  for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+      auto sc = plain(mode, 2, 2, 300);
+      sc.seed = seed;
+      sc.links = true;
+      sc.step_timeout = 100'000;
+      sc.request_timeout = 200'000;
+      sc.faults.push_back(fault{fault::kind::freeze_shard, 50'000, 1, 5 * sc.request_timeout / 2});
+      auto out = expect_ok(sc);
+      BOOST_TEST(out.links_ended >= 2u, to_string(mode) << " seed " << seed); // (each worker's to the frozen shard)
+      BOOST_TEST((out.steps >= 300 && out.steps <= 302), to_string(mode) << " seed " << seed << ": " << out.steps);
+    }
+}
+
 // Issue 32, item 2: ssp with 2 workers and max-steps 400 ended at 404 steps.
 BOOST_AUTO_TEST_CASE(ssp_stops_at_exactly_max_steps) {
   auto sc = plain(train_mode::ssp, 2, 1, 400);
@@ -649,6 +669,13 @@ BOOST_AUTO_TEST_CASE(seeded_sweep_keeps_every_invariant) {
     add(mode, draw{scale::small, false, false, true, true, true}, 200);
     add(mode, draw{scale::large, false, false, true, false, true}, 10);
   }
+  // shards frozen past the request timeout, the workers over links (a deadline ends a link), beside
+  // shard kills and overlapped steps
+  for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp}) {
+    add(mode, draw{scale::small, false, false, false, false, false, true}, 300);
+    add(mode, draw{scale::small, false, false, true, false, false, true}, 150);
+  }
+  add(train_mode::async, draw{scale::small, false, false, false, false, true, true}, 150);
   // scopes: each run, then a session attaching to the scope it kept
   for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp})
     for (uint64_t seed = 1; seed <= 100; ++seed) {
