@@ -15,6 +15,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/duration.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
@@ -231,7 +232,10 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
   self->request(*shard, timeout, init_atom_v, setup).receive([](const setup_reply&) {}, [](caf::error&) { std::exit(1); });
   // The rounds run in an actor on the scheduler, as a worker's requests do (a scoped actor's own
   // thread would add a thread hand-off to every exchange that a worker does not pay).
-  auto driver = [shard = *shard, n](caf::event_based_actor* self) -> caf::behavior {
+  // A worker's deadline (detail::shard_deadline): none of CAF's on a request to its link, which
+  // keeps the exchange's deadline itself; 30 s over BASP.
+  const caf::duration deadline = stream ? caf::duration{caf::infinite} : caf::duration{std::chrono::seconds(30)};
+  auto driver = [shard = *shard, n, deadline](caf::event_based_actor* self) -> caf::behavior {
     struct run {
       round_shape shape;
       clock_type::time_point until;
@@ -245,7 +249,7 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
         r->rp.deliver(r->ok ? r->rounds : -1L);
         return;
       }
-      auto timeout = std::chrono::seconds(30);
+      const auto timeout = deadline;
       auto failed = [r](caf::error&) { r->ok = false; };
       push_request push{0, 0, {}}; // (one gradient written, as a worker's; an initializer list would copy it)
       push.grads.emplace_back();
