@@ -6,6 +6,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -82,12 +83,22 @@ caf::expected<idx_array> read_idx(const std::string& path) {
       return corrupt("dimensions describe more than 16 GiB of data");
     out.dims.push_back(d);
   }
-  out.data.resize(static_cast<size_t>(total));
-  got = read_some(file.get(), out.data.data(), out.data.size(), why);
-  if (got < 0)
-    return corrupt("bad gzip stream (" + why + ")");
-  if (static_cast<uint64_t>(got) < total)
-    return corrupt(cat("truncated: header promises ", total, " data bytes, file has ", got));
+  // The data as it comes, 16 MiB at a time, not as the header declares it: a header promising
+  // gigabytes in a file of kilobytes costs what the file holds, not what it promises.
+  constexpr uint64_t chunk = uint64_t{16} << 20;
+  uint64_t have = 0;
+  while (have < total) {
+    const uint64_t want = std::min(total - have, chunk);
+    out.data.resize(static_cast<size_t>(have + want));
+    got = read_some(file.get(), out.data.data() + have, static_cast<size_t>(want), why);
+    if (got < 0)
+      return corrupt("bad gzip stream (" + why + ")");
+    have += static_cast<uint64_t>(got);
+    if (static_cast<uint64_t>(got) < want)
+      break;
+  }
+  if (have < total)
+    return corrupt(cat("truncated: header promises ", total, " data bytes, file has ", have));
   unsigned char extra;
   got = read_some(file.get(), &extra, 1, why);
   if (got < 0)
