@@ -44,4 +44,14 @@ BOOST_AUTO_TEST_CASE(a_header_declaring_a_giant_image_is_refused_before_decoding
                != std::string::npos, describe(got.error()));
 }
 
+// A fuzzer's damaged copies of a valid JPEG (tests/support's damaged_copies): each is decoded or
+// refused naming the file, none crashes or throws.
+BOOST_AUTO_TEST_CASE(damaged_copies_are_decoded_or_refused_by_name) {
+  temp_dir dir;
+  run_python(dir, "put('/ok.jpg', Image.new('RGB', (28, 20), (30, 140, 220)))\n");
+  const auto refused = read_damaged(read_bytes(dir.file("ok.jpg")), dir.file("x.jpg"), 2, 400,
+                                    [](const std::string& p) { return decode_jpeg(p); });
+  BOOST_TEST(refused > 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -173,4 +173,17 @@ BOOST_AUTO_TEST_CASE(a_failed_write_leaves_nothing) {
   BOOST_TEST(!looks_like_npz(dir.file("no/such/dir/m.npz")));
 }
 
+// A fuzzer's damaged copies of a valid .npz (a model as actorps-export writes one: float arrays
+// and a text entry; tests/support's damaged_copies): each is read or refused naming the file,
+// none crashes or throws.
+BOOST_AUTO_TEST_CASE(damaged_copies_are_read_or_refused_by_name) {
+  temp_dir dir;
+  BOOST_REQUIRE(!write_npz({float_array("dense0/weights", {16, 8}, random_values(128, 1)),
+                            float_array("dense0/bias", {8}, random_values(8, 2)), text_array("classes", "a\nb\nc")},
+                           dir.file("ok.npz")));
+  const auto refused = read_damaged(read_bytes(dir.file("ok.npz")), dir.file("x.npz"), 5, 400,
+                                    [](const std::string& p) { return read_npz(p); });
+  BOOST_TEST(refused > 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

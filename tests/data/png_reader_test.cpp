@@ -21,15 +21,21 @@ void write_png(const std::string& path, int w, int h, png_uint_32 format, const 
   test::write_png(path, w, h, format, px.data());
 }
 
+// n grey bytes rising by `step` (wrapping).
+std::vector<uint8_t> grey_ramp(size_t n, unsigned step) {
+  std::vector<uint8_t> out(n);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = static_cast<uint8_t>(i * step);
+  return out;
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(png_reader)
 
 BOOST_AUTO_TEST_CASE(grey_and_rgb_read_exactly) {
   temp_dir dir;
-  std::vector<uint8_t> grey(6 * 4);
-  for (size_t i = 0; i < grey.size(); ++i)
-    grey[i] = static_cast<uint8_t>(i * 10);
+  const auto grey = grey_ramp(6 * 4, 10);
   write_png(dir.file("g.png"), 6, 4, PNG_FORMAT_GRAY, grey);
   auto g = read_image(dir.file("g.png"), {4, 6, 1}, false);
   BOOST_REQUIRE_MESSAGE(g, error_text(g));
@@ -124,6 +130,18 @@ BOOST_AUTO_TEST_CASE(a_header_declaring_a_giant_image_is_refused_before_decoding
   BOOST_TEST(got.error() == errc::corrupt_data);
   BOOST_TEST(describe(got.error()).find("huge.png: its header declares 100000x100000 pixels") != std::string::npos,
              describe(got.error()));
+}
+
+// A fuzzer's damaged copies of a valid PNG (seeded: bytes overwritten, runs set to extremes, cut
+// short, junk inserted, bytes swapped; the header most often): each is decoded or refused naming
+// the file, none crashes or throws (actorps-predict read 150 such copies of each input kind by
+// hand first).
+BOOST_AUTO_TEST_CASE(damaged_copies_are_decoded_or_refused_by_name) {
+  temp_dir dir;
+  write_png(dir.file("ok.png"), 28, 28, PNG_FORMAT_GRAY, grey_ramp(28 * 28, 7));
+  const auto refused = read_damaged(read_bytes(dir.file("ok.png")), dir.file("x.png"), 1, 400,
+                                    [](const std::string& p) { return decode_png(p); });
+  BOOST_TEST(refused > 100u); // (most damage shows: the CRCs)
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -3,9 +3,11 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <zlib.h>
@@ -37,6 +39,55 @@ void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   if (!out)
     throw std::runtime_error("cannot write " + path);
+}
+
+std::vector<std::vector<uint8_t>> damaged_copies(const std::vector<uint8_t>& bytes, uint64_t seed, size_t count) {
+  uint64_t state = seed;
+  auto next = [&state] { // splitmix64
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  auto below = [&next](size_t n) { return n == 0 ? size_t{0} : static_cast<size_t>(next() % n); };
+  std::vector<std::vector<uint8_t>> out;
+  for (size_t k = 0; k < count; ++k) {
+    auto d = bytes;
+    const size_t span = below(2) == 0 ? std::min<size_t>(64, d.size()) : d.size(); // (the headers, often)
+    switch (below(5)) {
+      case 0:
+        for (size_t n = 1 + below(8); n > 0 && span > 0; --n)
+          d[below(span)] = static_cast<uint8_t>(next());
+        break;
+      case 1: {
+        static const uint8_t extremes[] = {0x00, 0x7f, 0x80, 0xff};
+        const uint8_t v = extremes[below(4)];
+        for (size_t at = below(span), n = 1 + below(8); n > 0 && at < d.size(); --n, ++at)
+          d[at] = v;
+        break;
+      }
+      case 2:
+        d.resize(below(d.size() + 1));
+        break;
+      case 3: {
+        std::vector<uint8_t> junk(1 + below(64));
+        for (auto& b : junk)
+          b = static_cast<uint8_t>(next());
+        d.insert(d.begin() + static_cast<std::ptrdiff_t>(below(span + 1)), junk.begin(), junk.end());
+        break;
+      }
+      default:
+        if (!d.empty())
+          std::swap(d[below(span)], d[below(d.size())]);
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in{path, std::ios::binary};
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 void write_png(const std::string& path, int w, int h, uint32_t format, const void* pixels) {

@@ -3,6 +3,9 @@
 
 #include "common/errc.hpp"
 
+#include <boost/test/unit_test.hpp>
+
+#include <exception>
 #include <ostream>
 
 #include <cstdint>
@@ -48,6 +51,14 @@ std::vector<uint8_t> cifar_records(uint32_t n);
 /// Writes a CIFAR-10 directory: five training batches of per_batch records and a test batch.
 void write_cifar_dir(const temp_dir& dir, uint32_t per_batch, uint32_t test);
 
+/// `count` damaged copies of `bytes`, as a fuzzer makes them (bytes overwritten, runs of 1-8 bytes
+/// set to 0x00, 0x7f, 0x80 or 0xff, the file cut short, random bytes inserted, two bytes swapped;
+/// the first 64 bytes, the headers, hit more often), the same for a seed on every machine.
+std::vector<std::vector<uint8_t>> damaged_copies(const std::vector<uint8_t>& bytes, uint64_t seed, size_t count);
+
+/// The bytes of a file (empty if it cannot be read).
+std::vector<uint8_t> read_bytes(const std::string& path);
+
 /// Returns the content of a text file ("" if it cannot be read).
 std::string read_text(const std::string& path);
 
@@ -85,6 +96,30 @@ std::string error_text(const caf::expected<T>& x) {
 
 /// Returns n uniform values in [lo, hi) from seed (same values on every run).
 std::vector<float> random_values(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
+
+/// Writes `count` damaged copies of `bytes` (damaged_copies) to `path` in turn and reads each with
+/// read(path), which returns a caf::expected: every copy is read or refused by name (the error
+/// names `path`), none throws (a crash ends the test binary: a failure too). Returns the copies
+/// refused.
+template <class Read>
+size_t read_damaged(const std::vector<uint8_t>& bytes, const std::string& path, uint64_t seed, size_t count, Read read) {
+  size_t refused = 0, k = 0;
+  for (auto& copy : damaged_copies(bytes, seed, count)) {
+    write_file(path, copy);
+    try {
+      auto got = read(path);
+      if (!got) {
+        ++refused;
+        BOOST_TEST(describe(got.error()).find(path) != std::string::npos,
+                   "copy " << k << " of seed " << seed << ": " << describe(got.error()));
+      }
+    } catch (const std::exception& e) {
+      BOOST_ERROR("copy " << k << " of seed " << seed << " threw: " << e.what());
+    }
+    ++k;
+  }
+  return refused;
+}
 
 } // namespace actorps::test
 
