@@ -254,6 +254,22 @@ BOOST_AUTO_TEST_CASE(truncated_files_are_named) {
     BOOST_TEST(text.find(step) != std::string::npos, text);
 }
 
+// A fuzzer's damaged copies of a checkpoint's manifest and of a shard file (tests/support's
+// damaged_copies): each checkpoint reads or is refused naming the damaged file, none crashes or
+// throws (actorps-predict read 400 such copies of a run's model by hand first).
+BOOST_AUTO_TEST_CASE(damaged_copies_of_its_files_are_read_or_refused_by_name) {
+  const auto dir = *store.save(sample(100));
+  uint64_t seed = 11;
+  for (auto name : {"/manifest.bin", "/shard-0.bin"}) {
+    const auto path = dir + name;
+    const auto good = test::read_bytes(path);
+    const auto refused = test::read_damaged(good, path, seed++, 300, [&](const std::string&) { return read_checkpoint(dir); });
+    BOOST_TEST(refused > 250u, name); // (the checksums catch nearly every change)
+    test::write_file(path, good);
+  }
+  BOOST_TEST(static_cast<bool>(read_checkpoint(dir)));
+}
+
 BOOST_AUTO_TEST_CASE(when_nothing_verifies_every_checkpoint_is_named) {
   auto only = *store.save(sample(100));
   flip_byte(only + "/manifest.bin", 0);
