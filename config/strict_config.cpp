@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -171,6 +172,22 @@ caf::error strict_config::check_command_line(const std::vector<std::string>& arg
   return caf::none;
 }
 
+namespace {
+
+// CAF's parser error of a config file (e.g. parser_error(unexpected_newline, ({"column" = 1,
+// "line" = 3}))) as "config file F, line 3, column 1: unexpected_newline"; empty for another
+// error (the command line's are refused before CAF parses: check_command_line).
+std::string file_parse_error(const caf::error& err, const std::string& path) {
+  static const std::regex form{R"(^parser_error\(([a-z_]+), .*"column" = (\d+).*"line" = (\d+))"};
+  const auto text = caf::to_string(err);
+  std::smatch m;
+  if (path.empty() || !std::regex_search(text, m, form))
+    return {};
+  return cat("config file ", path, ", line ", m[3].str(), ", column ", m[2].str(), ": ", m[1].str());
+}
+
+} // namespace
+
 strict_config::outcome strict_config::parse_strict(int argc, char** argv) {
   auto fail = [](const std::string& text) {
     std::fprintf(stderr, "error: %s\n", text.c_str());
@@ -196,8 +213,14 @@ strict_config::outcome strict_config::parse_strict(int argc, char** argv) {
     if (const std::string key = "--config-file="; arg.compare(0, key.size(), key) == 0)
       if (std::ifstream probe{arg.substr(key.size())}; !probe)
         return fail(cat("config file ", arg.substr(key.size()), ": cannot open it (", std::strerror(errno), ")"));
-  if (auto err = parse(static_cast<int>(rest.size()), rest.data()))
-    return fail(cat("invalid command line or config file: ", caf::to_string(err)));
+  if (auto err = parse(static_cast<int>(rest.size()), rest.data())) {
+    std::string file = config_file_path; // (the last --config-file=, else CAF's default)
+    for (auto& arg : args)
+      if (const std::string key = "--config-file="; arg.compare(0, key.size(), key) == 0)
+        file = arg.substr(key.size());
+    auto named = file_parse_error(err, file);
+    return fail(!named.empty() ? named : cat("invalid command line or config file: ", caf::to_string(err)));
+  }
   for (auto& [opt, value] : booleans)
     if (auto v = opt->parse(value)) // (checked above: it parses)
       caf::put(content, std::string{opt->full_name().data(), opt->full_name().size()}, std::move(*v));

@@ -121,4 +121,22 @@ BOOST_AUTO_TEST_CASE(bad_file_fails_parse_strict) {
   BOOST_TEST((cfg.run({"--config-file=" + dir.file("bad.ini")}) == actorps::strict_config::outcome::failed));
 }
 
+// A config file CAF's parser cannot read (a quote left open, a list never closed, a number too
+// large: damaged copies of a cluster.ini found them) is named, with the line and column: CAF's
+// error named neither ("invalid command line or config file: parser_error(unexpected_newline,
+// ({"column" = 1, "line" = 3}))").
+BOOST_AUTO_TEST_CASE(a_file_that_does_not_parse_is_named_with_its_line) {
+  temp_dir dir;
+  std::ofstream{dir.file("open.ini")} << "[train]\nname = \"x\n[model]\nhidden = [4]\n";
+  std::ofstream{dir.file("big.ini")} << "[train]\nbatch-size = 99999999999999999999\n";
+  for (auto [name, where] : {std::pair{"open.ini", "line 3, column 1: unexpected_newline"},
+                             std::pair{"big.ini", "line 2, column 33: integer_overflow"}}) {
+    stderr_capture err;
+    test_config cfg;
+    BOOST_TEST((cfg.run({"--config-file=" + dir.file(name)}) == actorps::strict_config::outcome::failed));
+    const auto text = err.text();
+    BOOST_TEST(text.find("error: config file " + dir.file(name) + ", " + where) != std::string::npos, text);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
