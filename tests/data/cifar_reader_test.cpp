@@ -76,4 +76,13 @@ BOOST_AUTO_TEST_CASE(a_label_above_nine_names_its_record) {
   BOOST_TEST(describe(d.error()) == "corrupt_data: " + dir.file("bad.bin") + ": record 2 has label 10, above 9");
 }
 
+// A fuzzer's damaged copies of a CIFAR-10 batch file (tests/support's damaged_copies): each is
+// read or refused naming the file, none crashes or throws.
+BOOST_AUTO_TEST_CASE(damaged_copies_are_read_or_refused_by_name) {
+  temp_dir dir;
+  const auto refused = read_damaged(cifar_records(4), dir.file("x.bin"), 6, 400,
+                                    [](const std::string& p) { return read_cifar10({p}); });
+  BOOST_TEST(refused > 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -9,6 +9,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+
 using namespace actorps;
 using namespace actorps::test;
 
@@ -101,6 +103,27 @@ BOOST_AUTO_TEST_CASE(errors_name_the_folder) {
   text_options none;
   none.max_tokens = 0;
   BOOST_TEST(load_text_corpus(dir.file(""), 0, none).error() == errc::invalid_config);
+}
+
+// A fuzzer's damaged copies of a mail (UTF-8 with multi-byte letters; tests/support's
+// damaged_copies: broken sequences, NULs, bytes 0x80 and 0xff): each is encoded into a row of
+// finite slots, its words' ids first, or refused naming the file; none crashes or throws.
+BOOST_AUTO_TEST_CASE(damaged_copies_of_a_text_are_encoded_or_refused_by_name) {
+  temp_dir dir;
+  const std::string mail = "Subject: Grüße aus Köln\nDear Zoë, the façade costs 12 € — naïve offer!\n";
+  text_options o;
+  std::vector<float> row(static_cast<size_t>(o.max_tokens));
+  size_t with_ids = 0;
+  read_damaged(std::vector<uint8_t>(mail.begin(), mail.end()), dir.file("x.txt"), 8, 400,
+               [&](const std::string& p) -> caf::expected<bool> {
+                 if (auto err = encode_text_file(p, o, row.data()))
+                   return err;
+                 uint32_t id = 0;
+                 with_ids += decode_token(row[0], id) ? 1 : 0;
+                 BOOST_TEST(std::all_of(row.begin(), row.end(), [](float v) { return std::isfinite(v); }));
+                 return true;
+               });
+  BOOST_TEST(with_ids > 300u); // (only a copy cut to nothing has no word)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
