@@ -47,6 +47,7 @@ struct outcome {
   int64_t attached = -1;               ///< the global step the first chief continued at from kept variables
   uint64_t slice_parts = 0;            ///< model-parallel: layer parts the slices received (not stop notices)
   uint64_t links_ended = 0;            ///< links: a worker's link ended at an exchange's deadline
+  uint64_t evaluations_failed = 0;     ///< the chief's evaluations whose reads waited past their deadline
 };
 
 /// A worker's request to a shard: the shard's epoch at the worker (replica_control::requested)
@@ -119,6 +120,7 @@ private:
   // The chief.
   void chief_execute(run_commands cmds);
   void to_chief(uint32_t from, std::function<void()> fn, uint64_t incarnation = 0);
+  void evaluation_read(uint64_t op, vtime start);
   void chief_at(vtime t, std::function<void()> fn);
   void restart_chief();
   void setup_shard(uint32_t s);

@@ -21,6 +21,25 @@ void cluster::to_chief(uint32_t from, std::function<void()> fn, uint64_t incarna
 }
 
 // A timer of the chief process running now.
+// The reads of evaluation `op` (begun at `start`) are in now, unless a shard is frozen: they
+// wait for it to wake, and fail once they waited cluster.request-timeout, as the chief's requests
+// do; the controller decides (run_control::failed: skipped, or the run fails).
+void cluster::evaluation_read(uint64_t op, vtime start) {
+  vtime wakes = now_;
+  for (auto& sh : shards_)
+    if (sh->alive)
+      wakes = std::max(wakes, sh->frozen_until);
+  if (wakes <= now_)
+    return chief_execute(chief_->evaluated(op, false, clock()));
+  if (sc_.request_timeout > 0 && wakes > start + sc_.request_timeout)
+    return chief_at(std::max(now_, start + sc_.request_timeout), [this, op] {
+      ++out_.evaluations_failed;
+      chief_execute(chief_->failed(op, errc::timeout, "pulling the model from a frozen shard failed: request_timeout",
+                                   clock()));
+    });
+  chief_at(wakes, [this, op, start] { evaluation_read(op, start); });
+}
+
 void cluster::chief_at(vtime t, std::function<void()> fn) {
   at(t, [this, inc = chief_inc_, fn = std::move(fn)] {
     if (chief_alive_ && chief_inc_ == inc && !over_)
@@ -177,7 +196,7 @@ public:
   }
   void evaluate(const run_command& cmd) override {
     auto& c = c_;
-    c_.chief_at(c_.now_ + c_.sc_.eval_time, [&c, op = cmd.op] { c.chief_execute(c.chief_->evaluated(op, false, c.clock())); });
+    c.chief_at(c.now_ + c.sc_.eval_time, [&c, op = cmd.op, start = c.now_] { c.evaluation_read(op, start); });
   }
   void save(const run_command& cmd) override { // the manifest: the global step, examples and every shard's snapshot
     auto& c = c_;
