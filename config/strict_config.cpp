@@ -209,15 +209,14 @@ strict_config::outcome strict_config::parse_strict(int argc, char** argv) {
     else
       rest.push_back(argv[i]);
   }
+  std::string file = config_file_path; // (the last --config-file=, else CAF's default)
   for (auto& arg : args) // (CAF names a file it cannot open only as system_error(cannot_open_file, ...))
-    if (const std::string key = "--config-file="; arg.compare(0, key.size(), key) == 0)
-      if (std::ifstream probe{arg.substr(key.size())}; !probe)
-        return fail(cat("config file ", arg.substr(key.size()), ": cannot open it (", std::strerror(errno), ")"));
+    if (const std::string key = "--config-file="; arg.compare(0, key.size(), key) == 0) {
+      file = arg.substr(key.size());
+      if (std::ifstream probe{file}; !probe)
+        return fail(cat("config file ", file, ": cannot open it (", std::strerror(errno), ")"));
+    }
   if (auto err = parse(static_cast<int>(rest.size()), rest.data())) {
-    std::string file = config_file_path; // (the last --config-file=, else CAF's default)
-    for (auto& arg : args)
-      if (const std::string key = "--config-file="; arg.compare(0, key.size(), key) == 0)
-        file = arg.substr(key.size());
     auto named = file_parse_error(err, file);
     return fail(!named.empty() ? named : cat("invalid command line or config file: ", caf::to_string(err)));
   }

@@ -218,13 +218,14 @@ run_commands run_control::failed(uint64_t op, errc code, const std::string& what
     out.insert(out.end(), more.begin(), more.end());
     return out;
   }
-  if (flight_.evaluation && *flight_.evaluation == op && phase_ == run_phase::training
-      && ++failed_evaluations_ < max_failed_evaluations) {
-    flight_.evaluation.reset();
-    out.push_back(run_command::log(cat("evaluation at step ", steps_, " failed: ", what, "; skipped, training goes on (",
-                                       failed_evaluations_, " in a row; ", max_failed_evaluations, " fail the run)")));
-    check_stop(now, out); // (one that reached the step limit was to take the stop)
-    return out;
+  if (flight_.evaluation && *flight_.evaluation == op && phase_ == run_phase::training) {
+    if (++failed_evaluations_ < max_failed_evaluations) {
+      flight_.evaluation.reset();
+      out.push_back(run_command::log(cat("evaluation at step ", steps_, " failed: ", what, "; skipped, training goes on (",
+                                         failed_evaluations_, " in a row; ", max_failed_evaluations, " fail the run)")));
+      check_stop(now, out); // (one that reached the step limit was to take the stop)
+      return out;
+    }
   }
   if (op != 0 && restoring_any()) { // the shards' answers are lost while one is restored
     out.push_back(run_command::log(cat(what, " while a shard is being restored; skipped")));
