@@ -2,11 +2,15 @@
 // examples/s at batch 50 and 512 (CPU backend, 1 thread by default), and the ratio of the
 // trainer's FLOP rate to sgemm's, and one core's FMA peak (AVX2 and AVX-512, registers only: the
 // ceiling of any implementation's FLOP rate), all measured in one run.
+// Then the optimizers' host updates (compute/optimizer_rules): every rule on 1 Mi dense weights,
+// and Adagrad's sparse update of 4,400 scattered rows of a 2^20 x 32 table (a text-hash step's
+// rows on its ps node), in floats updated per second.
 // Image presets (default cnn; e.g. "cnn,resnet20") each print one JSON line with their layers, so
 // that a PyTorch twin can be built from it (bench/torch_train.py).
 //   actorps-bench-compute [seconds-per-measurement=2] [threads=1] [presets=cnn]
 #include "compute/blas_kernels.hpp"
 #include "compute/cpu_backend.hpp"
+#include "compute/optimizer_rules.hpp"
 #include "data/batcher.hpp"
 #include "data/dataset.hpp"
 #include "model/init.hpp"
@@ -173,6 +177,42 @@ model_spec preset_model(const std::string& name) {
 
 } // namespace
 
+// Floats updated per second by each rule on 1 Mi dense weights, and by Adagrad's sparse update
+// of 4,400 distinct rows drawn from a 2^20 x 32 table.
+void optimizer_rows(double seconds) {
+  const size_t n = size_t{1} << 20;
+  std::vector<float> w(n, 0.5f), g(n, 0.01f), s0(n, 0.1f), s1(n, 0.1f);
+  std::printf("optimizer updates (Mi floats per second):");
+  for (auto kind : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::adam, optimizer_kind::adagrad,
+                    optimizer_kind::rmsprop}) {
+    optimizer_params p;
+    p.kind = kind;
+    p.learning_rate = 1e-6f;
+    long t = 0;
+    double r = rate(seconds / 8, [&] { apply_update_host(p, ++t, n, w.data(), g.data(), s0.data(), s1.data()); });
+    std::printf(" %s %.0f", to_string(kind), r);
+  }
+  const size_t cols = 32, rows = size_t{1} << 20, touched = 4400;
+  std::vector<float> table(rows * cols, 0.5f), accumulator(rows * cols, 0.1f), row_grads(touched * cols, 0.01f);
+  std::vector<size_t> at;
+  std::mt19937_64 rng{7};
+  std::vector<char> taken(rows, 0);
+  while (at.size() < touched) {
+    const size_t row = rng() % rows;
+    if (!taken[row]++)
+      at.push_back(row * cols);
+  }
+  optimizer_params p;
+  p.kind = optimizer_kind::adagrad;
+  p.learning_rate = 1e-6f;
+  long t = 0;
+  double r = rate(seconds / 4, [&] {
+    apply_rows_host(p, ++t, cols, at.data(), at.size(), table.data(), row_grads.data(), accumulator.data(), nullptr);
+  });
+  std::printf("; adagrad on %zu rows of 2^20 x %zu: %.0f updates/s (%.0f Mi floats per second)\n", touched, cols, r,
+              r * static_cast<double>(touched * cols) / double(1 << 20));
+}
+
 int main(int argc, char** argv) {
   actorps::reexec_with_better_blas(argv);
   double seconds = argc > 1 ? std::atof(argv[1]) : 2.0;
@@ -198,6 +238,7 @@ int main(int argc, char** argv) {
     std::printf("%-6d %14.1f %16.0f %20.1f %14.2f\n", batch, gf, eps, train_gf, train_gf / gf);
     std::printf("{\"model\": \"reference\", \"batch\": %d, \"examples_per_second\": %.0f}\n", batch, eps);
   }
+  optimizer_rows(seconds);
   const std::string presets = argc > 3 ? argv[3] : "cnn";
   for (size_t at = 0; at < presets.size();) {
     const size_t comma = std::min(presets.find(',', at), presets.size());

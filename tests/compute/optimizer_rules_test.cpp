@@ -276,6 +276,36 @@ BOOST_AUTO_TEST_CASE(rows_update_each_named_row_as_the_dense_rule_does) {
   }
 }
 
+// A span's update is its floats updated one at a time, bit for bit, for every rule: the loops run
+// in vector lanes (sqrt and division too: compute/ builds without errno from sqrt), whose IEEE
+// operations round as the scalar ones do, so a value never depends on where in a span it lies.
+BOOST_AUTO_TEST_CASE(a_spans_update_is_its_floats_updated_one_at_a_time) {
+  const size_t n = 1000 + 13; // (whole vectors, then a remainder)
+  for (auto kind : all_optimizers) {
+    optimizer_params p;
+    p.kind = kind;
+    p.learning_rate = 0.05f;
+    p.weight_decay = 0.01f;
+    std::vector<float> w(n), g(n), s0(n), s1(n);
+    for (size_t i = 0; i < n; ++i) {
+      w[i] = 0.5f + 0.001f * static_cast<float>(i % 97);
+      g[i] = 0.01f * static_cast<float>(i % 13) - 0.05f;
+      s0[i] = 0.2f + 0.0007f * static_cast<float>(i % 31); // (positive: a second moment's slot)
+      s1[i] = 0.3f + 0.0003f * static_cast<float>(i % 17);
+    }
+    auto w1 = w, s01 = s0, s11 = s1;
+    for (long t : {1L, 2L, 3L}) {
+      apply_update_host(p, t, n, w.data(), g.data(), s0.data(), s1.data());
+      for (size_t i = 0; i < n; ++i)
+        apply_update_host(p, t, 1, &w1[i], &g[i], &s01[i], &s11[i]);
+    }
+    BOOST_TEST_INFO("optimizer " << to_string(kind));
+    BOOST_TEST(w == w1, boost::test_tools::per_element());
+    BOOST_TEST(s0 == s01, boost::test_tools::per_element());
+    BOOST_TEST(s1 == s11, boost::test_tools::per_element());
+  }
+}
+
 // Without slots (sgd) the rows' update takes null slot pointers.
 BOOST_AUTO_TEST_CASE(rows_update_without_slots) {
   optimizer_params p;
