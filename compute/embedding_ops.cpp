@@ -1,6 +1,7 @@
 // Embedding bags on the host (see embedding_ops.hpp).
 #include "compute/embedding_ops.hpp"
 
+#include "compute/row_prefetch.hpp"
 #include "compute/token_ids.hpp"
 
 #include <algorithm>
@@ -25,10 +26,26 @@ int each_id(const bag_geometry& g, const float* ids, int r, F fn) {
 
 void embedding_bag_host(const bag_geometry& g, const float* ids, const float* table, float* out) {
   const auto dim = static_cast<size_t>(g.dim);
+  // One process's table is far larger than the caches and the rows lie scattered over it: a
+  // cursor rows_ahead ids ahead of the sums asks for each id's row.
+  const auto mask = static_cast<uint32_t>(g.table_rows - 1);
+  const size_t slots = static_cast<size_t>(g.rows) * static_cast<size_t>(g.tokens);
+  size_t cursor = 0;
+  auto ask_next = [&] {
+    uint32_t id = 0;
+    while (cursor < slots)
+      if (decode_token(ids[cursor++], id)) {
+        prefetch_floats<0>(table + static_cast<size_t>(id & mask) * dim, dim);
+        return;
+      }
+  };
+  for (size_t k = 0; k < rows_ahead; ++k)
+    ask_next();
   for (int r = 0; r < g.rows; ++r) {
     float* o = out + static_cast<size_t>(r) * dim;
     std::fill(o, o + dim, 0.0f);
     const int n = each_id(g, ids, r, [&](size_t row) {
+      ask_next();
       const float* v = table + row * dim;
       for (size_t d = 0; d < dim; ++d)
         o[d] += v[d];

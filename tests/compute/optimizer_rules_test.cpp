@@ -1,5 +1,6 @@
 // Tests of compute/optimizer_rules: each rule against values computed by hand.
 #include "compute/optimizer_rules.hpp"
+#include "compute/row_prefetch.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -235,8 +236,10 @@ BOOST_AUTO_TEST_CASE(updates_flush_denormal_slots_to_zero_and_restore_the_caller
 // optimizer, the moving-average rule and a schedule; rows it does not name keep their weights and
 // slots. The rows are scattered and out of order, more than rows_ahead of them.
 BOOST_AUTO_TEST_CASE(rows_update_each_named_row_as_the_dense_rule_does) {
-  const size_t rows = 64, cols = 5;
-  const std::vector<size_t> picked = {40, 3, 63, 17, 0, 22, 9, 51};
+  const size_t rows = 128, cols = 5;
+  std::vector<size_t> picked; // (rows_ahead + 8 distinct rows in a scattered order; row 1 not among them)
+  for (size_t k = 0; k < rows_ahead + 8; ++k)
+    picked.push_back((k * 37 + 11) % rows);
   for (auto kind : {optimizer_kind::sgd, optimizer_kind::momentum, optimizer_kind::nesterov, optimizer_kind::adam,
                     optimizer_kind::adagrad, optimizer_kind::rmsprop}) {
     for (float moving_decay : {0.0f, 0.9f}) {
