@@ -29,15 +29,11 @@ void embedding_bag_host(const bag_geometry& g, const float* ids, const float* ta
   // One process's table is far larger than the caches and the rows lie scattered over it: a
   // cursor rows_ahead ids ahead of the sums asks for each id's row.
   const auto mask = static_cast<uint32_t>(g.table_rows - 1);
-  const size_t slots = static_cast<size_t>(g.rows) * static_cast<size_t>(g.tokens);
-  size_t cursor = 0;
+  id_cursor ahead{ids, static_cast<size_t>(g.rows) * static_cast<size_t>(g.tokens)};
   auto ask_next = [&] {
     uint32_t id = 0;
-    while (cursor < slots)
-      if (decode_token(ids[cursor++], id)) {
-        prefetch_floats<0>(table + static_cast<size_t>(id & mask) * dim, dim);
-        return;
-      }
+    if (ahead.next(id))
+      prefetch_floats<0>(table + static_cast<size_t>(id & mask) * dim, dim);
   };
   for (size_t k = 0; k < rows_ahead; ++k)
     ask_next();

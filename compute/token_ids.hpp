@@ -4,6 +4,7 @@
 // layer decodes them (each row: up to data.max-tokens ids, the empty slots after them).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -28,5 +29,25 @@ inline bool decode_token(float slot, uint32_t& id) {
   id = bits - 1;
   return true;
 }
+
+/// Walks the ids of a batch's slots in order, skipping the empty ones: a cursor that runs ahead
+/// of a loop over the same ids, to ask for what the loop will read.
+class id_cursor {
+public:
+  id_cursor(const float* slots, size_t count) : slots_(slots), count_(count) {}
+
+  /// The next id (false past the last).
+  bool next(uint32_t& id) {
+    while (at_ < count_)
+      if (decode_token(slots_[at_++], id))
+        return true;
+    return false;
+  }
+
+private:
+  const float* slots_;
+  size_t count_;
+  size_t at_ = 0;
+};
 
 } // namespace actorps

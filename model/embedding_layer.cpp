@@ -4,6 +4,7 @@
 // names the rows to the optimizer).
 #include "model/layer_kinds.hpp"
 
+#include "compute/row_prefetch.hpp"
 #include "compute/token_ids.hpp"
 
 #include <algorithm>
@@ -72,8 +73,7 @@ size_t embedding_gradient_rows(const layer_spec& ls, const image_shape& in, int 
 }
 
 touched_rows::touched_rows(size_t table_rows, size_t max_slots)
-  : table_rows_(table_rows), keys_(power_of_two_at_least(2 * std::max<size_t>(max_slots, 1)), 0),
-    where_(keys_.size(), 0) {
+  : table_rows_(table_rows), entries_(power_of_two_at_least(2 * std::max<size_t>(max_slots, 1))) {
 }
 
 bool touched_rows::collect_compact(const float* slots, int rows, int tokens) {
@@ -99,29 +99,40 @@ const std::vector<size_t>& touched_rows::collect(const float* slots, int rows, i
   if (collect_compact(slots, rows, tokens))
     return rows_;
   const auto mask = static_cast<uint32_t>(table_rows_ - 1);
-  const size_t probe_mask = keys_.size() - 1;
+  const size_t probe_mask = entries_.size() - 1;
   auto home = [&](size_t row) { return static_cast<size_t>((row * 0x9E3779B97F4A7C15ull) >> 17) & probe_mask; };
+  // The table is larger than the first caches and each id's home lies anywhere in it: a cursor
+  // rows_ahead ids ahead asks for each one's home.
+  id_cursor ahead{slots, static_cast<size_t>(rows) * static_cast<size_t>(tokens)};
+  auto ask_next = [&] {
+    uint32_t id = 0;
+    if (ahead.next(id))
+      __builtin_prefetch(&entries_[home(id & mask)], 1);
+  };
+  for (size_t k = 0; k < rows_ahead; ++k)
+    ask_next();
   for (size_t r = 0; r < static_cast<size_t>(rows); ++r) {
     const size_t first = r * static_cast<size_t>(tokens);
     uint32_t id = 0;
     for (size_t s = first; s < first + static_cast<size_t>(tokens) && decode_token(slots[s], id); ++s) {
+      ask_next();
       const size_t row = id & mask;
+      const auto key = static_cast<uint32_t>(row + 1); // (rows < 2^30)
       size_t at = home(row);
-      while (keys_[at] != 0 && keys_[at] != row + 1)
+      while (entries_[at].key != 0 && entries_[at].key != key)
         at = (at + 1) & probe_mask;
-      if (keys_[at] == 0) {
-        keys_[at] = row + 1;
-        where_[at] = static_cast<uint32_t>(rows_.size());
+      if (entries_[at].key == 0) {
+        entries_[at] = {key, static_cast<uint32_t>(rows_.size())};
         rows_.push_back(row);
       }
-      positions_[s] = encode_token(where_[at]);
+      positions_[s] = encode_token(entries_[at].where);
     }
   }
   for (size_t row : rows_) { // (every key of this batch cleared: the next batch finds an empty table)
     size_t at = home(row);
-    while (keys_[at] != row + 1)
+    while (entries_[at].key != row + 1)
       at = (at + 1) & probe_mask;
-    keys_[at] = 0;
+    entries_[at].key = 0;
   }
   return rows_;
 }

@@ -70,9 +70,15 @@ private:
   // collect() for ids in first-seen order from 0; false (nothing decided) for any other batch.
   bool collect_compact(const float* slots, int rows, int tokens);
 
+  // One place of the open-addressing table: a row + 1 (0: empty) and its position in rows_, in
+  // one 8-byte entry (a probe reads one cache line).
+  struct entry {
+    uint32_t key = 0;
+    uint32_t where = 0;
+  };
+
   size_t table_rows_;
-  std::vector<uint64_t> keys_;  // open addressing: a row + 1, 0 empty
-  std::vector<uint32_t> where_; // its position in rows_
+  std::vector<entry> entries_;
   std::vector<size_t> rows_;
   std::vector<float> positions_;
 };

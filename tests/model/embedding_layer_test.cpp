@@ -9,6 +9,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <vector>
 
 using namespace actorps;
@@ -43,6 +44,36 @@ BOOST_AUTO_TEST_CASE(ids_past_the_table_are_taken_modulo_its_rows) {
   auto slots = slots_of({0, 1, 2, 3, 4, -1}); // (id 4 is row 0 again: not in first-seen order)
   BOOST_TEST((t.collect(slots.data(), 1, 6) == std::vector<size_t>{0, 1, 2, 3}));
   BOOST_TEST(t.positions() == slots_of({0, 1, 2, 3, 0, -1}), boost::test_tools::per_element());
+}
+
+// A full batch (more ids than the cursor asks for ahead, ids colliding in the hash table, examples
+// filled to different lengths) against a plain search of the rows listed so far, over batches in
+// turn (each leaves the table empty for the next).
+BOOST_AUTO_TEST_CASE(a_full_batch_lists_its_rows_as_a_plain_search_does) {
+  const int examples = 30, tokens = 40;
+  const size_t table_rows = size_t{1} << 20;
+  touched_rows t(table_rows, examples * tokens);
+  for (uint32_t batch = 0; batch < 3; ++batch) {
+    std::vector<int> ids(static_cast<size_t>(examples * tokens), -1);
+    for (int r = 0; r < examples; ++r)
+      for (int k = 0; k < (r * 13 + static_cast<int>(batch)) % (tokens + 1); ++k) // (up to 40 ids, some none)
+        ids[static_cast<size_t>(r * tokens + k)] = static_cast<int>((static_cast<uint32_t>(r * 7919 + k * 104729) * (batch + 1)) % 3001) * 4096;
+    auto slots = slots_of(ids);
+    std::vector<size_t> expected;
+    std::vector<int> places(ids.size(), -1);
+    for (size_t s = 0; s < ids.size(); ++s) {
+      if (ids[s] < 0)
+        continue;
+      const size_t row = static_cast<size_t>(ids[s]) % table_rows;
+      auto it = std::find(expected.begin(), expected.end(), row);
+      places[s] = static_cast<int>(it - expected.begin());
+      if (it == expected.end())
+        expected.push_back(row);
+    }
+    BOOST_TEST_INFO("batch " << batch);
+    BOOST_TEST(t.collect(slots.data(), examples, tokens) == expected, boost::test_tools::per_element());
+    BOOST_TEST(t.positions() == slots_of(places), boost::test_tools::per_element());
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
