@@ -1,6 +1,7 @@
 // Embedding bags on the host (see embedding_ops.hpp).
 #include "compute/embedding_ops.hpp"
 
+#include "common/vector_clones.hpp"
 #include "compute/row_prefetch.hpp"
 #include "compute/token_ids.hpp"
 
@@ -24,6 +25,7 @@ int each_id(const bag_geometry& g, const float* ids, int r, F fn) {
 
 } // namespace
 
+ACTORPS_VECTOR_CLONES
 void embedding_bag_host(const bag_geometry& g, const float* ids, const float* table, float* out) {
   const auto dim = static_cast<size_t>(g.dim);
   // One process's table is far larger than the caches and the rows lie scattered over it: a
@@ -52,6 +54,7 @@ void embedding_bag_host(const bag_geometry& g, const float* ids, const float* ta
   }
 }
 
+ACTORPS_VECTOR_CLONES
 void embedding_bag_backward_host(const bag_geometry& g, const float* ids, const float* dout, float* dtable) {
   const auto dim = static_cast<size_t>(g.dim);
   for (int r = 0; r < g.rows; ++r)
