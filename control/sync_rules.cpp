@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <unordered_map>
 
 namespace actorps {
 
@@ -58,7 +57,7 @@ bool same_layout(const std::vector<variable_slice>& a, const std::vector<variabl
 // Adds the push `add` to the sum `acc`: ranges value by value, in order; row slices of one
 // table part merged by row (a row several workers touched is summed, a new one appended), parts
 // in the order they first appear.
-void add_push(std::vector<variable_slice>& acc, std::vector<variable_slice>& add) {
+void add_push(std::vector<variable_slice>& acc, std::vector<variable_slice>& add, row_places& places) {
   size_t dense = 0;
   for (auto& a : acc) // (the ranges are laid out alike: same_layout)
     if (!a.by_rows()) {
@@ -80,22 +79,26 @@ void add_push(std::vector<variable_slice>& acc, std::vector<variable_slice>& add
       continue;
     }
     const size_t cols = g.data.values.size() / g.rows.size();
-    std::unordered_map<uint32_t, size_t> at;
-    at.reserve(same->rows.size() * 2);
-    for (size_t j = 0; j < same->rows.size(); ++j)
-      at.emplace(same->rows.ids[j], j);
+    auto& ids = same->rows.ids;
+    auto& sum = same->data.values;
+    places.reserve(ids.size() + g.rows.size());
+    for (size_t j = 0; j < ids.size(); ++j)
+      places.place(ids[j], static_cast<uint32_t>(j));
+    ids.reserve(ids.size() + g.rows.size());
+    sum.reserve(sum.size() + g.data.values.size());
     for (size_t j = 0; j < g.rows.size(); ++j) {
       const float* from = g.data.values.data() + j * cols;
-      auto [it, fresh] = at.emplace(g.rows.ids[j], same->rows.size());
+      const auto [place, fresh] = places.place(g.rows.ids[j], static_cast<uint32_t>(ids.size()));
       if (fresh) {
-        same->rows.ids.push_back(g.rows.ids[j]);
-        same->data.values.insert(same->data.values.end(), from, from + cols);
+        ids.push_back(g.rows.ids[j]);
+        sum.insert(sum.end(), from, from + cols);
         continue;
       }
-      float* to = same->data.values.data() + it->second * cols;
+      float* to = sum.data() + size_t{place} * cols;
       for (size_t c = 0; c < cols; ++c)
         to[c] += from[c];
     }
+    places.clear(ids);
   }
 }
 
@@ -144,7 +147,7 @@ sync_rule::completed sync_rule::complete() {
       out.average = std::move(*grads_[w]);
       continue;
     }
-    add_push(out.average, *grads_[w]);
+    add_push(out.average, *grads_[w], places_);
   }
   for (auto& slice : out.average)
     for (auto& v : slice.data.values)

@@ -3,6 +3,7 @@
 // what these classes decide. Single-threaded.
 #pragma once
 
+#include "common/row_places.hpp"
 #include "messages/shard_protocol.hpp"
 
 #include <caf/expected.hpp>
@@ -76,6 +77,7 @@ private:
   uint64_t step_ = 0;
   std::vector<bool> live_;
   std::vector<std::optional<std::vector<variable_slice>>> grads_; // per worker, current step
+  row_places places_; // (complete's merge of row slices: each row's place in the sum, kept between steps)
   uint32_t count_ = 0;
   uint32_t last_ = 0;
   bool catching_up_ = false; ///< resumed: a first push ahead of step_ moves it there

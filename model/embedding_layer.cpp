@@ -73,7 +73,7 @@ size_t embedding_gradient_rows(const layer_spec& ls, const image_shape& in, int 
 }
 
 touched_rows::touched_rows(size_t table_rows, size_t max_slots)
-  : table_rows_(table_rows), entries_(power_of_two_at_least(2 * std::max<size_t>(max_slots, 1))) {
+  : table_rows_(table_rows), places_(max_slots) {
 }
 
 bool touched_rows::collect_compact(const float* slots, int rows, int tokens) {
@@ -99,15 +99,13 @@ const std::vector<size_t>& touched_rows::collect(const float* slots, int rows, i
   if (collect_compact(slots, rows, tokens))
     return rows_;
   const auto mask = static_cast<uint32_t>(table_rows_ - 1);
-  const size_t probe_mask = entries_.size() - 1;
-  auto home = [&](size_t row) { return static_cast<size_t>((row * 0x9E3779B97F4A7C15ull) >> 17) & probe_mask; };
-  // The table is larger than the first caches and each id's home lies anywhere in it: a cursor
-  // rows_ahead ids ahead asks for each one's home.
+  // The places' table is larger than the first caches and each id's entry lies anywhere in it: a
+  // cursor rows_ahead ids ahead asks for each one's.
   id_cursor ahead{slots, static_cast<size_t>(rows) * static_cast<size_t>(tokens)};
   auto ask_next = [&] {
     uint32_t id = 0;
     if (ahead.next(id))
-      __builtin_prefetch(&entries_[home(id & mask)], 1);
+      places_.prefetch(id & mask);
   };
   for (size_t k = 0; k < rows_ahead; ++k)
     ask_next();
@@ -116,24 +114,14 @@ const std::vector<size_t>& touched_rows::collect(const float* slots, int rows, i
     uint32_t id = 0;
     for (size_t s = first; s < first + static_cast<size_t>(tokens) && decode_token(slots[s], id); ++s) {
       ask_next();
-      const size_t row = id & mask;
-      const auto key = static_cast<uint32_t>(row + 1); // (rows < 2^30)
-      size_t at = home(row);
-      while (entries_[at].key != 0 && entries_[at].key != key)
-        at = (at + 1) & probe_mask;
-      if (entries_[at].key == 0) {
-        entries_[at] = {key, static_cast<uint32_t>(rows_.size())};
+      const uint32_t row = id & mask;
+      const auto [place, fresh] = places_.place(row, static_cast<uint32_t>(rows_.size()));
+      if (fresh)
         rows_.push_back(row);
-      }
-      positions_[s] = encode_token(entries_[at].where);
+      positions_[s] = encode_token(place);
     }
   }
-  for (size_t row : rows_) { // (every key of this batch cleared: the next batch finds an empty table)
-    size_t at = home(row);
-    while (entries_[at].key != row + 1)
-      at = (at + 1) & probe_mask;
-    entries_[at].key = 0;
-  }
+  places_.clear(rows_); // (the next batch finds an empty table)
   return rows_;
 }
 

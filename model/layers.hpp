@@ -4,6 +4,7 @@
 // its workspace (im2col columns, pooling winners, dropout masks, a block's inner activations).
 #pragma once
 
+#include "common/row_places.hpp"
 #include "compute/backend.hpp"
 #include "model/model_spec.hpp"
 
@@ -70,15 +71,8 @@ private:
   // collect() for ids in first-seen order from 0; false (nothing decided) for any other batch.
   bool collect_compact(const float* slots, int rows, int tokens);
 
-  // One place of the open-addressing table: a row + 1 (0: empty) and its position in rows_, in
-  // one 8-byte entry (a probe reads one cache line).
-  struct entry {
-    uint32_t key = 0;
-    uint32_t where = 0;
-  };
-
   size_t table_rows_;
-  std::vector<entry> entries_;
+  row_places places_; // each row's position in rows_
   std::vector<size_t> rows_;
   std::vector<float> positions_;
 };

@@ -1,0 +1,49 @@
+// Tests of common/row_places: ids placed in the order they first come, a repeated id finding its
+// place, many ids sharing probe chains, and a clear that leaves the table empty for the next use.
+#include "common/row_places.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <vector>
+
+using namespace actorps;
+
+BOOST_AUTO_TEST_SUITE(row_places_suite)
+
+BOOST_AUTO_TEST_CASE(ids_are_placed_in_the_order_they_first_come) {
+  row_places places(4);
+  BOOST_TEST((places.place(70, 0) == std::pair<uint32_t, bool>{0, true}));
+  BOOST_TEST((places.place(3, 1) == std::pair<uint32_t, bool>{1, true}));
+  BOOST_TEST((places.place(70, 2) == std::pair<uint32_t, bool>{0, false})); // (seen: its place, not the offered one)
+  BOOST_TEST((places.place(0, 2) == std::pair<uint32_t, bool>{2, true}));
+}
+
+// A full table of ids that crowd a few probe chains, over uses in turn, against a plain search;
+// each use's clear leaves the next one an empty table (reserve grows it, dropping what it held).
+BOOST_AUTO_TEST_CASE(crowded_ids_over_uses_in_turn_match_a_plain_search) {
+  row_places places(16);
+  for (uint32_t use = 0; use < 4; ++use) {
+    const size_t count = 200 + 100 * use;
+    places.reserve(count);
+    std::vector<uint32_t> ids, firsts;
+    for (size_t k = 0; k < 3 * count; ++k)
+      ids.push_back(static_cast<uint32_t>((k * 7919 + use) % count) << 20); // (many ids, few distinct low bits)
+    for (uint32_t id : ids) {
+      auto seen = std::find(firsts.begin(), firsts.end(), id);
+      const auto expected_place = static_cast<uint32_t>(seen - firsts.begin());
+      const bool fresh = seen == firsts.end();
+      if (fresh)
+        firsts.push_back(id);
+      const auto got = places.place(id, static_cast<uint32_t>(firsts.size() - (fresh ? 1 : 0)));
+      BOOST_TEST_INFO("use " << use << ", id " << id);
+      BOOST_TEST(got.first == expected_place);
+      BOOST_TEST(got.second == fresh);
+    }
+    places.clear(firsts);
+    BOOST_TEST((places.place(firsts.front(), 0) == std::pair<uint32_t, bool>{0, true})); // (empty again)
+    places.clear(std::vector<uint32_t>{firsts.front()});
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
