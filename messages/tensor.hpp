@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <iterator>
 #include <memory>
@@ -62,6 +63,15 @@ struct default_init_allocator : std::allocator<T> {
 /// The floats of a tensor on the wire.
 using float_vector = std::vector<float, default_init_allocator<float>>;
 
+/// A copy of xs in one memcpy (a float_vector built from another goes element by element
+/// through the allocator's construct: a scalar loop).
+inline float_vector copy_of(const float* xs, size_t n) {
+  float_vector out(n);
+  if (n > 0)
+    std::memcpy(out.data(), xs, n * sizeof(float));
+  return out;
+}
+
 /// A float buffer that travels as raw bytes: fp32 as it is, or 16-bit values (bf16, fp16), and
 /// dense or sparse (the indices and values of its non-zero entries). In memory it is always the
 /// dense floats; a sender that picks a 16-bit precision rounds the values to it first
@@ -73,8 +83,17 @@ struct tensor_buffer {
 
   tensor_buffer() = default;
   tensor_buffer(float_vector xs) : values(std::move(xs)) {}
-  tensor_buffer(const std::vector<float>& xs) : values(xs.begin(), xs.end()) {}
+  tensor_buffer(const std::vector<float>& xs) : values(copy_of(xs.data(), xs.size())) {}
   tensor_buffer(std::initializer_list<float> xs) : values(xs) {}
+  tensor_buffer(const tensor_buffer& other)
+    : values(copy_of(other.values.data(), other.values.size())), precision(other.precision), sparse(other.sparse) {}
+  tensor_buffer(tensor_buffer&&) noexcept = default;
+  tensor_buffer& operator=(const tensor_buffer& other) {
+    if (this != &other)
+      *this = tensor_buffer{other};
+    return *this;
+  }
+  tensor_buffer& operator=(tensor_buffer&&) noexcept = default;
 
   /// Returns a copy as a plain vector.
   std::vector<float> to_vector() const { return {values.begin(), values.end()}; }

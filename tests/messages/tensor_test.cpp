@@ -65,6 +65,32 @@ std::string message_of(const caf::error& err) {
 
 BOOST_FIXTURE_TEST_SUITE(tensor, fixture)
 
+// A copy (constructed or assigned, of itself too) holds the same values, precision and layout in
+// storage of its own; a moved-from tensor's values go along.
+BOOST_AUTO_TEST_CASE(a_copy_is_the_same_tensor_in_storage_of_its_own) {
+  tensor_buffer a{std::vector<float>{1.0f, -2.5f, 3.0f}};
+  a.precision = wire_precision::bf16;
+  a.sparse = true;
+  tensor_buffer b{a};
+  BOOST_TEST(b.values == a.values);
+  BOOST_TEST((b.precision == wire_precision::bf16));
+  BOOST_TEST(b.sparse);
+  BOOST_TEST(b.values.data() != a.values.data());
+  b.values[0] = 9.0f;
+  BOOST_TEST(a.values[0] == 1.0f);
+  tensor_buffer c;
+  c = a;
+  BOOST_TEST(c.values == a.values);
+  BOOST_TEST(c.sparse);
+  c = c; // (itself: unchanged)
+  BOOST_TEST(c.values == a.values);
+  tensor_buffer empty_copy{tensor_buffer{}};
+  BOOST_TEST(empty_copy.values.empty());
+  const float* where = a.values.data();
+  tensor_buffer moved{std::move(a)};
+  BOOST_TEST(moved.values.data() == where);
+}
+
 BOOST_AUTO_TEST_CASE(every_precision_and_layout_round_trips_at_boundary_sizes) {
   for (auto p : {wire_precision::fp32, wire_precision::bf16, wire_precision::fp16})
     for (bool sparse : {false, true})
