@@ -9,10 +9,10 @@
 
 using namespace actorps;
 
-BOOST_AUTO_TEST_SUITE(row_places_suite)
+BOOST_AUTO_TEST_SUITE(row_places)
 
 BOOST_AUTO_TEST_CASE(ids_are_placed_in_the_order_they_first_come) {
-  row_places places(4);
+  actorps::row_places places(4);
   BOOST_TEST((places.place(70, 0) == std::pair<uint32_t, bool>{0, true}));
   BOOST_TEST((places.place(3, 1) == std::pair<uint32_t, bool>{1, true}));
   BOOST_TEST((places.place(70, 2) == std::pair<uint32_t, bool>{0, false})); // (seen: its place, not the offered one)
@@ -22,7 +22,7 @@ BOOST_AUTO_TEST_CASE(ids_are_placed_in_the_order_they_first_come) {
 // A full table of ids that crowd a few probe chains, over uses in turn, against a plain search;
 // each use's clear leaves the next one an empty table (reserve grows it, dropping what it held).
 BOOST_AUTO_TEST_CASE(crowded_ids_over_uses_in_turn_match_a_plain_search) {
-  row_places places(16);
+  actorps::row_places places(16);
   for (uint32_t use = 0; use < 4; ++use) {
     const size_t count = 200 + 100 * use;
     places.reserve(count);
