@@ -109,6 +109,33 @@ void dropout_loop(size_t n, float rate, uint64_t seed, const float* x, float* y,
   }
 }
 
+// y's rows (rows x cols) each plus bias.
+ACTORPS_VECTOR_CLONES
+void add_bias_loop(int rows, int cols, const float* bias, float* y) {
+  for (int i = 0; i < rows; ++i) {
+    float* row = y + static_cast<size_t>(i) * cols;
+    for (int j = 0; j < cols; ++j)
+      row[j] += bias[j];
+  }
+}
+
+// out = the sum of x's rows (rows x cols), row after row.
+ACTORPS_VECTOR_CLONES
+void sum_rows_loop(int rows, int cols, const float* x, float* out) {
+  std::fill(out, out + cols, 0.0f);
+  for (int i = 0; i < rows; ++i) {
+    const float* row = x + static_cast<size_t>(i) * cols;
+    for (int j = 0; j < cols; ++j)
+      out[j] += row[j];
+  }
+}
+
+ACTORPS_VECTOR_CLONES
+void axpy_loop(size_t n, float alpha, const float* x, float* y) {
+  for (size_t i = 0; i < n; ++i)
+    y[i] += alpha * x[i];
+}
+
 ACTORPS_VECTOR_CLONES
 void multiply_loop(size_t n, const float* a, const float* b, float* out) {
   for (size_t i = 0; i < n; ++i)
@@ -177,27 +204,11 @@ public:
                 b.data, b.cols, beta, c.data, c.cols);
   }
 
-  void add_bias(matrix y, const float* bias) override {
-    for (int i = 0; i < y.rows; ++i) {
-      float* row = y.data + static_cast<size_t>(i) * y.cols;
-      for (int j = 0; j < y.cols; ++j)
-        row[j] += bias[j];
-    }
-  }
+  void add_bias(matrix y, const float* bias) override { add_bias_loop(y.rows, y.cols, bias, y.data); }
 
-  void sum_rows(matrix x, float* out) override {
-    std::fill(out, out + x.cols, 0.0f);
-    for (int i = 0; i < x.rows; ++i) {
-      const float* row = x.data + static_cast<size_t>(i) * x.cols;
-      for (int j = 0; j < x.cols; ++j)
-        out[j] += row[j];
-    }
-  }
+  void sum_rows(matrix x, float* out) override { sum_rows_loop(x.rows, x.cols, x.data, out); }
 
-  void axpy(size_t n, float alpha, const float* x, float* y) override {
-    for (size_t i = 0; i < n; ++i)
-      y[i] += alpha * x[i];
-  }
+  void axpy(size_t n, float alpha, const float* x, float* y) override { axpy_loop(n, alpha, x, y); }
 
   void scale(size_t n, float alpha, float* x) override {
     for (size_t i = 0; i < n; ++i)
