@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <initializer_list>
 #include <iterator>
 #include <memory>
@@ -63,12 +62,12 @@ struct default_init_allocator : std::allocator<T> {
 /// The floats of a tensor on the wire.
 using float_vector = std::vector<float, default_init_allocator<float>>;
 
-/// A copy of xs in one memcpy (a float_vector built from another goes element by element
-/// through the allocator's construct: a scalar loop).
-inline float_vector copy_of(const float* xs, size_t n) {
+/// A copy of xs[0, n) rounded to precision p, in one pass (round_copy: fp32 a memmove; a
+/// float_vector built from another, or from iterators, goes element by element through the
+/// allocator's construct).
+inline float_vector float_copy(const float* xs, size_t n, wire_precision p = wire_precision::fp32) {
   float_vector out(n);
-  if (n > 0)
-    std::memcpy(out.data(), xs, n * sizeof(float));
+  round_copy(p, xs, n, out.data());
   return out;
 }
 
@@ -83,10 +82,10 @@ struct tensor_buffer {
 
   tensor_buffer() = default;
   tensor_buffer(float_vector xs) : values(std::move(xs)) {}
-  tensor_buffer(const std::vector<float>& xs) : values(copy_of(xs.data(), xs.size())) {}
+  tensor_buffer(const std::vector<float>& xs) : values(float_copy(xs.data(), xs.size())) {}
   tensor_buffer(std::initializer_list<float> xs) : values(xs) {}
   tensor_buffer(const tensor_buffer& other)
-    : values(copy_of(other.values.data(), other.values.size())), precision(other.precision), sparse(other.sparse) {}
+    : values(float_copy(other.values.data(), other.values.size())), precision(other.precision), sparse(other.sparse) {}
   tensor_buffer(tensor_buffer&&) noexcept = default;
   tensor_buffer& operator=(const tensor_buffer& other) {
     if (this != &other)
@@ -99,11 +98,9 @@ struct tensor_buffer {
   std::vector<float> to_vector() const { return {values.begin(), values.end()}; }
 };
 
-/// A tensor holding a copy of xs[0, n), rounded to precision p and travelling in it (one pass:
-/// constructing a float_vector from iterators goes element by element through the allocator).
+/// A tensor holding a copy of xs[0, n), rounded to precision p and travelling in it.
 inline tensor_buffer tensor_copy(const float* xs, size_t n, wire_precision p = wire_precision::fp32) {
-  tensor_buffer out{float_vector(n)};
-  round_copy(p, xs, n, out.values.data());
+  tensor_buffer out{float_copy(xs, n, p)};
   out.precision = p;
   return out;
 }
