@@ -3,6 +3,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "compute/row_prefetch.hpp"
 #include "control/placement.hpp"
 
 #include <algorithm>
@@ -106,9 +107,7 @@ caf::error row_exchange::place(const variable_slice& slice, float* local, size_t
     return caf::make_error(errc::protocol_error, cat("a row slice of variable ", slice.variable, " at offset ",
                                                      slice.offset, " (", slice.rows.size(), " rows, ",
                                                      slice.data.values.size(), " values) is not one this batch asked for"));
-  const float* from = slice.data.values.data();
-  for (size_t j = 0; j < ids.size(); ++j)
-    std::copy(from + j * cols_, from + (j + 1) * cols_, local + size_t{asked->local[first + j]} * cols_);
+  copy_rows_to(slice.data.values.data(), cols_, asked->local.data() + first, ids.size(), local);
   return caf::none;
 }
 
@@ -123,13 +122,18 @@ caf::expected<std::vector<variable_slice>> row_exchange::gradients(uint32_t shar
     at[order[j]] = j;
   }
   std::vector<variable_slice> out;
+  std::vector<uint32_t> from; // per row of a part: its row in grad (a lacking one: 0, then zeroed)
   for (auto& p : parts_) {
     if (p.shard != shard || p.rows.empty())
       continue;
-    float_vector values(p.rows.size() * cols_, 0.0f);
+    from.clear();
+    for (uint32_t l : p.local)
+      from.push_back(static_cast<uint32_t>(at[l] == none ? 0 : at[l]));
+    float_vector values(p.rows.size() * cols_); // (every row written below)
+    copy_rows_from(grad, cols_, from.data(), from.size(), values.data());
     for (size_t j = 0; j < p.local.size(); ++j)
-      if (size_t g = at[p.local[j]]; g != none)
-        std::copy(grad + g * cols_, grad + (g + 1) * cols_, values.data() + j * cols_);
+      if (at[p.local[j]] == none)
+        std::fill_n(values.data() + j * cols_, cols_, 0.0f);
     out.push_back({variable_, p.offset, {std::move(values)}, false, row_ids{p.rows}});
   }
   return out;

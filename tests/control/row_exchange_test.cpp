@@ -107,6 +107,11 @@ BOOST_AUTO_TEST_CASE(gradients_go_back_to_the_parts_of_their_rows) {
   BOOST_TEST((*to1)[0].rows.ids == std::vector<uint32_t>({12}));
   BOOST_TEST((*to1)[0].offset == 16u);
   BOOST_TEST(((*to1)[0].data == std::vector<float>({3.0f, 4.0f})));
+  // a local row the gradient lacks (12, local row 0) pushes zeros, its neighbours their values
+  auto lacking = rows.gradients(1, {1}, grad.data());
+  BOOST_REQUIRE(lacking);
+  BOOST_TEST(((*lacking)[0].data == std::vector<float>({0.0f, 0.0f})));
+  BOOST_TEST(((*rows.gradients(0, {1}, grad.data()))[0].data == std::vector<float>({1.0f, 2.0f})));
   BOOST_TEST(!rows.gradients(0, {5}, grad.data())); // a local row the batch does not have
   // a batch without ids pulls nothing
   auto empty = slots_of({-1, -1, -1, -1});
