@@ -28,7 +28,7 @@ namespace {
 void rows_complete(worker_pointer self) {
   auto& st = self->state;
   auto& b = st.table->current();
-  if (auto err = st.step->model().upload_parameter(st.table->variable, 0, b.values.data(), b.values.size()))
+  if (auto err = st.step->model().take_table_rows(st.table->variable, b.values.data(), b.values.size()))
     return fail(self, std::move(err), "the table's rows do not fit the model");
   std::swap(st.images, b.images); // (the batch's examples become the worker's; its buffers take the next batch)
   std::swap(st.labels, b.labels);
@@ -171,12 +171,17 @@ caf::expected<std::vector<variable_slice>> detail::row_gradients(worker_pointer 
   auto& st = self->state;
   auto& t = *st.table;
   if (!t.gradient_ready) {
-    if (auto err = st.step->model().download_table_gradient(t.variable, t.order, t.gradient))
-      return err;
+    auto& model = st.step->model();
+    t.gradient_at = model.table_gradient_in_place(t.variable, t.order); // (on the CPU: no copy)
+    if (!t.gradient_at) {
+      if (auto err = model.download_table_gradient(t.variable, t.order, t.gradient))
+        return err;
+      t.gradient_at = t.gradient.data();
+    }
     t.gradient_ready = true;
   }
   shared_heap::scope shared; // (the push's row slices: where a ps node of this host maps the heap, it reads them there)
-  return t.current().exchange->gradients(s, t.order, t.gradient.data());
+  return t.current().exchange->gradients(s, t.order, t.gradient_at);
 }
 
 } // namespace actorps

@@ -78,8 +78,9 @@ struct worker_state {
     // ahead needs its rows by then); none: each step pulls its rows before it computes
     row_batches fetches;
     std::vector<size_t> order;                 // the step's gradient: its rows (local) ...
-    std::vector<float> gradient;               // ... and their values
-    bool gradient_ready = false;               // downloaded for the step being pushed
+    std::vector<float> gradient;               // ... and their values (downloaded from a GPU) ...
+    const float* gradient_at = nullptr;        // ... where they lie (the model's own on the CPU)
+    bool gradient_ready = false;               // found for the step being pushed
     std::string layout; // the table's parts in the plan the exchanges were made for
     size_t table_size = 0; // the table's rows (ids are taken mod them)
     size_t max_slots = 0;  // a batch's id slots

@@ -105,6 +105,7 @@ caf::error network::allocate_all() {
 }
 
 caf::error network::set_parameters(const std::vector<std::vector<float>>& values) {
+  settle_table();
   if (values.size() != vars_.size())
     return caf::make_error(errc::shape_mismatch,
                            cat("expected ", vars_.size(), " variables, got ", values.size()));
@@ -140,6 +141,7 @@ caf::error check_range(const std::vector<variable_spec>& vars, size_t k, size_t 
 } // namespace
 
 caf::error network::get_parameters(std::vector<std::vector<float>>& values) {
+  settle_table();
   return download_all(be_, params_, values);
 }
 
@@ -150,13 +152,36 @@ caf::error network::get_gradients(std::vector<std::vector<float>>& values) {
 caf::error network::upload_parameter(size_t k, size_t offset, const float* values, size_t n) {
   if (auto err = check_range(vars_, k, offset, n))
     return err;
+  if (static_cast<int>(k) == embedding_var_)
+    settle_table();
   be_.upload(values, n, params_[k].data() + offset);
   return caf::none;
+}
+
+caf::error network::take_table_rows(size_t k, const float* values, size_t n) {
+  if (static_cast<int>(k) != embedding_var_ || be_.is_gpu())
+    return upload_parameter(k, 0, values, n);
+  if (auto err = check_range(vars_, k, 0, n))
+    return err;
+  value_ptrs_[k] = const_cast<float*>(values); // (read alone: the embedding's forward)
+  table_taken_ = n;
+  return caf::none;
+}
+
+void network::settle_table() {
+  if (table_taken_ == 0)
+    return;
+  const auto k = static_cast<size_t>(embedding_var_);
+  be_.upload(value_ptrs_[k], table_taken_, params_[k].data());
+  value_ptrs_[k] = params_[k].data();
+  table_taken_ = 0;
 }
 
 caf::error network::download_parameter(size_t k, size_t offset, float* out, size_t n) {
   if (auto err = check_range(vars_, k, offset, n))
     return err;
+  if (static_cast<int>(k) == embedding_var_)
+    settle_table();
   return be_.download(params_[k].data() + offset, n, out);
 }
 
@@ -175,6 +200,13 @@ caf::error network::download_table_gradient(size_t k, std::vector<size_t>& rows,
   rows = embedding_rows_->rows();
   out.resize(rows.size() * static_cast<size_t>(vars_[k].cols));
   return be_.download(grads_[k].data(), out.size(), out.data());
+}
+
+const float* network::table_gradient_in_place(size_t k, std::vector<size_t>& rows) {
+  if (static_cast<int>(k) != embedding_var_ || be_.is_gpu())
+    return nullptr;
+  rows = embedding_rows_->rows();
+  return grads_[k].data();
 }
 
 const std::vector<size_t>* network::sparse_rows(size_t k) const {

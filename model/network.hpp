@@ -41,7 +41,10 @@ public:
   int max_batch() const { return max_batch_; }
 
   /// The variables' values and gradients in backend memory, in creation order.
-  std::vector<buffer>& parameters() { return params_; }
+  std::vector<buffer>& parameters() {
+    settle_table();
+    return params_;
+  }
   std::vector<buffer>& gradients() { return grads_; }
 
   /// Uploads every variable from host values in creation order; fails on a size mismatch.
@@ -63,6 +66,13 @@ public:
   /// table: its gradient holds the batch's rows, sparse_rows).
   caf::error download_gradient(size_t k, size_t offset, float* out, size_t n) override;
   caf::error download_table_gradient(size_t k, std::vector<size_t>& rows, std::vector<float>& out) override;
+
+  /// On the CPU the embedding's forward reads the table's rows from `values` itself (no copy)
+  /// until the next call; the first read or write of the table's values (parameters(),
+  /// get_parameters, set_parameters, upload_parameter or download_parameter of it) copies them
+  /// in first, so `values` must be unchanged until then (a worker never reads its table back).
+  caf::error take_table_rows(size_t k, const float* values, size_t n) override;
+  const float* table_gradient_in_place(size_t k, std::vector<size_t>& rows) override;
 
   /// The rows of variable k the loaded batch's gradient holds when k is an embedding table (its
   /// gradient buffer holds those rows alone, in this order), nullptr for a variable whose
@@ -103,6 +113,8 @@ private:
   const float* layer_input(size_t l) const;
   layer_vars vars_of(size_t l) const;
   matrix logits() const;
+  // Copies rows the embedding reads where they lie (take_table_rows) into its variable's values.
+  void settle_table();
 
   backend& be_;
   model_spec spec_;
@@ -126,6 +138,7 @@ private:
   int embedding_var_ = -1;                    // the first layer's table when it is an embedding
   std::optional<touched_rows> embedding_rows_; // the rows the loaded batch picks from it
   buffer positions_;                           // per slot of the batch: its row's place in them
+  size_t table_taken_ = 0; // floats of the table's rows read where they lie (take_table_rows), 0: none
 };
 
 } // namespace actorps

@@ -31,6 +31,18 @@ public:
   /// invalid_argument for a variable that is not an embedding table.
   virtual caf::error download_table_gradient(size_t var, std::vector<size_t>& rows, std::vector<float>& out);
 
+  /// An embedding table's rows for the steps to come: its first n values (a worker's local
+  /// table: its batch's rows, by local row). A model in host memory reads them where they lie,
+  /// so they must stay valid and unchanged until the next call or upload_parameter; others
+  /// copy them (upload_parameter, what this does unless overridden).
+  virtual caf::error take_table_rows(size_t var, const float* values, size_t n) {
+    return upload_parameter(var, 0, values, n);
+  }
+
+  /// download_table_gradient's values where they lie in host memory, valid until the next step
+  /// computes (`rows` gets their rows); nullptr where they do not (download them then).
+  virtual const float* table_gradient_in_place(size_t /*var*/, std::vector<size_t>& /*rows*/) { return nullptr; }
+
   /// Copies rows examples (row-major images, labels as floats) into the backend.
   virtual void load_batch(const float* images, const float* labels, int rows) = 0;
 

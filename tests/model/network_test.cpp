@@ -386,4 +386,45 @@ BOOST_AUTO_TEST_CASE(an_embedding_gradient_holds_the_touched_rows_in_order) {
   BOOST_TEST((*net)->download_gradient(0, 0, out.data(), 2) == errc::invalid_argument);
 }
 
+// A worker's local table read where it lies (take_table_rows) computes what the same rows
+// uploaded compute, its gradient in place is the one downloaded, and a later read of the table
+// gives the rows taken.
+BOOST_AUTO_TEST_CASE(table_rows_taken_in_place_compute_as_uploaded_ones) {
+  auto be = make_cpu_backend(1);
+  auto spec = layers_model({1, 3, 1}, {"embedding 2 2 mean", "dense 2"}); // a local table of 4 rows
+  std::vector<float> slots{encode_token(0), encode_token(1), encode_token(0), encode_token(2), 0.0f, 0.0f};
+  std::vector<float> labels{0, 1};
+  std::vector<std::vector<float>> start;
+  auto uploaded = std::move(*actorps::network::make(*be, spec, 2));
+  auto taken = std::move(*actorps::network::make(*be, spec, 2));
+  BOOST_REQUIRE(!uploaded->get_parameters(start));
+  for (size_t k = 0; k < start.size(); ++k)
+    start[k] = random_values(start[k].size(), static_cast<uint32_t>(7 + k));
+  BOOST_REQUIRE(!uploaded->set_parameters(start));
+  BOOST_REQUIRE(!taken->set_parameters(start));
+  const auto rows = random_values(3 * 2, 40); // rows 0-2 (the batch's), row 3 left as it was
+  BOOST_REQUIRE(!uploaded->upload_parameter(0, 0, rows.data(), rows.size()));
+  BOOST_REQUIRE(!taken->take_table_rows(0, rows.data(), rows.size()));
+  std::vector<float> grad_uploaded, grad_taken;
+  std::vector<size_t> order_uploaded, order_taken;
+  for (auto* net : {uploaded.get(), taken.get()}) {
+    net->load_batch(slots.data(), labels.data(), 2);
+    net->forward(true);
+    net->backward();
+  }
+  BOOST_TEST(uploaded->take_metrics()->loss == taken->take_metrics()->loss);
+  BOOST_REQUIRE(!uploaded->download_table_gradient(0, order_uploaded, grad_uploaded));
+  const float* in_place = taken->table_gradient_in_place(0, order_taken);
+  BOOST_REQUIRE(in_place);
+  BOOST_TEST(order_taken == order_uploaded, boost::test_tools::per_element());
+  BOOST_TEST(std::vector<float>(in_place, in_place + grad_uploaded.size()) == grad_uploaded,
+             boost::test_tools::per_element());
+  BOOST_TEST(taken->take_table_rows(0, rows.data(), 9 * 2) == errc::shape_mismatch); // (more than the table)
+  std::vector<std::vector<float>> after;
+  BOOST_REQUIRE(!taken->get_parameters(after));
+  std::vector<float> table = rows;
+  table.insert(table.end(), start[0].begin() + 6, start[0].end());
+  BOOST_TEST(after[0] == table, boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
