@@ -223,7 +223,10 @@ void detail::compute_loaded(worker_pointer self, int rows) {
   if (st.ctl->phase() == replica_phase::done)
     return;
   const auto started = std::chrono::steady_clock::now();
-  st.step->model().load_batch(st.images.data(), st.labels.data(), rows);
+  if (st.table) // (its ids renumbered to the local table's rows by its exchange)
+    st.step->model().load_renumbered_batch(st.images.data(), st.labels.data(), rows, st.table->current().exchange->distinct());
+  else
+    st.step->model().load_batch(st.images.data(), st.labels.data(), rows);
   st.pushes.begin_step();
   if (st.leads)
     st.leads->begin_step();

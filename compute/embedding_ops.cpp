@@ -58,7 +58,7 @@ ACTORPS_VECTOR_CLONES
 void embedding_bag_backward_host(const bag_geometry& g, const float* ids, const float* dout, float* dtable) {
   const auto dim = static_cast<size_t>(g.dim);
   for (int r = 0; r < g.rows; ++r)
-    each_id(g, ids, r, [&](size_t row) { std::fill(dtable + row * dim, dtable + (row + 1) * dim, 0.0f); });
+    each_id(g, ids, r, [&](size_t row) { zero_row(dtable + row * dim, dim); }); // (not a memset call per id)
   for (int r = 0; r < g.rows; ++r) {
     int n = each_id(g, ids, r, [](size_t) {});
     const float scale = g.mean && n > 1 ? 1.0f / static_cast<float>(n) : 1.0f;

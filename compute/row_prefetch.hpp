@@ -45,6 +45,21 @@ inline void copy_row(const float* from, size_t n, float* to) {
     to[k] = from[k];
 }
 
+/// Sets one row of n floats to zero with vector stores, inline. GCC makes a loop storing a
+/// constant (std::fill, or a copy from a row of zeros) one memset or memcpy call per row, so the
+/// zero is read as a value it cannot know.
+inline void zero_row(float* to, size_t n) {
+  static const volatile float zero_value = 0.0f;
+  const float z = zero_value;
+  using block = float __attribute__((vector_size(64)));
+  const block zeros = block{} + z;
+  size_t k = 0;
+  for (; k + 16 <= n; k += 16)
+    std::memcpy(to + k, &zeros, sizeof zeros);
+  for (; k < n; ++k)
+    to[k] = z;
+}
+
 /// Copies `count` rows of `cols` floats, row j from table + at[j], into out (row after row),
 /// asking for each row rows_ahead rows ahead (the table: far larger than the caches).
 void gather_rows(const float* table, size_t cols, const size_t* at, size_t count, float* out);

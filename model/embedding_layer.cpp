@@ -93,6 +93,12 @@ bool touched_rows::collect_compact(const float* slots, int rows, int tokens) {
   return true;
 }
 
+void touched_rows::take_renumbered(size_t distinct) {
+  rows_.resize(std::min(distinct, table_rows_));
+  std::iota(rows_.begin(), rows_.end(), size_t{0});
+  positions_.clear();
+}
+
 const std::vector<size_t>& touched_rows::collect(const float* slots, int rows, int tokens) {
   rows_.clear();
   positions_.assign(static_cast<size_t>(rows) * static_cast<size_t>(tokens), 0.0f);

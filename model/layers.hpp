@@ -63,6 +63,11 @@ public:
 
   const std::vector<size_t>& rows() const { return rows_; }
 
+  /// The rows of a batch whose ids name rows 0 .. distinct - 1 in the order they first appear
+  /// (renumbered so), taken without looking at them; positions() is then not made (each slot's
+  /// position is its id).
+  void take_renumbered(size_t distinct);
+
   /// Per slot of the last batch: its row's position in rows(), as an id (compute/token_ids.hpp),
   /// or an empty slot: what the embedding's backward reads in place of the ids.
   const std::vector<float>& positions() const { return positions_; }

@@ -85,6 +85,8 @@ public:
   /// Copies rows examples (row-major NHWC images, labels as floats) into the backend.
   /// REQUIRES: 0 < rows <= max_batch().
   void load_batch(const float* images, const float* labels, int rows) override;
+  /// The embedding's backward then reads its slots' positions from the ids themselves.
+  void load_renumbered_batch(const float* images, const float* labels, int rows, size_t distinct) override;
 
   /// Computes the logits of the loaded batch; training applies dropout (a fresh mask per call).
   void forward(bool training);
@@ -137,7 +139,8 @@ private:
   loss_meter meter_;
   int embedding_var_ = -1;                    // the first layer's table when it is an embedding
   std::optional<touched_rows> embedding_rows_; // the rows the loaded batch picks from it
-  buffer positions_;                           // per slot of the batch: its row's place in them
+  buffer positions_;                           // per slot of the batch: its row's place in them ...
+  bool positions_are_ids_ = false;             // ... or its id, renumbered so (load_renumbered_batch)
   size_t table_taken_ = 0; // floats of the table's rows read where they lie (take_table_rows), 0: none
 };
 

@@ -46,6 +46,13 @@ public:
   /// Copies rows examples (row-major images, labels as floats) into the backend.
   virtual void load_batch(const float* images, const float* labels, int rows) = 0;
 
+  /// load_batch for a batch whose ids already name an embedding table's rows 0 .. distinct - 1
+  /// in the order they first appear (a worker's batch, renumbered to its local table's rows by
+  /// control/row_exchange): a model may take them as they are without looking at each id.
+  virtual void load_renumbered_batch(const float* images, const float* labels, int rows, size_t /*distinct*/) {
+    load_batch(images, labels, rows);
+  }
+
   /// Returns the metrics accumulated since the last call and resets them.
   virtual caf::expected<batch_metrics> take_metrics() = 0;
 };

@@ -76,4 +76,13 @@ BOOST_AUTO_TEST_CASE(copy_rows_to_places_rows_by_index_and_leaves_the_others) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(zero_row_zeroes_exactly_its_row) {
+  for (size_t cols : widths) {
+    std::vector<float> rows(3 * cols, 1.5f);
+    zero_row(rows.data() + cols, cols);
+    for (size_t i = 0; i < rows.size(); ++i)
+      BOOST_TEST_REQUIRE(rows[i] == (i >= cols && i < 2 * cols ? 0.0f : 1.5f), "cols " << cols << " value " << i);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -427,4 +427,43 @@ BOOST_AUTO_TEST_CASE(table_rows_taken_in_place_compute_as_uploaded_ones) {
   BOOST_TEST(after[0] == table, boost::test_tools::per_element());
 }
 
+// A batch renumbered ahead (ids 0, 1, 2, ... in first-seen order) taken without a look computes
+// the loss and table gradient the looked-at batch does, and its gradient holds rows 0 .. distinct - 1.
+BOOST_AUTO_TEST_CASE(a_renumbered_batch_computes_as_one_looked_at) {
+  auto be = make_cpu_backend(1);
+  auto spec = layers_model({1, 4, 1}, {"embedding 3 2 mean", "dense 2"});
+  // example 0: local rows 0, 1, 0; example 1: rows 2, 1, 3, then an empty slot
+  std::vector<float> slots{encode_token(0), encode_token(1), encode_token(0), 0.0f,
+                           encode_token(2), encode_token(1), encode_token(3), 0.0f};
+  std::vector<float> labels{1, 0};
+  std::vector<std::vector<float>> start;
+  auto looked = std::move(*actorps::network::make(*be, spec, 2));
+  auto renumbered = std::move(*actorps::network::make(*be, spec, 2));
+  BOOST_REQUIRE(!looked->get_parameters(start));
+  for (size_t k = 0; k < start.size(); ++k)
+    start[k] = random_values(start[k].size(), static_cast<uint32_t>(11 + k));
+  BOOST_REQUIRE(!looked->set_parameters(start));
+  BOOST_REQUIRE(!renumbered->set_parameters(start));
+  looked->load_batch(slots.data(), labels.data(), 2);
+  renumbered->load_renumbered_batch(slots.data(), labels.data(), 2, 4);
+  std::vector<float> grad_looked, grad_renumbered;
+  std::vector<size_t> rows_looked, rows_renumbered;
+  for (auto* net : {looked.get(), renumbered.get()}) {
+    net->forward(true);
+    net->backward();
+  }
+  BOOST_TEST(looked->take_metrics()->loss == renumbered->take_metrics()->loss);
+  BOOST_REQUIRE(!looked->download_table_gradient(0, rows_looked, grad_looked));
+  BOOST_REQUIRE(!renumbered->download_table_gradient(0, rows_renumbered, grad_renumbered));
+  BOOST_TEST(rows_renumbered == std::vector<size_t>({0, 1, 2, 3}), boost::test_tools::per_element());
+  BOOST_TEST(rows_looked == rows_renumbered, boost::test_tools::per_element());
+  BOOST_TEST(grad_looked == grad_renumbered, boost::test_tools::per_element());
+  // a batch loaded after it is looked at again
+  std::vector<float> other{encode_token(5), 0.0f, 0.0f, 0.0f, encode_token(5), encode_token(6), 0.0f, 0.0f};
+  renumbered->load_batch(other.data(), labels.data(), 2);
+  renumbered->forward(true);
+  renumbered->backward();
+  BOOST_TEST(*renumbered->sparse_rows(0) == std::vector<size_t>({5, 6}), boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
