@@ -36,26 +36,35 @@ void rows_complete(worker_pointer self) {
 }
 
 // Draws the next batch into b: its examples, and its ids renumbered to local rows by the
-// pipeline's thread (worker_setup's prepare_batches), grouped by part; room for its rows.
+// pipeline's thread (worker_setup's prepare_batches), grouped by part.
 void draw_batch(worker_pointer self, worker_state::table_rows::batch& b) {
   auto& st = self->state;
   b.images.resize(st.images.size());
   b.labels.resize(st.labels.size());
   b.rows = st.batches->next(b.images.data(), b.labels.data(), &b.drawn).rows;
   b.exchange->adopt(b.drawn);
-  b.values.resize(b.exchange->distinct() * b.exchange->cols()); // (every row is placed by its answer)
+  if (b.exchange->distinct() == 0)
+    b.values.clear(); // (else sized as its rows are placed, or an answer holding them all taken)
 }
 
-// Places the row slices among the values of fetch `tag`'s batch (while the fetch counts).
-caf::error place_rows(worker_pointer self, const row_fetch_tag& tag, const std::vector<variable_slice>& values) {
+// Places the row slices among the values of fetch `tag`'s batch (while the fetch counts); one
+// that holds every row of the batch in order (its one shard's answer) becomes its values.
+caf::error place_rows(worker_pointer self, const row_fetch_tag& tag, std::vector<variable_slice>& values) {
   auto& t = *self->state.table;
   if (!t.fetches.counts(tag.slot, tag.fetch))
     return caf::none;
   auto& b = t.batches[tag.slot];
-  for (auto& slice : values)
-    if (slice.by_rows())
-      if (auto err = b.exchange->place(slice, b.values.data()))
-        return err;
+  for (auto& slice : values) {
+    if (!slice.by_rows())
+      continue;
+    if (b.exchange->holds_every_row(slice)) {
+      b.values = std::move(slice.data.values);
+      continue;
+    }
+    b.values.resize(b.exchange->distinct() * b.exchange->cols()); // (every row is placed by its answer)
+    if (auto err = b.exchange->place(slice, b.values.data()))
+      return err;
+  }
   return caf::none;
 }
 
@@ -66,7 +75,7 @@ void pull_from(worker_pointer self, uint32_t s, row_fetch_tag tag) {
   auto epoch = st.ctl->requested(s);
   self->request(st.cfg.shards[s], shard_deadline(self, s), pull_atom_v, std::move(req))
     .then(
-      [=](const pull_reply& reply) {
+      [=](pull_reply& reply) {
         auto& st = self->state;
         auto& f = st.table->fetches;
         if (!st.ctl->answers(s, epoch)) // (shard s went down since: the fetch is given up)
@@ -151,7 +160,7 @@ void detail::pull_rows_left(worker_pointer self, const std::vector<row_fetch_tag
 }
 
 caf::expected<row_fetch::next> detail::rows_pushed_back(worker_pointer self, const row_fetch_tag& tag,
-                                                        const std::vector<variable_slice>& values) {
+                                                        std::vector<variable_slice>& values) {
   if (auto err = place_rows(self, tag, values))
     return err;
   return self->state.table->fetches.answered(tag.slot, tag.fetch);

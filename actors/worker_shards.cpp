@@ -170,7 +170,7 @@ void detail::push_due(worker_pointer self, size_t floor) {
     auto epoch = st.ctl->requested(s);
     self->request(st.cfg.shards[s], shard_deadline(self, s), push_atom_v, std::move(req))
       .then(
-        [=](const push_reply& reply) {
+        [=](push_reply& reply) {
           auto& st = self->state;
           if (!st.ctl->answers(s, epoch)) {
             if (reads)

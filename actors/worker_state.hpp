@@ -68,7 +68,7 @@ struct worker_state {
     struct batch {
       std::unique_ptr<row_exchange> exchange; // its ids renumbered to local rows, grouped by part
       std::vector<uint32_t> drawn;            // the table rows it names (the pipeline's threads renumber ahead)
-      std::vector<float> values;              // its rows, by local row, placed as they come
+      float_vector values;                    // its rows, by local row, placed as they come (or a reply's own)
       std::vector<float> images, labels;      // its examples (swapped into the worker's as its step begins)
       int rows = 0;                           // its examples' count
     };
@@ -139,10 +139,10 @@ std::vector<slice_ref> row_reads(worker_pointer self, const row_fetch_tag& tag, 
 /// shards not in `asked`, the others' from every shard holding some.
 void pull_rows_left(worker_pointer self, const std::vector<row_fetch_tag>& begun, const std::vector<uint32_t>& asked);
 /// A push that carried fetch `tag`'s reads was answered: places the reply's row slices and
-/// returns what the fetch says next (follow it after the controller's input); an error where
+/// returns what the fetch says next (a slice holding every row of the batch is taken, not copied) (follow it after the controller's input); an error where
 /// they do not fit.
 caf::expected<row_fetch::next> rows_pushed_back(worker_pointer self, const row_fetch_tag& tag,
-                                                const std::vector<variable_slice>& values);
+                                                std::vector<variable_slice>& values);
 /// A push that carried fetch `tag`'s reads failed.
 void rows_not_pushed_back(worker_pointer self, const row_fetch_tag& tag);
 /// Carries out what a fetch says (compute, give the step up, pull anew).

@@ -111,6 +111,14 @@ caf::error row_exchange::place(const variable_slice& slice, float* local, size_t
   return caf::none;
 }
 
+bool row_exchange::holds_every_row(const variable_slice& slice) const {
+  const auto& ids = slice.rows.ids;
+  auto holding = std::find_if(parts_.begin(), parts_.end(), [&](const part& p) { return p.offset == slice.offset; });
+  // (a part's local rows ascend: all of the batch's are 0 .. distinct() - 1 in order)
+  return slice.variable == variable_ && holding != parts_.end() && holding->local.size() == distinct()
+         && ids == holding->rows && slice.data.values.size() == ids.size() * size_t{cols_};
+}
+
 caf::expected<std::vector<variable_slice>> row_exchange::gradients(uint32_t shard, const std::vector<size_t>& order,
                                                                    const float* grad) const {
   constexpr size_t none = SIZE_MAX;

@@ -74,6 +74,10 @@ public:
   /// slice this batch did not ask for (another part, other rows, wrong size).
   caf::error place(const variable_slice& slice, float* local, size_t max_floats = SIZE_MAX) const;
 
+  /// Whether slice, which place() would take, holds every row of the batch in local order (the
+  /// batch's rows lie in one part and the slice is all of them): the local table itself.
+  bool holds_every_row(const variable_slice& slice) const;
+
   /// The row gradients of shard s's parts: `grad` holds rows of the local table, row j being
   /// local row order[j] (the network's sparse_rows); a local row of the batch the gradient lacks
   /// pushes zeros. Fails with protocol_error when order names a row outside the batch.

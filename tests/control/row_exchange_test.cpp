@@ -145,4 +145,23 @@ BOOST_AUTO_TEST_CASE(a_table_split_by_mod_is_pulled_by_stored_rows) {
   BOOST_TEST(local == std::vector<float>({5.0f, 5.5f, 2.0f, 2.5f, 13.0f, 13.5f}));
 }
 
+// A slice holds the batch's whole local table only when the batch's rows all lie in its part and
+// it brings every one of them, in local order.
+BOOST_AUTO_TEST_CASE(a_slice_holds_every_row_only_when_it_is_the_whole_local_table) {
+  auto plan = plan_of_table();
+  actorps::row_exchange rows{plan, 0, 8};
+  auto slots = slots_of({3, 4, 3, -1}); // rows 3 and 4, both on shard 0
+  rows.renumber(slots.data(), 1, 4);
+  const variable_slice whole{0, 0, {{3.0f, 3.5f, 4.0f, 4.5f}}, false, row_ids{{3, 4}}};
+  BOOST_TEST(rows.holds_every_row(whole));
+  BOOST_TEST(!rows.holds_every_row({0, 0, {{3.0f, 3.5f}}, false, row_ids{{3}}}));              // (one of them)
+  BOOST_TEST(!rows.holds_every_row({0, 0, {{4.0f, 4.5f, 3.0f, 3.5f}}, false, row_ids{{4, 3}}})); // (out of order)
+  BOOST_TEST(!rows.holds_every_row({0, 0, {{3.0f, 3.5f, 4.0f}}, false, row_ids{{3, 4}}}));       // (short)
+  BOOST_TEST(!rows.holds_every_row({1, 0, {{3.0f, 3.5f, 4.0f, 4.5f}}, false, row_ids{{3, 4}}})); // (another variable)
+  auto spread = slots_of({3, 9, -1, -1}); // rows on both shards: no slice is the whole table
+  rows.renumber(spread.data(), 1, 4);
+  BOOST_TEST(!rows.holds_every_row({0, 0, {{3.0f, 3.5f}}, false, row_ids{{3}}}));
+  BOOST_TEST(!rows.holds_every_row({0, 16, {{9.0f, 9.5f}}, false, row_ids{{9}}}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
