@@ -7,6 +7,7 @@
 #include "control/placement.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 namespace actorps {
 
@@ -58,6 +59,13 @@ void row_exchange::group() {
   for (auto& p : parts_) {
     p.rows.clear();
     p.local.clear();
+  }
+  if (parts_.size() == 1) { // (one part from row 0: its stored rows are the table's, its locals all of them)
+    auto& p = parts_.front();
+    p.rows = table_rows_of_;
+    p.local.resize(table_rows_of_.size());
+    std::iota(p.local.begin(), p.local.end(), uint32_t{0});
+    return;
   }
   const auto n = static_cast<uint32_t>(parts_.size());
   for (uint32_t l = 0; l < table_rows_of_.size(); ++l) { // (the parts' stored rows: control/placement's stored_row)

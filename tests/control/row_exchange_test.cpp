@@ -164,4 +164,26 @@ BOOST_AUTO_TEST_CASE(a_slice_holds_every_row_only_when_it_is_the_whole_local_tab
   BOOST_TEST(!rows.holds_every_row({0, 16, {{9.0f, 9.5f}}, false, row_ids{{9}}}));
 }
 
+// On one shard (one part: the table's rows as they are) a batch pulls its rows in local
+// order and the answer is its whole local table.
+BOOST_AUTO_TEST_CASE(on_one_shard_the_pull_lists_the_rows_in_local_order) {
+  variable_spec table{"embedding0/weights", 16, 2};
+  table.table = true;
+  for (auto strategy : {placement_strategy::round_robin, placement_strategy::balanced}) {
+    auto plan = make_placement({table}, 1, strategy);
+    actorps::row_exchange rows{plan, 0, 8};
+    auto slots = slots_of({25, 3, 9, 3, 4, 41, -1, -1}); // rows 9, 3, 4
+    rows.renumber(slots.data(), 2, 4);
+    auto pulls = rows.pulls(0);
+    BOOST_REQUIRE_EQUAL(pulls.size(), 1u);
+    BOOST_TEST(pulls[0].rows.ids == std::vector<uint32_t>({9, 3, 4}));
+    BOOST_TEST(rows.holds_every_row({0, 0, {{9.0f, 9.5f, 3.0f, 3.5f, 4.0f, 4.5f}}, false, row_ids{{9, 3, 4}}}));
+    const std::vector<float> grad{1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f};
+    auto back = rows.gradients(0, {0, 1, 2}, grad.data());
+    BOOST_REQUIRE(back);
+    BOOST_TEST((*back)[0].rows.ids == std::vector<uint32_t>({9, 3, 4}));
+    BOOST_TEST(((*back)[0].data == grad));
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
