@@ -73,7 +73,7 @@ size_t embedding_gradient_rows(const layer_spec& ls, const image_shape& in, int 
 }
 
 touched_rows::touched_rows(size_t table_rows, size_t max_slots)
-  : table_rows_(table_rows), places_(max_slots) {
+  : table_rows_(table_rows), places_(std::min<size_t>(max_slots, 1024)) { // (it grows to the most distinct rows a batch brings)
 }
 
 bool touched_rows::collect_compact(const float* slots, int rows, int tokens) {

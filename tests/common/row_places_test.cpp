@@ -46,4 +46,23 @@ BOOST_AUTO_TEST_CASE(crowded_ids_over_uses_in_turn_match_a_plain_search) {
   }
 }
 
+// A table made for 2 ids takes 3,000 distinct ones (and their repeats) as they come, each
+// keeping the place it was given while the table grows under it, and is empty after the clear.
+BOOST_AUTO_TEST_CASE(a_small_table_grows_as_ids_come_and_keeps_their_places) {
+  actorps::row_places places(2);
+  std::vector<uint32_t> firsts;
+  for (uint32_t round = 0; round < 2; ++round)
+    for (uint32_t k = 0; k < 3000; ++k) {
+      const uint32_t id = k * 2654435761u; // (distinct: an odd multiplier)
+      const auto got = places.place(id, static_cast<uint32_t>(firsts.size()));
+      BOOST_TEST_INFO("round " << round << ", k " << k);
+      BOOST_TEST(got.first == k);
+      BOOST_TEST(got.second == (round == 0));
+      if (round == 0)
+        firsts.push_back(id);
+    }
+  places.clear(firsts);
+  BOOST_TEST((places.place(firsts.back(), 0) == std::pair<uint32_t, bool>{0, true}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
