@@ -113,8 +113,10 @@ caf::error fail_exchanges(link_pointer self, const caf::error& why) {
     retire(x);
     x.rp.deliver(reply);
   }
-  for (auto& x : st.pulls.take_all())
+  for (auto& x : st.pulls.take_all()) {
+    retire(x);
     x.rp.deliver(reply);
+  }
   return reply;
 }
 
@@ -187,11 +189,13 @@ void begin(link_pointer self, exchanges<Reply>& table, uint64_t transfer, caf::t
   st.conn->announce(transfer, x.tensors.slots());
 }
 
-// A link whose shared heap the session mapped: the destinations of a push's reply of form
-// `expected` set aside in the heap instead of announced, for the session to write the values
-// into (stream_push::reply_to, returned); none where they are too small for frames or the heap
-// has no room (the reply's frames are then announced when it says what they are).
-std::vector<stream_tensor> set_aside(link_pointer self, exchange<push_reply>& x, const std::vector<stream_tensor>& expected) {
+// A link whose shared heap the session mapped: the destinations of a push's or a pull's reply of
+// form `expected` set aside in the heap instead of announced, for the session to write the
+// values into (stream_push::reply_to, stream_pull::reply_to, returned); none where they are too
+// small for frames or the heap has no room (the reply's frames are then announced when it says
+// what they are).
+template <class Reply>
+std::vector<stream_tensor> set_aside(link_pointer self, exchange<Reply>& x, const std::vector<stream_tensor>& expected) {
   auto& st = self->state;
   if (st.heap == nullptr || expected.empty() || frame_bytes(expected) < st.cfg.limits.min_stream_bytes)
     return {};
@@ -425,8 +429,15 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
       for (auto& r : req.ranges)
         counts.push_back(r.count);
       auto rp = self->make_response_promise<pull_reply>();
-      begin(self, st.pulls, transfer, rp, raw_frames(counts));
-      if (auto err = send_call(*st.conn, transfer, stream_pull{st.cfg.offer.token, transfer, std::move(req)}))
+      std::vector<stream_tensor> reply_to;
+      if (st.heap != nullptr) { // (the reply's destinations in the shared heap, for the session to write)
+        begin(self, st.pulls, transfer, rp, {});
+        reply_to = set_aside(self, *st.pulls.find(transfer), raw_frames(counts));
+      } else {
+        begin(self, st.pulls, transfer, rp, raw_frames(counts));
+      }
+      if (auto err = send_call(*st.conn, transfer,
+                               stream_pull{st.cfg.offer.token, transfer, std::move(req), std::move(reply_to)}))
         on_failed(self, st.pulls, transfer, std::move(err));
       return rp;
     },

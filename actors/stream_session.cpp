@@ -243,18 +243,19 @@ void forward_push(session_pointer self, uint64_t transfer, push_request req, con
           [=](caf::error& err) { refuse_call(self, transfer, err); });
 }
 
-// Serves a pull from the scope's store in place, or asks the container.
-void serve_pull(session_pointer self, uint64_t transfer, pull_request req) {
+// Serves a pull from the scope's store in place, or asks the container; the values go where the
+// pull set destinations aside in the worker's shared heap (`reply_to`), else as frames.
+void serve_pull(session_pointer self, uint64_t transfer, pull_request req, const std::vector<stream_tensor>& reply_to) {
   if (auto direct = in_place(self, req.scope); direct.core) { // (no request to the container)
     auto err = direct.core->pull_in_place(req, [&](pull_reply& reply, const std::vector<store_view>& views) {
-      answer_in_place<stream_pull_reply>(self, transfer, reply, reply.slices, views);
+      answer_in_place<stream_pull_reply>(self, transfer, reply, reply.slices, views, reply_to);
     });
     if (err)
       refuse_call(self, transfer, err);
     return;
   }
   self->request(self->state.cfg.shards, self->state.cfg.request_timeout, pull_atom_v, std::move(req))
-    .then([=](pull_reply& reply) { answer<stream_pull_reply>(self, transfer, reply, reply.slices); },
+    .then([=](pull_reply& reply) { answer<stream_pull_reply>(self, transfer, reply, reply.slices, reply_to); },
           [=](caf::error& err) { refuse_call(self, transfer, err); });
 }
 
@@ -384,7 +385,7 @@ void on_message(session_pointer self, stream_note& note) {
         return end(self, std::move(msg.error()));
       if (msg->link != st.cfg.token || msg->transfer != note.transfer)
         return end(self, refuse(self, "a pull for a stream that is not this session's"));
-      return serve_pull(self, note.transfer, std::move(msg->request));
+      return serve_pull(self, note.transfer, std::move(msg->request), msg->reply_to);
     }
     case stream_call::push: {
       auto msg = decode_call<stream_push>(note.payload, st.peer, note.transfer);

@@ -99,6 +99,9 @@ struct stream_pull {
   uint64_t link = 0;
   uint64_t transfer = 0;
   pull_request request{};
+  /// As stream_push::reply_to: where in the worker's shared heap the session may write the
+  /// values pulled, one shared_fp32 tensor per slice of the reply in its order.
+  std::vector<stream_tensor> reply_to{};
 };
 
 struct stream_pull_reply {
@@ -163,7 +166,7 @@ typename Inspector::result_type inspect(Inspector& f, stream_push_reply& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stream_pull& x) {
-  return f(caf::meta::type_name("stream_pull"), x.link, x.transfer, x.request);
+  return f(caf::meta::type_name("stream_pull"), x.link, x.transfer, x.request, x.reply_to);
 }
 
 template <class Inspector>
@@ -185,7 +188,7 @@ ACTORPS_FIELDWISE_EQ(stream_tensor, v.encoding, v.floats, v.bytes, v.at)
 ACTORPS_FIELDWISE_EQ(shared_heap_offer, v.token, v.fd, v.bytes)
 ACTORPS_FIELDWISE_EQ(stream_push, v.link, v.transfer, v.request, v.tensors, v.next_transfer, v.reply_to)
 ACTORPS_FIELDWISE_EQ(stream_push_reply, v.reply, v.tensors)
-ACTORPS_FIELDWISE_EQ(stream_pull, v.link, v.transfer, v.request)
+ACTORPS_FIELDWISE_EQ(stream_pull, v.link, v.transfer, v.request, v.reply_to)
 ACTORPS_FIELDWISE_EQ(stream_pull_reply, v.reply, v.tensors)
 ACTORPS_FIELDWISE_EQ(stream_refusal, v.actorps, v.code, v.text)
 

@@ -569,9 +569,9 @@ namespace {
 
 // cluster.rows-with-push: a push that asks back its worker's next batch's rows gets them in its
 // reply, read after the push's update, and a pull of rows gets them as they are: where the ps
-// node maps the worker's shared heap (`mapped`) it gathers a push's rows from its table straight
-// into the destinations the link set aside there; else they come as frames behind the reply (the
-// link announces them with the push's own values).
+// node maps the worker's shared heap (`mapped`) it gathers a push's or a pull's rows from its
+// table straight into the destinations the link set aside there; else they come as frames behind
+// the reply (the link announces them with the request).
 void rows_come_after_the_update(stream_fixture& f, bool mapped) {
   auto tabled = make_resource_container(f.sys, {0, 0ms, 10s, false, nullptr, stream_port_at(f.sys, f.cluster, 0),
                                                 stream_limits_of(f.cluster)});
@@ -618,6 +618,8 @@ void rows_come_after_the_update(stream_fixture& f, bool mapped) {
   auto pulled = f.ask<pull_reply>(*l, pull_atom_v, pull_request{0, {{0, 0, 8, row_ids{{2, 5}}}}, false, ""});
   BOOST_REQUIRE_MESSAGE(pulled, test::error_text(pulled));
   BOOST_TEST((pulled->slices.at(0).data.to_vector() == std::vector<float>{6.0f, 7.0f, 8.0f, 9.0f, 20.0f, 21.0f, 22.0f, 23.0f}));
+  const bool pulled_there = heap != nullptr && heap->owns(pulled->slices.at(0).data.values.data(), 8 * sizeof(float));
+  BOOST_TEST(pulled_there == mapped); // (a pull sets its reply's destinations aside as a push does)
 }
 
 } // namespace
