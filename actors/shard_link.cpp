@@ -214,6 +214,20 @@ std::vector<stream_tensor> set_aside(link_pointer self, exchange<Reply>& x, cons
   return offered;
 }
 
+// A new exchange whose reply has the form `expected`: with the shared heap mapped its
+// destinations are set aside there (returned, for the request's reply_to), else announced.
+template <class Reply>
+std::vector<stream_tensor> begin_with_destinations(link_pointer self, exchanges<Reply>& table, uint64_t transfer,
+                                                   caf::typed_response_promise<Reply> rp,
+                                                   std::vector<stream_tensor> expected) {
+  if (self->state.heap == nullptr) {
+    begin(self, table, transfer, std::move(rp), std::move(expected));
+    return {};
+  }
+  begin(self, table, transfer, std::move(rp), {});
+  return set_aside(self, *table.find(transfer), expected);
+}
+
 // The reply and its frames are in: the tensors go into the reply, which goes to the worker.
 template <class Reply>
 void finish(link_pointer self, exchanges<Reply>& table, uint64_t transfer,
@@ -428,14 +442,9 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
       std::vector<size_t> counts; // (a shard answers a pull with fp32 values of the ranges)
       for (auto& r : req.ranges)
         counts.push_back(r.count);
-      auto rp = self->make_response_promise<pull_reply>();
-      std::vector<stream_tensor> reply_to;
-      if (st.heap != nullptr) { // (the reply's destinations in the shared heap, for the session to write)
-        begin(self, st.pulls, transfer, rp, {});
-        reply_to = set_aside(self, *st.pulls.find(transfer), raw_frames(counts));
-      } else {
-        begin(self, st.pulls, transfer, rp, raw_frames(counts));
-      }
+      auto reply_to = begin_with_destinations(self, st.pulls, transfer, self->make_response_promise<pull_reply>(),
+                                              raw_frames(counts));
+      auto rp = st.pulls.find(transfer)->rp;
       if (auto err = send_call(*st.conn, transfer,
                                stream_pull{st.cfg.offer.token, transfer, std::move(req), std::move(reply_to)}))
         on_failed(self, st.pulls, transfer, std::move(err));
@@ -472,14 +481,9 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
           return std::move(out.error());
       }
       const auto [transfer, next] = transfer_ids(st, frames && same_form ? form_key(frames->tensors()) : std::string{});
-      auto rp = self->make_response_promise<push_reply>();
-      std::vector<stream_tensor> reply_to;
-      if (st.heap != nullptr) { // (the reply's destinations in the shared heap, for the session to write)
-        begin(self, st.pushes, transfer, rp, {});
-        reply_to = set_aside(self, *st.pushes.find(transfer), raw_frames(counts));
-      } else {
-        begin(self, st.pushes, transfer, rp, raw_frames(counts));
-      }
+      auto reply_to = begin_with_destinations(self, st.pushes, transfer, self->make_response_promise<push_reply>(),
+                                              raw_frames(counts));
+      auto rp = st.pushes.find(transfer)->rp;
       if (shared)
         st.pushes.find(transfer)->shared = shared;
       auto tensors = frames ? frames->tensors() : shared ? shared->tensors() : std::vector<stream_tensor>{};

@@ -386,6 +386,23 @@ BOOST_AUTO_TEST_CASE(an_embedding_gradient_holds_the_touched_rows_in_order) {
   BOOST_TEST((*net)->download_gradient(0, 0, out.data(), 2) == errc::invalid_argument);
 }
 
+namespace {
+
+// Two networks of spec with the same random parameters (seeded from `seed`); `start` gets them.
+std::pair<std::unique_ptr<actorps::network>, std::unique_ptr<actorps::network>>
+twin_networks(backend& be, const model_spec& spec, uint32_t seed, std::vector<std::vector<float>>& start) {
+  auto a = std::move(*actorps::network::make(be, spec, 2));
+  auto b = std::move(*actorps::network::make(be, spec, 2));
+  BOOST_REQUIRE(!a->get_parameters(start));
+  for (size_t k = 0; k < start.size(); ++k)
+    start[k] = random_values(start[k].size(), static_cast<uint32_t>(seed + k));
+  BOOST_REQUIRE(!a->set_parameters(start));
+  BOOST_REQUIRE(!b->set_parameters(start));
+  return {std::move(a), std::move(b)};
+}
+
+} // namespace
+
 // A worker's local table read where it lies (take_table_rows) computes what the same rows
 // uploaded compute, its gradient in place is the one downloaded, and a later read of the table
 // gives the rows taken.
@@ -395,13 +412,7 @@ BOOST_AUTO_TEST_CASE(table_rows_taken_in_place_compute_as_uploaded_ones) {
   std::vector<float> slots{encode_token(0), encode_token(1), encode_token(0), encode_token(2), 0.0f, 0.0f};
   std::vector<float> labels{0, 1};
   std::vector<std::vector<float>> start;
-  auto uploaded = std::move(*actorps::network::make(*be, spec, 2));
-  auto taken = std::move(*actorps::network::make(*be, spec, 2));
-  BOOST_REQUIRE(!uploaded->get_parameters(start));
-  for (size_t k = 0; k < start.size(); ++k)
-    start[k] = random_values(start[k].size(), static_cast<uint32_t>(7 + k));
-  BOOST_REQUIRE(!uploaded->set_parameters(start));
-  BOOST_REQUIRE(!taken->set_parameters(start));
+  auto [uploaded, taken] = twin_networks(*be, spec, 7, start);
   const auto rows = random_values(3 * 2, 40); // rows 0-2 (the batch's), row 3 left as it was
   BOOST_REQUIRE(!uploaded->upload_parameter(0, 0, rows.data(), rows.size()));
   BOOST_REQUIRE(!taken->take_table_rows(0, rows.data(), rows.size()));
@@ -437,13 +448,7 @@ BOOST_AUTO_TEST_CASE(a_renumbered_batch_computes_as_one_looked_at) {
                            encode_token(2), encode_token(1), encode_token(3), 0.0f};
   std::vector<float> labels{1, 0};
   std::vector<std::vector<float>> start;
-  auto looked = std::move(*actorps::network::make(*be, spec, 2));
-  auto renumbered = std::move(*actorps::network::make(*be, spec, 2));
-  BOOST_REQUIRE(!looked->get_parameters(start));
-  for (size_t k = 0; k < start.size(); ++k)
-    start[k] = random_values(start[k].size(), static_cast<uint32_t>(11 + k));
-  BOOST_REQUIRE(!looked->set_parameters(start));
-  BOOST_REQUIRE(!renumbered->set_parameters(start));
+  auto [looked, renumbered] = twin_networks(*be, spec, 11, start);
   looked->load_batch(slots.data(), labels.data(), 2);
   renumbered->load_renumbered_batch(slots.data(), labels.data(), 2, 4);
   std::vector<float> grad_looked, grad_renumbered;
