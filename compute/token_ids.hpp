@@ -30,6 +30,18 @@ inline bool decode_token(float slot, uint32_t& id) {
   return true;
 }
 
+/// Whether every id in n slots is below `limit` (empty slots aside): one pass with no branch per
+/// slot, for a guard on ids taken unchecked otherwise.
+inline bool ids_below(const float* slots, size_t n, size_t limit) {
+  uint32_t most = 0; // (the largest id + 1 seen)
+  for (size_t s = 0; s < n; ++s) {
+    uint32_t bits;
+    std::memcpy(&bits, slots + s, sizeof bits);
+    most = bits <= (1u << token_id_bits) && bits > most ? bits : most;
+  }
+  return most <= limit;
+}
+
 /// Walks the ids of a batch's slots in order, skipping the empty ones: a cursor that runs ahead
 /// of a loop over the same ids, to ask for what the loop will read.
 class id_cursor {

@@ -7,6 +7,7 @@
 #include "common/log.hpp"
 #include "compute/denormals.hpp"
 #include "compute/dropout_mask.hpp"
+#include "compute/token_ids.hpp"
 
 #include <algorithm>
 
@@ -232,7 +233,8 @@ void network::load_batch(const float* images, const float* labels, int rows) {
 }
 
 void network::load_renumbered_batch(const float* images, const float* labels, int rows, size_t distinct) {
-  if (!embedding_rows_)
+  const size_t slots = static_cast<size_t>(std::clamp(rows, 0, max_batch_)) * spec_.input.size();
+  if (!embedding_rows_ || !ids_below(images, slots, distinct)) // (an id past them: looked at, as any batch)
     return load_batch(images, labels, rows);
   rows_ = std::clamp(rows, 0, max_batch_);
   embedding_rows_->take_renumbered(distinct);

@@ -85,7 +85,9 @@ public:
   /// Copies rows examples (row-major NHWC images, labels as floats) into the backend.
   /// REQUIRES: 0 < rows <= max_batch().
   void load_batch(const float* images, const float* labels, int rows) override;
-  /// The embedding's backward then reads its slots' positions from the ids themselves.
+  /// The embedding's backward then reads its slots' positions from the ids themselves; a batch
+  /// with an id at or past `distinct` (which would read past rows taken with take_table_rows) is
+  /// looked at as load_batch does.
   void load_renumbered_batch(const float* images, const float* labels, int rows, size_t distinct) override;
 
   /// Computes the logits of the loaded batch; training applies dropout (a fresh mask per call).

@@ -463,6 +463,12 @@ BOOST_AUTO_TEST_CASE(a_renumbered_batch_computes_as_one_looked_at) {
   BOOST_TEST(rows_renumbered == std::vector<size_t>({0, 1, 2, 3}), boost::test_tools::per_element());
   BOOST_TEST(rows_looked == rows_renumbered, boost::test_tools::per_element());
   BOOST_TEST(grad_looked == grad_renumbered, boost::test_tools::per_element());
+  // a batch with an id past the distinct rows it claims is looked at: its rows found, not assumed
+  std::vector<float> past{encode_token(5), encode_token(2), 0.0f, 0.0f, encode_token(2), 0.0f, 0.0f, 0.0f};
+  renumbered->load_renumbered_batch(past.data(), labels.data(), 2, 2);
+  renumbered->forward(true);
+  renumbered->backward();
+  BOOST_TEST(*renumbered->sparse_rows(0) == std::vector<size_t>({5, 2}), boost::test_tools::per_element());
   // a batch loaded after it is looked at again
   std::vector<float> other{encode_token(5), 0.0f, 0.0f, 0.0f, encode_token(5), encode_token(6), 0.0f, 0.0f};
   renumbered->load_batch(other.data(), labels.data(), 2);
