@@ -3,8 +3,10 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "compute/row_prefetch.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 namespace actorps {
@@ -80,24 +82,33 @@ void add_push(std::vector<variable_slice>& acc, std::vector<variable_slice>& add
     }
     const size_t cols = g.data.values.size() / g.rows.size();
     auto& ids = same->rows.ids;
-    auto& sum = same->data.values;
     places.reserve(ids.size() + g.rows.size());
     for (size_t j = 0; j < ids.size(); ++j)
       places.place(ids[j], static_cast<uint32_t>(j));
-    ids.reserve(ids.size() + g.rows.size());
-    sum.reserve(sum.size() + g.data.values.size());
+    // Each of g's rows: its place in the sum, the rows new to it appended (the top bit: first seen here)
+    constexpr uint32_t first_here = uint32_t{1} << 31;
+    std::vector<uint32_t> at(g.rows.size());
+    for (size_t j = 0; j < g.rows.size(); ++j) {
+      const auto [place, fresh] = places.place(g.rows.ids[j], static_cast<uint32_t>(ids.size()));
+      if (fresh)
+        ids.push_back(g.rows.ids[j]);
+      at[j] = place | (fresh ? first_here : 0);
+    }
+    // The sum made once at its size (a float_vector grown or reserved moves value by value)
+    float_vector sum(ids.size() * cols);
+    auto& held = same->data.values;
+    std::memcpy(sum.data(), held.data(), held.size() * sizeof(float));
     for (size_t j = 0; j < g.rows.size(); ++j) {
       const float* from = g.data.values.data() + j * cols;
-      const auto [place, fresh] = places.place(g.rows.ids[j], static_cast<uint32_t>(ids.size()));
-      if (fresh) {
-        ids.push_back(g.rows.ids[j]);
-        sum.insert(sum.end(), from, from + cols);
+      float* to = sum.data() + size_t{at[j] & ~first_here} * cols;
+      if (at[j] & first_here) {
+        copy_row(from, cols, to);
         continue;
       }
-      float* to = sum.data() + size_t{place} * cols;
       for (size_t c = 0; c < cols; ++c)
         to[c] += from[c];
     }
+    held = std::move(sum);
     places.clear(ids);
   }
 }
