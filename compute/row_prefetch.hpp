@@ -5,7 +5,9 @@
 // by row and 0.50 ms fetching 4 rows ahead (with 2 MiB pages: 0.86 and 0.28 ms). On an AMD EPYC,
 // with the update in vector lanes and 2 MiB pages, cold rows: 141 us 4 ahead, 105 us 8 ahead,
 // 75 us 16 ahead, 57-60 us 32 ahead (as much 48 or 64 ahead); a gather of them 38 us 4 ahead,
-// 22-24 us 32 ahead. The text-hash cluster 1 x 2 ran 1.00-1.16x with 32 ahead against 4.
+// 22-24 us 32 ahead (18 us 64 ahead, copied in vector blocks). The text-hash cluster 1 x 2 ran
+// 1.00-1.16x with 32 ahead against 4; one process 1.05-1.07x with 64 against 32 (the bags' ids
+// and the update's rows; 128 ran as 64), the cluster within the noise.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +17,7 @@
 namespace actorps {
 
 /// How many rows ahead the loops over scattered rows ask for.
-constexpr size_t rows_ahead = 32;
+constexpr size_t rows_ahead = 64;
 
 /// Asks for the cache lines of n floats at p, to be written (Write = 1) or read (0): a hint, no
 /// fault and no effect on the values.
