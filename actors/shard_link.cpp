@@ -442,9 +442,8 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
       std::vector<size_t> counts; // (a shard answers a pull with fp32 values of the ranges)
       for (auto& r : req.ranges)
         counts.push_back(r.count);
-      auto reply_to = begin_with_destinations(self, st.pulls, transfer, self->make_response_promise<pull_reply>(),
-                                              raw_frames(counts));
-      auto rp = st.pulls.find(transfer)->rp;
+      auto rp = self->make_response_promise<pull_reply>();
+      auto reply_to = begin_with_destinations(self, st.pulls, transfer, rp, raw_frames(counts));
       if (auto err = send_call(*st.conn, transfer,
                                stream_pull{st.cfg.offer.token, transfer, std::move(req), std::move(reply_to)}))
         on_failed(self, st.pulls, transfer, std::move(err));
@@ -481,9 +480,8 @@ shard_link_actor::behavior_type link_behavior(link_pointer self, shard_link_conf
           return std::move(out.error());
       }
       const auto [transfer, next] = transfer_ids(st, frames && same_form ? form_key(frames->tensors()) : std::string{});
-      auto reply_to = begin_with_destinations(self, st.pushes, transfer, self->make_response_promise<push_reply>(),
-                                              raw_frames(counts));
-      auto rp = st.pushes.find(transfer)->rp;
+      auto rp = self->make_response_promise<push_reply>();
+      auto reply_to = begin_with_destinations(self, st.pushes, transfer, rp, raw_frames(counts));
       if (shared)
         st.pushes.find(transfer)->shared = shared;
       auto tensors = frames ? frames->tensors() : shared ? shared->tensors() : std::vector<stream_tensor>{};

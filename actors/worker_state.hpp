@@ -138,9 +138,9 @@ std::vector<slice_ref> row_reads(worker_pointer self, const row_fetch_tag& tag, 
 /// Pulls the rows of the batches begun ahead that no push asks back: the first's from the
 /// shards not in `asked`, the others' from every shard holding some.
 void pull_rows_left(worker_pointer self, const std::vector<row_fetch_tag>& begun, const std::vector<uint32_t>& asked);
-/// A push that carried fetch `tag`'s reads was answered: places the reply's row slices and
-/// returns what the fetch says next (a slice holding every row of the batch is taken, not copied) (follow it after the controller's input); an error where
-/// they do not fit.
+/// A push that carried fetch `tag`'s reads was answered: places the reply's row slices (one
+/// holding every row of the batch is taken, not copied) and returns what the fetch says next
+/// (follow it after the controller's input); an error where they do not fit.
 caf::expected<row_fetch::next> rows_pushed_back(worker_pointer self, const row_fetch_tag& tag,
                                                 std::vector<variable_slice>& values);
 /// A push that carried fetch `tag`'s reads failed.

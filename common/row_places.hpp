@@ -20,15 +20,6 @@ public:
   /// twice as many entries).
   explicit row_places(size_t capacity = 0) : entries_(table_size(capacity)), mask_(entries_.size() - 1) {}
 
-  /// Makes room for `capacity` distinct ids (an empty table: the ids placed so far are dropped).
-  void reserve(size_t capacity) {
-    if (table_size(capacity) > entries_.size()) {
-      entries_.assign(table_size(capacity), entry{});
-      mask_ = entries_.size() - 1;
-      used_ = 0;
-    }
-  }
-
   /// The place of id (< 2^32 - 1): the one it was given, or `next` for an id not seen since the
   /// last clear (and then true).
   std::pair<uint32_t, bool> place(uint32_t id, uint32_t next) {

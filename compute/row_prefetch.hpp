@@ -31,10 +31,10 @@ inline void prefetch_floats(const float* p, size_t n) {
     __builtin_prefetch(last - 1, Write); // (a row that does not start on a line reaches into one more)
 }
 
-/// Copies one row of n floats (a table's row: tens of them) in 64-byte blocks, inline. A loop of
-/// std::copy calls a memmove per row: on an AMD EPYC a cold gather of 4,400 rows of 32 took
-/// 72-76 us so and 31 us so (24 us with AVX-512 moves alone), the memmove being half the ps
-/// node's thread in the text-hash cluster.
+/// Copies one row of n floats (a table's row: tens of them) in 64-byte blocks, inline. std::copy
+/// calls a memmove per row: on an AMD EPYC a cold gather of 4,400 rows of 32 took 72-76 us with
+/// it and 31 us with this (24 us in AVX-512 moves alone); the memmove had been half the ps node's
+/// thread in the text-hash cluster.
 inline void copy_row(const float* from, size_t n, float* to) {
   using block = float __attribute__((vector_size(64)));
   size_t k = 0;

@@ -149,7 +149,7 @@ caf::expected<std::vector<variable_slice>> row_exchange::gradients(uint32_t shar
     copy_rows_from(grad, cols_, from.data(), from.size(), values.data());
     for (size_t j = 0; j < p.local.size(); ++j)
       if (at[p.local[j]] == none)
-        std::fill_n(values.data() + j * cols_, cols_, 0.0f);
+        zero_row(values.data() + j * cols_, cols_);
     out.push_back({variable_, p.offset, {std::move(values)}, false, row_ids{p.rows}});
   }
   return out;

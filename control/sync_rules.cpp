@@ -82,7 +82,6 @@ void add_push(std::vector<variable_slice>& acc, std::vector<variable_slice>& add
     }
     const size_t cols = g.data.values.size() / g.rows.size();
     auto& ids = same->rows.ids;
-    places.reserve(ids.size() + g.rows.size());
     for (size_t j = 0; j < ids.size(); ++j)
       places.place(ids[j], static_cast<uint32_t>(j));
     // Each of g's rows: its place in the sum, the rows new to it appended (the top bit: first seen here)
