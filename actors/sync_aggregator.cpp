@@ -47,26 +47,50 @@ caf::error claim(aggregator_pointer self, uint32_t w) {
   return caf::none;
 }
 
-// Answers a push (or a part of one) that came too late for its step with the current values of
-// its ranges and the step the worker goes on with.
-void answer_stale(aggregator_pointer self, reply_promise rp, std::vector<slice_ref> ranges, uint64_t now_step) {
+// Answers a part with `reply`, the rows it asks back (cluster.rows-with-push) read from the shard
+// now and added after its values; at once when it asks none.
+void answer_with_reads(aggregator_pointer self, reply_promise rp, push_reply reply, std::vector<slice_ref> reads) {
+  if (reads.empty()) {
+    rp.deliver(std::move(reply));
+    return;
+  }
   auto& st = self->state;
-  self->request(st.shard, st.cfg.request_timeout, pull_atom_v, pull_request::of(chief_worker_id, std::move(ranges), st.scope))
-    .then([=](pull_reply& current) mutable {
-            rp.deliver(push_reply::dropped_stale(current.version, now_step, std::move(current.slices)));
-          },
-          [=](caf::error& err) mutable { rp.deliver(err); });
+  self->request(st.shard, st.cfg.request_timeout, pull_atom_v, pull_request::of(chief_worker_id, std::move(reads), st.scope))
+    .then(
+      [=](pull_reply& rows) mutable {
+        for (auto& slice : rows.slices)
+          reply.values.push_back(std::move(slice));
+        rp.deliver(std::move(reply));
+      },
+      [=](caf::error& err) mutable { rp.deliver(err); });
+}
+
+// Answers a push (or a part of one) that came too late for its step with the current values of
+// its ranges (then of the rows it asks back) and the step the worker goes on with.
+void answer_stale(aggregator_pointer self, held_part late, uint64_t now_step) {
+  auto& st = self->state;
+  auto rp = std::move(late.ticket);
+  auto reads = std::move(late.reads);
+  self->request(st.shard, st.cfg.request_timeout, pull_atom_v,
+                pull_request::of(chief_worker_id, std::move(late.ranges), st.scope))
+    .then(
+      [=](pull_reply& current) mutable {
+        answer_with_reads(self, std::move(rp),
+                          push_reply::dropped_stale(current.version, now_step, std::move(current.slices)), reads);
+      },
+      [=](caf::error& err) mutable { rp.deliver(err); });
 }
 
 // Delivers the applied step's reply to a worker's parts, each the values of its own ranges (the
-// reply lists them in the order the parts' slices were summed).
-void deliver_parts(std::vector<held_part>& parts, const push_reply& reply) {
+// reply lists them in the order the parts' slices were summed), then the rows it asks back, read
+// after the step's update.
+void deliver_parts(aggregator_pointer self, std::vector<held_part>& parts, const push_reply& reply) {
   size_t at = 0;
   for (auto& part : parts) {
     auto mine = push_reply::applied(reply.version, reply.next_step);
     for (size_t i = 0; i < part.ranges.size() && at < reply.values.size(); ++i)
       mine.values.push_back(reply.values[at++]);
-    part.ticket.deliver(std::move(mine));
+    answer_with_reads(self, std::move(part.ticket), std::move(mine), std::move(part.reads));
   }
 }
 
@@ -87,7 +111,7 @@ void apply_step(aggregator_pointer self, sync_session<held_part>::step_done comp
         reply.next_step = next;
         reply.stale = false;
         for (auto& parts : release)
-          deliver_parts(parts, reply);
+          deliver_parts(self, parts, reply);
       },
       [=](caf::error& err) mutable {
         log_line(self->state.tag, cat("applying step ", next - 1, " failed: ", describe(err)));
@@ -96,7 +120,7 @@ void apply_step(aggregator_pointer self, sync_session<held_part>::step_done comp
             part.ticket.deliver(err);
       });
   for (auto& late : st.assembly->drop_before(next))
-    answer_stale(self, std::move(late.ticket), std::move(late.ranges), next);
+    answer_stale(self, std::move(late), next);
 }
 
 } // namespace
@@ -126,7 +150,8 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   std::vector<held_part> parts;
   bool counted = req.part + 1 == req.parts; // the counters take a push once (parts: the whole)
   if (req.parts > 1 && req.step == st.sync->rule().step()) {
-    auto complete = st.assembly->add(req.worker, req.step, req.part, req.parts, std::move(req.grads), rp);
+    auto complete = st.assembly->add(req.worker, req.step, req.part, req.parts, std::move(req.grads), rp,
+                                     std::move(req.reads));
     if (!complete) { // (the promise holds the request's answer now: the error goes through it)
       rp.deliver(std::move(complete.error()));
       return rp;
@@ -138,7 +163,7 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
     parts = std::move(whole.second);
     counted = true;
   } else {
-    parts.push_back({rp, ranges_of(req.grads)});
+    parts.push_back({rp, ranges_of(req.grads), std::move(req.reads)});
   }
   const uint64_t now_step = st.sync->rule().step();
   auto got = st.sync->offer(req.worker, req.step, std::move(req.grads), std::move(parts), self->clock().now(), counted);
@@ -150,7 +175,7 @@ caf::result<push_reply> sync_push(aggregator_pointer self, push_request& req) {
   }
   if (got.what == kind::stale) {
     for (auto& part : got.back)
-      answer_stale(self, std::move(part.ticket), std::move(part.ranges), now_step);
+      answer_stale(self, std::move(part), now_step);
     return rp;
   }
   if (got.arm) // the step's first push: its clock runs
@@ -230,6 +255,8 @@ parameter_shard_actor::behavior_type aggregator_behavior(aggregator_pointer self
       if (auto err = st.layout->check_push_form(req))
         return err;
       if (auto at = st.layout->check_gradients(req.worker, req.grads); !at)
+        return std::move(at.error());
+      if (auto at = st.layout->check_reads(req.worker, req.reads); !at)
         return std::move(at.error());
       if (auto err = claim(self, req.worker))
         return err;

@@ -361,10 +361,7 @@ caf::expected<push_reply> parameter_store::push(const push_request& req, std::ve
   // The rows of the worker's next batch it asks back: the part of each (checked before anything applies)
   std::vector<size_t> reads_at;
   if (!req.reads.empty()) {
-    if (std::any_of(req.reads.begin(), req.reads.end(), [](const slice_ref& r) { return !r.by_rows(); }))
-      return caf::make_error(errc::protocol_error, cat("worker ", req.worker, "'s push asks back a range that names no rows "
-                                                       "(a push's reads are a table's rows)"));
-    auto reads = check_read(pull_request::of(req.worker, req.reads, req.scope));
+    auto reads = layout_.check_reads(req.worker, req.reads);
     if (!reads)
       return std::move(reads.error());
     reads_at = std::move(*reads);

@@ -22,10 +22,12 @@ namespace actorps {
 template <class Ticket>
 class push_assembly {
 public:
-  /// A part's ticket, and the ranges it carried (its share of the reply).
+  /// A part's ticket, the ranges it carried (its share of the reply) and the rows it asks back
+  /// (push_request.reads: read once its step is applied).
   struct held_part {
     Ticket ticket;
     std::vector<slice_ref> ranges;
+    std::vector<slice_ref> reads{};
   };
 
   explicit push_assembly(uint32_t workers) : pushes_(workers) {}
@@ -36,7 +38,7 @@ public:
   /// crashed earlier life of it. Errors: unknown_worker; protocol_error for
   /// parts 0, part >= parts, a part twice, or a count differing from the step's earlier parts.
   caf::expected<bool> add(uint32_t worker, uint64_t step, uint32_t part, uint32_t parts,
-                          std::vector<variable_slice> grads, Ticket ticket) {
+                          std::vector<variable_slice> grads, Ticket ticket, std::vector<slice_ref> reads = {}) {
     if (worker >= pushes_.size())
       return caf::make_error(errc::unknown_worker, cat("worker ", worker, " is not in the cluster (",
                                                        pushes_.size(), " workers)"));
@@ -48,6 +50,7 @@ public:
       p.slices.assign(parts, std::nullopt);
       p.tickets.clear();
       p.tickets.resize(parts);
+      p.reads.assign(parts, {});
       p.count = 0;
     }
     if (p.slices.size() != parts)
@@ -58,6 +61,7 @@ public:
                                                        " twice"));
     p.slices[part] = std::move(grads);
     p.tickets[part] = std::move(ticket);
+    p.reads[part] = std::move(reads);
     return ++p.count == parts;
   }
 
@@ -84,6 +88,7 @@ private:
     uint64_t step = 0;
     std::vector<std::optional<std::vector<variable_slice>>> slices; // per part (empty: none held)
     std::vector<std::optional<Ticket>> tickets;
+    std::vector<std::vector<slice_ref>> reads; // per part
     uint32_t count = 0;
   };
   std::vector<push> pushes_; // per worker
@@ -93,13 +98,14 @@ private:
     for (size_t i = 0; i < p.slices.size(); ++i) {
       if (!p.slices[i])
         continue;
-      parts.push_back({std::move(*p.tickets[i]), ranges_of(*p.slices[i])});
+      parts.push_back({std::move(*p.tickets[i]), ranges_of(*p.slices[i]), std::move(p.reads[i])});
       if (whole)
         for (auto& g : *p.slices[i])
           whole->push_back(std::move(g));
     }
     p.slices.clear();
     p.tickets.clear();
+    p.reads.clear();
     p.count = 0;
   }
 };

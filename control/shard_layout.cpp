@@ -90,6 +90,23 @@ caf::error shard_layout::check_pull(uint32_t worker, const std::vector<slice_ref
   return caf::none;
 }
 
+caf::expected<std::vector<size_t>> shard_layout::check_reads(uint32_t worker, const std::vector<slice_ref>& reads) const {
+  std::vector<size_t> at;
+  at.reserve(reads.size());
+  for (auto& r : reads) {
+    if (!r.by_rows())
+      return caf::make_error(errc::protocol_error, cat("worker ", worker, "'s push asks back a range that names no rows "
+                                                       "(a push's reads are a table's rows)"));
+    auto pos = locate_rows(r.variable, r.offset, r.rows, r.count);
+    if (!pos)
+      return std::move(pos.error());
+    at.push_back(*pos);
+  }
+  if (auto err = check_pull(worker, reads))
+    return err;
+  return at;
+}
+
 caf::error shard_layout::check_push_form(const push_request& req) const {
   if (req.parts == 0 || req.part >= req.parts)
     return caf::make_error(errc::protocol_error, cat("shard ", shard_, ": worker ", req.worker, " pushed part ",

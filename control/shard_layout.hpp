@@ -43,6 +43,12 @@ public:
   /// Checks a pull's size: at most every value held here, once (one reply stays bounded).
   caf::error check_pull(uint32_t worker, const std::vector<slice_ref>& ranges) const;
 
+  /// Checks the rows a push from `worker` asks back (push_request.reads): each names rows of a
+  /// table part held here (as locate_rows says), at most every value held here in all. Returns
+  /// the position of each one's part; errors: protocol_error for a range that names no rows, else
+  /// as locate_rows() and check_pull().
+  caf::expected<std::vector<size_t>> check_reads(uint32_t worker, const std::vector<slice_ref>& reads) const;
+
   /// Checks a push's form apart from its ranges: its part number, the reply precision it asks
   /// for and its top-k share (finite, in [0, 1]).
   caf::error check_push_form(const push_request& req) const;

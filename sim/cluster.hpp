@@ -181,6 +181,9 @@ private:
   void shard_serve_rows(uint32_t s, uint32_t j, uint64_t incarnation, request_tag tag, uint64_t step);
   /// A fetch must read every row of worker j's step `step` at least at the worker's own last update.
   void check_own_rows(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t step);
+  /// Sync, the rows worker j's push asked back for step `step`: read once every step before it
+  /// is applied (with its own rows, every contributor's), and at least at its own last update.
+  void check_sync_rows(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t step);
   /// cluster.rows-with-push: the step computes on the rows its worker asked back with its pushes.
   void worker_take_rows_ahead(uint32_t j, int rows);
   void shard_row_push(uint32_t s, uint32_t j, uint64_t step);

@@ -43,6 +43,13 @@ void cluster::check_own_rows(uint32_t s, uint32_t j, uint64_t incarnation, uint6
                     sh.row_version[r], ", before the worker's own update to ", sh.own_rows[j][r]));
 }
 
+void cluster::check_sync_rows(uint32_t s, uint32_t j, uint64_t incarnation, uint64_t step) {
+  check_own_rows(s, j, incarnation, step);
+  if (shards_[s]->version < step)
+    violate(cat("worker ", j, "'s rows for step ", step, " from shard ", s, " were read at version ",
+                shards_[s]->version, ", before step ", step - 1, " was applied"));
+}
+
 void cluster::worker_take_rows_ahead(uint32_t j, int rows) {
   auto& w = *workers_[j];
   const auto next = w.fetches.take_ahead();

@@ -137,8 +137,11 @@ void cluster::shard_push(uint32_t s, uint32_t j, uint64_t incarnation, request_t
     violate(cat("shard ", s, " refused worker ", j, "'s push of step ", step, ": ", describe(got.error)));
     return;
   }
-  if (got.what == kind::stale) // (the session counts it, as the SyncAggregator's)
+  if (got.what == kind::stale) { // (the session counts it, as the SyncAggregator's)
+    if (tag.fetch != 0) // (cluster.rows-with-push: the rows as they are, for the step it goes on with)
+      check_sync_rows(s, j, incarnation, step + tag.ahead);
     return shard_reply(s, j, incarnation, tag, sh.version, sh.sync->rule().step(), true);
+  }
   if (got.arm)
     shard_arm_step_clock(s, sc_.step_timeout);
   if (got.applied)
@@ -207,8 +210,11 @@ void cluster::shard_apply_sync(uint32_t s, sync_session<held_reply>::step_done d
   if (sh.version != done.step + 1)
     violate(cat("shard ", s, " is at version ", sh.version, " after applying step ", done.step));
   for (size_t k = 0; k < done.released.size(); ++k)
-    for (auto& h : done_step.release[k])
+    for (auto& h : done_step.release[k]) {
+      if (h.tag.fetch != 0) // (cluster.rows-with-push: read after the step's update, as the aggregator's)
+        check_sync_rows(s, done.released[k], h.incarnation, done.step + h.tag.ahead);
       shard_reply(s, done.released[k], h.incarnation, h.tag, sh.version, done.step + 1, false);
+    }
 }
 
 // The session's step clock, ticked on the shard's process (a restarted shard's session is new).

@@ -48,8 +48,12 @@ struct aggregator_fixture : actor_fixture {
   std::vector<failures> failed;
 
   parameter_shard_actor start(sync_aggregator_config cfg) {
+    return start(cfg, {0, {"round-robin", 1, {{"w", 1, 2}}, {{0, 0, 1, 0}}}, {"sgd", 1.0f}, cfg.workers,
+                       {{0, 0, {{10.0f, 20.0f}}}}});
+  }
+
+  parameter_shard_actor start(sync_aggregator_config cfg, const shard_setup& setup) {
     auto agg = keep(make_sync_aggregator(*sys, cfg, shard));
-    shard_setup setup{0, {"round-robin", 1, {{"w", 1, 2}}, {{0, 0, 1, 0}}}, {"sgd", 1.0f}, cfg.workers, {{0, 0, {{10.0f, 20.0f}}}}};
     BOOST_REQUIRE(ask<setup_reply>(agg, init_atom_v, setup));
     for (uint32_t w = 0; w < cfg.workers; ++w) {
       got.push_back(std::make_shared<std::vector<push_reply>>());
@@ -57,6 +61,29 @@ struct aggregator_fixture : actor_fixture {
       workers.push_back(keep(sys->spawn(pusher, agg, got.back(), failed.back())));
     }
     return agg;
+  }
+
+  // The shard holds a table of 4 rows of 2 (variable 0, rows 0-3 = 1, 2, ... 8) and w (variable 1: 10, 20).
+  parameter_shard_actor start_table(sync_aggregator_config cfg) {
+    variable_spec table{"embedding0/weights", 4, 2};
+    table.table = true;
+    shard_setup setup;
+    setup.plan = make_placement({table, {"w", 1, 2}}, 1, placement_strategy::round_robin);
+    setup.optimizer = {"sgd", 1.0f};
+    setup.workers = cfg.workers;
+    setup.initial = {{0, 0, {{1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f}}}, {1, 0, {{10.0f, 20.0f}}}};
+    return start(cfg, setup);
+  }
+
+  // Worker w's push of `step`: gradient g for each of w's values and each value of `rows`,
+  // asking back the rows `reads` (cluster.rows-with-push).
+  void push_rows(uint32_t w, uint64_t step, float g, std::vector<uint32_t> rows, std::vector<uint32_t> reads) {
+    const auto n = static_cast<uint32_t>(rows.size());
+    push_request req{w, step, {{1, 0, {{g, g}}}, {0, 0, {float_vector(2 * n, g)}, false, row_ids{std::move(rows)}}}, true, 0};
+    if (!reads.empty())
+      req.reads = {{0, 0, static_cast<uint32_t>(2 * reads.size()), row_ids{std::move(reads)}}};
+    caf::anon_send(workers[w], std::move(req));
+    sched->run();
   }
 
   void push(uint32_t w, uint64_t step, float g0, float g1) {
@@ -185,6 +212,62 @@ BOOST_AUTO_TEST_CASE(the_parts_of_a_push_too_late_for_its_step_are_answered_stal
   auto stats = ask<shard_stats>(agg, stats_atom_v);
   BOOST_TEST(stats->version == 1u);
   BOOST_TEST(stats->stale_dropped == 1u); // one push dropped, in two parts
+}
+
+// cluster.rows-with-push in sync: a push asks back its worker's next batch's rows. They are read
+// after the step's update (so they hold every contributor's rows, summed) and come after the
+// values of the push's ranges, each worker its own; a push too late for its step gets the rows as
+// they are. Reads that name no rows, or rows the shard does not hold, refuse the push before it
+// counts: the step goes on with the honest pushes.
+BOOST_AUTO_TEST_CASE(a_push_answers_with_the_rows_it_asks_back_read_after_the_steps_update) {
+  auto agg = start_table({0, train_mode::sync, 2, 2, 0, std::chrono::seconds(30)});
+  push_rows(0, 0, 2.0f, {1}, {1, 3});
+  BOOST_TEST(got[0]->empty()); // held until the step is complete
+  caf::anon_send(workers[1], [] {
+    push_request bad{1, 0, {{1, 0, {{1.0f, 1.0f}}}}, true, 0};
+    bad.reads = {{1, 0, 2}}; // (w's values: no rows)
+    return bad;
+  }());
+  sched->run();
+  caf::anon_send(workers[1], [] {
+    push_request bad{1, 0, {{1, 0, {{1.0f, 1.0f}}}}, true, 0};
+    bad.reads = {{0, 0, 2, row_ids{{4}}}}; // (past the table's 4 rows)
+    return bad;
+  }());
+  sched->run();
+  BOOST_REQUIRE_EQUAL(failed[1]->size(), 2u);
+  BOOST_TEST(failed[1]->front() == errc::protocol_error);
+  BOOST_TEST(failed[1]->back() == errc::shape_mismatch);
+  BOOST_TEST(ask<shard_stats>(agg, stats_atom_v)->version == 0u);
+  push_rows(1, 0, 4.0f, {1, 2}, {0, 1});
+  BOOST_REQUIRE_EQUAL(got[0]->size(), 1u);
+  BOOST_REQUIRE_EQUAL(got[1]->size(), 1u);
+  for (auto& g : got) {
+    auto& r = g->front();
+    BOOST_TEST(!r.stale);
+    BOOST_TEST(r.next_step == 1u);
+    BOOST_REQUIRE_EQUAL(r.values.size(), 2u);
+    BOOST_TEST((r.values[0].data == std::vector<float>({7.0f, 17.0f}))); // w: 10 - 3, 20 - 3
+    BOOST_TEST(r.values[1].by_rows());
+  }
+  // row 1 (3, 4) moved by the sum (2 + 4) / 2, row 2 (5, 6) by 4 / 2; rows 0 and 3 untouched
+  BOOST_TEST(got[0]->front().values[1].rows.ids == std::vector<uint32_t>({1, 3}));
+  BOOST_TEST((got[0]->front().values[1].data == std::vector<float>({0.0f, 1.0f, 7.0f, 8.0f})));
+  BOOST_TEST(got[1]->front().values[1].rows.ids == std::vector<uint32_t>({0, 1}));
+  BOOST_TEST((got[1]->front().values[1].data == std::vector<float>({1.0f, 2.0f, 0.0f, 1.0f})));
+}
+
+BOOST_AUTO_TEST_CASE(a_push_too_late_for_its_step_gets_the_rows_it_asks_back_as_they_are) {
+  auto agg = start_table({0, train_mode::sync, 2, 1, 0, std::chrono::seconds(30)});
+  push_rows(0, 0, 2.0f, {2}, {});    // R = 1: applied at once
+  push_rows(1, 0, 100.0f, {2}, {2, 0}); // too late for step 0
+  BOOST_REQUIRE_EQUAL(got[1]->size(), 1u);
+  auto& r = got[1]->front();
+  BOOST_TEST(r.stale);
+  BOOST_REQUIRE_EQUAL(r.values.size(), 2u);
+  BOOST_TEST((r.values[0].data == std::vector<float>({8.0f, 18.0f}))); // the dropped push changed nothing
+  BOOST_TEST(r.values[1].rows.ids == std::vector<uint32_t>({2, 0}));
+  BOOST_TEST((r.values[1].data == std::vector<float>({3.0f, 4.0f, 1.0f, 2.0f}))); // row 2 after step 0's 2
 }
 
 BOOST_AUTO_TEST_CASE(a_part_twice_or_outside_its_count_is_refused) {

@@ -36,6 +36,25 @@ BOOST_AUTO_TEST_CASE(a_push_is_complete_once_every_part_is_in_whatever_their_ord
   BOOST_TEST(a.drop_before(100).empty()); // nothing left held
 }
 
+// cluster.rows-with-push: the part carrying the table's rows asks its worker's next rows back;
+// each part keeps its own reads, whether the push completes or comes too late.
+BOOST_AUTO_TEST_CASE(each_part_keeps_the_rows_it_asks_back) {
+  assembly a{2};
+  const slice_ref rows{0, 0, 4, row_ids{{7, 2}}};
+  BOOST_REQUIRE(a.add(0, 3, 1, 2, grads(0, {1.0f}), 31, {rows}));
+  BOOST_TEST(*a.add(0, 3, 0, 2, grads(1, {1.0f}), 30));
+  auto [whole, parts] = a.take(0);
+  BOOST_REQUIRE_EQUAL(parts.size(), 2u);
+  BOOST_TEST(parts[0].reads.empty());
+  BOOST_REQUIRE_EQUAL(parts[1].reads.size(), 1u);
+  BOOST_TEST(parts[1].reads[0].rows.ids == std::vector<uint32_t>({7, 2}));
+  BOOST_REQUIRE(a.add(1, 3, 0, 2, grads(0, {1.0f}), 40, {rows}));
+  auto late = a.drop_before(4);
+  BOOST_REQUIRE_EQUAL(late.size(), 1u);
+  BOOST_TEST(late[0].ticket == 40);
+  BOOST_TEST(late[0].reads.size() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(bad_parts_are_refused_by_name) {
   assembly a{2};
   auto bad = [&](uint32_t w, uint32_t part, uint32_t parts, const std::string& text) {

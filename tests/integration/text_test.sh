@@ -7,7 +7,8 @@
 #  2. a text data set with an image model, and images with an embedding model, are refused by name;
 #  3. a 2-shard cluster trains it above 95%, the table split by mod and its rows pulled and pushed
 #     per batch (the workers never hold the table), its saved model predicts as the chief
-#     measured, seeded sync runs end on one digest (the chief's final model, written as it read the
+#     measured, seeded sync runs end on one digest whether each step's rows are asked back with its
+#     pushes or pulled before it (the chief's final model, written as it read the
 #     table a chunk at a time, has it too), a checkpoint taken split by mod restores into
 #     a cluster split by div, a ps node killed mid-run is restored and the run finishes, and an
 #     option that would need the whole table is refused by name;
@@ -112,14 +113,18 @@ PY
   out=$("$bin/actorps-export" "$tmp/runs/sparse" "$tmp/bad.npz" --table-parts=2 --table-partition=hash 2>&1) \
     && fail "--table-partition=hash was taken" || echo "refused: $(tail -1 <<< "$out")"
 fi
+# (run 1 asks each step's rows back with its pushes, read after the step's update; run 2 pulls
+# them before each step, cluster.rows-with-push = false: the same rows, so the same digest)
 for k in 1 2; do
+  pulled=(); (( k == 2 )) && pulled=(--cluster.rows-with-push=false)
   cluster --ps 2 --workers 2 --name "sync$k" --deadline 120 -- "${text[@]}" "${small[@]}" --train.max-epochs=2 \
-    --train.mode='"sync"' "${stream[@]}" > "$tmp/sync$k.out" 2>&1 || fail "sync run $k failed: $(tail -2 "$tmp/sync$k.out")"
+    --train.mode='"sync"' "${stream[@]}" "${pulled[@]}" > "$tmp/sync$k.out" 2>&1 \
+    || fail "sync run $k failed: $(tail -2 "$tmp/sync$k.out")"
 done
 d1=$(field "$tmp/runs/sync1/summary.json" weights_digest 2>/dev/null)
 d2=$(field "$tmp/runs/sync2/summary.json" weights_digest 2>/dev/null)
-echo "seeded sync runs: digests $d1 and $d2"
-[[ -n "$d1" && "$d1" == "$d2" ]] || fail "two seeded sync runs ended on digests '$d1' and '$d2'"
+echo "seeded sync runs, the rows asked back / pulled: digests $d1 and $d2"
+[[ -n "$d1" && "$d1" == "$d2" ]] || fail "two seeded sync runs (the rows asked back, pulled) ended on digests '$d1' and '$d2'"
 # the chief never holds the table: its evaluation net holds the rows the sets name, and the final
 # model it wrote as it read the table a chunk at a time is the model of the digest it reported
 grep -q "evaluations read the [0-9]* rows of embedding0/weights .* into a table of [0-9]* rows" "$tmp/runs/sync1/logs/chief.log" \
