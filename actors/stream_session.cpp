@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace actorps {
@@ -216,13 +217,34 @@ shard_directory::entry in_place(session_pointer self, const std::string& scope) 
   return self->state.cfg.cores ? self->state.cfg.cores->find(scope) : shard_directory::entry{};
 }
 
+// Answers a push with the container's reply and then the rows it asks back (`rows`), read now
+// from the scope's store in place (`core`).
+void answer_with_rows(session_pointer self, shard_core& core, uint64_t transfer, push_reply& reply,
+                      const pull_request& rows, const std::vector<stream_tensor>& reply_to) {
+  auto err = core.pull_in_place(rows, [&](pull_reply& read, const std::vector<store_view>& views) {
+    const size_t before = reply.values.size();
+    for (auto& slice : read.slices)
+      reply.values.push_back(std::move(slice));
+    auto shifted = views; // (their slices now follow the push's values)
+    for (auto& v : shifted)
+      v.slice += before;
+    answer_in_place<stream_push_reply>(self, transfer, reply, reply.values, shifted, reply_to);
+  });
+  if (err)
+    refuse_call(self, transfer, err);
+}
+
 // Applies a push whose gradients are all here to its scope's store in place, or hands it to the
 // container (an aggregator decides, or no store is known); answers with the reply. With `at`, the
 // gradients lie in the worker's shared heap (gradient_spans): the store reads them there; the
-// container gets copies (it may keep them past this call).
+// container gets copies (it may keep them past this call). Where the node serves the scope in
+// place, the rows a push to the aggregator asks back (sync, cluster.rows-with-push) are checked
+// before it counts and read here once the aggregator answers (the step applied, or the push
+// dropped as stale), from the store in place.
 void forward_push(session_pointer self, uint64_t transfer, push_request req, const gradient_spans* at = nullptr,
                   const std::vector<stream_tensor>& reply_to = {}) {
-  if (auto direct = in_place(self, req.scope); direct.core && direct.direct_pushes) {
+  auto direct = in_place(self, req.scope);
+  if (direct.core && direct.direct_pushes) {
     auto err = direct.core->push_in_place(
       req, self->clock().now(),
       [&](push_reply& reply, const std::vector<store_view>& views) {
@@ -233,14 +255,27 @@ void forward_push(session_pointer self, uint64_t transfer, push_request req, con
       refuse_call(self, transfer, err);
     return;
   }
+  std::shared_ptr<shard_core> rows_core; // (and the rows it reads)
+  pull_request rows;
+  if (direct.core && !req.reads.empty()) {
+    if (auto err = direct.core->check_reads(req.worker, req.reads))
+      return refuse_call(self, transfer, err);
+    rows_core = direct.core;
+    rows = pull_request::of(req.worker, std::exchange(req.reads, {}), req.scope);
+  }
   for (size_t i = 0; at && i < at->size(); ++i) { // (16-bit values are rounded already: copied as they are)
     const auto precision = req.grads[i].data.precision;
     req.grads[i].data = tensor_copy((*at)[i].data, (*at)[i].size);
     req.grads[i].data.precision = precision;
   }
   self->request(self->state.cfg.shards, self->state.cfg.request_timeout, push_atom_v, std::move(req))
-    .then([=](push_reply& reply) { answer<stream_push_reply>(self, transfer, reply, reply.values, reply_to); },
-          [=](caf::error& err) { refuse_call(self, transfer, err); });
+    .then(
+      [=](push_reply& reply) {
+        if (rows_core)
+          return answer_with_rows(self, *rows_core, transfer, reply, rows, reply_to);
+        answer<stream_push_reply>(self, transfer, reply, reply.values, reply_to);
+      },
+      [=](caf::error& err) { refuse_call(self, transfer, err); });
 }
 
 // Serves a pull from the scope's store in place, or asks the container; the values go where the

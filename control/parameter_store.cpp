@@ -287,6 +287,11 @@ caf::expected<std::vector<size_t>> parameter_store::check_read(const pull_reques
   return at;
 }
 
+caf::error parameter_store::check_reads(uint32_t worker, const std::vector<slice_ref>& reads) const {
+  auto at = layout_.check_reads(worker, reads);
+  return at ? caf::none : std::move(at.error());
+}
+
 caf::expected<pull_reply> parameter_store::read(const pull_request& req, std::vector<store_view>* in_place) const {
   auto checked = check_read(req);
   if (!checked)
