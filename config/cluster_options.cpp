@@ -81,7 +81,7 @@ void declare_cluster_options(strict_config& cfg, cluster_values& v) {
     .add(v.push_bucket_bytes, "push-bucket-bytes", "workers push a step's gradients in parts of about this many bytes as backprop completes them, overlapping the rest of backprop (0: one push per shard after backprop)")
     .add(v.push_early_ms, "push-early-ms", "push-bucket-bytes: a part goes out before backprop ends only where, over each worker's first steps, backprop had at least this many ms left after it; the others join the step's last push (0: every part as soon as backprop completes it)")
     .add(v.overlap_steps, "overlap-steps", "async, ssp: 1 computes each worker's next step on the values it holds while this step's pushes and the replies with the next values travel (one step more staleness); 0: a step waits for its values")
-    .add(v.rows_with_push, "rows-with-push", "async, an embedding table: each push asks its shard back for the rows of the worker's next batch, read after the push's update (one round trip a step less); false: the rows are pulled before each step")
+    .add(v.rows_with_push, "rows-with-push", "async and sync, an embedding table: each push asks its shard back for the rows of the worker's next batch, read after the push's update (sync: once its step is applied; one round trip a step less); false: the rows are pulled before each step (ssp always pulls)")
     .add(v.step_timeout, "step-timeout", "sync/ssp: how long a step waits for a worker before going on without it")
     .add(v.stall_warn, "stall-warn", "the chief logs whom it waits for after this long without a global step (0s: off)")
     .add(v.wire_precision, "wire-precision", "fp32, bf16 or fp16: how gradients and values travel (shards keep fp32)")
