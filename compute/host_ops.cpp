@@ -21,4 +21,16 @@ bool all_finite(const float* x, size_t n) {
   return worst != 0x7f800000u;
 }
 
+ACTORPS_VECTOR_CLONES
+void add_into(float* __restrict to, const float* __restrict from, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    to[i] += from[i];
+}
+
+ACTORPS_VECTOR_CLONES
+void scale_values(float* x, size_t n, float s) {
+  for (size_t i = 0; i < n; ++i)
+    x[i] *= s;
+}
+
 } // namespace actorps

@@ -47,6 +47,22 @@ inline void copy_row(const float* from, size_t n, float* to) {
     to[k] = from[k];
 }
 
+/// Adds one row of n floats (from) into another (to), in 64-byte blocks, inline (a sync step's
+/// row gradients merged: a call per row of tens of floats would cost more than the adds).
+inline void add_row(const float* from, size_t n, float* to) {
+  using block = float __attribute__((vector_size(64)));
+  size_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    block a, b;
+    std::memcpy(&a, to + k, sizeof a);
+    std::memcpy(&b, from + k, sizeof b);
+    a += b;
+    std::memcpy(to + k, &a, sizeof a);
+  }
+  for (; k < n; ++k)
+    to[k] += from[k];
+}
+
 /// Sets one row of n floats to zero with vector stores, inline. GCC makes a loop storing a
 /// constant (std::fill, or a copy from a row of zeros) one memset or memcpy call per row, so the
 /// zero is read as a value it cannot know.

@@ -3,6 +3,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "compute/host_ops.hpp"
 #include "compute/row_prefetch.hpp"
 
 #include <algorithm>
@@ -65,10 +66,7 @@ void add_push(std::vector<variable_slice>& acc, std::vector<variable_slice>& add
     if (!a.by_rows()) {
       while (add[dense].by_rows())
         ++dense;
-      auto& from = add[dense++].data.values;
-      auto& to = a.data.values;
-      for (size_t j = 0; j < to.size(); ++j)
-        to[j] += from[j];
+      add_into(a.data.values.data(), add[dense++].data.values.data(), a.data.values.size());
     }
   for (auto& g : add) {
     if (!g.by_rows())
@@ -100,12 +98,10 @@ void add_push(std::vector<variable_slice>& acc, std::vector<variable_slice>& add
     for (size_t j = 0; j < g.rows.size(); ++j) {
       const float* from = g.data.values.data() + j * cols;
       float* to = sum.data() + size_t{at[j] & ~first_here} * cols;
-      if (at[j] & first_here) {
+      if (at[j] & first_here)
         copy_row(from, cols, to);
-        continue;
-      }
-      for (size_t c = 0; c < cols; ++c)
-        to[c] += from[c];
+      else
+        add_row(from, cols, to);
     }
     held = std::move(sum);
     places.clear(ids);
@@ -160,8 +156,7 @@ sync_rule::completed sync_rule::complete() {
     add_push(out.average, *grads_[w], places_);
   }
   for (auto& slice : out.average)
-    for (auto& v : slice.data.values)
-      v *= scale;
+    scale_values(slice.data.values.data(), slice.data.values.size(), scale);
   for (auto& g : grads_)
     g.reset();
   count_ = 0;

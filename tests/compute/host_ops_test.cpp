@@ -1,4 +1,4 @@
-// Tests of compute/host_ops: finiteness over whole tensors.
+// Tests of compute/host_ops: finiteness, sums and scaling over whole tensors.
 #include "compute/host_ops.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -23,6 +23,27 @@ BOOST_AUTO_TEST_CASE(all_finite_finds_nan_and_inf_anywhere) {
       ys[at] = bad;
       BOOST_TEST(!all_finite(ys.data(), ys.size()), "value " << bad << " at " << at);
     }
+}
+
+// The vector clones against plain loops, bit for bit, at lengths below, at and past a vector's.
+BOOST_AUTO_TEST_CASE(add_into_and_scale_values_match_plain_loops) {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{16}, size_t{33}, size_t{1037}}) {
+    std::vector<float> to(n + 1), from(n);
+    for (size_t i = 0; i < n; ++i) {
+      to[i] = 0.1f * static_cast<float>(i) - 3.0f;
+      from[i] = 1.0f / (1.0f + static_cast<float>(i));
+    }
+    to[n] = 42.0f; // (past the end: untouched)
+    auto added = to, scaled = to;
+    add_into(added.data(), from.data(), n);
+    scale_values(scaled.data(), n, 1.0f / 3.0f);
+    for (size_t i = 0; i < n; ++i) {
+      BOOST_TEST_REQUIRE(added[i] == to[i] + from[i], "n " << n << " at " << i);
+      BOOST_TEST_REQUIRE(scaled[i] == to[i] * (1.0f / 3.0f), "n " << n << " at " << i);
+    }
+    BOOST_TEST(added[n] == 42.0f);
+    BOOST_TEST(scaled[n] == 42.0f);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

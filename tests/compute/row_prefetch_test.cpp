@@ -76,6 +76,18 @@ BOOST_AUTO_TEST_CASE(copy_rows_to_places_rows_by_index_and_leaves_the_others) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(add_row_adds_exactly_its_row_as_a_plain_loop_does) {
+  for (size_t cols : widths) {
+    auto rows = counting(3 * cols);
+    auto want = rows;
+    const auto from = counting(cols + 5);
+    for (size_t c = 0; c < cols; ++c)
+      want[cols + c] += from[5 + c];
+    add_row(from.data() + 5, cols, rows.data() + cols);
+    BOOST_TEST(rows == want, "cols " << cols);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(zero_row_zeroes_exactly_its_row) {
   for (size_t cols : widths) {
     std::vector<float> rows(3 * cols, 1.5f);
