@@ -28,6 +28,12 @@ void add_into(float* __restrict to, const float* __restrict from, size_t n) {
 }
 
 ACTORPS_VECTOR_CLONES
+void add_scaled(float* __restrict to, const float* __restrict from, size_t n, float s) {
+  for (size_t i = 0; i < n; ++i)
+    to[i] += s * from[i];
+}
+
+ACTORPS_VECTOR_CLONES
 void scale_values(float* x, size_t n, float s) {
   for (size_t i = 0; i < n; ++i)
     x[i] *= s;

@@ -14,4 +14,7 @@ void add_into(float* to, const float* from, size_t n);
 /// x[i] *= s for i < n.
 void scale_values(float* x, size_t n, float s);
 
+/// to[i] += s * from[i] for i < n (the product rounded, then the sum: no fused multiply-add).
+void add_scaled(float* to, const float* from, size_t n, float s);
+
 } // namespace actorps

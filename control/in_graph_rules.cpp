@@ -4,6 +4,7 @@
 
 #include "common/errc.hpp"
 #include "common/log.hpp"
+#include "compute/host_ops.hpp"
 #include "data/batcher.hpp"
 
 #include <algorithm>
@@ -178,16 +179,11 @@ in_graph_round::result in_graph_round::complete() {
     if (p == 0) {
       out.average = std::move(g);
       for (auto& slice : out.average)
-        for (auto& v : slice.data.values)
-          v *= weight;
+        scale_values(slice.data.values.data(), slice.data.values.size(), weight);
       continue;
     }
-    for (size_t i = 0; i < out.average.size(); ++i) {
-      auto& acc = out.average[i].data.values;
-      auto& add = g[i].data.values;
-      for (size_t j = 0; j < acc.size(); ++j)
-        acc[j] += weight * add[j];
-    }
+    for (size_t i = 0; i < out.average.size(); ++i) // (in vector lanes: compute/host_ops)
+      add_scaled(out.average[i].data.values.data(), g[i].data.values.data(), out.average[i].data.values.size(), weight);
   }
   abandon();
   return out;

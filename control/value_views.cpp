@@ -1,6 +1,7 @@
 // Per-worker views of a shard's values and top-k deltas against them.
 #include "control/value_views.hpp"
 
+#include "compute/host_ops.hpp"
 #include "wire/gradient_encoder.hpp"
 
 #include <algorithm>
@@ -10,8 +11,7 @@ namespace actorps {
 void merge_into(float* dst, const variable_slice& slice) {
   auto& values = slice.data.values;
   if (slice.delta)
-    for (size_t i = 0; i < values.size(); ++i)
-      dst[i] += values[i];
+    add_into(dst, values.data(), values.size());
   else
     std::copy(values.begin(), values.end(), dst);
 }

@@ -26,7 +26,7 @@ BOOST_AUTO_TEST_CASE(all_finite_finds_nan_and_inf_anywhere) {
 }
 
 // The vector clones against plain loops, bit for bit, at lengths below, at and past a vector's.
-BOOST_AUTO_TEST_CASE(add_into_and_scale_values_match_plain_loops) {
+BOOST_AUTO_TEST_CASE(add_into_add_scaled_and_scale_values_match_plain_loops) {
   for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{16}, size_t{33}, size_t{1037}}) {
     std::vector<float> to(n + 1), from(n);
     for (size_t i = 0; i < n; ++i) {
@@ -34,15 +34,19 @@ BOOST_AUTO_TEST_CASE(add_into_and_scale_values_match_plain_loops) {
       from[i] = 1.0f / (1.0f + static_cast<float>(i));
     }
     to[n] = 42.0f; // (past the end: untouched)
-    auto added = to, scaled = to;
+    auto added = to, scaled = to, weighted = to;
     add_into(added.data(), from.data(), n);
     scale_values(scaled.data(), n, 1.0f / 3.0f);
+    add_scaled(weighted.data(), from.data(), n, 0.7f);
     for (size_t i = 0; i < n; ++i) {
       BOOST_TEST_REQUIRE(added[i] == to[i] + from[i], "n " << n << " at " << i);
       BOOST_TEST_REQUIRE(scaled[i] == to[i] * (1.0f / 3.0f), "n " << n << " at " << i);
+      const volatile float product = 0.7f * from[i]; // (rounded before the sum, as add_scaled promises)
+      BOOST_TEST_REQUIRE(weighted[i] == to[i] + product, "n " << n << " at " << i);
     }
     BOOST_TEST(added[n] == 42.0f);
     BOOST_TEST(scaled[n] == 42.0f);
+    BOOST_TEST(weighted[n] == 42.0f);
   }
 }
 
