@@ -14,8 +14,9 @@
 #     (VmHWM, read every 0.2 s while the cluster runs); 2^26 again with the kept models saved
 #     (train.save-model = both: the chief writes the table as it reads it a chunk at a time);
 #  3. the rows asked back with the pushes (cluster.rows-with-push, the default) against the rows
-#     pulled before each step: 1 ps x 2 workers, 2^20 x 32, 6 x EPOCHS epochs evaluated every
-#     2 x EPOCHS, ROUNDS interleaved rounds.
+#     pulled before each step, in async and in sync (there read once each step is applied): 1 ps
+#     x 2 workers, 2^20 x 32, 6 x EPOCHS epochs evaluated every 2 x EPOCHS, ROUNDS interleaved
+#     rounds.
 # Usage: [SECTIONS=123] bench/sparse_cluster_bench.sh [ROUNDS=2] [EPOCHS=10]   (after
 # scripts/build.sh; section 2 needs about 10 GB of memory, each ps node holding its part and
 # Adagrad's accumulator, and 4 GB of disk for the kept model)
@@ -32,7 +33,7 @@ trap '[[ -n "$watcher" ]] && kill "$watcher" 2>/dev/null; rm -rf "$tmp"' EXIT
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 text=(--data.dir="\"$corpus\"" --data.format='"text"' --model.preset='"text-hash"' --train.save-model='"none"')
 layers() { echo "--model.layers=[\"embedding $1 $2 mean\", \"dense 64 relu\", \"dense 2\"]"; }
-cluster() { # cluster NAME PS [options]: a local async cluster of PS ps nodes and WORKERS (2) workers
+cluster() { # cluster NAME PS [options]: a local cluster (async unless the options say) of PS ps nodes and WORKERS (2) workers
   local name=$1 ps=$2
   shift 2
   scripts/local-cluster.sh --run-dir "$tmp/runs" --bin "$bin" --ps "$ps" --workers "${WORKERS:-2}" --name "$name" --deadline 900 \
@@ -98,12 +99,16 @@ fi
 
 [[ $sections == *3* ]] || exit 0
 echo "== 3: rows asked back with the pushes against rows pulled before each step, 1 ps x 2 workers, 2^20 x 32, $((6 * epochs)) epochs evaluated every $((2 * epochs))"
-printf "%-5s %-20s %-20s %s\n" round "asked back" "pulled" "asked back / pulled"
+printf "%-6s %-5s %-20s %-20s %s\n" mode round "asked back" "pulled" "asked back / pulled"
 for round in $(seq 1 "$rounds"); do
-  every=(--train.eval-every-epochs="$((2 * epochs))" --train.max-epochs="$((6 * epochs))" --train.seed="$round")
-  cluster "ab-$round" 1 "$(layers 20 32)" "${every[@]}"
-  cluster "pl-$round" 1 "$(layers 20 32)" "${every[@]}" --cluster.rows-with-push=false
-  ea=$(field "$tmp/runs/ab-$round/summary.json" examples_per_second)
-  ep=$(field "$tmp/runs/pl-$round/summary.json" examples_per_second)
-  printf "%-5s %-20s %-20s %s\n" "$round" "$(cell "ab-$round")" "$(cell "pl-$round")" "$(python3 -c "print(f'{$ea / $ep:.2f}x')")"
+  for mode in async sync; do
+    every=(--train.eval-every-epochs="$((2 * epochs))" --train.max-epochs="$((6 * epochs))" --train.seed="$round"
+           --train.mode="\"$mode\"")
+    cluster "ab-$mode-$round" 1 "$(layers 20 32)" "${every[@]}"
+    cluster "pl-$mode-$round" 1 "$(layers 20 32)" "${every[@]}" --cluster.rows-with-push=false
+    ea=$(field "$tmp/runs/ab-$mode-$round/summary.json" examples_per_second)
+    ep=$(field "$tmp/runs/pl-$mode-$round/summary.json" examples_per_second)
+    printf "%-6s %-5s %-20s %-20s %s\n" "$mode" "$round" "$(cell "ab-$mode-$round")" "$(cell "pl-$mode-$round")" \
+      "$(python3 -c "print(f'{$ea / $ep:.2f}x')")"
+  done
 done
