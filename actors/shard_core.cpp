@@ -108,9 +108,9 @@ caf::error shard_core::pull_in_place(const pull_request& req, const in_place_sen
   return in_place<pull_reply>([&](std::vector<store_view>* views) { return read(req, views); }, send);
 }
 
-caf::error shard_core::check_reads(uint32_t worker, const std::vector<slice_ref>& reads) {
+caf::error shard_core::check_reads(const push_request& req) {
   std::lock_guard<std::mutex> guard{mtx_};
-  return store_.check_reads(worker, reads);
+  return store_.check_reads(req);
 }
 
 caf::error shard_core::push_in_place(const push_request& req, time_point now, const in_place_sender<push_reply>& send,

@@ -45,7 +45,7 @@ public:
   /// its slices (`at`: parameter_store::push).
   caf::error pull_in_place(const pull_request& req, const in_place_sender<pull_reply>& send);
   /// (as parameter_store::check_reads)
-  caf::error check_reads(uint32_t worker, const std::vector<slice_ref>& reads);
+  caf::error check_reads(const push_request& req);
   caf::error push_in_place(const push_request& req, time_point now, const in_place_sender<push_reply>& send,
                            const gradient_spans* at = nullptr);
   shard_stats stats(time_point now);

@@ -238,9 +238,10 @@ void answer_with_rows(session_pointer self, shard_core& core, uint64_t transfer,
 // container (an aggregator decides, or no store is known); answers with the reply. With `at`, the
 // gradients lie in the worker's shared heap (gradient_spans): the store reads them there; the
 // container gets copies (it may keep them past this call). Where the node serves the scope in
-// place, the rows a push to the aggregator asks back (sync, cluster.rows-with-push) are checked
-// before it counts and read here once the aggregator answers (the step applied, or the push
-// dropped as stale), from the store in place.
+// place, the rows a push to the aggregator asks back (sync and ssp, cluster.rows-with-push) are
+// checked before it counts and read here once the aggregator answers (sync: the step applied,
+// or the push dropped as stale; ssp: after any wait for the slowest worker), from the store in
+// place.
 void forward_push(session_pointer self, uint64_t transfer, push_request req, const gradient_spans* at = nullptr,
                   const std::vector<stream_tensor>& reply_to = {}) {
   auto direct = in_place(self, req.scope);
@@ -258,7 +259,7 @@ void forward_push(session_pointer self, uint64_t transfer, push_request req, con
   std::shared_ptr<shard_core> rows_core; // (and the rows it reads)
   pull_request rows;
   if (direct.core && !req.reads.empty()) {
-    if (auto err = direct.core->check_reads(req.worker, req.reads))
+    if (auto err = direct.core->check_reads(req))
       return refuse_call(self, transfer, err);
     rows_core = direct.core;
     rows = pull_request::of(req.worker, std::exchange(req.reads, {}), req.scope);

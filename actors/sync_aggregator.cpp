@@ -47,24 +47,6 @@ caf::error claim(aggregator_pointer self, uint32_t w) {
   return caf::none;
 }
 
-// Answers a part with `reply`, the rows it asks back (cluster.rows-with-push) read from the shard
-// now and added after its values; at once when it asks none.
-void answer_with_reads(aggregator_pointer self, reply_promise rp, push_reply reply, std::vector<slice_ref> reads) {
-  if (reads.empty()) {
-    rp.deliver(std::move(reply));
-    return;
-  }
-  auto& st = self->state;
-  self->request(st.shard, st.cfg.request_timeout, pull_atom_v, pull_request::of(chief_worker_id, std::move(reads), st.scope))
-    .then(
-      [=](pull_reply& rows) mutable {
-        for (auto& slice : rows.slices)
-          reply.values.push_back(std::move(slice));
-        rp.deliver(std::move(reply));
-      },
-      [=](caf::error& err) mutable { rp.deliver(err); });
-}
-
 // Answers a push (or a part of one) that came too late for its step with the current values of
 // its ranges (then of the rows it asks back) and the step the worker goes on with.
 void answer_stale(aggregator_pointer self, held_part late, uint64_t now_step) {
@@ -124,6 +106,23 @@ void apply_step(aggregator_pointer self, sync_session<held_part>::step_done comp
 }
 
 } // namespace
+
+void aggregator_detail::answer_with_reads(aggregator_pointer self, reply_promise rp, push_reply reply,
+                                          std::vector<slice_ref> reads) {
+  if (reads.empty()) {
+    rp.deliver(std::move(reply));
+    return;
+  }
+  auto& st = self->state;
+  self->request(st.shard, st.cfg.request_timeout, pull_atom_v, pull_request::of(chief_worker_id, std::move(reads), st.scope))
+    .then(
+      [=](pull_reply& rows) mutable {
+        for (auto& slice : rows.slices)
+          reply.values.push_back(std::move(slice));
+        rp.deliver(std::move(reply));
+      },
+      [=](caf::error& err) mutable { rp.deliver(err); });
+}
 
 // Stops waiting for worker w; logs why unless it simply finished (why empty).
 void aggregator_detail::lose_worker(aggregator_pointer self, uint32_t w, const std::string& why) {

@@ -1,6 +1,7 @@
 // The SyncAggregator in ssp sessions: pushes applied at once, answers parked while their worker
-// is more than `staleness` steps ahead of the slowest, and a silent slowest worker let go -- the
-// decisions control/ssp_session's, carried out here.
+// is more than `staleness` steps ahead of the slowest (with the rows a push asks back, read when
+// the answer goes), and a silent slowest worker let go -- the decisions control/ssp_session's,
+// carried out here.
 #include "actors/sync_aggregator_state.hpp"
 
 #include "common/errc.hpp"
@@ -14,8 +15,8 @@ using namespace aggregator_detail;
 
 void aggregator_detail::ssp_released(aggregator_pointer self, ssp_session<parked_reply>::released out) {
   auto& st = self->state;
-  for (auto& [w, answer] : out.go)
-    answer.ticket.deliver(std::move(answer.reply));
+  for (auto& [w, answer] : out.go) // (the rows a push asks back read now: after the wait)
+    answer_with_reads(self, std::move(answer.ticket), std::move(answer.reply), std::move(answer.reads));
   for (auto w : out.silent)
     log_line(st.tag, cat("no longer waiting for worker ", w, " (silent for cluster.step-timeout while others wait)"));
   if (out.check_at) // (one check is armed at a time)
@@ -33,11 +34,13 @@ caf::result<push_reply> aggregator_detail::ssp_push(aggregator_pointer self, pus
   auto& st = self->state;
   if (req.worker >= st.cfg.workers)
     return caf::make_error(errc::unknown_worker, cat(st.tag, ": worker ", req.worker, " is not in the cluster"));
+  const bool last_part = req.part + 1 >= req.parts; // a step counts once, at its last part
   st.ssp->heard(req.worker, self->clock().now());
   auto rp = self->make_response_promise<push_reply>();
   uint32_t w = req.worker;
   uint64_t step = req.step;
-  const bool last_part = req.part + 1 >= req.parts; // a step counts once, at its last part
+  auto reads = std::move(req.reads); // (read when the answer goes, not at the update: the answer may wait)
+  req.reads.clear();
   req.return_values = true;
   self->request(st.shard, st.cfg.request_timeout, push_atom_v, std::move(req))
     .then(
@@ -48,7 +51,7 @@ caf::result<push_reply> aggregator_detail::ssp_push(aggregator_pointer self, pus
           rp.deliver(std::move(reply));
           return;
         }
-        ssp_released(self, st.ssp->finished(w, step, parked_reply{rp, std::move(reply)}, self->clock().now()));
+        ssp_released(self, st.ssp->finished(w, step, parked_reply{rp, std::move(reply), reads}, self->clock().now()));
       },
       [=](caf::error& err) mutable { rp.deliver(err); });
   return rp;

@@ -23,10 +23,12 @@ namespace actorps::aggregator_detail {
 using reply_promise = caf::typed_response_promise<push_reply>;
 using held_part = push_assembly<reply_promise>::held_part;
 
-/// ssp: a worker's answer, parked while it is too far ahead.
+/// ssp: a worker's answer, parked while it is too far ahead, and the rows its push asks back
+/// (cluster.rows-with-push: read when the answer goes, after the wait).
 struct parked_reply {
   reply_promise ticket;
   push_reply reply;
+  std::vector<slice_ref> reads{};
 };
 
 struct aggregator_state {
@@ -46,6 +48,10 @@ struct aggregator_state {
 };
 
 using aggregator_pointer = parameter_shard_actor::stateful_pointer<aggregator_state>;
+
+/// Answers a push (or a part of one) with `reply`, the rows it asks back (cluster.rows-with-push)
+/// read from the shard now and added after its values; at once when it asks none.
+void answer_with_reads(aggregator_pointer self, reply_promise rp, push_reply reply, std::vector<slice_ref> reads);
 
 /// Stops waiting for worker w; logs why unless it simply finished (why empty).
 void lose_worker(aggregator_pointer self, uint32_t w, const std::string& why);

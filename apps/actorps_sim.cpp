@@ -51,8 +51,8 @@ const char* usage =
   "(cluster.overlap-steps); a push may then miss at most one of its worker's own updates.\n"
   "--table: every run trains an embedding table (a third of the seeds draw one): each step pulls\n"
   "its rows first and gives the step up when a pull fails; a fetch must read its own updates.\n"
-  "--rows-with-push (async or sync, with --table; half of their table seeds draw it): each push asks\n"
-  "its shard back for the next step's rows, read after its update (sync: its step's;\n"
+  "--rows-with-push (with --table; half of the table seeds draw it): each push asks its shard back\n"
+  "for the next step's rows, read after its update (sync: its step's; ssp: as its answer goes;\n"
   "cluster.rows-with-push).\n";
 
 /// A kind of run: a train mode, elastic or not.
@@ -74,7 +74,7 @@ struct options {
   bool links = false;         // --links: the workers reach the shards through links (a deadline ends one)
   int overlap_steps = 0;      // --overlap-steps: cluster.overlap-steps of every (async) run
   bool table = false;         // --table: every run trains an embedding table (its rows pulled per step)
-  bool rows_with_push = false; // --rows-with-push: (async or sync, --table) the rows asked back with each push
+  bool rows_with_push = false; // --rows-with-push: (--table) the rows asked back with each push
   bool scopes = false;        // --scopes: each run, then a session attaching to the scope it kept
   std::optional<std::vector<uint64_t>> kept; // --kept: the versions the shards keep (a replay)
   std::optional<int64_t> train_rows, lease_rows;
@@ -281,9 +281,8 @@ scenario build(const options& o, uint64_t seed, run_kind kind) {
     bad("--table is for async, sync and ssp runs that are not elastic or in-graph, and overlapped only in async (as a "
         "cluster refuses the others)");
   sc.table = o.table || (sc.table && table_allowed(sc));
-  if (o.rows_with_push && (!sc.table || (kind.mode != train_mode::async && kind.mode != train_mode::sync)))
-    bad("--rows-with-push is for async and sync runs with --table (as cluster.rows-with-push asks back a table's "
-        "rows)"); // (overlapped async table runs always ask back)
+  if (o.rows_with_push && !sc.table) // (overlapped async table runs always ask back)
+    bad("--rows-with-push is for runs with --table (as cluster.rows-with-push asks back a table's rows)");
   sc.rows_with_push = o.rows_with_push || rows_with_push_drawn(sc);
   if (o.train_rows)
     sc.train_rows = static_cast<int>(*o.train_rows);

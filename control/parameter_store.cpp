@@ -287,8 +287,10 @@ caf::expected<std::vector<size_t>> parameter_store::check_read(const pull_reques
   return at;
 }
 
-caf::error parameter_store::check_reads(uint32_t worker, const std::vector<slice_ref>& reads) const {
-  auto at = layout_.check_reads(worker, reads);
+caf::error parameter_store::check_reads(const push_request& req) const {
+  if (auto err = layout_.check_push_form(req))
+    return err;
+  auto at = layout_.check_reads(req.worker, req.reads);
   return at ? caf::none : std::move(at.error());
 }
 

@@ -83,9 +83,10 @@ public:
   /// come back empty, each described in *in_place (rows are gathered, as without it).
   caf::expected<pull_reply> pull(const pull_request& req, std::vector<store_view>* in_place = nullptr);
 
-  /// Checks the rows a push from `worker` asks back as push() would (shard_layout::check_reads):
-  /// for whoever reads them later in its place (a sync push's stream session).
-  caf::error check_reads(uint32_t worker, const std::vector<slice_ref>& reads) const;
+  /// Checks a push's form and the rows it asks back as push() would (shard_layout's
+  /// check_push_form and check_reads): for whoever reads them later in its place (the stream
+  /// session of a push an aggregator decides).
+  caf::error check_reads(const push_request& req) const;
 
   /// Validates every slice (worker id, variable held here, range or rows, finite values), then
   /// applies the optimizer to each slice (a row slice: to its rows alone, with their slots, as

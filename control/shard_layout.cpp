@@ -116,6 +116,9 @@ caf::error shard_layout::check_push_form(const push_request& req) const {
     return caf::make_error(errc::protocol_error, cat("shard ", shard_, ": worker ", req.worker,
                                                      " asked for reply precision ", precision,
                                                      " (0 fp32, 1 bf16, 2 fp16)"));
+  if (!req.reads.empty() && req.part + 1 < req.parts) // (ssp answers an earlier part at once, before any wait)
+    return caf::make_error(errc::protocol_error, cat("shard ", shard_, ": worker ", req.worker, " asks rows back with part ",
+                                                     req.part, " of ", req.parts, "; they ride a push's last part"));
   if (!(req.reply_topk >= 0.0 && req.reply_topk <= 1.0)) // (NaN fails both)
     return caf::make_error(errc::invalid_argument, cat("shard ", shard_, ": worker ", req.worker,
                                                        " asked for a top-k share of ", req.reply_topk,

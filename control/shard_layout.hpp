@@ -50,7 +50,7 @@ public:
   caf::expected<std::vector<size_t>> check_reads(uint32_t worker, const std::vector<slice_ref>& reads) const;
 
   /// Checks a push's form apart from its ranges: its part number, the reply precision it asks
-  /// for and its top-k share (finite, in [0, 1]).
+  /// for, its top-k share (finite, in [0, 1]) and that only its last part asks rows back.
   caf::error check_push_form(const push_request& req) const;
 
   size_t parts() const { return parts_.size(); }

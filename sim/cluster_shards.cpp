@@ -258,6 +258,8 @@ void cluster::shard_ssp_released(uint32_t s, ssp_session<held_reply>::released o
   }
   for (auto& [w, h] : out.go) {
     check_ssp(s, w);
+    if (h.tag.fetch != 0) // (cluster.rows-with-push: read as the answer goes, after any wait)
+      check_own_rows(s, w, h.incarnation, h.next_step - 1 + h.tag.ahead);
     shard_reply(s, w, h.incarnation, h.tag, h.version, h.next_step, false);
   }
   if (out.check_at)

@@ -77,11 +77,11 @@ struct scenario {
   /// (control/row_batches, as the worker's actor) and pushes row gradients; shards keep each row's
   /// version. Drawn from a third of the seeds without elastic membership (overlapped: async only).
   bool table = false;
-  /// async or sync with a table: the next step's rows are asked back with each push and read
-  /// after its update (sync: its step's) (cluster.rows-with-push; control/row_batches' batches
-  /// ahead: two with overlap, the pushes asking back the rows of the step after the one computed
-  /// ahead). Drawn from half the async and sync table seeds without overlap, every one with it
-  /// (rows_with_push_drawn).
+  /// A table: the next step's rows are asked back with each push and read after its update
+  /// (sync: its step's; ssp: as its answer goes, after any wait) (cluster.rows-with-push;
+  /// control/row_batches' batches ahead: two with overlap, the pushes asking back the rows of the
+  /// step after the one computed ahead). Drawn from half the async, sync and ssp table seeds
+  /// without overlap, every one with it (rows_with_push_drawn).
   bool rows_with_push = false;
   /// The workers reach the shards over the tensor stream, each through a ShardLink (the default
   /// transport): a request's deadline is the link's, which ends the link -- every request of that
@@ -119,7 +119,7 @@ struct draw {
 /// elastic or in-graph; overlapped only in async).
 bool table_allowed(const scenario& sc);
 
-/// Whether the seed of an async or sync table run draws cluster.rows-with-push.
+/// Whether the seed of an async, sync or ssp table run draws cluster.rows-with-push.
 bool rows_with_push_drawn(const scenario& sc);
 
 /// Draws a scenario for `seed` in `mode`: the shape (small: 1-8 workers, 1-4 shards; large: up

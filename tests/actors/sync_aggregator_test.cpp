@@ -389,6 +389,33 @@ BOOST_AUTO_TEST_CASE(ssp_holds_a_worker_that_runs_ahead) {
   BOOST_TEST(got[1]->front().version == 2u);
 }
 
+// cluster.rows-with-push in ssp: the rows a push asks back come with its answer, read when the
+// answer goes -- after a wait for the slowest worker, so they hold the updates pushed meanwhile --
+// not when the push is applied. They ride a push's last part: a part before it that asks rows
+// back (ssp answers it at once) is refused.
+BOOST_AUTO_TEST_CASE(ssp_reads_the_rows_a_held_push_asks_back_when_its_answer_goes) {
+  auto agg = start_table({0, train_mode::ssp, 2, 2, 0, std::chrono::seconds(30)});
+  push_rows(0, 0, 2.0f, {1}, {1, 2});
+  BOOST_TEST(got[0]->empty()); // lock-step: waits for worker 1's step 0
+  push_rows(1, 0, 4.0f, {2}, {});
+  BOOST_REQUIRE_EQUAL(got[0]->size(), 1u);
+  auto& r = got[0]->front();
+  BOOST_REQUIRE_EQUAL(r.values.size(), 2u);
+  BOOST_TEST(r.values[1].rows.ids == std::vector<uint32_t>({1, 2}));
+  // row 1 (3, 4) after worker 0's 2; row 2 (5, 6) after worker 1's 4, pushed while worker 0 waited
+  BOOST_TEST((r.values[1].data == std::vector<float>({1.0f, 2.0f, 1.0f, 2.0f})));
+  caf::anon_send(workers[1], [] {
+    push_request early{1, 1, {{1, 0, {{1.0f, 1.0f}}}}, true, 0};
+    early.parts = 2;
+    early.reads = {{0, 0, 2, row_ids{{0}}}};
+    return early;
+  }());
+  sched->run();
+  BOOST_REQUIRE_EQUAL(failed[1]->size(), 1u);
+  BOOST_TEST(describe(failed[1]->front())
+             == "protocol_error: shard 0: worker 1 asks rows back with part 0 of 2; they ride a push's last part");
+}
+
 // Issue 32, item 4: the step timer read the wall clock (steady_clock::now()), so no test could
 // drive cluster.step-timeout. On the actor's clock: a worker silent for the step timeout while
 // another waits no longer holds the step.

@@ -13,7 +13,8 @@
 #     a cluster split by div, a ps node killed mid-run is restored and the run finishes, and an
 #     option that would need the whole table is refused by name;
 #  4. overlapped steps (cluster.overlap-steps) train it above 93% in async, the pushes asking back
-#     the rows of the batch after the one computing ahead; in ssp they are refused by name.
+#     the rows of the batch after the one computing ahead; in ssp they are refused by name, and
+#     ssp (its pushes asking the next rows back too) trains it above 93%.
 source "$(dirname "$0")/lib.sh" "$@"
 corpus=${ACTORPS_DATA_HOME:-$HOME/.cache/actorps}/spam-assassin
 if [[ ! -f "$corpus/.complete" ]]; then
@@ -167,12 +168,21 @@ if cluster --ps 2 --workers 2 --name overlap --deadline 120 -- "${text[@]}" "${s
 else
   fail "the table's cluster with overlapped steps failed:"; tail -5 "$tmp/overlap.out"
 fi
+# ssp: each push asks back the next batch's rows too, read as its answer goes (after any wait)
+if cluster --mode ssp --ps 2 --workers 2 --name ssp --deadline 120 -- "${text[@]}" "${small[@]}" --train.max-epochs=10 \
+     > "$tmp/ssp.out" 2>&1; then
+  acc=$(field "$tmp/runs/ssp/summary.json" test_accuracy)
+  echo "ssp, 2 shards x 2 workers, the rows asked back with the pushes: test accuracy $acc"
+  above "$acc" 0.93 || fail "ssp with a table: test accuracy $acc is not above 0.93"
+else
+  fail "the table's cluster in ssp failed:"; tail -5 "$tmp/ssp.out"
+fi
 out=$(cluster --mode ssp --ps 1 --workers 2 --name overlap-ssp --deadline 60 -- "${text[@]}" "${small[@]}" \
         --cluster.overlap-steps=1 2>&1); rc=$?
 if [[ $rc -eq 0 ]] || ! grep -q "cluster.overlap-steps: a step computed ahead needs its rows asked back" \
                         <<< "$out$(cat "$tmp/runs/overlap-ssp/logs/"*.log 2>/dev/null)"; then
   fail "an embedding model with cluster.overlap-steps in ssp: exit $rc, not refused by name"
 else
-  echo "refused: cluster.overlap-steps with a table in ssp (its rows are pulled before each step)"
+  echo "refused: cluster.overlap-steps with a table in ssp (async only)"
 fi
 finish

@@ -571,9 +571,10 @@ namespace {
 // reply, read after the push's update, and a pull of rows gets them as they are: where the ps
 // node maps the worker's shared heap (`mapped`) it gathers a push's or a pull's rows from its
 // table straight into the destinations the link set aside there; else they come as frames behind
-// the reply (the link announces them with the request). In sync (`kind`) the SyncAggregator
-// decides: the session checks the rows before the push counts (a row outside the table refuses it,
-// nothing applied) and reads them from the store once the aggregator answers.
+// the reply (the link announces them with the request). In sync and ssp (`kind`) the
+// SyncAggregator decides: the session checks the rows before the push counts (a row outside the
+// table, or rows asked back by a part before the last, refuse it: nothing applied) and reads them
+// from the store once the aggregator answers.
 void rows_come_after_the_update(stream_fixture& f, bool mapped, session_kind kind = session_kind::async) {
   auto tabled = make_resource_container(f.sys, {0, 0ms, 10s, false, nullptr, stream_port_at(f.sys, f.cluster, 0),
                                                 stream_limits_of(f.cluster)});
@@ -605,12 +606,18 @@ void rows_come_after_the_update(stream_fixture& f, bool mapped, session_kind kin
   push_request push{0, 0, {{1, 0, {{0.5f, 0.5f, 0.5f}}}, {0, 0, {{1.0f, 1.0f, 1.0f, 1.0f}}, false, row_ids{{2}}}}, true};
   push.reads = {{0, 0, 12, row_ids{{9, 2, 0}}}};
   const auto* heap = shared_heap::process();
-  if (kind == session_kind::sync) {
+  if (kind != session_kind::async) {
     auto bad = push;
     bad.reads = {{0, 0, 4, row_ids{{10}}}}; // (rows 0-9)
     auto refused = f.ask<push_reply>(*l, push_atom_v, bad);
     BOOST_REQUIRE(!refused);
     BOOST_TEST(test::error_text(refused) == "shape_mismatch: shard 0: row 10 is outside embedding0/weights (rows [0, 10))");
+    auto early = push; // (rows asked back ride a push's last part: ssp answers an earlier one at once)
+    early.parts = 2;
+    refused = f.ask<push_reply>(*l, push_atom_v, early);
+    BOOST_REQUIRE(!refused);
+    BOOST_TEST(test::error_text(refused)
+               == "protocol_error: shard 0: worker 0 asks rows back with part 0 of 2; they ride a push's last part");
   }
   for (int round = 0; round < 2; ++round) { // (the second: the link's announced form again)
     push.step = static_cast<uint64_t>(round);
@@ -649,6 +656,10 @@ BOOST_FIXTURE_TEST_CASE(a_sync_push_answers_with_the_rows_it_asks_back_read_afte
 
 BOOST_FIXTURE_TEST_CASE(a_sync_push_answers_with_the_rows_it_asks_back_as_frames, unshared_fixture) {
   rows_come_after_the_update(*this, false, session_kind::sync);
+}
+
+BOOST_FIXTURE_TEST_CASE(an_ssp_push_answers_with_the_rows_it_asks_back_read_when_it_is_answered, plain_fixture) {
+  rows_come_after_the_update(*this, true, session_kind::ssp);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_ps_node_without_streams_refuses_the_offer_by_name, plain_fixture) {
