@@ -11,6 +11,19 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 # above VALUE MIN: succeeds when VALUE > MIN
 above() { python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)" "$1" "$2"; }
+# trains_above NAME MIN WHAT [local-cluster.sh options]: runs cluster NAME and checks its test
+# accuracy is above MIN (WHAT names the run in the lines it prints)
+trains_above() {
+  local name=$1 min=$2 what=$3 acc
+  shift 3
+  if cluster --name "$name" "$@" > "$tmp/$name.out" 2>&1; then
+    acc=$(field "$tmp/runs/$name/summary.json" test_accuracy)
+    echo "$what: test accuracy $acc"
+    above "$acc" "$min" || fail "$what: test accuracy $acc is not above $min"
+  else
+    fail "$what failed:"; tail -5 "$tmp/$name.out"
+  fi
+}
 # free_ports N: N distinct ports for nodes on one line, outside the kernel's ephemeral range and
 # claimed from concurrent tests (scripts/free-ports.py); free_port: one
 free_ports() { python3 "$root/scripts/free-ports.py" "$1" | paste -sd ' '; }

@@ -157,26 +157,14 @@ if grep -q "| kill -9 shard | 1 | 1 | 1 |" <<< "$drill"; then
 else
   fail "the table's cluster did not survive a ps node's kill: $(tail -4 <<< "$drill")"
 fi
-# overlapped steps: each push asks back the rows of the batch after the one computing ahead
-if cluster --ps 2 --workers 2 --name overlap --deadline 120 -- "${text[@]}" "${small[@]}" --train.max-epochs=10 \
-     --cluster.overlap-steps=1 > "$tmp/overlap.out" 2>&1; then
-  acc=$(field "$tmp/runs/overlap/summary.json" test_accuracy)
-  echo "overlapped steps (cluster.overlap-steps = 1), 2 shards x 2 workers: test accuracy $acc"
-  # (one step more staleness: 0.953 where the same cluster without overlap reached 0.959; the
-  # majority class alone is 0.69)
-  above "$acc" 0.93 || fail "overlapped steps with a table: test accuracy $acc is not above 0.93"
-else
-  fail "the table's cluster with overlapped steps failed:"; tail -5 "$tmp/overlap.out"
-fi
+# overlapped steps: each push asks back the rows of the batch after the one computing ahead (one
+# step more staleness: 0.953 where the same cluster without overlap reached 0.959; the majority
+# class alone is 0.69)
+trains_above overlap 0.93 "overlapped steps with a table (cluster.overlap-steps = 1), 2 shards x 2 workers" \
+  --ps 2 --workers 2 --deadline 120 -- "${text[@]}" "${small[@]}" --train.max-epochs=10 --cluster.overlap-steps=1
 # ssp: each push asks back the next batch's rows too, read as its answer goes (after any wait)
-if cluster --mode ssp --ps 2 --workers 2 --name ssp --deadline 120 -- "${text[@]}" "${small[@]}" --train.max-epochs=10 \
-     > "$tmp/ssp.out" 2>&1; then
-  acc=$(field "$tmp/runs/ssp/summary.json" test_accuracy)
-  echo "ssp, 2 shards x 2 workers, the rows asked back with the pushes: test accuracy $acc"
-  above "$acc" 0.93 || fail "ssp with a table: test accuracy $acc is not above 0.93"
-else
-  fail "the table's cluster in ssp failed:"; tail -5 "$tmp/ssp.out"
-fi
+trains_above ssp 0.93 "ssp with a table, 2 shards x 2 workers, the rows asked back with the pushes" \
+  --mode ssp --ps 2 --workers 2 --deadline 120 -- "${text[@]}" "${small[@]}" --train.max-epochs=10
 out=$(cluster --mode ssp --ps 1 --workers 2 --name overlap-ssp --deadline 60 -- "${text[@]}" "${small[@]}" \
         --cluster.overlap-steps=1 2>&1); rc=$?
 if [[ $rc -eq 0 ]] || ! grep -q "cluster.overlap-steps: a step computed ahead needs its rows asked back" \
