@@ -204,8 +204,8 @@ struct worker_settings : run_settings {
   std::chrono::microseconds push_early{1000};
   /// cluster.overlap-steps: async and ssp workers compute the next step while a step's exchange travels.
   int overlap_steps = cluster_default::overlap_steps;
-  /// cluster.rows-with-push: async and sync workers with an embedding table ask each push's shard
-  /// back for the next batch's rows (push_request::reads) instead of pulling them before the step.
+  /// cluster.rows-with-push: workers with an embedding table ask each push's shard back for the
+  /// next batch's rows (push_request::reads) instead of pulling them before the step.
   bool rows_with_push = true;
   /// cluster.momentum-correction: with top-k, workers keep the momentum (Lin et al., "Deep
   /// Gradient Compression", 2018) and shards apply plain SGD (see shard_optimizer).

@@ -235,10 +235,10 @@ struct push_request {
   /// once, at the last part; a sync aggregator waits for every part before the step counts.
   uint32_t part = 0;
   uint32_t parts = 1;
-  /// An embedding table (cluster.rows-with-push, async and sync): rows of the worker's next
-  /// batch held here, read after this push's update (sync: once its step is applied) and
-  /// returned in the reply's values as row slices (one round trip a step less than a pull
-  /// before the step). Row ranges only.
+  /// An embedding table (cluster.rows-with-push): rows of the worker's next batch held here,
+  /// read after this push's update (sync: once its step is applied; ssp: as its answer goes)
+  /// and returned in the reply's values as row slices (one round trip a step less than a pull
+  /// before the step). Row ranges only, on a push's last part.
   std::vector<slice_ref> reads{};
 
   /// Worker `worker`'s gradients of `step` (the other fields at their defaults).
