@@ -14,7 +14,7 @@
 #     (VmHWM, read every 0.2 s while the cluster runs); 2^26 again with the kept models saved
 #     (train.save-model = both: the chief writes the table as it reads it a chunk at a time);
 #  3. the rows asked back with the pushes (cluster.rows-with-push, the default) against the rows
-#     pulled before each step, in async and in sync (there read once each step is applied): 1 ps
+#     pulled before each step, in async, sync (read once each step is applied) and ssp: 1 ps
 #     x 2 workers, 2^20 x 32, 6 x EPOCHS epochs evaluated every 2 x EPOCHS, ROUNDS interleaved
 #     rounds.
 # Usage: [SECTIONS=123] bench/sparse_cluster_bench.sh [ROUNDS=2] [EPOCHS=10]   (after
@@ -101,7 +101,7 @@ fi
 echo "== 3: rows asked back with the pushes against rows pulled before each step, 1 ps x 2 workers, 2^20 x 32, $((6 * epochs)) epochs evaluated every $((2 * epochs))"
 printf "%-6s %-5s %-20s %-20s %s\n" mode round "asked back" "pulled" "asked back / pulled"
 for round in $(seq 1 "$rounds"); do
-  for mode in async sync; do
+  for mode in async sync ssp; do
     every=(--train.eval-every-epochs="$((2 * epochs))" --train.max-epochs="$((6 * epochs))" --train.seed="$round"
            --train.mode="\"$mode\"")
     cluster "ab-$mode-$round" 1 "$(layers 20 32)" "${every[@]}"
