@@ -384,6 +384,12 @@ void on_down(chief_pointer self, const caf::down_msg& msg) {
   for (uint32_t s = 0; s < st.cfg.shards.size(); ++s)
     if (msg.source == st.cfg.shards[s].address())
       return execute(self, st.ctl->shard_down(s, why));
+  for (uint32_t s = 0; s < st.cfg.row_links.size(); ++s) // (its stream ended: the shard's handle from now on)
+    if (msg.source == st.cfg.row_links[s].address() && st.cfg.row_links[s] != st.cfg.shards[s]) {
+      st.cfg.row_links[s] = st.cfg.shards[s];
+      return log_line(tag, cat("evaluations read shard ", s, "'s rows through its handle from now on (their tensor "
+                               "stream ended: ", why, ")"));
+    }
 }
 
 chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg, bool detached) {
@@ -401,6 +407,8 @@ chief_actor::behavior_type chief_behavior(chief_pointer self, chief_config cfg, 
                       st.shard_opt.kind == optimizer_kind::momentum ? cat(", momentum ", st.shard_opt.momentum) : ""));
     for (auto& s : st.cfg.shards)
       self->monitor(s);
+    for (auto& link : st.cfg.row_links)
+      self->monitor(link);
     self->set_down_handler([=](caf::down_msg& msg) { on_down(self, msg); });
     init_shards(self);
     execute(self, st.ctl->begin(self->clock().now()));

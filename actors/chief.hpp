@@ -37,6 +37,10 @@ struct chief_config {
   optimizer_params shard_optimizer;        ///< what the shards apply (config's shard_optimizer)
   std::shared_ptr<const data_splits> data; ///< validation and test sets, and the epoch size
   std::vector<parameter_shard_actor> shards;
+  /// With cluster.tensor-stream: a link per shard (its tensor stream) for the evaluations' reads
+  /// of an embedding table's rows, read into this process's shared heap where the shard shares
+  /// its host; empty: the shards' handles. A link that ends gives way to the shard's handle.
+  std::vector<parameter_shard_actor> row_links;
   std::shared_ptr<chief_outcome> outcome;
   /// Reaches restarted shard s (blocking, with retries); empty: losing a shard is fatal. Used
   /// only with checkpoint.dir (a restarted shard is restored from the last checkpoint).

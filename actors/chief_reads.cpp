@@ -126,7 +126,8 @@ void detail::pull_model_then(chief_pointer self, uint64_t op, model_read how, st
       if (how != model_read::rows)
         return read_whole_table_model(self, op, how == model_read::last, then, failed);
       auto& eval = *st.eval_rows;
-      pull_rows(self, st.cfg.shards, st.plan, st.cfg.cluster.request_timeout, eval.rows, eval.asks,
+      const auto& from = st.cfg.row_links.empty() ? st.cfg.shards : st.cfg.row_links;
+      pull_rows(self, from, st.plan, st.cfg.cluster.request_timeout, eval.rows, eval.asks,
                 st.cfg.cluster.max_slice_floats, eval.local.data(),
                 [=] {
                   if (!self->state.ctl->wanted(op))

@@ -338,6 +338,8 @@ caf::error set_up_restored(chief_pointer self, uint32_t s, parameter_shard_actor
     return caf::make_error(errc::invalid_config, cat("cannot restore shard ", s, ": ", describe(setup.error())));
   st.cfg.shards[s] = std::move(hdl);
   self->monitor(st.cfg.shards[s]);
+  if (s < st.cfg.row_links.size()) // (the restarted shard's stream is another: its rows through its handle)
+    st.cfg.row_links[s] = st.cfg.shards[s];
   auto path = (*found)->path;
   auto step = (*found)->manifest.global_step;
   auto pieces = pieces_for(self, s, **found);

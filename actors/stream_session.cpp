@@ -8,6 +8,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "common/shared_heap.hpp"
+#include "control/slicing.hpp"
 #include "control/stream_calls.hpp"
 #include "control/stream_pairing.hpp"
 #include "control/stream_transfer.hpp"
@@ -439,7 +440,8 @@ void on_message(session_pointer self, stream_note& note) {
 stream_session_actor::behavior_type session_behavior(session_pointer self, stream_session_config cfg) {
   auto& st = self->state;
   st.cfg = cfg;
-  st.tag = cat("shard ", cfg.shard, ": tensor stream of worker ", cfg.worker);
+  st.tag = cat("shard ", cfg.shard, ": tensor stream of ", cfg.worker == chief_worker_id ? std::string{"the chief"}
+                                                                                          : cat("worker ", cfg.worker));
   log_exceptions(self, st.tag);
   self->delayed_send(self, cfg.request_timeout, tick_atom_v);
   return {

@@ -9,6 +9,7 @@
 #include "actors/parameter_shard.hpp"
 #include "actors/resource_container.hpp"
 #include "control/scope_table.hpp"
+#include "control/slicing.hpp"
 #include "actors/worker_replica.hpp"
 #include "common/errc.hpp"
 #include "common/log.hpp"
@@ -251,6 +252,28 @@ void stop_links(const worker_shards& linked) {
       caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
 }
 
+// With cluster.tensor-stream and an embedding table: the chief's links to the shards for its
+// evaluations' row reads (chief_config::row_links); none where a link cannot be opened (said in
+// a line: the reads go through the shards' handles).
+std::vector<parameter_shard_actor> chief_row_links(caf::actor_system& sys, const cluster_settings& cluster,
+                                                   const train_settings& train,
+                                                   const std::vector<parameter_shard_actor>& shards) {
+  const auto& layers = train.model.layers;
+  if (!cluster.tensor_stream || layers.empty() || layers.front().kind != layer_kind::embedding)
+    return {};
+  std::vector<parameter_shard_actor> links;
+  for (uint32_t s = 0; s < shards.size(); ++s) {
+    auto link = open_shard_link(sys, cluster, shards[s], s, chief_worker_id, "chief");
+    if (!link) {
+      log_line("chief", cat("evaluations read the table's rows through the shards' handles: ", describe(link.error())));
+      stop_links(worker_shards{links, nullptr});
+      return {};
+    }
+    links.push_back(std::move(*link));
+  }
+  return links;
+}
+
 caf::expected<std::vector<parameter_shard_actor>> connect_shards(caf::actor_system& sys, const cluster_settings& cluster,
                                                                  const std::string& who) {
   std::vector<parameter_shard_actor> shards;
@@ -292,6 +315,8 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
   auto cfg = chief_config_for(train, cluster);
   cfg.data = *data;
   cfg.shards = *shards;
+  const auto row_links = chief_row_links(sys, cluster, train, *shards);
+  cfg.row_links = row_links;
   cfg.outcome = outcome;
   cfg.reconnect_shard = shard_reconnector(sys, cluster, "chief", *shards);
   cfg.observed = *observed;
@@ -324,6 +349,7 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
     wait_for_exit(sys, *worker); // it quits after the chief's stop
     stop_links(*linked);
   }
+  stop_links(worker_shards{row_links, nullptr});
   std::lock_guard<std::mutex> guard{outcome->mtx};
   return conclude(*outcome, train, reason);
 }

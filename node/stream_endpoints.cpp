@@ -7,6 +7,7 @@
 #include "common/errc.hpp"
 #include "common/log.hpp"
 #include "common/shared_heap.hpp"
+#include "control/slicing.hpp"
 #include "node/local_stream_socket.hpp"
 #include "node/stream_tls.hpp"
 #include "node/tensor_stream_listener.hpp"
@@ -235,7 +236,9 @@ caf::expected<parameter_shard_actor> open_shard_link(caf::actor_system& sys, con
   const bool shared = local && !tls && stream_limits_of(cluster).shared_memory
                       && offer_shared_heap(sys, cluster, *offer, link, who);
   log_line(who, cat("tensor stream to ", peer, tls ? " (TLS)" : cluster.tls ? " (not encrypted: it never leaves the host; its listener runs as this user)" : "",
-                    shared ? "; pushes exchange their gradients and values through this process's shared memory" : ""));
+                    !shared                    ? ""
+                    : worker == chief_worker_id ? "; the table's rows its evaluations read come through this process's shared memory"
+                                                : "; pushes exchange their gradients and values through this process's shared memory"));
   return caf::actor_cast<parameter_shard_actor>(link);
 }
 

@@ -6,8 +6,8 @@
 #     trainer's test accuracy again from the saved model;
 #  2. a text data set with an image model, and images with an embedding model, are refused by name;
 #  3. a 2-shard cluster trains it above 95%, the table split by mod and its rows pulled and pushed
-#     per batch (the workers never hold the table), its saved model predicts as the chief
-#     measured, seeded sync runs end on one digest whether each step's rows are asked back with its
+#     per batch (the workers never hold the table; the chief's evaluations read theirs over tensor
+#     streams of its own), its saved model predicts as the chief measured, seeded sync runs end on one digest whether each step's rows are asked back with its
 #     pushes or pulled before it (the chief's final model, written as it read the
 #     table a chunk at a time, has it too), a checkpoint taken split by mod restores into
 #     a cluster split by div, a ps node killed mid-run is restored and the run finishes, and an
@@ -81,6 +81,11 @@ else
   above "$acc" 0.95 || fail "the cluster's test accuracy $acc is not above 0.95"
   grep -q "embedding0/weights/part_1 131072x32 .* rows r with r mod 2 = 1" "$tmp/runs/sparse/logs/chief.log" \
     || fail "the placement does not show the table's second part (the odd rows, by mod) on shard 1"
+  # (the chief's evaluations read the rows their sets name over a tensor stream of its own to each
+  # shard, into its shared heap on this host)
+  links=$(grep -c "the table's rows its evaluations read come through this process's shared memory" \
+            "$tmp/runs/sparse/logs/chief.log")
+  [[ $links -eq 2 ]] || fail "the chief opened $links tensor streams for its evaluations' rows, not 2"
   peak=$(python3 -c "import json,sys; print(max(max(w['memory_peak_bytes']) for w in json.load(open(sys.argv[1]))['worker_devices']))" \
            "$tmp/runs/sparse/summary.json")
   echo "the workers' backend peak: $peak bytes (the table: 33554432)"
