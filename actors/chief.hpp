@@ -41,6 +41,9 @@ struct chief_config {
   /// of an embedding table's rows, read into this process's shared heap where the shard shares
   /// its host; empty: the shards' handles. A link that ends gives way to the shard's handle.
   std::vector<parameter_shard_actor> row_links;
+  /// Opens a row link to restored shard s at the handle given (blocking); empty: a restored
+  /// shard's rows are read through its handle.
+  std::function<caf::expected<parameter_shard_actor>(uint32_t, parameter_shard_actor)> relink_rows;
   std::shared_ptr<chief_outcome> outcome;
   /// Reaches restarted shard s (blocking, with retries); empty: losing a shard is fatal. Used
   /// only with checkpoint.dir (a restarted shard is restored from the last checkpoint).

@@ -338,8 +338,10 @@ caf::error set_up_restored(chief_pointer self, uint32_t s, parameter_shard_actor
     return caf::make_error(errc::invalid_config, cat("cannot restore shard ", s, ": ", describe(setup.error())));
   st.cfg.shards[s] = std::move(hdl);
   self->monitor(st.cfg.shards[s]);
-  if (s < st.cfg.row_links.size()) // (the restarted shard's stream is another: its rows through its handle)
+  if (s < st.cfg.row_links.size()) { // (the restarted shard's stream is another: its handle until it is open)
     st.cfg.row_links[s] = st.cfg.shards[s];
+    relink_rows(self, s);
+  }
   auto path = (*found)->path;
   auto step = (*found)->manifest.global_step;
   auto pieces = pieces_for(self, s, **found);
@@ -383,6 +385,30 @@ caf::error set_up_restored(chief_pointer self, uint32_t s, parameter_shard_actor
 }
 
 } // namespace
+
+// Opens a row link to restored shard s (the node's connect runs in a helper); until it is open,
+// and where it cannot be, the shard's rows are read through its handle.
+void detail::relink_rows(chief_pointer self, uint32_t s) {
+  auto& st = self->state;
+  if (!st.cfg.relink_rows)
+    return;
+  const auto hdl = st.cfg.shards[s];
+  reach_later<parameter_shard_actor>(
+    self, st.detached, [relink = st.cfg.relink_rows, s, hdl] { return relink(s, hdl); },
+    [=](parameter_shard_actor link) {
+      auto& st = self->state;
+      if (st.cfg.shards[s] != hdl) { // (restarted again meanwhile: that restart opens its own)
+        caf::anon_send_exit(link, caf::exit_reason::user_shutdown);
+        return;
+      }
+      self->monitor(link);
+      st.cfg.row_links[s] = std::move(link);
+      log_line(tag, cat("evaluations read restored shard ", s, "'s rows over a tensor stream again"));
+    },
+    [=](caf::error err) {
+      log_line(tag, cat("evaluations read restored shard ", s, "'s rows through its handle: ", describe(err)));
+    });
+}
 
 // Restores shard s from the newest checkpoint once its restart is reached (the node's connect
 // runs in a helper: the chief handles its other inputs meanwhile); a failure fails the run.

@@ -171,4 +171,7 @@ void check_stall(chief_pointer self);
 /// and restores it from the newest checkpoint that verifies; tells the controller when done.
 void restore_shard(chief_pointer self, uint32_t s);
 
+/// With row links (chief_config::relink_rows): opens one to restored shard s.
+void relink_rows(chief_pointer self, uint32_t s);
+
 } // namespace actorps::detail

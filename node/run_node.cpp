@@ -26,6 +26,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <unistd.h>
@@ -317,6 +319,20 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
   cfg.shards = *shards;
   const auto row_links = chief_row_links(sys, cluster, train, *shards);
   cfg.row_links = row_links;
+  struct opened_later { // (links to restored shards, ended with the others)
+    std::mutex mtx;
+    std::vector<parameter_shard_actor> links;
+  };
+  auto relinked = std::make_shared<opened_later>();
+  if (!row_links.empty())
+    cfg.relink_rows = [&sys, cluster, relinked](uint32_t s, parameter_shard_actor hdl) {
+      auto link = open_shard_link(sys, cluster, hdl, s, chief_worker_id, "chief");
+      if (link) {
+        std::lock_guard<std::mutex> guard{relinked->mtx};
+        relinked->links.push_back(*link);
+      }
+      return link;
+    };
   cfg.outcome = outcome;
   cfg.reconnect_shard = shard_reconnector(sys, cluster, "chief", *shards);
   cfg.observed = *observed;
@@ -350,6 +366,10 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
     stop_links(*linked);
   }
   stop_links(worker_shards{row_links, nullptr});
+  {
+    std::lock_guard<std::mutex> relinking{relinked->mtx};
+    stop_links(worker_shards{relinked->links, nullptr});
+  }
   std::lock_guard<std::mutex> guard{outcome->mtx};
   return conclude(*outcome, train, reason);
 }

@@ -159,6 +159,9 @@ drill=$("$root/scripts/fault-drill.sh" --trials 1 --steps 1500 --target 0.8 --ca
           --bin "$bin" -- "${text[@]}" "${small[@]}" 2>&1)
 if grep -q "| kill -9 shard | 1 | 1 | 1 |" <<< "$drill"; then
   echo "kill -9 of a ps node: resumed unattended, $(grep -o 'test accuracy [0-9.]*' <<< "$drill" | head -1)"
+  # (the chief's evaluations read the restored shard's rows over a new tensor stream of its own)
+  grep -rq "evaluations read restored shard [0-9]*'s rows over a tensor stream again" "$tmp/drill" \
+    || fail "the chief did not open a tensor stream to the restored shard for its evaluations' rows"
 else
   fail "the table's cluster did not survive a ps node's kill: $(tail -4 <<< "$drill")"
 fi
