@@ -212,10 +212,9 @@ caf::error accept_plan(worker_pointer self, placement_plan plan) {
       const size_t slots = static_cast<size_t>(st.cfg.train.batch_size) * st.step->model().spec().input.size();
       // (async: nothing decides between a push's update and the next read of its rows but the
       // shard; a step computed ahead needs its rows asked back one push earlier. Sync: they are
-      // read once the push's step is applied; ssp: when its answer goes, after any wait.)
-      const auto mode = st.cfg.cluster.mode;
-      const bool asks = mode == train_mode::async || mode == train_mode::sync || mode == train_mode::ssp;
-      const size_t depth = st.cfg.cluster.rows_with_push && asks ? 1 + static_cast<size_t>(st.cfg.cluster.overlap_steps) : 0;
+      // read once the push's step is applied; ssp: when its answer goes, after any wait. A table
+      // trains in no other mode: config/table_rules.)
+      const size_t depth = st.cfg.cluster.rows_with_push ? 1 + static_cast<size_t>(st.cfg.cluster.overlap_steps) : 0;
       st.table->fetches = row_batches{depth};
       st.table->batches.resize(depth + 1);
       for (auto& b : st.table->batches)

@@ -254,27 +254,49 @@ void stop_links(const worker_shards& linked) {
       caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
 }
 
-// With cluster.tensor-stream and an embedding table: the chief's links to the shards for its
-// evaluations' row reads (chief_config::row_links); none where a link cannot be opened (said in
-// a line: the reads go through the shards' handles).
-std::vector<parameter_shard_actor> chief_row_links(caf::actor_system& sys, const cluster_settings& cluster,
-                                                   const train_settings& train,
-                                                   const std::vector<parameter_shard_actor>& shards) {
-  const auto& layers = train.model.layers;
-  if (!cluster.tensor_stream || layers.empty() || layers.front().kind != layer_kind::embedding)
-    return {};
-  std::vector<parameter_shard_actor> links;
-  for (uint32_t s = 0; s < shards.size(); ++s) {
-    auto link = open_shard_link(sys, cluster, shards[s], s, chief_worker_id, "chief");
-    if (!link) {
-      log_line("chief", cat("evaluations read the table's rows through the shards' handles: ", describe(link.error())));
-      stop_links(worker_shards{links, nullptr});
-      return {};
+// The chief's links to the shards for its evaluations' row reads (chief_config::row_links and
+// relink_rows): each it opened, ended together when the chief is gone.
+struct chief_links {
+  chief_links(caf::actor_system& sys, const cluster_settings& cluster) : sys(sys), cluster(cluster) {}
+
+  caf::actor_system& sys;
+  cluster_settings cluster;
+  std::mutex mtx; // (a restored shard's link opens in the chief's helper)
+  std::vector<parameter_shard_actor> opened;
+
+  caf::expected<parameter_shard_actor> open(uint32_t s, const parameter_shard_actor& shard) {
+    auto link = open_shard_link(sys, cluster, shard, s, chief_worker_id, "chief");
+    if (link) {
+      std::lock_guard<std::mutex> guard{mtx};
+      opened.push_back(*link);
     }
-    links.push_back(std::move(*link));
+    return link;
   }
-  return links;
-}
+
+  // With cluster.tensor-stream and an embedding table: a link to each shard; none where one
+  // cannot be opened (said in a line: the reads go through the shards' handles).
+  std::vector<parameter_shard_actor> open_all(const train_settings& train, const std::vector<parameter_shard_actor>& shards) {
+    const auto& layers = train.model.layers;
+    if (!cluster.tensor_stream || layers.empty() || layers.front().kind != layer_kind::embedding)
+      return {};
+    std::vector<parameter_shard_actor> links;
+    for (uint32_t s = 0; s < shards.size(); ++s) {
+      auto link = open(s, shards[s]);
+      if (!link) {
+        log_line("chief", cat("evaluations read the table's rows through the shards' handles: ", describe(link.error())));
+        stop_links(worker_shards{links, nullptr}); // (those opened: no reads go through them)
+        return {};
+      }
+      links.push_back(std::move(*link));
+    }
+    return links;
+  }
+
+  void stop() {
+    std::lock_guard<std::mutex> guard{mtx};
+    stop_links(worker_shards{opened, nullptr});
+  }
+};
 
 caf::expected<std::vector<parameter_shard_actor>> connect_shards(caf::actor_system& sys, const cluster_settings& cluster,
                                                                  const std::string& who) {
@@ -317,22 +339,10 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
   auto cfg = chief_config_for(train, cluster);
   cfg.data = *data;
   cfg.shards = *shards;
-  const auto row_links = chief_row_links(sys, cluster, train, *shards);
-  cfg.row_links = row_links;
-  struct opened_later { // (links to restored shards, ended with the others)
-    std::mutex mtx;
-    std::vector<parameter_shard_actor> links;
-  };
-  auto relinked = std::make_shared<opened_later>();
-  if (!row_links.empty())
-    cfg.relink_rows = [&sys, cluster, relinked](uint32_t s, parameter_shard_actor hdl) {
-      auto link = open_shard_link(sys, cluster, hdl, s, chief_worker_id, "chief");
-      if (link) {
-        std::lock_guard<std::mutex> guard{relinked->mtx};
-        relinked->links.push_back(*link);
-      }
-      return link;
-    };
+  auto links = std::make_shared<chief_links>(sys, cluster);
+  cfg.row_links = links->open_all(train, *shards);
+  if (!cfg.row_links.empty())
+    cfg.relink_rows = [links](uint32_t s, parameter_shard_actor shard) { return links->open(s, shard); };
   cfg.outcome = outcome;
   cfg.reconnect_shard = shard_reconnector(sys, cluster, "chief", *shards);
   cfg.observed = *observed;
@@ -365,11 +375,7 @@ int run_chief(caf::actor_system& sys, const train_settings& train, const cluster
     wait_for_exit(sys, *worker); // it quits after the chief's stop
     stop_links(*linked);
   }
-  stop_links(worker_shards{row_links, nullptr});
-  {
-    std::lock_guard<std::mutex> relinking{relinked->mtx};
-    stop_links(worker_shards{relinked->links, nullptr});
-  }
+  links->stop();
   std::lock_guard<std::mutex> guard{outcome->mtx};
   return conclude(*outcome, train, reason);
 }

@@ -52,8 +52,7 @@ bool table_allowed(const scenario& sc) {
 }
 
 bool rows_with_push_drawn(const scenario& sc) { // (overlapped steps with a table need it: config/table_rules)
-  return sc.table && (sc.mode == train_mode::async || sc.mode == train_mode::sync || sc.mode == train_mode::ssp)
-         && (sc.overlap_steps > 0 || mix64(sc.seed ^ 0x5EEDA11EADull) % 2 == 0);
+  return sc.table && (sc.overlap_steps > 0 || mix64(sc.seed ^ 0x5EEDA11EADull) % 2 == 0); // (table_allowed: async, sync, ssp)
 }
 
 std::string scenario::replay() const {
