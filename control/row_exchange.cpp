@@ -18,6 +18,34 @@ row_exchange::row_exchange(const placement_plan& plan, uint32_t variable, size_t
     if (p.variable == variable)
       parts_.push_back({part_offset(plan, p), static_cast<uint32_t>(p.row_begin), p.shard, {}, {}});
   by_mod_ = rows_permuted(plan, variable);
+  index_parts();
+}
+
+void row_exchange::index_parts() {
+  const size_t n = parts_.size();
+  if (n < 2)
+    return;
+  if (by_mod_) {
+    div_magic_ = UINT64_MAX / n + 1;
+    return;
+  }
+  size_t smallest = table_rows_;
+  for (size_t k = 0; k < n; ++k)
+    smallest = std::min<size_t>(smallest, (k + 1 < n ? parts_[k + 1].row_begin : table_rows_) - parts_[k].row_begin);
+  if (smallest == 0)
+    return;
+  bucket_shift_ = 0;
+  while ((size_t{2} << bucket_shift_) <= smallest)
+    ++bucket_shift_;
+  const size_t buckets = ((table_rows_ - 1) >> bucket_shift_) + 1;
+  if (buckets > (size_t{1} << 16)) // (a part far smaller than the others: each row searched)
+    return;
+  bucket_part_.resize(buckets);
+  for (size_t b = 0; b < buckets; ++b)
+    bucket_part_[b] = static_cast<uint32_t>(part_of(static_cast<uint32_t>(b << bucket_shift_)));
+  for (auto& p : parts_)
+    part_begin_.push_back(p.row_begin);
+  part_begin_.push_back(table_rows_);
 }
 
 int row_exchange::local_bits(size_t table_rows, size_t max_slots) {
@@ -67,12 +95,31 @@ void row_exchange::group() {
     std::iota(p.local.begin(), p.local.end(), uint32_t{0});
     return;
   }
+  // (the parts' stored rows: control/placement's stored_row)
   const auto n = static_cast<uint32_t>(parts_.size());
-  for (uint32_t l = 0; l < table_rows_of_.size(); ++l) { // (the parts' stored rows: control/placement's stored_row)
-    const uint32_t row = table_rows_of_[l];
-    auto& p = by_mod_ ? parts_[row % n] : parts_[part_of(row)];
-    p.rows.push_back(by_mod_ ? p.row_begin + row / n : row);
-    p.local.push_back(l);
+  const auto rows = static_cast<uint32_t>(table_rows_of_.size());
+  if (by_mod_) {
+    for (uint32_t l = 0; l < rows; ++l) {
+      const uint32_t row = table_rows_of_[l];
+      const auto q = static_cast<uint32_t>((static_cast<unsigned __int128>(div_magic_) * row) >> 64); // row / n
+      auto& p = parts_[row - q * n];
+      p.rows.push_back(p.row_begin + q);
+      p.local.push_back(l);
+    }
+  } else if (!bucket_part_.empty()) {
+    for (uint32_t l = 0; l < rows; ++l) {
+      const uint32_t row = table_rows_of_[l];
+      uint32_t k = bucket_part_[row >> bucket_shift_];
+      k += row >= part_begin_[k + 1];
+      parts_[k].rows.push_back(row);
+      parts_[k].local.push_back(l);
+    }
+  } else {
+    for (uint32_t l = 0; l < rows; ++l) {
+      auto& p = parts_[part_of(table_rows_of_[l])];
+      p.rows.push_back(table_rows_of_[l]);
+      p.local.push_back(l);
+    }
   }
 }
 

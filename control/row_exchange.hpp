@@ -95,6 +95,18 @@ private:
   size_t part_of(uint32_t row) const;
   // Groups table_rows_of_ by the part holding each row.
   void group();
+  // Fills the lookups group() uses instead of a division or a search per row (hashed rows land
+  // in any part: a search's branches miss about every other row).
+  void index_parts();
+
+  // By mod: row / parts as one multiplication (Lemire's fastdiv: exact for every 32-bit row).
+  uint64_t div_magic_ = 0;
+  // By div: the part of each bucket's first row, buckets of 2^bucket_shift_ rows being no
+  // larger than the smallest part, so a row lies in its bucket's part or the next; part_begin_
+  // lists each part's first row, then the table's rows. Empty where parts are too uneven for it.
+  int bucket_shift_ = 0;
+  std::vector<uint32_t> bucket_part_;
+  std::vector<uint64_t> part_begin_;
 
   uint32_t variable_ = 0;
   uint32_t cols_ = 0;

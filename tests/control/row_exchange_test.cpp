@@ -11,6 +11,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <string>
+
 using namespace actorps;
 using actorps::test::slots_of;
 
@@ -184,6 +187,60 @@ BOOST_AUTO_TEST_CASE(on_one_shard_the_pull_lists_the_rows_in_local_order) {
     BOOST_TEST((*back)[0].rows.ids == std::vector<uint32_t>({9, 3, 4}));
     BOOST_TEST(((*back)[0].data == grad));
   }
+}
+
+// Hashed rows land in any part: each is found by arithmetic (a multiplication by mod; by div a
+// bucket of rows and one comparison), which must name the part and stored row control/placement
+// names, on parts of unequal size too, and on parts too uneven for buckets (a search then).
+BOOST_AUTO_TEST_CASE(every_row_is_pulled_from_the_part_and_stored_row_the_placement_names) {
+  variable_spec table{"embedding0/weights", 4096, 2};
+  table.table = true;
+  std::vector<int> hashed;
+  uint32_t state = 12345;
+  for (int i = 0; i < 40 * 50; ++i) {
+    state = state * 1664525u + 1013904223u;
+    hashed.push_back(static_cast<int>(state >> 12)); // (ids of up to 2^20, taken mod the table)
+  }
+  const auto ids = slots_of(hashed);
+  auto check = [&](const placement_plan& plan, const std::string& what) {
+    actorps::row_exchange rows{plan, 0, ids.size()};
+    auto slots = ids;
+    rows.renumber(slots.data(), 40, 50);
+    std::vector<uint32_t> local_of(4096, UINT32_MAX);
+    for (uint32_t l = 0; l < rows.distinct(); ++l)
+      local_of[rows.table_rows()[l]] = l;
+    size_t pulled = 0;
+    for (uint32_t s = 0; s < plan.shards; ++s)
+      for (auto& pull : rows.pulls(s)) {
+        uint32_t last_local = 0;
+        for (size_t j = 0; j < pull.rows.ids.size(); ++j) {
+          const uint32_t stored = pull.rows.ids[j];
+          const uint32_t row = table_row(plan, 0, stored);
+          BOOST_TEST_REQUIRE(stored_row(plan, 0, row) == stored, what);
+          auto holder = std::find_if(plan.parts.begin(), plan.parts.end(), [&](const variable_part& p) {
+            return p.variable == 0 && static_cast<uint32_t>(p.row_begin) <= stored
+                   && stored < static_cast<uint32_t>(p.row_begin + p.rows);
+          });
+          BOOST_TEST_REQUIRE((holder != plan.parts.end() && holder->shard == s), what << ": stored row " << stored);
+          BOOST_TEST_REQUIRE(pull.offset == part_offset(plan, *holder), what);
+          BOOST_TEST_REQUIRE(local_of[row] != UINT32_MAX, what << ": row " << row << " is not the batch's");
+          BOOST_TEST_REQUIRE((j == 0 || local_of[row] > last_local), what << ": out of local order"); // (each once)
+          last_local = local_of[row];
+          ++pulled;
+        }
+      }
+    BOOST_TEST(rows.distinct() > 1000u, what);
+    BOOST_TEST(pulled == rows.distinct(), what);
+  };
+  for (uint32_t shards : {2u, 3u, 5u, 7u})
+    for (const char* by : {"div", "mod"})
+      check(make_placement({table, {"logits/bias", 1, 2}}, shards, placement_strategy::round_robin, {}, by),
+            std::string{by} + " over " + std::to_string(shards));
+  auto uneven = make_placement({table}, 2, placement_strategy::round_robin, {}, "div");
+  uneven.parts[0].rows = 1; // (a part of one row: no bucket of rows fits it)
+  uneven.parts[1].row_begin = 1;
+  uneven.parts[1].rows = 4095;
+  check(uneven, "div, a part of one row");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
