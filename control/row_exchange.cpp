@@ -176,6 +176,19 @@ bool row_exchange::holds_every_row(const variable_slice& slice) const {
 
 caf::expected<std::vector<variable_slice>> row_exchange::gradients(uint32_t shard, const std::vector<size_t>& order,
                                                                    const float* grad) const {
+  bool in_order = order.size() == table_rows_of_.size(); // (grad row j is local row j: each part's own list picks them)
+  for (size_t j = 0; in_order && j < order.size(); ++j)
+    in_order = order[j] == j;
+  std::vector<variable_slice> out;
+  if (in_order) {
+    for (auto& p : parts_)
+      if (p.shard == shard && !p.rows.empty()) {
+        float_vector values(p.rows.size() * cols_); // (every row written)
+        copy_rows_from(grad, cols_, p.local.data(), p.local.size(), values.data());
+        out.push_back({variable_, p.offset, {std::move(values)}, false, row_ids{p.rows}});
+      }
+    return out;
+  }
   constexpr size_t none = SIZE_MAX;
   std::vector<size_t> at(table_rows_of_.size(), none); // per local row: its row in grad
   for (size_t j = 0; j < order.size(); ++j) {
@@ -184,7 +197,6 @@ caf::expected<std::vector<variable_slice>> row_exchange::gradients(uint32_t shar
                                                        at.size()));
     at[order[j]] = j;
   }
-  std::vector<variable_slice> out;
   std::vector<uint32_t> from; // per row of a part: its row in grad (a lacking one: 0, then zeroed)
   for (auto& p : parts_) {
     if (p.shard != shard || p.rows.empty())

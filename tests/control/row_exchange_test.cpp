@@ -191,7 +191,8 @@ BOOST_AUTO_TEST_CASE(on_one_shard_the_pull_lists_the_rows_in_local_order) {
 
 // Hashed rows land in any part: each is found by arithmetic (a multiplication by mod; by div a
 // bucket of rows and one comparison), which must name the part and stored row control/placement
-// names, on parts of unequal size too, and on parts too uneven for buckets (a search then).
+// names, on parts of unequal size too, and on parts too uneven for buckets (a search then); the
+// row gradients of a network that lists every local row in order go to the same parts.
 BOOST_AUTO_TEST_CASE(every_row_is_pulled_from_the_part_and_stored_row_the_placement_names) {
   variable_spec table{"embedding0/weights", 4096, 2};
   table.table = true;
@@ -231,6 +232,24 @@ BOOST_AUTO_TEST_CASE(every_row_is_pulled_from_the_part_and_stored_row_the_placem
       }
     BOOST_TEST(rows.distinct() > 1000u, what);
     BOOST_TEST(pulled == rows.distinct(), what);
+    // each part's row gradients: its rows' of the network's gradient (row j: local row j's)
+    std::vector<size_t> order(rows.distinct());
+    std::vector<float> grad(rows.distinct() * 2);
+    for (size_t l = 0; l < order.size(); ++l) {
+      order[l] = l;
+      grad[2 * l] = static_cast<float>(l);
+      grad[2 * l + 1] = 0.5f;
+    }
+    size_t pushed = 0;
+    for (uint32_t s = 0; s < plan.shards; ++s) {
+      auto back = rows.gradients(s, order, grad.data());
+      BOOST_TEST_REQUIRE(static_cast<bool>(back), what);
+      for (auto& slice : *back)
+        for (size_t j = 0; j < slice.rows.ids.size(); ++j, ++pushed)
+          BOOST_TEST_REQUIRE((slice.data.values[2 * j] == static_cast<float>(local_of[table_row(plan, 0, slice.rows.ids[j])])
+                              && slice.data.values[2 * j + 1] == 0.5f), what << ": stored row " << slice.rows.ids[j]);
+    }
+    BOOST_TEST(pushed == rows.distinct(), what);
   };
   for (uint32_t shards : {2u, 3u, 5u, 7u})
     for (const char* by : {"div", "mod"})
