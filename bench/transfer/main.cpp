@@ -11,6 +11,7 @@
 //   actorps-bench-transfer [seconds-per-measurement=3]   (BENCH_BYTES=N: N bytes each way instead;
 //   BENCH_ONLY=stream: the plain shard-over-the-stream rows and raw TCP alone, e.g. under perf;
 //   BENCH_ONLY=tcp: the shard over the stream on TCP and raw TCP alone;
+//   BENCH_ONLY=tls: the stream's frames and the shard over the stream on TCP, TLS against plain;
 //   BENCH_ONLY=shm: the local-socket echo beside echoes through a shared mapping (issue 48's item 3),
 //   each with the CPU time a round costs both processes, and a step's exchange modelled six ways
 //   (BENCH_EXCHANGE=N with BENCH_ONLY=shm: way N of exchange_mode alone, 0 the socket);
@@ -55,6 +56,20 @@ int main(int argc, char** argv) {
     std::system(("rm -rf " + certs).c_str());
     std::printf("raw TCP echo %.0f rounds/s; shard over the stream, TCP: %.0f, %.0f, %.0f rounds/s (push then pull, "
                 "pipelined, one exchange)\n", tcp, tcp_linked.sequential, tcp_linked.pipelined, tcp_linked.exchange);
+    return 0;
+  }
+  if (only != nullptr && std::string{only} == "tls") { // (e.g. under perf: TLS over TCP against plain TCP alone)
+    double stream = tensor_stream(seconds, "");
+    double tls_stream = tensor_stream(seconds, certs);
+    auto tcp_linked = shard_protocol(seconds, "", true, true, false);
+    auto tls_tcp_linked = shard_protocol(seconds, certs, true, true, false);
+    std::system(("rm -rf " + certs).c_str());
+    std::printf("tensor-stream frames alone over TCP: plain %.0f, TLS %.0f rounds/s (%.2f); shard over the stream, "
+                "TCP: plain %.0f, %.0f, %.0f; TLS %.0f, %.0f, %.0f rounds/s (push then pull, pipelined, one exchange: "
+                "TLS / plain %.2f, %.2f, %.2f)\n", stream, tls_stream, tls_stream / stream, tcp_linked.sequential,
+                tcp_linked.pipelined, tcp_linked.exchange, tls_tcp_linked.sequential, tls_tcp_linked.pipelined,
+                tls_tcp_linked.exchange, tls_tcp_linked.sequential / tcp_linked.sequential,
+                tls_tcp_linked.pipelined / tcp_linked.pipelined, tls_tcp_linked.exchange / tcp_linked.exchange);
     return 0;
   }
   auto linked = shard_protocol(seconds, "", true); // (same host: the local socket, cluster.local-streams)
