@@ -223,7 +223,7 @@ std::vector<const std::vector<size_t>*> network::sparse_rows() const {
 
 void network::load_batch(const float* images, const float* labels, int rows) {
   rows_ = std::clamp(rows, 0, max_batch_);
-  positions_are_ids_ = false;
+  slots_ = embedding_slots::positions;
   if (embedding_rows_) {
     embedding_rows_->collect(images, rows_, static_cast<int>(spec_.input.size()));
     be_.upload(embedding_rows_->positions().data(), embedding_rows_->positions().size(), positions_.data());
@@ -238,7 +238,17 @@ void network::load_renumbered_batch(const float* images, const float* labels, in
     return load_batch(images, labels, rows);
   rows_ = std::clamp(rows, 0, max_batch_);
   embedding_rows_->take_renumbered(distinct);
-  positions_are_ids_ = true; // (a slot's row is its id: the gradient's rows are 0 .. distinct - 1)
+  slots_ = embedding_slots::ids; // (a slot's row is its id: the gradient's rows are 0 .. distinct - 1)
+  be_.upload(images, static_cast<size_t>(rows_) * spec_.input.size(), input_.data());
+  be_.upload(labels, static_cast<size_t>(rows_), labels_.data());
+}
+
+void network::load_eval_batch(const float* images, const float* labels, int rows) {
+  rows_ = std::clamp(rows, 0, max_batch_);
+  if (embedding_rows_) {
+    embedding_rows_->take_renumbered(0); // (none listed: a backward after it moves no row)
+    slots_ = embedding_slots::unlisted;
+  }
   be_.upload(images, static_cast<size_t>(rows_) * spec_.input.size(), input_.data());
   be_.upload(labels, static_cast<size_t>(rows_), labels_.data());
 }
@@ -271,8 +281,11 @@ void network::backward(const gradients_ready& ready) {
   for (size_t l = layers_.size(); l-- > 0;) {
     float* din = l == 0 ? nullptr : delta_[(layers_.size() - l) % 2].data();
     int v = first_var_[l];
-    const float* in = l == 0 && embedding_rows_ && !positions_are_ids_ ? positions_.data() : layer_input(l); // (the embedding: slot positions)
-    layers_[l]->backward(be_, {rows_, in, acts_[l].data()}, delta, din, vars_of(l));
+    const float* in = l == 0 && embedding_rows_ && slots_ == embedding_slots::positions
+                        ? positions_.data() // (the embedding: slot positions)
+                        : layer_input(l);
+    if (!(l == 0 && embedding_rows_ && slots_ == embedding_slots::unlisted)) // (no rows for its gradient)
+      layers_[l]->backward(be_, {rows_, in, acts_[l].data()}, delta, din, vars_of(l));
     delta = din;
     if (ready && v >= 0)
       ready(static_cast<size_t>(v));

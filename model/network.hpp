@@ -89,6 +89,11 @@ public:
   /// with an id at or past `distinct` (which would read past rows taken with take_table_rows) is
   /// looked at as load_batch does.
   void load_renumbered_batch(const float* images, const float* labels, int rows, size_t distinct) override;
+  /// As load_batch, for forward(false) and score() alone (evaluations, predictions): the forward
+  /// reads an embedding's rows by id, so the rows its gradient would list are not looked for (the
+  /// one-time cost of every batch's ids through a hash table). A backward() after it gives the
+  /// table no rows.
+  void load_eval_batch(const float* images, const float* labels, int rows);
 
   /// Computes the logits of the loaded batch; training applies dropout (a fresh mask per call).
   void forward(bool training);
@@ -142,7 +147,8 @@ private:
   int embedding_var_ = -1;                    // the first layer's table when it is an embedding
   std::optional<touched_rows> embedding_rows_; // the rows the loaded batch picks from it
   buffer positions_;                           // per slot of the batch: its row's place in them ...
-  bool positions_are_ids_ = false;             // ... or its id, renumbered so (load_renumbered_batch)
+  // ... (positions) or its id, renumbered so (load_renumbered_batch), or no rows listed (load_eval_batch)
+  enum class embedding_slots { positions, ids, unlisted } slots_ = embedding_slots::positions;
   size_t table_taken_ = 0; // floats of the table's rows read where they lie (take_table_rows), 0: none
 };
 

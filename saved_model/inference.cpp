@@ -37,7 +37,7 @@ caf::expected<std::vector<float>> model_logits(const saved_model& m, const datas
   std::vector<float> out(static_cast<size_t>(data.rows) * classes), part;
   for (int first = 0; first < data.rows; first += batch) {
     int rows = std::min(batch, data.rows - first);
-    (*net)->load_batch(data.images.data() + first * px, data.labels.data() + first, rows);
+    (*net)->load_eval_batch(data.images.data() + first * px, data.labels.data() + first, rows);
     (*net)->forward(false);
     if (auto err = (*net)->download_logits(part))
       return err;

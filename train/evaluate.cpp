@@ -10,7 +10,7 @@ caf::expected<batch_metrics> evaluate(network& net, const dataset& data) {
   const size_t px = static_cast<size_t>(data.cols);
   for (int first = 0; first < data.rows; first += batch) {
     int rows = std::min(batch, data.rows - first);
-    net.load_batch(data.images.data() + first * px, data.labels.data() + first, rows);
+    net.load_eval_batch(data.images.data() + first * px, data.labels.data() + first, rows);
     net.forward(false);
     net.score();
   }

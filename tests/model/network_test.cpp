@@ -477,4 +477,33 @@ BOOST_AUTO_TEST_CASE(a_renumbered_batch_computes_as_one_looked_at) {
   BOOST_TEST(*renumbered->sparse_rows(0) == std::vector<size_t>({5, 6}), boost::test_tools::per_element());
 }
 
+// An evaluation batch (load_eval_batch: the forward reads the rows by id) scores what the same
+// batch loaded for training scores, lists no rows, and a backward after it moves none; a
+// training batch after it lists its rows again.
+BOOST_AUTO_TEST_CASE(an_evaluation_batch_scores_as_a_training_one_and_lists_no_rows) {
+  auto be = make_cpu_backend(1);
+  auto spec = layers_model({1, 3, 1}, {"embedding 4 2 mean", "dense 2"});
+  std::vector<float> slots{encode_token(5), encode_token(21), encode_token(2), encode_token(9), 0.0f, 0.0f};
+  std::vector<float> labels{0, 1};
+  std::vector<std::vector<float>> start;
+  auto [trained, evaluated] = twin_networks(*be, spec, 5, start);
+  trained->load_batch(slots.data(), labels.data(), 2);
+  evaluated->load_eval_batch(slots.data(), labels.data(), 2);
+  std::vector<float> logits_trained, logits_evaluated;
+  for (auto* net : {trained.get(), evaluated.get()}) {
+    net->forward(false);
+    net->score();
+  }
+  BOOST_REQUIRE(!trained->download_logits(logits_trained));
+  BOOST_REQUIRE(!evaluated->download_logits(logits_evaluated));
+  BOOST_TEST(logits_evaluated == logits_trained, boost::test_tools::per_element());
+  BOOST_TEST(evaluated->take_metrics()->accuracy == trained->take_metrics()->accuracy);
+  BOOST_TEST(evaluated->sparse_rows(0)->empty());
+  evaluated->forward(true);
+  evaluated->backward();
+  BOOST_TEST(evaluated->sparse_rows(0)->empty());
+  evaluated->load_batch(slots.data(), labels.data(), 2);
+  BOOST_TEST(*evaluated->sparse_rows(0) == std::vector<size_t>({5, 2, 9}), boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
