@@ -42,7 +42,7 @@ void draw_batch(worker_pointer self, worker_state::table_rows::batch& b) {
   b.images.resize(st.images.size());
   b.labels.resize(st.labels.size());
   b.rows = st.batches->next(b.images.data(), b.labels.data(), &b.drawn).rows;
-  b.exchange->adopt(b.drawn);
+  b.exchange->adopt(b.drawn.listed);
   if (b.exchange->distinct() == 0)
     b.values.clear(); // (else sized as its rows are placed, or an answer holding them all taken)
 }

@@ -150,8 +150,8 @@ caf::error prepare_batches(worker_pointer self, int replica) {
   if (st.table) {
     renumbering = [table = st.table->table_size, slots = st.table->max_slots, tokens = st.table->tokens] {
       auto mine = std::make_shared<batch_renumbering>(table, slots);
-      return batch_finisher{[mine, tokens](float* images, int rows, std::vector<uint32_t>& distinct) {
-        mine->renumber(images, rows, tokens, distinct);
+      return batch_finisher{[mine, tokens](float* images, int rows, batch_extras& out) {
+        mine->renumber(images, rows, tokens, out.listed);
       }};
     };
   }

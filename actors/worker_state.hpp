@@ -67,7 +67,7 @@ struct worker_state {
     // A batch and its rows (a slot of `fetches`: the step's own, or one drawn ahead)
     struct batch {
       std::unique_ptr<row_exchange> exchange; // its ids renumbered to local rows, grouped by part
-      std::vector<uint32_t> drawn;            // the table rows it names (the pipeline's threads renumber ahead)
+      batch_extras drawn;                     // the table rows it names (.listed: the pipeline's threads renumber ahead)
       float_vector values;                    // its rows, by local row, placed as they come (or a reply's own)
       std::vector<float> images, labels;      // its examples (swapped into the worker's as its step begins)
       int rows = 0;                           // its examples' count

@@ -51,22 +51,24 @@ void batch_pipeline::work(batch_finisher finish) {
     s.view = order_.next_indices(indices, augment_seed);
     lock.unlock();
     copy_examples(data_, aug_, indices.data(), s.view.rows, augment_seed, s.images.data(), s.labels.data());
-    s.listed.clear();
+    s.extras.listed.clear();
+    s.extras.positions.clear();
     if (finish)
-      finish(s.images.data(), s.view.rows, s.listed);
+      finish(s.images.data(), s.view.rows, s.extras);
     lock.lock();
     s.at = slot::phase::ready;
     changed_.notify_all();
   }
 }
 
-batch_view batch_pipeline::next(float* images, float* labels, std::vector<uint32_t>* listed) {
+batch_view batch_pipeline::next(float* images, float* labels, batch_extras* extras) {
   if (ring_.empty()) { // (inline: the trainer waits while its batch is prepared)
     const auto t0 = std::chrono::steady_clock::now();
     auto view = order_.next(images, labels);
-    std::vector<uint32_t> mine;
-    auto& out = listed ? *listed : mine;
-    out.clear();
+    batch_extras mine;
+    auto& out = extras ? *extras : mine;
+    out.listed.clear();
+    out.positions.clear();
     if (inline_finish_)
       inline_finish_(images, view.rows, out);
     epochs_ = order_.epochs_completed();
@@ -85,8 +87,10 @@ batch_view batch_pipeline::next(float* images, float* labels, std::vector<uint32
   lock.unlock(); // (the slot is ours until consumed_ moves on)
   std::memcpy(images, s.images.data(), static_cast<size_t>(s.view.rows) * cols_ * sizeof(float));
   std::memcpy(labels, s.labels.data(), static_cast<size_t>(s.view.rows) * sizeof(float));
-  if (listed)
-    listed->swap(s.listed); // (the slot's next batch clears what it gets back)
+  if (extras) { // (the slot's next batch clears what it gets back)
+    extras->listed.swap(s.extras.listed);
+    extras->positions.swap(s.extras.positions);
+  }
   const batch_view view = s.view;
   lock.lock();
   s.at = slot::phase::free;

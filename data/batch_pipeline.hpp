@@ -7,7 +7,9 @@
 // ready yet, or (prefetch 0) while the batch is prepared. A finisher (optional) ends each batch's
 // preparation on the thread that copied it: it may rewrite the batch's images in place and list
 // what the batch's user needs beside them (a worker's embedding ids renumbered to its local rows,
-// and the table rows they stand for: control/row_exchange), off the trainer's thread.
+// and the table rows they stand for: control/row_exchange; one process's ids left as they are,
+// the rows they touch and each slot's position among them: model/touched_rows), off the
+// trainer's thread.
 #pragma once
 
 #include "data/batcher.hpp"
@@ -22,8 +24,16 @@
 
 namespace actorps {
 
-/// finish(images, rows, listed): ends a batch of `rows` examples (see above); listed comes empty.
-using batch_finisher = std::function<void(float* images, int rows, std::vector<uint32_t>& listed)>;
+/// What a finisher makes of a batch beside its images: the table rows its ids stand for, and
+/// (where the ids stay as they are) each id slot's position among them.
+struct batch_extras {
+  std::vector<uint32_t> listed;
+  std::vector<float> positions;
+};
+
+/// finish(images, rows, out): ends a batch of `rows` examples (see above); out comes empty (its
+/// buffers those of an earlier batch, to reuse).
+using batch_finisher = std::function<void(float* images, int rows, batch_extras& out)>;
 
 class batch_pipeline {
 public:
@@ -37,9 +47,9 @@ public:
   batch_pipeline& operator=(const batch_pipeline&) = delete;
 
   /// Copies the next batch into images (batch_size x cols) and labels (batch_size), as
-  /// batcher::next would (then finished, with a finisher), and what its finisher listed into
-  /// *listed (when given).
-  batch_view next(float* images, float* labels, std::vector<uint32_t>* listed = nullptr);
+  /// batcher::next would (then finished, with a finisher), and what its finisher made into
+  /// *extras (when given; swapped: its buffers go back to the pipeline).
+  batch_view next(float* images, float* labels, batch_extras* extras = nullptr);
 
   /// Seconds next() has waited for batches not yet prepared (prefetch 0: preparing them), and
   /// takes them (a new count starts).
@@ -56,7 +66,7 @@ private:
     batch_view view;
     std::vector<float> images;
     std::vector<float> labels;
-    std::vector<uint32_t> listed; // (by the finisher)
+    batch_extras extras; // (by the finisher)
   };
   void work(batch_finisher finish);
 

@@ -93,6 +93,11 @@ bool touched_rows::collect_compact(const float* slots, int rows, int tokens) {
   return true;
 }
 
+void touched_rows::adopt(const std::vector<uint32_t>& rows, std::vector<float>& positions) {
+  rows_.assign(rows.begin(), rows.end());
+  positions_.swap(positions);
+}
+
 void touched_rows::take_renumbered(size_t distinct) {
   rows_.resize(std::min(distinct, table_rows_));
   std::iota(rows_.begin(), rows_.end(), size_t{0});

@@ -72,6 +72,14 @@ public:
   /// or an empty slot: what the embedding's backward reads in place of the ids.
   const std::vector<float>& positions() const { return positions_; }
 
+  /// Hands the last batch's positions() over, taking `into`'s buffer for the next collect().
+  void give_positions(std::vector<float>& into) { into.swap(positions_); }
+
+  /// The rows and positions a touched_rows of the same table collected from a batch (on the input
+  /// pipeline's thread, ahead of the step), as collect() here would have made them; positions is
+  /// swapped in (its buffer left for the next batch).
+  void adopt(const std::vector<uint32_t>& rows, std::vector<float>& positions);
+
 private:
   // collect() for ids in first-seen order from 0; false (nothing decided) for any other batch.
   bool collect_compact(const float* slots, int rows, int tokens);

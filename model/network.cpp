@@ -243,6 +243,19 @@ void network::load_renumbered_batch(const float* images, const float* labels, in
   be_.upload(labels, static_cast<size_t>(rows_), labels_.data());
 }
 
+void network::load_collected_batch(const float* images, const float* labels, int rows,
+                                   const std::vector<uint32_t>& table_rows, std::vector<float>& positions) {
+  const size_t slots = static_cast<size_t>(std::clamp(rows, 0, max_batch_)) * spec_.input.size();
+  if (!embedding_rows_ || positions.size() != slots)
+    return load_batch(images, labels, rows);
+  rows_ = std::clamp(rows, 0, max_batch_);
+  slots_ = embedding_slots::positions;
+  embedding_rows_->adopt(table_rows, positions);
+  be_.upload(embedding_rows_->positions().data(), embedding_rows_->positions().size(), positions_.data());
+  be_.upload(images, slots, input_.data());
+  be_.upload(labels, static_cast<size_t>(rows_), labels_.data());
+}
+
 void network::load_eval_batch(const float* images, const float* labels, int rows) {
   rows_ = std::clamp(rows, 0, max_batch_);
   if (embedding_rows_) {

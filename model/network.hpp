@@ -94,6 +94,17 @@ public:
   /// one-time cost of every batch's ids through a hash table). A backward() after it gives the
   /// table no rows.
   void load_eval_batch(const float* images, const float* labels, int rows);
+  /// As load_batch, with the rows an embedding's ids touch and each slot's position among them
+  /// found ahead (touched_rows on the input pipeline's thread: `rows` the table rows in the
+  /// order first named, `positions` swapped in). A batch without them (`positions` not one per
+  /// slot) is looked at as load_batch does.
+  void load_collected_batch(const float* images, const float* labels, int rows, const std::vector<uint32_t>& table_rows,
+                            std::vector<float>& positions);
+
+  /// The rows of the first layer's embedding table (0: none).
+  size_t embedding_table_rows() const {
+    return embedding_var_ < 0 ? 0 : static_cast<size_t>(vars_[static_cast<size_t>(embedding_var_)].rows);
+  }
 
   /// Computes the logits of the loaded batch; training applies dropout (a fresh mask per call).
   void forward(bool training);

@@ -7,6 +7,7 @@
 #include "data/dataset.hpp"
 #include "gpu/device_select.hpp"
 #include "model/init.hpp"
+#include "model/layers.hpp"
 #include "model/network.hpp"
 #include "model/optimizer.hpp"
 #include "saved_model/saved_model.hpp"
@@ -18,6 +19,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <memory>
 
 namespace actorps {
 
@@ -130,8 +133,24 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
   session& ss = *prepared;
   network& net = *ss.net;
   const dataset& train = ss.data.train;
+  // With an embedding the pipeline's threads also find the rows each batch's ids touch, ahead of
+  // its step (on the training thread that was a third of a text-hash step), as workers renumber theirs
+  std::function<batch_finisher()> collecting;
+  if (net.embedding_table_rows() > 0 && s.data.prefetch_batches > 0) {
+    const auto tokens = static_cast<int>(net.spec().input.size());
+    collecting = [table = net.embedding_table_rows(), slots = static_cast<size_t>(s.batch_size) * net.spec().input.size(),
+                  tokens] {
+      auto mine = std::make_shared<touched_rows>(table, slots);
+      return batch_finisher{[mine, tokens](float* images, int rows, batch_extras& out) {
+        const auto& touched = mine->collect(images, rows, tokens);
+        out.listed.assign(touched.begin(), touched.end());
+        mine->give_positions(out.positions);
+      }};
+    };
+  }
   batch_pipeline batches{train, partition_range(train.rows, 0, 1), s.batch_size, s.seed, s.data.augment,
-                         s.data.threads, s.data.prefetch_batches};
+                         s.data.threads, s.data.prefetch_batches, collecting};
+  batch_extras extras;
   std::vector<float> images(static_cast<size_t>(s.batch_size) * net.spec().input.size());
   std::vector<float> labels(static_cast<size_t>(s.batch_size));
   run_monitor monitor{s, "single", net, ss.data, std::move(*ss.log)};
@@ -161,8 +180,11 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
 
   for (;;) {
     auto t_step = std::chrono::steady_clock::now();
-    batch_view view = batches.next(images.data(), labels.data());
-    net.load_batch(images.data(), labels.data(), view.rows);
+    batch_view view = batches.next(images.data(), labels.data(), &extras);
+    if (collecting)
+      net.load_collected_batch(images.data(), labels.data(), view.rows, extras.listed, extras.positions);
+    else
+      net.load_batch(images.data(), labels.data(), view.rows);
     net.forward(true);
     net.backward();
     ss.opt->apply(net.parameters(), net.gradients(), net.sparse_rows());

@@ -83,7 +83,7 @@ BOOST_AUTO_TEST_CASE(a_finisher_ends_each_batch_on_its_thread_and_its_list_comes
       auto make = [&] {
         ++finishers;
         auto mine = std::make_shared<std::thread::id>();
-        return batch_finisher{[&, mine](float* images, int rows, std::vector<uint32_t>& listed) {
+        return batch_finisher{[&, mine](float* images, int rows, batch_extras& out) {
           if (*mine == std::thread::id{})
             *mine = std::this_thread::get_id();
           foreign += *mine != std::this_thread::get_id() ? 1 : 0;
@@ -91,25 +91,27 @@ BOOST_AUTO_TEST_CASE(a_finisher_ends_each_batch_on_its_thread_and_its_list_comes
             std::lock_guard<std::mutex> guard{mtx};
             made_on.insert(*mine);
           }
-          unclear += listed.empty() ? 0 : 1;
+          unclear += out.listed.empty() && out.positions.empty() ? 0 : 1;
           for (int i = 0; i < rows * d.cols; ++i)
             images[i] = -images[i];
-          listed.push_back(static_cast<uint32_t>(rows));
+          out.listed.push_back(static_cast<uint32_t>(rows));
+          out.positions.push_back(images[0]);
         }};
       };
       batcher reference{d, partition_range(d.rows, 0, 1), batch, 4};
       actorps::batch_pipeline p{d, partition_range(d.rows, 0, 1), batch, 4, augmentation{}, threads, prefetch, make};
-      std::vector<uint32_t> listed{99}; // (replaced by each batch's list)
+      batch_extras extras{{99}, {99.0f}}; // (replaced by each batch's)
       for (int i = 0; i < 24; ++i) {
         std::vector<float> images(batch * d.cols), labels(batch), want(batch * d.cols), want_labels(batch);
-        auto v = p.next(images.data(), labels.data(), &listed);
+        auto v = p.next(images.data(), labels.data(), &extras);
         reference.next(want.data(), want_labels.data());
         for (auto& x : want)
           x = -x;
         BOOST_TEST_INFO("threads " << threads << ", prefetch " << prefetch << ", batch " << i);
         BOOST_TEST((images == want));
         BOOST_TEST((labels == want_labels));
-        BOOST_TEST((listed == std::vector<uint32_t>{static_cast<uint32_t>(v.rows)}));
+        BOOST_TEST((extras.listed == std::vector<uint32_t>{static_cast<uint32_t>(v.rows)}));
+        BOOST_TEST((extras.positions == std::vector<float>{want[0]}));
       }
       BOOST_TEST(finishers == (prefetch == 0 ? 1 : threads));
       BOOST_TEST(foreign == 0);

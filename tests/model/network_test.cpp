@@ -477,6 +477,40 @@ BOOST_AUTO_TEST_CASE(a_renumbered_batch_computes_as_one_looked_at) {
   BOOST_TEST(*renumbered->sparse_rows(0) == std::vector<size_t>({5, 6}), boost::test_tools::per_element());
 }
 
+// A batch whose rows and positions another touched_rows of the table found (the input
+// pipeline's thread, ahead of the step) computes the loss, table rows and gradient the batch
+// looked at here does; one without positions is looked at.
+BOOST_AUTO_TEST_CASE(a_batch_collected_ahead_computes_as_one_looked_at) {
+  auto be = make_cpu_backend(1);
+  auto spec = layers_model({1, 3, 1}, {"embedding 4 2 sum", "dense 2"});
+  std::vector<float> slots{encode_token(5), encode_token(21), encode_token(2), encode_token(9), 0.0f, 0.0f};
+  std::vector<float> labels{0, 1};
+  std::vector<std::vector<float>> start;
+  auto [looked, collected] = twin_networks(*be, spec, 9, start);
+  touched_rows ahead{collected->embedding_table_rows(), 2 * 3};
+  BOOST_TEST(collected->embedding_table_rows() == 16u);
+  const auto& touched = ahead.collect(slots.data(), 2, 3);
+  const std::vector<uint32_t> rows(touched.begin(), touched.end());
+  std::vector<float> positions;
+  ahead.give_positions(positions);
+  looked->load_batch(slots.data(), labels.data(), 2);
+  collected->load_collected_batch(slots.data(), labels.data(), 2, rows, positions);
+  std::vector<float> grad_looked, grad_collected;
+  std::vector<size_t> rows_looked, rows_collected;
+  for (auto* net : {looked.get(), collected.get()}) {
+    net->forward(true);
+    net->backward();
+  }
+  BOOST_TEST(looked->take_metrics()->loss == collected->take_metrics()->loss);
+  BOOST_REQUIRE(!looked->download_table_gradient(0, rows_looked, grad_looked));
+  BOOST_REQUIRE(!collected->download_table_gradient(0, rows_collected, grad_collected));
+  BOOST_TEST(rows_collected == std::vector<size_t>({5, 2, 9}), boost::test_tools::per_element());
+  BOOST_TEST(grad_looked == grad_collected, boost::test_tools::per_element());
+  std::vector<float> none; // (no positions: the batch is looked at)
+  collected->load_collected_batch(slots.data(), labels.data(), 2, {}, none);
+  BOOST_TEST(*collected->sparse_rows(0) == std::vector<size_t>({5, 2, 9}), boost::test_tools::per_element());
+}
+
 // An evaluation batch (load_eval_batch: the forward reads the rows by id) scores what the same
 // batch loaded for training scores, lists no rows, and a backward after it moves none; a
 // training batch after it lists its rows again.
