@@ -95,7 +95,7 @@ public:
   /// table no rows.
   void load_eval_batch(const float* images, const float* labels, int rows);
   /// As load_batch, with the rows an embedding's ids touch and each slot's position among them
-  /// found ahead (touched_rows on the input pipeline's thread: `rows` the table rows in the
+  /// found ahead (touched_rows on the input pipeline's thread: `table_rows` the rows in the
   /// order first named, `positions` swapped in). A batch without them (`positions` not one per
   /// slot) is looked at as load_batch does.
   void load_collected_batch(const float* images, const float* labels, int rows, const std::vector<uint32_t>& table_rows,
