@@ -8,6 +8,7 @@
 #include "common/log.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace actorps {
 
@@ -39,8 +40,7 @@ caf::result<push_reply> aggregator_detail::ssp_push(aggregator_pointer self, pus
   auto rp = self->make_response_promise<push_reply>();
   uint32_t w = req.worker;
   uint64_t step = req.step;
-  auto reads = std::move(req.reads); // (read when the answer goes, not at the update: the answer may wait)
-  req.reads.clear();
+  auto reads = std::exchange(req.reads, {}); // (read when the answer goes, not at the update: the answer may wait)
   req.return_values = true;
   self->request(st.shard, st.cfg.request_timeout, push_atom_v, std::move(req))
     .then(

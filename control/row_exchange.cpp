@@ -179,34 +179,32 @@ caf::expected<std::vector<variable_slice>> row_exchange::gradients(uint32_t shar
   bool in_order = order.size() == table_rows_of_.size(); // (grad row j is local row j: each part's own list picks them)
   for (size_t j = 0; in_order && j < order.size(); ++j)
     in_order = order[j] == j;
-  std::vector<variable_slice> out;
-  if (in_order) {
-    for (auto& p : parts_)
-      if (p.shard == shard && !p.rows.empty()) {
-        float_vector values(p.rows.size() * cols_); // (every row written)
-        copy_rows_from(grad, cols_, p.local.data(), p.local.size(), values.data());
-        out.push_back({variable_, p.offset, {std::move(values)}, false, row_ids{p.rows}});
-      }
-    return out;
-  }
   constexpr size_t none = SIZE_MAX;
-  std::vector<size_t> at(table_rows_of_.size(), none); // per local row: its row in grad
-  for (size_t j = 0; j < order.size(); ++j) {
-    if (order[j] >= at.size())
-      return caf::make_error(errc::protocol_error, cat("the table's gradient names local row ", order[j], " of ",
-                                                       at.size()));
-    at[order[j]] = j;
+  std::vector<size_t> at; // per local row: its row in grad (not made where they are in order)
+  if (!in_order) {
+    at.assign(table_rows_of_.size(), none);
+    for (size_t j = 0; j < order.size(); ++j) {
+      if (order[j] >= at.size())
+        return caf::make_error(errc::protocol_error, cat("the table's gradient names local row ", order[j], " of ",
+                                                         at.size()));
+      at[order[j]] = j;
+    }
   }
+  std::vector<variable_slice> out;
   std::vector<uint32_t> from; // per row of a part: its row in grad (a lacking one: 0, then zeroed)
   for (auto& p : parts_) {
     if (p.shard != shard || p.rows.empty())
       continue;
-    from.clear();
-    for (uint32_t l : p.local)
-      from.push_back(static_cast<uint32_t>(at[l] == none ? 0 : at[l]));
+    const uint32_t* picks = p.local.data();
+    if (!in_order) {
+      from.clear();
+      for (uint32_t l : p.local)
+        from.push_back(static_cast<uint32_t>(at[l] == none ? 0 : at[l]));
+      picks = from.data();
+    }
     float_vector values(p.rows.size() * cols_); // (every row written below)
-    copy_rows_from(grad, cols_, from.data(), from.size(), values.data());
-    for (size_t j = 0; j < p.local.size(); ++j)
+    copy_rows_from(grad, cols_, picks, p.local.size(), values.data());
+    for (size_t j = 0; !in_order && j < p.local.size(); ++j)
       if (at[p.local[j]] == none)
         zero_row(values.data() + j * cols_, cols_);
     out.push_back({variable_, p.offset, {std::move(values)}, false, row_ids{p.rows}});

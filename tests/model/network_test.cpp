@@ -408,6 +408,13 @@ struct table_step {
   std::vector<float> grad;
 };
 
+// Two examples of 3 id slots for a table of 16 rows: ids 5, 21 (row 5 again), 2; id 9, then
+// empty slots; labels 0 and 1.
+std::vector<float> two_examples() {
+  return {encode_token(5), encode_token(21), encode_token(2), encode_token(9), 0.0f, 0.0f};
+}
+const std::vector<float> two_labels{0, 1};
+
 table_step train_once(actorps::network& net) {
   table_step out;
   net.forward(true);
@@ -494,8 +501,8 @@ BOOST_AUTO_TEST_CASE(a_renumbered_batch_computes_as_one_looked_at) {
 BOOST_AUTO_TEST_CASE(a_batch_collected_ahead_computes_as_one_looked_at) {
   auto be = make_cpu_backend(1);
   auto spec = layers_model({1, 3, 1}, {"embedding 4 2 sum", "dense 2"});
-  std::vector<float> slots{encode_token(5), encode_token(21), encode_token(2), encode_token(9), 0.0f, 0.0f};
-  std::vector<float> labels{0, 1};
+  const auto slots = two_examples();
+  const auto& labels = two_labels;
   std::vector<std::vector<float>> start;
   auto [looked, collected] = twin_networks(*be, spec, 9, start);
   touched_rows ahead{collected->embedding_table_rows(), 2 * 3};
@@ -522,8 +529,8 @@ BOOST_AUTO_TEST_CASE(a_batch_collected_ahead_computes_as_one_looked_at) {
 BOOST_AUTO_TEST_CASE(an_evaluation_batch_scores_as_a_training_one_and_lists_no_rows) {
   auto be = make_cpu_backend(1);
   auto spec = layers_model({1, 3, 1}, {"embedding 4 2 mean", "dense 2"});
-  std::vector<float> slots{encode_token(5), encode_token(21), encode_token(2), encode_token(9), 0.0f, 0.0f};
-  std::vector<float> labels{0, 1};
+  const auto slots = two_examples();
+  const auto& labels = two_labels;
   std::vector<std::vector<float>> start;
   auto [trained, evaluated] = twin_networks(*be, spec, 5, start);
   trained->load_batch(slots.data(), labels.data(), 2);
