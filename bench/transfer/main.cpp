@@ -10,7 +10,7 @@
 // round) of the same 1 MiB of floats against a memcpy of it, on one thread.
 //   actorps-bench-transfer [seconds-per-measurement=3]   (BENCH_BYTES=N: N bytes each way instead;
 //   BENCH_ONLY=stream: the plain shard-over-the-stream rows and raw TCP alone, e.g. under perf;
-//   BENCH_ONLY=tcp: the shard over the stream on TCP and raw TCP alone;
+//   BENCH_ONLY=tcp: the shard over the stream on TCP (also with each push's gradients written anew) and raw TCP alone;
 //   BENCH_ONLY=tls: the stream's frames and the shard over the stream on TCP, TLS against plain;
 //   BENCH_ONLY=shm: the local-socket echo beside echoes through a shared mapping (issue 48's item 3),
 //   each with the CPU time a round costs both processes, and a step's exchange modelled six ways
@@ -53,9 +53,12 @@ int main(int argc, char** argv) {
   if (only != nullptr && std::string{only} == "tcp") { // (e.g. under perf: the stream over TCP alone)
     auto tcp_linked = shard_protocol(seconds, "", true, true, false);
     double tcp = raw_echo(seconds);
+    auto fresh = shard_protocol(seconds, "", true, true, false, true, true);
     std::system(("rm -rf " + certs).c_str());
     std::printf("raw TCP echo %.0f rounds/s; shard over the stream, TCP: %.0f, %.0f, %.0f rounds/s (push then pull, "
-                "pipelined, one exchange)\n", tcp, tcp_linked.sequential, tcp_linked.pipelined, tcp_linked.exchange);
+                "pipelined, one exchange); the same with each push's gradients written anew: %.0f, %.0f, %.0f\n", tcp,
+                tcp_linked.sequential, tcp_linked.pipelined, tcp_linked.exchange, fresh.sequential, fresh.pipelined,
+                fresh.exchange);
     return 0;
   }
   if (only != nullptr && std::string{only} == "tls") { // (e.g. under perf: TLS over TCP against plain TCP alone)
@@ -77,6 +80,7 @@ int main(int argc, char** argv) {
   auto framed = shard_protocol(seconds, "", true, true, true, false); // (cluster.local-shared-memory = false)
   auto tcp_linked = shard_protocol(seconds, "", true, true, false); // (cluster.local-streams = false)
   double local = raw_echo(seconds, true);
+  auto tcp_fresh = shard_protocol(seconds, "", true, true, false, true, true); // (each push's gradients written anew)
   auto via_container = shard_protocol(seconds, "", true, false); // (every request through the container's actors)
   // "a, b, c": r's three ways (shard_rates) over the same ways of `over`, or over one anchor's rounds.
   auto ratios_of = [](const shard_rates& r, const shard_rates& over) {
@@ -95,7 +99,8 @@ int main(int argc, char** argv) {
                 ratios(linked, local).c_str());
     std::printf("  local socket, tensors as frames / raw TCP: %s; through the shared heap / as frames: %s\n",
                 ratios(framed, tcp).c_str(), ratios_of(linked, framed).c_str());
-    std::printf("  over TCP / raw TCP: %s\n", ratios(tcp_linked, tcp).c_str());
+    std::printf("  over TCP / raw TCP: %s; each push's gradients written anew: %s\n", ratios(tcp_linked, tcp).c_str(),
+                ratios(tcp_fresh, tcp).c_str());
     std::printf("  through the container's actors (local socket) / raw TCP: %s\n", ratios(via_container, tcp).c_str());
     return 0;
   }
@@ -123,6 +128,7 @@ int main(int argc, char** argv) {
   rows("shard over the stream, local socket", linked);
   rows("the same, tensors as frames (no shared heap)", framed);
   rows("shard over the stream, TCP", tcp_linked);
+  rows("the same, each push's gradients written anew", tcp_fresh);
   rows("local socket through the container's actors", via_container);
   rows("shard over BASP", shard);
   row("TLS 1.3: tensor-stream frames alone over TCP", tls_stream);
@@ -133,7 +139,9 @@ int main(int argc, char** argv) {
               "/ raw local-socket echo: %s\n", ratios(linked, tcp).c_str(), ratios(linked, local).c_str());
   std::printf("the same with the tensors as frames / raw TCP: %s; through the shared heap / as frames: %s\n",
               ratios(framed, tcp).c_str(), ratios_of(linked, framed).c_str());
-  std::printf("shard over the stream (TCP) / raw TCP: %s\n", ratios(tcp_linked, tcp).c_str());
+  std::printf("shard over the stream (TCP) / raw TCP: %s; with each push's 1 MiB of gradients written anew (as a "
+              "worker's download writes them; the echoes write none): %s\n", ratios(tcp_linked, tcp).c_str(),
+              ratios(tcp_fresh, tcp).c_str());
   std::printf("the same through the container's actors / raw TCP: %s (served in place: %s of it)\n",
               ratios(via_container, tcp).c_str(), ratios_of(linked, via_container).c_str());
   std::printf("shard over BASP / raw TCP: %s\n", ratios(shard, tcp).c_str());

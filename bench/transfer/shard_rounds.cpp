@@ -179,7 +179,7 @@ double tensor_stream(double seconds, const std::string& certs, bool local) {
 // over the tensor stream (cluster.tensor-stream; with local, over the same-host local socket,
 // else TCP); over TLS when certs names a folder of scripts/make-certs.sh.
 shard_rates shard_protocol(double seconds, const std::string& certs, bool stream, bool in_place,
-                           bool local, bool shared) {
+                           bool local, bool shared, bool fresh) {
   const bool tls = !certs.empty();
   uint16_t port = 0;
   { // find a free port, then release it for the child's middleman
@@ -235,13 +235,14 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
   // A worker's deadline (detail::shard_deadline): none of CAF's on a request to its link, which
   // keeps the exchange's deadline itself; 30 s over BASP.
   const caf::duration deadline = stream ? caf::duration{caf::infinite} : caf::duration{std::chrono::seconds(30)};
-  auto driver = [shard = *shard, n, deadline](caf::event_based_actor* self) -> caf::behavior {
+  auto driver = [shard = *shard, n, deadline, fresh](caf::event_based_actor* self) -> caf::behavior {
     struct run {
       round_shape shape;
       clock_type::time_point until;
       long rounds = 0;
       bool ok = true;
       caf::response_promise rp;
+      float_vector echo{}; // the last reply's values: the next push's gradients (unless fresh)
     };
     auto next = std::make_shared<std::function<void(std::shared_ptr<run>)>>();
     *next = [=](std::shared_ptr<run> r) {
@@ -251,16 +252,21 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
       }
       const auto timeout = deadline;
       auto failed = [r](caf::error&) { r->ok = false; };
-      push_request push{0, 0, {}}; // (one gradient written, as a worker's; an initializer list would copy it)
+      push_request push{0, 0, {}}; // (one gradient, as a worker's; an initializer list would copy it)
       push.grads.emplace_back();
-      {
+      if (!fresh && r->echo.size() == n) {
+        push.grads.back().data = tensor_buffer{std::move(r->echo)};
+      } else { // (the first round)
         shared_heap::scope in_heap; // (as a worker builds its pushes: where a link shares them, in its heap)
         push.grads.back().data = tensor_buffer{float_vector(n, 0.5f)};
       }
+      r->echo = float_vector{};
       auto pull_then = [=](auto after) {
         self->request(shard, timeout, pull_atom_v, pull_request{0, {{0, 0, n}}})
-          .then([=](const pull_reply& p) {
+          .then([=](pull_reply& p) {
                   r->ok = r->ok && p.slices.size() == 1 && p.slices[0].data.values.size() == n;
+                  if (r->ok)
+                    r->echo = std::move(p.slices[0].data.values);
                   after();
                 },
                 [=](caf::error& e) { failed(e); after(); });
@@ -269,8 +275,10 @@ shard_rates shard_protocol(double seconds, const std::string& certs, bool stream
         push.return_values = true;
         self->request(shard, timeout, push_atom_v, std::move(push))
           .then(
-            [=](const push_reply& p) {
+            [=](push_reply& p) {
               r->ok = r->ok && p.values.size() == 1 && p.values[0].data.values.size() == n;
+              if (r->ok)
+                r->echo = std::move(p.values[0].data.values);
               ++r->rounds;
               (*next)(r);
             },

@@ -26,8 +26,10 @@ struct shard_rates {
 // through the container's and the shard's actors; with shared, on the plain local socket, the
 // pushes' gradients and the values they ask back in the worker's shared heap, as a worker's are
 // by default, else as frames: cluster.local-shared-memory); over TLS when certs names a folder of
-// scripts/make-certs.sh.
+// scripts/make-certs.sh. Each push sends the last reply's values back as its gradients, as the raw
+// echoes send back what came (no byte written between the rounds); with fresh, each push's 1 MiB
+// of gradients is written anew instead, as a worker's download writes them (about 90 µs a round here).
 shard_rates shard_protocol(double seconds, const std::string& certs, bool stream, bool in_place = true,
-                           bool local = true, bool shared = true);
+                           bool local = true, bool shared = true, bool fresh = false);
 
 } // namespace actorps::bench
