@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace actorps {
 
@@ -51,8 +52,7 @@ void batch_pipeline::work(batch_finisher finish) {
     s.view = order_.next_indices(indices, augment_seed);
     lock.unlock();
     copy_examples(data_, aug_, indices.data(), s.view.rows, augment_seed, s.images.data(), s.labels.data());
-    s.extras.listed.clear();
-    s.extras.positions.clear();
+    s.extras.clear();
     if (finish)
       finish(s.images.data(), s.view.rows, s.extras);
     lock.lock();
@@ -67,8 +67,7 @@ batch_view batch_pipeline::next(float* images, float* labels, batch_extras* extr
     auto view = order_.next(images, labels);
     batch_extras mine;
     auto& out = extras ? *extras : mine;
-    out.listed.clear();
-    out.positions.clear();
+    out.clear();
     if (inline_finish_)
       inline_finish_(images, view.rows, out);
     epochs_ = order_.epochs_completed();
@@ -87,10 +86,8 @@ batch_view batch_pipeline::next(float* images, float* labels, batch_extras* extr
   lock.unlock(); // (the slot is ours until consumed_ moves on)
   std::memcpy(images, s.images.data(), static_cast<size_t>(s.view.rows) * cols_ * sizeof(float));
   std::memcpy(labels, s.labels.data(), static_cast<size_t>(s.view.rows) * sizeof(float));
-  if (extras) { // (the slot's next batch clears what it gets back)
-    extras->listed.swap(s.extras.listed);
-    extras->positions.swap(s.extras.positions);
-  }
+  if (extras)
+    std::swap(*extras, s.extras); // (the slot's next batch clears what it gets back)
   const batch_view view = s.view;
   lock.lock();
   s.at = slot::phase::free;

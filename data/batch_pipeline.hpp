@@ -29,6 +29,12 @@ namespace actorps {
 struct batch_extras {
   std::vector<uint32_t> listed;
   std::vector<float> positions;
+
+  /// Empties both, keeping their buffers.
+  void clear() {
+    listed.clear();
+    positions.clear();
+  }
 };
 
 /// finish(images, rows, out): ends a batch of `rows` examples (see above); out comes empty (its

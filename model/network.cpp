@@ -245,10 +245,11 @@ void network::load_renumbered_batch(const float* images, const float* labels, in
 
 void network::load_collected_batch(const float* images, const float* labels, int rows,
                                    const std::vector<uint32_t>& table_rows, std::vector<float>& positions) {
-  const size_t slots = static_cast<size_t>(std::clamp(rows, 0, max_batch_)) * spec_.input.size();
+  const int kept = std::clamp(rows, 0, max_batch_);
+  const size_t slots = static_cast<size_t>(kept) * spec_.input.size();
   if (!embedding_rows_ || positions.size() != slots)
     return load_batch(images, labels, rows);
-  rows_ = std::clamp(rows, 0, max_batch_);
+  rows_ = kept;
   slots_ = embedding_slots::positions;
   embedding_rows_->adopt(table_rows, positions);
   be_.upload(embedding_rows_->positions().data(), embedding_rows_->positions().size(), positions_.data());
@@ -294,10 +295,10 @@ void network::backward(const gradients_ready& ready) {
   for (size_t l = layers_.size(); l-- > 0;) {
     float* din = l == 0 ? nullptr : delta_[(layers_.size() - l) % 2].data();
     int v = first_var_[l];
-    const float* in = l == 0 && embedding_rows_ && slots_ == embedding_slots::positions
-                        ? positions_.data() // (the embedding: slot positions)
-                        : layer_input(l);
-    if (!(l == 0 && embedding_rows_ && slots_ == embedding_slots::unlisted)) // (no rows for its gradient)
+    const bool table = l == 0 && embedding_rows_;
+    const float* in = table && slots_ == embedding_slots::positions ? positions_.data() // (the embedding: slot positions)
+                                                                     : layer_input(l);
+    if (!(table && slots_ == embedding_slots::unlisted)) // (no rows for its gradient)
       layers_[l]->backward(be_, {rows_, in, acts_[l].data()}, delta, din, vars_of(l));
     delta = din;
     if (ready && v >= 0)

@@ -181,10 +181,8 @@ caf::expected<run_summary> train_single_process(const train_settings& s) {
   for (;;) {
     auto t_step = std::chrono::steady_clock::now();
     batch_view view = batches.next(images.data(), labels.data(), &extras);
-    if (collecting)
-      net.load_collected_batch(images.data(), labels.data(), view.rows, extras.listed, extras.positions);
-    else
-      net.load_batch(images.data(), labels.data(), view.rows);
+    // (a batch without positions, none collected, is loaded as load_batch does)
+    net.load_collected_batch(images.data(), labels.data(), view.rows, extras.listed, extras.positions);
     net.forward(true);
     net.backward();
     ss.opt->apply(net.parameters(), net.gradients(), net.sparse_rows());

@@ -15,6 +15,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <tuple>
 
 using namespace actorps;
 using actorps::test::random_values;
@@ -415,6 +416,19 @@ std::vector<float> two_examples() {
 }
 const std::vector<float> two_labels{0, 1};
 
+// Twin networks (twin_networks) of `layers` over inputs of 3 id slots, and the two examples'
+// batch they read.
+struct twins_of_two_examples {
+  twins_of_two_examples(std::vector<std::string> layers, uint32_t seed) : be(make_cpu_backend(1)) {
+    std::tie(a, b) = twin_networks(*be, layers_model({1, 3, 1}, std::move(layers)), seed, start);
+  }
+  std::unique_ptr<backend> be;
+  std::vector<std::vector<float>> start;
+  std::unique_ptr<actorps::network> a, b;
+  const std::vector<float> slots = two_examples();
+  const std::vector<float>& labels = two_labels;
+};
+
 table_step train_once(actorps::network& net) {
   table_step out;
   net.forward(true);
@@ -499,12 +513,8 @@ BOOST_AUTO_TEST_CASE(a_renumbered_batch_computes_as_one_looked_at) {
 // pipeline's thread, ahead of the step) computes the loss, table rows and gradient the batch
 // looked at here does; one without positions is looked at.
 BOOST_AUTO_TEST_CASE(a_batch_collected_ahead_computes_as_one_looked_at) {
-  auto be = make_cpu_backend(1);
-  auto spec = layers_model({1, 3, 1}, {"embedding 4 2 sum", "dense 2"});
-  const auto slots = two_examples();
-  const auto& labels = two_labels;
-  std::vector<std::vector<float>> start;
-  auto [looked, collected] = twin_networks(*be, spec, 9, start);
+  twins_of_two_examples twins{{"embedding 4 2 sum", "dense 2"}, 9};
+  auto [looked, collected, slots, labels] = std::tie(twins.a, twins.b, twins.slots, twins.labels);
   touched_rows ahead{collected->embedding_table_rows(), 2 * 3};
   BOOST_TEST(collected->embedding_table_rows() == 16u);
   const auto& touched = ahead.collect(slots.data(), 2, 3);
@@ -527,12 +537,8 @@ BOOST_AUTO_TEST_CASE(a_batch_collected_ahead_computes_as_one_looked_at) {
 // batch loaded for training scores, lists no rows, and a backward after it moves none; a
 // training batch after it lists its rows again.
 BOOST_AUTO_TEST_CASE(an_evaluation_batch_scores_as_a_training_one_and_lists_no_rows) {
-  auto be = make_cpu_backend(1);
-  auto spec = layers_model({1, 3, 1}, {"embedding 4 2 mean", "dense 2"});
-  const auto slots = two_examples();
-  const auto& labels = two_labels;
-  std::vector<std::vector<float>> start;
-  auto [trained, evaluated] = twin_networks(*be, spec, 5, start);
+  twins_of_two_examples twins{{"embedding 4 2 mean", "dense 2"}, 5};
+  auto [trained, evaluated, slots, labels] = std::tie(twins.a, twins.b, twins.slots, twins.labels);
   trained->load_batch(slots.data(), labels.data(), 2);
   evaluated->load_eval_batch(slots.data(), labels.data(), 2);
   std::vector<float> logits_trained, logits_evaluated;
